@@ -1,0 +1,37 @@
+package summary
+
+import (
+	"context"
+
+	"github.com/trajcompress/trajcompress/traj"
+)
+
+// Prefix starts every summary text, exactly once.
+const Prefix = "[CONTEXT SUMMARY]:"
+
+// Request is one region of one record to summarise.
+type Request struct {
+	Turns        []traj.Turn // the turns being replaced, in order
+	Start        int         // index of Turns[0] in the record, for "[Turn i - ROLE]" labels
+	TargetTokens int         // summary_target_tokens: the summary must not exceed it
+	RecordID     string      // "file:line" of the record, for error messages only
+}
+
+// Result is a finished summary and what it cost.
+type Result struct {
+	Text string // starts with [Prefix]
+
+	APICalls         int  // requests sent (0 for offline summarizers and cache hits)
+	APIErrors        int  // requests that failed
+	CacheHit         bool // served from the on-disk cache
+	PromptTokens     int
+	CompletionTokens int
+}
+
+// Summarizer turns a region into a summary. Implementations are safe for
+// concurrent use. An error means this record could not be summarised (its
+// outcome becomes summary_failed) unless it wraps [ErrFatal], which stops
+// the run.
+type Summarizer interface {
+	Summarize(ctx context.Context, req Request) (Result, error)
+}

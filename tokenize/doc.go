@@ -1,0 +1,2 @@
+// Package tokenize counts tokens exactly as OpenAI's tiktoken does, offline.
+package tokenize

@@ -1,0 +1,12 @@
+// Package traj is the record model shared by every stage of trajcompress.
+//
+// A [Record] is one trajectory: an ordered list of [Turn] values plus the
+// bytes it was read from. Readers build records with [Decode]; writers emit
+// them with [Record.AppendJSON], which splices only what changed into the
+// original bytes, so every field and every turn the compressor did not touch
+// comes out byte-for-byte as it came in, keys in their original order.
+//
+// Roles are normalised ([RoleSystem], [RoleUser], [RoleAssistant],
+// [RoleTool]); a role the reader does not know keeps its verbatim name and is
+// never a tool turn. The package does no file I/O and starts no goroutines.
+package traj

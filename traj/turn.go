@@ -2,13 +2,19 @@ package traj
 
 // Turn is one message of a trajectory.
 //
-// Raw holds the turn's JSON object exactly as read (a sub-slice of the
-// record's bytes); it is nil for turns trajcompress made itself, such as the
-// summary. A writer re-emits Raw unchanged unless the turn was modified.
+// Raw holds the turn's JSON object: for a turn as read, a sub-slice of the
+// record's bytes; for a turn trajcompress made or changed, fresh bytes in
+// the record's dialect and separator style. A writer emits Raw as it is.
+// Turns are values; never modify Raw in place, use [Record.NewTurn] and
+// [Record.AppendText].
 type Turn struct {
 	Role Role   // normalised role
 	Name string // role as written in the input: "human", "gpt", "observation", …
 	Text string // the text that is counted and summarised
+
+	// Extra is a token estimate for content that has no text (image parts),
+	// added to the count of Text.
+	Extra int
 
 	// OpenAI dialect only: the ids of the tool calls an assistant turn makes,
 	// and the id of the call a tool turn answers.
@@ -16,4 +22,12 @@ type Turn struct {
 	AnswersID string
 
 	Raw []byte
+
+	content     [2]int // span of the content value inside Raw; [0,0] when absent
+	contentKind byte   // 's' string, 'n' null, 'l' list of parts, 0 absent
+	made        bool
 }
+
+// Made reports whether the turn was made or changed by trajcompress, as
+// opposed to read verbatim.
+func (t Turn) Made() bool { return t.made }

@@ -1,0 +1,172 @@
+package traj
+
+import (
+	"bytes"
+	"slices"
+)
+
+// Field is a top-level field to set on an encoded record: its value is raw
+// JSON.
+type Field struct {
+	Key   string
+	Value []byte
+}
+
+var shareGPTNames = map[Role]string{
+	RoleSystem: "system", RoleUser: "human", RoleAssistant: "gpt", RoleTool: "tool",
+}
+
+// NewTurn makes a turn in the record's dialect, field names and separator
+// style, e.g. {"from": "human", "value": "…"} for ShareGPT.
+func (r *Record) NewTurn(role Role, text string) Turn {
+	name := string(role)
+	if r.Dialect == DialectShareGPT {
+		if n, ok := shareGPTNames[role]; ok {
+			name = n
+		}
+	}
+	raw := make([]byte, 0, len(text)+64)
+	raw = append(raw, '{')
+	raw = appendQuoted(raw, r.roleKey)
+	raw = append(raw, r.keySep...)
+	raw = appendQuoted(raw, name)
+	raw = append(raw, r.valSep...)
+	raw = appendQuoted(raw, r.contKey)
+	raw = append(raw, r.keySep...)
+	start := len(raw)
+	raw = appendQuoted(raw, text)
+	end := len(raw)
+	raw = append(raw, '}')
+	return Turn{Role: role, Name: name, Text: text, Raw: raw,
+		content: [2]int{start, end}, contentKind: 's', made: true}
+}
+
+// AppendText returns a copy of t, a turn of r, with s appended to its
+// content: to the string, in place of a null, or as one more text part of
+// a list. Every other byte of the turn is kept.
+func (r *Record) AppendText(t Turn, s string) Turn {
+	var value []byte
+	switch t.contentKind {
+	case 's':
+		old, _ := unquote(t.Raw[t.content[0]:t.content[1]])
+		value = appendQuoted(nil, old+s)
+	case 'l':
+		list := t.Raw[t.content[0]:t.content[1]]
+		value = append(value, list[:len(list)-1]...) // drop ']'
+		if len(elements(list, 0)) > 0 {
+			value = append(value, r.valSep...)
+		}
+		value = append(value, '{')
+		value = appendQuoted(value, "type")
+		value = append(value, r.keySep...)
+		value = appendQuoted(value, "text")
+		value = append(value, r.valSep...)
+		value = appendQuoted(value, "text")
+		value = append(value, r.keySep...)
+		value = appendQuoted(value, s)
+		value = append(value, '}', ']')
+	case 'n':
+		value = appendQuoted(nil, s)
+	default: // absent: add the content field before the closing brace
+		end := len(t.Raw) - 1
+		raw := append([]byte(nil), t.Raw[:end]...)
+		if len(bytes.TrimSpace(t.Raw[1:end])) > 0 {
+			raw = append(raw, r.valSep...)
+		}
+		raw = appendQuoted(raw, r.contKey)
+		raw = append(raw, r.keySep...)
+		start := len(raw)
+		raw = appendQuoted(raw, s)
+		t.content = [2]int{start, len(raw)}
+		t.Raw = append(raw, t.Raw[end:]...)
+		t.contentKind, t.made = 's', true
+		t.Text += s
+		t.CallIDs = slices.Clone(t.CallIDs)
+		return t
+	}
+	raw := make([]byte, 0, len(t.Raw)+len(s)+32)
+	raw = append(raw, t.Raw[:t.content[0]]...)
+	raw = append(raw, value...)
+	raw = append(raw, t.Raw[t.content[1]:]...)
+	t.Raw = raw
+	t.content[1] = t.content[0] + len(value)
+	if t.contentKind == 'n' {
+		t.contentKind = 's'
+	}
+	if t.Text != "" && t.contentKind == 'l' {
+		t.Text += "\n"
+	}
+	t.Text += s
+	t.made = true
+	t.CallIDs = slices.Clone(t.CallIDs)
+	return t
+}
+
+// AppendJSON appends the record to dst with its turns list replaced by
+// turns and the given top-level fields set (replacing a field of the same
+// name in place, or appended before the closing brace). Every other byte
+// is copied from the input. With turns == r.Turns and no fields, the output
+// is the input line exactly.
+func (r *Record) AppendJSON(dst []byte, turns []Turn, fields ...Field) []byte {
+	tv := r.members[r.turnsIdx]
+	type splice struct {
+		start, end int
+		value      []byte
+		turns      bool
+	}
+	splices := []splice{{start: tv.start, end: tv.end, turns: true}}
+	var appended []Field
+	for _, f := range fields {
+		if m, ok := find(r.members, f.Key); ok {
+			splices = append(splices, splice{start: m.start, end: m.end, value: f.Value})
+		} else {
+			appended = append(appended, f)
+		}
+	}
+	slices.SortFunc(splices, func(a, b splice) int { return a.start - b.start })
+	pos := 0
+	for _, s := range splices {
+		dst = append(dst, r.raw[pos:s.start]...)
+		if s.turns && sameTurns(turns, r.Turns) {
+			dst = append(dst, r.raw[s.start:s.end]...)
+		} else if s.turns {
+			dst = append(dst, '[')
+			for i, t := range turns {
+				if i > 0 {
+					dst = append(dst, r.valSep...)
+				}
+				dst = append(dst, t.Raw...)
+			}
+			dst = append(dst, ']')
+		} else {
+			dst = append(dst, s.value...)
+		}
+		pos = s.end
+	}
+	// Before the closing brace, keeping any white space that precedes it.
+	end := r.objEnd
+	for end > pos && isSpace(r.raw[end-1]) {
+		end--
+	}
+	dst = append(dst, r.raw[pos:end]...)
+	for _, f := range appended {
+		dst = append(dst, r.valSep...) // the turns field is always there
+		dst = appendQuoted(dst, f.Key)
+		dst = append(dst, r.keySep...)
+		dst = append(dst, f.Value...)
+	}
+	return append(dst, r.raw[end:]...)
+}
+
+// sameTurns reports whether a holds exactly the turns of b, as read.
+func sameTurns(a, b []Turn) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].made || len(a[i].Raw) != len(b[i].Raw) || (len(a[i].Raw) > 0 && &a[i].Raw[0] != &b[i].Raw[0]) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,221 @@
+package traj
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var pos = Pos{File: "in.jsonl", Line: 7}
+
+func mustDecode(t *testing.T, line string, s Schema) *Record {
+	t.Helper()
+	r, err := Decode([]byte(line), pos, s)
+	if err != nil {
+		t.Fatalf("Decode: %v", err)
+	}
+	return r
+}
+
+func TestDecodeShareGPT(t *testing.T) {
+	line := `{"id": 1, "conversations": [{"from": "system", "value": "sys"}, {"from": "human", "value": "hi \u00e9\n"}, {"from": "gpt", "value": null}, {"from": "tool", "value": "<tool_response>x</tool_response>"}, {"from": "observation", "value": "o"}, {"from": "function_call", "value": "f"}, {"from": "weird", "value": "w"}], "z": [1, 2]}`
+	r := mustDecode(t, line, Schema{})
+	if r.Dialect != DialectShareGPT {
+		t.Fatalf("dialect %q", r.Dialect)
+	}
+	var roles []Role
+	var texts []string
+	for _, tu := range r.Turns {
+		roles = append(roles, tu.Role)
+		texts = append(texts, tu.Text)
+	}
+	wantRoles := []Role{RoleSystem, RoleUser, RoleAssistant, RoleTool, RoleTool, RoleAssistant, Role("weird")}
+	if !reflect.DeepEqual(roles, wantRoles) {
+		t.Errorf("roles %v, want %v", roles, wantRoles)
+	}
+	wantTexts := []string{"sys", "hi é\n", "", "<tool_response>x</tool_response>", "o", "f", "w"}
+	if !reflect.DeepEqual(texts, wantTexts) {
+		t.Errorf("texts %q, want %q", texts, wantTexts)
+	}
+	if got := string(r.AppendJSON(nil, r.Turns)); got != line {
+		t.Errorf("unchanged record not byte-identical:\n got %s\nwant %s", got, line)
+	}
+}
+
+func TestDecodeOpenAI(t *testing.T) {
+	line := `{"messages":[{"role":"system","content":"S"},{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"x"}}]},` +
+		`{"role":"assistant","content":null,"reasoning_content":"think","tool_calls":[{"id":"c1","type":"function","function":{"name":"ls","arguments":"{\"p\":1}"}},{"id":"c2","type":"function","function":{"name":"cat","arguments":{"f":"a"}}}]},` +
+		`{"role":"tool","tool_call_id":"c1","content":"r1"},{"role":"tool","tool_call_id":"c2","content":[{"type":"text","value":"r2"}]}],"tools":[]}`
+	r := mustDecode(t, line, Schema{})
+	if r.Dialect != DialectOpenAI {
+		t.Fatalf("dialect %q", r.Dialect)
+	}
+	a := r.Turns[2]
+	if !reflect.DeepEqual(a.CallIDs, []string{"c1", "c2"}) {
+		t.Errorf("CallIDs %v", a.CallIDs)
+	}
+	if a.Text != "think\nls\n{\"p\":1}\ncat\n{\"f\":\"a\"}" {
+		t.Errorf("assistant text %q", a.Text)
+	}
+	if r.Turns[1].Text != "look" || r.Turns[1].Extra != ImageTokens {
+		t.Errorf("parts: text %q extra %d", r.Turns[1].Text, r.Turns[1].Extra)
+	}
+	if r.Turns[3].AnswersID != "c1" || r.Turns[4].Text != "r2" {
+		t.Errorf("tool turns: %+v %+v", r.Turns[3], r.Turns[4])
+	}
+	if got := string(r.AppendJSON(nil, r.Turns)); got != line {
+		t.Errorf("unchanged record not byte-identical")
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	cases := []struct {
+		name, line, reason string
+	}{
+		{"invalid_json", `{"conversations": [`, "invalid_json"},
+		{"not_object", `[1,2]`, "not_an_object"},
+		{"string", `"x"`, "not_an_object"},
+		{"no_turns", `{"id": 1}`, "unknown_shape"},
+		{"turns_not_list", `{"conversations": "x"}`, "unknown_shape"},
+		{"turn_not_object", `{"conversations": [1]}`, "unknown_shape"},
+		{"value_not_string", `{"conversations": [{"from": "human", "value": 3}]}`, "bad_turn"},
+		{"from_not_string", `{"conversations": [{"from": "human", "value": "a"}, {"from": 1, "value": "b"}]}`, "bad_turn"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode([]byte(c.line), pos, Schema{})
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("err = %v, want *DecodeError", err)
+			}
+			if de.Reason != c.reason {
+				t.Errorf("reason %q, want %q (%v)", de.Reason, c.reason, err)
+			}
+			if !strings.HasPrefix(err.Error(), "in.jsonl:7: ") {
+				t.Errorf("error %q does not name file:line", err)
+			}
+		})
+	}
+	// With the dialect forced, shape errors get specific reasons.
+	_, err := Decode([]byte(`{"conversations": "x"}`), pos, Schema{Dialect: DialectShareGPT})
+	if de := (*DecodeError)(nil); !errors.As(err, &de) || de.Reason != "turns_not_a_list" {
+		t.Errorf("forced sharegpt: %v", err)
+	}
+	_, err = Decode([]byte(`{"messages": []}`), pos, Schema{Dialect: DialectShareGPT})
+	if de := (*DecodeError)(nil); !errors.As(err, &de) || de.Reason != "no_turns" {
+		t.Errorf("forced sharegpt on messages: %v", err)
+	}
+}
+
+func TestCustomSchema(t *testing.T) {
+	line := `{"dialog": [{"speaker": "human", "text": "a"}, {"speaker": "gpt", "text": "b"}]}`
+	r := mustDecode(t, line, Schema{Dialect: DialectShareGPT, TurnsKey: "dialog", RoleKey: "speaker", ContentKey: "text"})
+	if len(r.Turns) != 2 || r.Turns[1].Role != RoleAssistant || r.Turns[1].Text != "b" {
+		t.Fatalf("turns %+v", r.Turns)
+	}
+	s := r.NewTurn(RoleUser, "sum")
+	if string(s.Raw) != `{"speaker": "human", "text": "sum"}` {
+		t.Errorf("new turn %s", s.Raw)
+	}
+}
+
+func TestSpliceKeepsEverythingElse(t *testing.T) {
+	line := `{"a":"x","conversations":[{"from":"system","value":"S","w":1},{"from":"human","value":"q"},{"from":"gpt","value":"g"},{"from":"tool","value":"t"},{"from":"gpt","value":"end"}],"compression_metrics":{"old":1},"b":2}`
+	r := mustDecode(t, line, Schema{})
+	sys := r.AppendText(r.Turns[0], " NOTE")
+	sum := r.NewTurn(RoleUser, "[CONTEXT SUMMARY]: did \"x\"")
+	out := []Turn{sys, r.Turns[1], sum, r.Turns[4]}
+	got := string(r.AppendJSON(nil, out, Field{Key: "compression_metrics", Value: []byte(`{"n":2}`)}, Field{Key: "extra", Value: []byte(`true`)}))
+	want := `{"a":"x","conversations":[{"from":"system","value":"S NOTE","w":1},{"from":"human","value":"q"},{"from":"human","value":"[CONTEXT SUMMARY]: did \"x\""},{"from":"gpt","value":"end"}],"compression_metrics":{"n":2},"b":2,"extra":true}`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	if sys.Text != "S NOTE" || !sys.Made() || r.Turns[0].Made() {
+		t.Errorf("AppendText result %+v", sys)
+	}
+}
+
+func TestAppendTextKinds(t *testing.T) {
+	line := `{"messages": [{"role": "system", "content": null}, {"role": "system", "content": [{"type": "text", "text": "A"}]}, {"role": "system"}, {"role": "system", "content": []}]}`
+	r := mustDecode(t, line, Schema{})
+	want := []string{
+		`{"role": "system", "content": "N"}`,
+		`{"role": "system", "content": [{"type": "text", "text": "A"}, {"type": "text", "text": "N"}]}`,
+		`{"role": "system", "content": "N"}`,
+		`{"role": "system", "content": [{"type": "text", "text": "N"}]}`,
+	}
+	for i, w := range want {
+		got := r.AppendText(r.Turns[i], "N")
+		if string(got.Raw) != w {
+			t.Errorf("turn %d: got %s want %s", i, got.Raw, w)
+		}
+		if !json.Valid(got.Raw) {
+			t.Errorf("turn %d: invalid JSON", i)
+		}
+	}
+}
+
+func TestUnquote(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`"plain"`, "plain"},
+		{`"a\"b\\c\/d\b\f\n\r\t"`, "a\"b\\c/d\b\f\n\r\t"},
+		{`"\u00e9\u4e2d"`, "é中"},
+		{`"\ud83d\ude00"`, "😀"},
+		{`"\ud83d x"`, "\ufffd x"},
+		{"\"bad \xff byte\"", "bad \xff byte"},
+	}
+	for _, c := range cases {
+		got, ok := unquote([]byte(c.in))
+		if !ok || got != c.want {
+			t.Errorf("unquote(%s) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
+	}
+}
+
+func TestAppendQuotedRoundTrip(t *testing.T) {
+	for _, s := range []string{"", "a\"b\\c\n\x01\x1f", "é中😀<>&", "\u2028"} {
+		q := appendQuoted(nil, s)
+		var back string
+		if err := json.Unmarshal(q, &back); err != nil || back != s {
+			t.Errorf("%q → %s → %q (%v)", s, q, back, err)
+		}
+	}
+	if got := string(appendQuoted(nil, "a\xffb")); got != "\"a\ufffdb\"" {
+		t.Errorf("invalid UTF-8 not replaced: %s", got)
+	}
+}
+
+// FuzzRoundTrip: any record that decodes is re-emitted byte-identically
+// when unchanged, and stays valid JSON with the same turn count plus one
+// after a summary is spliced in.
+func FuzzRoundTrip(f *testing.F) {
+	f.Add(`{"conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": "b"}]}`)
+	f.Add(`{"messages":[{"role":"user","content":[{"type":"text","text":"x"}]},{"role":"assistant","content":null,"tool_calls":[{"id":"1","function":{"name":"f","arguments":"{}"}}]}], "k": {"n": [1, {"m": "\u00e9"}]}}`)
+	f.Add(` { "conversations" : [ ] } `)
+	f.Fuzz(func(t *testing.T, line string) {
+		r, err := Decode([]byte(line), pos, Schema{})
+		if err != nil {
+			return
+		}
+		if got := string(r.AppendJSON(nil, r.Turns)); got != line {
+			t.Fatalf("not identical:\n got %q\nwant %q", got, line)
+		}
+		turns := append([]Turn{r.NewTurn(RoleUser, "s\"\n")}, r.Turns...)
+		if len(r.Turns) > 0 {
+			turns[1] = r.AppendText(turns[1], " note")
+		}
+		out := r.AppendJSON(nil, turns, Field{Key: "m", Value: []byte(`{"x":1}`)})
+		if !json.Valid(out) {
+			t.Fatalf("invalid JSON after splice: %q", out)
+		}
+		r2, err := Decode(out, pos, Schema{Dialect: r.Dialect, TurnsKey: "", RoleKey: "", ContentKey: ""})
+		if err != nil {
+			t.Fatalf("re-decode: %v\n%q", err, out)
+		}
+		if len(r2.Turns) != len(turns) {
+			t.Fatalf("turns %d, want %d", len(r2.Turns), len(turns))
+		}
+	})
+}

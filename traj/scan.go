@@ -1,0 +1,289 @@
+package traj
+
+import (
+	"errors"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// The scanner below walks JSON that encoding/json.Valid has already
+// accepted, so it only needs to find where values start and end; it never
+// has to report syntax errors. Working on byte spans is what lets untouched
+// fields be written back byte for byte.
+
+var errNotObject = errors.New("not a JSON object")
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i] == '"'.
+func skipString(b []byte, i int) int {
+	i++
+	for i < len(b) {
+		switch b[i] {
+		case '\\':
+			i += 2
+		case '"':
+			return i + 1
+		default:
+			i++
+		}
+	}
+	return i
+}
+
+// skipValue returns the index just past the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				i = skipString(b, i)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1
+				}
+			}
+			i++
+		}
+		return i
+	default: // number, true, false, null
+		for i < len(b) {
+			switch b[i] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				return i
+			}
+			i++
+		}
+		return i
+	}
+}
+
+// member is one "key": value pair of an object, as spans into its bytes.
+type member struct {
+	key        []byte // the key's raw bytes, quotes included
+	keyStart   int    // offset of key
+	start, end int    // the value's span
+}
+
+// members lists the members of the object starting at b[i] in order. It
+// also returns the index of the closing brace.
+func members(b []byte, i int) ([]member, int, error) {
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != '{' {
+		return nil, 0, errNotObject
+	}
+	var out []member
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] != '}' {
+		ks := i
+		i = skipString(b, i)
+		key := b[ks:i]
+		i = skipSpace(b, i)
+		i = skipSpace(b, i+1) // ':'
+		vs := i
+		i = skipValue(b, i)
+		out = append(out, member{key: key, keyStart: ks, start: vs, end: i})
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return out, i, nil
+}
+
+// elements lists the spans of the elements of the array starting at b[i].
+func elements(b []byte, i int) [][2]int {
+	var out [][2]int
+	i = skipSpace(b, i+1)
+	for i < len(b) && b[i] != ']' {
+		s := i
+		i = skipValue(b, i)
+		out = append(out, [2]int{s, i})
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+		}
+	}
+	return out
+}
+
+// keyIs reports whether the raw quoted key equals name. Keys with escapes
+// are decoded first.
+func keyIs(raw []byte, name string) bool {
+	if len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name {
+		return true
+	}
+	for _, c := range raw {
+		if c == '\\' {
+			s, _ := unquote(raw)
+			return s == name
+		}
+	}
+	return false
+}
+
+func find(ms []member, name string) (member, bool) {
+	for _, m := range ms {
+		if keyIs(m.key, name) {
+			return m, true
+		}
+	}
+	return member{}, false
+}
+
+// unquote decodes a JSON string literal (quotes included). Invalid UTF-8
+// bytes are kept as they are, so the tokenizer sees exactly what the file
+// holds; a lone surrogate escape becomes U+FFFD.
+func unquote(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	s := raw[1 : len(raw)-1]
+	esc := -1
+	for i, c := range s {
+		if c == '\\' {
+			esc = i
+			break
+		}
+	}
+	if esc < 0 {
+		return string(s), true
+	}
+	out := make([]byte, 0, len(s))
+	out = append(out, s[:esc]...)
+	for i := esc; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			out = append(out, c)
+			i++
+			continue
+		}
+		if i+1 >= len(s) {
+			return "", false
+		}
+		switch s[i+1] {
+		case '"', '\\', '/':
+			out = append(out, s[i+1])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(s, i+2)
+			if !ok {
+				return "", false
+			}
+			i += 6
+			if utf16.IsSurrogate(r) {
+				if r2, ok2 := lowSurrogate(s, i); ok2 {
+					if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+						out = utf8.AppendRune(out, dec)
+						i += 6
+						continue
+					}
+				}
+				r = utf8.RuneError
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return string(out), true
+}
+
+func lowSurrogate(s []byte, i int) (rune, bool) {
+	if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+		return hex4(s, i+2)
+	}
+	return 0, false
+}
+
+func hex4(s []byte, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[i : i+4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// appendQuoted appends s as a JSON string. Like Go's encoder it writes
+// UTF-8 as is, but it does not escape <, > and &, so text reads as in the
+// input; invalid UTF-8 bytes become U+FFFD (JSON output must be valid).
+func appendQuoted(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, "\ufffd"...)
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,338 @@
+package summary
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/traj"
+)
+
+// Deterministic summarises a region offline by extraction: what the user
+// asked, which tools were called with which key arguments (paths, commands,
+// queries, URLs), and what came back, errors first. Every quoted piece is
+// copied from the turns, so the summary is in their language; nothing is
+// translated or invented. The same request always gives the same bytes, and
+// the text never exceeds Request.TargetTokens under Counter (the prefix
+// alone is always kept).
+type Deterministic struct {
+	Counter tokenize.Counter
+}
+
+// Summarize implements [Summarizer]. It never fails.
+func (d Deterministic) Summarize(_ context.Context, req Request) (Result, error) {
+	return Result{Text: d.build(req)}, nil
+}
+
+// errorRe spots a failed result. It is only run on the first and last
+// errorWindow bytes of a result: tool outputs can be megabytes long.
+var errorRe = regexp.MustCompile(`(?i)\b(error|fail|exception|traceback|failed|failure|fatal|panic|denied|not found|no such file|exit code [1-9]|returncode": ?[1-9])`)
+
+const errorWindow = 4096
+
+func looksLikeError(s string) bool {
+	if len(s) <= 2*errorWindow {
+		return errorRe.MatchString(s)
+	}
+	return errorRe.MatchString(s[:errorWindow]) || errorRe.MatchString(s[len(s)-errorWindow:])
+}
+
+// blocks returns the trimmed bodies of every open…close block of s, in
+// linear time.
+func blocks(s, open, close string) []string {
+	var out []string
+	for {
+		i := strings.Index(s, open)
+		if i < 0 {
+			return out
+		}
+		s = s[i+len(open):]
+		j := strings.Index(s, close)
+		if j < 0 {
+			return append(out, strings.TrimSpace(s))
+		}
+		out = append(out, strings.TrimSpace(s[:j]))
+		s = s[j+len(close):]
+	}
+}
+
+// withoutThink drops <think>…</think> blocks.
+func withoutThink(s string) string {
+	for {
+		i := strings.Index(s, "<think>")
+		if i < 0 {
+			return s
+		}
+		j := strings.Index(s[i:], "</think>")
+		if j < 0 {
+			return s[:i]
+		}
+		s = s[:i] + s[i+j+len("</think>"):]
+	}
+}
+
+// keyArgs are argument names worth quoting, most telling first.
+var keyArgs = []string{"command", "cmd", "path", "file_path", "filepath", "file", "filename", "query", "q",
+	"url", "pattern", "search", "code", "directory", "dir", "name", "id", "city", "location"}
+
+type call struct{ name, args string }
+
+// piece is one line of the summary with its priority (lower first).
+type piece struct {
+	prio int
+	seq  int
+	text string
+}
+
+func (d Deterministic) build(req Request) string {
+	var pieces []piece
+	add := func(prio int, text string) {
+		pieces = append(pieces, piece{prio, len(pieces), text})
+	}
+	end := req.Start + len(req.Turns)
+	head := fmt.Sprintf("%s %d turns (%d–%d) condensed.", Prefix, len(req.Turns), req.Start, end-1)
+	var ncalls, nerrors int
+	for i, t := range req.Turns {
+		idx := req.Start + i
+		switch {
+		case t.Role == traj.RoleUser:
+			if s := clip(t.Text, 240); s != "" {
+				add(1, fmt.Sprintf("[%d user] %s", idx, s))
+			}
+		case t.Role == traj.RoleTool:
+			for _, r := range toolResults(t) {
+				if looksLikeError(r) {
+					nerrors++
+					add(2, fmt.Sprintf("[%d error] %s", idx, clip(errorLine(r), 200)))
+				} else {
+					add(4, fmt.Sprintf("[%d result] %s", idx, clip(r, 120)))
+				}
+			}
+		case t.Role == traj.RoleAssistant:
+			calls := toolCalls(t)
+			for _, c := range calls {
+				ncalls++
+				add(3, fmt.Sprintf("[%d call] %s(%s)", idx, c.name, c.args))
+			}
+			if len(calls) == 0 {
+				if s := clip(withoutThink(t.Text), 160); s != "" {
+					add(5, fmt.Sprintf("[%d assistant] %s", idx, s))
+				}
+			}
+		default:
+			if s := clip(t.Text, 120); s != "" {
+				add(6, fmt.Sprintf("[%d %s] %s", idx, t.Name, s))
+			}
+		}
+	}
+	if ncalls > 0 || nerrors > 0 {
+		head += fmt.Sprintf(" %d tool calls, %d errors.", ncalls, nerrors)
+	}
+	// Keep the most telling pieces that fit, then print them in turn order.
+	sort.SliceStable(pieces, func(i, j int) bool { return pieces[i].prio < pieces[j].prio })
+	budget := req.TargetTokens
+	used := d.Counter.Count(head)
+	var kept []piece
+	for _, p := range pieces {
+		c := d.Counter.Count(p.text) + 1
+		if used+c > budget {
+			continue
+		}
+		used += c
+		kept = append(kept, p)
+	}
+	sort.Slice(kept, func(i, j int) bool { return kept[i].seq < kept[j].seq })
+	for {
+		var b strings.Builder
+		b.WriteString(head)
+		for _, p := range kept {
+			b.WriteByte('\n')
+			b.WriteString(p.text)
+		}
+		text := b.String()
+		// Per-piece counts bound the total closely but not exactly: verify.
+		if len(kept) == 0 || d.Counter.Count(text) <= budget {
+			if len(kept) == 0 {
+				return clipTokens(d.Counter, text, budget)
+			}
+			return text
+		}
+		kept = kept[:len(kept)-1]
+	}
+}
+
+// clipTokens shortens text (keeping the prefix) until it fits budget.
+func clipTokens(c tokenize.Counter, text string, budget int) string {
+	for c.Count(text) > budget && len(text) > len(Prefix) {
+		cut := max(len(Prefix), len(text)*9/10)
+		for cut > len(Prefix) && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	return text
+}
+
+// toolCalls extracts the calls of an assistant turn: OpenAI tool_calls from
+// the raw message, or Hermes <tool_call> blocks (also a bare JSON call as in
+// LLaMA-Factory function_call turns).
+func toolCalls(t traj.Turn) []call {
+	var out []call
+	if len(t.CallIDs) > 0 && len(t.Raw) > 0 {
+		var m struct {
+			ToolCalls []struct {
+				Function struct {
+					Name      string          `json:"name"`
+					Arguments json.RawMessage `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		}
+		if json.Unmarshal(t.Raw, &m) == nil {
+			for _, tc := range m.ToolCalls {
+				out = append(out, call{tc.Function.Name, argsSummary(tc.Function.Arguments)})
+			}
+			return out
+		}
+	}
+	bodies := blocks(t.Text, "<tool_call>", "</tool_call>")
+	if len(bodies) == 0 && t.Name == "function_call" {
+		bodies = []string{t.Text}
+	}
+	for _, body := range bodies {
+		var c struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal([]byte(body), &c) == nil && c.Name != "" {
+			out = append(out, call{c.Name, argsSummary(c.Arguments)})
+			continue
+		}
+		var list []struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if json.Unmarshal([]byte(body), &list) == nil {
+			for _, c := range list {
+				out = append(out, call{c.Name, argsSummary(c.Arguments)})
+			}
+			continue
+		}
+		out = append(out, call{"call", clip(body, 100)})
+	}
+	return out
+}
+
+// argsSummary renders the telling arguments of a call as k=v pairs.
+func argsSummary(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil { // arguments as a JSON-encoded string
+		raw = json.RawMessage(s)
+	}
+	var args map[string]any
+	if json.Unmarshal(raw, &args) != nil {
+		return clip(string(raw), 80)
+	}
+	var parts []string
+	for _, k := range keyArgs {
+		if v, ok := args[k]; ok {
+			parts = append(parts, k+"="+clip(scalar(v), 100))
+		}
+		if len(parts) == 2 {
+			break
+		}
+	}
+	if len(parts) == 0 {
+		keys := make([]string, 0, len(args))
+		for k := range args {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if len(parts) == 2 {
+				break
+			}
+			parts = append(parts, k+"="+clip(scalar(args[k]), 60))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func scalar(v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// toolResults splits a tool turn into its results (one per
+// <tool_response> block, or the whole text).
+func toolResults(t traj.Turn) []string {
+	bodies := blocks(t.Text, "<tool_response>", "</tool_response>")
+	if len(bodies) == 0 {
+		return []string{t.Text}
+	}
+	out := make([]string, 0, len(bodies))
+	for _, body := range bodies {
+		var r struct {
+			Name    string `json:"name"`
+			Content any    `json:"content"`
+		}
+		if json.Unmarshal([]byte(body), &r) == nil && r.Content != nil {
+			body = scalar(r.Content)
+			if r.Name != "" {
+				body = r.Name + ": " + body
+			}
+		}
+		out = append(out, body)
+	}
+	return out
+}
+
+// errorLine returns the first line that looks like an error, searching
+// the head and then the tail window of s.
+func errorLine(s string) string {
+	for _, w := range []string{s[:min(len(s), errorWindow)], s[max(0, len(s)-errorWindow):]} {
+		for l := range strings.Lines(w) {
+			if errorRe.MatchString(l) {
+				return l
+			}
+		}
+	}
+	return s
+}
+
+// clip collapses white space and keeps at most n runes, marking the cut.
+// It reads only as much of s as it keeps.
+func clip(s string, n int) string {
+	var b strings.Builder
+	runes, space := 0, false
+	for _, r := range s {
+		if unicode.IsSpace(r) {
+			space = b.Len() > 0
+			continue
+		}
+		if runes == n {
+			b.WriteString("…")
+			return b.String()
+		}
+		if space {
+			b.WriteByte(' ')
+			runes++
+			space = false
+			if runes == n {
+				b.WriteString("…")
+				return b.String()
+			}
+		}
+		b.WriteRune(r)
+		runes++
+	}
+	return b.String()
+}

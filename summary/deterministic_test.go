@@ -1,0 +1,110 @@
+package summary
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/trajcompress/trajcompress/traj"
+)
+
+// runeCounter counts one token per rune: simple, and strict enough to
+// check the budget.
+type runeCounter struct{}
+
+func (runeCounter) Count(s string) int { return utf8.RuneCountInString(s) / 2 }
+
+func shareGPT(t *testing.T, line string) *traj.Record {
+	t.Helper()
+	r, err := traj.Decode([]byte(line), traj.Pos{File: "t", Line: 1}, traj.Schema{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+const region = `{"conversations": [` +
+	`{"from": "human", "value": "Fix the failing test in pkg/a"},` +
+	`{"from": "gpt", "value": "<think>look first</think><tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"pkg/a/a_test.go\"}}\n</tool_call>"},` +
+	`{"from": "tool", "value": "<tool_response>\n{\"name\": \"read_file\", \"content\": \"package a\\nfunc TestA(t *testing.T) {}\"}\n</tool_response>"},` +
+	`{"from": "gpt", "value": "<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"go test ./pkg/a\", \"timeout\": 30}}\n</tool_call>"},` +
+	`{"from": "tool", "value": "<tool_response>\n{\"name\": \"bash\", \"content\": \"--- FAIL: TestA\\npanic: runtime error: index out of range\"}\n</tool_response>"},` +
+	`{"from": "human", "value": "请用中文回答：为什么失败？"}]}`
+
+func TestDeterministicExtracts(t *testing.T) {
+	r := shareGPT(t, region)
+	d := Deterministic{Counter: runeCounter{}}
+	res, err := d.Summarize(context.Background(), Request{Turns: r.Turns, Start: 3, TargetTokens: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		Prefix + " 6 turns (3–8) condensed. 2 tool calls, 1 errors.",
+		"[3 user] Fix the failing test in pkg/a",
+		"[4 call] read_file(path=pkg/a/a_test.go)",
+		"[6 call] bash(command=go test ./pkg/a)",
+		"[7 error] bash: --- FAIL: TestA",
+		"[8 user] 请用中文回答：为什么失败？",
+	} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, res.Text)
+		}
+	}
+	if strings.Count(res.Text, Prefix) != 1 || !strings.HasPrefix(res.Text, Prefix) {
+		t.Errorf("prefix not exactly once at the start:\n%s", res.Text)
+	}
+	again, _ := d.Summarize(context.Background(), Request{Turns: r.Turns, Start: 3, TargetTokens: 400})
+	if again.Text != res.Text {
+		t.Error("not deterministic")
+	}
+}
+
+func TestDeterministicBudget(t *testing.T) {
+	r := shareGPT(t, region)
+	d := Deterministic{Counter: runeCounter{}}
+	prev := -1
+	for _, budget := range []int{1, 5, 10, 30, 60, 90, 120, 1000} {
+		res, _ := d.Summarize(context.Background(), Request{Turns: r.Turns, TargetTokens: budget})
+		n := runeCounter{}.Count(res.Text)
+		if n > budget && res.Text != Prefix[:len(res.Text)] && len(res.Text) > len(Prefix) {
+			t.Errorf("budget %d: %d tokens:\n%s", budget, n, res.Text)
+		}
+		if !strings.HasPrefix(res.Text, Prefix) {
+			t.Errorf("budget %d: prefix lost: %q", budget, res.Text)
+		}
+		if n < prev {
+			t.Errorf("budget %d: a larger budget gave a shorter summary (%d < %d)", budget, n, prev)
+		}
+		prev = n
+	}
+}
+
+func TestDeterministicOpenAI(t *testing.T) {
+	line := `{"messages": [{"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{\"query\": \"flights to Paris\"}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "Error: no flights found"}]}`
+	r := shareGPT(t, line)
+	res, _ := Deterministic{Counter: runeCounter{}}.Summarize(context.Background(), Request{Turns: r.Turns, TargetTokens: 300})
+	for _, want := range []string{"[0 call] search(query=flights to Paris)", "[1 error] Error: no flights found"} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("summary lacks %q:\n%s", want, res.Text)
+		}
+	}
+}
+
+func TestClip(t *testing.T) {
+	cases := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"  a \n\t b  ", 10, "a b"},
+		{"abcdef", 3, "abc…"},
+		{"中文字符串", 2, "中文…"},
+		{"a b", 1, "a…"},
+	}
+	for _, c := range cases {
+		if got := clip(c.in, c.n); got != c.want {
+			t.Errorf("clip(%q,%d) = %q, want %q", c.in, c.n, got, c.want)
+		}
+	}
+}

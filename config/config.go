@@ -1,0 +1,233 @@
+// Package config reads the peer's trajectory_compression.yaml, as is, plus
+// trajcompress's own additions, into one [Config].
+//
+// Every section and key of the peer (PEER.md §2) is accepted with the same
+// meaning and default; a key that is absent keeps its default, and a null
+// value keeps the default (as the peer does). Unlike the peer, an unknown
+// key, a value of the wrong type, an out-of-range value, or a config file
+// that was named but cannot be read is an error naming the file, the line
+// and the key. Keys the peer accepts but ignores are honoured here
+// (processing.num_workers, processing.per_trajectory_timeout), or refused
+// with a reason when honouring them would lose rows
+// (processing.save_over_limit: false, processing.skip_under_target: false).
+// The package does no I/O beyond reading the named file.
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Config mirrors the YAML file. Field comments give the YAML key; keys
+// marked "ours" are trajcompress additions.
+type Config struct {
+	Tokenizer      Tokenizer      `yaml:"tokenizer"`
+	Compression    Compression    `yaml:"compression"`
+	ProtectedTurns ProtectedTurns `yaml:"protected_turns"`
+	Summarization  Summarization  `yaml:"summarization"`
+	Output         Output         `yaml:"output"`
+	Processing     Processing     `yaml:"processing"`
+	Metrics        Metrics        `yaml:"metrics"`
+	Input          Input          `yaml:"input"`
+}
+
+// Tokenizer is the tokenizer section.
+type Tokenizer struct {
+	Name            string `yaml:"name"`              // o200k_base, cl100k_base or chars4
+	TrustRemoteCode bool   `yaml:"trust_remote_code"` // accepted for compatibility; nothing remote is ever loaded
+	TurnOverhead    int    `yaml:"turn_overhead"`     // ours: tokens added per turn for chat-template framing
+}
+
+// Compression is the compression section.
+type Compression struct {
+	TargetMaxTokens     int `yaml:"target_max_tokens"`
+	SummaryTargetTokens int `yaml:"summary_target_tokens"`
+}
+
+// ProtectedTurns is the protected_turns section.
+type ProtectedTurns struct {
+	FirstSystem bool `yaml:"first_system"`
+	FirstHuman  bool `yaml:"first_human"`
+	FirstGPT    bool `yaml:"first_gpt"`
+	FirstTool   bool `yaml:"first_tool"`
+	LastNTurns  int  `yaml:"last_n_turns"`
+}
+
+// Summarization is the summarization section.
+type Summarization struct {
+	Method      string  `yaml:"method"` // ours: deterministic (default) or llm
+	Model       string  `yaml:"model"`
+	BaseURL     string  `yaml:"base_url"`
+	APIKeyEnv   string  `yaml:"api_key_env"`
+	Temperature float64 `yaml:"temperature"`
+	MaxRetries  int     `yaml:"max_retries"`
+	RetryDelay  float64 `yaml:"retry_delay"` // seconds
+	OnFailure   string  `yaml:"on_failure"`  // ours: skip (default: summary_failed, written unchanged) or fallback
+	CacheDir    string  `yaml:"cache_dir"`   // ours
+	RPM         int     `yaml:"rpm"`         // ours
+	TPM         int     `yaml:"tpm"`         // ours
+}
+
+// Output is the output section.
+type Output struct {
+	AddSummaryNotice  bool   `yaml:"add_summary_notice"`
+	SummaryNoticeText string `yaml:"summary_notice_text"`
+	OutputSuffix      string `yaml:"output_suffix"`
+	SummaryRole       string `yaml:"summary_role"` // ours: user (default), assistant or system
+}
+
+// Processing is the processing section.
+type Processing struct {
+	NumWorkers            int     `yaml:"num_workers"` // honoured (the peer ignores it); 0 = all cores
+	MaxConcurrentRequests int     `yaml:"max_concurrent_requests"`
+	SkipUnderTarget       bool    `yaml:"skip_under_target"`
+	SaveOverLimit         bool    `yaml:"save_over_limit"`
+	PerTrajectoryTimeout  float64 `yaml:"per_trajectory_timeout"` // seconds; honoured (the peer cannot read it)
+}
+
+// Metrics is the metrics section.
+type Metrics struct {
+	Enabled       bool   `yaml:"enabled"`
+	PerTrajectory bool   `yaml:"per_trajectory"`
+	OutputFile    string `yaml:"output_file"`
+}
+
+// Input is ours: how records are read.
+type Input struct {
+	Format     string `yaml:"format"`      // sharegpt, openai, or empty to detect per record
+	TurnsKey   string `yaml:"turns_key"`   // for datasets that rename "conversations"/"messages"
+	RoleKey    string `yaml:"role_key"`    // … "from"/"role"
+	ContentKey string `yaml:"content_key"` // … "value"/"content"
+}
+
+// Default returns the peer's dataclass defaults, except the tokenizer:
+// ours is exact tiktoken o200k_base, offline. The peer's default
+// (moonshotai/Kimi-K2-Thinking, a Hugging Face tokenizer) cannot be loaded
+// offline.
+func Default() Config {
+	return Config{
+		Tokenizer:      Tokenizer{Name: "o200k_base", TrustRemoteCode: true},
+		Compression:    Compression{TargetMaxTokens: 15250, SummaryTargetTokens: 750},
+		ProtectedTurns: ProtectedTurns{FirstSystem: true, FirstHuman: true, FirstGPT: true, FirstTool: true, LastNTurns: 4},
+		Summarization: Summarization{
+			Method:      "deterministic",
+			Model:       "google/gemini-3-flash-preview",
+			BaseURL:     "https://openrouter.ai/api/v1",
+			APIKeyEnv:   "OPENROUTER_API_KEY",
+			Temperature: 0.3,
+			MaxRetries:  3,
+			RetryDelay:  2,
+			OnFailure:   "skip",
+		},
+		Output: Output{
+			AddSummaryNotice:  true,
+			SummaryNoticeText: "\n\nSome of your previous tool responses may be summarized to preserve context.",
+			OutputSuffix:      "_compressed",
+			SummaryRole:       "user",
+		},
+		Processing: Processing{MaxConcurrentRequests: 50, SkipUnderTarget: true, SaveOverLimit: true, PerTrajectoryTimeout: 300},
+		Metrics:    Metrics{Enabled: true, PerTrajectory: true, OutputFile: "compression_metrics.json"},
+	}
+}
+
+// Load reads path over the defaults and validates the result.
+func Load(path string) (Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return Parse(b, path)
+}
+
+// Parse reads YAML over the defaults and validates the result; name is
+// used in errors.
+func Parse(b []byte, name string) (Config, error) {
+	c := Default()
+	d := yaml.NewDecoder(bytes.NewReader(b))
+	d.KnownFields(true)
+	if err := d.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("config %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", name, err)
+	}
+	return c, nil
+}
+
+// Validate reports every value out of range, naming its key.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
+	if c.Compression.TargetMaxTokens <= 0 {
+		bad("compression.target_max_tokens must be > 0, got %d", c.Compression.TargetMaxTokens)
+	}
+	if c.Compression.SummaryTargetTokens < 0 {
+		bad("compression.summary_target_tokens must be >= 0, got %d", c.Compression.SummaryTargetTokens)
+	}
+	if c.ProtectedTurns.LastNTurns < 0 {
+		bad("protected_turns.last_n_turns must be >= 0, got %d", c.ProtectedTurns.LastNTurns)
+	}
+	if c.Tokenizer.TurnOverhead < 0 {
+		bad("tokenizer.turn_overhead must be >= 0, got %d", c.Tokenizer.TurnOverhead)
+	}
+	switch c.Summarization.Method {
+	case "deterministic", "llm":
+	default:
+		bad("summarization.method must be deterministic or llm, got %q", c.Summarization.Method)
+	}
+	switch c.Summarization.OnFailure {
+	case "skip", "fallback":
+	default:
+		bad("summarization.on_failure must be skip or fallback, got %q", c.Summarization.OnFailure)
+	}
+	if c.Summarization.MaxRetries < 1 {
+		bad("summarization.max_retries must be >= 1, got %d", c.Summarization.MaxRetries)
+	}
+	if c.Summarization.RetryDelay < 0 {
+		bad("summarization.retry_delay must be >= 0, got %v", c.Summarization.RetryDelay)
+	}
+	if c.Summarization.RPM < 0 || c.Summarization.TPM < 0 {
+		bad("summarization.rpm and tpm must be >= 0")
+	}
+	switch c.Output.SummaryRole {
+	case "user", "assistant", "system":
+	default:
+		bad("output.summary_role must be user, assistant or system, got %q", c.Output.SummaryRole)
+	}
+	if c.Processing.NumWorkers < 0 {
+		bad("processing.num_workers must be >= 0, got %d", c.Processing.NumWorkers)
+	}
+	if c.Processing.MaxConcurrentRequests < 1 {
+		bad("processing.max_concurrent_requests must be >= 1, got %d", c.Processing.MaxConcurrentRequests)
+	}
+	if c.Processing.PerTrajectoryTimeout < 0 {
+		bad("processing.per_trajectory_timeout must be >= 0, got %v", c.Processing.PerTrajectoryTimeout)
+	}
+	if !c.Processing.SkipUnderTarget {
+		bad("processing.skip_under_target: false is not supported: a trajectory under target is never changed")
+	}
+	if !c.Processing.SaveOverLimit {
+		bad("processing.save_over_limit: false is not supported: trajcompress never drops a row; trajectories still over limit are written and counted as failed_to_fit")
+	}
+	switch c.Input.Format {
+	case "", "sharegpt", "openai":
+	default:
+		bad("input.format must be sharegpt or openai, got %q", c.Input.Format)
+	}
+	if c.Metrics.OutputFile == "" {
+		bad("metrics.output_file must not be empty")
+	}
+	return errors.Join(errs...)
+}
+
+// Timeout is processing.per_trajectory_timeout as a duration (0: none).
+func (p Processing) Timeout() time.Duration {
+	return time.Duration(p.PerTrajectoryTimeout * float64(time.Second))
+}

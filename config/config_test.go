@@ -1,0 +1,101 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestPeerExampleAcceptedAsIs(t *testing.T) {
+	c, err := Load("testdata/peer_example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Compression.TargetMaxTokens != 29000 || c.Metrics.PerTrajectory {
+		t.Errorf("example values not read: %+v", c)
+	}
+	if c.Summarization.BaseURL != Default().Summarization.BaseURL {
+		t.Errorf("base_url: null must keep the default, got %q", c.Summarization.BaseURL)
+	}
+	if c.Output.SummaryNoticeText != "\n\nSome of the conversation may be summarized to preserve context." {
+		t.Errorf("notice %q", c.Output.SummaryNoticeText)
+	}
+	if c.Processing.NumWorkers != 4 || c.Processing.Timeout() != 300*time.Second {
+		t.Errorf("processing %+v", c.Processing)
+	}
+	if c.Tokenizer.Name != "moonshotai/Kimi-K2-Thinking" {
+		t.Errorf("tokenizer name must be kept for the caller to refuse or override, got %q", c.Tokenizer.Name)
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	for _, in := range []string{"", "{}", "# only a comment\n", "compression: null\n"} {
+		c, err := Parse([]byte(in), "x.yaml")
+		if err != nil {
+			t.Fatalf("%q: %v", in, err)
+		}
+		if c != Default() {
+			t.Errorf("%q: got %+v, want defaults", in, c)
+		}
+	}
+	d := Default()
+	if d.Compression.TargetMaxTokens != 15250 || d.Compression.SummaryTargetTokens != 750 || d.ProtectedTurns.LastNTurns != 4 || !d.Processing.SkipUnderTarget {
+		t.Errorf("defaults differ from the peer's: %+v", d)
+	}
+}
+
+func TestPartialOverride(t *testing.T) {
+	c, err := Parse([]byte("compression:\n  target_max_tokens: 1000\n"), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Default()
+	want.Compression.TargetMaxTokens = 1000
+	if c != want {
+		t.Errorf("got %+v", c)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	cases := []struct{ name, yaml, want string }{
+		{"unknown_key", "compression:\n  target_max_tokens: 10\n  tagret: 3\n", "x.yaml: unmarshal errors:\n  line 3: field tagret not found"},
+		{"unknown_section", "compresion:\n  target_max_tokens: 10\n", "line 1: field compresion not found"},
+		{"bad_type", "compression:\n  target_max_tokens: lots\n", "line 2: cannot unmarshal !!str `lots` into int"},
+		{"negative_last_n", "protected_turns:\n  last_n_turns: -1\n", "protected_turns.last_n_turns must be >= 0, got -1"},
+		{"zero_target", "compression:\n  target_max_tokens: 0\n", "compression.target_max_tokens must be > 0"},
+		{"save_over_limit", "processing:\n  save_over_limit: false\n", "processing.save_over_limit: false is not supported"},
+		{"method", "summarization:\n  method: magic\n", `summarization.method must be deterministic or llm, got "magic"`},
+		{"role", "output:\n  summary_role: tool\n", "output.summary_role must be user, assistant or system"},
+		{"not_yaml", "compression: [1, 2\n", "x.yaml:"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.yaml), "x.yaml")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, c.want)
+			}
+			if !strings.HasPrefix(err.Error(), "config x.yaml: ") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+		})
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	_, err := Load(filepath.Join(t.TempDir(), "nope.yaml"))
+	if err == nil || !os.IsNotExist(unwrapAll(err)) || !strings.Contains(err.Error(), "nope.yaml") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func unwrapAll(err error) error {
+	for {
+		u, ok := err.(interface{ Unwrap() error })
+		if !ok {
+			return err
+		}
+		err = u.Unwrap()
+	}
+}

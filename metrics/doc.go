@@ -1,0 +1,34 @@
+// Package metrics collects what happened to every record of a trajectory
+// compression run as mergeable values, outside the algorithm, and renders the
+// aggregate JSON report, the per-record --outcomes lines, the per-trajectory
+// compression_metrics object and a short human table.
+//
+// The pipeline builds one [Observation] per input record and feeds it to a
+// [Summary] with [Summary.Observe]. Each worker owns its own Summary;
+// [Summary.Merge] combines them exactly (integer sums, an exact fixed-point
+// sum of ratios, maxima and [Hist] bucket counts), so the report does not
+// depend on how records were split across workers or in which order
+// summaries are merged.
+//
+// The report ([Summary.Report]) keeps the peer's sections and keys in the
+// peer's order (summary, tokens, turns, averages, summarization, processing;
+// PEER.md §7) with the peer's rounding (Python round(x, n), see [Round]) and
+// Python's float printing (see [Float]), then adds outcomes, distributions
+// and run. Where we differ from the peer: total_trajectories counts every
+// non-rejected record, summary_failed ones included (the peer excluded its
+// failed entries), and trajectories_still_over_limit counts every record
+// written over target (compressed_over_limit, uncompressible,
+// summary_failed).
+//
+// Token distributions use a log-linear histogram with 128 sub-buckets per
+// power of two ([Hist]): bounded memory, exact merge, exact max, quantile
+// p = the value at rank ceil(p·N) with relative error at most 1/256.
+//
+// Contract: no package state; nothing here starts goroutines or does I/O
+// except writing to the io.Writer a caller passes. [Summary] and [Hist] are
+// not safe for concurrent use: one per goroutine, then Merge. Reports and
+// observations are plain values. [Summary.Observe] panics on an outcome or
+// uncompressible reason that snap does not define (a programming error);
+// [Report.WriteJSON] returns encoding and write errors wrapped with
+// "metrics:".
+package metrics

@@ -1,0 +1,44 @@
+package metrics
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/trajcompress/trajcompress/snap"
+)
+
+// Human writes a short human-readable table of s to w (meant for stderr):
+// the count per outcome (with the uncompressible reasons), records in, out
+// and rejected, and token totals with the overall ratio. Write errors are
+// ignored: the table is informational.
+func (s *Summary) Human(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	in := s.RecordsIn()
+	pct := func(n int64) string {
+		if in == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(in))
+	}
+	fmt.Fprintf(tw, "outcome\trecords\tshare\n")
+	for _, o := range snap.Outcomes() {
+		n := s.Count(o)
+		fmt.Fprintf(tw, "%s\t%d\t%s\n", o, n, pct(n))
+		if o == snap.Uncompressible {
+			for _, r := range snap.Reasons() {
+				if rn := s.ReasonCount(r); rn > 0 {
+					fmt.Fprintf(tw, "  %s\t%d\t%s\n", r, rn, pct(rn))
+				}
+			}
+		}
+	}
+	fmt.Fprintf(tw, "failed to fit\t%d\t%s\n", s.Count(snap.CompressedOverLimit)+s.Count(snap.Uncompressible),
+		pct(s.Count(snap.CompressedOverLimit)+s.Count(snap.Uncompressible)))
+	tw.Flush()
+	c := &s.c
+	fmt.Fprintf(w, "records: %d in, %d out, %d rejected\n", in, s.RecordsOut(), s.RecordsRejected())
+	fmt.Fprintf(w, "tokens:  %d before, %d after, %d saved (ratio %s)\n",
+		c.tokensBefore, c.tokensAfter, c.tokensBefore-c.tokensAfter,
+		Round(float64(c.tokensAfter)/float64(max(c.tokensBefore, 1)), 4))
+}

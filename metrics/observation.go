@@ -1,0 +1,96 @@
+package metrics
+
+import (
+	"strconv"
+	"unicode/utf8"
+
+	"github.com/trajcompress/trajcompress/snap"
+)
+
+// AppendJSON appends the --outcomes line of o (without a newline) to dst and
+// returns the extended slice. Keys, in order: source, line, outcome, reason
+// (null when none; for invalid records the reject reason), tokens_before,
+// tokens_after, turns_before, turns_after, region ([start, end) in input
+// turn indices, or null). After counts are normalised as in
+// [Summary.Observe]. Strings are escaped per RFC 8259, invalid UTF-8 becomes
+// U+FFFD.
+func (o Observation) AppendJSON(dst []byte) []byte {
+	if o.Outcome != snap.Invalid {
+		o = o.normalized()
+	}
+	dst = append(dst, `{"source":`...)
+	dst = appendJSONString(dst, o.Source)
+	dst = append(dst, `,"line":`...)
+	dst = strconv.AppendInt(dst, o.Line, 10)
+	dst = append(dst, `,"outcome":`...)
+	dst = appendJSONString(dst, string(o.Outcome))
+	dst = append(dst, `,"reason":`...)
+	switch reason := o.Reason; {
+	case reason != "":
+		dst = appendJSONString(dst, reason)
+	case o.RejectReason != "":
+		dst = appendJSONString(dst, o.RejectReason)
+	default:
+		dst = append(dst, "null"...)
+	}
+	for _, kv := range []struct {
+		key string
+		v   int
+	}{{"tokens_before", o.TokensBefore}, {"tokens_after", o.TokensAfter}, {"turns_before", o.TurnsBefore}, {"turns_after", o.TurnsAfter}} {
+		dst = append(dst, `,"`...)
+		dst = append(dst, kv.key...)
+		dst = append(dst, `":`...)
+		dst = strconv.AppendInt(dst, int64(kv.v), 10)
+	}
+	dst = append(dst, `,"region":`...)
+	if o.Region == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		dst = strconv.AppendInt(dst, int64(o.Region[0]), 10)
+		dst = append(dst, ',')
+		dst = strconv.AppendInt(dst, int64(o.Region[1]), 10)
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// MarshalJSON implements [json.Marshaler] with the --outcomes line layout of
+// [Observation.AppendJSON].
+func (o Observation) MarshalJSON() ([]byte, error) { return o.AppendJSON(nil), nil }
+
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string literal.
+func appendJSONString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				dst = append(dst, '\\', c)
+			case c == '\n':
+				dst = append(dst, '\\', 'n')
+			case c == '\r':
+				dst = append(dst, '\\', 'r')
+			case c == '\t':
+				dst = append(dst, '\\', 't')
+			case c < 0x20:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			default:
+				dst = append(dst, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, `\ufffd`...)
+		} else {
+			dst = append(dst, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(dst, '"')
+}

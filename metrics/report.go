@@ -1,0 +1,271 @@
+package metrics
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/trajcompress/trajcompress/snap"
+)
+
+// RunInfo describes the run a [Report] is about.
+type RunInfo struct {
+	Tokenizer    string // tokenizer name, e.g. "o200k_base"
+	TurnOverhead int    // tokens added per turn for chat-template framing
+	// Budget is the planning budget used; nil leaves it out of the report.
+	Budget     *snap.Budget
+	Start, End time.Time // processing start and end, printed in their own location
+}
+
+// Report is the aggregate metrics document. Marshalled with encoding/json it
+// has the peer's sections and keys in the peer's order (summary, tokens,
+// turns, averages, summarization, processing; PEER.md §7), then the
+// trajcompress sections outcomes, distributions and run. Build it with
+// [Summary.Report] and write it with [Report.WriteJSON].
+type Report struct {
+	Summary       SummarySection       `json:"summary"`
+	Tokens        TokensSection        `json:"tokens"`
+	Turns         TurnsSection         `json:"turns"`
+	Averages      AveragesSection      `json:"averages"`
+	Summarization SummarizationSection `json:"summarization"`
+	Processing    ProcessingSection    `json:"processing"`
+	Outcomes      OutcomesSection      `json:"outcomes"`
+	Distributions DistributionsSection `json:"distributions"`
+	Run           RunSection           `json:"run"`
+}
+
+// SummarySection is the peer's "summary" section.
+//
+// Unlike the peer, TotalTrajectories counts every non-rejected record,
+// summary_failed ones included (the peer left its failed entries out of the
+// total): our failed records are written unchanged, so they are part of the
+// output. TrajectoriesCompressed counts compressed and compressed_over_limit;
+// TrajectoriesStillOverLimit counts every record written over target:
+// compressed_over_limit, uncompressible and summary_failed.
+// TrajectoriesFailed is the summary_failed count.
+type SummarySection struct {
+	TotalTrajectories              int64 `json:"total_trajectories"`
+	TrajectoriesCompressed         int64 `json:"trajectories_compressed"`
+	TrajectoriesSkippedUnderTarget int64 `json:"trajectories_skipped_under_target"`
+	TrajectoriesStillOverLimit     int64 `json:"trajectories_still_over_limit"`
+	TrajectoriesFailed             int64 `json:"trajectories_failed"`
+	CompressionRate                Float `json:"compression_rate"` // round(compressed/max(total,1), 4)
+}
+
+// TokensSection is the peer's "tokens" section, over non-rejected records
+// (before = after for records written unchanged).
+type TokensSection struct {
+	TotalBefore             int64 `json:"total_before"`
+	TotalAfter              int64 `json:"total_after"`
+	TotalSaved              int64 `json:"total_saved"`
+	OverallCompressionRatio Float `json:"overall_compression_ratio"` // round(after/max(before,1), 4)
+}
+
+// TurnsSection is the peer's "turns" section, over non-rejected records.
+type TurnsSection struct {
+	TotalBefore  int64 `json:"total_before"`
+	TotalAfter   int64 `json:"total_after"`
+	TotalRemoved int64 `json:"total_removed"`
+}
+
+// AveragesSection is the peer's "averages" section, over compressed records
+// (compressed and compressed_over_limit), from unrounded per-record values.
+// With none, the peer's defaults: ratio 1.0, saved and removed the int 0.
+// The ratio mean is taken over per-record ratios summed exactly in 64.64
+// fixed point (each ratio truncated by less than 2^-64), so it is
+// merge-exact and differs from the peer's float mean by far less than the
+// 4-decimal rounding.
+type AveragesSection struct {
+	AvgCompressionRatio          Float  `json:"avg_compression_ratio"`            // round(mean(after/max(before,1)), 4)
+	AvgTokensSavedPerCompressed  Number `json:"avg_tokens_saved_per_compressed"`  // round(mean, 1)
+	AvgTurnsRemovedPerCompressed Number `json:"avg_turns_removed_per_compressed"` // round(mean, 2)
+}
+
+// SummarizationSection is the peer's "summarization" section; the last three
+// keys are trajcompress additions.
+type SummarizationSection struct {
+	TotalAPICalls    int64 `json:"total_api_calls"`
+	TotalErrors      int64 `json:"total_errors"`
+	SuccessRate      Float `json:"success_rate"` // round(1 − errors/max(calls,1), 4)
+	CacheHits        int64 `json:"cache_hits"`
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+}
+
+// ProcessingSection is the peer's "processing" section. Times are Python
+// isoformat() strings in the times' own location, without zone:
+// 2006-01-02T15:04:05 plus .ffffff when the microseconds are not zero.
+type ProcessingSection struct {
+	StartTime       string `json:"start_time"`
+	EndTime         string `json:"end_time"`
+	DurationSeconds Float  `json:"duration_seconds"` // round(seconds, 2)
+}
+
+// OutcomesSection counts records per outcome (all six keys always present)
+// and per uncompressible reason. RecordsIn = RecordsOut + RecordsRejected
+// always; rejected records are the invalid ones.
+type OutcomesSection struct {
+	SkippedUnderTarget    int64         `json:"skipped_under_target"`
+	Compressed            int64         `json:"compressed"`
+	CompressedOverLimit   int64         `json:"compressed_over_limit"`
+	Uncompressible        int64         `json:"uncompressible"`
+	SummaryFailed         int64         `json:"summary_failed"`
+	Invalid               int64         `json:"invalid"`
+	UncompressibleReasons ReasonsCounts `json:"uncompressible_reasons"`
+	FailedToFit           int64         `json:"failed_to_fit"` // compressed_over_limit + uncompressible
+	RecordsIn             int64         `json:"records_in"`
+	RecordsOut            int64         `json:"records_out"`
+	RecordsRejected       int64         `json:"records_rejected"`
+}
+
+// ReasonsCounts counts uncompressible records per snap.Reason.
+type ReasonsCounts struct {
+	NoMiddle       int64 `json:"no_middle"`
+	Collapsed      int64 `json:"collapsed"`
+	RegionTooSmall int64 `json:"region_too_small"`
+}
+
+// DistributionsSection holds the token distributions over non-rejected
+// records.
+type DistributionsSection struct {
+	TokensBefore Quantiles `json:"tokens_before"`
+	TokensAfter  Quantiles `json:"tokens_after"`
+}
+
+// Quantiles summarises a [Hist]: p50, p90 and p99 as [Hist.Quantile] (value
+// at rank ceil(p·N), relative error <= 1/256) and the exact max; all 0 when
+// empty.
+type Quantiles struct {
+	P50 int64 `json:"p50"`
+	P90 int64 `json:"p90"`
+	P99 int64 `json:"p99"`
+	Max int64 `json:"max"`
+}
+
+// QuantilesOf returns the quantiles of h.
+func QuantilesOf(h *Hist) Quantiles {
+	return Quantiles{P50: h.Quantile(500), P90: h.Quantile(900), P99: h.Quantile(990), Max: h.Max()}
+}
+
+// RunSection describes the run.
+type RunSection struct {
+	Tokenizer    string         `json:"tokenizer"`
+	TurnOverhead int            `json:"turn_overhead"`
+	Budget       *BudgetSection `json:"budget,omitempty"`
+}
+
+// BudgetSection is the planning budget, under the YAML key names.
+type BudgetSection struct {
+	TargetMaxTokens     int  `json:"target_max_tokens"`
+	SummaryTargetTokens int  `json:"summary_target_tokens"`
+	LastNTurns          int  `json:"last_n_turns"`
+	FirstSystem         bool `json:"first_system"`
+	FirstHuman          bool `json:"first_human"`
+	FirstGPT            bool `json:"first_gpt"`
+	FirstTool           bool `json:"first_tool"`
+}
+
+// Report builds the aggregate report of everything s observed. It does not
+// modify s.
+func (s *Summary) Report(info RunInfo) Report {
+	c := &s.c
+	total := s.RecordsOut()
+	compressed := s.compressed()
+	var r Report
+
+	r.Summary = SummarySection{
+		TotalTrajectories:              total,
+		TrajectoriesCompressed:         compressed,
+		TrajectoriesSkippedUnderTarget: s.Count(snap.SkippedUnderTarget),
+		TrajectoriesStillOverLimit:     s.Count(snap.CompressedOverLimit) + s.Count(snap.Uncompressible) + s.Count(snap.SummaryFailed),
+		TrajectoriesFailed:             s.Count(snap.SummaryFailed),
+		CompressionRate:                Round(float64(compressed)/float64(max(total, 1)), 4),
+	}
+	r.Tokens = TokensSection{
+		TotalBefore:             c.tokensBefore,
+		TotalAfter:              c.tokensAfter,
+		TotalSaved:              c.tokensBefore - c.tokensAfter,
+		OverallCompressionRatio: Round(float64(c.tokensAfter)/float64(max(c.tokensBefore, 1)), 4),
+	}
+	r.Turns = TurnsSection{
+		TotalBefore:  c.turnsBefore,
+		TotalAfter:   c.turnsAfter,
+		TotalRemoved: c.turnsBefore - c.turnsAfter,
+	}
+	r.Averages = AveragesSection{AvgCompressionRatio: 1.0, AvgTokensSavedPerCompressed: IntNumber(0), AvgTurnsRemovedPerCompressed: IntNumber(0)}
+	if compressed > 0 {
+		n := float64(compressed)
+		r.Averages = AveragesSection{
+			AvgCompressionRatio:          Round(c.ratioSum.float()/n, 4),
+			AvgTokensSavedPerCompressed:  FloatNumber(Round(float64(c.tokensSavedSum)/n, 1)),
+			AvgTurnsRemovedPerCompressed: FloatNumber(Round(float64(c.turnsRemovedSum)/n, 2)),
+		}
+	}
+	r.Summarization = SummarizationSection{
+		TotalAPICalls:    c.summaryCalls,
+		TotalErrors:      c.summaryErrors,
+		SuccessRate:      Round(1-float64(c.summaryErrors)/float64(max(c.summaryCalls, 1)), 4),
+		CacheHits:        c.cacheHits,
+		PromptTokens:     c.promptTokens,
+		CompletionTokens: c.completionTokens,
+	}
+	r.Processing = ProcessingSection{
+		StartTime:       pyISOFormat(info.Start),
+		EndTime:         pyISOFormat(info.End),
+		DurationSeconds: Round(info.End.Sub(info.Start).Seconds(), 2),
+	}
+	r.Outcomes = OutcomesSection{
+		SkippedUnderTarget:  s.Count(snap.SkippedUnderTarget),
+		Compressed:          s.Count(snap.Compressed),
+		CompressedOverLimit: s.Count(snap.CompressedOverLimit),
+		Uncompressible:      s.Count(snap.Uncompressible),
+		SummaryFailed:       s.Count(snap.SummaryFailed),
+		Invalid:             s.Count(snap.Invalid),
+		UncompressibleReasons: ReasonsCounts{
+			NoMiddle:       s.ReasonCount(snap.NoMiddle),
+			Collapsed:      s.ReasonCount(snap.Collapsed),
+			RegionTooSmall: s.ReasonCount(snap.RegionTooSmall),
+		},
+		FailedToFit:     s.Count(snap.CompressedOverLimit) + s.Count(snap.Uncompressible),
+		RecordsIn:       s.RecordsIn(),
+		RecordsOut:      s.RecordsOut(),
+		RecordsRejected: s.RecordsRejected(),
+	}
+	r.Distributions = DistributionsSection{TokensBefore: QuantilesOf(&s.before), TokensAfter: QuantilesOf(&s.after)}
+	r.Run = RunSection{Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead}
+	if b := info.Budget; b != nil {
+		r.Run.Budget = &BudgetSection{
+			TargetMaxTokens: b.Target, SummaryTargetTokens: b.SummaryTokens, LastNTurns: b.LastN,
+			FirstSystem: b.ProtectFirstSystem, FirstHuman: b.ProtectFirstUser,
+			FirstGPT: b.ProtectFirstAssistant, FirstTool: b.ProtectFirstTool,
+		}
+	}
+	return r
+}
+
+// WriteJSON writes r as JSON indented by two spaces, as the peer's
+// json.dump(indent=2), without HTML escaping, followed by a newline.
+func (r Report) WriteJSON(w io.Writer) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("metrics: encoding report: %w", err)
+	}
+	if _, err := w.Write(buf.Bytes()); err != nil {
+		return fmt.Errorf("metrics: writing report: %w", err)
+	}
+	return nil
+}
+
+// pyISOFormat formats t like Python's naive datetime.isoformat().
+func pyISOFormat(t time.Time) string {
+	s := t.Format("2006-01-02T15:04:05")
+	if us := t.Nanosecond() / 1000; us != 0 {
+		s += fmt.Sprintf(".%06d", us)
+	}
+	return s
+}

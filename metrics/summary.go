@@ -1,0 +1,237 @@
+package metrics
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/trajcompress/trajcompress/snap"
+)
+
+// Observation is what the pipeline records about one input record.
+type Observation struct {
+	Source string // input file the record came from
+	Line   int64  // 1-based line (JSONL) or row (Parquet/Arrow) of the record
+
+	Outcome snap.Outcome
+	// Reason is the snap.Reason of an Uncompressible outcome; for other
+	// outcomes it may carry a free-text reason (e.g. why a summary failed)
+	// that appears only in the --outcomes line.
+	Reason string
+
+	// Token and turn counts before and after compression. For outcomes that
+	// write the record unchanged (skipped_under_target, uncompressible,
+	// summary_failed) the after values are taken to equal the before values
+	// whatever they hold. Invalid records count in no total.
+	TokensBefore, TokensAfter int
+	TurnsBefore, TurnsAfter   int
+
+	// Region is the replaced region [start, end) in input turn indices, or
+	// nil when nothing was replaced.
+	Region *[2]int
+
+	SummaryCalls, SummaryErrors    int    // summarizer attempts and failed attempts
+	CacheHit                       bool   // the summary came from a cache
+	PromptTokens, CompletionTokens int    // as reported by an LLM summarizer
+	RejectReason                   string // why an Invalid record was rejected
+}
+
+// unchanged reports whether o's record is written as it came in.
+func unchanged(o snap.Outcome) bool {
+	return o == snap.SkippedUnderTarget || o == snap.Uncompressible || o == snap.SummaryFailed
+}
+
+// normalized returns o with the after counts equal to the before counts when
+// the record is written unchanged.
+func (o Observation) normalized() Observation {
+	if unchanged(o.Outcome) {
+		o.TokensAfter, o.TurnsAfter = o.TokensBefore, o.TurnsBefore
+	}
+	return o
+}
+
+var (
+	outcomeOrder = snap.Outcomes()
+	reasonOrder  = snap.Reasons()
+)
+
+func outcomeIndex(o snap.Outcome) int {
+	for i, x := range outcomeOrder {
+		if x == o {
+			return i
+		}
+	}
+	return -1
+}
+
+func reasonIndex(r string) int {
+	for i, x := range reasonOrder {
+		if string(x) == r {
+			return i
+		}
+	}
+	return -1
+}
+
+// Summary is the mergeable aggregate of many [Observation] values: counts per
+// outcome and per uncompressible reason, token and turn totals, the sums
+// behind the peer's per-compressed averages, summarizer counters and
+// histograms of tokens before and after.
+//
+// Every field is an integer sum, an exact fixed-point sum, a maximum or a
+// histogram, so [Summary.Merge] is exact and order-independent: merging
+// per-worker summaries gives the same Summary, and the same report, as
+// observing every record in one. The zero Summary is empty and ready to use.
+// A Summary is not safe for concurrent use; give each worker its own.
+type Summary struct {
+	c             counters
+	before, after Hist // tokens before and after, non-rejected records
+}
+
+// counters holds every scalar of a Summary; it is comparable.
+type counters struct {
+	outcomes [6]int64 // indexed like snap.Outcomes()
+	reasons  [3]int64 // indexed like snap.Reasons(), Uncompressible only
+
+	// Over all non-rejected records.
+	tokensBefore, tokensAfter int64
+	turnsBefore, turnsAfter   int64
+
+	// Over compressed records (compressed and compressed_over_limit).
+	ratioSum        fixed128 // Σ after/max(before,1)
+	tokensSavedSum  int64
+	turnsRemovedSum int64
+
+	summaryCalls, summaryErrors    int64
+	cacheHits                      int64
+	promptTokens, completionTokens int64
+}
+
+// Observe adds one record's observation. It panics if o.Outcome is not one
+// of the six snap outcomes, or if an Uncompressible observation's Reason is
+// not one of the three snap reasons: both are programming errors.
+func (s *Summary) Observe(o Observation) {
+	oi := outcomeIndex(o.Outcome)
+	if oi < 0 {
+		panic(fmt.Sprintf("metrics: %s:%d: unknown outcome %q", o.Source, o.Line, o.Outcome))
+	}
+	if o.Outcome == snap.Uncompressible {
+		ri := reasonIndex(o.Reason)
+		if ri < 0 {
+			panic(fmt.Sprintf("metrics: %s:%d: unknown uncompressible reason %q", o.Source, o.Line, o.Reason))
+		}
+		s.c.reasons[ri]++
+	}
+	s.c.outcomes[oi]++
+	if o.Outcome == snap.Invalid {
+		return
+	}
+	o = o.normalized()
+	s.c.tokensBefore += int64(o.TokensBefore)
+	s.c.tokensAfter += int64(o.TokensAfter)
+	s.c.turnsBefore += int64(o.TurnsBefore)
+	s.c.turnsAfter += int64(o.TurnsAfter)
+	if o.Outcome == snap.Compressed || o.Outcome == snap.CompressedOverLimit {
+		s.c.ratioSum.add(ratioFixed(o.TokensAfter, o.TokensBefore))
+		s.c.tokensSavedSum += int64(o.TokensBefore - o.TokensAfter)
+		s.c.turnsRemovedSum += int64(o.TurnsBefore - o.TurnsAfter)
+	}
+	s.c.summaryCalls += int64(o.SummaryCalls)
+	s.c.summaryErrors += int64(o.SummaryErrors)
+	if o.CacheHit {
+		s.c.cacheHits++
+	}
+	s.c.promptTokens += int64(o.PromptTokens)
+	s.c.completionTokens += int64(o.CompletionTokens)
+	s.before.Add(int64(o.TokensBefore))
+	s.after.Add(int64(o.TokensAfter))
+}
+
+// Merge adds everything o observed to s; o is not modified. Merging is
+// exact: any split of a set of observations over summaries, merged in any
+// order, equals observing them all in one Summary.
+func (s *Summary) Merge(o *Summary) {
+	for i := range s.c.outcomes {
+		s.c.outcomes[i] += o.c.outcomes[i]
+	}
+	for i := range s.c.reasons {
+		s.c.reasons[i] += o.c.reasons[i]
+	}
+	s.c.tokensBefore += o.c.tokensBefore
+	s.c.tokensAfter += o.c.tokensAfter
+	s.c.turnsBefore += o.c.turnsBefore
+	s.c.turnsAfter += o.c.turnsAfter
+	s.c.ratioSum.add(o.c.ratioSum)
+	s.c.tokensSavedSum += o.c.tokensSavedSum
+	s.c.turnsRemovedSum += o.c.turnsRemovedSum
+	s.c.summaryCalls += o.c.summaryCalls
+	s.c.summaryErrors += o.c.summaryErrors
+	s.c.cacheHits += o.c.cacheHits
+	s.c.promptTokens += o.c.promptTokens
+	s.c.completionTokens += o.c.completionTokens
+	s.before.Merge(&o.before)
+	s.after.Merge(&o.after)
+}
+
+// Count returns the number of records observed with outcome o (0 for an
+// unknown outcome).
+func (s *Summary) Count(o snap.Outcome) int64 {
+	if i := outcomeIndex(o); i >= 0 {
+		return s.c.outcomes[i]
+	}
+	return 0
+}
+
+// ReasonCount returns the number of uncompressible records with reason r.
+func (s *Summary) ReasonCount(r snap.Reason) int64 {
+	if i := reasonIndex(string(r)); i >= 0 {
+		return s.c.reasons[i]
+	}
+	return 0
+}
+
+// RecordsIn returns the number of observations.
+func (s *Summary) RecordsIn() int64 {
+	var n int64
+	for _, c := range s.c.outcomes {
+		n += c
+	}
+	return n
+}
+
+// RecordsRejected returns the number of invalid records.
+func (s *Summary) RecordsRejected() int64 { return s.Count(snap.Invalid) }
+
+// RecordsOut returns the number of records written to the output: all but
+// the rejected ones (summary_failed and uncompressible records are written
+// unchanged).
+func (s *Summary) RecordsOut() int64 { return s.RecordsIn() - s.RecordsRejected() }
+
+// compressed returns the number of records a summary was spliced into.
+func (s *Summary) compressed() int64 {
+	return s.Count(snap.Compressed) + s.Count(snap.CompressedOverLimit)
+}
+
+// Equal reports whether s and o hold the same aggregate.
+func (s *Summary) Equal(o *Summary) bool {
+	return s.c == o.c && s.before.equal(&o.before) && s.after.equal(&o.after)
+}
+
+// fixed128 is an unsigned 64.64 fixed-point number; sums of them are exact
+// and associative (wrapping only beyond 2^64 in the integer part).
+type fixed128 struct{ hi, lo uint64 }
+
+func (f *fixed128) add(o fixed128) {
+	var carry uint64
+	f.lo, carry = bits.Add64(f.lo, o.lo, 0)
+	f.hi += o.hi + carry
+}
+
+func (f fixed128) float() float64 { return float64(f.hi) + float64(f.lo)/(1<<64) }
+
+// ratioFixed returns after/max(before,1), rounded down to a multiple of
+// 2^-64; negative counts are taken as 0.
+func ratioFixed(after, before int) fixed128 {
+	a, b := uint64(max(after, 0)), uint64(max(before, 1))
+	frac, _ := bits.Div64(a%b, 0, b)
+	return fixed128{hi: a / b, lo: frac}
+}

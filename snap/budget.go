@@ -1,0 +1,60 @@
+package snap
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrInvalidBudget is wrapped by every error [Budget.Validate] returns.
+var ErrInvalidBudget = errors.New("snap: invalid budget")
+
+// Budget holds the planning parameters of PLANNING.md. The YAML keys (the
+// peer's names) are given per field.
+type Budget struct {
+	// Target is compression.target_max_tokens: a trajectory of at most
+	// Target tokens is left alone. Must be > 0.
+	Target int
+	// SummaryTokens is compression.summary_target_tokens (S): the size the
+	// summary turn is budgeted at. Must be >= 0.
+	SummaryTokens int
+	// LastN is protected_turns.last_n_turns: the last LastN turns are never
+	// compressed. Must be >= 0.
+	LastN int
+
+	// ProtectFirst* are protected_turns.first_system, first_human, first_gpt
+	// and first_tool: when set, the first turn of that role (and so every
+	// turn before it) is kept verbatim.
+	ProtectFirstSystem, ProtectFirstUser, ProtectFirstAssistant, ProtectFirstTool bool
+}
+
+// DefaultBudget returns the defaults of PLANNING.md (the peer's dataclass
+// defaults): target 15250, summary 750, last 4 turns protected, all four
+// first-of-role protections on.
+func DefaultBudget() Budget {
+	return Budget{
+		Target:                15250,
+		SummaryTokens:         750,
+		LastN:                 4,
+		ProtectFirstSystem:    true,
+		ProtectFirstUser:      true,
+		ProtectFirstAssistant: true,
+		ProtectFirstTool:      true,
+	}
+}
+
+// Validate reports every out-of-range field of b. The error wraps
+// [ErrInvalidBudget] and names each offending field by its YAML key; it is
+// nil when b is usable.
+func (b Budget) Validate() error {
+	var errs []error
+	if b.Target <= 0 {
+		errs = append(errs, fmt.Errorf("%w: compression.target_max_tokens must be > 0, got %d", ErrInvalidBudget, b.Target))
+	}
+	if b.SummaryTokens < 0 {
+		errs = append(errs, fmt.Errorf("%w: compression.summary_target_tokens must be >= 0, got %d", ErrInvalidBudget, b.SummaryTokens))
+	}
+	if b.LastN < 0 {
+		errs = append(errs, fmt.Errorf("%w: protected_turns.last_n_turns must be >= 0, got %d", ErrInvalidBudget, b.LastN))
+	}
+	return errors.Join(errs...)
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 )
 
 // Reader reads the lines of a JSONL file.
@@ -18,18 +19,17 @@ type Reader struct {
 	br   *bufio.Reader
 	line int64
 	buf  []byte
-	read int64 // bytes consumed from the underlying file (compressed size for gzip)
 	cnt  *countingReader
 }
 
 type countingReader struct {
 	r io.Reader
-	n int64
+	n atomic.Int64
 }
 
 func (c *countingReader) Read(p []byte) (int, error) {
 	n, err := c.r.Read(p)
-	c.n += int64(n)
+	c.n.Add(int64(n))
 	return n, err
 }
 
@@ -100,8 +100,9 @@ func (r *Reader) Next() ([]byte, int64, error) {
 }
 
 // BytesRead is how many bytes of the file (compressed bytes, for gzip) have
-// been consumed so far; for progress reporting.
-func (r *Reader) BytesRead() int64 { return r.cnt.n }
+// been consumed so far; for progress reporting. Unlike the other methods
+// it is safe to call from another goroutine.
+func (r *Reader) BytesRead() int64 { return r.cnt.n.Load() }
 
 // Close closes the file.
 func (r *Reader) Close() error {

@@ -22,6 +22,13 @@ func Create(path string) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// CreateTemp makes the file private (0600); the output is an ordinary
+	// data file, readable as any file the user creates.
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return nil, err
+	}
 	return &Writer{path: path, tmp: tmp, bw: bufio.NewWriterSize(tmp, 1<<20)}, nil
 }
 

@@ -1,0 +1,353 @@
+package pipeline
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/trajcompress/trajcompress/snap"
+	"github.com/trajcompress/trajcompress/summary"
+	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/traj"
+)
+
+// wordCounter counts one token per space-separated word: easy to reason
+// about in tests.
+type wordCounter struct{}
+
+func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }
+
+func words(n int, w string) string { return strings.TrimSpace(strings.Repeat(w+" ", n)) }
+
+// shareGPTLine builds a ShareGPT record whose turns have the given roles
+// and word counts.
+func shareGPTLine(roles string, sizes ...int) string {
+	var turns []string
+	for i, r := range strings.Fields(roles) {
+		turns = append(turns, fmt.Sprintf(`{"from": %q, "value": %q}`, r, words(sizes[i], fmt.Sprintf("w%d", i))))
+	}
+	return `{"id": "x", "conversations": [` + strings.Join(turns, ", ") + `], "tail": true}`
+}
+
+type fixedSummarizer struct {
+	text  string
+	err   error
+	calls atomic.Int64
+}
+
+func (f *fixedSummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
+	f.calls.Add(1)
+	if f.err != nil {
+		return summary.Result{APICalls: 1, APIErrors: 1}, f.err
+	}
+	return summary.Result{Text: f.text, APICalls: 1}, nil
+}
+
+func newComp(t *testing.T, mod func(*Options)) *Compressor {
+	t.Helper()
+	o := Options{
+		Budget:     snap.Budget{Target: 900, SummaryTokens: 50, LastN: 4, ProtectFirstSystem: true, ProtectFirstUser: true, ProtectFirstAssistant: true, ProtectFirstTool: true},
+		Counter:    wordCounter{},
+		Summarizer: &fixedSummarizer{text: "[CONTEXT SUMMARY]: s"},
+		AddNotice:  true,
+		NoticeText: " NOTICE",
+	}
+	if mod != nil {
+		mod(&o)
+	}
+	c, err := NewCompressor(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var pos = traj.Pos{File: "f.jsonl", Line: 3}
+
+// PLANNING.md worked example 2, end to end through Compress.
+func TestCompressWorkedExample2(t *testing.T) {
+	c := newComp(t, nil)
+	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Obs.Outcome != snap.Compressed || *res.Obs.Region != [2]int{4, 8} {
+		t.Fatalf("outcome %s region %v", res.Obs.Outcome, res.Obs.Region)
+	}
+	var out struct {
+		ID    string `json:"id"`
+		Turns []struct {
+			From  string `json:"from"`
+			Value string `json:"value"`
+		} `json:"conversations"`
+		Tail bool            `json:"tail"`
+		CM   json.RawMessage `json:"compression_metrics"`
+	}
+	if err := json.Unmarshal(res.Out, &out); err != nil {
+		t.Fatalf("output not JSON: %v\n%s", err, res.Out)
+	}
+	if len(out.Turns) != 9 || out.Turns[4].From != "human" || out.Turns[4].Value != "[CONTEXT SUMMARY]: s" {
+		t.Fatalf("turns %+v", out.Turns)
+	}
+	if !strings.HasSuffix(out.Turns[0].Value, " NOTICE") || strings.Contains(out.Turns[11-3].Value, "NOTICE") {
+		t.Errorf("notice must be on the head's system turn only")
+	}
+	if out.ID != "x" || !out.Tail || out.CM != nil {
+		t.Errorf("other fields changed or metrics added when not asked: %+v", out)
+	}
+	// 1200 − 400 + 3 (summary words) + 1 (notice word) = 804
+	if res.Obs.TokensAfter != 804 || res.Obs.TurnsAfter != 9 {
+		t.Errorf("after: %d tokens, %d turns", res.Obs.TokensAfter, res.Obs.TurnsAfter)
+	}
+	// Untouched turns are byte-identical to the input.
+	if !strings.Contains(string(res.Out), `{"from": "gpt", "value": "`+words(100, "w8")+`"}`) {
+		t.Error("kept turn not verbatim")
+	}
+}
+
+func TestCompressOutcomes(t *testing.T) {
+	cases := []struct {
+		name    string
+		line    string
+		mod     func(*Options)
+		outcome snap.Outcome
+		reason  string
+		same    bool // output == input
+	}{
+		{"under_target", shareGPTLine("system human gpt", 1, 1, 1), nil, snap.SkippedUnderTarget, "", true},
+		{"no_middle", shareGPTLine("system human gpt tool", 400, 400, 400, 400), nil, snap.Uncompressible, "no_middle", true},
+		{"region_too_small", shareGPTLine("system human gpt human gpt human gpt human", 500, 500, 2, 2, 2, 2, 2, 2), nil, snap.Uncompressible, "region_too_small", true},
+		{"over_limit", shareGPTLine("system human gpt tool gpt tool gpt gpt tool gpt gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100), nil, snap.CompressedOverLimit, "", false},
+		{"summary_failed", shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100),
+			func(o *Options) { o.Summarizer = &fixedSummarizer{err: errors.New("boom")} }, snap.SummaryFailed, "boom", true},
+		{"fallback", shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100),
+			func(o *Options) {
+				o.Summarizer = &fixedSummarizer{err: errors.New("boom")}
+				o.Fallback = &fixedSummarizer{text: "[CONTEXT SUMMARY]: fb"}
+			}, snap.Compressed, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			comp := newComp(t, c.mod)
+			res, err := comp.Compress(context.Background(), []byte(c.line), pos)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Obs.Outcome != c.outcome || res.Obs.Reason != c.reason {
+				t.Errorf("outcome %s (%q), want %s (%q)", res.Obs.Outcome, res.Obs.Reason, c.outcome, c.reason)
+			}
+			if got := string(res.Out) == c.line; got != c.same {
+				t.Errorf("output unchanged = %v, want %v", got, c.same)
+			}
+		})
+	}
+}
+
+func TestCompressInvalid(t *testing.T) {
+	comp := newComp(t, nil)
+	for _, line := range []string{`{"conversations": [`, `42`, `{"other": 1}`} {
+		res, err := comp.Compress(context.Background(), []byte(line), pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Out != nil || res.Reject == nil || res.Obs.Outcome != snap.Invalid || res.Reject.Pos != pos || string(res.Reject.Raw) != line {
+			t.Errorf("%s: %+v", line, res)
+		}
+	}
+}
+
+func TestFatalSummarizerStopsRun(t *testing.T) {
+	comp := newComp(t, func(o *Options) {
+		o.Summarizer = &fixedSummarizer{err: fmt.Errorf("401: %w", summary.ErrFatal)}
+	})
+	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
+	_, err := Run(context.Background(), "f", &lines{data: []string{line, line}}, &buf{}, comp, Config{Workers: 2})
+	if !errors.Is(err, summary.ErrFatal) || !strings.Contains(err.Error(), "f:1") && !strings.Contains(err.Error(), "f:2") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+type lines struct {
+	data []string
+	i    int
+}
+
+func (l *lines) Next() ([]byte, int64, error) {
+	if l.i == len(l.data) {
+		return nil, 0, io.EOF
+	}
+	l.i++
+	return []byte(l.data[l.i-1]), int64(l.i), nil
+}
+
+type buf struct{ bytes.Buffer }
+
+func (b *buf) Write(rec []byte) error {
+	b.Buffer.Write(rec)
+	b.Buffer.WriteByte('\n')
+	return nil
+}
+
+// mixed returns n records of varied sizes and shapes.
+func mixed(n int) []string {
+	var out []string
+	for i := range n {
+		switch i % 5 {
+		case 0:
+			out = append(out, shareGPTLine("system human gpt", 1, 2, 3))
+		case 1:
+			out = append(out, `not json`)
+		default:
+			k := 50 + 40*(i%7)
+			out = append(out, shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", k, k, k, k, k, k, k, k, k, k, k, k))
+		}
+	}
+	return out
+}
+
+func TestRunOrderedAndIdenticalAcrossWorkers(t *testing.T) {
+	in := mixed(200)
+	var outs []string
+	for _, w := range []int{1, 3, 8} {
+		comp := newComp(t, func(o *Options) { o.Summarizer = summary.Deterministic{Counter: wordCounter{}} })
+		var b buf
+		var seen []int64
+		sum, err := Run(context.Background(), "f", &lines{data: in}, &b, comp, Config{Workers: w, OnResult: func(r Result) error {
+			seen = append(seen, r.Obs.Line)
+			return nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range seen {
+			if l != int64(i+1) {
+				t.Fatalf("workers %d: result %d is line %d: not in input order", w, i, l)
+			}
+		}
+		if sum.RecordsIn() != 200 || sum.RecordsRejected() != 40 || sum.RecordsOut() != 160 {
+			t.Fatalf("in %d out %d rejected %d", sum.RecordsIn(), sum.RecordsOut(), sum.RecordsRejected())
+		}
+		if got := strings.Count(b.String(), "\n"); got != 160 {
+			t.Fatalf("wrote %d records, want 160", got)
+		}
+		outs = append(outs, b.String())
+	}
+	if outs[0] != outs[1] || outs[0] != outs[2] {
+		t.Fatal("output differs with the number of workers")
+	}
+}
+
+// blockingRemote waits until want calls are in flight at once, proving
+// that records waiting on the network do not hold CPU slots.
+type blockingRemote struct {
+	mu       sync.Mutex
+	inflight int
+	peak     int
+	want     int
+	release  chan struct{}
+	once     sync.Once
+}
+
+func (b *blockingRemote) Remote() {}
+
+func (b *blockingRemote) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
+	b.mu.Lock()
+	b.inflight++
+	b.peak = max(b.peak, b.inflight)
+	if b.inflight >= b.want {
+		b.once.Do(func() { close(b.release) })
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return summary.Result{}, ctx.Err()
+	case <-time.After(20 * time.Second):
+		return summary.Result{}, errors.New("calls never overlapped: the CPU slot was held while waiting")
+	}
+	b.mu.Lock()
+	b.inflight--
+	b.mu.Unlock()
+	return summary.Result{Text: "[CONTEXT SUMMARY]: r", APICalls: 1}, nil
+}
+
+func TestRemoteSummarizerDoesNotHoldCPU(t *testing.T) {
+	br := &blockingRemote{want: 6, release: make(chan struct{})}
+	comp := newComp(t, func(o *Options) { o.Summarizer = br })
+	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
+	var in []string
+	for range 12 {
+		in = append(in, line)
+	}
+	sum, err := Run(context.Background(), "f", &lines{data: in}, &buf{}, comp, Config{Workers: 1, InFlight: 12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Count(snap.Compressed) != 12 || br.peak < 6 {
+		t.Fatalf("compressed %d, peak in flight %d", sum.Count(snap.Compressed), br.peak)
+	}
+}
+
+func TestDryRunDoesNotCallRemote(t *testing.T) {
+	br := &blockingRemote{want: 1, release: make(chan struct{})}
+	comp := newComp(t, func(o *Options) { o.Summarizer = br; o.DryRun = true })
+	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
+	res, err := comp.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if br.peak != 0 || res.Obs.Outcome != snap.Compressed || res.Obs.TokensAfter != 1200-400+50 {
+		t.Fatalf("calls %d outcome %s after %d", br.peak, res.Obs.Outcome, res.Obs.TokensAfter)
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	br := &blockingRemote{want: 1000, release: make(chan struct{})}
+	comp := newComp(t, func(o *Options) { o.Summarizer = br })
+	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
+	done := make(chan error)
+	go func() {
+		_, err := Run(ctx, "f", &lines{data: []string{line, line, line}}, &buf{}, comp, Config{Workers: 1})
+		done <- err
+	}()
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestPerRecordMetricsAndPairing(t *testing.T) {
+	comp := newComp(t, func(o *Options) {
+		o.PerRecordMetrics = true
+		o.Budget.Target = 30
+		o.Budget.SummaryTokens = 2
+		o.Budget.LastN = 2
+	})
+	line := `{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}, ` +
+		`{"role": "assistant", "content": null, "tool_calls": [{"id": "a", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "a", "content": "` + words(20, "r") + `"}, ` +
+		`{"role": "assistant", "content": null, "tool_calls": [{"id": "b", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]}, {"role": "tool", "tool_call_id": "b", "content": "` + words(20, "r") + `"}, ` +
+		`{"role": "assistant", "content": "done"}, {"role": "user", "content": "thanks"}]}`
+	res, err := comp.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Obs.Outcome != snap.Compressed || len(res.Pairing) != 0 {
+		t.Fatalf("outcome %s region %v pairing %v", res.Obs.Outcome, res.Obs.Region, res.Pairing)
+	}
+	var out map[string]json.RawMessage
+	if err := json.Unmarshal(res.Out, &out); err != nil || out["compression_metrics"] == nil {
+		t.Fatalf("no compression_metrics: %s", res.Out)
+	}
+}
+
+var _ tokenize.Counter = wordCounter{}

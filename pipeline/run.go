@@ -1,0 +1,130 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/trajcompress/trajcompress/metrics"
+	"github.com/trajcompress/trajcompress/traj"
+)
+
+// Source yields input records: the raw bytes of one record and its 1-based
+// line (or row) number, then io.EOF. The returned bytes are owned by the
+// caller. [jsonl.Reader] is a Source.
+type Source interface {
+	Next() ([]byte, int64, error)
+}
+
+// Sink receives output records in input order. Close commits; Abort
+// discards. [jsonl.Writer] is a Sink.
+type Sink interface {
+	Write(rec []byte) error
+}
+
+// Config configures [Run].
+type Config struct {
+	// Workers bounds how many records do CPU work at once (tokenizing,
+	// planning, assembling). 0 means GOMAXPROCS.
+	Workers int
+	// InFlight bounds how many records may be between reader and writer at
+	// once: it is what memory is proportional to. 0 means 2×Workers+2, or
+	// Workers + 2×MaxConcurrent when a remote summarizer is in use.
+	InFlight int
+	// OnResult, when set, is called for every record in input order from
+	// the single writer goroutine, after the record was written: it may
+	// write rejects and outcome lines and update progress without locking.
+	OnResult func(Result) error
+}
+
+func (c Config) withDefaults() Config {
+	if c.Workers <= 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.InFlight <= 0 {
+		c.InFlight = 2*c.Workers + 2
+	}
+	return c
+}
+
+// Run streams every record of src through c into dst (dst may be nil: a dry
+// run) in input order, and returns the metrics of this source. Records are
+// read by the calling goroutine's reader loop, compressed by up to
+// cfg.Workers goroutines at a time, and written by one writer, so output is
+// byte-identical whatever the number of workers.
+//
+// The error is non-nil only when the run must stop: a read or write error,
+// a fatal summarizer error, or ctx cancelled. Per-record problems are
+// outcomes in the metrics, never errors. On error the caller must Abort dst.
+func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, cfg Config) (*metrics.Summary, error) {
+	cfg = cfg.withDefaults()
+	cc := *c
+	cc.cpu = make(chan struct{}, cfg.Workers)
+	sum := &metrics.Summary{}
+
+	g, gctx := errgroup.WithContext(ctx)
+	// Ordered fan-out (restic's dump): each record gets a one-slot channel,
+	// queued in input order; the writer drains them in that order. The
+	// queue's capacity bounds the records in flight.
+	queue := make(chan chan Result, cfg.InFlight)
+	g.Go(func() error {
+		defer close(queue)
+		for {
+			raw, line, err := src.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			slot := make(chan Result, 1)
+			select {
+			case queue <- slot:
+			case <-gctx.Done():
+				return context.Cause(gctx)
+			}
+			pos := traj.Pos{File: name, Line: line}
+			g.Go(func() error {
+				res, err := cc.Compress(gctx, raw, pos)
+				if err != nil {
+					return err
+				}
+				slot <- res
+				return nil
+			})
+		}
+	})
+	g.Go(func() error {
+		for slot := range queue {
+			var res Result
+			select {
+			case res = <-slot:
+			case <-gctx.Done():
+				return context.Cause(gctx)
+			}
+			if dst != nil && res.Out != nil {
+				if err := dst.Write(res.Out); err != nil {
+					return fmt.Errorf("writing output: %w", err)
+				}
+			}
+			sum.Observe(res.Obs)
+			if cfg.OnResult != nil {
+				if err := cfg.OnResult(res); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err := g.Wait(); err != nil {
+		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+			return sum, context.Cause(ctx)
+		}
+		return sum, err
+	}
+	return sum, nil
+}

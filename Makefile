@@ -30,8 +30,8 @@ vet:
 	$(GO) vet ./...
 
 test-go:
-	$(GO) test -race $(RACE_PKGS)
-	$(GO) test $$($(GO) list ./... | grep -v -e /pipeline -e /cmd/ -e /tokenize -e /summary)
+	$(GO) test -race -short $(RACE_PKGS)
+	$(GO) test ./...
 
 # Reads our Parquet/Arrow output with readers nobody here wrote (npm
 # hyparquet, apache-arrow); skipped with a message when node is absent.

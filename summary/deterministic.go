@@ -32,7 +32,7 @@ func (d Deterministic) Summarize(_ context.Context, req Request) (Result, error)
 
 // errorRe spots a failed result. It is only run on the first and last
 // errorWindow bytes of a result: tool outputs can be megabytes long.
-var errorRe = regexp.MustCompile(`(?i)\b(error|fail|exception|traceback|failed|failure|fatal|panic|denied|not found|no such file|exit code [1-9]|returncode": ?[1-9])`)
+var errorRe = regexp.MustCompile(`(?im)^\W*(error|fatal|panic|exception|traceback)\b|\b(error|exception|fatal)\s*:|\bfail(ed|ure)?\b|no such file|permission denied|command not found|\bnot found\b|exit (code|status):? ?[1-9]|returncode"?: ?[1-9]|错误|失败|エラー|ошибка`)
 
 const errorWindow = 4096
 
@@ -98,6 +98,7 @@ func (d Deterministic) build(req Request) string {
 	end := req.Start + len(req.Turns)
 	head := fmt.Sprintf("%s %d turns (%d–%d) condensed.", Prefix, len(req.Turns), req.Start, end-1)
 	var ncalls, nerrors int
+	seen := map[string]int{}
 	for i, t := range req.Turns {
 		idx := req.Start + i
 		switch {
@@ -107,12 +108,19 @@ func (d Deterministic) build(req Request) string {
 			}
 		case t.Role == traj.RoleTool:
 			for _, r := range toolResults(t) {
+				kind, prio, body := "result", 4, clip(r, 100)
 				if looksLikeError(r) {
 					nerrors++
-					add(2, fmt.Sprintf("[%d error] %s", idx, clip(errorLine(r), 200)))
-				} else {
-					add(4, fmt.Sprintf("[%d result] %s", idx, clip(r, 120)))
+					kind, prio, body = "error", 2, clip(errorLine(r), 200)
 				}
+				// Agents re-read the same file and re-run the same command:
+				// say so instead of quoting the same text again.
+				if first, ok := seen[body]; ok {
+					add(prio+2, fmt.Sprintf("[%d %s] same as turn %d", idx, kind, first))
+					continue
+				}
+				seen[body] = idx
+				add(prio, fmt.Sprintf("[%d %s] %s", idx, kind, body))
 			}
 		case t.Role == traj.RoleAssistant:
 			calls := toolCalls(t)

@@ -26,6 +26,15 @@ type Result struct {
 	CacheHit         bool // served from the on-disk cache
 	PromptTokens     int
 	CompletionTokens int
+
+	// Retries counts failed requests that were retried, by cause
+	// ("rate_limit", "server_error", "timeout", "connection", "length",
+	// "empty", "malformed"); nil when there were none.
+	Retries map[string]int
+	// Chunks is how many pieces the region was summarised in: 1 normally,
+	// more when it exceeded the server's context window and was split and
+	// merged, 0 for offline summarizers and cache hits.
+	Chunks int
 }
 
 // Summarizer turns a region into a summary. Implementations are safe for
@@ -34,4 +43,11 @@ type Result struct {
 // the run.
 type Summarizer interface {
 	Summarize(ctx context.Context, req Request) (Result, error)
+}
+
+// Remote is implemented by summarizers that wait on the network. The
+// pipeline releases its CPU slot while such a summarizer runs, and does not
+// call it at all in a dry run (it estimates the summary at the target size).
+type Remote interface {
+	Remote()
 }

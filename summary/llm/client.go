@@ -1,0 +1,621 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/trajcompress/trajcompress/summary"
+	"github.com/trajcompress/trajcompress/traj"
+)
+
+// maxBody bounds the bytes read from one response.
+const maxBody = 16 << 20
+
+// message is one chat message of a request.
+type message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Client is a [summary.Summarizer] backed by an OpenAI-compatible
+// chat.completions endpoint. It is safe for concurrent use; all calls share
+// its concurrency and rate limits, its cache and its [Stats].
+type Client struct {
+	cfg    Config
+	apiKey string // never leaves the Authorization header
+	url    string
+	http   *http.Client
+	sem    chan struct{}
+	rpm    *bucket
+	tpm    *bucket
+	cache  *cache
+	now    func() time.Time
+
+	fatal atomic.Pointer[error] // the first fatal error; later calls return it
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+var _ summary.Summarizer = (*Client)(nil)
+
+// New validates c, reads the API key from the environment variable
+// c.APIKeyEnv, and opens the cache. It fails if the variable is unset or
+// empty (the error names the variable, never a value) or the cache
+// directory cannot be created.
+func New(c Config) (*Client, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	c = c.withDefaults()
+	if _, err := json.Marshal(c.ExtraBody); err != nil {
+		return nil, fmt.Errorf("llm: config: extra body is not JSON: %w", err)
+	}
+	key := strings.TrimSpace(os.Getenv(c.APIKeyEnv))
+	if key == "" {
+		return nil, fmt.Errorf("llm: environment variable %s is unset or empty: it must hold the API key for %s", c.APIKeyEnv, c.BaseURL)
+	}
+	ch, err := openCache(c.CacheDir)
+	if err != nil {
+		return nil, err
+	}
+	hc := c.HTTPClient
+	if hc == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConns = 2 * c.MaxConcurrent
+		t.MaxIdleConnsPerHost = c.MaxConcurrent
+		hc = &http.Client{Transport: t}
+	}
+	return &Client{
+		cfg:    c,
+		apiKey: key,
+		url:    c.BaseURL + "/chat/completions",
+		http:   hc,
+		sem:    make(chan struct{}, c.MaxConcurrent),
+		rpm:    newBucket(c.RPM),
+		tpm:    newBucket(c.TPM),
+		cache:  ch,
+		now:    time.Now,
+		stats:  Stats{ErrorsByCause: map[string]int64{}, Retries: map[string]int64{}},
+	}, nil
+}
+
+// Stats are a client's running totals. Maps are keyed by the Cause
+// constants.
+type Stats struct {
+	Summaries int64 // Summarize calls that returned a summary
+	Failed    int64 // Summarize calls that failed without a fatal error
+	Fatal     int64 // Summarize calls that failed with a fatal error
+
+	Calls         int64            // HTTP requests sent (the peer's total_api_calls)
+	APIErrors     int64            // requests that failed (the peer's total_errors)
+	ErrorsByCause map[string]int64 // failed requests by cause
+	Retries       map[string]int64 // failed requests followed by another attempt, by cause
+	Chunked       int64            // regions split because they exceeded the context window
+	Chunks        int64            // chunk summaries made for split regions
+	CacheHits     int64            // Summarize calls served from the cache
+	CacheMisses   int64            // Summarize calls not in the cache
+	CacheErrors   int64            // cache reads or writes that failed (the call went on)
+
+	PromptTokens     int64 // from usage, local count when absent
+	CompletionTokens int64
+}
+
+// SuccessRate is the peer's summarization.success_rate: 1 − errors/calls.
+func (s Stats) SuccessRate() float64 {
+	return 1 - float64(s.APIErrors)/float64(max(s.Calls, 1))
+}
+
+// Stats returns a copy of the running totals.
+func (c *Client) Stats() Stats {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stats
+	s.ErrorsByCause = copyMap(c.stats.ErrorsByCause)
+	s.Retries = copyMap(c.stats.Retries)
+	return s
+}
+
+func copyMap(m map[string]int64) map[string]int64 {
+	out := make(map[string]int64, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+func (c *Client) count(f func(s *Stats)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f(&c.stats)
+}
+
+// Summarize summarises req.Turns. The text starts with [summary.Prefix]
+// exactly once. Errors:
+//   - ctx's error (wrapped) as soon as ctx is done;
+//   - an error wrapping [summary.ErrFatal] and an [*APIError] for bad
+//     credentials (401/403), exhausted credits or quota (402, quota 429)
+//     and a wrong model or base URL (404); once one occurred, every later
+//     call returns it without sending anything;
+//   - otherwise a non-fatal error naming req.RecordID when the retries ran
+//     out or the server refused the request; the record should be left
+//     unchanged. No placeholder text is ever returned.
+//
+// A region too long for the server's context window is split in halves
+// until each chunk is accepted, and the chunk summaries are merged with one
+// more request.
+func (c *Client) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
+	var res summary.Result
+	if len(req.Turns) == 0 {
+		return res, fmt.Errorf("llm: %s: no turns to summarise", req.RecordID)
+	}
+	if req.TargetTokens <= 0 {
+		return res, fmt.Errorf("llm: %s: target tokens %d is not positive", req.RecordID, req.TargetTokens)
+	}
+	if f := c.fatal.Load(); f != nil {
+		c.count(func(s *Stats) { s.Fatal++ })
+		return res, *f
+	}
+	run := &call{c: c, res: &res, target: req.TargetTokens}
+	msgs := []message{{Role: "user", Content: RegionPrompt(req.Turns, req.Start, req.TargetTokens)}}
+	key := c.key(msgs, 2*req.TargetTokens)
+
+	if e, ok := c.lookup(key); ok {
+		res.Text, res.CacheHit = e.Text, true
+		c.count(func(s *Stats) { s.CacheHits++; s.Summaries++ })
+		return res, nil
+	}
+	c.count(func(s *Stats) { s.CacheMisses++ })
+
+	text, err := run.send(ctx, msgs)
+	if errors.Is(err, ErrContextLength) && ctx.Err() == nil {
+		text, err = run.split(ctx, req.Turns, req.Start)
+	}
+	if err == nil {
+		c.store(key, entry{Text: text, Model: c.cfg.Model})
+		res.Text = text
+		if res.Chunks == 0 {
+			res.Chunks = 1
+		}
+		c.count(func(s *Stats) { s.Summaries++ })
+		return res, nil
+	}
+	return res, c.fail(ctx, req.RecordID, err)
+}
+
+// fail turns the error of a Summarize call into its documented form and
+// counts it.
+func (c *Client) fail(ctx context.Context, id string, err error) error {
+	if ctx.Err() != nil && !errors.Is(err, summary.ErrFatal) {
+		c.count(func(s *Stats) { s.Failed++ })
+		return fmt.Errorf("llm: %s: %w", id, context.Cause(ctx))
+	}
+	if errors.Is(err, summary.ErrFatal) {
+		c.count(func(s *Stats) { s.Fatal++ })
+		return err
+	}
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Fatal() {
+		var hint string
+		switch ae.Cause {
+		case CauseAuth:
+			hint = fmt.Sprintf("%s rejected the API key from $%s", c.cfg.BaseURL, c.cfg.APIKeyEnv)
+		case CauseQuota:
+			hint = fmt.Sprintf("the account behind $%s at %s is out of credits or quota", c.cfg.APIKeyEnv, c.cfg.BaseURL)
+		default:
+			hint = fmt.Sprintf("%s does not serve model %q (check base_url and model)", c.cfg.BaseURL, c.cfg.Model)
+		}
+		f := fmt.Errorf("%w: %s: %w", summary.ErrFatal, hint, ae)
+		c.fatal.CompareAndSwap(nil, &f)
+		c.count(func(s *Stats) { s.Fatal++ })
+		return f
+	}
+	c.count(func(s *Stats) { s.Failed++ })
+	return fmt.Errorf("llm: %s: %w", id, err)
+}
+
+// call is the state of one Summarize call.
+type call struct {
+	c      *Client
+	res    *summary.Result
+	target int
+}
+
+// split summarises turns in chunks that fit the context window, halving
+// until the server accepts each one, then merges the chunk summaries.
+func (r *call) split(ctx context.Context, turns []traj.Turn, start int) (string, error) {
+	parts, err := r.chunks(ctx, turns, start)
+	if err != nil {
+		return "", err
+	}
+	r.res.Chunks = len(parts)
+	r.c.count(func(s *Stats) { s.Chunked++; s.Chunks += int64(len(parts)) })
+	return r.merge(ctx, parts)
+}
+
+// chunks returns the summaries of consecutive chunks covering turns.
+func (r *call) chunks(ctx context.Context, turns []traj.Turn, start int) ([]part, error) {
+	if len(turns) > 1 {
+		// A region the server refused is halved without asking again.
+		mid := len(turns) / 2
+		a, err := r.chunk(ctx, turns[:mid], start)
+		if err != nil {
+			return nil, err
+		}
+		b, err := r.chunk(ctx, turns[mid:], start+mid)
+		if err != nil {
+			return nil, err
+		}
+		return append(a, b...), nil
+	}
+	return nil, fmt.Errorf("turn %d alone does not fit the server's context window: %w", start, ErrContextLength)
+}
+
+// chunk summarises one chunk, splitting it further if it is still too long.
+func (r *call) chunk(ctx context.Context, turns []traj.Turn, start int) ([]part, error) {
+	msgs := []message{{Role: "user", Content: RegionPrompt(turns, start, r.target)}}
+	text, err := r.cached(ctx, msgs)
+	if errors.Is(err, ErrContextLength) && ctx.Err() == nil {
+		return r.chunks(ctx, turns, start)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return []part{{first: start, last: start + len(turns) - 1, text: text}}, nil
+}
+
+// merge combines chunk summaries with one request; if even the merge
+// prompt is too long, it merges each half first.
+func (r *call) merge(ctx context.Context, parts []part) (string, error) {
+	if len(parts) == 1 {
+		return parts[0].text, nil
+	}
+	msgs := []message{{Role: "user", Content: mergePrompt(parts, r.target)}}
+	text, err := r.cached(ctx, msgs)
+	if !errors.Is(err, ErrContextLength) || ctx.Err() != nil || len(parts) < 3 {
+		return text, err
+	}
+	mid := len(parts) / 2
+	a, err := r.merge(ctx, parts[:mid])
+	if err != nil {
+		return "", err
+	}
+	b, err := r.merge(ctx, parts[mid:])
+	if err != nil {
+		return "", err
+	}
+	return r.merge(ctx, []part{
+		{first: parts[0].first, last: parts[mid-1].last, text: a},
+		{first: parts[mid].first, last: parts[len(parts)-1].last, text: b},
+	})
+}
+
+// cached is send behind the cache: chunk and merge summaries are cached
+// too, so a rerun after a failed merge does not pay for the chunks again.
+func (r *call) cached(ctx context.Context, msgs []message) (string, error) {
+	key := r.c.key(msgs, 2*r.target)
+	if e, ok := r.c.lookup(key); ok {
+		return e.Text, nil
+	}
+	text, err := r.send(ctx, msgs)
+	if err == nil {
+		r.c.store(key, entry{Text: text, Model: r.c.cfg.Model})
+	}
+	return text, err
+}
+
+// send makes one request with retries and returns the normalised summary.
+func (r *call) send(ctx context.Context, msgs []message) (string, error) {
+	c := r.c
+	maxTokens := 2 * r.target
+	body := c.body(msgs, maxTokens)
+	promptEst := 0
+	if c.tpm != nil { // counting is CPU work; only the TPM limiter needs it up front
+		for _, m := range msgs {
+			promptEst += c.cfg.Counter.Count(m.Content)
+		}
+	}
+	var last *APIError
+	for attempt := range c.cfg.MaxRetries {
+		if attempt > 0 {
+			if err := sleep(ctx, c.backoff(attempt-1, last.RetryAfter)); err != nil {
+				return "", err
+			}
+		}
+		if f := c.fatal.Load(); f != nil {
+			return "", *f
+		}
+		text, u, err := c.attempt(ctx, body, msgs, promptEst, maxTokens)
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if u.sent {
+			r.res.APICalls++
+			r.res.PromptTokens += u.prompt
+			r.res.CompletionTokens += u.completion
+			c.count(func(s *Stats) {
+				s.Calls++
+				s.PromptTokens += int64(u.prompt)
+				s.CompletionTokens += int64(u.completion)
+			})
+		}
+		if err == nil {
+			return text, nil
+		}
+		last = err
+		retry := err.Retryable() && attempt+1 < c.cfg.MaxRetries
+		r.res.APIErrors++
+		if retry {
+			if r.res.Retries == nil {
+				r.res.Retries = map[string]int{}
+			}
+			r.res.Retries[err.Cause]++
+		}
+		c.count(func(s *Stats) {
+			s.APIErrors++
+			s.ErrorsByCause[err.Cause]++
+			if retry {
+				s.Retries[err.Cause]++
+			}
+		})
+		if !err.Retryable() {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("summary failed after %d attempts: %w", c.cfg.MaxRetries, last)
+}
+
+// backoff is the wait before retry k+1: min(RetryDelay·2^k, MaxRetryDelay)
+// plus up to half of that as jitter, and never less than the server's
+// Retry-After.
+func (c *Client) backoff(k int, retryAfter time.Duration) time.Duration {
+	d := c.cfg.RetryDelay
+	for i := 0; i < k && d < c.cfg.MaxRetryDelay; i++ {
+		d *= 2
+	}
+	d = min(d, c.cfg.MaxRetryDelay)
+	if d > 0 {
+		d += rand.N(d/2 + 1)
+	}
+	return max(d, retryAfter)
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// usage is what one attempt cost.
+type usage struct {
+	sent               bool // the request went out
+	prompt, completion int
+}
+
+// body is the JSON request body.
+func (c *Client) body(msgs []message, maxTokens int) []byte {
+	m := make(map[string]any, len(c.cfg.ExtraBody)+8)
+	for k, v := range c.cfg.ExtraBody {
+		m[k] = v
+	}
+	m["model"] = c.cfg.Model
+	m["messages"] = msgs
+	m["max_tokens"] = maxTokens
+	m["max_completion_tokens"] = maxTokens
+	if !c.cfg.OmitTemperature {
+		m["temperature"] = c.cfg.Temperature
+	}
+	if c.cfg.Seed != nil {
+		m["seed"] = *c.cfg.Seed
+	}
+	m["stream"] = false
+	m["n"] = 1
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("llm: request body: %v", err)) // New checked ExtraBody
+	}
+	return b
+}
+
+// key is the cache key of a request.
+func (c *Client) key(msgs []message, maxTokens int) string {
+	km := keyMaterial{Model: c.cfg.Model, Messages: msgs, MaxTokens: maxTokens, Seed: c.cfg.Seed, Extra: c.cfg.ExtraBody}
+	if !c.cfg.OmitTemperature {
+		t := c.cfg.Temperature
+		km.Temperature = &t
+	}
+	return cacheKey(km)
+}
+
+func (c *Client) lookup(key string) (entry, bool) {
+	e, ok, err := c.cache.get(key)
+	if err != nil {
+		c.count(func(s *Stats) { s.CacheErrors++ })
+	}
+	return e, ok
+}
+
+func (c *Client) store(key string, e entry) {
+	if err := c.cache.put(key, e); err != nil {
+		c.count(func(s *Stats) { s.CacheErrors++ })
+	}
+}
+
+// attempt sends one request within the rate and concurrency limits.
+func (c *Client) attempt(ctx context.Context, body []byte, msgs []message, promptEst, maxTokens int) (string, usage, *APIError) {
+	var u usage
+	if err := c.rpm.wait(ctx, 1); err != nil {
+		return "", u, nil
+	}
+	if err := c.tpm.wait(ctx, promptEst+maxTokens); err != nil {
+		return "", u, nil
+	}
+	select {
+	case c.sem <- struct{}{}:
+	case <-ctx.Done():
+		return "", u, nil
+	}
+	defer func() { <-c.sem }()
+
+	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	defer cancel()
+	hr, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return "", u, c.apiErr(&APIError{Cause: CauseConnection, Message: err.Error()})
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json")
+	hr.Header.Set("Authorization", "Bearer "+c.apiKey)
+	u.sent = true
+	resp, err := c.http.Do(hr)
+	if err != nil {
+		return "", u, c.transportErr(actx, 0, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
+	if resp.StatusCode/100 != 2 {
+		return "", u, c.apiErr(statusError(resp.StatusCode, raw, resp.Header, c.now()))
+	}
+	if err != nil {
+		return "", u, c.transportErr(actx, resp.StatusCode, err)
+	}
+	return c.parse(raw, msgs, u)
+}
+
+// transportErr classifies an error without a usable answer.
+func (c *Client) transportErr(actx context.Context, status int, err error) *APIError {
+	cause := CauseConnection
+	var ne net.Error
+	switch {
+	case errors.Is(actx.Err(), context.DeadlineExceeded):
+		cause = CauseTimeout
+		err = fmt.Errorf("no answer within %v", c.cfg.Timeout)
+	case errors.As(err, &ne) && ne.Timeout():
+		cause = CauseTimeout
+	case status != 0:
+		cause = CauseMalformed // the status came but the body broke off
+		err = fmt.Errorf("truncated body: %w", err)
+	}
+	return c.apiErr(&APIError{Status: status, Cause: cause, Message: err.Error()})
+}
+
+// apiErr redacts the key from e's message and clips it.
+func (c *Client) apiErr(e *APIError) *APIError {
+	if c.apiKey != "" {
+		e.Message = strings.ReplaceAll(e.Message, c.apiKey, "[REDACTED]")
+	}
+	e.Message = clip(e.Message, 300)
+	return e
+}
+
+// chatResponse is the part of a chat.completion the client reads.
+type chatResponse struct {
+	Choices []struct {
+		Message struct {
+			Content          json.RawMessage `json:"content"`
+			ReasoningContent string          `json:"reasoning_content"`
+			Reasoning        string          `json:"reasoning"`
+		} `json:"message"`
+		FinishReason *string `json:"finish_reason"`
+		Error        *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// parse reads a 200 answer.
+func (c *Client) parse(raw []byte, msgs []message, u usage) (string, usage, *APIError) {
+	var cr chatResponse
+	if err := json.Unmarshal(raw, &cr); err != nil {
+		return "", u, c.apiErr(&APIError{Status: 200, Cause: CauseMalformed, Message: "invalid JSON body: " + err.Error()})
+	}
+	if cr.Error != nil {
+		return "", u, c.apiErr(&APIError{Status: 200, Cause: CauseServerError, Message: "error in body: " + cr.Error.Message})
+	}
+	if len(cr.Choices) == 0 {
+		return "", u, c.apiErr(&APIError{Status: 200, Cause: CauseMalformed, Message: "no choices in body"})
+	}
+	ch := cr.Choices[0]
+	content := contentText(ch.Message.Content)
+	if cr.Usage != nil && (cr.Usage.PromptTokens > 0 || cr.Usage.CompletionTokens > 0) {
+		u.prompt, u.completion = cr.Usage.PromptTokens, cr.Usage.CompletionTokens
+	} else {
+		for _, m := range msgs {
+			u.prompt += c.cfg.Counter.Count(m.Content)
+		}
+		u.completion = c.cfg.Counter.Count(content) +
+			c.cfg.Counter.Count(ch.Message.ReasoningContent+ch.Message.Reasoning)
+	}
+	if ch.Error != nil {
+		return "", u, c.apiErr(&APIError{Status: 200, Cause: CauseServerError, Message: "error in choice: " + ch.Error.Message})
+	}
+	finish := ""
+	if ch.FinishReason != nil {
+		finish = strings.ToLower(strings.TrimSpace(*ch.FinishReason))
+	}
+	switch finish {
+	case "length":
+		return "", u, c.apiErr(&APIError{Status: 200, Cause: CauseLength, Message: "finish_reason length: the summary was cut at max_tokens"})
+	case "content_filter":
+		return "", u, c.apiErr(&APIError{Status: 200, Cause: CauseBadRequest, Message: "finish_reason content_filter"})
+	}
+	text, ok := Normalize(content)
+	if !ok {
+		msg := "no summary text in the reply"
+		if ch.Message.ReasoningContent != "" || ch.Message.Reasoning != "" || strings.Contains(content, "<think>") {
+			msg += " (the budget went to reasoning)"
+		}
+		return "", u, c.apiErr(&APIError{Status: 200, Cause: CauseEmpty, Message: msg})
+	}
+	return text, u, nil
+}
+
+// contentText reads message.content: a string, null, or a list of
+// {"type":"text","text":…} parts.
+func contentText(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, p := range parts {
+			if p.Type == "" || p.Type == "text" {
+				b.WriteString(p.Text)
+			}
+		}
+		return b.String()
+	}
+	return ""
+}

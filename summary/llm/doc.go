@@ -1,0 +1,61 @@
+// Package llm is the LLM summarizer: a [summary.Summarizer] that asks any
+// OpenAI-compatible chat.completions endpoint (OpenAI, OpenRouter, vLLM,
+// SGLang, llama.cpp) for the summary of a region.
+//
+// # Requests
+//
+// [Client.Summarize] sends POST {BaseURL}/chat/completions with
+// "Authorization: Bearer <key>" and one user message built by
+// [RegionPrompt]: the peer's prompt (neutral summary in the same language
+// as the turns, covering actions, results, decisions and exact values; turns
+// labelled "[Turn i - ROLE]"; values over [ElideOver] characters cut to
+// head + marker + tail by [Elide]). max_tokens and max_completion_tokens are
+// both 2 × TargetTokens. The reply is passed through [Normalize]: it starts
+// with [summary.Prefix] exactly once; reasoning written into the content up
+// to "</think>" is dropped.
+//
+// # Failures
+//
+// A request is retried, up to [Config.MaxRetries] attempts in all, on 408,
+// 429, 5xx, connection errors, no answer within [Config.Timeout], a
+// truncated or invalid body, finish_reason "length" and an empty reply
+// (reasoning models that spend the budget). Between attempts it waits
+// min(RetryDelay·2^k, MaxRetryDelay) plus up to 50% jitter, and never less
+// than the server's Retry-After (seconds or HTTP date). A 400 saying the
+// prompt exceeds the context window (vLLM, llama.cpp, OpenAI wording) is not
+// retried: the region is halved until each chunk is accepted, the chunks
+// are summarised, and one more request merges them ([summary.Result.Chunks]).
+// 401/403, 402, quota or billing 429s and 404 return an error wrapping
+// [summary.ErrFatal] and an [*APIError]; after one, the client sends nothing
+// more. When the attempts run out, Summarize returns a non-fatal error
+// wrapping the last [*APIError]: the caller keeps the record unchanged. No
+// placeholder summary is ever produced. When ctx is done, Summarize returns
+// ctx's error at once, also during a backoff or a rate-limit wait.
+//
+// # Limits, cache, usage
+//
+// [Config.MaxConcurrent] bounds in-flight HTTP requests (not callers: any
+// number of goroutines may call Summarize); optional [Config.RPM] and
+// [Config.TPM] token buckets throttle before sending (TPM charges the local
+// prompt count plus max_tokens). Every summary, including chunk and merge
+// summaries, is stored on disk under [Config.CacheDir] keyed by the sha256
+// of the model, the prompt messages, temperature, max_tokens, seed and
+// extra body (not the base URL, not the key), one JSON file per key in a
+// two-hex-digit fan-out, written to a temporary file and renamed. A cached
+// region costs zero requests. Token usage comes from the response's usage
+// object, or from [Config.Counter] when a server sends none.
+// [EstimateRequest] and [Client.Estimate] give a request's cost without
+// sending anything, for dry runs.
+//
+// # Secrets
+//
+// The API key is read once, in [New], from the environment variable named by
+// [Config.APIKeyEnv]. It goes only into the Authorization header: errors,
+// cache files and [Stats] never contain it, and server messages that echo it
+// are redacted.
+//
+// # Concurrency
+//
+// A [Client] is safe for concurrent use. [Client.Stats] returns a copy.
+// Summarize does not keep req or its turns after it returns.
+package llm

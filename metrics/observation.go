@@ -11,7 +11,7 @@ import (
 // returns the extended slice. Keys, in order: source, line, outcome, reason
 // (null when none; for invalid records the reject reason), tokens_before,
 // tokens_after, turns_before, turns_after, region ([start, end) in input
-// turn indices, or null). After counts are normalised as in
+// turn indices, or null), pairing_problems. After counts are normalised as in
 // [Summary.Observe]. Strings are escaped per RFC 8259, invalid UTF-8 becomes
 // U+FFFD.
 func (o Observation) AppendJSON(dst []byte) []byte {
@@ -52,6 +52,8 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 		dst = strconv.AppendInt(dst, int64(o.Region[1]), 10)
 		dst = append(dst, ']')
 	}
+	dst = append(dst, `,"pairing_problems":`...)
+	dst = strconv.AppendInt(dst, int64(o.PairingProblems), 10)
 	return append(dst, '}')
 }
 

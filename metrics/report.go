@@ -118,6 +118,11 @@ type OutcomesSection struct {
 	RecordsIn             int64         `json:"records_in"`
 	RecordsOut            int64         `json:"records_out"`
 	RecordsRejected       int64         `json:"records_rejected"`
+	// RecordsWithPairingProblems counts records written with a tool result
+	// whose call is missing or a call whose result is missing (by id,
+	// OpenAI dialect). Compression never creates such a problem; these
+	// come from the input and are reported, not repaired.
+	RecordsWithPairingProblems int64 `json:"records_with_pairing_problems"`
 }
 
 // ReasonsCounts counts uncompressible records per snap.Reason.
@@ -228,10 +233,11 @@ func (s *Summary) Report(info RunInfo) Report {
 			Collapsed:      s.ReasonCount(snap.Collapsed),
 			RegionTooSmall: s.ReasonCount(snap.RegionTooSmall),
 		},
-		FailedToFit:     s.Count(snap.CompressedOverLimit) + s.Count(snap.Uncompressible),
-		RecordsIn:       s.RecordsIn(),
-		RecordsOut:      s.RecordsOut(),
-		RecordsRejected: s.RecordsRejected(),
+		FailedToFit:                s.Count(snap.CompressedOverLimit) + s.Count(snap.Uncompressible),
+		RecordsIn:                  s.RecordsIn(),
+		RecordsOut:                 s.RecordsOut(),
+		RecordsRejected:            s.RecordsRejected(),
+		RecordsWithPairingProblems: c.pairingRecords,
 	}
 	r.Distributions = DistributionsSection{TokensBefore: QuantilesOf(&s.before), TokensAfter: QuantilesOf(&s.after)}
 	r.Run = RunSection{Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead}

@@ -33,6 +33,12 @@ type Observation struct {
 	CacheHit                       bool   // the summary came from a cache
 	PromptTokens, CompletionTokens int    // as reported by an LLM summarizer
 	RejectReason                   string // why an Invalid record was rejected
+
+	// PairingProblems counts tool-pairing problems by id (OpenAI dialect)
+	// in the record as written: a tool result whose call is not in the
+	// record, or a call whose result is not. Input that was already broken
+	// is reported here, never repaired.
+	PairingProblems int
 }
 
 // unchanged reports whether o's record is written as it came in.
@@ -104,6 +110,8 @@ type counters struct {
 	summaryCalls, summaryErrors    int64
 	cacheHits                      int64
 	promptTokens, completionTokens int64
+
+	pairingRecords int64 // records written with tool-pairing problems
 }
 
 // Observe adds one record's observation. It panics if o.Outcome is not one
@@ -142,6 +150,9 @@ func (s *Summary) Observe(o Observation) {
 	}
 	s.c.promptTokens += int64(o.PromptTokens)
 	s.c.completionTokens += int64(o.CompletionTokens)
+	if o.PairingProblems > 0 {
+		s.c.pairingRecords++
+	}
 	s.before.Add(int64(o.TokensBefore))
 	s.after.Add(int64(o.TokensAfter))
 }
@@ -168,6 +179,7 @@ func (s *Summary) Merge(o *Summary) {
 	s.c.cacheHits += o.c.cacheHits
 	s.c.promptTokens += o.c.promptTokens
 	s.c.completionTokens += o.c.completionTokens
+	s.c.pairingRecords += o.c.pairingRecords
 	s.before.Merge(&o.before)
 	s.after.Merge(&o.after)
 }

@@ -161,8 +161,21 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 	for i, t := range rec.Turns {
 		roles[i], tok[i] = t.Role, c.count(t)
 	}
-	plan := snap.Compute(roles, tok, c.opts.Budget)
-	obs.TokensBefore, obs.TokensAfter = plan.Total, plan.Total
+	// A system prompt kept outside the turn list costs tokens too: it is a
+	// fixed, protected part of the record, so the turns get what is left.
+	ext := 0
+	if rec.SystemKey != "" {
+		ext = c.opts.Counter.Count(rec.System) + c.opts.TurnOverhead
+	}
+	budget := c.opts.Budget
+	budget.Target -= ext
+	plan := snap.Compute(roles, tok, budget)
+	if rec.Dialect == traj.DialectOpenAI {
+		// Reported for every record: a record written unchanged carries the
+		// problems of its input; a compressed one is rechecked below.
+		obs.PairingProblems = len(snap.CheckPairing(rec.Turns))
+	}
+	obs.TokensBefore, obs.TokensAfter = plan.Total+ext, plan.Total+ext
 	obs.TurnsBefore, obs.TurnsAfter = n, n
 	res := Result{Out: raw}
 	switch plan.Outcome {
@@ -186,7 +199,7 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 	_, remote := c.opts.Summarizer.(summary.Remote)
 	if remote && c.opts.DryRun {
 		// Estimate: the summary is budgeted at S tokens; nothing is sent.
-		after := plan.Total - plan.RegionTokens + c.opts.Budget.SummaryTokens + c.opts.TurnOverhead
+		after := ext + plan.Total - plan.RegionTokens + c.opts.Budget.SummaryTokens + c.opts.TurnOverhead
 		obs.TokensAfter, obs.TurnsAfter = after, plan.TurnsAfter(n)
 		obs.Outcome = snap.Settle(after, c.opts.Budget)
 		obs.SummaryCalls = 1
@@ -231,15 +244,24 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 
 	// Assemble: head (notice on its system turns) + summary + rest.
 	out := make([]traj.Turn, 0, plan.TurnsAfter(n))
-	after := 0
+	after := ext
+	noticed := false
 	for i, t := range rec.Turns[:plan.Start] {
 		if c.opts.AddNotice && t.Role == traj.RoleSystem {
 			t = rec.AppendText(t, c.opts.NoticeText)
 			after += c.count(t)
+			noticed = true
 		} else {
 			after += tok[i]
 		}
 		out = append(out, t)
+	}
+	var fields []traj.Field
+	if c.opts.AddNotice && !noticed && rec.SystemKey != "" {
+		// The record's system prompt lives outside the turns: the notice goes there.
+		sys := rec.System + c.opts.NoticeText
+		fields = append(fields, rec.SystemField(sys))
+		after += c.opts.Counter.Count(sys) + c.opts.TurnOverhead - ext
 	}
 	st := rec.NewTurn(c.opts.SummaryRole, sum.Text)
 	after += c.count(st)
@@ -252,12 +274,12 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 	obs.Outcome = snap.Settle(after, c.opts.Budget)
 	if rec.Dialect == traj.DialectOpenAI {
 		res.Pairing = snap.CheckPairing(out)
+		obs.PairingProblems = len(res.Pairing)
 	}
 	if c.opts.DryRun {
 		res.Obs = obs
 		return res, nil
 	}
-	var fields []traj.Field
 	if c.opts.PerRecordMetrics {
 		cm := metrics.NewTrajectoryMetrics(obs)
 		b, err := json.Marshal(cm)

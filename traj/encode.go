@@ -102,6 +102,12 @@ func (r *Record) AppendText(t Turn, s string) Turn {
 	return t
 }
 
+// SystemField returns the top-level field that sets the outside system
+// prompt to text (see [Record.System]), for [Record.AppendJSON].
+func (r *Record) SystemField(text string) Field {
+	return Field{Key: r.SystemKey, Value: appendQuoted(nil, text)}
+}
+
 // AppendJSON appends the record to dst with its turns list replaced by
 // turns and the given top-level fields set (replacing a field of the same
 // name in place, or appended before the closing brace). Every other byte

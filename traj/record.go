@@ -88,6 +88,14 @@ type Record struct {
 	Dialect Dialect
 	Turns   []Turn
 
+	// System is a system prompt kept outside the turn list, in a top-level
+	// "system_prompt" (hermes-agent session exports) or "system"
+	// (LLaMA-Factory) string field, when no turn has the system role. It is
+	// part of what a trainer sees, so it counts toward the budget, and it is
+	// always kept. SystemKey names the field ("" when there is none).
+	System    string
+	SystemKey string
+
 	raw      []byte
 	members  []member
 	turnsIdx int // index in members of the turns array
@@ -152,12 +160,23 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 		r.valSep = string(line[els[0][1]:els[1][0]])
 	}
 	r.Turns = make([]Turn, 0, len(els))
+	hasSystem := false
 	for i, el := range els {
 		t, err := r.decodeTurn(line[el[0]:el[1]])
 		if err != nil {
 			return nil, fail("bad_turn", "%s[%d]: %v", turnsKey, i, err)
 		}
+		hasSystem = hasSystem || t.Role == RoleSystem
 		r.Turns = append(r.Turns, t)
+	}
+	if !hasSystem {
+		for _, k := range []string{"system_prompt", "system"} {
+			if m, ok := find(ms, k); ok && line[m.start] == '"' {
+				r.System, _ = unquote(line[m.start:m.end])
+				r.SystemKey = k
+				break
+			}
+		}
 	}
 	return r, nil
 }

@@ -1,0 +1,375 @@
+package check
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// ErrSetupDiffers is wrapped by the error [Compare] returns when the two
+// documents were produced with a different tokenizer, config or input and
+// Rules.AllowDifferentSetup is false.
+var ErrSetupDiffers = errors.New("check: runs differ in setup")
+
+// SetupKeys are the dotted paths that must agree for two runs to be
+// comparable.
+var SetupKeys = []string{"run.tokenizer", "run.config_fingerprint", "run.input_fingerprint"}
+
+// ignoredPrefix is the section that varies between identical runs.
+const ignoredPrefix = "processing"
+
+// A Rule bounds how far one metric may move from the baseline.
+//
+// The change is run − baseline. MaxIncrease limits how far it may rise and
+// MaxDecrease how far it may fall (both are non-negative magnitudes); a nil
+// limit means that direction is unbounded. With Relative the limits are
+// fractions of |baseline| (0.02 = 2 %). Exact demands equality and is the only
+// rule that accepts non-numeric values.
+type Rule struct {
+	Path        string   `yaml:"path"`
+	MaxIncrease *float64 `yaml:"max_increase"`
+	MaxDecrease *float64 `yaml:"max_decrease"`
+	Relative    bool     `yaml:"relative"`
+	Exact       bool     `yaml:"exact"`
+}
+
+// Rules is a gate: the rules to apply and whether a setup mismatch is
+// tolerated.
+type Rules struct {
+	Rules               []Rule `yaml:"rules"`
+	AllowDifferentSetup bool   `yaml:"allow_different_setup"`
+}
+
+// Validate reports the first malformed rule: an empty or ignored path, a
+// duplicate path, a negative limit, a rule with no limit at all, or Exact
+// combined with a limit.
+func (r Rules) Validate() error {
+	seen := make(map[string]int, len(r.Rules))
+	for i, ru := range r.Rules {
+		n := i + 1
+		switch {
+		case ru.Path == "":
+			return fmt.Errorf("check: rule %d: empty path", n)
+		case ru.Path == ignoredPrefix || strings.HasPrefix(ru.Path, ignoredPrefix+"."):
+			return fmt.Errorf("check: rule %d (%s): processing.* varies between identical runs and cannot be gated", n, ru.Path)
+		case ru.Exact && (ru.MaxIncrease != nil || ru.MaxDecrease != nil || ru.Relative):
+			return fmt.Errorf("check: rule %d (%s): exact cannot be combined with max_increase, max_decrease or relative", n, ru.Path)
+		case !ru.Exact && ru.MaxIncrease == nil && ru.MaxDecrease == nil:
+			return fmt.Errorf("check: rule %d (%s): needs max_increase, max_decrease or exact", n, ru.Path)
+		case ru.MaxIncrease != nil && !(*ru.MaxIncrease >= 0) || ru.MaxDecrease != nil && !(*ru.MaxDecrease >= 0):
+			return fmt.Errorf("check: rule %d (%s): limits must be non-negative numbers", n, ru.Path)
+		}
+		if prev, ok := seen[ru.Path]; ok {
+			return fmt.Errorf("check: rule %d (%s): path already used by rule %d", n, ru.Path, prev)
+		}
+		seen[ru.Path] = n
+	}
+	return nil
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// DefaultRules returns the gate described by the CLI flags
+// --max-ratio-regression and --max-failed-to-fit-increase: the overall
+// compression ratio (after/before, higher is worse) may rise by at most
+// maxRatioRegression (absolute), outcomes.failed_to_fit may rise by at most
+// maxFailedToFitIncrease records, outcomes.records_rejected,
+// outcomes.invalid and summary.trajectories_failed may not rise, and
+// outcomes.records_in must be equal.
+func DefaultRules(maxRatioRegression float64, maxFailedToFitIncrease float64) Rules {
+	return Rules{Rules: []Rule{
+		{Path: "tokens.overall_compression_ratio", MaxIncrease: ptr(maxRatioRegression)},
+		{Path: "outcomes.failed_to_fit", MaxIncrease: ptr(maxFailedToFitIncrease)},
+		{Path: "outcomes.records_rejected", MaxIncrease: ptr(0)},
+		{Path: "outcomes.invalid", MaxIncrease: ptr(0)},
+		{Path: "summary.trajectories_failed", MaxIncrease: ptr(0)},
+		{Path: "outcomes.records_in", Exact: true},
+	}}
+}
+
+// Status is the verdict on one row.
+type Status string
+
+// Row verdicts. StatusMissing and StatusInvalid count as regressions.
+const (
+	StatusOK        Status = "ok"
+	StatusImproved  Status = "improved"
+	StatusRegressed Status = "REGRESSED"
+	StatusMissing   Status = "MISSING"
+	StatusInvalid   Status = "INVALID"
+)
+
+// Failed reports whether the status fails the gate.
+func (s Status) Failed() bool {
+	return s == StatusRegressed || s == StatusMissing || s == StatusInvalid
+}
+
+// A Row is the verdict on one rule. Baseline and Run hold the values as they
+// appear in the documents (numbers verbatim, "<missing>" when absent);
+// Change is the formatted difference and Limit the formatted bound.
+type Row struct {
+	Rule     Rule
+	Baseline string
+	Run      string
+	Change   string
+	Limit    string
+	Status   Status
+	// Delta is run − baseline (NaN when either side is not a number).
+	Delta float64
+}
+
+// A Result is the outcome of [Compare]: one row per rule in rule order.
+// Regressed is true when any row failed. SetupDiffers lists the setup keys
+// whose values differ ("run.tokenizer: \"a\" != \"b\""); it is only
+// non-empty when Rules.AllowDifferentSetup was set.
+type Result struct {
+	Rows         []Row
+	Regressed    bool
+	SetupDiffers []string
+}
+
+// CompareFiles reads the two metrics files and calls [Compare]; errors name
+// the file they concern.
+func CompareFiles(baselinePath, runPath string, r Rules) (Result, error) {
+	base, err := os.ReadFile(baselinePath)
+	if err != nil {
+		return Result{}, fmt.Errorf("check: baseline: %w", err)
+	}
+	run, err := os.ReadFile(runPath)
+	if err != nil {
+		return Result{}, fmt.Errorf("check: run: %w", err)
+	}
+	if _, err := decode(base); err != nil {
+		return Result{}, fmt.Errorf("check: baseline %s: %w", baselinePath, err)
+	}
+	if _, err := decode(run); err != nil {
+		return Result{}, fmt.Errorf("check: run %s: %w", runPath, err)
+	}
+	res, err := Compare(base, run, r)
+	if err != nil {
+		return res, fmt.Errorf("%w (baseline %s, run %s)", err, baselinePath, runPath)
+	}
+	return res, nil
+}
+
+// Compare checks run against baseline, both aggregate metrics JSON documents.
+// It returns an error when a document is not a JSON object, when the rules
+// are invalid, or when the setup differs (wrapping [ErrSetupDiffers]) and
+// r.AllowDifferentSetup is false. Anything else, including missing values,
+// is reported in the rows.
+func Compare(baseline, run []byte, r Rules) (Result, error) {
+	if err := r.Validate(); err != nil {
+		return Result{}, err
+	}
+	bdoc, err := decode(baseline)
+	if err != nil {
+		return Result{}, fmt.Errorf("check: baseline: %w", err)
+	}
+	rdoc, err := decode(run)
+	if err != nil {
+		return Result{}, fmt.Errorf("check: run: %w", err)
+	}
+	var res Result
+	for _, k := range SetupKeys {
+		bv, bok := lookup(bdoc, k)
+		rv, rok := lookup(rdoc, k)
+		if bok == rok && (!bok || sameJSON(bv, rv)) {
+			continue
+		}
+		res.SetupDiffers = append(res.SetupDiffers, fmt.Sprintf("%s: %s != %s", k, show(bv, bok), show(rv, rok)))
+	}
+	if len(res.SetupDiffers) > 0 && !r.AllowDifferentSetup {
+		return Result{SetupDiffers: res.SetupDiffers}, fmt.Errorf("%w (%s); allow a different setup to compare anyway",
+			ErrSetupDiffers, strings.Join(res.SetupDiffers, "; "))
+	}
+	for _, ru := range r.Rules {
+		row := evaluate(ru, bdoc, rdoc)
+		if row.Status.Failed() {
+			res.Regressed = true
+		}
+		res.Rows = append(res.Rows, row)
+	}
+	return res, nil
+}
+
+func decode(b []byte) (map[string]any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, fmt.Errorf("invalid JSON: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("invalid JSON: trailing data at offset %d", dec.InputOffset())
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("not a JSON object")
+	}
+	return m, nil
+}
+
+// lookup resolves a dotted path; a key that itself contains dots is found
+// too, the longest key matching first.
+func lookup(doc map[string]any, path string) (any, bool) {
+	if v, ok := doc[path]; ok {
+		return v, true
+	}
+	for i := len(path) - 1; i > 0; i-- {
+		if path[i] != '.' {
+			continue
+		}
+		sub, ok := doc[path[:i]].(map[string]any)
+		if !ok {
+			continue
+		}
+		if v, ok := lookup(sub, path[i+1:]); ok {
+			return v, true
+		}
+	}
+	return nil, false
+}
+
+func sameJSON(a, b any) bool {
+	x, err1 := json.Marshal(a)
+	y, err2 := json.Marshal(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+func show(v any, ok bool) string {
+	if !ok {
+		return "<missing>"
+	}
+	if n, isNum := v.(json.Number); isNum {
+		return n.String()
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+func number(v any) (float64, bool) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(n.String(), 64)
+	return f, err == nil && !math.IsInf(f, 0)
+}
+
+func evaluate(ru Rule, bdoc, rdoc map[string]any) Row {
+	bv, bok := lookup(bdoc, ru.Path)
+	rv, rok := lookup(rdoc, ru.Path)
+	row := Row{Rule: ru, Baseline: show(bv, bok), Run: show(rv, rok), Limit: limitText(ru), Change: "", Delta: math.NaN()}
+	if !bok || !rok {
+		row.Status = StatusMissing
+		return row
+	}
+	bf, bnum := number(bv)
+	rf, rnum := number(rv)
+	if ru.Exact && !(bnum && rnum) {
+		row.Status = StatusOK
+		row.Change = "="
+		if !sameJSON(bv, rv) {
+			row.Status, row.Change = StatusRegressed, "changed"
+		}
+		return row
+	}
+	if !bnum || !rnum {
+		row.Status = StatusInvalid
+		return row
+	}
+	d := rf - bf
+	row.Delta = d
+	row.Change = signed(d)
+	if ru.Relative {
+		row.Change += " (" + percent(d, bf) + ")"
+	}
+	tol := 1e-9 * math.Max(1, math.Max(math.Abs(bf), math.Abs(rf)))
+	if ru.Exact {
+		row.Status = StatusOK
+		if math.Abs(d) > tol {
+			row.Status = StatusRegressed
+		}
+		return row
+	}
+	scale := 1.0
+	if ru.Relative {
+		scale = math.Abs(bf)
+	}
+	over := func(lim *float64, amount float64) bool {
+		if lim == nil {
+			return false
+		}
+		return amount > *lim*scale+tol
+	}
+	switch {
+	case over(ru.MaxIncrease, d) || over(ru.MaxDecrease, -d):
+		row.Status = StatusRegressed
+	case ru.MaxIncrease != nil && ru.MaxDecrease == nil && d < -tol,
+		ru.MaxDecrease != nil && ru.MaxIncrease == nil && d > tol:
+		row.Status = StatusImproved
+	default:
+		row.Status = StatusOK
+	}
+	return row
+}
+
+// num formats a float readably: integers without a fraction, others with at
+// most 6 decimals and no trailing zeros.
+func num(f float64) string {
+	if f == math.Trunc(f) && math.Abs(f) < 1e15 {
+		return strconv.FormatInt(int64(f), 10)
+	}
+	s := strconv.FormatFloat(f, 'f', 6, 64)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+func signed(f float64) string {
+	s := num(f)
+	if s == "-0" {
+		s = "0"
+	}
+	if !strings.HasPrefix(s, "-") {
+		s = "+" + s
+	}
+	return s
+}
+
+func percent(d, base float64) string {
+	if base == 0 {
+		if d == 0 {
+			return "+0%"
+		}
+		return "n/a"
+	}
+	return signed(math.Round(d/math.Abs(base)*10000)/100) + "%"
+}
+
+func limitText(ru Rule) string {
+	if ru.Exact {
+		return "= baseline"
+	}
+	unit := func(f float64) string {
+		if ru.Relative {
+			return num(f*100) + "%"
+		}
+		return num(f)
+	}
+	var parts []string
+	if ru.MaxIncrease != nil {
+		parts = append(parts, "≤ +"+unit(*ru.MaxIncrease))
+	}
+	if ru.MaxDecrease != nil {
+		parts = append(parts, "≥ -"+unit(*ru.MaxDecrease))
+	}
+	return strings.Join(parts, ", ")
+}

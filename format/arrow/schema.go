@@ -1,0 +1,131 @@
+package arrow
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow/go/v17/arrow"
+
+	"github.com/trajcompress/trajcompress/format/internal/jsonval"
+)
+
+// Schema is an Arrow schema including its metadata (for example the
+// "huggingface" features JSON). It is immutable and safe for concurrent use.
+type Schema struct {
+	s *arrow.Schema
+}
+
+// Arrow returns the underlying Arrow schema.
+func (s *Schema) Arrow() *arrow.Schema { return s.s }
+
+// Columns returns the top-level column names in order.
+func (s *Schema) Columns() []string {
+	var names []string
+	for _, f := range s.s.Fields() {
+		names = append(names, f.Name)
+	}
+	return names
+}
+
+// Metadata returns the schema metadata entry for key.
+func (s *Schema) Metadata(key string) (string, bool) {
+	md := s.s.Metadata()
+	if i := md.FindKey(key); i >= 0 {
+		return md.Values()[i], true
+	}
+	return "", false
+}
+
+// String renders the schema.
+func (s *Schema) String() string { return s.s.String() }
+
+// NewSchema wraps an Arrow schema.
+func NewSchema(s *arrow.Schema) *Schema { return &Schema{s: s} }
+
+const (
+	extNameKey = "ARROW:extension:name"
+	extMetaKey = "ARROW:extension:metadata"
+	jsonExt    = "arrow.json"
+)
+
+// isJSON reports whether the field is the canonical arrow.json extension
+// (utf8 storage whose values are JSON text), as written by datasets' Json()
+// feature and by InferSchema for mixed-kind columns.
+func isJSON(f arrow.Field) bool {
+	if i := f.Metadata.FindKey(extNameKey); i >= 0 {
+		return f.Metadata.Values()[i] == jsonExt
+	}
+	return false
+}
+
+func jsonField(name string) arrow.Field {
+	return arrow.Field{
+		Name: name, Type: arrow.BinaryTypes.String, Nullable: true,
+		Metadata: arrow.NewMetadata([]string{extNameKey, extMetaKey}, []string{jsonExt, ""}),
+	}
+}
+
+// InferSchema derives a schema from sample JSON objects with the rules of
+// the package doc: int64, float64, bool, utf8, list<item: …> (the name the
+// `datasets` in-memory Arrow uses), struct, and arrow.json-tagged utf8 for
+// mixed kinds. All fields are nullable. There is no metadata.
+func InferSchema(sample [][]byte) (*Schema, error) {
+	t, err := jsonval.Infer(sample)
+	if err != nil {
+		return nil, fmt.Errorf("arrow: infer schema: %w", err)
+	}
+	if t.Kind != jsonval.KindStruct {
+		return nil, fmt.Errorf("arrow: infer schema: the sample objects have no keys")
+	}
+	var fields []arrow.Field
+	for _, f := range t.Fields {
+		fields = append(fields, fieldOf(f.Name, f.Type))
+	}
+	return &Schema{s: arrow.NewSchema(fields, nil)}, nil
+}
+
+func fieldOf(name string, t *jsonval.Type) arrow.Field {
+	f := arrow.Field{Name: name, Nullable: true}
+	switch t.Kind {
+	case jsonval.KindBool:
+		f.Type = arrow.FixedWidthTypes.Boolean
+	case jsonval.KindInt:
+		f.Type = arrow.PrimitiveTypes.Int64
+	case jsonval.KindFloat:
+		f.Type = arrow.PrimitiveTypes.Float64
+	case jsonval.KindString:
+		f.Type = arrow.BinaryTypes.String
+	case jsonval.KindList:
+		f.Type = arrow.ListOfField(fieldOf("item", t.Elem))
+	case jsonval.KindStruct:
+		var fields []arrow.Field
+		for _, c := range t.Fields {
+			fields = append(fields, fieldOf(c.Name, c.Type))
+		}
+		f.Type = arrow.StructOf(fields...)
+	default:
+		return jsonField(name)
+	}
+	return f
+}
+
+// withExtraColumn appends a nullable utf8 column and registers it in the
+// "huggingface" features metadata when that parses.
+func (s *Schema) withExtraColumn(name string) (*Schema, error) {
+	if name == "" {
+		return s, nil
+	}
+	if len(s.s.FieldIndices(name)) > 0 {
+		return nil, fmt.Errorf("extra column %q already exists in the schema", name)
+	}
+	fields := append(append([]arrow.Field(nil), s.s.Fields()...),
+		arrow.Field{Name: name, Type: arrow.BinaryTypes.String, Nullable: true})
+	md := s.s.Metadata()
+	keys, vals := append([]string(nil), md.Keys()...), append([]string(nil), md.Values()...)
+	for i, k := range keys {
+		if k == "huggingface" {
+			vals[i] = jsonval.AddHFFeature(vals[i], name)
+		}
+	}
+	m := arrow.NewMetadata(keys, vals)
+	return &Schema{s: arrow.NewSchema(fields, &m)}, nil
+}

@@ -1,0 +1,488 @@
+package arrow
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/apache/arrow/go/v17/arrow"
+	"github.com/apache/arrow/go/v17/arrow/array"
+	"github.com/apache/arrow/go/v17/arrow/float16"
+	"github.com/apache/arrow/go/v17/arrow/ipc"
+	"github.com/apache/arrow/go/v17/arrow/memory"
+
+	"github.com/trajcompress/trajcompress/format/internal/jsonval"
+)
+
+// WriterOptions configure [Create]. The zero value is valid.
+type WriterOptions struct {
+	// ExtraJSONColumn, if set, appends a nullable utf8 column of that name
+	// (for example "compression_metrics"); Write stores any JSON value
+	// there as JSON text.
+	ExtraJSONColumn string
+	// Format is "stream" (default: what `datasets` save_to_disk writes) or
+	// "file" (Arrow IPC file / Feather v2).
+	Format string
+	// Compression is "none" (default, as datasets writes), "zstd" or "lz4"
+	// (IPC body compression).
+	Compression string
+	// BatchRows flushes a record batch after this many rows; zero means
+	// 1000, the `datasets` writer_batch_size default. A batch is also
+	// flushed once BatchBytes of JSON input were written to it.
+	BatchRows int
+	// BatchBytes: zero means 64 MiB.
+	BatchBytes int64
+}
+
+// Writer writes JSON objects as rows of an Arrow IPC file through a
+// temporary file that [Writer.Close] syncs and renames into place. It is
+// not safe for concurrent use.
+type Writer struct {
+	path, tmp string
+	f         *os.File
+	stream    *ipc.Writer
+	file      *ipc.FileWriter
+	schema    *Schema
+	b         *array.RecordBuilder
+	extra     string
+	maxRows   int
+	maxBytes  int64
+	n         int
+	size      int64
+	rows      int64
+	err       error // sticky
+}
+
+// Create starts writing an Arrow IPC file at path with schema s (from
+// [Reader.Schema] or [InferSchema]) plus the optional extra column.
+func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%s: nil schema", path)
+	}
+	out, err := s.withExtraColumn(o.ExtraJSONColumn)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	opts := []ipc.Option{ipc.WithSchema(out.s)}
+	switch strings.ToLower(o.Compression) {
+	case "", "none":
+	case "zstd":
+		opts = append(opts, ipc.WithZstd())
+	case "lz4":
+		opts = append(opts, ipc.WithLZ4())
+	default:
+		return nil, fmt.Errorf("%s: unknown arrow compression %q (want none, zstd or lz4)", path, o.Compression)
+	}
+	format := strings.ToLower(o.Format)
+	if format != "" && format != "stream" && format != "file" {
+		return nil, fmt.Errorf("%s: unknown arrow format %q (want stream or file)", path, o.Format)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	w := &Writer{
+		path: path, tmp: f.Name(), f: f, schema: out, extra: o.ExtraJSONColumn,
+		b: array.NewRecordBuilder(memory.DefaultAllocator, out.s), maxRows: o.BatchRows, maxBytes: o.BatchBytes,
+	}
+	if w.maxRows <= 0 {
+		w.maxRows = 1000
+	}
+	if w.maxBytes <= 0 {
+		w.maxBytes = 64 << 20
+	}
+	if format == "file" {
+		if w.file, err = ipc.NewFileWriter(f, opts...); err != nil {
+			w.Abort()
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	} else {
+		w.stream = ipc.NewWriter(f, opts...)
+	}
+	return w, nil
+}
+
+// Schema returns the schema being written, including the extra column.
+func (w *Writer) Schema() *Schema { return w.schema }
+
+// Write appends one JSON object as a row. A key that is not a column or a
+// value that does not fit its column is an error naming the key path and
+// the 0-based row; the row is then not written and the error is not
+// sticky. I/O errors are sticky.
+func (w *Writer) Write(obj []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	if w.f == nil {
+		return fmt.Errorf("%s: write after Close or Abort", w.path)
+	}
+	o, err := jsonval.DecodeObject(obj)
+	if err != nil {
+		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+	}
+	fields := w.schema.s.Fields()
+	for _, k := range o.Keys {
+		if len(w.schema.s.FieldIndices(k)) == 0 {
+			return fmt.Errorf("%s: row %d: key %q: not a column of the schema", w.path, w.rows, k)
+		}
+	}
+	// Validate the whole row before touching the builders, so a bad row
+	// leaves no partial values behind.
+	for _, f := range fields {
+		v, _ := o.Get(f.Name)
+		if w.extra != "" && f.Name == w.extra {
+			if _, isString := v.(string); !isString && v != nil {
+				v = string(jsonval.Append(nil, v))
+				o.Vals[indexOf(o.Keys, f.Name)] = v
+			}
+		}
+		if err := check(f, v, f.Name); err != nil {
+			return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+		}
+	}
+	for j, f := range fields {
+		v, _ := o.Get(f.Name)
+		if err := appendTo(w.b.Field(j), f, v, f.Name); err != nil {
+			// check accepted the row, so this is a bug; the builders are now
+			// inconsistent and the output must not be trusted.
+			w.err = fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+			return w.err
+		}
+	}
+	w.rows++
+	w.n++
+	w.size += int64(len(obj))
+	if w.n >= w.maxRows || w.size >= w.maxBytes {
+		return w.flush()
+	}
+	return nil
+}
+
+func indexOf(keys []string, k string) int {
+	for i, key := range keys {
+		if key == k {
+			return i
+		}
+	}
+	return -1
+}
+
+func (w *Writer) flush() error {
+	if w.n == 0 {
+		return nil
+	}
+	rec := w.b.NewRecord()
+	defer rec.Release()
+	var err error
+	if w.file != nil {
+		err = w.file.Write(rec)
+	} else {
+		err = w.stream.Write(rec)
+	}
+	w.n, w.size = 0, 0
+	if err != nil {
+		w.err = fmt.Errorf("%s: write batch ending at row %d: %w", w.path, w.rows, err)
+	}
+	return w.err
+}
+
+// Close flushes the last batch, writes the end-of-stream marker (or the
+// file footer), syncs and renames the file into place. After a failed
+// Close nothing is left at the destination. Close after Abort or a second
+// Close is a no-op.
+func (w *Writer) Close() error {
+	if w.f == nil {
+		return nil
+	}
+	err := w.err
+	if err == nil {
+		err = w.flush()
+	}
+	if err == nil {
+		if w.file != nil {
+			err = w.file.Close()
+		} else {
+			err = w.stream.Close()
+		}
+		if err != nil {
+			err = fmt.Errorf("%s: %w", w.path, err)
+		}
+	}
+	w.b.Release()
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	w.f = nil
+	if err == nil {
+		err = os.Rename(w.tmp, w.path)
+	}
+	if err != nil {
+		os.Remove(w.tmp)
+		return err
+	}
+	if d, derr := os.Open(filepath.Dir(w.path)); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Abort discards the output: the temporary file is removed and nothing is
+// left at the destination. Safe to call after Close (no-op).
+func (w *Writer) Abort() error {
+	if w.f == nil {
+		return nil
+	}
+	w.b.Release()
+	w.f.Close()
+	w.f = nil
+	if err := os.Remove(w.tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func join(path, name string) string { return path + "." + name }
+
+// check validates v against field f without building anything.
+func check(f arrow.Field, v any, path string) error {
+	if v == nil {
+		if !f.Nullable {
+			return fmt.Errorf("key %q: null or missing in a non-nullable column", path)
+		}
+		return nil
+	}
+	return walk(nil, f, v, path)
+}
+
+// appendTo appends v (already checked) to builder b.
+func appendTo(b array.Builder, f arrow.Field, v any, path string) error {
+	if v == nil {
+		b.AppendNull()
+		return nil
+	}
+	return walk(b, f, v, path)
+}
+
+// walk validates a non-null v against f and, when b is non-nil, appends it.
+func walk(b array.Builder, f arrow.Field, v any, path string) error {
+	if isJSON(f) {
+		if b != nil {
+			b.(array.StringLikeBuilder).Append(string(jsonval.Append(nil, v)))
+		}
+		return nil
+	}
+	fail := func(err error) error { return fmt.Errorf("key %q: %w", path, err) }
+	switch dt := f.Type.(type) {
+	case *arrow.NullType:
+		return fail(fmt.Errorf("want null, got %s", jsonval.KindName(v)))
+	case *arrow.BooleanType:
+		x, ok := v.(bool)
+		if !ok {
+			return fail(fmt.Errorf("want a boolean, got %s", jsonval.KindName(v)))
+		}
+		if b != nil {
+			b.(*array.BooleanBuilder).Append(x)
+		}
+	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type,
+		*arrow.Date32Type, *arrow.Date64Type, *arrow.TimestampType, *arrow.Time32Type,
+		*arrow.Time64Type, *arrow.DurationType:
+		bits := dt.(arrow.FixedWidthDataType).BitWidth()
+		x, err := jsonval.ParseInt(v, bits)
+		if err != nil {
+			return fail(err)
+		}
+		if b != nil {
+			appendInt(b, x)
+		}
+	case *arrow.Uint8Type, *arrow.Uint16Type, *arrow.Uint32Type, *arrow.Uint64Type:
+		x, err := jsonval.ParseUint(v, dt.(arrow.FixedWidthDataType).BitWidth())
+		if err != nil {
+			return fail(err)
+		}
+		if b != nil {
+			appendUint(b, x)
+		}
+	case *arrow.Float16Type, *arrow.Float32Type, *arrow.Float64Type:
+		bits := 64
+		if dt.ID() != arrow.FLOAT64 {
+			bits = 32
+		}
+		x, err := jsonval.ParseFloat(v, bits)
+		if err != nil {
+			return fail(err)
+		}
+		if b != nil {
+			switch bb := b.(type) {
+			case *array.Float16Builder:
+				bb.Append(float16.New(float32(x)))
+			case *array.Float32Builder:
+				bb.Append(float32(x))
+			case *array.Float64Builder:
+				bb.Append(x)
+			}
+		}
+	case *arrow.StringType, *arrow.LargeStringType, *arrow.StringViewType:
+		s, ok := v.(string)
+		if !ok {
+			return fail(fmt.Errorf("want a string, got %s", jsonval.KindName(v)))
+		}
+		if b != nil {
+			b.(array.StringLikeBuilder).Append(s)
+		}
+	case *arrow.BinaryType, *arrow.LargeBinaryType, *arrow.BinaryViewType, *arrow.FixedSizeBinaryType:
+		s, ok := v.(string)
+		if !ok {
+			return fail(fmt.Errorf("want a base64 string, got %s", jsonval.KindName(v)))
+		}
+		raw, err := base64.StdEncoding.DecodeString(s)
+		if err != nil {
+			return fail(fmt.Errorf("want a base64 string: %w", err))
+		}
+		if fs, ok := dt.(*arrow.FixedSizeBinaryType); ok && len(raw) != fs.ByteWidth {
+			return fail(fmt.Errorf("want %d bytes, got %d", fs.ByteWidth, len(raw)))
+		}
+		if b != nil {
+			switch bb := b.(type) {
+			case *array.BinaryBuilder:
+				bb.Append(raw)
+			case *array.BinaryViewBuilder:
+				bb.Append(raw)
+			case *array.FixedSizeBinaryBuilder:
+				bb.Append(raw)
+			}
+		}
+	case *arrow.MapType:
+		o, ok := v.(*jsonval.Object)
+		if !ok {
+			return fail(fmt.Errorf("want an object, got %s", jsonval.KindName(v)))
+		}
+		if dt.KeyType().ID() != arrow.STRING {
+			return fail(errors.New("writing maps with non-string keys is not supported"))
+		}
+		var mb *array.MapBuilder
+		if b != nil {
+			mb = b.(*array.MapBuilder)
+			mb.Append(true)
+		}
+		for i, k := range o.Keys {
+			if mb != nil {
+				mb.KeyBuilder().(*array.StringBuilder).Append(k)
+			}
+			if err := walkOrNull(itemBuilder(mb), dt.ItemField(), o.Vals[i], join(path, k)); err != nil {
+				return err
+			}
+		}
+	case arrow.ListLikeType:
+		arr, ok := v.([]any)
+		if !ok {
+			return fail(fmt.Errorf("want an array, got %s", jsonval.KindName(v)))
+		}
+		if fl, ok := dt.(*arrow.FixedSizeListType); ok && int32(len(arr)) != fl.Len() {
+			return fail(fmt.Errorf("want %d elements, got %d", fl.Len(), len(arr)))
+		}
+		var vb array.Builder
+		if b != nil {
+			lb := b.(array.ListLikeBuilder)
+			lb.Append(true)
+			vb = lb.ValueBuilder()
+		}
+		for i, e := range arr {
+			if err := walkOrNull(vb, dt.ElemField(), e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case *arrow.StructType:
+		o, ok := v.(*jsonval.Object)
+		if !ok {
+			return fail(fmt.Errorf("want an object, got %s", jsonval.KindName(v)))
+		}
+		for _, k := range o.Keys {
+			if _, ok := dt.FieldIdx(k); !ok {
+				return fmt.Errorf("key %q: not a column of the schema", join(path, k))
+			}
+		}
+		var sb *array.StructBuilder
+		if b != nil {
+			sb = b.(*array.StructBuilder)
+			sb.Append(true)
+		}
+		for j, cf := range dt.Fields() {
+			cv, _ := o.Get(cf.Name)
+			var cb array.Builder
+			if sb != nil {
+				cb = sb.FieldBuilder(j)
+			}
+			if err := walkOrNull(cb, cf, cv, join(path, cf.Name)); err != nil {
+				return err
+			}
+		}
+	default:
+		return fail(fmt.Errorf("writing %s columns is not supported", f.Type))
+	}
+	return nil
+}
+
+func itemBuilder(mb *array.MapBuilder) array.Builder {
+	if mb == nil {
+		return nil
+	}
+	return mb.ItemBuilder()
+}
+
+func walkOrNull(b array.Builder, f arrow.Field, v any, path string) error {
+	if v == nil {
+		if !f.Nullable {
+			return fmt.Errorf("key %q: null or missing in a non-nullable column", path)
+		}
+		if b != nil {
+			b.AppendNull()
+		}
+		return nil
+	}
+	return walk(b, f, v, path)
+}
+
+func appendInt(b array.Builder, x int64) {
+	switch bb := b.(type) {
+	case *array.Int8Builder:
+		bb.Append(int8(x))
+	case *array.Int16Builder:
+		bb.Append(int16(x))
+	case *array.Int32Builder:
+		bb.Append(int32(x))
+	case *array.Int64Builder:
+		bb.Append(x)
+	case *array.Date32Builder:
+		bb.Append(arrow.Date32(x))
+	case *array.Date64Builder:
+		bb.Append(arrow.Date64(x))
+	case *array.TimestampBuilder:
+		bb.Append(arrow.Timestamp(x))
+	case *array.Time32Builder:
+		bb.Append(arrow.Time32(x))
+	case *array.Time64Builder:
+		bb.Append(arrow.Time64(x))
+	case *array.DurationBuilder:
+		bb.Append(arrow.Duration(x))
+	}
+}
+
+func appendUint(b array.Builder, x uint64) {
+	switch bb := b.(type) {
+	case *array.Uint8Builder:
+		bb.Append(uint8(x))
+	case *array.Uint16Builder:
+		bb.Append(uint16(x))
+	case *array.Uint32Builder:
+		bb.Append(uint32(x))
+	case *array.Uint64Builder:
+		bb.Append(x)
+	}
+}

@@ -1,0 +1,17 @@
+// Package jsonval is the JSON value model shared by the Parquet and Arrow
+// row codecs in format/parquet and format/arrow.
+//
+// Decode turns one JSON value into a tree of nil, bool, [json.Number],
+// string, []any and *[Object] (an object that keeps its key order). Numbers
+// stay [json.Number] text, so integers above 2^53 are never rounded through
+// float64. Append writes such a tree back as compact JSON; AppendString and
+// AppendFloat are the scalar encoders both codecs use when they turn a row
+// into a JSON object.
+//
+// Infer derives a column [Type] tree from sample JSON objects; the rules are
+// documented on [Infer].
+//
+// Errors: Decode reports malformed JSON and duplicate object keys. Nothing
+// here does I/O. All functions are safe for concurrent use; returned trees
+// are owned by the caller.
+package jsonval

@@ -1,0 +1,157 @@
+package jsonval
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Kind is the column kind of an inferred [Type].
+type Kind uint8
+
+// Kinds produced by [Infer].
+const (
+	KindNull   Kind = iota // only nulls seen so far; finalized to KindString
+	KindBool               // true/false
+	KindInt                // integers that fit int64
+	KindFloat              // any number with a fraction or exponent
+	KindString             // strings
+	KindList               // arrays; Elem holds the element type
+	KindStruct             // objects; Fields in first-seen order
+	KindJSON               // mixed kinds: the value is stored as JSON text
+)
+
+// Type is an inferred column type.
+type Type struct {
+	Kind   Kind
+	Elem   *Type    // KindList
+	Fields []*Field // KindStruct
+}
+
+// Field is a named member of a struct Type.
+type Field struct {
+	Name string
+	Type *Type
+}
+
+// Infer derives a struct Type from sample JSON objects:
+//
+//   - Columns are the union of the top-level keys, in first-seen order;
+//     nested objects likewise become structs with the union of their keys.
+//   - Booleans → bool, strings → string, integers that fit int64 → int,
+//     other numbers → float; int and float mixed → float.
+//   - Arrays → list of the merged element type.
+//   - Any other mix of kinds for the same key (for example an OpenAI
+//     "content" that is a string in one message and a list of parts in
+//     another), and integers beyond int64, → JSON: the value is stored as
+//     JSON text and read back verbatim.
+//   - A key seen only with null values, or a list only ever empty, gets
+//     string (element) type; an object only ever empty ({}) → JSON.
+//     Every column is nullable.
+//
+// An empty sample or a sample line that is not a JSON object is an error
+// naming the 0-based sample index.
+func Infer(samples [][]byte) (*Type, error) {
+	if len(samples) == 0 {
+		return nil, errors.New("cannot infer a schema from an empty sample")
+	}
+	root := &Type{Kind: KindNull}
+	for i, s := range samples {
+		o, err := DecodeObject(s)
+		if err != nil {
+			return nil, fmt.Errorf("sample %d: %w", i, err)
+		}
+		root = merge(root, o)
+	}
+	finalize(root)
+	return root, nil
+}
+
+func kindOf(v any) Kind {
+	switch v := v.(type) {
+	case nil:
+		return KindNull
+	case bool:
+		return KindBool
+	case json.Number:
+		if strings.ContainsAny(string(v), ".eE") {
+			return KindFloat
+		}
+		if _, err := strconv.ParseInt(string(v), 10, 64); err != nil {
+			return KindJSON
+		}
+		return KindInt
+	case string:
+		return KindString
+	case []any:
+		return KindList
+	case *Object:
+		return KindStruct
+	}
+	return KindJSON
+}
+
+func merge(t *Type, v any) *Type {
+	k := kindOf(v)
+	switch {
+	case k == KindNull || t.Kind == KindJSON:
+		return t
+	case t.Kind == KindNull:
+		t = &Type{Kind: k}
+	case t.Kind == k:
+	case (t.Kind == KindInt && k == KindFloat) || (t.Kind == KindFloat && k == KindInt):
+		return &Type{Kind: KindFloat}
+	default:
+		return &Type{Kind: KindJSON}
+	}
+	switch k {
+	case KindList:
+		if t.Elem == nil {
+			t.Elem = &Type{Kind: KindNull}
+		}
+		for _, e := range v.([]any) {
+			t.Elem = merge(t.Elem, e)
+		}
+	case KindStruct:
+		o := v.(*Object)
+		for i, key := range o.Keys {
+			f := t.field(key)
+			if f == nil {
+				f = &Field{Name: key, Type: &Type{Kind: KindNull}}
+				t.Fields = append(t.Fields, f)
+			}
+			f.Type = merge(f.Type, o.Vals[i])
+		}
+	}
+	return t
+}
+
+func (t *Type) field(name string) *Field {
+	for _, f := range t.Fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
+}
+
+func finalize(t *Type) {
+	switch t.Kind {
+	case KindNull:
+		t.Kind = KindString
+	case KindList:
+		if t.Elem == nil {
+			t.Elem = &Type{Kind: KindString}
+		}
+		finalize(t.Elem)
+	case KindStruct:
+		if len(t.Fields) == 0 {
+			t.Kind = KindJSON // an always-empty object has no columns to carry
+		}
+		for _, f := range t.Fields {
+			finalize(f.Type)
+		}
+	}
+}

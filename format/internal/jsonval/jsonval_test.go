@@ -1,0 +1,185 @@
+package jsonval
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestDecodeAppendRoundTrip(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"object order kept", `{"b":1,"a":2}`, `{"b":1,"a":2}`},
+		{"big int exact", `{"n":9007199254740993}`, `{"n":9007199254740993}`},
+		{"nested", `{"m":[{"role":"user","content":null},[],{}]}`, `{"m":[{"role":"user","content":null},[],{}]}`},
+		{"escapes", `{"s":"a\"b\\c\n\t\u0001<>&é"}`, `{"s":"a\"b\\c\n\t\u0001<>&é"}`},
+		{"whitespace dropped", "{ \"a\" : [ 1 , 2 ] }", `{"a":[1,2]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Decode([]byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(Append(nil, v)); got != tt.want {
+				t.Errorf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeErrors(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"duplicate key", `{"a":1,"a":2}`, "duplicate key"},
+		{"trailing", `{"a":1} x`, "trailing"},
+		{"truncated", `{"a":`, "EOF"},
+		{"not object", `[1]`, "not a JSON object"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := DecodeObject([]byte(tt.in))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want it to contain %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestAppendFloat(t *testing.T) {
+	tests := []struct {
+		name string
+		f    float64
+		bits int
+		want string
+	}{
+		{"integral keeps .0", 1, 64, "1.0"},
+		{"tenth", 0.1, 64, "0.1"},
+		{"tiny", 5e-324, 64, "5e-324"},
+		{"huge", 1e300, 64, "1e+300"},
+		{"float32 shortest", float64(float32(0.1)), 32, "0.1"},
+		{"nan", math.NaN(), 64, `"NaN"`},
+		{"-inf", math.Inf(-1), 64, `"-Infinity"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(AppendFloat(nil, tt.f, tt.bits))
+			if got != tt.want {
+				t.Fatalf("got %s, want %s", got, tt.want)
+			}
+			v, err := Decode([]byte(got))
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := ParseFloat(v, tt.bits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back != tt.f && !(math.IsNaN(back) && math.IsNaN(tt.f)) {
+				t.Fatalf("round trip %v -> %s -> %v", tt.f, got, back)
+			}
+		})
+	}
+}
+
+func TestInfer(t *testing.T) {
+	tests := []struct {
+		name    string
+		samples []string
+		want    string // rendered with render()
+	}{
+		{"scalars", []string{`{"a":1,"b":1.5,"c":"x","d":true,"e":null}`}, "{a:int,b:float,c:string,d:bool,e:string}"},
+		{"int then float", []string{`{"a":1}`, `{"a":2.5}`}, "{a:float}"},
+		{"union keys first seen order", []string{`{"b":1}`, `{"a":1,"b":2}`}, "{b:int,a:int}"},
+		{"mixed kinds → json", []string{`{"c":"x"}`, `{"c":[{"type":"text"}]}`}, "{c:json}"},
+		{"big int → json", []string{`{"n":18446744073709551615}`}, "{n:json}"},
+		{"nested messages", []string{`{"m":[{"role":"user"},{"role":"assistant","tool_calls":[{"id":"1"}]}]}`},
+			"{m:[{role:string,tool_calls:[{id:string}]}]}"},
+		{"empty list and object", []string{`{"l":[],"o":{}}`}, "{l:[string],o:json}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s [][]byte
+			for _, x := range tt.samples {
+				s = append(s, []byte(x))
+			}
+			typ, err := Infer(s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := render(typ); got != tt.want {
+				t.Fatalf("got %s, want %s", got, tt.want)
+			}
+		})
+	}
+	if _, err := Infer(nil); err == nil {
+		t.Error("empty sample: want error")
+	}
+	if _, err := Infer([][]byte{[]byte(`{"a":1}`), []byte(`nope`)}); err == nil || !strings.Contains(err.Error(), "sample 1") {
+		t.Errorf("bad sample: err = %v, want it to name sample 1", err)
+	}
+}
+
+func render(t *Type) string {
+	switch t.Kind {
+	case KindBool:
+		return "bool"
+	case KindInt:
+		return "int"
+	case KindFloat:
+		return "float"
+	case KindString:
+		return "string"
+	case KindList:
+		return "[" + render(t.Elem) + "]"
+	case KindStruct:
+		var parts []string
+		for _, f := range t.Fields {
+			parts = append(parts, f.Name+":"+render(f.Type))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	case KindJSON:
+		return "json"
+	}
+	return "?"
+}
+
+func TestEqual(t *testing.T) {
+	tests := []struct {
+		name string
+		a, b string
+		o    EqualOptions
+		want bool
+	}{
+		{"same", `{"a":1}`, `{"a":1}`, EqualOptions{}, true},
+		{"order differs", `{"a":1,"b":2}`, `{"b":2,"a":1}`, EqualOptions{}, false},
+		{"order ignored", `{"a":1,"b":2}`, `{"b":2,"a":1}`, EqualOptions{IgnoreOrder: true}, true},
+		{"order ignored, values differ", `{"a":1,"b":2}`, `{"b":1,"a":1}`, EqualOptions{IgnoreOrder: true}, false},
+		{"float forms", `{"a":1.0}`, `{"a":1}`, EqualOptions{}, true},
+		{"big ints differ", `{"a":9007199254740993}`, `{"a":9007199254740992}`, EqualOptions{}, false},
+		{"null vs absent strict", `{"a":1,"b":null}`, `{"a":1}`, EqualOptions{}, false},
+		{"null vs absent loose", `{"a":1,"b":null}`, `{"a":1}`, EqualOptions{NullIsAbsent: true}, true},
+		{"array length", `[1,2]`, `[1]`, EqualOptions{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, _ := Decode([]byte(tt.a))
+			b, _ := Decode([]byte(tt.b))
+			if got := Equal(a, b, tt.o); got != tt.want {
+				t.Fatalf("Equal = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAddHFFeature(t *testing.T) {
+	in := `{"info":{"features":{"conversations":{"feature":{"from":{"dtype":"string","_type":"Value"}},"_type":"Sequence"}}}}`
+	got := AddHFFeature(in, "compression_metrics")
+	want := `{"info":{"features":{"conversations":{"feature":{"from":{"dtype":"string","_type":"Value"}},"_type":"Sequence"},"compression_metrics":{"dtype":"string","_type":"Value"}}}}`
+	if got != want {
+		t.Fatalf("got %s", got)
+	}
+	if got := AddHFFeature("not json", "x"); got != "not json" {
+		t.Fatalf("unparsable metadata changed: %s", got)
+	}
+}

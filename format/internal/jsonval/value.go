@@ -1,0 +1,285 @@
+package jsonval
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Object is a decoded JSON object that keeps its key order.
+type Object struct {
+	Keys []string
+	Vals []any
+}
+
+// Get returns the value stored under key and whether the key is present.
+func (o *Object) Get(key string) (any, bool) {
+	for i, k := range o.Keys {
+		if k == key {
+			return o.Vals[i], true
+		}
+	}
+	return nil, false
+}
+
+// Decode parses exactly one JSON value from b. Objects become *[Object],
+// numbers [json.Number]. A duplicate key in an object or trailing data after
+// the value is an error.
+func Decode(b []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	v, err := decodeValue(dec)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("trailing data after JSON value")
+	}
+	return v, nil
+}
+
+// DecodeObject is [Decode] for a value that must be a JSON object.
+func DecodeObject(b []byte) (*Object, error) {
+	v, err := Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	o, ok := v.(*Object)
+	if !ok {
+		return nil, fmt.Errorf("not a JSON object but %s", KindName(v))
+	}
+	return o, nil
+}
+
+func decodeValue(dec *json.Decoder) (any, error) {
+	t, err := dec.Token()
+	if err != nil {
+		if err == io.EOF {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	switch t := t.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := &Object{}
+			for dec.More() {
+				kt, err := dec.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, ok := kt.(string)
+				if !ok {
+					return nil, errors.New("object key is not a string")
+				}
+				if _, dup := o.Get(k); dup {
+					return nil, fmt.Errorf("duplicate key %q", k)
+				}
+				v, err := decodeValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				o.Keys = append(o.Keys, k)
+				o.Vals = append(o.Vals, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return o, nil
+		case '[':
+			a := []any{}
+			for dec.More() {
+				v, err := decodeValue(dec)
+				if err != nil {
+					return nil, err
+				}
+				a = append(a, v)
+			}
+			if _, err := dec.Token(); err != nil {
+				return nil, err
+			}
+			return a, nil
+		}
+		return nil, fmt.Errorf("unexpected delimiter %v", t)
+	default:
+		return t, nil // nil, bool, json.Number, string
+	}
+}
+
+// KindName names the JSON kind of a decoded value for error messages.
+func KindName(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "boolean"
+	case json.Number:
+		return "number"
+	case string:
+		return "string"
+	case []any:
+		return "array"
+	case *Object:
+		return "object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+// Append appends the compact JSON encoding of a decoded tree to dst.
+func Append(dst []byte, v any) []byte {
+	switch v := v.(type) {
+	case nil:
+		return append(dst, "null"...)
+	case bool:
+		return strconv.AppendBool(dst, v)
+	case json.Number:
+		return append(dst, v...)
+	case string:
+		return AppendString(dst, v)
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range v {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = Append(dst, e)
+		}
+		return append(dst, ']')
+	case *Object:
+		dst = append(dst, '{')
+		for i, k := range v.Keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, k)
+			dst = append(dst, ':')
+			dst = Append(dst, v.Vals[i])
+		}
+		return append(dst, '}')
+	}
+	panic(fmt.Sprintf("jsonval: cannot encode %T", v))
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string. Control characters are escaped,
+// HTML characters are not, and invalid UTF-8 becomes U+FFFD (the only lossy
+// case: Parquet and Arrow strings should be UTF-8 already).
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendFloat appends f (of the given bit size, 32 or 64) as the shortest
+// JSON number that parses back to the same value. Integral values keep a
+// ".0" so that they stay floats when re-read. NaN and ±Inf, which JSON
+// cannot express, are written as the strings "NaN", "Infinity" and
+// "-Infinity"; [ParseFloat] accepts them back.
+func AppendFloat(dst []byte, f float64, bits int) []byte {
+	switch {
+	case math.IsNaN(f):
+		return append(dst, `"NaN"`...)
+	case math.IsInf(f, 1):
+		return append(dst, `"Infinity"`...)
+	case math.IsInf(f, -1):
+		return append(dst, `"-Infinity"`...)
+	}
+	abs := math.Abs(f)
+	fmtc := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		fmtc = 'e'
+	}
+	start := len(dst)
+	dst = strconv.AppendFloat(dst, f, fmtc, -1, bits)
+	if fmtc == 'f' && bytes.IndexByte(dst[start:], '.') < 0 {
+		dst = append(dst, '.', '0')
+	}
+	return dst
+}
+
+// ParseFloat converts a decoded JSON value (a number, or one of the strings
+// "NaN", "Infinity", "-Infinity") to a float of the given bit size.
+func ParseFloat(v any, bits int) (float64, error) {
+	switch v := v.(type) {
+	case json.Number:
+		return strconv.ParseFloat(string(v), bits)
+	case string:
+		switch v {
+		case "NaN":
+			return math.NaN(), nil
+		case "Infinity":
+			return math.Inf(1), nil
+		case "-Infinity":
+			return math.Inf(-1), nil
+		}
+	}
+	return 0, fmt.Errorf("want a number, got %s", KindName(v))
+}
+
+// ParseInt converts a decoded JSON integer to an int64 of the given bit size.
+func ParseInt(v any, bits int) (int64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("want an integer, got %s", KindName(v))
+	}
+	i, err := strconv.ParseInt(string(n), 10, bits)
+	if err != nil {
+		return 0, fmt.Errorf("want a %d-bit integer, got %s", bits, n)
+	}
+	return i, nil
+}
+
+// ParseUint converts a decoded JSON integer to a uint64 of the given bit size.
+func ParseUint(v any, bits int) (uint64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("want an unsigned integer, got %s", KindName(v))
+	}
+	u, err := strconv.ParseUint(string(n), 10, bits)
+	if err != nil {
+		return 0, fmt.Errorf("want an unsigned %d-bit integer, got %s", bits, n)
+	}
+	return u, nil
+}

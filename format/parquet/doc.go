@@ -1,0 +1,53 @@
+// Package parquet reads and writes Parquet files as streams of JSON objects,
+// so the pipeline handles Parquet rows exactly like JSONL lines. It uses
+// github.com/parquet-go/parquet-go for both directions.
+//
+// # Reading
+//
+// [Open] reads only the footer; [Reader.Next] streams rows one row group at
+// a time (a small batch of decoded rows plus the open pages of the current
+// row group), so files larger than RAM work. Snappy, zstd, gzip, lz4 and
+// brotli pages decode. Each row becomes one JSON object whose keys are the
+// top-level columns in file order:
+//
+//   - LIST groups (3-level `list`/`element` as pyarrow writes, `item`,
+//     and legacy 2-level layouts) and bare repeated fields → arrays;
+//     an empty list → [], a null list → null.
+//   - groups → objects with every field in schema order; a null field is
+//     written as null (Parquet cannot tell a null from an absent key).
+//   - MAP groups → objects (non-string keys are written as their JSON text).
+//   - booleans; signed and unsigned ints (any width, incl. date/time/
+//     timestamp/decimal as their raw integer) → JSON integers, exact;
+//     float/double → the shortest exact decimal, integral values with ".0";
+//     NaN/±Inf → the strings "NaN", "Infinity", "-Infinity".
+//   - STRING/ENUM byte arrays → strings; JSON-annotated → the embedded JSON
+//     value; other byte arrays and fixed-length byte arrays → base64
+//     (standard encoding) strings; INT96 → its decimal string (read only).
+//
+// # Writing
+//
+// [Create] writes rows with a [Schema] taken from a [Reader] (the same
+// layout, logical types and key/value metadata, e.g. "huggingface") or from
+// [InferSchema] (rules in [InferSchema] and jsonval.Infer: union of keys in
+// first-seen order, int64/double/bool/string, lists in the 3-level layout,
+// mixed kinds as JSON-annotated strings). [WriterOptions.ExtraJSONColumn]
+// appends one optional string column; the "huggingface" features get a
+// matching entry and pyarrow's "ARROW:schema" entry is dropped in that case
+// because it would no longer match. Write is the exact inverse of reading:
+// values are checked against the column types, a key that is not a column
+// or a value of the wrong kind is an error naming the key path, and nothing
+// is silently dropped. Absent keys and null are both written as null.
+//
+// Output goes to path+".tmp-*" in the same directory; [Writer.Close] writes
+// the footer, fsyncs and renames it into place, [Writer.Abort] removes it,
+// so a failed write never leaves a half-written file at path.
+//
+// # Errors and concurrency
+//
+// Errors name the file, and the row group and 0-based row when known
+// (corrupt pages, levels that do not match the schema, row counts that do
+// not match the footer). Read errors and write I/O errors are sticky;
+// per-row validation errors from [Writer.Write] are not. Readers and
+// writers are not safe for concurrent use; a [Schema] is immutable and may
+// be shared. Bytes returned by [Reader.Next] are valid until the next call.
+package parquet

@@ -1,0 +1,402 @@
+package parquet
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	pq "github.com/parquet-go/parquet-go"
+	"github.com/parquet-go/parquet-go/compress"
+
+	"github.com/trajcompress/trajcompress/format/internal/jsonval"
+)
+
+// WriterOptions configure [Create]. The zero value is valid.
+type WriterOptions struct {
+	// ExtraJSONColumn, if set, appends an optional string column of that
+	// name (for example "compression_metrics"). Write accepts the key with
+	// any JSON value and stores it as JSON text.
+	ExtraJSONColumn string
+	// Compression is "snappy" (default, as pyarrow and the hub use), "zstd",
+	// "gzip" or "none".
+	Compression string
+	// RowGroupBytes flushes a row group once this many bytes of JSON input
+	// have been written since the last one. Zero means 64 MiB, which bounds
+	// the writer's buffered memory to a few times that; `datasets` uses
+	// 100 MB row groups.
+	RowGroupBytes int64
+}
+
+const defaultRowGroupBytes = 64 << 20
+
+// Writer writes JSON objects as rows of a Parquet file. Output goes to a
+// temporary file next to the destination that [Writer.Close] syncs and
+// renames into place, so a failed or aborted write leaves nothing at the
+// destination. It is not safe for concurrent use.
+type Writer struct {
+	path, tmp string
+	f         *os.File
+	w         *pq.Writer
+	schema    *Schema
+	plan      *pnode
+	extra     string
+	groupMax  int64
+	groupSize int64
+	rows      int64
+
+	cols [][]pq.Value
+	row  pq.Row
+	err  error // sticky
+}
+
+// Create starts writing a Parquet file at path with schema s (from
+// [Reader.Schema] or [InferSchema]) plus the optional extra column.
+func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
+	if s == nil {
+		return nil, fmt.Errorf("%s: nil schema", path)
+	}
+	codec, err := codecOf(o.Compression)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out, err := s.withExtraColumn(o.ExtraJSONColumn)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	plan, ncols, err := compile(out.root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	opts := []pq.WriterOption{pq.NewSchema("schema", out.root), pq.Compression(codec), pq.CreatedBy("trajcompress", "", "")}
+	for _, kv := range out.metadata {
+		opts = append(opts, pq.KeyValueMetadata(kv.Key, kv.Value))
+	}
+	groupMax := o.RowGroupBytes
+	if groupMax <= 0 {
+		groupMax = defaultRowGroupBytes
+	}
+	return &Writer{
+		path: path, tmp: f.Name(), f: f, w: pq.NewWriter(f, opts...), schema: out, plan: plan,
+		extra: o.ExtraJSONColumn, groupMax: groupMax, cols: make([][]pq.Value, ncols),
+	}, nil
+}
+
+func codecOf(name string) (compress.Codec, error) {
+	switch strings.ToLower(name) {
+	case "", "snappy":
+		return &pq.Snappy, nil
+	case "zstd":
+		return &pq.Zstd, nil
+	case "gzip":
+		return &pq.Gzip, nil
+	case "none", "uncompressed":
+		return &pq.Uncompressed, nil
+	}
+	return nil, fmt.Errorf("unknown parquet compression %q (want snappy, zstd, gzip or none)", name)
+}
+
+// Schema returns the schema being written, including the extra column.
+func (w *Writer) Schema() *Schema { return w.schema }
+
+// Write appends one JSON object as a row. A key that is not a column, or a
+// value whose JSON kind does not fit the column, is an error naming the
+// key path (for example `messages[2].tool_calls[0].id`) and the 0-based row;
+// such an error is not sticky (the row is not written). I/O errors are
+// sticky.
+func (w *Writer) Write(obj []byte) error {
+	if w.err != nil {
+		return w.err
+	}
+	o, err := jsonval.DecodeObject(obj)
+	if err != nil {
+		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+	}
+	if w.extra != "" {
+		if i := indexOf(o.Keys, w.extra); i >= 0 {
+			if _, isString := o.Vals[i].(string); !isString && o.Vals[i] != nil {
+				o.Vals[i] = string(jsonval.Append(nil, o.Vals[i]))
+			}
+		}
+	}
+	for i := range w.cols {
+		w.cols[i] = w.cols[i][:0]
+	}
+	s := shredder{cols: w.cols}
+	if err := s.instance(w.plan, o, 0, ""); err != nil {
+		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+	}
+	w.row = w.row[:0]
+	for _, c := range w.cols {
+		w.row = append(w.row, c...)
+	}
+	if _, err := w.w.WriteRows([]pq.Row{w.row}); err != nil {
+		w.err = fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+		return w.err
+	}
+	w.rows++
+	w.groupSize += int64(len(obj))
+	if w.groupSize >= w.groupMax {
+		w.groupSize = 0
+		if err := w.w.Flush(); err != nil {
+			w.err = fmt.Errorf("%s: flush row group: %w", w.path, err)
+			return w.err
+		}
+	}
+	return nil
+}
+
+func indexOf(keys []string, k string) int {
+	for i, key := range keys {
+		if key == k {
+			return i
+		}
+	}
+	return -1
+}
+
+// Close writes the footer, syncs the file and renames it into place. After
+// a failed Close nothing is left at the destination. Close after Abort or
+// a second Close is a no-op returning nil.
+func (w *Writer) Close() error {
+	if w.f == nil {
+		return nil
+	}
+	err := w.err
+	if err == nil {
+		if cerr := w.w.Close(); cerr != nil {
+			err = fmt.Errorf("%s: %w", w.path, cerr)
+		}
+	}
+	if err == nil {
+		err = w.f.Sync()
+	}
+	if cerr := w.f.Close(); err == nil {
+		err = cerr
+	}
+	w.f = nil
+	if err == nil {
+		err = os.Rename(w.tmp, w.path)
+	}
+	if err != nil {
+		os.Remove(w.tmp)
+		return err
+	}
+	syncDir(filepath.Dir(w.path))
+	return nil
+}
+
+// Abort discards the output: the temporary file is removed and nothing is
+// left at the destination. It is safe to call after Close (no-op).
+func (w *Writer) Abort() error {
+	if w.f == nil {
+		return nil
+	}
+	w.f.Close()
+	w.f = nil
+	if err := os.Remove(w.tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// shredder turns a decoded JSON value into leaf values with repetition and
+// definition levels (the inverse of assembler).
+type shredder struct {
+	cols [][]pq.Value
+}
+
+func (s *shredder) nulls(p *pnode, rep, def int) {
+	for _, c := range p.leaves {
+		s.cols[c] = append(s.cols[c], pq.NullValue().Level(rep, def, c))
+	}
+}
+
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
+}
+
+// field shreds v (nil when null or absent) for node p whose parent is
+// present at definition level parentDef.
+func (s *shredder) field(p *pnode, v any, rep, parentDef int, path string) error {
+	if v == nil {
+		if p.repeated || p.optional {
+			s.nulls(p, rep, parentDef) // a null bare repeated field reads back as []
+			return nil
+		}
+		return fmt.Errorf("key %q: required column is null or missing", path)
+	}
+	if !p.repeated {
+		return s.instance(p, v, rep, path)
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		return fmt.Errorf("key %q: want an array, got %s", path, jsonval.KindName(v))
+	}
+	if len(arr) == 0 {
+		s.nulls(p, rep, parentDef)
+		return nil
+	}
+	for i, e := range arr {
+		r := rep
+		if i > 0 {
+			r = p.rep
+		}
+		if e == nil {
+			return fmt.Errorf("key %q: null element in a repeated column", fmt.Sprintf("%s[%d]", path, i))
+		}
+		if err := s.instance(p, e, r, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// instance shreds a non-null value of p at p's own definition level.
+func (s *shredder) instance(p *pnode, v any, rep int, path string) error {
+	switch p.kind {
+	case kLeaf:
+		val, err := leafValue(p, v)
+		if err != nil {
+			return fmt.Errorf("key %q: %w", path, err)
+		}
+		s.cols[p.col] = append(s.cols[p.col], val.Level(rep, p.def, p.col))
+		return nil
+	case kStruct:
+		o, ok := v.(*jsonval.Object)
+		if !ok {
+			return fmt.Errorf("key %q: want an object, got %s", path, jsonval.KindName(v))
+		}
+		for _, k := range o.Keys {
+			if p.byName[k] == nil {
+				return fmt.Errorf("key %q: not a column of the schema", join(path, k))
+			}
+		}
+		for _, c := range p.children {
+			cv, _ := o.Get(c.name)
+			if err := s.field(c, cv, rep, p.def, join(path, c.name)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case kList:
+		arr, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("key %q: want an array, got %s", path, jsonval.KindName(v))
+		}
+		if len(arr) == 0 {
+			s.nulls(p, rep, p.def)
+			return nil
+		}
+		for i, e := range arr {
+			r := rep
+			if i > 0 {
+				r = p.middle.rep
+			}
+			if err := s.field(p.elem, e, r, p.middle.def, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	case kList2:
+		return s.field(p.children[0], v, rep, p.def, path)
+	case kMap:
+		o, ok := v.(*jsonval.Object)
+		if !ok {
+			return fmt.Errorf("key %q: want an object, got %s", path, jsonval.KindName(v))
+		}
+		if len(o.Keys) == 0 {
+			s.nulls(p, rep, p.def)
+			return nil
+		}
+		if p.key.enc != eString {
+			return fmt.Errorf("key %q: writing maps with non-string keys is not supported", path)
+		}
+		for i, k := range o.Keys {
+			r := rep
+			if i > 0 {
+				r = p.middle.rep
+			}
+			s.cols[p.key.col] = append(s.cols[p.key.col], pq.ByteArrayValue([]byte(k)).Level(r, p.key.def, p.key.col))
+			if err := s.field(p.value, o.Vals[i], r, p.middle.def, join(path, k)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return fmt.Errorf("key %q: unknown node kind", path)
+}
+
+func leafValue(p *pnode, v any) (pq.Value, error) {
+	switch p.enc {
+	case eBool:
+		b, ok := v.(bool)
+		if !ok {
+			return pq.Value{}, fmt.Errorf("want a boolean, got %s", jsonval.KindName(v))
+		}
+		return pq.BooleanValue(b), nil
+	case eInt32:
+		i, err := jsonval.ParseInt(v, 32)
+		return pq.Int32Value(int32(i)), err
+	case eUint32:
+		u, err := jsonval.ParseUint(v, 32)
+		return pq.Int32Value(int32(uint32(u))), err
+	case eInt64:
+		i, err := jsonval.ParseInt(v, 64)
+		return pq.Int64Value(i), err
+	case eUint64:
+		u, err := jsonval.ParseUint(v, 64)
+		return pq.Int64Value(int64(u)), err
+	case eFloat:
+		f, err := jsonval.ParseFloat(v, 32)
+		return pq.FloatValue(float32(f)), err
+	case eDouble:
+		f, err := jsonval.ParseFloat(v, 64)
+		return pq.DoubleValue(f), err
+	case eString:
+		str, ok := v.(string)
+		if !ok {
+			return pq.Value{}, fmt.Errorf("want a string, got %s", jsonval.KindName(v))
+		}
+		return fixedLen(p, []byte(str))
+	case eJSON:
+		return pq.ByteArrayValue(jsonval.Append(nil, v)), nil
+	case eBytes:
+		str, ok := v.(string)
+		if !ok {
+			return pq.Value{}, fmt.Errorf("want a base64 string, got %s", jsonval.KindName(v))
+		}
+		b, err := base64.StdEncoding.DecodeString(str)
+		if err != nil {
+			return pq.Value{}, fmt.Errorf("want a base64 string: %w", err)
+		}
+		return fixedLen(p, b)
+	}
+	return pq.Value{}, fmt.Errorf("writing %v columns is not supported", p.typ)
+}
+
+func fixedLen(p *pnode, b []byte) (pq.Value, error) {
+	if p.typ.Kind() == pq.FixedLenByteArray {
+		if len(b) != p.typ.Length() {
+			return pq.Value{}, fmt.Errorf("want %d bytes, got %d", p.typ.Length(), len(b))
+		}
+		return pq.FixedLenByteArrayValue(b), nil
+	}
+	return pq.ByteArrayValue(b), nil
+}

@@ -1,7 +1,46 @@
 package tokenize
 
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
 // Counter counts the tokens of a text. Implementations are safe for
 // concurrent use.
 type Counter interface {
 	Count(text string) int
 }
+
+// Encoding names accepted by New.
+const (
+	O200kBase  = "o200k_base"
+	CL100kBase = "cl100k_base"
+	Chars4     = "chars4"
+)
+
+// Names returns the names New accepts, sorted.
+func Names() []string {
+	names := []string{O200kBase, CL100kBase, Chars4}
+	sort.Strings(names)
+	return names
+}
+
+// New returns the counter called name: "o200k_base" or "cl100k_base" (an
+// *Encoding, loaded on first use and shared by all callers) or "chars4"
+// (⌊code points / 4⌋). Any other name is an error listing the valid ones.
+func New(name string) (Counter, error) {
+	switch name {
+	case O200kBase, CL100kBase:
+		return loadEncoding(name)
+	case Chars4:
+		return chars4{}, nil
+	}
+	return nil, fmt.Errorf("tokenize: unknown encoding %q (valid: %s)", name, strings.Join(Names(), ", "))
+}
+
+// chars4 is the peer's fallback estimate: ⌊code points / 4⌋, with each
+// maximal ill-formed UTF-8 subpart counting as one code point (U+FFFD).
+type chars4 struct{}
+
+func (chars4) Count(text string) int { return countCodePoints(text) / 4 }

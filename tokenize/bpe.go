@@ -1,0 +1,243 @@
+package tokenize
+
+import "sync"
+
+// smallPiece is the longest piece merged with the reference's linear scan;
+// longer pieces use a heap over a linked list (O(n log n)).
+const smallPiece = 96
+
+// pieceTokens appends the token ids of one pre-tokenizer piece to out (when
+// emit is set) and returns the number of tokens.
+func (v *vocab) pieceTokens(p string, out []int, emit bool) ([]int, int) {
+	if r := v.lookup(p); r != noRank {
+		if emit {
+			out = append(out, int(r))
+		}
+		return out, 1
+	}
+	if len(p) <= smallPiece {
+		return v.mergeSmall(p, out, emit)
+	}
+	return v.mergeLarge(p, out, emit)
+}
+
+// mergeSmall runs mergeLinear on stack arrays sized for the piece, so the
+// common short piece does not pay for zeroing the largest arrays.
+// len(p) must be in [2, smallPiece].
+func (v *vocab) mergeSmall(p string, out []int, emit bool) ([]int, int) {
+	switch n := len(p) + 1; {
+	case n <= 16:
+		var start [16]int32
+		var rank [16]uint32
+		return v.mergeLinear(p, start[:n], rank[:n], out, emit)
+	case n <= 32:
+		var start [32]int32
+		var rank [32]uint32
+		return v.mergeLinear(p, start[:n], rank[:n], out, emit)
+	default:
+		var start [smallPiece + 1]int32
+		var rank [smallPiece + 1]uint32
+		return v.mergeLinear(p, start[:n], rank[:n], out, emit)
+	}
+}
+
+// mergeLinear is tiktoken's _byte_pair_merge: parts k = (start[k], rank[k]
+// of the pair starting there); repeatedly merge the lowest-ranked pair,
+// leftmost on ties, rescanning linearly. len(start) == len(rank) == len(p)+1.
+func (v *vocab) mergeLinear(p string, start []int32, rank []uint32, out []int, emit bool) ([]int, int) {
+	n := len(p)
+	minR, minI := noRank, 0
+	for i := 0; i < n-1; i++ {
+		r := v.pairRank[uint32(p[i])<<8|uint32(p[i+1])]
+		if r < minR {
+			minR, minI = r, i
+		}
+		start[i], rank[i] = int32(i), r
+	}
+	start[n-1], rank[n-1] = int32(n-1), noRank
+	start[n], rank[n] = int32(n), noRank
+	m := n + 1 // entries in use
+	for minR != noRank {
+		i := minI
+		if i > 0 {
+			rank[i-1] = noRank
+			if i+2 < m {
+				rank[i-1] = v.lookup(p[start[i-1]:start[i+2]])
+			}
+		}
+		rank[i] = noRank
+		if i+3 < m {
+			rank[i] = v.lookup(p[start[i]:start[i+3]])
+		}
+		copy(start[i+1:m-1], start[i+2:m])
+		copy(rank[i+1:m-1], rank[i+2:m])
+		m--
+		minR, minI = noRank, 0
+		for k, r := range rank[:m-1] {
+			if r < minR {
+				minR, minI = r, k
+			}
+		}
+	}
+	if emit {
+		for k := 0; k < m-1; k++ {
+			out = append(out, int(v.lookup(p[start[k]:start[k+1]])))
+		}
+	}
+	return out, m - 1
+}
+
+// mergeScratch holds the buffers of mergeLarge; pooled so that steady-state
+// counting does not allocate.
+type mergeScratch struct {
+	next, prev []int32
+	rank       []uint32
+	heap       []uint64
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
+
+func grow32(b []int32, n int) []int32 {
+	if cap(b) < n {
+		return make([]int32, n)
+	}
+	return b[:n]
+}
+
+// mergeLarge computes the same merges as mergeSmall with a min-heap keyed by
+// (rank, start), so ties go to the leftmost pair exactly as in the linear
+// scan. Nodes are indexed by their start byte; stale heap entries are
+// skipped by checking the node is alive and its current rank matches.
+func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
+	n := len(p)
+	sc := scratchPool.Get().(*mergeScratch)
+	next := grow32(sc.next, n+1)
+	prev := grow32(sc.prev, n+1)
+	if cap(sc.rank) < n+1 {
+		sc.rank = make([]uint32, n+1)
+	}
+	rank := sc.rank[:n+1]
+	h := sc.heap[:0]
+	if cap(h) < n {
+		h = make([]uint64, 0, n)
+	}
+	// pairRank of node i (token [i,next[i])) with its successor.
+	pr := func(i int32) uint32 {
+		j := next[i]
+		if int(j) >= n {
+			return noRank
+		}
+		return v.lookup(p[i:next[j]])
+	}
+	for i := 0; i <= n; i++ {
+		next[i], prev[i] = int32(i+1), int32(i-1)
+	}
+	for i := 0; i < n-1; i++ {
+		r := v.pairRank[uint32(p[i])<<8|uint32(p[i+1])]
+		rank[i] = r
+		if r != noRank {
+			h = append(h, uint64(r)<<32|uint64(i))
+		}
+	}
+	rank[n-1], rank[n] = noRank, noRank
+	heapify(h)
+	count := n
+	for len(h) > 0 {
+		top := h[0]
+		r, i := uint32(top>>32), int32(uint32(top))
+		if prev[i] == -2 || rank[i] != r {
+			h = heapPop(h) // merged away or re-ranked since pushed
+			continue
+		}
+		j := next[i]
+		next[i] = next[j]
+		if int(next[j]) <= n {
+			prev[next[j]] = i
+		}
+		prev[j] = -2
+		count--
+		// The merged node's new pair replaces the top (one sift instead of
+		// a pop and a push); the left neighbour's new pair is pushed.
+		rank[i] = pr(i)
+		if rank[i] != noRank {
+			h[0] = uint64(rank[i])<<32 | uint64(i)
+			siftDown(h, 0)
+		} else {
+			h = heapPop(h)
+		}
+		if k := prev[i]; k >= 0 {
+			rank[k] = pr(k)
+			if rank[k] != noRank {
+				h = heapPush(h, uint64(rank[k])<<32|uint64(k))
+			}
+		}
+	}
+	if emit {
+		for i := int32(0); int(i) < n; i = next[i] {
+			out = append(out, int(v.lookup(p[i:next[i]])))
+		}
+	}
+	sc.next, sc.prev, sc.heap = next, prev, h[:0]
+	scratchPool.Put(sc)
+	return out, count
+}
+
+// The heap is 4-ary: half the depth of a binary heap and children on one
+// cache line, which matters for million-entry pieces.
+
+func heapify(h []uint64) {
+	if len(h) < 2 {
+		return
+	}
+	for i := (len(h) - 2) / 4; i >= 0; i-- {
+		siftDown(h, i)
+	}
+}
+
+func siftDown(h []uint64, i int) {
+	n := len(h)
+	x := h[i]
+	for {
+		c := 4*i + 1
+		if c >= n {
+			break
+		}
+		m := c
+		for k := c + 1; k < c+4 && k < n; k++ {
+			if h[k] < h[m] {
+				m = k
+			}
+		}
+		if x <= h[m] {
+			break
+		}
+		h[i] = h[m]
+		i = m
+	}
+	h[i] = x
+}
+
+func heapPush(h []uint64, x uint64) []uint64 {
+	h = append(h, x)
+	i := len(h) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if h[p] <= x {
+			break
+		}
+		h[i] = h[p]
+		i = p
+	}
+	h[i] = x
+	return h
+}
+
+func heapPop(h []uint64) []uint64 {
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	if n > 0 {
+		siftDown(h, 0)
+	}
+	return h
+}

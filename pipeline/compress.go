@@ -35,6 +35,10 @@ type Options struct {
 	RecordTimeout time.Duration
 
 	SummaryRole traj.Role // role of the summary turn; "" means user (as the peer)
+	// Alternate keeps strict user/assistant alternation around the summary
+	// (LLaMA-Factory, Mistral templates): see alternate.go. The summary is
+	// then user-side, so SummaryRole must be user.
+	Alternate bool
 	AddNotice   bool      // append NoticeText to the system turns of the head
 	NoticeText  string
 
@@ -64,6 +68,9 @@ func (o Options) Validate() error {
 	case "", traj.RoleUser, traj.RoleAssistant, traj.RoleSystem:
 	default:
 		errs = append(errs, fmt.Errorf("summary role %q: want user, assistant or system", o.SummaryRole))
+	}
+	if o.Alternate && o.SummaryRole != "" && o.SummaryRole != traj.RoleUser {
+		errs = append(errs, fmt.Errorf("alternation mode merges the summary into user-side turns: the summary role must be user, not %q", o.SummaryRole))
 	}
 	return errors.Join(errs...)
 }
@@ -188,6 +195,23 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 		res.Obs = obs
 		return res, nil
 	}
+	how := insertTurn
+	if c.opts.Alternate {
+		if end, h, ok := placeAlternating(roles, plan.Start, plan.End, plan.TailStart); ok {
+			how = h
+			if end != plan.End {
+				plan.End, plan.RegionTokens = end, 0
+				for _, k := range tok[plan.Start:end] {
+					plan.RegionTokens += k
+				}
+			}
+		}
+		if plan.RegionTokens <= c.opts.Budget.SummaryTokens {
+			obs.Outcome, obs.Reason = snap.Uncompressible, string(snap.RegionTooSmall)
+			res.Obs = obs
+			return res, nil
+		}
+	}
 	obs.Region = &[2]int{plan.Start, plan.End}
 
 	req := summary.Request{
@@ -203,6 +227,11 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 		obs.TokensAfter, obs.TurnsAfter = after, plan.TurnsAfter(n)
 		obs.Outcome = snap.Settle(after, c.opts.Budget)
 		obs.SummaryCalls = 1
+		if e, ok := c.opts.Summarizer.(summary.Estimator); ok {
+			est := e.Estimate(req)
+			obs.SummaryCalls, obs.CacheHit = est.APICalls, est.CacheHit
+			obs.PromptTokens, obs.CompletionTokens = est.PromptTokens, est.CompletionTokens
+		}
 		res.Obs = obs
 		return res, nil
 	}
@@ -239,7 +268,7 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 			res.Obs = obs
 			return res, nil
 		}
-		sum.Text, res.Fallback = fb.Text, true
+		sum.Text, res.Fallback, obs.Fallback = fb.Text, true, true
 	}
 
 	// Assemble: head (notice on its system turns) + summary + rest.
@@ -263,13 +292,27 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 		fields = append(fields, rec.SystemField(sys))
 		after += c.opts.Counter.Count(sys) + c.opts.TurnOverhead - ext
 	}
-	st := rec.NewTurn(c.opts.SummaryRole, sum.Text)
-	after += c.count(st)
-	out = append(out, st)
-	out = append(out, rec.Turns[plan.End:]...)
+	rest := rec.Turns[plan.End:]
 	for i := plan.End; i < n; i++ {
 		after += tok[i]
 	}
+	switch how {
+	case insertTurn:
+		st := rec.NewTurn(c.opts.SummaryRole, sum.Text)
+		after += c.count(st)
+		out = append(out, st)
+	case mergeNext:
+		merged := rec.PrependText(rest[0], sum.Text+"\n\n")
+		after += c.count(merged) - tok[plan.End]
+		out = append(out, merged)
+		rest = rest[1:]
+	case mergePrev:
+		last := len(out) - 1
+		after -= c.count(out[last])
+		out[last] = rec.AppendText(out[last], "\n\n"+sum.Text)
+		after += c.count(out[last])
+	}
+	out = append(out, rest...)
 	obs.TokensAfter, obs.TurnsAfter = after, len(out)
 	obs.Outcome = snap.Settle(after, c.opts.Budget)
 	if rec.Dialect == traj.DialectOpenAI {

@@ -44,27 +44,43 @@ func (r *Record) NewTurn(role Role, text string) Turn {
 // AppendText returns a copy of t, a turn of r, with s appended to its
 // content: to the string, in place of a null, or as one more text part of
 // a list. Every other byte of the turn is kept.
-func (r *Record) AppendText(t Turn, s string) Turn {
+func (r *Record) AppendText(t Turn, s string) Turn { return r.editText(t, s, false) }
+
+// PrependText is [Record.AppendText] at the front: s is put before the
+// content (as the first text part of a list).
+func (r *Record) PrependText(t Turn, s string) Turn { return r.editText(t, s, true) }
+
+func (r *Record) editText(t Turn, s string, front bool) Turn {
 	var value []byte
 	switch t.contentKind {
 	case 's':
 		old, _ := unquote(t.Raw[t.content[0]:t.content[1]])
-		value = appendQuoted(nil, old+s)
+		if front {
+			value = appendQuoted(nil, s+old)
+		} else {
+			value = appendQuoted(nil, old+s)
+		}
 	case 'l':
 		list := t.Raw[t.content[0]:t.content[1]]
-		value = append(value, list[:len(list)-1]...) // drop ']'
-		if len(elements(list, 0)) > 0 {
-			value = append(value, r.valSep...)
+		part := append([]byte{'{'}, appendQuoted(nil, "type")...)
+		part = append(part, r.keySep...)
+		part = appendQuoted(part, "text")
+		part = append(part, r.valSep...)
+		part = appendQuoted(part, "text")
+		part = append(part, r.keySep...)
+		part = appendQuoted(part, s)
+		part = append(part, '}')
+		els := elements(list, 0)
+		switch {
+		case len(els) == 0:
+			value = append(append([]byte{'['}, part...), ']')
+		case front:
+			value = append(append(append([]byte(nil), list[:els[0][0]]...), part...), r.valSep...)
+			value = append(value, list[els[0][0]:]...)
+		default:
+			value = append(append([]byte(nil), list[:els[len(els)-1][1]]...), r.valSep...)
+			value = append(append(value, part...), list[els[len(els)-1][1]:]...)
 		}
-		value = append(value, '{')
-		value = appendQuoted(value, "type")
-		value = append(value, r.keySep...)
-		value = appendQuoted(value, "text")
-		value = append(value, r.valSep...)
-		value = appendQuoted(value, "text")
-		value = append(value, r.keySep...)
-		value = appendQuoted(value, s)
-		value = append(value, '}', ']')
 	case 'n':
 		value = appendQuoted(nil, s)
 	default: // absent: add the content field before the closing brace
@@ -93,10 +109,16 @@ func (r *Record) AppendText(t Turn, s string) Turn {
 	if t.contentKind == 'n' {
 		t.contentKind = 's'
 	}
-	if t.Text != "" && t.contentKind == 'l' {
-		t.Text += "\n"
+	switch {
+	case t.Text != "" && t.contentKind == 'l' && front:
+		t.Text = s + "\n" + t.Text
+	case t.Text != "" && t.contentKind == 'l':
+		t.Text += "\n" + s
+	case front:
+		t.Text = s + t.Text
+	default:
+		t.Text += s
 	}
-	t.Text += s
 	t.made = true
 	t.CallIDs = slices.Clone(t.CallIDs)
 	return t

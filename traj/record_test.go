@@ -219,3 +219,22 @@ func FuzzRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+func TestPrependTextKinds(t *testing.T) {
+	line := `{"messages": [{"role": "user", "content": "Q"}, {"role": "tool", "content": [{"type": "text", "text": "A"}], "tool_call_id": "c"}, {"role": "user", "content": []}]}`
+	r := mustDecode(t, line, Schema{})
+	want := []struct{ raw, text string }{
+		{`{"role": "user", "content": "S Q"}`, "S Q"},
+		{`{"role": "tool", "content": [{"type": "text", "text": "S "}, {"type": "text", "text": "A"}], "tool_call_id": "c"}`, "S \nA"},
+		{`{"role": "user", "content": [{"type": "text", "text": "S "}]}`, "S "},
+	}
+	for i, w := range want {
+		got := r.PrependText(r.Turns[i], "S ")
+		if string(got.Raw) != w.raw || got.Text != w.text {
+			t.Errorf("turn %d: got %s (%q), want %s (%q)", i, got.Raw, got.Text, w.raw, w.text)
+		}
+		if got.AnswersID != r.Turns[i].AnswersID {
+			t.Errorf("turn %d: lost its tool_call_id", i)
+		}
+	}
+}

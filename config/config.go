@@ -28,83 +28,85 @@ import (
 // Config mirrors the YAML file. Field comments give the YAML key; keys
 // marked "ours" are trajcompress additions.
 type Config struct {
-	Tokenizer      Tokenizer      `yaml:"tokenizer"`
-	Compression    Compression    `yaml:"compression"`
-	ProtectedTurns ProtectedTurns `yaml:"protected_turns"`
-	Summarization  Summarization  `yaml:"summarization"`
-	Output         Output         `yaml:"output"`
-	Processing     Processing     `yaml:"processing"`
-	Metrics        Metrics        `yaml:"metrics"`
-	Input          Input          `yaml:"input"`
+	Tokenizer      Tokenizer      `yaml:"tokenizer" json:"tokenizer"`
+	Compression    Compression    `yaml:"compression" json:"compression"`
+	ProtectedTurns ProtectedTurns `yaml:"protected_turns" json:"protected_turns"`
+	Summarization  Summarization  `yaml:"summarization" json:"summarization"`
+	Output         Output         `yaml:"output" json:"output"`
+	Processing     Processing     `yaml:"processing" json:"processing"`
+	Metrics        Metrics        `yaml:"metrics" json:"metrics"`
+	Input          Input          `yaml:"input" json:"input"`
 }
 
 // Tokenizer is the tokenizer section.
 type Tokenizer struct {
-	Name            string `yaml:"name"`              // o200k_base, cl100k_base or chars4
-	TrustRemoteCode bool   `yaml:"trust_remote_code"` // accepted for compatibility; nothing remote is ever loaded
-	TurnOverhead    int    `yaml:"turn_overhead"`     // ours: tokens added per turn for chat-template framing
+	Name            string `yaml:"name" json:"name"`                           // o200k_base, cl100k_base or chars4
+	TrustRemoteCode bool   `yaml:"trust_remote_code" json:"trust_remote_code"` // accepted for compatibility; nothing remote is ever loaded
+	TurnOverhead    int    `yaml:"turn_overhead" json:"turn_overhead"`         // ours: tokens added per turn for chat-template framing
 }
 
 // Compression is the compression section.
 type Compression struct {
-	TargetMaxTokens     int `yaml:"target_max_tokens"`
-	SummaryTargetTokens int `yaml:"summary_target_tokens"`
+	TargetMaxTokens     int `yaml:"target_max_tokens" json:"target_max_tokens"`
+	SummaryTargetTokens int `yaml:"summary_target_tokens" json:"summary_target_tokens"`
 }
 
 // ProtectedTurns is the protected_turns section.
 type ProtectedTurns struct {
-	FirstSystem bool `yaml:"first_system"`
-	FirstHuman  bool `yaml:"first_human"`
-	FirstGPT    bool `yaml:"first_gpt"`
-	FirstTool   bool `yaml:"first_tool"`
-	LastNTurns  int  `yaml:"last_n_turns"`
+	FirstSystem bool `yaml:"first_system" json:"first_system"`
+	FirstHuman  bool `yaml:"first_human" json:"first_human"`
+	FirstGPT    bool `yaml:"first_gpt" json:"first_gpt"`
+	FirstTool   bool `yaml:"first_tool" json:"first_tool"`
+	LastNTurns  int  `yaml:"last_n_turns" json:"last_n_turns"`
 }
 
 // Summarization is the summarization section.
 type Summarization struct {
-	Method      string  `yaml:"method"` // ours: deterministic (default) or llm
-	Model       string  `yaml:"model"`
-	BaseURL     string  `yaml:"base_url"`
-	APIKeyEnv   string  `yaml:"api_key_env"`
-	Temperature float64 `yaml:"temperature"`
-	MaxRetries  int     `yaml:"max_retries"`
-	RetryDelay  float64 `yaml:"retry_delay"` // seconds
-	OnFailure   string  `yaml:"on_failure"`  // ours: skip (default: summary_failed, written unchanged) or fallback
-	CacheDir    string  `yaml:"cache_dir"`   // ours
-	RPM         int     `yaml:"rpm"`         // ours
-	TPM         int     `yaml:"tpm"`         // ours
+	Method      string  `yaml:"method" json:"method"` // ours: deterministic (default) or llm
+	Model       string  `yaml:"model" json:"model"`
+	BaseURL     string  `yaml:"base_url" json:"base_url"`
+	APIKeyEnv   string  `yaml:"api_key_env" json:"api_key_env"`
+	Temperature float64 `yaml:"temperature" json:"temperature"`
+	MaxRetries  int     `yaml:"max_retries" json:"max_retries"`
+	RetryDelay  float64 `yaml:"retry_delay" json:"retry_delay"` // seconds
+	OnFailure   string  `yaml:"on_failure" json:"on_failure"`   // ours: skip (default: summary_failed, written unchanged) or fallback
+	CacheDir    string  `yaml:"cache_dir" json:"cache_dir"`     // ours
+	RPM         int     `yaml:"rpm" json:"rpm"`                 // ours
+	TPM         int     `yaml:"tpm" json:"tpm"`                 // ours
 }
 
 // Output is the output section.
 type Output struct {
-	AddSummaryNotice  bool   `yaml:"add_summary_notice"`
-	SummaryNoticeText string `yaml:"summary_notice_text"`
-	OutputSuffix      string `yaml:"output_suffix"`
-	SummaryRole       string `yaml:"summary_role"` // ours: user (default), assistant or system
+	AddSummaryNotice  bool   `yaml:"add_summary_notice" json:"add_summary_notice"`
+	SummaryNoticeText string `yaml:"summary_notice_text" json:"summary_notice_text"`
+	OutputSuffix      string `yaml:"output_suffix" json:"output_suffix"`
+	SummaryRole       string `yaml:"summary_role" json:"summary_role"` // ours: user (default), assistant or system
+	Alternation       bool   `yaml:"alternation" json:"alternation"`   // ours: keep strict user/assistant alternation
+	Format            string `yaml:"format" json:"format"`             // ours: jsonl, parquet or arrow; "" = as the input
 }
 
 // Processing is the processing section.
 type Processing struct {
-	NumWorkers            int     `yaml:"num_workers"` // honoured (the peer ignores it); 0 = all cores
-	MaxConcurrentRequests int     `yaml:"max_concurrent_requests"`
-	SkipUnderTarget       bool    `yaml:"skip_under_target"`
-	SaveOverLimit         bool    `yaml:"save_over_limit"`
-	PerTrajectoryTimeout  float64 `yaml:"per_trajectory_timeout"` // seconds; honoured (the peer cannot read it)
+	NumWorkers            int     `yaml:"num_workers" json:"num_workers"` // honoured (the peer ignores it); 0 = all cores
+	MaxConcurrentRequests int     `yaml:"max_concurrent_requests" json:"max_concurrent_requests"`
+	SkipUnderTarget       bool    `yaml:"skip_under_target" json:"skip_under_target"`
+	SaveOverLimit         bool    `yaml:"save_over_limit" json:"save_over_limit"`
+	PerTrajectoryTimeout  float64 `yaml:"per_trajectory_timeout" json:"per_trajectory_timeout"` // seconds; honoured (the peer cannot read it)
 }
 
 // Metrics is the metrics section.
 type Metrics struct {
-	Enabled       bool   `yaml:"enabled"`
-	PerTrajectory bool   `yaml:"per_trajectory"`
-	OutputFile    string `yaml:"output_file"`
+	Enabled       bool   `yaml:"enabled" json:"enabled"`
+	PerTrajectory bool   `yaml:"per_trajectory" json:"per_trajectory"`
+	OutputFile    string `yaml:"output_file" json:"output_file"`
 }
 
 // Input is ours: how records are read.
 type Input struct {
-	Format     string `yaml:"format"`      // sharegpt, openai, or empty to detect per record
-	TurnsKey   string `yaml:"turns_key"`   // for datasets that rename "conversations"/"messages"
-	RoleKey    string `yaml:"role_key"`    // … "from"/"role"
-	ContentKey string `yaml:"content_key"` // … "value"/"content"
+	Format     string `yaml:"format" json:"format"`           // sharegpt, openai, or empty to detect per record
+	TurnsKey   string `yaml:"turns_key" json:"turns_key"`     // for datasets that rename "conversations"/"messages"
+	RoleKey    string `yaml:"role_key" json:"role_key"`       // … "from"/"role"
+	ContentKey string `yaml:"content_key" json:"content_key"` // … "value"/"content"
 }
 
 // Default returns the peer's dataclass defaults, except the tokenizer:
@@ -200,6 +202,14 @@ func (c Config) Validate() error {
 	case "user", "assistant", "system":
 	default:
 		bad("output.summary_role must be user, assistant or system, got %q", c.Output.SummaryRole)
+	}
+	if c.Output.Alternation && c.Output.SummaryRole != "user" {
+		bad("output.alternation merges the summary into user-side turns: output.summary_role must be user, got %q", c.Output.SummaryRole)
+	}
+	switch c.Output.Format {
+	case "", "jsonl", "parquet", "arrow":
+	default:
+		bad("output.format must be jsonl, parquet or arrow, got %q", c.Output.Format)
 	}
 	if c.Processing.NumWorkers < 0 {
 		bad("processing.num_workers must be >= 0, got %d", c.Processing.NumWorkers)

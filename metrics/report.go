@@ -17,6 +17,21 @@ type RunInfo struct {
 	// Budget is the planning budget used; nil leaves it out of the report.
 	Budget     *snap.Budget
 	Start, End time.Time // processing start and end, printed in their own location
+
+	// Summarizer details for the summarization section; all optional.
+	Summarizer        string
+	Model             string
+	RetriesByCause    map[string]int64
+	ErrorsByCause     map[string]int64
+	CacheMisses       *int64
+	PriceIn, PriceOut float64 // USD per million prompt / completion tokens; 0: no cost figure
+	Estimated         bool    // dry run: summarization figures are estimates
+
+	// Reproducibility record; all optional.
+	ToolVersion       string
+	Config            json.RawMessage // effective configuration, as JSON
+	ConfigFingerprint string
+	InputFingerprint  string
 }
 
 // Report is the aggregate metrics document. Marshalled with encoding/json it
@@ -92,6 +107,24 @@ type SummarizationSection struct {
 	CacheHits        int64 `json:"cache_hits"`
 	PromptTokens     int64 `json:"prompt_tokens"`
 	CompletionTokens int64 `json:"completion_tokens"`
+
+	// Method is the summarizer: "deterministic" or "llm"; Model its model.
+	Method string `json:"method,omitempty"`
+	Model  string `json:"model,omitempty"`
+	// Fallbacks counts records whose summary came from the deterministic
+	// fallback after the LLM failed (--on-summary-failure fallback).
+	Fallbacks int64 `json:"fallbacks"`
+	// RetriesByCause and ErrorsByCause count failed requests by cause
+	// (rate_limit, server_error, timeout, …); present for the llm method.
+	RetriesByCause map[string]int64 `json:"retries_by_cause,omitempty"`
+	ErrorsByCause  map[string]int64 `json:"errors_by_cause,omitempty"`
+	CacheMisses    *int64           `json:"cache_misses,omitempty"`
+	// CostUSD is prompt and completion tokens at the given prices per
+	// million tokens; present when a price was given.
+	CostUSD *Float `json:"cost_usd,omitempty"`
+	// Estimated is true in a dry run: calls and tokens are estimates for
+	// requests that were not sent.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 // ProcessingSection is the peer's "processing" section. Times are Python
@@ -155,10 +188,23 @@ func QuantilesOf(h *Hist) Quantiles {
 }
 
 // RunSection describes the run.
+//
+// It is the run's reproducibility record: together with the input
+// fingerprint, the tool version, tokenizer and effective config determine
+// every other figure of the report except processing times (and, for the
+// LLM summarizer, the calls the cache saved).
 type RunSection struct {
+	ToolVersion  string         `json:"tool_version,omitempty"`
 	Tokenizer    string         `json:"tokenizer"`
 	TurnOverhead int            `json:"turn_overhead"`
 	Budget       *BudgetSection `json:"budget,omitempty"`
+	// Config is the effective configuration (config file, then flags).
+	Config json.RawMessage `json:"config,omitempty"`
+	// ConfigFingerprint is sha256 over the settings that can change the
+	// output; InputFingerprint is sha256 over the input files' names and
+	// bytes, in processing order.
+	ConfigFingerprint string `json:"config_fingerprint,omitempty"`
+	InputFingerprint  string `json:"input_fingerprint,omitempty"`
 }
 
 // BudgetSection is the planning budget, under the YAML key names.
@@ -215,6 +261,17 @@ func (s *Summary) Report(info RunInfo) Report {
 		CacheHits:        c.cacheHits,
 		PromptTokens:     c.promptTokens,
 		CompletionTokens: c.completionTokens,
+		Method:           info.Summarizer,
+		Model:            info.Model,
+		Fallbacks:        c.fallbacks,
+		RetriesByCause:   info.RetriesByCause,
+		ErrorsByCause:    info.ErrorsByCause,
+		CacheMisses:      info.CacheMisses,
+		Estimated:        info.Estimated,
+	}
+	if info.PriceIn > 0 || info.PriceOut > 0 {
+		cost := Round((float64(c.promptTokens)*info.PriceIn+float64(c.completionTokens)*info.PriceOut)/1e6, 6)
+		r.Summarization.CostUSD = &cost
 	}
 	r.Processing = ProcessingSection{
 		StartTime:       pyISOFormat(info.Start),
@@ -240,7 +297,8 @@ func (s *Summary) Report(info RunInfo) Report {
 		RecordsWithPairingProblems: c.pairingRecords,
 	}
 	r.Distributions = DistributionsSection{TokensBefore: QuantilesOf(&s.before), TokensAfter: QuantilesOf(&s.after)}
-	r.Run = RunSection{Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead}
+	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,
+		Config: info.Config, ConfigFingerprint: info.ConfigFingerprint, InputFingerprint: info.InputFingerprint}
 	if b := info.Budget; b != nil {
 		r.Run.Budget = &BudgetSection{
 			TargetMaxTokens: b.Target, SummaryTargetTokens: b.SummaryTokens, LastNTurns: b.LastN,

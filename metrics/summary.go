@@ -39,6 +39,10 @@ type Observation struct {
 	// record, or a call whose result is not. Input that was already broken
 	// is reported here, never repaired.
 	PairingProblems int
+
+	// Fallback is set when the summary came from the deterministic
+	// fallback after the configured summarizer failed.
+	Fallback bool
 }
 
 // unchanged reports whether o's record is written as it came in.
@@ -112,6 +116,7 @@ type counters struct {
 	promptTokens, completionTokens int64
 
 	pairingRecords int64 // records written with tool-pairing problems
+	fallbacks      int64 // records summarised by the fallback
 }
 
 // Observe adds one record's observation. It panics if o.Outcome is not one
@@ -153,6 +158,9 @@ func (s *Summary) Observe(o Observation) {
 	if o.PairingProblems > 0 {
 		s.c.pairingRecords++
 	}
+	if o.Fallback {
+		s.c.fallbacks++
+	}
 	s.before.Add(int64(o.TokensBefore))
 	s.after.Add(int64(o.TokensAfter))
 }
@@ -180,6 +188,7 @@ func (s *Summary) Merge(o *Summary) {
 	s.c.promptTokens += o.c.promptTokens
 	s.c.completionTokens += o.c.completionTokens
 	s.c.pairingRecords += o.c.pairingRecords
+	s.c.fallbacks += o.c.fallbacks
 	s.before.Merge(&o.before)
 	s.after.Merge(&o.after)
 }

@@ -51,3 +51,10 @@ type Summarizer interface {
 type Remote interface {
 	Remote()
 }
+
+// Estimator is implemented by remote summarizers that can say, without
+// sending anything, what summarising req would cost: requests, prompt
+// tokens and (at most) completion tokens. A dry run uses it.
+type Estimator interface {
+	Estimate(req Request) Result
+}

@@ -619,3 +619,8 @@ func contentText(raw json.RawMessage) string {
 	}
 	return ""
 }
+
+// Remote marks the client as a [summary.Remote] summarizer: it waits on the
+// network, so the pipeline frees its CPU slot during a call and never calls
+// it in a dry run.
+func (c *Client) Remote() {}

@@ -11,14 +11,18 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/trajcompress
 
-# Compress the bundled example and show what happened.
+# Compress the bundled example (200 generated agent runs, gzip JSONL), show
+# what happened to each record, then gate the run against the committed
+# baseline metrics, as a CI job would.
 demo: build
 	@rm -rf bin/demo && mkdir -p bin/demo
-	./$(BIN) compress --input fixtures/demo/agent_runs.jsonl --output bin/demo/agent_runs_compressed.jsonl \
-		--config fixtures/demo/trajectory_compression.yaml --outcomes bin/demo/outcomes.jsonl; \
+	./$(BIN) compress --input fixtures/example/agent_runs.jsonl.gz --config fixtures/example/trajectory_compression.yaml \
+		--output bin/demo/agent_runs_compressed.jsonl --outcomes bin/demo/outcomes.jsonl; \
 		rc=$$?; test $$rc -eq 0 -o $$rc -eq 3 || exit $$rc
-	@echo; echo "== bin/demo/agent_runs_compressed_metrics.json (outcomes section)"
+	@echo; echo "== outcomes section of bin/demo/agent_runs_compressed_metrics.json"
 	@sed -n '/"outcomes"/,/^  }/p' bin/demo/agent_runs_compressed_metrics.json
+	@echo; echo "== trajcompress check against fixtures/example/baseline_metrics.json"
+	./$(BIN) check --baseline fixtures/example/baseline_metrics.json bin/demo/agent_runs_compressed_metrics.json
 
 test: fmt-check vet test-go test-node
 

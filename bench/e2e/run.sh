@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# run.sh: end-to-end benchmark of issue 3 (see bench/README.md, "End to end").
+#
+#   bench/e2e/run.sh [SIZE_MB]      (default 500)
+#
+# Generates a corpus of at least SIZE_MB shaped like real agent runs with
+# `trajcompress fixtures` (profile mix: repeated system prompts and tool
+# schemas, long tool outputs, a mix of records under and over the target),
+# and a 4x corpus; measures the tokenizer alone on the corpus's turn texts
+# (2 goroutines, no memo), then `trajcompress compress --workers 2` on the
+# 1x and 4x corpora (wall time and peak RSS from /usr/bin/time), and prints
+# end-to-end turn-text MB/s against the tokenizer alone, and RSS 4x vs 1x.
+# Corpora go to bench/out (git-ignored). Needs ~3 GB of disk for 500 MB.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$root"
+size=${1:-500}
+out=bench/out/e2e
+mkdir -p "$out"
+exec > >(tee "$out/report.txt") 2>&1
+echo "# $(date -u +%FT%TZ) $(nproc) cores, load: $(cut -d' ' -f1-3 /proc/loadavg), corpus ${size} MB"
+
+go build -o "$out/trajcompress" ./cmd/trajcompress
+go build -o "$out/textonly" ./bench/e2e/textonly
+
+# Records average ~30 KB in the mix profile with median 6000 / p99 60000 tokens.
+gen() { # gen COUNT FILE
+  [ -s "$2" ] || "$out/trajcompress" fixtures --output "$2" --count "$1" --seed 7 --profile mix \
+    --median-tokens 6000 --p99-tokens 60000
+}
+count=$(( size * 1000000 / 30000 ))
+gen "$count" "$out/corpus1x.jsonl"
+while [ "$(stat -c %s "$out/corpus1x.jsonl")" -lt $(( size * 1000000 )) ]; do
+  count=$(( count * 11 / 10 )); rm -f "$out/corpus1x.jsonl"; gen "$count" "$out/corpus1x.jsonl"
+done
+gen $(( count * 4 )) "$out/corpus4x.jsonl"
+ls -l "$out"/corpus*.jsonl
+
+echo "## tokenizer alone on the 1x corpus's turn texts (2 goroutines, no memo)"
+"$out/textonly" -workers 2 "$out/corpus1x.jsonl" | tee "$out/textonly.txt"
+tok=$(sed -n 's/.*MBps=\([0-9.]*\).*/\1/p' "$out/textonly.txt")
+textbytes=$(sed -n 's/.*text_bytes=\([0-9]*\).*/\1/p' "$out/textonly.txt")
+
+run() { # run NAME INPUT
+  /usr/bin/time -f "%e %M" -o "$out/$1.time" "$out/trajcompress" compress --quiet --workers 2 \
+    --input "$2" --output "$out/$1.out.jsonl" --metrics "$out/$1.metrics.json" || [ $? -eq 3 ]
+  read -r secs rsskb < "$out/$1.time"
+  echo "$1: ${secs} s, peak RSS $((rsskb / 1024)) MB, $(sed -n '/"outcomes"/,/}/p' "$out/$1.metrics.json" | tr -d ' \n' | cut -c1-200)"
+}
+echo "## compress --workers 2"
+run e2e1x "$out/corpus1x.jsonl"
+run e2e4x "$out/corpus4x.jsonl"
+read -r s1 r1 < "$out/e2e1x.time"
+read -r s4 r4 < "$out/e2e4x.time"
+awk -v tb="$textbytes" -v s="$s1" -v tok="$tok" -v r1="$r1" -v r4="$r4" 'BEGIN {
+  e2e = tb / 1e6 / s
+  printf "end-to-end %.1f MB/s of turn text vs tokenizer alone %.1f MB/s = %.2fx (target >= 0.7)\n", e2e, tok, e2e / tok
+  printf "peak RSS 1x %.0f MB, 4x %.0f MB, 4x/1x = %.2f (target < 300 MB, within 0.8-1.2)\n", r1/1024, r4/1024, r4/r1
+}'
+rm -f "$out"/e2e*.out.jsonl

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/trajcompress/trajcompress/check"
+)
+
+const checkUsage = `Usage: trajcompress check --baseline BASE.json [flags] RUN.json
+
+Compares the metrics JSON of a run (written by "trajcompress compress")
+against a committed baseline and exits non-zero when a figure regressed
+beyond its tolerance, printing a table of every rule: metric, baseline,
+run, change, limit, status. Timestamps and durations are never compared.
+
+It refuses to compare runs made with a different tokenizer, config or
+input (the "run" section's fingerprints) unless --allow-different-setup:
+such a difference is a changed setup, not a regression.
+
+Default rules: tokens.overall_compression_ratio may rise (get worse) by at
+most --max-ratio-regression; outcomes.failed_to_fit may rise by at most
+--max-failed-to-fit-increase; rejected/invalid records and failed summaries
+may not rise; records_in must be equal. --rules FILE replaces them with a
+YAML list:
+
+  rules:
+    - {path: tokens.overall_compression_ratio, max_increase: 0.005}
+    - {path: outcomes.compressed, max_decrease: 0.02, relative: true}
+    - {path: outcomes.records_in, exact: true}
+
+Exit status: 0 within bounds, 1 regressed, 2 usage or setup differs.
+
+Flags:
+`
+
+func cmdCheck(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, checkUsage)
+		fs.PrintDefaults()
+	}
+	baseline := fs.String("baseline", "", "baseline metrics JSON (required)")
+	maxRatio := fs.Float64("max-ratio-regression", 0.01, "largest allowed rise of tokens.overall_compression_ratio (absolute)")
+	maxFail := fs.Float64("max-failed-to-fit-increase", 0, "largest allowed rise of outcomes.failed_to_fit")
+	rulesPath := fs.String("rules", "", "YAML rules file replacing the default rules")
+	allow := fs.Bool("allow-different-setup", false, "compare even when tokenizer, config or input fingerprints differ")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return usageError{err}
+	}
+	if *baseline == "" || fs.NArg() != 1 {
+		return usagef("check: want --baseline BASE.json and one RUN.json (see trajcompress check -h)")
+	}
+	rules := check.DefaultRules(*maxRatio, *maxFail)
+	if *rulesPath != "" {
+		var err error
+		if rules, err = check.LoadRules(*rulesPath); err != nil {
+			return usageError{err}
+		}
+	}
+	rules.AllowDifferentSetup = rules.AllowDifferentSetup || *allow
+	res, err := check.CompareFiles(*baseline, fs.Arg(0), rules)
+	if err != nil {
+		if errors.Is(err, check.ErrSetupDiffers) {
+			return usageError{err}
+		}
+		return err
+	}
+	res.WriteTable(stdout)
+	if res.Regressed {
+		return errRegressed
+	}
+	return nil
+}
+
+// errRegressed: check found a regression (exit 1, the table says which).
+var errRegressed = errors.New("check: regressed beyond tolerance (see the table)")

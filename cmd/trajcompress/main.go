@@ -1,0 +1,118 @@
+// Command trajcompress makes LLM agent trajectories fit a token budget by
+// replacing just enough of the middle of each one with a summary, never
+// separating a tool call from its result and never losing a row.
+//
+// Run "trajcompress help" for the commands and "trajcompress CMD -h" for
+// each command's flags. main only wires signals and exit codes; everything
+// else is in run, which tests call directly.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes, documented in the help text.
+const (
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitPartial     = 3
+	exitInterrupted = 130
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `trajcompress — make agent trajectories fit a token budget, losing no row.
+
+Usage:
+  trajcompress compress --input PATH [flags]   compress a JSONL file or a directory of them
+  trajcompress fixtures --output PATH [flags]  generate synthetic trajectories from a seed
+  trajcompress check --baseline B.json R.json  fail when a run's metrics regressed against a baseline
+  trajcompress validate --dialect D FILE...    report records a trainer would reject for their role order
+  trajcompress version                         print the version
+  trajcompress help                            this text
+
+Run "trajcompress CMD -h" for the flags of each command.
+
+Exit status:
+  0    every record was read and written
+  1    the run failed (I/O error, fatal summarizer error); no output was put in place
+  2    bad usage or configuration
+  3    partial: the run finished, but some records were rejected (see the
+       rejects file) or their summary failed (written unchanged)
+  130  interrupted (Ctrl-C); finished output files are complete, the
+       file being written is not put in place
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError is a mistake in the command line or configuration: exit 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// errPartial reports a finished run in which some records were rejected or
+// not summarised.
+var errPartial = errors.New("some records were rejected or could not be summarised")
+
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "compress":
+		err = cmdCompress(ctx, args[1:], stdout, stderr)
+	case "fixtures":
+		err = cmdFixtures(args[1:], stdout, stderr)
+	case "check":
+		err = cmdCheck(args[1:], stdout, stderr)
+	case "validate":
+		err = cmdValidate(args[1:], stdout, stderr)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, "trajcompress", version)
+	case "help", "-h", "--help", "-help":
+		fmt.Fprint(stdout, usage)
+	default:
+		fmt.Fprintf(stderr, "trajcompress: unknown command %q\n\n%s", args[0], usage)
+		return exitUsage
+	}
+	return exitCode(err, stderr)
+}
+
+func exitCode(err error, stderr io.Writer) int {
+	var ue usageError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.Is(err, errHelp):
+		return exitOK
+	case errors.Is(err, errPartial):
+		return exitPartial
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "trajcompress: interrupted; no partial output was put in place")
+		return exitInterrupted
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "trajcompress:", err)
+		return exitUsage
+	default:
+		fmt.Fprintln(stderr, "trajcompress:", err)
+		return exitError
+	}
+}

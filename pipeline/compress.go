@@ -38,9 +38,9 @@ type Options struct {
 	// Alternate keeps strict user/assistant alternation around the summary
 	// (LLaMA-Factory, Mistral templates): see alternate.go. The summary is
 	// then user-side, so SummaryRole must be user.
-	Alternate bool
-	AddNotice   bool      // append NoticeText to the system turns of the head
-	NoticeText  string
+	Alternate  bool
+	AddNotice  bool // append NoticeText to the system turns of the head
+	NoticeText string
 
 	PerRecordMetrics bool // add "compression_metrics" to compressed records
 	DryRun           bool // plan and count; remote summarizers are not called

@@ -507,6 +507,10 @@ func (r *runner) runJob(ctx context.Context, idx int, j job) (err error) {
 		if src, schema, err = openTabular(j.in, j.inFormat); err != nil {
 			return err
 		}
+		if err := checkTurnsColumn(j.in, schema, r.cfg.Input.TurnsKey); err != nil {
+			src.Close()
+			return err
+		}
 		bytesRead = func() int64 { return 0 } // progress moves when the file is done
 	}
 	defer src.Close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/trajcompress/trajcompress/format/arrow"
@@ -133,6 +134,7 @@ func newTabularSink(path, format string, in inputSchema, extra string) (*tabular
 }
 
 func (s *tabularSink) open() error {
+	var w sink
 	var err error
 	switch s.format {
 	case fmtParquet:
@@ -142,7 +144,10 @@ func (s *tabularSink) open() error {
 				return fmt.Errorf("%s: %w", s.path, err)
 			}
 		}
-		s.w, err = parquet.Create(s.path, sch, parquet.WriterOptions{ExtraJSONColumn: s.extra})
+		var pw *parquet.Writer
+		if pw, err = parquet.Create(s.path, sch, parquet.WriterOptions{ExtraJSONColumn: s.extraFor(sch.Columns())}); err == nil {
+			w = pw
+		}
 	case fmtArrow:
 		sch := s.schema.arrow
 		if sch == nil {
@@ -150,11 +155,15 @@ func (s *tabularSink) open() error {
 				return fmt.Errorf("%s: %w", s.path, err)
 			}
 		}
-		s.w, err = arrow.Create(s.path, sch, arrow.WriterOptions{ExtraJSONColumn: s.extra})
+		var aw *arrow.Writer
+		if aw, err = arrow.Create(s.path, sch, arrow.WriterOptions{ExtraJSONColumn: s.extraFor(sch.Columns())}); err == nil {
+			w = aw
+		}
 	}
 	if err != nil {
 		return err
 	}
+	s.w = w
 	for _, b := range s.buf {
 		if err := s.w.Write(b); err != nil {
 			return err
@@ -162,6 +171,16 @@ func (s *tabularSink) open() error {
 	}
 	s.buf = nil
 	return nil
+}
+
+// extraFor returns the extra column to add to a schema with these
+// columns: none when the schema has it already (an input compressed
+// before, or a schema inferred from records that carry it).
+func (s *tabularSink) extraFor(columns []string) string {
+	if slices.Contains(columns, s.extra) {
+		return ""
+	}
+	return s.extra
 }
 
 func (s *tabularSink) Write(rec []byte) error {
@@ -176,6 +195,9 @@ func (s *tabularSink) Write(rec []byte) error {
 }
 
 func (s *tabularSink) Close() error {
+	if s.w == nil && len(s.buf) == 0 && s.schema.parquet == nil && s.schema.arrow == nil {
+		return fmt.Errorf("%s: no record to write, and a %s file needs one to infer its schema from (write JSONL instead)", s.path, s.format)
+	}
 	if s.w == nil {
 		if err := s.open(); err != nil {
 			return err
@@ -205,4 +227,27 @@ func createSink(path, format string, in inputSchema, extra string) (sink, error)
 func decodable(line []byte) bool {
 	_, err := traj.Decode(line, traj.Pos{}, traj.Schema{})
 	return err == nil
+}
+
+// checkTurnsColumn fails early, naming the file, when a tabular input has
+// no column a trajectory could be read from: every row would be rejected.
+func checkTurnsColumn(path string, in inputSchema, turnsKey string) error {
+	var cols []string
+	switch {
+	case in.parquet != nil:
+		cols = in.parquet.Columns()
+	case in.arrow != nil:
+		cols = in.arrow.Columns()
+	}
+	want := []string{"conversations", "messages"}
+	if turnsKey != "" {
+		want = []string{turnsKey}
+	}
+	for _, w := range want {
+		if slices.Contains(cols, w) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s: no %s column to read trajectories from (columns: %s; set input.turns_key for a renamed one)",
+		path, strings.Join(want, " or "), strings.Join(cols, ", "))
 }

@@ -84,6 +84,12 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// CreateTemp makes the file private; the output is an ordinary data file.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
 	w := &Writer{
 		path: path, tmp: f.Name(), f: f, schema: out, extra: o.ExtraJSONColumn,
 		b: array.NewRecordBuilder(memory.DefaultAllocator, out.s), maxRows: o.BatchRows, maxBytes: o.BatchBytes,

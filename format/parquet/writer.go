@@ -74,6 +74,12 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
+	// CreateTemp makes the file private; the output is an ordinary data file.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
 	opts := []pq.WriterOption{pq.NewSchema("schema", out.root), pq.Compression(codec), pq.CreatedBy("trajcompress", "", "")}
 	for _, kv := range out.metadata {
 		opts = append(opts, pq.KeyValueMetadata(kv.Key, kv.Value))

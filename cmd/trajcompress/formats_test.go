@@ -202,4 +202,3 @@ func writeConfig(t *testing.T, dir, body string) string {
 	}
 	return p
 }
-

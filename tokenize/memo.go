@@ -12,6 +12,13 @@ import (
 // (see bench/README.md, "Tokenizer").
 const MemoMinBytes = 256
 
+// MemoMaxBytes is the longest text MemoCounter memoises. What repeats
+// across records is system prompts and tool schemas, which are shorter;
+// long tool outputs rarely repeat and would make the memo's memory
+// unbounded in practice. The memo holds at most maxEntries × MemoMaxBytes
+// bytes of text.
+const MemoMaxBytes = 64 << 10
+
 const memoShards = 16
 
 // MemoCounter wraps a Counter with a bounded, concurrency-safe memo of whole
@@ -36,8 +43,8 @@ type memoShard struct {
 	_         [40]byte // keep shards on separate cache lines
 }
 
-// Memo returns a MemoCounter over c holding at most maxEntries texts of at
-// least MemoMinBytes bytes. maxEntries < 2*16 disables memoisation (every
+// Memo returns a MemoCounter over c holding at most maxEntries texts of
+// MemoMinBytes to MemoMaxBytes bytes. maxEntries < 2*16 disables memoisation (every
 // call goes to c) but still counts misses.
 func Memo(c Counter, maxEntries int) *MemoCounter {
 	m := &MemoCounter{c: c, seed: maphash.MakeSeed(), perGen: maxEntries / (2 * memoShards)}
@@ -49,7 +56,7 @@ func Memo(c Counter, maxEntries int) *MemoCounter {
 
 // Count returns c.Count(text), from the memo when text was seen before.
 func (m *MemoCounter) Count(text string) int {
-	if len(text) < MemoMinBytes {
+	if len(text) < MemoMinBytes || len(text) > MemoMaxBytes {
 		return m.c.Count(text)
 	}
 	if m.perGen == 0 {
@@ -87,8 +94,8 @@ func (m *MemoCounter) insertLocked(sh *memoShard, text string, n int) {
 	sh.cur[text] = n
 }
 
-// Stats returns how many memo-eligible calls (texts of at least
-// MemoMinBytes bytes) were answered from the memo and how many were not.
+// Stats returns how many memo-eligible calls (texts of MemoMinBytes to
+// MemoMaxBytes bytes) were answered from the memo and how many were not.
 // The hit rate is hits / (hits + misses).
 func (m *MemoCounter) Stats() (hits, misses int64) {
 	return m.hits.Load(), m.misses.Load()

@@ -151,3 +151,20 @@ func TestEncodingConcurrent(t *testing.T) {
 		wg.Wait()
 	}
 }
+
+func TestMemoSkipsLongTexts(t *testing.T) {
+	c, err := New("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Memo(c, 64)
+	long := strings.Repeat("tool output line\n", MemoMaxBytes/16)
+	for range 3 {
+		if got, want := m.Count(long), c.Count(long); got != want {
+			t.Fatalf("Count = %d, want %d", got, want)
+		}
+	}
+	if hits, misses := m.Stats(); hits != 0 || misses != 0 || m.Len() != 0 {
+		t.Fatalf("a text over MemoMaxBytes was memoised: hits %d misses %d len %d", hits, misses, m.Len())
+	}
+}

@@ -7,15 +7,18 @@ import "unicode/utf8"
 // split patterns of tiktoken's cl100k_base and o200k_base, as compiled into
 // npm tiktoken 1.0.22:
 //
-//	cl100k: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|
-//	        ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//	cl100k: (?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|
+//	        \s*[\r\n]+|\s+(?!\S)|\s+
 //	o200k:  [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
 //	        [^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|
 //	        \p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+
 //
+// (The newer possessive spelling of the cl100k pattern, ?+ and ++, matches
+// the same pieces: no alternative can succeed by giving those back.)
 // Every alternative is resolved by at most a constant number of forward
-// scans over the characters it consumes (see the comments on each step), so
-// splitting is linear in the input. Both functions take valid UTF-8 and a
+// scans over the characters it consumes, plus, for o200k, a rescan of an
+// upper-case tail that the next piece then consumes, so splitting is linear
+// in the input. Both functions take valid UTF-8 and a
 // start offset i < len(s), and return the end of the piece starting at i;
 // every position starts some alternative, so pieces tile the input.
 

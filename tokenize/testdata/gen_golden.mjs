@@ -10,10 +10,9 @@
 // Each output line is {"name", "text" (base64 of the raw bytes), "o200k_base",
 // "cl100k_base"}. Raw bytes are decoded with TextDecoder (WHATWG: one U+FFFD
 // per maximal ill-formed subpart) before encode_ordinary, which is what the
-// Go side must reproduce. Samples from ../../../shared/data/real are added
-// when that directory exists; the random cases use a fixed seed.
+// Go side must reproduce. The random cases use a fixed seed.
 import { get_encoding } from "tiktoken";
-import { readFileSync, writeFileSync, existsSync, readdirSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -130,34 +129,9 @@ for (let k = 0; k < 200; k++) {
   add(`random_${k}`, s);
 }
 
-// Short cuts from the real data, when present (do not grow these: the
-// golden file is committed).
-const real = join(here, "..", "..", "..", "shared", "data", "real");
-if (existsSync(real)) {
-  const picks = [
-    ["swe_agent_multiswebench_java/gpt-4o-2024-05-13.jsonl", 0],
-    ["llamafactory_tool_demos/glaive_toolcall_zh_demo.hermes.jsonl", 0],
-    ["taubench_airline_gpt4o/gpt-4o-airline_trials0-2.jsonl", 0],
-    ["hermes_neurareport/trajectory_samples.jsonl", 0],
-    ["hermes_agent_session_export/exprted.jsonl", 0],
-  ];
-  for (const [file, row] of picks) {
-    const path = join(real, file);
-    if (!existsSync(path)) continue;
-    const line = readFileSync(path, "utf8").split("\n")[row];
-    const texts = [];
-    const walk = (v, key) => {
-      if (typeof v === "string") { if (["content", "value", "system_prompt", "arguments"].includes(key) && v.length > 0) texts.push(v); }
-      else if (Array.isArray(v)) v.forEach((x) => walk(x, key));
-      else if (v && typeof v === "object") for (const [k, x] of Object.entries(v)) walk(x, k);
-    };
-    walk(JSON.parse(line), "");
-    texts.slice(0, 4).forEach((t, i) => {
-      // Cut at a code point boundary, at most 600 code points.
-      add(`real_${file.split("/")[0]}_${i}`, [...t].slice(0, 600).join(""));
-    });
-  }
-}
+// No text from ../../../shared/data/real is committed here (several of
+// those sources have no licence): the real data is checked at test time by
+// realdata_test.go, against tiktoken-go, and skipped when it is absent.
 
 const encs = { o200k_base: get_encoding("o200k_base"), cl100k_base: get_encoding("cl100k_base") };
 const dec = new TextDecoder("utf-8");

@@ -1,0 +1,260 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/trajcompress/trajcompress/bench/tokenizer"
+	"github.com/trajcompress/trajcompress/tokenize"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fail(fmt.Errorf("usage: tokbench corpus FILE | count FILE | linear | startup [ENC]"))
+	}
+	var err error
+	switch os.Args[1] {
+	case "corpus":
+		err = writeCorpus(arg(2))
+	case "count":
+		err = count(arg(2))
+	case "linear":
+		err = linear()
+	case "startup":
+		enc := "o200k_base"
+		if len(os.Args) > 2 {
+			enc = os.Args[2]
+		}
+		err = startup(enc)
+	case "startup-child":
+		err = startupChild(arg(2))
+	default:
+		err = fmt.Errorf("unknown subcommand %q", os.Args[1])
+	}
+	if err != nil {
+		fail(err)
+	}
+}
+
+func arg(i int) string {
+	if len(os.Args) <= i {
+		fail(fmt.Errorf("%s: missing argument", os.Args[1]))
+	}
+	return os.Args[i]
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "tokbench:", err)
+	os.Exit(1)
+}
+
+func writeCorpus(path string) error {
+	texts, source, err := tokenizer.Corpus()
+	if err != nil {
+		return err
+	}
+	b, err := json.Marshal(texts)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		return err
+	}
+	total := 0
+	for _, t := range texts {
+		total += len(t)
+	}
+	fmt.Printf("corpus: %s, %d texts, %d bytes -> %s\n", source, len(texts), total, path)
+	return nil
+}
+
+func readCorpus(path string) ([]string, int, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	var texts []string
+	if err := json.Unmarshal(b, &texts); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	total := 0
+	for _, t := range texts {
+		total += len(t)
+	}
+	return texts, total, nil
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// count checks, per encoding, every text's count against the reference's
+// (when ref.mjs has written them) and prints the corpus token total and
+// single-goroutine throughput (best of 3).
+func count(path string) error {
+	texts, total, err := readCorpus(path)
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"o200k_base", "cl100k_base"} {
+		c, err := tokenize.New(name)
+		if err != nil {
+			return err
+		}
+		if err := compareCounts(path+"."+name+".counts", texts, c); err != nil {
+			return err
+		}
+		var best, bestCPU time.Duration
+		tokens := 0
+		for range 3 {
+			tokens = 0
+			t0, c0 := time.Now(), cpuTime()
+			for _, s := range texts {
+				tokens += c.Count(s)
+			}
+			d, dc := time.Since(t0), cpuTime()-c0
+			if best == 0 || d < best {
+				best = d
+			}
+			if bestCPU == 0 || dc < bestCPU {
+				bestCPU = dc
+			}
+		}
+		fmt.Printf("go %s tokens=%d bytes=%d wallMBps=%.2f cpuMBps=%.2f\n", name, tokens, total,
+			float64(total)/1e6/best.Seconds(), float64(total)/1e6/bestCPU.Seconds())
+	}
+	return nil
+}
+
+// compareCounts checks c against the reference's per-text counts written
+// by ref.mjs next to the corpus, if present.
+func compareCounts(path string, texts []string, c tokenize.Counter) error {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	lines := strings.Fields(string(b))
+	if len(lines) != len(texts) {
+		return fmt.Errorf("%s: %d counts for %d texts", path, len(lines), len(texts))
+	}
+	bad := 0
+	for i, l := range lines {
+		var want int
+		if _, err := fmt.Sscan(l, &want); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, i+1, err)
+		}
+		if got := c.Count(texts[i]); got != want {
+			if bad < 5 {
+				fmt.Printf("MISMATCH %s:%d: text %d: go %d, reference %d\n", path, i+1, i, got, want)
+			}
+			bad++
+		}
+	}
+	if bad > 0 {
+		return fmt.Errorf("%d of %d texts differ from the reference", bad, len(texts))
+	}
+	fmt.Printf("go agrees with the reference on all %d texts (%s)\n", len(texts), path)
+	return nil
+}
+
+// linear times inputs that are a single piece (or one whitespace run),
+// which a quadratic merge or a backtracking regexp would take minutes on.
+func linear() error {
+	const mb = 1 << 20
+	cases := []struct{ name, text string }{
+		{"1MB letters (one letter)", strings.Repeat("a", mb)},
+		{"1MB letters (mixed)", strings.Repeat("qwertyuiopasdfghjklzxcvbnm", mb/26)},
+		{"1MB CJK", strings.Repeat("我需要为生成一张发票", mb/30)},
+		{"1MB punctuation", strings.Repeat("-=+*/<>!?.,;:", mb/13)},
+		{"100K spaces", strings.Repeat(" ", 100_000)},
+		{"100K spaces then x", strings.Repeat(" ", 100_000) + "x"},
+		{"1MB newlines", strings.Repeat("\n", mb)},
+		{"1MB digits", strings.Repeat("1234567890", mb/10)},
+	}
+	slow := 0
+	for _, name := range []string{"o200k_base", "cl100k_base"} {
+		c, err := tokenize.New(name)
+		if err != nil {
+			return err
+		}
+		for _, tc := range cases {
+			t0 := time.Now()
+			n := c.Count(tc.text)
+			d := time.Since(t0)
+			verdict := "ok"
+			if d >= time.Second {
+				verdict = "TOO SLOW"
+				slow++
+			}
+			fmt.Printf("linear %s %-26s %8d bytes %7d tokens %8.1f ms %s\n", name, tc.name, len(tc.text), n, float64(d.Microseconds())/1000, verdict)
+		}
+	}
+	if slow > 0 {
+		return fmt.Errorf("%d linear-time cases took 1 s or more", slow)
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func startupChild(enc string) error {
+	c, err := tokenize.New(enc)
+	if err != nil {
+		return err
+	}
+	if c.Count("Hello, world! This is a start-up probe.") == 0 {
+		return fmt.Errorf("no tokens")
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return err
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if strings.HasPrefix(line, "VmHWM:") {
+			fmt.Println(strings.Join(strings.Fields(line)[1:], " "))
+		}
+	}
+	return nil
+}
+
+// startup runs "tokbench startup-child ENC" five times and prints the median
+// wall time of the whole process (fork/exec included), its CPU time (user +
+// system, all threads) and its peak RSS.
+func startup(enc string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var walls []time.Duration
+	var rss []int64
+	var cpus []time.Duration
+	for range 5 {
+		cmd := exec.Command(self, "startup-child", enc)
+		cmd.Stderr = os.Stderr
+		t0 := time.Now()
+		if _, err := cmd.Output(); err != nil {
+			return fmt.Errorf("startup-child: %w", err)
+		}
+		walls = append(walls, time.Since(t0))
+		ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+		rss = append(rss, ru.Maxrss)
+		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+	}
+	sort.Slice(walls, func(i, j int) bool { return walls[i] < walls[j] })
+	sort.Slice(rss, func(i, j int) bool { return rss[i] < rss[j] })
+	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
+	fmt.Printf("startup %s wall_median=%.1fms wall_min=%.1fms cpu_median=%.1fms maxrss_median=%.1fMB\n", enc,
+		ms(walls[2]), ms(walls[0]), ms(cpus[2]), float64(rss[2])/1024)
+	return nil
+}

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -36,11 +37,54 @@ var errorRe = regexp.MustCompile(`(?im)^\W*(error|fatal|panic|exception|tracebac
 
 const errorWindow = 4096
 
-func looksLikeError(s string) bool {
-	if len(s) <= 2*errorWindow {
-		return errorRe.MatchString(s)
+// errorWords are the literal words errorRe needs; a window containing none
+// of them (ASCII case folded) cannot match, and most tool output does not:
+// the regexp (case-insensitive, with alternations) is far slower than
+// these substring scans. Non-ASCII words are listed in each case form
+// errorRe would fold.
+var errorWords = []string{"error", "fail", "exception", "traceback", "fatal", "panic", "denied", "not found",
+	"no such file", "command not found", "exit code", "exit status", "returncode",
+	"错误", "失败", "エラー", "ошибка", "Ошибка", "ОШИБКА"}
+
+// mayHaveError is errorRe's prefilter: false means errorRe cannot match w.
+func mayHaveError(w string) bool {
+	var buf [2 * errorWindow]byte
+	low := buf[:0]
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		low = append(low, c)
 	}
-	return errorRe.MatchString(s[:errorWindow]) || errorRe.MatchString(s[len(s)-errorWindow:])
+	for _, k := range errorWords {
+		if bytes.Contains(low, []byte(k)) {
+			return true
+		}
+	}
+	return false
+}
+
+// errorLine returns the first line of s that errorRe matches, searching
+// the first and then the last errorWindow bytes (errors sit at either end
+// of long outputs). Each line is prefiltered, so the regexp only runs on
+// the few short lines that hold an error word.
+func errorLine(s string) (string, bool) {
+	windows := []string{s}
+	if len(s) > 2*errorWindow {
+		windows = []string{s[:errorWindow], s[len(s)-errorWindow:]}
+	}
+	for _, w := range windows {
+		if !mayHaveError(w) {
+			continue
+		}
+		for l := range strings.Lines(w) {
+			if mayHaveError(l) && errorRe.MatchString(l) {
+				return l, true
+			}
+		}
+	}
+	return "", false
 }
 
 // blocks returns the trimmed bodies of every open…close block of s, in
@@ -109,9 +153,9 @@ func (d Deterministic) build(req Request) string {
 		case t.Role == traj.RoleTool:
 			for _, r := range toolResults(t) {
 				kind, prio, body := "result", 4, clip(r, 100)
-				if looksLikeError(r) {
+				if line, ok := errorLine(r); ok {
 					nerrors++
-					kind, prio, body = "error", 2, clip(errorLine(r), 200)
+					kind, prio, body = "error", 2, clip(line, 200)
 				}
 				// Agents re-read the same file and re-run the same command:
 				// say so instead of quoting the same text again.
@@ -301,19 +345,6 @@ func toolResults(t traj.Turn) []string {
 		out = append(out, body)
 	}
 	return out
-}
-
-// errorLine returns the first line that looks like an error, searching
-// the head and then the tail window of s.
-func errorLine(s string) string {
-	for _, w := range []string{s[:min(len(s), errorWindow)], s[max(0, len(s)-errorWindow):]} {
-		for l := range strings.Lines(w) {
-			if errorRe.MatchString(l) {
-				return l
-			}
-		}
-	}
-	return s
 }
 
 // clip collapses white space and keeps at most n runes, marking the cut.

@@ -44,14 +44,16 @@ textbytes=$(sed -n 's/.*text_bytes=\([0-9]*\).*/\1/p' "$out/textonly.txt")
 run() { # run NAME INPUT
   /usr/bin/time -f "%e %M" -o "$out/$1.time" "$out/trajcompress" compress --quiet --workers 2 \
     --input "$2" --output "$out/$1.out.jsonl" --metrics "$out/$1.metrics.json" || [ $? -eq 3 ]
-  read -r secs rsskb < "$out/$1.time"
+  # time(1) writes "Command exited with non-zero status 3" first when the
+  # run is partial (the corpus has malformed lines); the figures are last.
+  read -r secs rsskb < <(tail -1 "$out/$1.time")
   echo "$1: ${secs} s, peak RSS $((rsskb / 1024)) MB, $(sed -n '/"outcomes"/,/}/p' "$out/$1.metrics.json" | tr -d ' \n' | cut -c1-200)"
 }
 echo "## compress --workers 2"
 run e2e1x "$out/corpus1x.jsonl"
 run e2e4x "$out/corpus4x.jsonl"
-read -r s1 r1 < "$out/e2e1x.time"
-read -r s4 r4 < "$out/e2e4x.time"
+read -r s1 r1 < <(tail -1 "$out/e2e1x.time")
+read -r s4 r4 < <(tail -1 "$out/e2e4x.time")
 awk -v tb="$textbytes" -v s="$s1" -v tok="$tok" -v r1="$r1" -v r4="$r4" 'BEGIN {
   e2e = tb / 1e6 / s
   printf "end-to-end %.1f MB/s of turn text vs tokenizer alone %.1f MB/s = %.2fx (target >= 0.7)\n", e2e, tok, e2e / tok

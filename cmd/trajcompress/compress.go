@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"time"
 
@@ -58,7 +59,7 @@ Flags override the config file, which overrides the defaults.
 type compressFlags struct {
 	input, output, configPath, metricsPath, rejectsPath, outcomesPath string
 	tokenizer, summarizer, onFailure, summaryRole, format, outFormat  string
-	model, baseURL, cacheDir                                          string
+	model, baseURL, cacheDir, cpuProfile                              string
 	rpm, tpm, maxConcurrent                                           int
 	priceIn, priceOut                                                 float64
 	turnOverhead, target, summaryTarget, protectLastN, workers        int
@@ -91,8 +92,9 @@ func parseCompressFlags(args []string, stderr io.Writer) (*compressFlags, error)
 	fs.IntVar(&f.workers, "workers", 0, "CPU workers (default: all cores)")
 	fs.Float64Var(&f.samplePercent, "sample-percent", 0, "process a reproducible sample of this percentage (0 < p <= 100) of each file, in input order")
 	fs.Uint64Var(&f.seed, "seed", 42, "seed for --sample-percent")
-	fs.BoolVar(&f.dryRun, "dry-run", false, "analyse and write the metrics, but write no output records")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "analyse and write the metrics, but write no output records (nor a rejects file, unless --rejects is given)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no summary on stderr")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof)")
 	fs.StringVar(&f.summarizer, "summarizer", "", "deterministic (default: offline, extractive) or llm (summarization.* settings)")
 	fs.StringVar(&f.onFailure, "on-summary-failure", "", "skip (default: record written unchanged as summary_failed) or fallback (deterministic summary)")
 	fs.StringVar(&f.summaryRole, "summary-role", "", "role of the summary turn: user (default), assistant or system")
@@ -327,7 +329,9 @@ func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return usagef("tokenizer.name %q: %v (set tokenizer.name in the config or pass --tokenizer)", cfg.Tokenizer.Name, err)
 	}
-	counter := tokenize.Memo(base, 4096)
+	// 512 texts of at most 64 KiB: at most 32 MiB, plenty for the system
+	// prompts and tool schemas that repeat (bench/README.md, "End to end").
+	counter := tokenize.Memo(base, 512)
 	outs, err := resolveOutputs(f, cfg)
 	if err != nil {
 		return err
@@ -372,6 +376,17 @@ func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		runCfg.InFlight = w + 2*cfg.Processing.MaxConcurrentRequests
 	}
 
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	r := &runner{f: f, cfg: cfg, outs: outs, comp: comp, runCfg: runCfg, stderr: stderr, counter: counter, client: client}
 	return r.run(ctx)
 }
@@ -402,14 +417,17 @@ func (r *runner) run(ctx context.Context) (err error) {
 			return err
 		}
 	}
-	if r.rejects, err = createBeside(r.outs.rejects); err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			r.rejects.Abort()
+	// A dry run writes only the metrics (and the files named explicitly).
+	if !r.f.dryRun || r.f.rejectsPath != "" {
+		if r.rejects, err = createBeside(r.outs.rejects); err != nil {
+			return err
 		}
-	}()
+		defer func() {
+			if err != nil {
+				r.rejects.Abort()
+			}
+		}()
+	}
 	if r.outs.outcomes != "" {
 		if r.outcomes, err = createBeside(r.outs.outcomes); err != nil {
 			return err
@@ -429,8 +447,10 @@ func (r *runner) run(ctx context.Context) (err error) {
 		}
 	}
 	r.progress.finish()
-	if err := r.rejects.Close(); err != nil {
-		return fmt.Errorf("rejects %s: %w", r.outs.rejects, err)
+	if r.rejects != nil {
+		if err := r.rejects.Close(); err != nil {
+			return fmt.Errorf("rejects %s: %w", r.outs.rejects, err)
+		}
 	}
 	if r.outcomes != nil {
 		if err := r.outcomes.Close(); err != nil {
@@ -473,7 +493,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 		if r.cfg.Metrics.Enabled || r.f.metricsPath != "" {
 			fmt.Fprintf(r.stderr, "metrics: %s\n", r.outs.metrics)
 		}
-		if n := r.total.RecordsRejected(); n > 0 {
+		if n := r.total.RecordsRejected(); n > 0 && r.rejects != nil {
 			fmt.Fprintf(r.stderr, "rejects: %d lines in %s\n", n, r.outs.rejects)
 		}
 	}
@@ -539,7 +559,7 @@ func (r *runner) runJob(ctx context.Context, idx int, j job) (err error) {
 	}
 	cfg := r.runCfg
 	cfg.OnResult = func(res pipeline.Result) error {
-		if res.Reject != nil {
+		if res.Reject != nil && r.rejects != nil {
 			if err := r.rejects.Write(rejectLine(res.Reject)); err != nil {
 				return fmt.Errorf("rejects %s: %w", r.outs.rejects, err)
 			}

@@ -106,6 +106,8 @@ type progress struct {
 	done    int64 // bytes of finished files
 	records int64
 	counts  map[snap.Outcome]int64
+	calls   int64 // summarizer requests
+	hits    int64 // summaries served from the cache
 }
 
 func newProgress(stderr io.Writer, quiet bool, jobs []job) *progress {
@@ -135,6 +137,10 @@ func newProgress(stderr io.Writer, quiet bool, jobs []job) *progress {
 func (p *progress) observe(res pipeline.Result, fileBytes int64) {
 	p.records++
 	p.counts[res.Obs.Outcome]++
+	p.calls += int64(res.Obs.SummaryCalls)
+	if res.Obs.CacheHit {
+		p.hits++
+	}
 	if p.bar == nil {
 		return
 	}
@@ -143,10 +149,14 @@ func (p *progress) observe(res pipeline.Result, fileBytes int64) {
 	if elapsed > 0 {
 		rate = float64(p.records) / elapsed
 	}
-	p.bar.Describe(fmt.Sprintf("%d rec %.0f/s | comp %d over %d skip %d uncomp %d fail %d rej %d",
+	desc := fmt.Sprintf("%d rec %.0f/s | comp %d over %d skip %d uncomp %d fail %d rej %d",
 		p.records, rate, p.counts[snap.Compressed], p.counts[snap.CompressedOverLimit],
 		p.counts[snap.SkippedUnderTarget], p.counts[snap.Uncompressible],
-		p.counts[snap.SummaryFailed], p.counts[snap.Invalid]))
+		p.counts[snap.SummaryFailed], p.counts[snap.Invalid])
+	if p.calls > 0 || p.hits > 0 {
+		desc += fmt.Sprintf(" | api %d cache %d", p.calls, p.hits)
+	}
+	p.bar.Describe(desc)
 	p.bar.Set64(p.done + fileBytes)
 }
 

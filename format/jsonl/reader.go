@@ -71,24 +71,25 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 // names the file and line.
 func (r *Reader) Next() ([]byte, int64, error) {
 	for {
-		r.buf = r.buf[:0]
-		var err error
-		for {
-			var chunk []byte
-			chunk, err = r.br.ReadSlice('\n')
-			r.buf = append(r.buf, chunk...)
-			if !errors.Is(err, bufio.ErrBufferFull) {
-				break
+		// A line that fits the reader's buffer is copied once, straight
+		// out of it; a longer one is gathered in r.buf first.
+		line, err := r.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			r.buf = append(r.buf[:0], line...)
+			for errors.Is(err, bufio.ErrBufferFull) {
+				line, err = r.br.ReadSlice('\n')
+				r.buf = append(r.buf, line...)
 			}
+			line = r.buf
 		}
 		if err != nil && err != io.EOF {
 			return nil, 0, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
 		}
-		if len(r.buf) == 0 && err == io.EOF {
+		if len(line) == 0 && err == io.EOF {
 			return nil, 0, io.EOF
 		}
 		r.line++
-		line := bytes.TrimRight(r.buf, "\r\n")
+		line = bytes.TrimRight(line, "\r\n")
 		if len(bytes.TrimSpace(line)) == 0 {
 			if err == io.EOF {
 				return nil, 0, io.EOF

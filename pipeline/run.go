@@ -32,7 +32,7 @@ type Config struct {
 	// planning, assembling). 0 means GOMAXPROCS.
 	Workers int
 	// InFlight bounds how many records may be between reader and writer at
-	// once: it is what memory is proportional to. 0 means 2×Workers+2, or
+	// once: it is what memory is proportional to. 0 means 8×Workers+2, or
 	// Workers + 2×MaxConcurrent when a remote summarizer is in use.
 	InFlight int
 	// OnResult, when set, is called for every record in input order from
@@ -46,7 +46,7 @@ func (c Config) withDefaults() Config {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.InFlight <= 0 {
-		c.InFlight = 2*c.Workers + 2
+		c.InFlight = 8*c.Workers + 2
 	}
 	return c
 }

@@ -111,13 +111,14 @@ type Record struct {
 func (r *Record) Raw() []byte { return r.raw }
 
 // Decode parses one JSON object as a trajectory. line is retained by the
-// record (and by its turns' Raw), so the caller must not reuse it. Any
-// error is a *[DecodeError].
+// record, and its turns' Raw and Text share its memory (texts without
+// escapes are not copied), so the caller must never modify or reuse it.
+// Any error is a *[DecodeError].
 func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 	fail := func(reason, format string, a ...any) error {
 		return &DecodeError{Pos: pos, Reason: reason, Detail: fmt.Sprintf(format, a...)}
 	}
-	if !json.Valid(line) {
+	if !valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v)
 		return nil, fail("invalid_json", "%v", err)

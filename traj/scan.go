@@ -5,6 +5,7 @@ import (
 	"errors"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // The scanner below walks JSON that encoding/json.Valid has already
@@ -163,16 +164,23 @@ func unquote(raw []byte) (string, bool) {
 	s := raw[1 : len(raw)-1]
 	esc := bytes.IndexByte(s, '\\')
 	if esc < 0 {
-		return string(s), true
+		// No escapes: the text is the bytes themselves. Decode's callers
+		// own the line and never change it (Decode's contract), so the
+		// string can share its memory instead of copying it.
+		return unsafe.String(unsafe.SliceData(s), len(s)), true
 	}
 	out := make([]byte, 0, len(s))
 	out = append(out, s[:esc]...)
 	for i := esc; i < len(s); {
-		c := s[i]
-		if c != '\\' {
-			out = append(out, c)
-			i++
-			continue
+		if s[i] != '\\' {
+			// Copy the run up to the next escape in one go.
+			j := bytes.IndexByte(s[i:], '\\')
+			if j < 0 {
+				out = append(out, s[i:]...)
+				break
+			}
+			out = append(out, s[i:i+j]...)
+			i += j
 		}
 		if i+1 >= len(s) {
 			return "", false

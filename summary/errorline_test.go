@@ -1,0 +1,87 @@
+package summary
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// errorRe is the specification of isErrorLine.
+var errorRe = regexp.MustCompile(`(?im)^\W*(error|fatal|panic|exception|traceback)\b|\b(error|exception|fatal)\s*:|\bfail(ed|ure)?\b|no such file|permission denied|command not found|\bnot found\b|exit (code|status):? ?[1-9]|returncode"?: ?[1-9]|错误|失败|エラー|ошибка`)
+
+func TestIsErrorLineCases(t *testing.T) {
+	cases := []struct {
+		line string
+		want bool
+	}{
+		{"Error: cannot open file\n", true},
+		{"  ** FATAL ** disk full", true},
+		{"panic: runtime error: index out of range", true},
+		{"Traceback (most recent call last):", true},
+		{"--- FAIL: TestA (0.01s)", true},
+		{"3 failed, 10 passed", true},
+		{"failure in step 2", true},
+		{"failover completed", false},
+		{"http.Error(w, err.Error(), 500)", false},
+		{"errors are handled below", false},
+		{"ValueError: bad value", false}, // no word boundary before "error"
+		{"value error : x", true},
+		{"bash: foo: command not found", true},
+		{"cat: x: No such file or directory", true},
+		{"mkdir: Permission denied", true},
+		{"404 Not Found", true},
+		{"notfound", false},
+		{"Process exit code: 2", true},
+		{"exit status 0", false},
+		{`{"returncode": 1}`, true},
+		{`"returncode": 0`, false},
+		{"错误：无法连接到数据库", true},
+		{"Ошибка подключения", true},
+		{"all good", false},
+		{"", false},
+	}
+	for _, c := range cases {
+		if got := isErrorLine(c.line); got != c.want {
+			t.Errorf("isErrorLine(%q) = %v, want %v", c.line, got, c.want)
+		}
+		if spec := errorRe.MatchString(c.line); spec != c.want {
+			t.Errorf("the spec disagrees on %q: %v", c.line, spec)
+		}
+	}
+}
+
+// TestIsErrorLineMatchesSpec: random lines built from the pattern's own
+// fragments agree with the regexp.
+func TestIsErrorLineMatchesSpec(t *testing.T) {
+	frags := []string{"error", "Error", "ERROR", "fatal", "panic", "exception", "traceback", "fail", "failed", "failure",
+		"failover", "not found", "notfound", "no such file", "permission denied", "command not found", "exit code",
+		"exit status", "returncode", `"`, ":", " ", "  ", "\t", "1", "0", "9", "_", "x", "-", "*", "(", "错误", "Ошибка", "é", "\n"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for range 200000 {
+		var b strings.Builder
+		for range 1 + r.IntN(6) {
+			b.WriteString(frags[r.IntN(len(frags))])
+		}
+		for l := range strings.Lines(b.String()) {
+			if got, want := isErrorLine(l), errorRe.MatchString(l); got != want {
+				t.Fatalf("isErrorLine(%q) = %v, spec says %v", l, got, want)
+			}
+		}
+	}
+}
+
+func FuzzIsErrorLine(f *testing.F) {
+	f.Add("Error: x")
+	f.Add("exit code: 3")
+	f.Fuzz(func(t *testing.T, l string) {
+		if strings.ContainsAny(l, "\u017f\u212a") {
+			return // folded by the regexp only (documented)
+		}
+		for line := range strings.Lines(l) {
+			if got, want := isErrorLine(line), errorRe.MatchString(line); got != want {
+				t.Fatalf("isErrorLine(%q) = %v, spec says %v", line, got, want)
+			}
+		}
+	})
+}

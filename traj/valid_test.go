@@ -1,0 +1,56 @@
+package traj
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+var validCases = []string{
+	`{}`, `[]`, `""`, `0`, `-0`, `1.5e+10`, `-12.25E-3`, `true`, `false`, `null`, ` {"a" : [1, 2, {"b": null}] } `,
+	`{"a":"\u00e9\n\t\\\/\"x"}`, "\"caf\xc3\xa9\"", "\"bad \xff utf8\"",
+	`{`, `}`, `[1,]`, `{"a":1,}`, `{"a" 1}`, `{a:1}`, `01`, `1.`, `.5`, `1e`, `-`, `+1`, `tru`, `nul`, `"\x"`, `"\u12"`,
+	"\"ctl \x01\"", `"unterminated`, `1 2`, `[1 2]`, `{"a":1 "b":2}`, "", "   ", `[` + strings.Repeat(`[`, 10001) + strings.Repeat(`]`, 10002),
+	strings.Repeat(`[`, 10000) + strings.Repeat(`]`, 10000), strings.Repeat(`[`, 10001) + strings.Repeat(`]`, 10001),
+}
+
+func TestValidMatchesEncodingJSON(t *testing.T) {
+	for _, c := range validCases {
+		if got, want := valid([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("valid(%.60q) = %v, encoding/json says %v", c, got, want)
+		}
+	}
+}
+
+func FuzzValid(f *testing.F) {
+	for _, c := range validCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := valid([]byte(s)), json.Valid([]byte(s)); got != want {
+			t.Fatalf("valid(%q) = %v, encoding/json says %v", s, got, want)
+		}
+	})
+}
+
+// FuzzUnquote: on valid UTF-8 string literals, unquote agrees with
+// encoding/json (which replaces invalid UTF-8, so that case is left out).
+func FuzzUnquote(f *testing.F) {
+	for _, s := range []string{`"a\nb"`, `"\u00e9\ud83d\ude00"`, `"x\\y\"z"`, `"\ud800"`, `"plain"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !json.Valid([]byte(s)) || len(s) == 0 || s[0] != '"' || skipString([]byte(s), 0) != len(s) || !utf8.ValidString(s) {
+			return
+		}
+		var want string
+		if err := json.Unmarshal([]byte(s), &want); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := unquote([]byte(s))
+		if !ok || got != want {
+			t.Fatalf("unquote(%q) = %q, %v; encoding/json: %q", s, got, ok, want)
+		}
+	})
+}

@@ -19,7 +19,7 @@ go build -o "$out/mockllm" ./bench/mockllm
 go build -o "$out/trajcompress" ./cmd/trajcompress
 corpus="$out/corpus-$n.jsonl"
 [ -s "$corpus" ] || "$out/trajcompress" fixtures --output "$corpus" --count "$n" --seed 11 --profile coding \
-  --median-tokens 3000 --p99-tokens 9000
+  --median-tokens 12000 --p99-tokens 30000
 "$out/mockllm" -latency "$latency" -error-rate "$rate" -seed 1 -retry-after 1 >"$out/url" 2>"$out/mock.err" &
 mock=$!
 trap 'kill "$mock" 2>/dev/null || true' EXIT
@@ -39,7 +39,7 @@ YAML
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); mockllm latency $latency, error rate $rate, $n records, max_concurrent_requests $conc"
 start=$(date +%s.%N)
 MOCK_KEY=k "$out/trajcompress" compress --quiet --workers 2 --input "$corpus" --output "$out/out.jsonl" \
-  --config "$out/config.yaml" --cache-dir - --target-max-tokens 1500 --summary-target-tokens 200 \
+  --config "$out/config.yaml" --cache-dir - --target-max-tokens 6000 --summary-target-tokens 300 \
   --metrics "$out/metrics.json" || [ $? -eq 3 ]
 end=$(date +%s.%N)
 python3 - "$out/metrics.json" "$start" "$end" "$conc" "$latency" <<'PY'

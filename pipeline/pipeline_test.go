@@ -351,3 +351,31 @@ func TestPerRecordMetricsAndPairing(t *testing.T) {
 }
 
 var _ tokenize.Counter = wordCounter{}
+
+// hangingSummarizer waits until its context ends.
+type hangingSummarizer struct{}
+
+func (hangingSummarizer) Remote() {}
+
+func (hangingSummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
+	<-ctx.Done()
+	return summary.Result{APICalls: 1, APIErrors: 1}, ctx.Err()
+}
+
+// TestRecordTimeout: a record whose summary does not come back in time is
+// summary_failed and written unchanged; the run goes on.
+func TestRecordTimeout(t *testing.T) {
+	comp := newComp(t, func(o *Options) {
+		o.Summarizer = hangingSummarizer{}
+		o.RecordTimeout = 20 * time.Millisecond
+	})
+	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
+	var b buf
+	sum, err := Run(context.Background(), "f", &lines{data: []string{line, line}}, &b, comp, Config{Workers: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Count(snap.SummaryFailed) != 2 || b.String() != line+"\n"+line+"\n" {
+		t.Fatalf("summary_failed %d, output %q", sum.Count(snap.SummaryFailed), b.String())
+	}
+}

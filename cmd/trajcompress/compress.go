@@ -18,6 +18,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format/jsonl"
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/snap"
@@ -606,25 +607,15 @@ func writeReport(path string, rep metrics.Report) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	w, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	err = w.Chmod(0o644)
+	f, err := atomicfile.Create(path)
 	if err == nil {
-		err = rep.WriteJSON(w)
-	}
-	if err == nil {
-		err = w.Sync()
-	}
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(w.Name(), path)
+		if err = rep.WriteJSON(f); err == nil {
+			err = f.Commit()
+		} else {
+			f.Abort()
+		}
 	}
 	if err != nil {
-		os.Remove(w.Name())
 		return fmt.Errorf("metrics %s: %w", path, err)
 	}
 	return nil

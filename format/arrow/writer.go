@@ -4,8 +4,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -15,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
 	"github.com/trajcompress/trajcompress/format/internal/jsonval"
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
 )
 
 // WriterOptions configure [Create]. The zero value is valid.
@@ -41,8 +40,8 @@ type WriterOptions struct {
 // temporary file that [Writer.Close] syncs and renames into place. It is
 // not safe for concurrent use.
 type Writer struct {
-	path, tmp string
-	f         *os.File
+	path string
+	f    *atomicfile.File
 	stream    *ipc.Writer
 	file      *ipc.FileWriter
 	schema    *Schema
@@ -80,18 +79,12 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	if format != "" && format != "stream" && format != "file" {
 		return nil, fmt.Errorf("%s: unknown arrow format %q (want stream or file)", path, o.Format)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	// CreateTemp makes the file private; the output is an ordinary data file.
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, err
-	}
 	w := &Writer{
-		path: path, tmp: f.Name(), f: f, schema: out, extra: o.ExtraJSONColumn,
+		path: path, f: f, schema: out, extra: o.ExtraJSONColumn,
 		b: array.NewRecordBuilder(memory.DefaultAllocator, out.s), maxRows: o.BatchRows, maxBytes: o.BatchBytes,
 	}
 	if w.maxRows <= 0 {
@@ -218,25 +211,13 @@ func (w *Writer) Close() error {
 		}
 	}
 	w.b.Release()
-	if err == nil {
-		err = w.f.Sync()
-	}
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
+	f := w.f
 	w.f = nil
-	if err == nil {
-		err = os.Rename(w.tmp, w.path)
-	}
 	if err != nil {
-		os.Remove(w.tmp)
+		f.Abort()
 		return err
 	}
-	if d, derr := os.Open(filepath.Dir(w.path)); derr == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
+	return f.Commit()
 }
 
 // Abort discards the output: the temporary file is removed and nothing is
@@ -246,12 +227,9 @@ func (w *Writer) Abort() error {
 		return nil
 	}
 	w.b.Release()
-	w.f.Close()
+	f := w.f
 	w.f = nil
-	if err := os.Remove(w.tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
+	return f.Abort()
 }
 
 func join(path, name string) string { return path + "." + name }

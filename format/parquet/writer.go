@@ -2,16 +2,14 @@ package parquet
 
 import (
 	"encoding/base64"
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	pq "github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress"
 
 	"github.com/trajcompress/trajcompress/format/internal/jsonval"
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
 )
 
 // WriterOptions configure [Create]. The zero value is valid.
@@ -37,8 +35,8 @@ const defaultRowGroupBytes = 64 << 20
 // renames into place, so a failed or aborted write leaves nothing at the
 // destination. It is not safe for concurrent use.
 type Writer struct {
-	path, tmp string
-	f         *os.File
+	path string
+	f    *atomicfile.File
 	w         *pq.Writer
 	schema    *Schema
 	plan      *pnode
@@ -70,14 +68,8 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp-*")
+	f, err := atomicfile.Create(path)
 	if err != nil {
-		return nil, err
-	}
-	// CreateTemp makes the file private; the output is an ordinary data file.
-	if err := f.Chmod(0o644); err != nil {
-		f.Close()
-		os.Remove(f.Name())
 		return nil, err
 	}
 	opts := []pq.WriterOption{pq.NewSchema("schema", out.root), pq.Compression(codec), pq.CreatedBy("trajcompress", "", "")}
@@ -89,7 +81,7 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 		groupMax = defaultRowGroupBytes
 	}
 	return &Writer{
-		path: path, tmp: f.Name(), f: f, w: pq.NewWriter(f, opts...), schema: out, plan: plan,
+		path: path, f: f, w: pq.NewWriter(f, opts...), schema: out, plan: plan,
 		extra: o.ExtraJSONColumn, groupMax: groupMax, cols: make([][]pq.Value, ncols),
 	}, nil
 }
@@ -180,22 +172,13 @@ func (w *Writer) Close() error {
 			err = fmt.Errorf("%s: %w", w.path, cerr)
 		}
 	}
-	if err == nil {
-		err = w.f.Sync()
-	}
-	if cerr := w.f.Close(); err == nil {
-		err = cerr
-	}
+	f := w.f
 	w.f = nil
-	if err == nil {
-		err = os.Rename(w.tmp, w.path)
-	}
 	if err != nil {
-		os.Remove(w.tmp)
+		f.Abort()
 		return err
 	}
-	syncDir(filepath.Dir(w.path))
-	return nil
+	return f.Commit()
 }
 
 // Abort discards the output: the temporary file is removed and nothing is
@@ -204,19 +187,9 @@ func (w *Writer) Abort() error {
 	if w.f == nil {
 		return nil
 	}
-	w.f.Close()
+	f := w.f
 	w.f = nil
-	if err := os.Remove(w.tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
-}
-
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	return f.Abort()
 }
 
 // shredder turns a decoded JSON value into leaf values with repetition and

@@ -1,0 +1,80 @@
+// Package atomicfile writes files that appear at their path only when
+// complete: a [File] is a temporary file in the destination's directory
+// (so the final rename cannot cross file systems) that [File.Commit]
+// syncs and renames into place and [File.Abort] removes. Whatever fails,
+// the destination holds either its old content or the whole new file.
+// Every output of trajcompress (records, rejects, outcomes, metrics) goes
+// through it. A File is not safe for concurrent use.
+package atomicfile
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+)
+
+// File is an output being written; write to it as to an *os.File.
+type File struct {
+	*os.File
+	path string
+	done bool
+}
+
+// Create starts writing path. The temporary file is named
+// ".<name>.tmp-*" beside it and has mode 0644 (CreateTemp's 0600 would make
+// a data file private).
+func Create(path string) (*File, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return &File{File: f, path: path}, nil
+}
+
+// Path is the destination.
+func (f *File) Path() string { return f.path }
+
+// Commit syncs, closes and renames the file into place, then syncs the
+// directory. On error the temporary file is removed and the destination is
+// untouched. Commit after Commit or Abort is a no-op.
+func (f *File) Commit() error {
+	if f.done {
+		return nil
+	}
+	f.done = true
+	err := f.Sync()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), f.path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if d, derr := os.Open(filepath.Dir(f.path)); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Abort closes and removes the temporary file; the destination is
+// untouched. Abort after Commit or Abort is a no-op.
+func (f *File) Abort() error {
+	if f.done {
+		return nil
+	}
+	f.done = true
+	f.File.Close()
+	if err := os.Remove(f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}

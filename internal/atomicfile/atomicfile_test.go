@@ -1,0 +1,65 @@
+package atomicfile
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestCommitAndAbort(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.jsonl")
+	os.WriteFile(path, []byte("old"), 0o644)
+
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("new")
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Fatalf("destination changed before Commit: %q", b)
+	}
+	if err := f.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Fatalf("Abort changed the destination: %q", b)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("temporary file left: %v", ents)
+	}
+
+	f, _ = Create(path)
+	f.WriteString("new")
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Abort(); err != nil { // no-op after Commit
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	st, _ := os.Stat(path)
+	if string(b) != "new" || st.Mode().Perm() != 0o644 {
+		t.Fatalf("got %q mode %v", b, st.Mode())
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("temporary file left: %v", ents)
+	}
+}
+
+func TestCommitFailureLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	f, err := Create(filepath.Join(dir, "sub", "x")) // no such directory
+	if err == nil {
+		f.Abort()
+		t.Fatal("Create in a missing directory succeeded")
+	}
+	f, _ = Create(filepath.Join(dir, "x"))
+	f.File.Close() // Sync will fail
+	if err := f.Commit(); err == nil {
+		t.Fatal("Commit of a closed file succeeded")
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("failed Commit left files: %v", ents)
+	}
+}

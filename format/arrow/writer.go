@@ -40,19 +40,19 @@ type WriterOptions struct {
 // temporary file that [Writer.Close] syncs and renames into place. It is
 // not safe for concurrent use.
 type Writer struct {
-	path string
-	f    *atomicfile.File
-	stream    *ipc.Writer
-	file      *ipc.FileWriter
-	schema    *Schema
-	b         *array.RecordBuilder
-	extra     string
-	maxRows   int
-	maxBytes  int64
-	n         int
-	size      int64
-	rows      int64
-	err       error // sticky
+	path     string
+	f        *atomicfile.File
+	stream   *ipc.Writer
+	file     *ipc.FileWriter
+	schema   *Schema
+	b        *array.RecordBuilder
+	extra    string
+	maxRows  int
+	maxBytes int64
+	n        int
+	size     int64
+	rows     int64
+	err      error // sticky
 }
 
 // Create starts writing an Arrow IPC file at path with schema s (from

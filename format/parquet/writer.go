@@ -35,8 +35,8 @@ const defaultRowGroupBytes = 64 << 20
 // renames into place, so a failed or aborted write leaves nothing at the
 // destination. It is not safe for concurrent use.
 type Writer struct {
-	path string
-	f    *atomicfile.File
+	path      string
+	f         *atomicfile.File
 	w         *pq.Writer
 	schema    *Schema
 	plan      *pnode

@@ -1,49 +1,22 @@
 package tokenizer
 
 import (
-	"bufio"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
+
+	"github.com/trajcompress/trajcompress/internal/testenv"
 )
 
 // CorpusBytes is the corpus size the benchmark aims for.
 const CorpusBytes = 20 << 20
 
-// RealDataDir returns ../shared/data/real relative to the module root found
-// by walking up from the working directory, or "" when absent.
-func RealDataDir() string {
-	dir, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-	real := filepath.Join(dir, "..", "shared", "data", "real")
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
-		return ""
-	}
-	return real
-}
-
 // Corpus returns about CorpusBytes of mixed agent text: the turn texts of
 // the shared real data when present (source "real"), otherwise a
 // deterministic synthetic corpus (source "synthetic").
 func Corpus() (texts []string, source string, err error) {
-	if dir := RealDataDir(); dir != "" {
-		texts, err := RealTurnTexts(dir, CorpusBytes)
+	if dir := testenv.RealDataDir(); dir != "" {
+		texts, err := testenv.RealTurnTexts(dir, CorpusBytes)
 		if err != nil {
 			return nil, "", err
 		}
@@ -52,72 +25,6 @@ func Corpus() (texts []string, source string, err error) {
 		}
 	}
 	return Synthetic(CorpusBytes), "synthetic", nil
-}
-
-// turnKeys are the JSON keys whose string values are turn texts in the
-// shared data formats (messages[].content, conversations[].value, the
-// hermes top-level system_prompt, tool-call arguments).
-var turnKeys = map[string]bool{"content": true, "value": true, "system_prompt": true, "arguments": true}
-
-// RealTurnTexts returns the turn texts of dir/*/*.jsonl in sorted file
-// order, stopping once limit bytes are collected.
-func RealTurnTexts(dir string, limit int) ([]string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(files)
-	var texts []string
-	total := 0
-	for _, file := range files {
-		f, err := os.Open(file)
-		if err != nil {
-			return nil, err
-		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<28)
-		for line := 1; sc.Scan() && total < limit; line++ {
-			var v any
-			if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-				f.Close()
-				return nil, fmt.Errorf("%s:%d: %w", file, line, err)
-			}
-			n := len(texts)
-			texts = collect(texts, v, "")
-			for _, t := range texts[n:] {
-				total += len(t)
-			}
-		}
-		err = sc.Err()
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-	}
-	return texts, nil
-}
-
-func collect(dst []string, v any, key string) []string {
-	switch v := v.(type) {
-	case string:
-		if turnKeys[key] && v != "" {
-			dst = append(dst, v)
-		}
-	case []any:
-		for _, x := range v {
-			dst = collect(dst, x, key)
-		}
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			dst = collect(dst, v[k], k)
-		}
-	}
-	return dst
 }
 
 // Synthetic returns a deterministic corpus of about n bytes mixing prose,

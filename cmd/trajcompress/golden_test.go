@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/trajcompress/trajcompress/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the want_* files of fixtures/cases")
@@ -17,20 +19,11 @@ var update = flag.Bool("update", false, "rewrite the want_* files of fixtures/ca
 // repoRoot returns the module root (the directory holding go.mod).
 func repoRoot(t testing.TB) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := testenv.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found")
-		}
-		dir = parent
-	}
+	return root
 }
 
 // withoutProcessing drops the timestamps section, the only part of the

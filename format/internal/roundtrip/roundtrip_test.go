@@ -13,6 +13,7 @@ import (
 	"github.com/trajcompress/trajcompress/format/arrow"
 	"github.com/trajcompress/trajcompress/format/internal/jsonval"
 	"github.com/trajcompress/trajcompress/format/parquet"
+	"github.com/trajcompress/trajcompress/internal/testenv"
 )
 
 // records covers both dialects, tool calls, list content, big ints, floats
@@ -25,20 +26,11 @@ var records = []string{
 
 func moduleRoot(t *testing.T) string {
 	t.Helper()
-	dir, err := os.Getwd()
+	root, err := testenv.ModuleRoot()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("go.mod not found above the test directory")
-		}
-		dir = parent
-	}
+	return root
 }
 
 type source interface {

@@ -1,0 +1,116 @@
+// Package testenv finds what tests and benchmarks need from the
+// environment: the module root, and the real trajectories that live beside
+// the repository in ../shared/data/real (never copied into it: several
+// sources have no licence). Callers skip cleanly when [RealDataDir]
+// returns "". It only reads files.
+package testenv
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// ModuleRoot returns the directory holding go.mod, found by walking up from
+// the working directory.
+func ModuleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found above the working directory")
+		}
+		dir = parent
+	}
+}
+
+// RealDataDir returns ../shared/data/real relative to the module root, or
+// "" when it is absent (a clone without the shared data).
+func RealDataDir() string {
+	root, err := ModuleRoot()
+	if err != nil {
+		return ""
+	}
+	real := filepath.Join(root, "..", "shared", "data", "real")
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return ""
+	}
+	return real
+}
+
+// turnKeys are the JSON keys whose string values are turn texts in the
+// shared data's formats (messages[].content, conversations[].value, the
+// hermes top-level system_prompt, tool-call arguments).
+var turnKeys = map[string]bool{"content": true, "value": true, "system_prompt": true, "arguments": true}
+
+// RealTurnTexts returns the turn texts of dir/*/*.jsonl in sorted file
+// order, stopping once limit bytes are collected (limit <= 0: all). The
+// order is deterministic.
+func RealTurnTexts(dir string, limit int) ([]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	var texts []string
+	total := 0
+	for _, file := range files {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<28)
+		for line := 1; sc.Scan() && (limit <= 0 || total < limit); line++ {
+			var v any
+			if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
+				f.Close()
+				return nil, fmt.Errorf("%s:%d: %w", file, line, err)
+			}
+			n := len(texts)
+			texts = collect(texts, v, "")
+			for _, t := range texts[n:] {
+				total += len(t)
+			}
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+	}
+	return texts, nil
+}
+
+func collect(dst []string, v any, key string) []string {
+	switch v := v.(type) {
+	case string:
+		if turnKeys[key] && v != "" {
+			dst = append(dst, v)
+		}
+	case []any:
+		for _, x := range v {
+			dst = collect(dst, x, key)
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			dst = collect(dst, v[k], k)
+		}
+	}
+	return dst
+}

@@ -163,6 +163,7 @@ type ReasonsCounts struct {
 	NoMiddle       int64 `json:"no_middle"`
 	Collapsed      int64 `json:"collapsed"`
 	RegionTooSmall int64 `json:"region_too_small"`
+	Alternation    int64 `json:"alternation"`
 }
 
 // DistributionsSection holds the token distributions over non-rejected
@@ -289,6 +290,7 @@ func (s *Summary) Report(info RunInfo) Report {
 			NoMiddle:       s.ReasonCount(snap.NoMiddle),
 			Collapsed:      s.ReasonCount(snap.Collapsed),
 			RegionTooSmall: s.ReasonCount(snap.RegionTooSmall),
+			Alternation:    s.ReasonCount(snap.Alternation),
 		},
 		FailedToFit:                s.Count(snap.CompressedOverLimit) + s.Count(snap.Uncompressible),
 		RecordsIn:                  s.RecordsIn(),

@@ -100,7 +100,7 @@ type Summary struct {
 // counters holds every scalar of a Summary; it is comparable.
 type counters struct {
 	outcomes [6]int64 // indexed like snap.Outcomes()
-	reasons  [3]int64 // indexed like snap.Reasons(), Uncompressible only
+	reasons  [4]int64 // indexed like snap.Reasons(), Uncompressible only
 
 	// Over all non-rejected records.
 	tokensBefore, tokensAfter int64

@@ -197,13 +197,18 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 	}
 	how := insertTurn
 	if c.opts.Alternate {
-		if end, h, ok := placeAlternating(roles, plan.Start, plan.End, plan.TailStart); ok {
-			how = h
-			if end != plan.End {
-				plan.End, plan.RegionTokens = end, 0
-				for _, k := range tok[plan.Start:end] {
-					plan.RegionTokens += k
-				}
+		end, h, ok := placeAlternating(roles, plan.Start, plan.End, plan.TailStart)
+		if !ok {
+			// Better unchanged than in a form the trainer would reject.
+			obs.Outcome, obs.Reason = snap.Uncompressible, string(snap.Alternation)
+			res.Obs = obs
+			return res, nil
+		}
+		how = h
+		if end != plan.End {
+			plan.End, plan.RegionTokens = end, 0
+			for _, k := range tok[plan.Start:end] {
+				plan.RegionTokens += k
 			}
 		}
 		if plan.RegionTokens <= c.opts.Budget.SummaryTokens {

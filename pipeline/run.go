@@ -8,6 +8,7 @@ import (
 	"runtime"
 
 	"golang.org/x/sync/errgroup"
+	"golang.org/x/sync/semaphore"
 
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/traj"
@@ -32,9 +33,13 @@ type Config struct {
 	// planning, assembling). 0 means GOMAXPROCS.
 	Workers int
 	// InFlight bounds how many records may be between reader and writer at
-	// once: it is what memory is proportional to. 0 means 8×Workers+2, or
-	// Workers + 2×MaxConcurrent when a remote summarizer is in use.
-	InFlight int
+	// once, and InFlightBytes how many bytes of input they may hold: memory
+	// is proportional to the smaller. A wide window keeps the workers busy
+	// while a large record holds the head of the ordered output. 0 means 256
+	// records
+	// and 64 MiB. A record larger than InFlightBytes is admitted alone.
+	InFlight      int
+	InFlightBytes int64
 	// OnResult, when set, is called for every record in input order from
 	// the single writer goroutine, after the record was written: it may
 	// write rejects and outcome lines and update progress without locking.
@@ -46,7 +51,10 @@ func (c Config) withDefaults() Config {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.InFlight <= 0 {
-		c.InFlight = 8*c.Workers + 2
+		c.InFlight = 256
+	}
+	if c.InFlightBytes <= 0 {
+		c.InFlightBytes = 64 << 20
 	}
 	return c
 }
@@ -70,7 +78,12 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 	// Ordered fan-out (restic's dump): each record gets a one-slot channel,
 	// queued in input order; the writer drains them in that order. The
 	// queue's capacity bounds the records in flight.
-	queue := make(chan chan Result, cfg.InFlight)
+	type slot struct {
+		ch     chan Result
+		weight int64 // bytes held against the budget
+	}
+	queue := make(chan slot, cfg.InFlight)
+	budget := semaphore.NewWeighted(cfg.InFlightBytes)
 	g.Go(func() error {
 		defer close(queue)
 		for {
@@ -81,9 +94,12 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 			if err != nil {
 				return err
 			}
-			slot := make(chan Result, 1)
+			s := slot{ch: make(chan Result, 1), weight: min(int64(len(raw)), cfg.InFlightBytes)}
+			if err := budget.Acquire(gctx, s.weight); err != nil {
+				return context.Cause(gctx)
+			}
 			select {
-			case queue <- slot:
+			case queue <- s:
 			case <-gctx.Done():
 				return context.Cause(gctx)
 			}
@@ -93,19 +109,20 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 				if err != nil {
 					return err
 				}
-				slot <- res
+				s.ch <- res
 				return nil
 			})
 		}
 	})
 	g.Go(func() error {
-		for slot := range queue {
+		for s := range queue {
 			var res Result
 			select {
-			case res = <-slot:
+			case res = <-s.ch:
 			case <-gctx.Done():
 				return context.Cause(gctx)
 			}
+			budget.Release(s.weight)
 			if dst != nil && res.Out != nil {
 				if err := dst.Write(res.Out); err != nil {
 					return fmt.Errorf("writing output: %w", err)

@@ -55,11 +55,17 @@ const (
 	// RegionTooSmall: the region holds no more tokens than the summary
 	// would, so summarising cannot save anything (rule 10).
 	RegionTooSmall Reason = "region_too_small"
+	// Alternation: in alternation mode (strict user/assistant order, for
+	// LLaMA-Factory and Mistral-style templates), no placement of the
+	// summary keeps the order around the region, so the record is left as
+	// it is rather than written in a form its trainer would reject. Set by
+	// the pipeline, never by [Compute].
+	Alternation Reason = "alternation"
 )
 
 // Reasons returns the three reasons in a fixed order. The slice is new on
 // every call; the caller owns it.
-func Reasons() []Reason { return []Reason{NoMiddle, Collapsed, RegionTooSmall} }
+func Reasons() []Reason { return []Reason{NoMiddle, Collapsed, RegionTooSmall, Alternation} }
 
 // Plan is the result of [Compute].
 type Plan struct {

@@ -408,19 +408,36 @@ func toolResults(t traj.Turn) []string {
 	}
 	out := make([]string, 0, len(bodies))
 	for _, body := range bodies {
-		var r struct {
-			Name    string `json:"name"`
-			Content any    `json:"content"`
-		}
-		if json.Unmarshal([]byte(body), &r) == nil && r.Content != nil {
-			body = scalar(r.Content)
-			if r.Name != "" {
-				body = r.Name + ": " + body
-			}
-		}
-		out = append(out, body)
+		out = append(out, responseText(body))
 	}
 	return out
+}
+
+// responseText renders a Hermes tool response {"name": …, "content": …} as
+// "name: content", without decoding the whole (often huge) body into Go
+// values: the content string is unescaped once, any other content is kept
+// as its JSON text. A body that is not such an object is returned as is.
+func responseText(body string) string {
+	if body == "" {
+		return body
+	}
+	b := unsafe.Slice(unsafe.StringData(body), len(body)) // read only
+	content, ok := traj.Lookup(b, "content")
+	if !ok || string(content) == "null" {
+		return body
+	}
+	text := string(content)
+	if content[0] == '"' {
+		if text, ok = traj.String(content); !ok {
+			return body
+		}
+	}
+	if name, ok := traj.Lookup(b, "name"); ok && name[0] == '"' {
+		if n, ok := traj.String(name); ok && n != "" {
+			return n + ": " + text
+		}
+	}
+	return text
 }
 
 // clip collapses white space and keeps at most n runes, marking the cut.

@@ -296,3 +296,26 @@ func appendQuoted(dst []byte, s string) []byte {
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
+
+// Lookup returns the raw JSON value of key in the JSON object obj, and
+// false when obj is not a valid JSON object or has no such key. It reads
+// obj without copying or modifying it.
+func Lookup(obj []byte, key string) ([]byte, bool) {
+	if !valid(obj) {
+		return nil, false
+	}
+	ms, _, err := members(obj, 0)
+	if err != nil {
+		return nil, false
+	}
+	m, ok := find(ms, key)
+	if !ok {
+		return nil, false
+	}
+	return obj[m.start:m.end], true
+}
+
+// String decodes a raw JSON string value (quotes included), as found by
+// [Lookup]. Invalid UTF-8 is kept as it is. The result may share raw's
+// memory when it has no escapes: raw must not change afterwards.
+func String(raw []byte) (string, bool) { return unquote(raw) }

@@ -374,7 +374,9 @@ func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		if w <= 0 {
 			w = 2
 		}
-		runCfg.InFlight = w + 2*cfg.Processing.MaxConcurrentRequests
+		// Records waiting out a retry hold their place in the ordered output:
+		// a wide window keeps the other requests flowing meanwhile.
+		runCfg.InFlight = max(256, w+8*cfg.Processing.MaxConcurrentRequests)
 	}
 
 	if f.cpuProfile != "" {

@@ -13,6 +13,7 @@ import (
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/traj"
+	"github.com/trajcompress/trajcompress/validate"
 )
 
 // realFiles lists the JSONL files of ../shared/data/real, or skips.
@@ -200,3 +201,42 @@ func TestRealDataWorkersIdentical(t *testing.T) {
 }
 
 var _ pipeline.Source = (*jsonl.Reader)(nil)
+
+// TestRealDataAlternation: LLaMA-Factory's own demo sets, compressed in
+// alternation mode at a target far below their sizes, still pass
+// LLaMA-Factory's role check record by record (their inputs do).
+func TestRealDataAlternation(t *testing.T) {
+	files := realFiles(t)
+	if testing.Short() {
+		t.Skip("real-data integration runs in the full (non -short) test run")
+	}
+	checked := 0
+	for _, in := range files {
+		if !strings.Contains(in, "llamafactory") {
+			continue
+		}
+		out := filepath.Join(t.TempDir(), "o.jsonl")
+		args := []string{"compress", "--quiet", "--alternation", "--input", in, "--output", out,
+			"--target-max-tokens", "300", "--summary-target-tokens", "60", "--rejects", filepath.Join(t.TempDir(), "r.jsonl")}
+		if code := run(context.Background(), args, nil, &bytes.Buffer{}, &bytes.Buffer{}); code != exitOK && code != exitPartial {
+			t.Fatalf("%s: exit %d", in, code)
+		}
+		ins, outs := readLines(t, in), readLines(t, out)
+		for i := range outs {
+			ri, _ := traj.Decode(ins[i], traj.Pos{}, traj.Schema{})
+			ro, err := traj.Decode(outs[i], traj.Pos{}, traj.Schema{})
+			if err != nil || ri == nil {
+				t.Fatalf("%s record %d: %v", in, i+1, err)
+			}
+			before, _ := validate.Check(ri.Turns, validate.LlamaFactory)
+			after, _ := validate.Check(ro.Turns, validate.LlamaFactory)
+			if len(before) == 0 && len(after) > 0 {
+				t.Errorf("%s record %d: alternation mode output rejected: %v", in, i+1, after)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no LLaMA-Factory file found in the real data")
+	}
+}

@@ -238,3 +238,18 @@ func TestPrependTextKinds(t *testing.T) {
 		}
 	}
 }
+
+func TestDuplicateKeysLastWins(t *testing.T) {
+	line := `{"conversations": "ignored", "conversations": [{"from": "human", "value": "first", "value": "second"}]}`
+	r := mustDecode(t, line, Schema{})
+	if len(r.Turns) != 1 || r.Turns[0].Text != "second" {
+		t.Fatalf("turns %+v: want the last value of each repeated key", r.Turns)
+	}
+	var v struct {
+		C []struct{ Value string } `json:"conversations"`
+	}
+	json.Unmarshal([]byte(line), &v)
+	if v.C[0].Value != r.Turns[0].Text {
+		t.Fatalf("encoding/json reads %q, we read %q", v.C[0].Value, r.Turns[0].Text)
+	}
+}

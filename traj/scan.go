@@ -145,10 +145,12 @@ func keyIs(raw []byte, name string) bool {
 	return false
 }
 
+// find returns the member named name. When a key repeats, the last one
+// wins, as in Python's json (what trainers read) and encoding/json.
 func find(ms []member, name string) (member, bool) {
-	for _, m := range ms {
-		if keyIs(m.key, name) {
-			return m, true
+	for i := len(ms) - 1; i >= 0; i-- {
+		if keyIs(ms[i].key, name) {
+			return ms[i], true
 		}
 	}
 	return member{}, false

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/trajcompress/trajcompress/config"
@@ -124,7 +125,7 @@ func parseCompressFlags(args []string, stderr io.Writer) (*compressFlags, error)
 	if f.input == "" {
 		return nil, usagef("compress: --input is required (see trajcompress compress -h)")
 	}
-	if f.set["sample-percent"] && (f.samplePercent <= 0 || f.samplePercent > 100) {
+	if f.set["sample-percent"] && !(f.samplePercent > 0 && f.samplePercent <= 100) { // NaN fails too
 		return nil, usagef("--sample-percent must be in (0, 100], got %v", f.samplePercent)
 	}
 	return f, nil
@@ -242,6 +243,9 @@ func resolveOutputs(f *compressFlags, cfg config.Config) (outputs, error) {
 		o.dir = f.output
 		if o.dir == "" {
 			o.dir = in + suffix
+			if abs, err := filepath.Abs(in); err == nil && (in == "." || in == "..") {
+				o.dir = abs + suffix // "--input ." names its output after the directory, beside it
+			}
 		}
 		ents, err := os.ReadDir(in)
 		if err != nil {
@@ -295,15 +299,40 @@ func resolveOutputs(f *compressFlags, cfg config.Config) (outputs, error) {
 		o.rejects = f.rejectsPath
 	}
 	o.outcomes = f.outcomesPath
-	// Never write over an input.
+	return o, checkPaths(o)
+}
+
+// checkPaths refuses, before anything is read, outputs that would
+// overwrite an input or each other, and an output that is a directory.
+func checkPaths(o outputs) error {
+	type named struct{ what, path string }
+	var outs []named
 	for _, j := range o.jobs {
-		for _, p := range []string{j.out, o.metrics, o.rejects, o.outcomes} {
-			if p != "" && samePath(p, j.in) {
-				return o, usagef("refusing to write %s over its own input %s (use --output)", p, j.in)
+		outs = append(outs, named{"output", j.out})
+	}
+	outs = append(outs, named{"--metrics", o.metrics}, named{"--rejects", o.rejects}, named{"--outcomes", o.outcomes})
+	for i, a := range outs {
+		if a.path == "" {
+			continue
+		}
+		if st, err := os.Stat(a.path); err == nil && st.IsDir() {
+			return usagef("%s %s is a directory", a.what, a.path)
+		}
+		if a.what == "output" && strings.HasSuffix(a.path, ".gz") {
+			return usagef("output %s: gzip output is not supported (gzip input is); name it .jsonl", a.path)
+		}
+		for _, j := range o.jobs {
+			if samePath(a.path, j.in) {
+				return usagef("refusing to write %s %s over its own input %s (choose another path)", a.what, a.path, j.in)
+			}
+		}
+		for _, b := range outs[i+1:] {
+			if b.path != "" && samePath(a.path, b.path) {
+				return usagef("%s and %s are the same file %s", a.what, b.what, a.path)
 			}
 		}
 	}
-	return o, nil
+	return nil
 }
 
 func samePath(a, b string) bool {
@@ -416,6 +445,13 @@ type runner struct {
 func (r *runner) run(ctx context.Context) (err error) {
 	start := time.Now()
 	if r.outs.dir != "" && !r.f.dryRun {
+		if _, serr := os.Stat(r.outs.dir); os.IsNotExist(serr) {
+			defer func() {
+				if err != nil {
+					os.Remove(r.outs.dir) // only if still empty: ours, unused
+				}
+			}()
+		}
 		if err := os.MkdirAll(r.outs.dir, 0o755); err != nil {
 			return err
 		}
@@ -443,6 +479,19 @@ func (r *runner) run(ctx context.Context) (err error) {
 	}
 	r.inputHash = sha256.New()
 	r.progress = newProgress(r.stderr, r.f.quiet, r.outs.jobs)
+	// Each file's output is complete in a staged file when its job ends; all
+	// of them are put in place together only when the whole run succeeded,
+	// so a failure or Ctrl-C in a later file leaves no output in place
+	// (and no earlier file's rejects unreported).
+	if !r.f.dryRun {
+		defer func() {
+			if err != nil {
+				for _, j := range r.outs.jobs {
+					os.Remove(staged(j.out))
+				}
+			}
+		}()
+	}
 	for i, j := range r.outs.jobs {
 		if err := r.runJob(ctx, i, j); err != nil {
 			r.progress.finish()
@@ -489,6 +538,14 @@ func (r *runner) run(ctx context.Context) (err error) {
 			return err
 		}
 	}
+	// Last, the outputs: everything else they depend on is in place.
+	if !r.f.dryRun {
+		for _, j := range r.outs.jobs {
+			if err := os.Rename(staged(j.out), j.out); err != nil {
+				return fmt.Errorf("output %s: %w", j.out, err)
+			}
+		}
+	}
 	if !r.f.quiet {
 		r.total.Human(r.stderr)
 		hits, misses := r.counter.Stats()
@@ -524,7 +581,7 @@ func (r *runner) runJob(ctx context.Context, idx int, j job) (err error) {
 		}
 		src, bytesRead = rd, rd.BytesRead
 	} else {
-		if err := hashFile(r.inputHash, j.in); err != nil {
+		if err := hashFile(ctx, r.inputHash, j.in); err != nil {
 			return err
 		}
 		if src, schema, err = openTabular(j.in, j.inFormat); err != nil {
@@ -539,7 +596,7 @@ func (r *runner) runJob(ctx context.Context, idx int, j job) (err error) {
 	defer src.Close()
 	var psrc pipeline.Source = src
 	if r.f.set["sample-percent"] {
-		keep, err := sampleLines(j.in, j.inFormat, r.f.samplePercent, r.f.seed, idx)
+		keep, err := sampleLines(ctx, j.in, r.f.samplePercent, r.f.seed, idx)
 		if err != nil {
 			return err
 		}
@@ -551,7 +608,7 @@ func (r *runner) runJob(ctx context.Context, idx int, j job) (err error) {
 		if r.cfg.Metrics.PerTrajectory {
 			extra = "compression_metrics"
 		}
-		if out, err = createSink(j.out, j.outForm, schema, extra); err != nil {
+		if out, err = createSink(staged(j.out), j.outForm, schema, extra); err != nil {
 			return err
 		}
 		defer func() {
@@ -653,12 +710,32 @@ func fingerprint(cfg config.Config, f *compressFlags) (json.RawMessage, string) 
 
 // hashFile adds a file's bytes to h (tabular inputs are read by offset,
 // not as a stream, so they are hashed in a pass of their own).
-func hashFile(h io.Writer, path string) error {
+func hashFile(ctx context.Context, h io.Writer, path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	_, err = io.Copy(h, f)
+	_, err = io.Copy(h, ctxReader{ctx, f})
 	return err
+}
+
+// ctxReader stops reading once ctx is done, so a long pre-pass heeds Ctrl-C.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// staged is where a job's finished output waits until the whole run has
+// succeeded: a hidden name beside the destination, which no input pattern
+// matches.
+func staged(out string) string {
+	return filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".partial")
 }

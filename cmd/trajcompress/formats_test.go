@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -201,4 +202,59 @@ func writeConfig(t *testing.T, dir, body string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestFailureLeavesNothingInPlace: in directory mode, a read error in a
+// later file leaves no output of an earlier file in place, nor a rejects
+// file that would look complete.
+func TestFailureLeavesNothingInPlace(t *testing.T) {
+	tmp := t.TempDir()
+	runs := filepath.Join(tmp, "runs")
+	os.Mkdir(runs, 0o755)
+	os.WriteFile(filepath.Join(runs, "a.jsonl"), []byte(`{"conversations":[{"from":"human","value":"hi"}]}`+"\nnot json\n"), 0o644)
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	for range 2000 {
+		zw.Write([]byte(`{"conversations":[{"from":"human","value":"hello there"}]}` + "\n"))
+	}
+	zw.Close()
+	os.WriteFile(filepath.Join(runs, "b.jsonl.gz"), gz.Bytes()[:gz.Len()/2], 0o644)
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"compress", "--quiet", "--input", runs}, nil, &bytes.Buffer{}, &stderr)
+	if code != exitError || !strings.Contains(stderr.String(), "b.jsonl.gz") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	ents, _ := os.ReadDir(tmp)
+	if len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("left beside the input after a failed run: %v", names)
+	}
+}
+
+func TestOutputPathsMustDiffer(t *testing.T) {
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "in.jsonl")
+	os.WriteFile(in, []byte(`{"conversations":[{"from":"human","value":"hi"}]}`+"\n"), 0o644)
+	out := filepath.Join(tmp, "out.jsonl")
+	cases := [][]string{
+		{"--output", out, "--rejects", out},
+		{"--output", out, "--metrics", out},
+		{"--output", out, "--outcomes", filepath.Join(tmp, "x.jsonl"), "--rejects", filepath.Join(tmp, "x.jsonl")},
+		{"--output", in},
+		{"--output", tmp},
+		{"--output", out + ".gz"},
+	}
+	for _, c := range cases {
+		var stderr bytes.Buffer
+		args := append([]string{"compress", "--quiet", "--input", in}, c...)
+		if code := run(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d (%s)", c, code, exitUsage, stderr.String())
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("an output was written by a refused run")
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -41,7 +42,7 @@ func rejectLine(r *pipeline.Reject) []byte {
 // sampleLines picks k = max(1, ⌊n·pct/100⌋) of the n records of path,
 // reproducibly from (seed, file index), and returns their 0-based record
 // indices as a set. Records keep their input order.
-func sampleLines(path, format string, pct float64, seed uint64, fileIdx int) (map[int64]bool, error) {
+func sampleLines(ctx context.Context, path string, pct float64, seed uint64, fileIdx int) (map[int64]bool, error) {
 	rd, err := openInput(path)
 	if err != nil {
 		return nil, err
@@ -49,6 +50,9 @@ func sampleLines(path, format string, pct float64, seed uint64, fileIdx int) (ma
 	defer rd.Close()
 	var n int64
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		_, _, err := rd.Next()
 		if err == io.EOF {
 			break

@@ -184,7 +184,7 @@ func Compare(baseline, run []byte, r Rules) (Result, error) {
 		res.SetupDiffers = append(res.SetupDiffers, fmt.Sprintf("%s: %s != %s", k, show(bv, bok), show(rv, rok)))
 	}
 	if len(res.SetupDiffers) > 0 && !r.AllowDifferentSetup {
-		return Result{SetupDiffers: res.SetupDiffers}, fmt.Errorf("%w (%s); allow a different setup to compare anyway",
+		return Result{SetupDiffers: res.SetupDiffers}, fmt.Errorf("%w (%s); pass --allow-different-setup (rules: allow_different_setup: true) to compare anyway",
 			ErrSetupDiffers, strings.Join(res.SetupDiffers, "; "))
 	}
 	for _, ru := range r.Rules {

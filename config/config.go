@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -155,7 +156,7 @@ func Parse(b []byte, name string) (Config, error) {
 	d := yaml.NewDecoder(bytes.NewReader(b))
 	d.KnownFields(true)
 	if err := d.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, fmt.Errorf("config %s: %s", name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return Config{}, fmt.Errorf("config %s: %s", name, yamlMessage(err))
 	}
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", name, err)
@@ -240,4 +241,27 @@ func (c Config) Validate() error {
 // Timeout is processing.per_trajectory_timeout as a duration (0: none).
 func (p Processing) Timeout() time.Duration {
 	return time.Duration(p.PerTrajectoryTimeout * float64(time.Second))
+}
+
+// sections maps the Go types of the sections to their YAML names, so
+// yaml.v3's "field x not found in type config.Compression" reads as
+// "unknown key compression.x".
+var sections = map[string]string{
+	"config.Config": "", "config.Tokenizer": "tokenizer.", "config.Compression": "compression.",
+	"config.ProtectedTurns": "protected_turns.", "config.Summarization": "summarization.",
+	"config.Output": "output.", "config.Processing": "processing.", "config.Metrics": "metrics.",
+	"config.Input": "input.",
+}
+
+var notFound = regexp.MustCompile(`field (\S+) not found in type (\S+)`)
+
+func yamlMessage(err error) string {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	return notFound.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := notFound.FindStringSubmatch(m)
+		if prefix, ok := sections[sub[2]]; ok {
+			return "unknown key " + prefix + sub[1]
+		}
+		return m
+	})
 }

@@ -60,8 +60,8 @@ func TestPartialOverride(t *testing.T) {
 
 func TestErrors(t *testing.T) {
 	cases := []struct{ name, yaml, want string }{
-		{"unknown_key", "compression:\n  target_max_tokens: 10\n  tagret: 3\n", "x.yaml: unmarshal errors:\n  line 3: field tagret not found"},
-		{"unknown_section", "compresion:\n  target_max_tokens: 10\n", "line 1: field compresion not found"},
+		{"unknown_key", "compression:\n  target_max_tokens: 10\n  tagret: 3\n", "x.yaml: unmarshal errors:\n  line 3: unknown key compression.tagret"},
+		{"unknown_section", "compresion:\n  target_max_tokens: 10\n", "line 1: unknown key compresion"},
 		{"bad_type", "compression:\n  target_max_tokens: lots\n", "line 2: cannot unmarshal !!str `lots` into int"},
 		{"negative_last_n", "protected_turns:\n  last_n_turns: -1\n", "protected_turns.last_n_turns must be >= 0, got -1"},
 		{"zero_target", "compression:\n  target_max_tokens: 0\n", "compression.target_max_tokens must be > 0"},

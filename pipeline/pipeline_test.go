@@ -379,3 +379,20 @@ func TestRecordTimeout(t *testing.T) {
 		t.Fatalf("summary_failed %d, output %q", sum.Count(snap.SummaryFailed), b.String())
 	}
 }
+
+// TestByteBudget: with a byte budget smaller than every record, records
+// are admitted one at a time and the run still completes in order.
+func TestByteBudget(t *testing.T) {
+	in := mixed(40)
+	comp := newComp(t, func(o *Options) { o.Summarizer = summary.Deterministic{Counter: wordCounter{}} })
+	var want, got buf
+	if _, err := Run(context.Background(), "f", &lines{data: in}, &want, comp, Config{Workers: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), "f", &lines{data: in}, &got, comp, Config{Workers: 2, InFlightBytes: 10}); err != nil {
+		t.Fatal(err)
+	}
+	if got.String() != want.String() {
+		t.Fatal("a tiny byte budget changed the output")
+	}
+}

@@ -34,10 +34,11 @@ type Config struct {
 	Workers int
 	// InFlight bounds how many records may be between reader and writer at
 	// once, and InFlightBytes how many bytes of input they may hold: memory
-	// is proportional to the smaller. A wide window keeps the workers busy
-	// while a large record holds the head of the ordered output. 0 means 256
-	// records
-	// and 64 MiB. A record larger than InFlightBytes is admitted alone.
+	// is proportional to the smaller. A window of several records per worker
+	// keeps the workers busy while a large record holds the head of the
+	// ordered output; the byte bound keeps a run of huge records from
+	// multiplying memory. 0 means 8×Workers+2 records and 64 MiB (see
+	// bench/README.md); a record larger than InFlightBytes is admitted alone.
 	InFlight      int
 	InFlightBytes int64
 	// OnResult, when set, is called for every record in input order from
@@ -51,7 +52,7 @@ func (c Config) withDefaults() Config {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.InFlight <= 0 {
-		c.InFlight = 256
+		c.InFlight = 8*c.Workers + 2
 	}
 	if c.InFlightBytes <= 0 {
 		c.InFlightBytes = 64 << 20
@@ -61,9 +62,10 @@ func (c Config) withDefaults() Config {
 
 // Run streams every record of src through c into dst (dst may be nil: a dry
 // run) in input order, and returns the metrics of this source. Records are
-// read by the calling goroutine's reader loop, compressed by up to
-// cfg.Workers goroutines at a time, and written by one writer, so output is
-// byte-identical whatever the number of workers.
+// read by one reader goroutine, compressed by up to cfg.Workers goroutines
+// at a time, and written by one writer goroutine, so output is
+// byte-identical whatever the number of workers. Run returns when all of
+// them have.
 //
 // The error is non-nil only when the run must stop: a read or write error,
 // a fatal summarizer error, or ctx cancelled. Per-record problems are

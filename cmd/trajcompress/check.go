@@ -31,7 +31,8 @@ YAML list:
     - {path: outcomes.compressed, max_decrease: 0.02, relative: true}
     - {path: outcomes.records_in, exact: true}
 
-Exit status: 0 within bounds, 1 regressed, 2 usage or setup differs.
+Exit status: 0 within bounds, 1 regressed, 2 usage, an unreadable or
+malformed metrics file, or a different setup.
 
 Flags:
 `
@@ -67,10 +68,8 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	rules.AllowDifferentSetup = rules.AllowDifferentSetup || *allow
 	res, err := check.CompareFiles(*baseline, fs.Arg(0), rules)
 	if err != nil {
-		if errors.Is(err, check.ErrSetupDiffers) {
-			return usageError{err}
-		}
-		return err
+		// Not a regression: a missing or malformed file, or another setup.
+		return usageError{err}
 	}
 	res.WriteTable(stdout)
 	if res.Regressed {

@@ -34,16 +34,19 @@ var errHelp = flag.ErrHelp
 const compressUsage = `Usage: trajcompress compress --input PATH [flags]
 
 Reads ShareGPT/Hermes ({"conversations":[{"from","value"}]}) or OpenAI
-({"messages":[{"role","content",…}]}) trajectories, one JSON object per line,
-from a .jsonl or .jsonl.gz file or a directory of them, and writes every
+({"messages":[{"role","content",…}]}) trajectories from JSONL (.jsonl,
+.jsonl.gz), Parquet (.parquet, e.g. Hugging Face hub shards) or Arrow
+(.arrow, datasets save_to_disk) files, or a directory of them, and writes every
 record back in input order: unchanged when it fits the target (or cannot be
 compressed), otherwise with just enough of its middle replaced by one
 "[CONTEXT SUMMARY]:" turn. Tool results never lose the call they answer.
 
 Outputs (defaults follow the peer trajectory_compressor.py):
   file a.jsonl  →  a_compressed.jsonl, a_compressed_metrics.json, a_compressed_rejects.jsonl
-  dir  runs/    →  runs_compressed/<same names>, runs_compressed/compression_metrics.json,
-                   runs_compressed_rejects.jsonl
+  dir  runs/    →  runs_compressed/<same names> (x.jsonl.gz → x.jsonl),
+                   runs_compressed/compression_metrics.json, runs_compressed_rejects.jsonl
+Parquet and Arrow outputs keep the input's schema, plus a compression_metrics
+column when per-trajectory metrics are on; --output-format converts.
 Each output is written to a temporary file and renamed into place when
 complete. Lines that are not trajectories go to the rejects file with their
 file, line and reason; records in = records out + records rejected, always.
@@ -80,10 +83,10 @@ func parseCompressFlags(args []string, stderr io.Writer) (*compressFlags, error)
 		fs.PrintDefaults()
 		fmt.Fprint(stderr, "\nExit status: 0 ok, 1 failed, 2 usage, 3 partial (rejects or failed summaries), 130 interrupted.\n")
 	}
-	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl or .jsonl.gz file, or a directory of them (required)")
+	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl, .jsonl.gz, .parquet or .arrow file, or a directory of them (required)")
 	fs.StringVar(&f.output, "output", "", "output file (or directory, for a directory input); default: input name + output_suffix")
 	fs.StringVar(&f.configPath, "config", "", "peer-compatible YAML `FILE` (trajectory_compression.yaml); default: built-in defaults")
-	fs.StringVar(&f.metricsPath, "metrics", "", "where to write the aggregate metrics JSON (default: beside the output)")
+	fs.StringVar(&f.metricsPath, "metrics", "", "where to write the aggregate metrics JSON (default: beside the output file, or inside the output directory)")
 	fs.StringVar(&f.rejectsPath, "rejects", "", "where to write rejected lines as JSONL (default: <output stem>_rejects.jsonl)")
 	fs.StringVar(&f.outcomesPath, "outcomes", "", "write one JSON line per input record with its outcome to `PATH`")
 	fs.StringVar(&f.tokenizer, "tokenizer", "", "o200k_base (default), cl100k_base, or chars4 (code points / 4, the peer's fallback)")
@@ -357,6 +360,10 @@ func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	base, err := tokenize.New(cfg.Tokenizer.Name)
 	if err != nil {
+		if strings.Contains(cfg.Tokenizer.Name, "/") {
+			return usagef("tokenizer.name %q is a Hugging Face tokenizer, which cannot be loaded offline; pass --tokenizer %s or set tokenizer.name to one of them",
+				cfg.Tokenizer.Name, strings.Join(tokenize.Names(), "|"))
+		}
 		return usagef("tokenizer.name %q: %v (set tokenizer.name in the config or pass --tokenizer)", cfg.Tokenizer.Name, err)
 	}
 	// 512 texts of at most 64 KiB: at most 32 MiB, plenty for the system

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/trajcompress/trajcompress/fixtures/gen"
@@ -39,7 +41,7 @@ func cmdFixtures(args []string, stdout, stderr io.Writer) error {
 	var o gen.Options
 	var output, format string
 	fs.StringVar(&output, "output", "", "file to write (required); written atomically")
-	fs.IntVar(&o.Count, "count", 100, "number of records (lines)")
+	fs.IntVar(&o.Count, "count", 100, "number of records (lines); Parquet and Arrow leave out the malformed ones, which cannot be rows")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed: the same seed and flags give the same bytes")
 	fs.StringVar(&o.Dialect, "dialect", "sharegpt", "sharegpt (Hermes conversations/from/value) or openai (messages with tool_calls)")
 	fs.StringVar(&o.Profile, "profile", "mix", "profile (see above)")
@@ -60,6 +62,9 @@ func cmdFixtures(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := o.Validate(); err != nil {
 		return usageError{err}
+	}
+	if err := os.MkdirAll(filepath.Dir(output), 0o755); err != nil {
+		return fmt.Errorf("--output %s: %w", output, err)
 	}
 	switch format {
 	case "jsonl":

@@ -28,7 +28,9 @@ each (file:line: reason), before you spend a training run finding out:
 "trajcompress compress --alternation" places summaries so that the output
 passes these checks. Files may be JSONL (plain or gzip), Parquet or Arrow.
 
-Exit status: 0 every record accepted, 1 some rejected, 2 usage.
+Exit status: 0 every record accepted; 1 some would be rejected, or some
+lines are not trajectories at all (counted separately); 2 usage or an
+unreadable file.
 
 Flags:
 `
@@ -58,13 +60,13 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	}
 	schema := traj.Schema{Dialect: traj.Dialect(*format)}
 	if err := schema.Validate(); err != nil {
-		return usageError{err}
+		return usagef("validate: --format: %v", err)
 	}
 	var total, rejected, unreadable int
 	for _, path := range fs.Args() {
 		src, err := openInput(path)
 		if err != nil {
-			return err
+			return usageError{err}
 		}
 		for {
 			line, n, err := src.Next()

@@ -5,5 +5,6 @@
 // detected by its magic bytes and decompressed transparently; a trailing
 // "\r" is dropped. [Writer] writes to a temporary file beside the target and
 // renames it into place only in [Writer.Close], so a target path never
-// holds a half-written file. Neither type is safe for concurrent use.
+// holds a half-written file. Neither type is safe for concurrent use,
+// except [Reader.BytesRead], which another goroutine may call.
 package jsonl

@@ -2,9 +2,9 @@ package metrics
 
 import (
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/trajcompress/trajcompress/snap"
+	"github.com/trajcompress/trajcompress/traj"
 )
 
 // AppendJSON appends the --outcomes line of o (without a newline) to dst and
@@ -19,17 +19,17 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 		o = o.normalized()
 	}
 	dst = append(dst, `{"source":`...)
-	dst = appendJSONString(dst, o.Source)
+	dst = traj.AppendString(dst, o.Source)
 	dst = append(dst, `,"line":`...)
 	dst = strconv.AppendInt(dst, o.Line, 10)
 	dst = append(dst, `,"outcome":`...)
-	dst = appendJSONString(dst, string(o.Outcome))
+	dst = traj.AppendString(dst, string(o.Outcome))
 	dst = append(dst, `,"reason":`...)
 	switch reason := o.Reason; {
 	case reason != "":
-		dst = appendJSONString(dst, reason)
+		dst = traj.AppendString(dst, reason)
 	case o.RejectReason != "":
-		dst = appendJSONString(dst, o.RejectReason)
+		dst = traj.AppendString(dst, o.RejectReason)
 	default:
 		dst = append(dst, "null"...)
 	}
@@ -61,38 +61,3 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 // [Observation.AppendJSON].
 func (o Observation) MarshalJSON() ([]byte, error) { return o.AppendJSON(nil), nil }
 
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString appends s as a JSON string literal.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\':
-				dst = append(dst, '\\', c)
-			case c == '\n':
-				dst = append(dst, '\\', 'n')
-			case c == '\r':
-				dst = append(dst, '\\', 'r')
-			case c == '\t':
-				dst = append(dst, '\\', 't')
-			case c < 0x20:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			default:
-				dst = append(dst, c)
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, `\ufffd`...)
-		} else {
-			dst = append(dst, s[i:i+size]...)
-		}
-		i += size
-	}
-	return append(dst, '"')
-}

@@ -237,7 +237,7 @@ func TestObservationAppendJSON(t *testing.T) {
 			`{"source":"a","line":9,"outcome":"uncompressible","reason":"no_middle","tokens_before":20000,"tokens_after":20000,"turns_before":4,"turns_after":4,"region":null,"pairing_problems":0}`},
 		{"invalid_uses_reject_reason_and_escapes",
 			Observation{Source: "dir/\"q\".jsonl", Line: 3, Outcome: snap.Invalid, RejectReason: "bad\tline\x01 é \xff"},
-			`{"source":"dir/\"q\".jsonl","line":3,"outcome":"invalid","reason":"bad\tline\u0001 é \ufffd","tokens_before":0,"tokens_after":0,"turns_before":0,"turns_after":0,"region":null,"pairing_problems":0}`},
+			`{"source":"dir/\"q\".jsonl","line":3,"outcome":"invalid","reason":"bad\tline\u0001 é �","tokens_before":0,"tokens_after":0,"turns_before":0,"turns_after":0,"region":null,"pairing_problems":0}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

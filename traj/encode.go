@@ -27,14 +27,14 @@ func (r *Record) NewTurn(role Role, text string) Turn {
 	}
 	raw := make([]byte, 0, len(text)+64)
 	raw = append(raw, '{')
-	raw = appendQuoted(raw, r.roleKey)
+	raw = AppendString(raw, r.roleKey)
 	raw = append(raw, r.keySep...)
-	raw = appendQuoted(raw, name)
+	raw = AppendString(raw, name)
 	raw = append(raw, r.valSep...)
-	raw = appendQuoted(raw, r.contKey)
+	raw = AppendString(raw, r.contKey)
 	raw = append(raw, r.keySep...)
 	start := len(raw)
-	raw = appendQuoted(raw, text)
+	raw = AppendString(raw, text)
 	end := len(raw)
 	raw = append(raw, '}')
 	return Turn{Role: role, Name: name, Text: text, Raw: raw,
@@ -56,19 +56,19 @@ func (r *Record) editText(t Turn, s string, front bool) Turn {
 	case 's':
 		old, _ := unquote(t.Raw[t.content[0]:t.content[1]])
 		if front {
-			value = appendQuoted(nil, s+old)
+			value = AppendString(nil, s+old)
 		} else {
-			value = appendQuoted(nil, old+s)
+			value = AppendString(nil, old+s)
 		}
 	case 'l':
 		list := t.Raw[t.content[0]:t.content[1]]
-		part := append([]byte{'{'}, appendQuoted(nil, "type")...)
+		part := append([]byte{'{'}, AppendString(nil, "type")...)
 		part = append(part, r.keySep...)
-		part = appendQuoted(part, "text")
+		part = AppendString(part, "text")
 		part = append(part, r.valSep...)
-		part = appendQuoted(part, "text")
+		part = AppendString(part, "text")
 		part = append(part, r.keySep...)
-		part = appendQuoted(part, s)
+		part = AppendString(part, s)
 		part = append(part, '}')
 		els := elements(list, 0)
 		switch {
@@ -82,17 +82,17 @@ func (r *Record) editText(t Turn, s string, front bool) Turn {
 			value = append(append(value, part...), list[els[len(els)-1][1]:]...)
 		}
 	case 'n':
-		value = appendQuoted(nil, s)
+		value = AppendString(nil, s)
 	default: // absent: add the content field before the closing brace
 		end := len(t.Raw) - 1
 		raw := append([]byte(nil), t.Raw[:end]...)
 		if len(bytes.TrimSpace(t.Raw[1:end])) > 0 {
 			raw = append(raw, r.valSep...)
 		}
-		raw = appendQuoted(raw, r.contKey)
+		raw = AppendString(raw, r.contKey)
 		raw = append(raw, r.keySep...)
 		start := len(raw)
-		raw = appendQuoted(raw, s)
+		raw = AppendString(raw, s)
 		t.content = [2]int{start, len(raw)}
 		t.Raw = append(raw, t.Raw[end:]...)
 		t.contentKind, t.made = 's', true
@@ -127,7 +127,7 @@ func (r *Record) editText(t Turn, s string, front bool) Turn {
 // SystemField returns the top-level field that sets the outside system
 // prompt to text (see [Record.System]), for [Record.AppendJSON].
 func (r *Record) SystemField(text string) Field {
-	return Field{Key: r.SystemKey, Value: appendQuoted(nil, text)}
+	return Field{Key: r.SystemKey, Value: AppendString(nil, text)}
 }
 
 // AppendJSON appends the record to dst with its turns list replaced by
@@ -179,7 +179,7 @@ func (r *Record) AppendJSON(dst []byte, turns []Turn, fields ...Field) []byte {
 	dst = append(dst, r.raw[pos:end]...)
 	for _, f := range appended {
 		dst = append(dst, r.valSep...) // the turns field is always there
-		dst = appendQuoted(dst, f.Key)
+		dst = AppendString(dst, f.Key)
 		dst = append(dst, r.keySep...)
 		dst = append(dst, f.Value...)
 	}

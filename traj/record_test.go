@@ -176,13 +176,13 @@ func TestUnquote(t *testing.T) {
 
 func TestAppendQuotedRoundTrip(t *testing.T) {
 	for _, s := range []string{"", "a\"b\\c\n\x01\x1f", "é中😀<>&", "\u2028"} {
-		q := appendQuoted(nil, s)
+		q := AppendString(nil, s)
 		var back string
 		if err := json.Unmarshal(q, &back); err != nil || back != s {
 			t.Errorf("%q → %s → %q (%v)", s, q, back, err)
 		}
 	}
-	if got := string(appendQuoted(nil, "a\xffb")); got != "\"a\ufffdb\"" {
+	if got := string(AppendString(nil, "a\xffb")); got != "\"a\ufffdb\"" {
 		t.Errorf("invalid UTF-8 not replaced: %s", got)
 	}
 }

@@ -254,10 +254,12 @@ func hex4(s []byte, i int) (rune, bool) {
 	return r, true
 }
 
-// appendQuoted appends s as a JSON string. Like Go's encoder it writes
-// UTF-8 as is, but it does not escape <, > and &, so text reads as in the
-// input; invalid UTF-8 bytes become U+FFFD (JSON output must be valid).
-func appendQuoted(dst []byte, s string) []byte {
+// AppendString appends s to dst as a JSON string and returns the extended
+// slice. Like Go's encoder it writes UTF-8 as is, but it does not escape
+// <, > and &, so text reads as in the input; invalid UTF-8 bytes become
+// U+FFFD (JSON output must be valid). Every JSON string trajcompress writes
+// goes through it.
+func AppendString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0

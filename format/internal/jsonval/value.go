@@ -8,7 +8,8 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/trajcompress/trajcompress/traj"
 )
 
 // Object is a decoded JSON object that keeps its key order.
@@ -166,51 +167,11 @@ func Append(dst []byte, v any) []byte {
 	panic(fmt.Sprintf("jsonval: cannot encode %T", v))
 }
 
-const hexDigits = "0123456789abcdef"
 
-// AppendString appends s as a JSON string. Control characters are escaped,
-// HTML characters are not, and invalid UTF-8 becomes U+FFFD (the only lossy
-// case: Parquet and Arrow strings should be UTF-8 already).
-func AppendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+// AppendString appends s as a JSON string ([traj.AppendString]: control
+// characters escaped, HTML characters not, invalid UTF-8 as U+FFFD, the
+// only lossy case: Parquet and Arrow strings should be UTF-8 already).
+func AppendString(dst []byte, s string) []byte { return traj.AppendString(dst, s) }
 
 // AppendFloat appends f (of the given bit size, 32 or 64) as the shortest
 // JSON number that parses back to the same value. Integral values keep a

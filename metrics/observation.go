@@ -60,4 +60,3 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 // MarshalJSON implements [json.Marshaler] with the --outcomes line layout of
 // [Observation.AppendJSON].
 func (o Observation) MarshalJSON() ([]byte, error) { return o.AppendJSON(nil), nil }
-

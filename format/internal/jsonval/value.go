@@ -167,7 +167,6 @@ func Append(dst []byte, v any) []byte {
 	panic(fmt.Sprintf("jsonval: cannot encode %T", v))
 }
 
-
 // AppendString appends s as a JSON string ([traj.AppendString]: control
 // characters escaped, HTML characters not, invalid UTF-8 as U+FFFD, the
 // only lossy case: Parquet and Arrow strings should be UTF-8 already).

@@ -30,8 +30,9 @@ type Options struct {
 	// (after its retries); the record's metrics say so. When nil such a
 	// record is summary_failed and written unchanged.
 	Fallback summary.Summarizer
-	// RecordTimeout bounds the summarisation of one record (0: none). A
-	// record that times out is summary_failed, never dropped.
+	// RecordTimeout bounds the time of one record from the start of its
+	// Compress call (0: none); the summarizer gets what is left. A record
+	// that times out is summary_failed, never dropped.
 	RecordTimeout time.Duration
 
 	SummaryRole traj.Role // role of the summary turn; "" means user (as the peer)
@@ -145,6 +146,12 @@ func (c *Compressor) count(t traj.Turn) int {
 // run must stop: ctx was cancelled, or the summarizer failed with
 // [summary.ErrFatal].
 func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Result, error) {
+	// The record's deadline starts now and covers all of it (the CPU work
+	// cannot be interrupted, but it counts against the summarizer's time).
+	deadline := time.Time{}
+	if c.opts.RecordTimeout > 0 {
+		deadline = time.Now().Add(c.opts.RecordTimeout)
+	}
 	if err := c.acquire(ctx); err != nil {
 		return Result{}, err
 	}
@@ -244,7 +251,7 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 		c.release()
 		held = false
 	}
-	sum, err := c.summarize(ctx, req)
+	sum, err := c.summarize(ctx, deadline, req)
 	if remote {
 		if aerr := c.acquire(ctx); aerr != nil {
 			return Result{}, aerr
@@ -341,10 +348,10 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 	return res, nil
 }
 
-func (c *Compressor) summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
-	if c.opts.RecordTimeout > 0 {
+func (c *Compressor) summarize(ctx context.Context, deadline time.Time, req summary.Request) (summary.Result, error) {
+	if !deadline.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.opts.RecordTimeout)
+		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
 	return c.opts.Summarizer.Summarize(ctx, req)

@@ -258,3 +258,38 @@ func TestOutputPathsMustDiffer(t *testing.T) {
 		t.Error("an output was written by a refused run")
 	}
 }
+
+// TestSampling: --sample-percent with --seed picks max(1, ⌊n·p/100⌋)
+// records, the same ones every time, in input order.
+func TestSampling(t *testing.T) {
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "in.jsonl")
+	mustRun(t, "fixtures", "--output", in, "--count", "41", "--seed", "4", "--profile", "short")
+	sample := func(seed string) []outcomeLine {
+		o := filepath.Join(t.TempDir(), "o.jsonl")
+		mustRun(t, "compress", "--quiet", "--input", in, "--output", filepath.Join(t.TempDir(), "out.jsonl"),
+			"--sample-percent", "25", "--seed", seed, "--outcomes", o)
+		var got []outcomeLine
+		for _, l := range lines(t, o) {
+			var x outcomeLine
+			json.Unmarshal(l, &x)
+			got = append(got, x)
+		}
+		return got
+	}
+	a, b, c := sample("7"), sample("7"), sample("8")
+	if len(a) != 10 { // ⌊41 × 25 / 100⌋
+		t.Fatalf("sampled %d records, want 10", len(a))
+	}
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("the same seed sampled different records")
+	}
+	if reflect.DeepEqual(a, c) {
+		t.Fatal("another seed sampled the same records")
+	}
+	for i := 1; i < len(a); i++ {
+		if a[i].Line <= a[i-1].Line {
+			t.Fatalf("sample not in input order: line %d after %d", a[i].Line, a[i-1].Line)
+		}
+	}
+}

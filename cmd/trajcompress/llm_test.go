@@ -203,3 +203,27 @@ func conversations(t *testing.T, b []byte) string {
 	}
 	return out.String()
 }
+
+// TestLLMFatalKeepsFinishedWork: summaries finished before a fatal error
+// stay in the cache, so the rerun (after fixing the key) pays nothing for
+// them.
+func TestLLMFatalKeepsFinishedWork(t *testing.T) {
+	srv := mock.New(mock.Config{})
+	srv.Push(mock.Fault{Kind: mock.KindOK}, mock.Fault{Kind: mock.KindOK}, mock.Fault{Kind: mock.KindUnauthorized})
+	cache := t.TempDir()
+	first := runLLM(t, srv, cache, "--max-concurrent-requests", "1")
+	if first.code != exitError || first.outputExists {
+		t.Fatalf("exit %d, output in place %v", first.code, first.outputExists)
+	}
+	if srv.Requests() != 3 {
+		t.Fatalf("%d requests, want 3 (two answered, then the 401)", srv.Requests())
+	}
+	second := runLLM(t, srv, cache, "--max-concurrent-requests", "1")
+	if second.code != exitPartial {
+		t.Fatalf("rerun: exit %d: %s", second.code, second.stderr)
+	}
+	compressed := countOutcome(second, "compressed") + countOutcome(second, "compressed_over_limit")
+	if sent := srv.Requests() - 3; sent != int64(compressed-2) {
+		t.Fatalf("rerun sent %d requests for %d summaries: the 2 finished before the 401 were not reused", sent, compressed)
+	}
+}

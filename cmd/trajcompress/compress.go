@@ -679,11 +679,7 @@ func writeReport(path string, rep metrics.Report) error {
 	}
 	f, err := atomicfile.Create(path)
 	if err == nil {
-		if err = rep.WriteJSON(f); err == nil {
-			err = f.Commit()
-		} else {
-			f.Abort()
-		}
+		err = f.Finish(rep.WriteJSON(f))
 	}
 	if err != nil {
 		return fmt.Errorf("metrics %s: %w", path, err)

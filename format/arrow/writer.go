@@ -213,11 +213,7 @@ func (w *Writer) Close() error {
 	w.b.Release()
 	f := w.f
 	w.f = nil
-	if err != nil {
-		f.Abort()
-		return err
-	}
-	return f.Commit()
+	return f.Finish(err)
 }
 
 // Abort discards the output: the temporary file is removed and nothing is

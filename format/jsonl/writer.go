@@ -43,11 +43,7 @@ func (w *Writer) Close() error {
 	if err == nil {
 		err = w.bw.Flush()
 	}
-	if err != nil {
-		w.f.Abort()
-		return err
-	}
-	return w.f.Commit()
+	return w.f.Finish(err)
 }
 
 // Abort discards everything written; the target is left as it was.

@@ -65,6 +65,17 @@ func (f *File) Commit() error {
 	return nil
 }
 
+// Finish ends a write whose outcome is err: nil commits (and returns
+// Commit's error), anything else aborts and returns err. It is the one
+// place where "finished writing" turns into "in place or gone".
+func (f *File) Finish(err error) error {
+	if err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
 // Abort closes and removes the temporary file; the destination is
 // untouched. Abort after Commit or Abort is a no-op.
 func (f *File) Abort() error {

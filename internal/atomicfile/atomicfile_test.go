@@ -63,3 +63,25 @@ func TestCommitFailureLeavesNothing(t *testing.T) {
 		t.Fatalf("failed Commit left files: %v", ents)
 	}
 }
+
+func TestFinish(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "x")
+	f, _ := Create(path)
+	f.WriteString("a")
+	boom := os.ErrInvalid
+	if err := f.Finish(boom); err != boom {
+		t.Fatalf("Finish(err) = %v, want %v", err, boom)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("Finish(err) left files: %v", ents)
+	}
+	f, _ = Create(path)
+	f.WriteString("b")
+	if err := f.Finish(nil); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "b" {
+		t.Fatalf("Finish(nil) did not commit: %q", b)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unsafe"
 )
 
 // Dialect names the shape of a record.
@@ -259,7 +260,7 @@ func (r *Record) decodeTurn(b []byte) (Turn, error) {
 	} else {
 		t.Role = Role(t.Name)
 	}
-	var text strings.Builder
+	var text joiner
 	if m, ok := find(ms, r.contKey); ok {
 		t.content = [2]int{m.start, m.end}
 		v := b[m.start:m.end]
@@ -267,7 +268,7 @@ func (r *Record) decodeTurn(b []byte) (Turn, error) {
 		case '"':
 			t.contentKind = 's'
 			s, _ := unquote(v)
-			text.WriteString(s)
+			text.add(s)
 		case 'n':
 			t.contentKind = 'n'
 		case '[':
@@ -292,7 +293,7 @@ func (r *Record) decodeTurn(b []byte) (Turn, error) {
 // partsText collects the text of a list of content parts. Text parts carry
 // "text" (OpenAI) or "value" (some LLaMA-Factory exports); image parts are
 // counted as [ImageTokens] each.
-func partsText(v []byte, text *strings.Builder, extra *int) error {
+func partsText(v []byte, text *joiner, extra *int) error {
 	for i, el := range elements(v, 0) {
 		pm, _, err := members(v[:el[1]], el[0])
 		if err != nil {
@@ -309,10 +310,7 @@ func partsText(v []byte, text *strings.Builder, extra *int) error {
 		for _, k := range []string{"text", "value"} {
 			if m, ok := find(pm, k); ok && v[m.start] == '"' {
 				s, _ := unquote(v[m.start:m.end])
-				if text.Len() > 0 {
-					text.WriteByte('\n')
-				}
-				text.WriteString(s)
+				text.add(s)
 				break
 			}
 		}
@@ -323,15 +321,11 @@ func partsText(v []byte, text *strings.Builder, extra *int) error {
 // openAIExtras reads what else an OpenAI message carries that costs tokens
 // or pairs tools: reasoning, tool calls with their ids and arguments, and
 // the id a tool message answers.
-func openAIExtras(b []byte, ms []member, t *Turn, text *strings.Builder) {
+func openAIExtras(b []byte, ms []member, t *Turn, text *joiner) {
 	add := func(s string) {
-		if s == "" {
-			return
+		if s != "" {
+			text.add(s)
 		}
-		if text.Len() > 0 {
-			text.WriteByte('\n')
-		}
-		text.WriteString(s)
 	}
 	for _, k := range []string{"reasoning_content", "reasoning"} {
 		if m, ok := find(ms, k); ok && b[m.start] == '"' {
@@ -373,4 +367,32 @@ func openAIExtras(b []byte, ms []member, t *Turn, text *strings.Builder) {
 			}
 		}
 	}
+}
+
+// joiner joins a turn's texts with "\n" after the first non-empty one. A
+// turn's text is nearly always one piece; that piece is kept as it is
+// (often sharing the line's memory, see unquote) and only two or more are
+// copied into a new buffer.
+type joiner struct {
+	s   string // the text while it is a single piece
+	buf []byte // the text once a second piece was added
+}
+
+func (j *joiner) add(s string) {
+	if j.buf == nil {
+		if j.s == "" {
+			j.s = s
+			return
+		}
+		j.buf = append(make([]byte, 0, len(j.s)+1+len(s)), j.s...)
+	}
+	j.buf = append(j.buf, '\n')
+	j.buf = append(j.buf, s...)
+}
+
+func (j *joiner) String() string {
+	if j.buf != nil {
+		return unsafe.String(unsafe.SliceData(j.buf), len(j.buf))
+	}
+	return j.s
 }

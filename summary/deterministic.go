@@ -38,75 +38,158 @@ const errorWindow = 4096
 // errorLine returns the first line of s that looks like an error,
 // searching the first and then the last errorWindow bytes.
 func errorLine(s string) (string, bool) {
-	windows := []string{s}
-	if len(s) > 2*errorWindow {
-		windows = []string{s[:errorWindow], s[len(s)-errorWindow:]}
+	if len(s) <= 2*errorWindow {
+		return firstErrorLine(s)
 	}
-	for _, w := range windows {
-		for l := range strings.Lines(w) {
-			if isErrorLine(l) {
-				return l, true
+	if l, ok := firstErrorLine(s[:errorWindow]); ok {
+		return l, true
+	}
+	return firstErrorLine(s[len(s)-errorWindow:])
+}
+
+// isErrorLine reports whether a line looks like an error report.
+func isErrorLine(line string) bool {
+	_, ok := firstErrorLine(line)
+	return ok
+}
+
+// firstErrorLine returns the first line of w (with its "\n", as
+// strings.Lines cuts them) that matches this pattern line by line:
+//
+//	(?im)^\W*(error|fatal|panic|exception|traceback)\b | \b(error|exception|fatal)\s*: |
+//	\bfail(ed|ure)?\b | no such file | permission denied | command not found | \bnot found\b |
+//	exit (code|status):? ?[1-9] | returncode"?: ?[1-9] | 错误 | 失败 | エラー | ошибка
+//
+// It is the hand-written form of that regexp, which errorline_test.go
+// checks it against (the regexp was 20-30% of a run's CPU time). Case
+// folding is ASCII-only; the regexp would also fold U+017F (ſ) and U+212A
+// (K), and Cyrillic beyond the three spellings in errorKeys.
+//
+// Every alternative starts with a keyword, no keyword contains a newline,
+// and every check after a keyword stops at the end of its line. So one
+// pass that stops at the first keyword whose alternative holds finds the
+// first matching line. The pass looks up each pair of adjacent bytes,
+// case-folded, in a bitset of the keywords' first two bytes, and tries
+// only the keywords starting with a pair found there (4.7× faster than
+// trying each alternative on each line; bench/README.md, "End to end").
+func firstErrorLine(w string) (string, bool) {
+	if len(w) < 2 {
+		return "", false
+	}
+	next := lowerASCII[w[0]]
+	for i := 0; i+1 < len(w); i++ {
+		c := next
+		next = lowerASCII[w[i+1]]
+		k := uint16(c)<<8 | uint16(next)
+		if errorPairs[k>>6]&(1<<(k&63)) == 0 {
+			continue
+		}
+		for _, kw := range errorByFirst[c] {
+			if len(w)-i >= len(kw.word) && hasPrefixFold(w[i:], kw.word) && kw.holds(w, i, i+len(kw.word)) {
+				ls := strings.LastIndexByte(w[:i], '\n') + 1
+				if nl := strings.IndexByte(w[i:], '\n'); nl >= 0 {
+					return w[ls : i+nl+1], true
+				}
+				return w[ls:], true
 			}
 		}
 	}
 	return "", false
 }
 
-// isErrorLine reports whether a line looks like an error report. It is
-// the hand-written form of this pattern, which errorline_test.go checks it
-// against (the regexp was 20-30% of a run's CPU time). Case folding is
-// ASCII-only; the regexp would also fold U+017F (ſ) and U+212A (K).
-//
-//	(?im)^\W*(error|fatal|panic|exception|traceback)\b | \b(error|exception|fatal)\s*: |
-//	\bfail(ed|ure)?\b | no such file | permission denied | command not found | \bnot found\b |
-//	exit (code|status):? ?[1-9] | returncode"?: ?[1-9] | 错误 | 失败 | エラー | ошибка
-func isErrorLine(line string) bool {
-	var buf [512]byte
-	low := buf[:0]
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+// errorKey is one keyword of firstErrorLine's pattern and what must hold
+// around an occurrence w[s:e] of it.
+type errorKey struct {
+	word  string
+	holds func(w string, s, e int) bool
+}
+
+var errorKeys = func() []errorKey {
+	always := func(string, int, int) bool { return true }
+	// ^\W*word\b: only non-word bytes between the line start and s.
+	anchored := func(w string, s, e int) bool {
+		if wordAt(w, e) {
+			return false
 		}
-		low = append(low, c)
-	}
-	// A view, not a copy: l does not outlive this call.
-	l := unsafe.String(unsafe.SliceData(low), len(low))
-	// ^\W*(error|fatal|panic|exception|traceback)\b
-	i := 0
-	for i < len(l) && !isWord(l[i]) {
-		i++
-	}
-	for _, w := range []string{"error", "fatal", "panic", "exception", "traceback"} {
-		if strings.HasPrefix(l[i:], w) && !wordAt(l, i+len(w)) {
-			return true
+		for j := s - 1; j >= 0 && w[j] != '\n'; j-- {
+			if isWord(w[j]) {
+				return false
+			}
 		}
+		return true
 	}
-	for _, w := range []string{"no such file", "permission denied", "command not found"} {
-		if strings.Contains(l, w) {
-			return true
-		}
+	boundary := func(w string, s int) bool { return s == 0 || !isWord(w[s-1]) }
+	// \bword\s*: (error, exception, fatal), or anchored.
+	colon := func(w string, s, e int) bool {
+		return boundary(w, s) && colonAfter(w, e) || anchored(w, s, e)
 	}
-	for _, k := range []string{"错误", "失败", "エラー", "ошибка", "Ошибка", "ОШИБКА"} {
-		if strings.Contains(line, k) {
-			return true
-		}
-	}
-	return anyAt(l, "error", func(e int) bool { return colonAfter(l, e) }, true) ||
-		anyAt(l, "exception", func(e int) bool { return colonAfter(l, e) }, true) ||
-		anyAt(l, "fatal", func(e int) bool { return colonAfter(l, e) }, true) ||
-		anyAt(l, "fail", func(e int) bool {
+	keys := []errorKey{
+		{"error", colon},
+		{"exception", colon},
+		{"fatal", colon},
+		{"panic", anchored},
+		{"traceback", anchored},
+		{"fail", func(w string, s, e int) bool { // \bfail(ed|ure)?\b
+			if !boundary(w, s) {
+				return false
+			}
 			for _, suf := range []string{"ed", "ure", ""} {
-				if strings.HasPrefix(l[e:], suf) && !wordAt(l, e+len(suf)) {
+				if len(w)-e >= len(suf) && hasPrefixFold(w[e:], suf) && !wordAt(w, e+len(suf)) {
 					return true
 				}
 			}
 			return false
-		}, true) ||
-		anyAt(l, "not found", func(e int) bool { return !wordAt(l, e) }, true) ||
-		anyAt(l, "exit code", func(e int) bool { return codeAfter(l, e, false) }, false) ||
-		anyAt(l, "exit status", func(e int) bool { return codeAfter(l, e, false) }, false) ||
-		anyAt(l, "returncode", func(e int) bool { return codeAfter(l, e, true) }, false)
+		}},
+		{"not found", func(w string, s, e int) bool { return boundary(w, s) && !wordAt(w, e) }},
+		{"no such file", always},
+		{"permission denied", always},
+		{"command not found", always},
+		{"exit code", func(w string, _, e int) bool { return codeAfter(w, e, false) }},
+		{"exit status", func(w string, _, e int) bool { return codeAfter(w, e, false) }},
+		{"returncode", func(w string, _, e int) bool { return codeAfter(w, e, true) }},
+	}
+	for _, k := range []string{"错误", "失败", "エラー", "ошибка", "Ошибка", "ОШИБКА"} {
+		keys = append(keys, errorKey{k, always}) // not folded: no ASCII letters
+	}
+	return keys
+}()
+
+// errorByFirst lists errorKeys by their first byte.
+var errorByFirst = func() (t [256][]errorKey) {
+	for _, k := range errorKeys {
+		t[k.word[0]] = append(t[k.word[0]], k)
+	}
+	return t
+}()
+
+// errorPairs is the set of errorKeys' first two bytes, ASCII-lowercased.
+var errorPairs = func() (set [1 << 16 / 64]uint64) {
+	for _, k := range errorKeys {
+		p := uint16(k.word[0])<<8 | uint16(k.word[1])
+		set[p>>6] |= 1 << (p & 63)
+	}
+	return set
+}()
+
+var lowerASCII = func() (t [256]byte) {
+	for i := range t {
+		t[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			t[i] += 'a' - 'A'
+		}
+	}
+	return t
+}()
+
+// hasPrefixFold reports whether s starts with the lowercase word, ASCII
+// letters compared case-insensitively; len(s) >= len(word).
+func hasPrefixFold(s, word string) bool {
+	for i := 0; i < len(word); i++ {
+		if lowerASCII[s[i]] != word[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func isWord(c byte) bool {
@@ -116,28 +199,13 @@ func isWord(c byte) bool {
 // wordAt reports whether l[i] is a word character (false past the end).
 func wordAt(l string, i int) bool { return i < len(l) && isWord(l[i]) }
 
-// anyAt reports whether some occurrence of w in l (at a word start, when
-// boundary is set) satisfies after(end of the occurrence).
-func anyAt(l, w string, after func(int) bool, boundary bool) bool {
-	for off := 0; ; {
-		j := strings.Index(l[off:], w)
-		if j < 0 {
-			return false
-		}
-		s := off + j
-		if (!boundary || s == 0 || !isWord(l[s-1])) && after(s+len(w)) {
-			return true
-		}
-		off = s + 1
-	}
-}
-
 // colonAfter: \b\s*: after position e.
 func colonAfter(l string, e int) bool {
 	if wordAt(l, e) {
 		return false
 	}
-	for e < len(l) && (l[e] == ' ' || l[e] == '\t' || l[e] == '\n' || l[e] == '\r' || l[e] == '\f') {
+	// \s also matches "\n", but a newline ends the line: no colon follows.
+	for e < len(l) && (l[e] == ' ' || l[e] == '\t' || l[e] == '\r' || l[e] == '\f') {
 		e++
 	}
 	return e < len(l) && l[e] == ':'
@@ -228,8 +296,8 @@ func (d Deterministic) build(req Request) string {
 			}
 		case t.Role == traj.RoleTool:
 			for _, r := range toolResults(t) {
-				kind, prio, body := "result", 4, clip(r, 100)
-				if line, ok := errorLine(r); ok {
+				kind, prio, body := "result", 4, clip2(r.name, r.text, 100)
+				if line, ok := r.errorLine(); ok {
 					nerrors++
 					kind, prio, body = "error", 2, clip(line, 200)
 				}
@@ -399,72 +467,127 @@ func scalar(v any) string {
 	return string(b)
 }
 
+// result is one tool result as the summary quotes it: "name: text" when
+// the response names its tool, else text. The two parts are kept apart so
+// that a long output is never copied just to put its tool's name in front.
+type result struct{ name, text string }
+
+// String returns the whole result; used for short results only.
+func (r result) String() string {
+	if r.name == "" {
+		return r.text
+	}
+	return r.name + ": " + r.text
+}
+
 // toolResults splits a tool turn into its results (one per
 // <tool_response> block, or the whole text).
-func toolResults(t traj.Turn) []string {
+func toolResults(t traj.Turn) []result {
 	bodies := blocks(t.Text, "<tool_response>", "</tool_response>")
 	if len(bodies) == 0 {
-		return []string{t.Text}
+		return []result{{text: t.Text}}
 	}
-	out := make([]string, 0, len(bodies))
+	out := make([]result, 0, len(bodies))
 	for _, body := range bodies {
 		out = append(out, responseText(body))
 	}
 	return out
 }
 
-// responseText renders a Hermes tool response {"name": …, "content": …} as
-// "name: content", without decoding the whole (often huge) body into Go
-// values: the content string is unescaped once, any other content is kept
-// as its JSON text. A body that is not such an object is returned as is.
-func responseText(body string) string {
+// responseText reads a Hermes tool response {"name": …, "content": …} as
+// name and content, without decoding the whole (often huge) body into Go
+// values: the content string is unescaped once (not copied when it has no
+// escapes), any other content is kept as its JSON text. A body that is not
+// such an object is returned as is.
+func responseText(body string) result {
 	if body == "" {
-		return body
+		return result{}
 	}
 	b := unsafe.Slice(unsafe.StringData(body), len(body)) // read only
-	content, ok := traj.Lookup(b, "content")
-	if !ok || string(content) == "null" {
-		return body
+	vals, ok := traj.Fields(b, "content", "name")
+	content, name := vals[0], vals[1]
+	if !ok || content == nil || string(content) == "null" {
+		return result{text: body}
 	}
-	text := string(content)
+	var r result
 	if content[0] == '"' {
-		if text, ok = traj.String(content); !ok {
-			return body
+		if r.text, ok = traj.String(content); !ok {
+			return result{text: body}
 		}
+	} else {
+		r.text = unsafe.String(unsafe.SliceData(content), len(content)) // part of body
 	}
-	if name, ok := traj.Lookup(b, "name"); ok && name[0] == '"' {
-		if n, ok := traj.String(name); ok && n != "" {
-			return n + ": " + text
-		}
+	if name != nil && name[0] == '"' {
+		r.name, _ = traj.String(name)
 	}
-	return text
+	return r
+}
+
+// errorLine is [errorLine] of r.String(), copying at most the windows.
+func (r result) errorLine() (string, bool) {
+	if r.name == "" || len(r.text) <= 2*errorWindow {
+		return errorLine(r.String())
+	}
+	prefix := r.name + ": "
+	head := prefix + r.text[:max(0, errorWindow-len(prefix))]
+	if l, ok := firstErrorLine(head[:errorWindow]); ok {
+		return l, true
+	}
+	return firstErrorLine(r.text[len(r.text)-errorWindow:])
 }
 
 // clip collapses white space and keeps at most n runes, marking the cut.
 // It reads only as much of s as it keeps.
 func clip(s string, n int) string {
-	var b strings.Builder
-	runes, space := 0, false
+	c := clipper{n: n}
+	c.add(s)
+	return c.b.String()
+}
+
+// clip2 is clip of name + ": " + text (just text when name is empty),
+// without joining them first.
+func clip2(name, text string, n int) string {
+	c := clipper{n: n}
+	if name != "" {
+		c.add(name)
+		c.add(": ")
+	}
+	c.add(text)
+	return c.b.String()
+}
+
+// clipper is clip's state, so that clip can read a text in pieces.
+type clipper struct {
+	b            strings.Builder
+	n, runes     int
+	space, ended bool
+}
+
+func (c *clipper) add(s string) {
 	for _, r := range s {
+		if c.ended {
+			return
+		}
 		if unicode.IsSpace(r) {
-			space = b.Len() > 0
+			c.space = c.b.Len() > 0
 			continue
 		}
-		if runes == n {
-			b.WriteString("…")
-			return b.String()
+		if c.runes == c.n {
+			c.b.WriteString("…")
+			c.ended = true
+			return
 		}
-		if space {
-			b.WriteByte(' ')
-			runes++
-			space = false
-			if runes == n {
-				b.WriteString("…")
-				return b.String()
+		if c.space {
+			c.b.WriteByte(' ')
+			c.runes++
+			c.space = false
+			if c.runes == c.n {
+				c.b.WriteString("…")
+				c.ended = true
+				return
 			}
 		}
-		b.WriteRune(r)
-		runes++
+		c.b.WriteRune(r)
+		c.runes++
 	}
-	return b.String()
 }

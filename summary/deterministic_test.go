@@ -108,3 +108,24 @@ func TestClip(t *testing.T) {
 		}
 	}
 }
+
+// TestResultPartsAsWhole: a result read in its two parts gives what the
+// joined "name: text" gives, for the clip and the error search, across
+// the window sizes.
+func TestResultPartsAsWhole(t *testing.T) {
+	texts := []string{"", "ok", "  spaced   out  ", strings.Repeat("x", 2*errorWindow+5) + "\nError: late\n",
+		"Error: early\n" + strings.Repeat("y\n", errorWindow), strings.Repeat("z", errorWindow-3) + "\nfatal: near the cut\n" + strings.Repeat("w", errorWindow+10)}
+	for _, name := range []string{"", "bash", "error", strings.Repeat("n", errorWindow+1)} {
+		for _, text := range texts {
+			r := result{name, text}
+			if got, want := clip2(name, text, 100), clip(r.String(), 100); got != want {
+				t.Errorf("clip2(%.20q, %.20q) = %q, want %q", name, text, got, want)
+			}
+			gl, gok := r.errorLine()
+			wl, wok := errorLine(r.String())
+			if gl != wl || gok != wok {
+				t.Errorf("errorLine(%.20q, %.20q) = %q %v, want %q %v", name, text, gl, gok, wl, wok)
+			}
+		}
+	}
+}

@@ -1,13 +1,14 @@
 package summary
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
 )
 
-// errorRe is the specification of isErrorLine.
+// errorRe is the specification of firstErrorLine, line by line.
 var errorRe = regexp.MustCompile(`(?im)^\W*(error|fatal|panic|exception|traceback)\b|\b(error|exception|fatal)\s*:|\bfail(ed|ure)?\b|no such file|permission denied|command not found|\bnot found\b|exit (code|status):? ?[1-9]|returncode"?: ?[1-9]|错误|失败|エラー|ошибка`)
 
 func TestIsErrorLineCases(t *testing.T) {
@@ -51,8 +52,19 @@ func TestIsErrorLineCases(t *testing.T) {
 	}
 }
 
+// specFirstLine is what firstErrorLine must return: the first line of w
+// (as strings.Lines cuts them) that errorRe matches.
+func specFirstLine(w string) (string, bool) {
+	for l := range strings.Lines(w) {
+		if errorRe.MatchString(l) {
+			return l, true
+		}
+	}
+	return "", false
+}
+
 // TestIsErrorLineMatchesSpec: random lines built from the pattern's own
-// fragments agree with the regexp.
+// fragments agree with the regexp, one by one and as whole texts.
 func TestIsErrorLineMatchesSpec(t *testing.T) {
 	frags := []string{"error", "Error", "ERROR", "fatal", "panic", "exception", "traceback", "fail", "failed", "failure",
 		"failover", "not found", "notfound", "no such file", "permission denied", "command not found", "exit code",
@@ -68,6 +80,33 @@ func TestIsErrorLineMatchesSpec(t *testing.T) {
 				t.Fatalf("isErrorLine(%q) = %v, spec says %v", l, got, want)
 			}
 		}
+		checkFirstLine(t, b.String())
+	}
+}
+
+func checkFirstLine(t *testing.T, w string) {
+	t.Helper()
+	got, gok := firstErrorLine(w)
+	want, wok := specFirstLine(w)
+	if got != want || gok != wok {
+		t.Fatalf("firstErrorLine(%q) = %q, %v; spec says %q, %v", w, got, gok, want, wok)
+	}
+}
+
+// TestFirstErrorLineTexts: the earliest matching line wins whichever
+// alternative matches it, and checks after a keyword stop at its line.
+func TestFirstErrorLineTexts(t *testing.T) {
+	for _, w := range []string{
+		"ok\nall good\nexit code: 2\nError: late\n",
+		"fine\n  warning: x failed\npanic: y\n",
+		"error\n: not a colon after error on the same line\n",
+		"exit code\n1\nreturncode\n: 1\n",
+		"line one\n错误\nfatal: later\n",
+		"no errors here\nnothing\n",
+		"trailing Traceback",
+		"",
+	} {
+		checkFirstLine(t, w)
 	}
 }
 
@@ -83,5 +122,22 @@ func FuzzIsErrorLine(f *testing.F) {
 				t.Fatalf("isErrorLine(%q) = %v, spec says %v", line, got, want)
 			}
 		}
+		checkFirstLine(t, l)
 	})
+}
+
+// BenchmarkErrorLine: the error search on a 20 KB test log with no error
+// line (both 4 KiB windows searched to the end), the common case.
+func BenchmarkErrorLine(b *testing.B) {
+	var sb strings.Builder
+	for i := 0; sb.Len() < 20000; i++ {
+		fmt.Fprintf(&sb, "ok  \tgithub.com/example/pkg%d\t0.%03ds coverage: %d%% of statements in the rest of the tree\n", i, i, i%100)
+	}
+	s := sb.String()
+	b.SetBytes(2 * errorWindow)
+	for b.Loop() {
+		if _, ok := errorLine(s); ok {
+			b.Fatal("found an error line")
+		}
+	}
 }

@@ -305,6 +305,17 @@ func AppendString(dst []byte, s string) []byte {
 // false when obj is not a valid JSON object or has no such key. It reads
 // obj without copying or modifying it.
 func Lookup(obj []byte, key string) ([]byte, bool) {
+	vals, ok := Fields(obj, key)
+	if !ok || vals[0] == nil {
+		return nil, false
+	}
+	return vals[0], true
+}
+
+// Fields is [Lookup] for several keys of one object, validating and
+// scanning it once: vals[i] is the raw value of keys[i], or nil when the
+// object has no such key. ok is false when obj is not a valid JSON object.
+func Fields(obj []byte, keys ...string) (vals [][]byte, ok bool) {
 	if !valid(obj) {
 		return nil, false
 	}
@@ -312,11 +323,13 @@ func Lookup(obj []byte, key string) ([]byte, bool) {
 	if err != nil {
 		return nil, false
 	}
-	m, ok := find(ms, key)
-	if !ok {
-		return nil, false
+	vals = make([][]byte, len(keys))
+	for i, k := range keys {
+		if m, ok := find(ms, k); ok {
+			vals[i] = obj[m.start:m.end]
+		}
 	}
-	return obj[m.start:m.end], true
+	return vals, true
 }
 
 // String decodes a raw JSON string value (quotes included), as found by

@@ -30,14 +30,15 @@ func ExampleEncoding_Encode() {
 func ExampleMemo() {
 	enc, _ := tokenize.New("o200k_base")
 	m := tokenize.Memo(enc, 1024)
-	// A system prompt repeated across records (memoised: >= MemoMinBytes).
+	// A system prompt repeated across records (memoised: >= MemoMinBytes):
+	// counted the first two times, stored the second, answered after.
 	prompt := strings.Repeat("You are a helpful assistant. ", 20)
-	for range 3 {
+	for range 4 {
 		m.Count(prompt)
 	}
 	m.Count("ok") // short texts are counted directly and not tracked
 	hits, misses := m.Stats()
 	fmt.Println(hits, misses)
 	// Output:
-	// 2 1
+	// 2 2
 }

@@ -21,13 +21,23 @@ const MemoMaxBytes = 64 << 10
 
 const memoShards = 16
 
+// doorSlots is the number of first-sighting hashes each shard remembers.
+const doorSlots = 256
+
 // MemoCounter wraps a Counter with a bounded, concurrency-safe memo of whole
 // texts, for turn texts that repeat across records (system prompts, tool
-// schemas). Keys are the full texts (copied, so the memo never pins a
-// caller's buffer), so a hit is always exact. Each shard keeps two
-// generations: when the current one is full it becomes the previous one and
-// the old previous one is dropped, and a hit in the previous generation is
-// promoted. The memo therefore holds at most maxEntries texts.
+// schemas). A text is stored the second time it is seen: the first time
+// only its hash is noted (a direct-mapped "doorkeeper" of doorSlots hashes
+// per shard), so the many texts that never repeat (tool outputs) cost one
+// hash, not a copy into the memo and the eviction of a text that does
+// repeat (bench/README.md: the store-everything memo made counting slower
+// than no memo at all on the benchmark corpus). Stored keys are full
+// copies of the texts (so the memo never pins a caller's buffer) and a hit
+// compares the whole text, so a hit is always exact; the hash only picks
+// where to look. Each shard keeps two generations: when the current one is
+// full it becomes the previous one and the old previous one is dropped,
+// and a hit in the previous generation is promoted. The memo therefore
+// holds at most maxEntries texts.
 type MemoCounter struct {
 	c      Counter
 	seed   maphash.Seed
@@ -37,9 +47,15 @@ type MemoCounter struct {
 	misses atomic.Int64
 }
 
+type memoEntry struct {
+	text string
+	n    int
+}
+
 type memoShard struct {
 	mu        sync.Mutex
-	cur, prev map[string]int
+	cur, prev map[uint64]memoEntry
+	door      [doorSlots]uint64
 	_         [40]byte // keep shards on separate cache lines
 }
 
@@ -49,7 +65,7 @@ type memoShard struct {
 func Memo(c Counter, maxEntries int) *MemoCounter {
 	m := &MemoCounter{c: c, seed: maphash.MakeSeed(), perGen: maxEntries / (2 * memoShards)}
 	for i := range m.shards {
-		m.shards[i].cur = make(map[string]int)
+		m.shards[i].cur = make(map[uint64]memoEntry)
 	}
 	return m
 }
@@ -63,35 +79,42 @@ func (m *MemoCounter) Count(text string) int {
 		m.misses.Add(1)
 		return m.c.Count(text)
 	}
-	sh := &m.shards[maphash.String(m.seed, text)%memoShards]
+	h := maphash.String(m.seed, text)
+	sh := &m.shards[h%memoShards]
 	sh.mu.Lock()
-	if n, ok := sh.cur[text]; ok {
+	if e, ok := sh.cur[h]; ok && e.text == text {
 		sh.mu.Unlock()
 		m.hits.Add(1)
-		return n
+		return e.n
 	}
-	if n, ok := sh.prev[text]; ok {
-		m.insertLocked(sh, strings.Clone(text), n) // promote (a copy: text is the caller's)
+	if e, ok := sh.prev[h]; ok && e.text == text {
+		m.insertLocked(sh, h, e) // promote
 		sh.mu.Unlock()
 		m.hits.Add(1)
-		return n
+		return e.n
 	}
+	// Seen before (by hash): worth storing. Else only note it.
+	slot := &sh.door[(h/memoShards)%doorSlots]
+	again := *slot == h
+	*slot = h
 	sh.mu.Unlock()
 	m.misses.Add(1)
 	n := m.c.Count(text) // outside the lock: counting is the slow part
-	sh.mu.Lock()
-	if _, ok := sh.cur[text]; !ok {
-		m.insertLocked(sh, strings.Clone(text), n)
+	if again {
+		sh.mu.Lock()
+		if e, ok := sh.cur[h]; !ok || e.text != text {
+			m.insertLocked(sh, h, memoEntry{strings.Clone(text), n})
+		}
+		sh.mu.Unlock()
 	}
-	sh.mu.Unlock()
 	return n
 }
 
-func (m *MemoCounter) insertLocked(sh *memoShard, text string, n int) {
+func (m *MemoCounter) insertLocked(sh *memoShard, h uint64, e memoEntry) {
 	if len(sh.cur) >= m.perGen {
-		sh.prev, sh.cur = sh.cur, make(map[string]int, m.perGen)
+		sh.prev, sh.cur = sh.cur, make(map[uint64]memoEntry, m.perGen)
 	}
-	sh.cur[text] = n
+	sh.cur[h] = e
 }
 
 // Stats returns how many memo-eligible calls (texts of MemoMinBytes to

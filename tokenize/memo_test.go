@@ -2,6 +2,7 @@ package tokenize
 
 import (
 	"fmt"
+	"hash/maphash"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,9 +30,10 @@ func TestMemoHitsAndMisses(t *testing.T) {
 		wantCalls        int64
 	}{
 		{"short_texts_bypass", []string{"a", "a", "b"}, 0, 0, 3},
-		{"repeat_hits", []string{longText(1), longText(1), longText(1)}, 2, 1, 1},
+		// Stored on the second sighting, answered from the third on.
+		{"repeat_hits", []string{longText(1), longText(1), longText(1), longText(1)}, 2, 2, 2},
 		{"distinct_miss", []string{longText(1), longText(2), longText(3)}, 0, 3, 3},
-		{"mixed", []string{longText(1), "s", longText(2), longText(1), "s"}, 1, 2, 4},
+		{"mixed", []string{longText(1), "s", longText(2), longText(1), "s", longText(1)}, 1, 3, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -88,12 +90,13 @@ func TestMemoCopiesKeys(t *testing.T) {
 	orig := longText(7)
 	b := []byte(orig)
 	m.Count(unsafe.String(&b[0], len(b)))
+	m.Count(unsafe.String(&b[0], len(b))) // seen again: stored
 	for i := range b {
 		b[i] = 'Z' // the caller reuses its buffer
 	}
 	m.Count(orig)
-	if hits, misses := m.Stats(); hits != 1 || misses != 1 {
-		t.Fatalf("hits %d misses %d, want 1 1: the memo kept the caller's bytes", hits, misses)
+	if hits, misses := m.Stats(); hits != 1 || misses != 2 {
+		t.Fatalf("hits %d misses %d, want 1 2: the memo kept the caller's bytes", hits, misses)
 	}
 }
 
@@ -149,6 +152,35 @@ func TestEncodingConcurrent(t *testing.T) {
 			}()
 		}
 		wg.Wait()
+	}
+}
+
+// TestMemoExactOnHashCollision: two texts with the same hash (forced
+// here by sharing one slot and one map key) never answer for each other.
+func TestMemoExactOnHashCollision(t *testing.T) {
+	inner := &countingCounter{}
+	m := Memo(inner, 1024)
+	a, b := longText(1), longText(2)+"yy"
+	h := maphash.String(m.seed, a)
+	sh := &m.shards[h%memoShards]
+	sh.cur[h] = memoEntry{b, 12345} // b stored under a's hash
+	if got := m.Count(a); got != len(a)/3 {
+		t.Fatalf("Count(a) = %d, want %d (answered for another text)", got, len(a)/3)
+	}
+}
+
+// TestMemoStoresOnlyRepeats: texts seen once are not kept.
+func TestMemoStoresOnlyRepeats(t *testing.T) {
+	m := Memo(&countingCounter{}, 1024)
+	for i := range 100 {
+		m.Count(longText(i))
+	}
+	if n := m.Len(); n != 0 {
+		t.Fatalf("memo holds %d texts seen once", n)
+	}
+	m.Count(longText(5))
+	if n := m.Len(); n != 1 {
+		t.Fatalf("memo holds %d texts after one repeat, want 1", n)
 	}
 }
 

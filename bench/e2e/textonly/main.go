@@ -23,11 +23,16 @@ func main() {
 	enc := flag.String("tokenizer", "o200k_base", "encoding")
 	workers := flag.Int("workers", 2, "goroutines counting")
 	batchMB := flag.Int("batch", 256, "MB of turn text held per timed batch")
+	memo := flag.Int("memo", 0, "count through tokenize.Memo with this many entries (0: no memo)")
 	flag.Parse()
+	var c tokenize.Counter
 	c, err := tokenize.New(*enc)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if *memo > 0 {
+		c = tokenize.Memo(c, *memo)
 	}
 	var textBytes, tokens int64
 	var timed time.Duration

@@ -5,6 +5,12 @@
 // the destination holds either its old content or the whole new file.
 // Every output of trajcompress (records, rejects, outcomes, metrics) goes
 // through it. A File is not safe for concurrent use.
+//
+// Commit's fsync makes the new file durable before it replaces the old
+// one. So that it does not have to write a whole multi-GB output at the
+// end while the run waits, File asks the kernel to start writing back each
+// [WritebackChunk] as soon as it has been written (Linux; elsewhere the
+// fsync does it all).
 package atomicfile
 
 import (
@@ -13,11 +19,29 @@ import (
 	"path/filepath"
 )
 
+// WritebackChunk is how many bytes File lets accumulate before it starts
+// their write-back.
+const WritebackChunk = 8 << 20
+
 // File is an output being written; write to it as to an *os.File.
 type File struct {
 	*os.File
-	path string
-	done bool
+	path    string
+	done    bool
+	written int64 // bytes written through Write
+	flushed int64 // bytes whose write-back was started
+}
+
+// Write writes to the temporary file, starting write-back of each
+// completed WritebackChunk.
+func (f *File) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	f.written += int64(n)
+	if f.written-f.flushed >= WritebackChunk {
+		startWriteback(f, f.flushed, f.written-f.flushed)
+		f.flushed = f.written
+	}
+	return n, err
 }
 
 // Create starts writing path. The temporary file is named

@@ -223,7 +223,9 @@ func unquote(raw []byte) (string, bool) {
 		}
 		i += 2
 	}
-	return string(out), true
+	// out is this call's own buffer and is never written again: the
+	// string takes it over instead of copying it.
+	return unsafe.String(unsafe.SliceData(out), len(out)), true
 }
 
 func lowSurrogate(s []byte, i int) (rune, bool) {

@@ -119,14 +119,14 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 	fail := func(reason, format string, a ...any) error {
 		return &DecodeError{Pos: pos, Reason: reason, Detail: fmt.Sprintf(format, a...)}
 	}
-	if !valid(line) {
+	ms, end, ok := validMembers(line)
+	if !ok {
+		if valid(line) {
+			return nil, fail("not_an_object", "a JSON %s", kindOf(line))
+		}
 		var v any
 		err := json.Unmarshal(line, &v)
 		return nil, fail("invalid_json", "%v", err)
-	}
-	ms, end, err := members(line, 0)
-	if err != nil {
-		return nil, fail("not_an_object", "a JSON %s", kindOf(line))
 	}
 	r := &Record{Pos: pos, raw: line, members: ms, objEnd: end, turnsIdx: -1}
 	r.Dialect = s.Dialect
@@ -157,19 +157,25 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 	if len(ms) > 1 {
 		r.valSep = string(line[ms[0].end:ms[1].keyStart])
 	}
-	els := elements(line, tv.start)
-	if len(els) > 1 {
-		r.valSep = string(line[els[0][1]:els[1][0]])
-	}
-	r.Turns = make([]Turn, 0, len(els))
+	// The turns are read in place, each object's members found in the same
+	// pass that finds where it ends (the line is known to be valid).
 	hasSystem := false
-	for i, el := range els {
-		t, err := r.decodeTurn(line[el[0]:el[1]])
+	prevEnd := -1
+	for i, at := 0, skipSpace(line, tv.start+1); at < tv.end && line[at] != ']'; i++ {
+		t, n, err := r.decodeTurn(line[at:tv.end])
 		if err != nil {
 			return nil, fail("bad_turn", "%s[%d]: %v", turnsKey, i, err)
 		}
+		if i == 1 {
+			r.valSep = string(line[prevEnd:at])
+		}
 		hasSystem = hasSystem || t.Role == RoleSystem
 		r.Turns = append(r.Turns, t)
+		prevEnd = at + n
+		at = skipSpace(line, prevEnd)
+		if at < tv.end && line[at] == ',' {
+			at = skipSpace(line, at+1)
+		}
 	}
 	if !hasSystem {
 		for _, k := range []string{"system_prompt", "system"} {
@@ -213,11 +219,11 @@ func detect(line []byte, ms []member, s Schema) Dialect {
 		if !ok || line[m.start] != '[' {
 			continue
 		}
-		els := elements(line, m.start)
-		if len(els) == 0 {
+		first := skipSpace(line, m.start+1)
+		if line[first] == ']' {
 			return d
 		}
-		tm, _, err := members(line[:els[0][1]], els[0][0])
+		tm, _, err := members(line, first)
 		if err != nil {
 			continue
 		}
@@ -239,15 +245,18 @@ var openAIRoles = map[string]Role{
 	"assistant": RoleAssistant, "tool": RoleTool, "function": RoleTool,
 }
 
-func (r *Record) decodeTurn(b []byte) (Turn, error) {
-	ms, _, err := members(b, 0)
+// decodeTurn decodes the turn at the start of rest (a valid JSON value
+// followed by more array elements) and returns its length in bytes.
+func (r *Record) decodeTurn(rest []byte) (Turn, int, error) {
+	ms, end, err := members(rest, 0)
 	if err != nil {
-		return Turn{}, fmt.Errorf("turn is a %s, not an object", kindOf(b))
+		return Turn{}, 0, fmt.Errorf("turn is a %s, not an object", kindOf(rest[:skipValue(rest, 0)]))
 	}
+	b := rest[:end+1]
 	t := Turn{Raw: b}
 	if m, ok := find(ms, r.roleKey); ok {
 		if b[m.start] != '"' {
-			return Turn{}, fmt.Errorf("%q is a %s, not a string", r.roleKey, kindOf(b[m.start:m.end]))
+			return Turn{}, 0, fmt.Errorf("%q is a %s, not a string", r.roleKey, kindOf(b[m.start:m.end]))
 		}
 		t.Name, _ = unquote(b[m.start:m.end])
 	}
@@ -273,21 +282,21 @@ func (r *Record) decodeTurn(b []byte) (Turn, error) {
 			t.contentKind = 'n'
 		case '[':
 			if r.Dialect != DialectOpenAI {
-				return Turn{}, fmt.Errorf("%q is a list, not a string", r.contKey)
+				return Turn{}, 0, fmt.Errorf("%q is a list, not a string", r.contKey)
 			}
 			t.contentKind = 'l'
 			if err := partsText(v, &text, &t.Extra); err != nil {
-				return Turn{}, err
+				return Turn{}, 0, err
 			}
 		default:
-			return Turn{}, fmt.Errorf("%q is a %s, not a string", r.contKey, kindOf(v))
+			return Turn{}, 0, fmt.Errorf("%q is a %s, not a string", r.contKey, kindOf(v))
 		}
 	}
 	if r.Dialect == DialectOpenAI {
 		openAIExtras(b, ms, &t, &text)
 	}
 	t.Text = text.String()
-	return t, nil
+	return t, len(b), nil
 }
 
 // partsText collects the text of a list of content parts. Text parts carry

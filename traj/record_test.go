@@ -196,6 +196,11 @@ func FuzzRoundTrip(f *testing.F) {
 	f.Add(` { "conversations" : [ ] } `)
 	f.Fuzz(func(t *testing.T, line string) {
 		r, err := Decode([]byte(line), pos, Schema{})
+		var de *DecodeError
+		invalid := errors.As(err, &de) && de.Reason == "invalid_json"
+		if invalid == json.Valid([]byte(line)) {
+			t.Fatalf("Decode(%q): %v, but encoding/json.Valid says %v", line, err, !invalid)
+		}
 		if err != nil {
 			return
 		}

@@ -1,5 +1,7 @@
 package traj
 
+import "encoding/binary"
+
 // valid reports whether b is one well-formed JSON value, exactly as
 // encoding/json.Valid does (FuzzValid checks them against each other). It
 // exists because Valid's byte-at-a-time state machine was ~10% of a run's
@@ -18,38 +20,7 @@ func validValue(b []byte, i, depth int) (int, bool) {
 	}
 	switch c := b[i]; c {
 	case '{':
-		if depth >= maxDepth {
-			return i, false
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, true
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return i, false
-			}
-			var ok bool
-			if i, ok = validString(b, i); !ok {
-				return i, false
-			}
-			i = skipSpace(b, i)
-			if i >= len(b) || b[i] != ':' {
-				return i, false
-			}
-			if i, ok = validValue(b, skipSpace(b, i+1), depth+1); !ok {
-				return i, false
-			}
-			i = skipSpace(b, i)
-			if i < len(b) && b[i] == ',' {
-				i = skipSpace(b, i+1)
-				continue
-			}
-			if i < len(b) && b[i] == '}' {
-				return i + 1, true
-			}
-			return i, false
-		}
+		return validObject(b, i, depth, nil)
 	case '[':
 		if depth >= maxDepth {
 			return i, false
@@ -85,6 +56,66 @@ func validValue(b []byte, i, depth int) (int, bool) {
 	return validNumber(b, i)
 }
 
+// validObject validates the object at b[i] and returns the index just past
+// it. When ms is not nil, the object's members are appended to it, with
+// offsets into b: validating and listing a record's top-level members is
+// then one pass instead of two.
+func validObject(b []byte, i, depth int, ms *[]member) (int, bool) {
+	if depth >= maxDepth {
+		return i, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return i, false
+		}
+		ks := i
+		var ok bool
+		if i, ok = validString(b, i); !ok {
+			return i, false
+		}
+		ke := i
+		i = skipSpace(b, i)
+		if i >= len(b) || b[i] != ':' {
+			return i, false
+		}
+		vs := skipSpace(b, i+1)
+		if i, ok = validValue(b, vs, depth+1); !ok {
+			return i, false
+		}
+		if ms != nil {
+			*ms = append(*ms, member{key: b[ks:ke], keyStart: ks, start: vs, end: i})
+		}
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == '}' {
+			return i + 1, true
+		}
+		return i, false
+	}
+}
+
+// validMembers is valid(b) && b holds an object, and that object's
+// members and the index of its closing brace, as members returns them.
+func validMembers(b []byte) ([]member, int, bool) {
+	i := skipSpace(b, 0)
+	if i >= len(b) || b[i] != '{' {
+		return nil, 0, false
+	}
+	var ms []member
+	end, ok := validObject(b, i, 0, &ms)
+	if !ok || skipSpace(b, end) != len(b) {
+		return nil, 0, false
+	}
+	return ms, end - 1, true
+}
+
 func literal(b []byte, i int, lit string) (int, bool) {
 	if len(b)-i >= len(lit) && string(b[i:i+len(lit)]) == lit {
 		return i + len(lit), true
@@ -98,6 +129,10 @@ func validString(b []byte, i int) (int, bool) {
 		c := b[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
 			i++
+			// Plain runs 8 bytes at a time.
+			for i+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[i:])) {
+				i += 8
+			}
 			continue
 		}
 		switch c {
@@ -123,6 +158,21 @@ func validString(b []byte, i int) (int, bool) {
 		}
 	}
 	return i, false
+}
+
+const (
+	ones8 = 0x0101010101010101
+	high8 = 0x8080808080808080
+)
+
+// special8 reports whether any of the 8 bytes packed in x ends or escapes
+// a JSON string or may not appear in one: '"', '\\' or a byte below 0x20.
+// (The classic "has a zero byte" and "has a byte less than n" word tests;
+// both are exact as yes/no answers.)
+func special8(x uint64) bool {
+	q := x ^ ('"' * ones8)
+	bs := x ^ ('\\' * ones8)
+	return ((x-0x20*ones8)&^x|(q-ones8)&^q|(bs-ones8)&^bs)&high8 != 0
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

@@ -23,6 +23,36 @@ func TestValidMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// checkValidMembers: validMembers accepts exactly the valid objects and
+// lists the same members as members does.
+func checkValidMembers(t *testing.T, s string) {
+	t.Helper()
+	b := []byte(s)
+	ms, end, ok := validMembers(b)
+	isObj := json.Valid(b) && strings.TrimLeft(s, " \t\r\n")[0] == '{'
+	if ok != isObj {
+		t.Fatalf("validMembers(%.60q) ok = %v, want %v", s, ok, isObj)
+	}
+	if !ok {
+		return
+	}
+	want, wend, err := members(b, 0)
+	if err != nil || end != wend || len(ms) != len(want) {
+		t.Fatalf("validMembers(%.60q): %d members ending at %d, members: %d at %d (%v)", s, len(ms), end, len(want), wend, err)
+	}
+	for i := range ms {
+		if string(ms[i].key) != string(want[i].key) || ms[i].keyStart != want[i].keyStart || ms[i].start != want[i].start || ms[i].end != want[i].end {
+			t.Fatalf("validMembers(%.60q) member %d = %+v, members says %+v", s, i, ms[i], want[i])
+		}
+	}
+}
+
+func TestValidMembers(t *testing.T) {
+	for _, c := range append(validCases, `{"a":1,"b":{"c":[1,"x"]},"a":"dup"}`, ` { "k" : "v" } `, `{"a":1}x`) {
+		checkValidMembers(t, c)
+	}
+}
+
 func FuzzValid(f *testing.F) {
 	for _, c := range validCases {
 		f.Add(c)
@@ -31,6 +61,7 @@ func FuzzValid(f *testing.F) {
 		if got, want := valid([]byte(s)), json.Valid([]byte(s)); got != want {
 			t.Fatalf("valid(%q) = %v, encoding/json says %v", s, got, want)
 		}
+		checkValidMembers(t, s)
 	})
 }
 

@@ -1,6 +1,9 @@
 package traj
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // valid reports whether b is one well-formed JSON value, exactly as
 // encoding/json.Valid does (FuzzValid checks them against each other). It
@@ -125,17 +128,22 @@ func literal(b []byte, i int, lit string) (int, bool) {
 
 func validString(b []byte, i int) (int, bool) {
 	i++
-	for i < len(b) {
-		c := b[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			i++
-			// Plain runs 8 bytes at a time.
-			for i+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[i:])) {
-				i += 8
+	for {
+		// Skip plain bytes 8 at a time, landing on the first special one.
+		for i+8 <= len(b) {
+			if m := specialMask(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+				i += bits.TrailingZeros64(m) >> 3
+				break
 			}
-			continue
+			i += 8
 		}
-		switch c {
+		for i < len(b) && b[i] >= 0x20 && b[i] != '"' && b[i] != '\\' {
+			i++
+		}
+		if i >= len(b) {
+			return i, false
+		}
+		switch b[i] {
 		case '"':
 			return i + 1, true
 		case '\\':
@@ -157,7 +165,6 @@ func validString(b []byte, i int) (int, bool) {
 			return i, false
 		}
 	}
-	return i, false
 }
 
 const (
@@ -165,14 +172,16 @@ const (
 	high8 = 0x8080808080808080
 )
 
-// special8 reports whether any of the 8 bytes packed in x ends or escapes
-// a JSON string or may not appear in one: '"', '\\' or a byte below 0x20.
-// (The classic "has a zero byte" and "has a byte less than n" word tests;
-// both are exact as yes/no answers.)
-func special8(x uint64) bool {
+// specialMask marks, with its high bit, each of the 8 bytes packed in x
+// (little-endian) that ends or escapes a JSON string or may not appear in
+// one: '"', '\\' or a byte below 0x20. These are the classic "has a zero
+// byte" and "has a byte less than n" word tests; a byte above a marked one
+// may be marked wrongly (a borrow), but the lowest mark is always right,
+// and that is the only one used.
+func specialMask(x uint64) uint64 {
 	q := x ^ ('"' * ones8)
 	bs := x ^ ('\\' * ones8)
-	return ((x-0x20*ones8)&^x|(q-ones8)&^q|(bs-ones8)&^bs)&high8 != 0
+	return ((x-0x20*ones8)&^x | (q-ones8)&^q | (bs-ones8)&^bs) & high8
 }
 
 func isDigit(c byte) bool { return '0' <= c && c <= '9' }

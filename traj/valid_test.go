@@ -1,7 +1,10 @@
 package traj
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"math/bits"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -84,4 +87,31 @@ func FuzzUnquote(f *testing.F) {
 			t.Fatalf("unquote(%q) = %q, %v; encoding/json: %q", s, got, ok, want)
 		}
 	})
+}
+
+// TestSpecialMaskLowestExact: the lowest byte specialMask marks is the
+// first '"', '\\' or control byte of the word, on words dense with them.
+func TestSpecialMaskLowestExact(t *testing.T) {
+	pick := []byte{'"', '\\', 0, 0x1f, 0x20, 0x21, 'a', 0x7f, 0x80, 0xff, 0x5b, 0x5d, 0x01}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1_000_000 {
+		var w [8]byte
+		for i := range w {
+			w[i] = pick[r.IntN(len(pick))]
+		}
+		want := 8
+		for i, c := range w {
+			if c == '"' || c == '\\' || c < 0x20 {
+				want = i
+				break
+			}
+		}
+		got := 8
+		if m := specialMask(binary.LittleEndian.Uint64(w[:])); m != 0 {
+			got = bits.TrailingZeros64(m) >> 3
+		}
+		if got != want {
+			t.Fatalf("%q: first special byte %d, mask says %d", w, want, got)
+		}
+	}
 }

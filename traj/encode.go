@@ -43,7 +43,8 @@ func (r *Record) NewTurn(role Role, text string) Turn {
 
 // AppendText returns a copy of t, a turn of r, with s appended to its
 // content: to the string, in place of a null, or as one more text part of
-// a list. Every other byte of the turn is kept.
+// a list. Every other byte of the turn is kept, the existing content's
+// included.
 func (r *Record) AppendText(t Turn, s string) Turn { return r.editText(t, s, false) }
 
 // PrependText is [Record.AppendText] at the front: s is put before the
@@ -54,11 +55,16 @@ func (r *Record) editText(t Turn, s string, front bool) Turn {
 	var value []byte
 	switch t.contentKind {
 	case 's':
-		old, _ := unquote(t.Raw[t.content[0]:t.content[1]])
+		// Splice s, escaped, inside the quotes: the existing text keeps its
+		// bytes (and escapes) as read, and is not decoded and re-encoded.
+		old := t.Raw[t.content[0]:t.content[1]]
+		add := AppendString(nil, s)
+		add = add[1 : len(add)-1]
+		value = make([]byte, 0, len(old)+len(add))
 		if front {
-			value = AppendString(nil, s+old)
+			value = append(append(append(value, '"'), add...), old[1:]...)
 		} else {
-			value = AppendString(nil, old+s)
+			value = append(append(append(value, old[:len(old)-1]...), add...), '"')
 		}
 	case 'l':
 		list := t.Raw[t.content[0]:t.content[1]]

@@ -258,3 +258,28 @@ func TestDuplicateKeysLastWins(t *testing.T) {
 		t.Fatalf("encoding/json reads %q, we read %q", v.C[0].Value, r.Turns[0].Text)
 	}
 }
+
+// TestEditTextKeepsEscapes: appending or prepending to a string content
+// keeps the existing text's bytes (escapes and all) and decodes to the
+// joined text.
+func TestEditTextKeepsEscapes(t *testing.T) {
+	line := `{"conversations": [{"from": "system", "value": "caf\u00e9 \/ \"q\"\nend"}]}`
+	r := mustDecode(t, line, Schema{})
+	for _, front := range []bool{false, true} {
+		got := r.editText(r.Turns[0], " + \"n\"\n", front)
+		old := `caf\u00e9 \/ \"q\"\nend`
+		want := `{"from": "system", "value": "` + old + ` + \"n\"\n"}`
+		text := "café / \"q\"\nend + \"n\"\n"
+		if front {
+			want = `{"from": "system", "value": " + \"n\"\n` + old + `"}`
+			text = " + \"n\"\ncafé / \"q\"\nend"
+		}
+		if string(got.Raw) != want || got.Text != text {
+			t.Errorf("front=%v: got %s (%q), want %s (%q)", front, got.Raw, got.Text, want, text)
+		}
+		var v struct{ Value string }
+		if err := json.Unmarshal(got.Raw, &v); err != nil || v.Value != text {
+			t.Errorf("front=%v: decodes to %q (%v), want %q", front, v.Value, err, text)
+		}
+	}
+}

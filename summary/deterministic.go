@@ -336,7 +336,9 @@ func (d Deterministic) build(req Request) string {
 	used := d.Counter.Count(head)
 	var kept []piece
 	for _, p := range pieces {
-		c := d.Counter.Count(p.text) + 1
+		// Most pieces do not fit once the budget is nearly spent: counting
+		// stops as soon as one is known not to (the decision is the same).
+		c := tokenize.CountAtMost(d.Counter, p.text, budget-used-1) + 1
 		if used+c > budget {
 			continue
 		}

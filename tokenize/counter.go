@@ -12,6 +12,18 @@ type Counter interface {
 	Count(text string) int
 }
 
+// CountAtMost returns c.Count(text) when that is at most max, and
+// otherwise some number greater than max. Counters that can stop early
+// (*Encoding, and *MemoCounter for texts it does not hold) do, so asking
+// "does this fit in max tokens?" of a long text costs about max tokens'
+// worth of work instead of the whole text.
+func CountAtMost(c Counter, text string, max int) int {
+	if l, ok := c.(interface{ CountAtMost(string, int) int }); ok {
+		return l.CountAtMost(text, max)
+	}
+	return c.Count(text)
+}
+
 // Encoding names accepted by New.
 const (
 	O200kBase  = "o200k_base"

@@ -62,6 +62,25 @@ func (e *Encoding) Count(text string) int {
 	return n
 }
 
+// CountAtMost is [Encoding.Count] that stops once the count passes max:
+// it returns the count when that is at most max, and otherwise some
+// number greater than max (see the function [CountAtMost]).
+func (e *Encoding) CountAtMost(text string, max int) int {
+	if !utf8.ValidString(text) {
+		return e.Count(text)
+	}
+	// Pieces are split left to right and each adds its own tokens, so the
+	// count of a prefix of them never exceeds the whole text's.
+	total := 0
+	for i := 0; i < len(text) && total <= max; {
+		j := e.split(text, i)
+		_, n := e.v.pieceTokens(text[i:j], nil, false)
+		total += n
+		i = j
+	}
+	return total
+}
+
 // Encode returns the token ids of text, id for id what tiktoken's
 // encode_ordinary returns: special-token strings such as "<|endoftext|>"
 // are ordinary text, and each maximal ill-formed UTF-8 subpart is first

@@ -110,6 +110,16 @@ func (m *MemoCounter) Count(text string) int {
 	return n
 }
 
+// CountAtMost is [CountAtMost] of the wrapped counter for texts the memo
+// does not take (shorter than MemoMinBytes or longer than MemoMaxBytes),
+// and Count for the others.
+func (m *MemoCounter) CountAtMost(text string, max int) int {
+	if len(text) < MemoMinBytes || len(text) > MemoMaxBytes {
+		return CountAtMost(m.c, text, max)
+	}
+	return m.Count(text)
+}
+
 func (m *MemoCounter) insertLocked(sh *memoShard, h uint64, e memoEntry) {
 	if len(sh.cur) >= m.perGen {
 		sh.prev, sh.cur = sh.cur, make(map[uint64]memoEntry, m.perGen)

@@ -200,3 +200,26 @@ func TestMemoSkipsLongTexts(t *testing.T) {
 		t.Fatalf("a text over MemoMaxBytes was memoised: hits %d misses %d len %d", hits, misses, m.Len())
 	}
 }
+
+// TestCountAtMost: the exact count when it is at most max, else more than
+// max, for every golden text and a range of limits, through the encoding,
+// the memo and a counter without the method.
+func TestCountAtMost(t *testing.T) {
+	enc := mustEncoding(t, O200kBase)
+	counters := map[string]Counter{"encoding": enc, "memo": Memo(enc, 64), "plain": &countingCounter{}}
+	texts := []string{"", "a", "hello world", strings.Repeat("word ", 200), "\xff\xfe bad utf8 " + strings.Repeat("x", 300)}
+	for _, c := range loadGolden(t) {
+		texts = append(texts, c.raw)
+	}
+	for name, c := range counters {
+		for _, text := range texts {
+			n := c.Count(text)
+			for _, max := range []int{-3, -1, 0, 1, 2, n / 2, n - 1, n, n + 1, 1000} {
+				got := CountAtMost(c, text, max)
+				if n <= max && got != n || n > max && got <= max {
+					t.Fatalf("%s: CountAtMost(%.30q, %d) = %d; Count = %d", name, text, max, got, n)
+				}
+			}
+		}
+	}
+}

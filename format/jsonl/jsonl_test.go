@@ -142,3 +142,25 @@ func TestWriterStickyError(t *testing.T) {
 		t.Fatalf("failed Close left files: %v", ents)
 	}
 }
+
+// TestReaderErrorAfterGoodLines: lines read before a read error are all
+// returned, and the error names the line being read when it happened.
+func TestReaderErrorAfterGoodLines(t *testing.T) {
+	good := strings.Repeat("{\"a\":1}\n", 10)
+	src := io.MultiReader(strings.NewReader(good+"{\"partial"), iotest.ErrReader(errors.New("disk gone")))
+	r, err := NewReader(src, "f.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for {
+		_, _, err = r.Next()
+		if err != nil {
+			break
+		}
+		n++
+	}
+	if n != 10 || err == io.EOF || !strings.HasPrefix(err.Error(), "f.jsonl:11: ") {
+		t.Fatalf("%d lines then %v; want 10 lines then an error at f.jsonl:11", n, err)
+	}
+}

@@ -231,6 +231,7 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 		Start:        plan.Start,
 		TargetTokens: c.opts.Budget.SummaryTokens,
 		RecordID:     pos.String(),
+		Counter:      c.opts.Counter,
 	}
 	_, remote := c.opts.Summarizer.(summary.Remote)
 	if remote && c.opts.DryRun {
@@ -280,7 +281,7 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 			res.Obs = obs
 			return res, nil
 		}
-		sum.Text, res.Fallback, obs.Fallback = fb.Text, true, true
+		sum.Text, sum.Tokens, res.Fallback, obs.Fallback = fb.Text, fb.Tokens, true, true
 	}
 
 	// Assemble: head (notice on its system turns) + summary + rest.
@@ -311,7 +312,11 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 	switch how {
 	case insertTurn:
 		st := rec.NewTurn(c.opts.SummaryRole, sum.Text)
-		after += c.count(st)
+		if sum.Tokens > 0 { // counted by the summarizer with our counter
+			after += sum.Tokens + st.Extra + c.opts.TurnOverhead
+		} else {
+			after += c.count(st)
+		}
 		out = append(out, st)
 	case mergeNext:
 		merged := rec.PrependText(rest[0], sum.Text+"\n\n")

@@ -19,15 +19,25 @@ import (
 // queries, URLs), and what came back, errors first. Every quoted piece is
 // copied from the turns, so the summary is in their language; nothing is
 // translated or invented. The same request always gives the same bytes, and
-// the text never exceeds Request.TargetTokens under Counter (the prefix
-// alone is always kept).
+// the text never exceeds Request.TargetTokens under Request.Counter (under
+// Counter when the request brings none); the prefix alone is always kept.
 type Deterministic struct {
 	Counter tokenize.Counter
 }
 
-// Summarize implements [Summarizer]. It never fails.
+// Summarize implements [Summarizer]. It never fails. It sets
+// Result.Tokens when the request brings a Counter.
 func (d Deterministic) Summarize(_ context.Context, req Request) (Result, error) {
-	return Result{Text: d.build(req)}, nil
+	c := d.Counter
+	if req.Counter != nil {
+		c = req.Counter
+	}
+	text, n := build(c, req)
+	res := Result{Text: text}
+	if req.Counter != nil {
+		res.Tokens = n
+	}
+	return res, nil
 }
 
 // errorWindow bounds the error search: only the first and last
@@ -278,7 +288,8 @@ type piece struct {
 	text string
 }
 
-func (d Deterministic) build(req Request) string {
+// build returns the summary and its count under counter (0 when unknown).
+func build(counter tokenize.Counter, req Request) (string, int) {
 	var pieces []piece
 	add := func(prio int, text string) {
 		pieces = append(pieces, piece{prio, len(pieces), text})
@@ -333,12 +344,12 @@ func (d Deterministic) build(req Request) string {
 	// Keep the most telling pieces that fit, then print them in turn order.
 	sort.SliceStable(pieces, func(i, j int) bool { return pieces[i].prio < pieces[j].prio })
 	budget := req.TargetTokens
-	used := d.Counter.Count(head)
+	used := counter.Count(head)
 	var kept []piece
 	for _, p := range pieces {
 		// Most pieces do not fit once the budget is nearly spent: counting
 		// stops as soon as one is known not to (the decision is the same).
-		c := tokenize.CountAtMost(d.Counter, p.text, budget-used-1) + 1
+		c := tokenize.CountAtMost(counter, p.text, budget-used-1) + 1
 		if used+c > budget {
 			continue
 		}
@@ -354,12 +365,12 @@ func (d Deterministic) build(req Request) string {
 			b.WriteString(p.text)
 		}
 		text := b.String()
+		if len(kept) == 0 {
+			return clipTokens(counter, text, budget), 0
+		}
 		// Per-piece counts bound the total closely but not exactly: verify.
-		if len(kept) == 0 || d.Counter.Count(text) <= budget {
-			if len(kept) == 0 {
-				return clipTokens(d.Counter, text, budget)
-			}
-			return text
+		if n := counter.Count(text); n <= budget {
+			return text, n
 		}
 		kept = kept[:len(kept)-1]
 	}

@@ -129,3 +129,25 @@ func TestResultPartsAsWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestDeterministicReportsTokens: with the run's counter in the request,
+// the summary fits under it and Result.Tokens is its exact count; without
+// one, Tokens stays 0 (unknown).
+func TestDeterministicReportsTokens(t *testing.T) {
+	r := shareGPT(t, region)
+	d := Deterministic{Counter: runeCounter{}}
+	res, _ := d.Summarize(context.Background(), Request{Turns: r.Turns, Start: 3, TargetTokens: 60, Counter: wordCounter{}})
+	if n := (wordCounter{}).Count(res.Text); res.Tokens != n || n > 60 {
+		t.Fatalf("Tokens = %d, the request's counter says %d (budget 60):\n%s", res.Tokens, n, res.Text)
+	}
+	res, _ = d.Summarize(context.Background(), Request{Turns: r.Turns, Start: 3, TargetTokens: 60})
+	if res.Tokens != 0 {
+		t.Fatalf("Tokens = %d without a request counter, want 0", res.Tokens)
+	}
+}
+
+// wordCounter counts space-separated words: a counter unlike runeCounter,
+// so a test can tell which one was used.
+type wordCounter struct{}
+
+func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }

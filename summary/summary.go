@@ -3,6 +3,7 @@ package summary
 import (
 	"context"
 
+	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -15,11 +16,18 @@ type Request struct {
 	Start        int         // index of Turns[0] in the record, for "[Turn i - ROLE]" labels
 	TargetTokens int         // summary_target_tokens: the summary must not exceed it
 	RecordID     string      // "file:line" of the record, for error messages only
+	// Counter is the run's token counter (nil outside a run). A summarizer
+	// that counts the summary with it reports the count in Result.Tokens.
+	Counter tokenize.Counter
 }
 
 // Result is a finished summary and what it cost.
 type Result struct {
 	Text string // starts with [Prefix]
+	// Tokens is Request.Counter's count of Text when the summarizer
+	// counted it so, and 0 when it did not (Text is never empty), so the
+	// pipeline need not count it again.
+	Tokens int
 
 	APICalls         int  // requests sent (0 for offline summarizers and cache hits)
 	APIErrors        int  // requests that failed

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ func main() {
 	workers := flag.Int("workers", 2, "goroutines counting")
 	batchMB := flag.Int("batch", 256, "MB of turn text held per timed batch")
 	memo := flag.Int("memo", 0, "count through tokenize.Memo with this many entries (0: no memo)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed counting to this file")
 	flag.Parse()
 	var c tokenize.Counter
 	c, err := tokenize.New(*enc)
@@ -65,6 +67,15 @@ func main() {
 			}
 			if len(texts) == 0 {
 				break
+			}
+			if *cpuprofile != "" && timed == 0 {
+				f, err := os.Create(*cpuprofile)
+				if err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+				pprof.StartCPUProfile(f)
+				defer pprof.StopCPUProfile()
 			}
 			start := time.Now()
 			var wg sync.WaitGroup

@@ -1,6 +1,7 @@
 package summary
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -440,8 +441,28 @@ func toolCalls(t traj.Turn) []call {
 // argsSummary renders the telling arguments of a call as k=v pairs.
 func argsSummary(raw json.RawMessage) string {
 	var s string
-	if json.Unmarshal(raw, &s) == nil { // arguments as a JSON-encoded string
+	// Only a JSON string can decode into s (null leaves it "", which the
+	// object path below reads as no arguments too).
+	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] == '"' && json.Unmarshal(raw, &s) == nil { // arguments as a JSON-encoded string
 		raw = json.RawMessage(s)
+	}
+	// The usual case, without decoding every argument (some are whole
+	// files): an object with one of keyArgs. Values read as decoding the
+	// object into a map would give them (the last of repeated keys; a
+	// string as clip reads it, with any invalid UTF-8 byte as U+FFFD).
+	if vals, ok := traj.Fields(raw, keyArgs...); ok {
+		var parts []string
+		for i, k := range keyArgs {
+			if v := vals[i]; v != nil {
+				parts = append(parts, k+"="+clip(rawScalar(v), 100))
+			}
+			if len(parts) == 2 {
+				break
+			}
+		}
+		if len(parts) > 0 {
+			return strings.Join(parts, ", ")
+		}
 	}
 	var args map[string]any
 	if json.Unmarshal(raw, &args) != nil {
@@ -470,6 +491,18 @@ func argsSummary(raw json.RawMessage) string {
 		}
 	}
 	return strings.Join(parts, ", ")
+}
+
+// rawScalar is scalar of the value raw JSON v decodes to.
+func rawScalar(v []byte) string {
+	if v[0] == '"' {
+		if s, ok := traj.String(v); ok {
+			return s
+		}
+	}
+	var x any
+	json.Unmarshal(v, &x)
+	return scalar(x)
 }
 
 func scalar(v any) string {

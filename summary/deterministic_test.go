@@ -2,6 +2,8 @@ package summary
 
 import (
 	"context"
+	"encoding/json"
+	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -151,3 +153,65 @@ func TestDeterministicReportsTokens(t *testing.T) {
 type wordCounter struct{}
 
 func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }
+
+// argsSummaryByMap is argsSummary as it was before its fast path: decode
+// the arguments into a map. The fast path must say exactly the same.
+func argsSummaryByMap(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		raw = json.RawMessage(s)
+	}
+	var args map[string]any
+	if json.Unmarshal(raw, &args) != nil {
+		return clip(string(raw), 80)
+	}
+	var parts []string
+	for _, k := range keyArgs {
+		if v, ok := args[k]; ok {
+			parts = append(parts, k+"="+clip(scalar(v), 100))
+		}
+		if len(parts) == 2 {
+			break
+		}
+	}
+	if len(parts) == 0 {
+		keys := make([]string, 0, len(args))
+		for k := range args {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if len(parts) == 2 {
+				break
+			}
+			parts = append(parts, k+"="+clip(scalar(args[k]), 60))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func TestArgsSummaryAsByMap(t *testing.T) {
+	cases := []string{
+		`{"path": "a/b.go"}`, `{"command": "ls -la", "path": "x", "query": "q"}`, `{"path": "first", "path": "last"}`,
+		`{"pa\u0074h": "escaped key"}`, `{"PATH": "not a key arg", "zeta": 1, "alpha": [1, {"b": "<&>"}]}`,
+		`{"code": 1e21, "id": 12345678901234567890, "name": null}`, `{"query": {"nested": true}, "q": [1.50, "x"]}`,
+		"{\"path\": \"bad \xff utf8 \\ud800 lone\"}", `{"file": "` + strings.Repeat("long line\n", 50) + `"}`,
+		`"{\"path\": \"in a string\"}"`, `"not json"`, `null`, `[1, 2]`, `42`, `{}`, ``, `{"path": }`,
+		`{"url": "https://x.y/z?q=1&r=2", "pattern": "a\tb\u00e9"}`, "\"{\\\"city\\\": \\\"Z\\u00fcrich\\\"}\"",
+	}
+	for _, c := range cases {
+		if got, want := argsSummary(json.RawMessage(c)), argsSummaryByMap(json.RawMessage(c)); got != want {
+			t.Errorf("argsSummary(%.60q) = %q, by map %q", c, got, want)
+		}
+	}
+}
+
+func FuzzArgsSummary(f *testing.F) {
+	f.Add(`{"path": "a", "command": "b"}`)
+	f.Add(`"{\"query\": 1}"`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := argsSummary(json.RawMessage(s)), argsSummaryByMap(json.RawMessage(s)); got != want {
+			t.Fatalf("argsSummary(%q) = %q, by map %q", s, got, want)
+		}
+	})
+}

@@ -318,11 +318,8 @@ func Lookup(obj []byte, key string) ([]byte, bool) {
 // scanning it once: vals[i] is the raw value of keys[i], or nil when the
 // object has no such key. ok is false when obj is not a valid JSON object.
 func Fields(obj []byte, keys ...string) (vals [][]byte, ok bool) {
-	if !valid(obj) {
-		return nil, false
-	}
-	ms, _, err := members(obj, 0)
-	if err != nil {
+	ms, _, ok := validMembers(obj)
+	if !ok {
 		return nil, false
 	}
 	vals = make([][]byte, len(keys))

@@ -464,6 +464,12 @@ func argsSummary(raw json.RawMessage) string {
 			return strings.Join(parts, ", ")
 		}
 	}
+	return argsByMap(raw)
+}
+
+// argsByMap is argsSummary's general path: decode the arguments into a
+// map (the fast path above must say exactly what this says).
+func argsByMap(raw json.RawMessage) string {
 	var args map[string]any
 	if json.Unmarshal(raw, &args) != nil {
 		return clip(string(raw), 80)

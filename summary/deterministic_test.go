@@ -3,7 +3,6 @@ package summary
 import (
 	"context"
 	"encoding/json"
-	"sort"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -154,40 +153,14 @@ type wordCounter struct{}
 
 func (wordCounter) Count(s string) int { return len(strings.Fields(s)) }
 
-// argsSummaryByMap is argsSummary as it was before its fast path: decode
-// the arguments into a map. The fast path must say exactly the same.
+// argsSummaryByMap is argsSummary as it was before its fast paths: try
+// the arguments as a JSON string, then decode them into a map.
 func argsSummaryByMap(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {
 		raw = json.RawMessage(s)
 	}
-	var args map[string]any
-	if json.Unmarshal(raw, &args) != nil {
-		return clip(string(raw), 80)
-	}
-	var parts []string
-	for _, k := range keyArgs {
-		if v, ok := args[k]; ok {
-			parts = append(parts, k+"="+clip(scalar(v), 100))
-		}
-		if len(parts) == 2 {
-			break
-		}
-	}
-	if len(parts) == 0 {
-		keys := make([]string, 0, len(args))
-		for k := range args {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if len(parts) == 2 {
-				break
-			}
-			parts = append(parts, k+"="+clip(scalar(args[k]), 60))
-		}
-	}
-	return strings.Join(parts, ", ")
+	return argsByMap(raw)
 }
 
 func TestArgsSummaryAsByMap(t *testing.T) {

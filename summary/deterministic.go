@@ -450,7 +450,9 @@ func argsSummary(raw json.RawMessage) string {
 	// files): an object with one of keyArgs. Values read as decoding the
 	// object into a map would give them (the last of repeated keys; a
 	// string as clip reads it, with any invalid UTF-8 byte as U+FFFD).
-	if vals, ok := traj.Fields(raw, keyArgs...); ok {
+	// A number beyond float64 makes the map decoding fail (and the
+	// arguments are then quoted whole), so such objects take that path.
+	if vals, ok := traj.Fields(raw, keyArgs...); ok && traj.NumbersFitFloat64(raw) {
 		var parts []string
 		for i, k := range keyArgs {
 			if v := vals[i]; v != nil {
@@ -557,8 +559,11 @@ func responseText(body string) result {
 	}
 	b := unsafe.Slice(unsafe.StringData(body), len(body)) // read only
 	vals, ok := traj.Fields(b, "content", "name")
+	if !ok { // not a JSON object: plain output
+		return result{text: body}
+	}
 	content, name := vals[0], vals[1]
-	if !ok || content == nil || string(content) == "null" {
+	if content == nil || string(content) == "null" {
 		return result{text: body}
 	}
 	var r result

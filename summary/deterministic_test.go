@@ -170,7 +170,9 @@ func TestArgsSummaryAsByMap(t *testing.T) {
 		`{"code": 1e21, "id": 12345678901234567890, "name": null}`, `{"query": {"nested": true}, "q": [1.50, "x"]}`,
 		"{\"path\": \"bad \xff utf8 \\ud800 lone\"}", `{"file": "` + strings.Repeat("long line\n", 50) + `"}`,
 		`"{\"path\": \"in a string\"}"`, `"not json"`, `null`, `[1, 2]`, `42`, `{}`, ``, `{"path": }`,
-		`{"url": "https://x.y/z?q=1&r=2", "pattern": "a\tb\u00e9"}`, "\"{\\\"city\\\": \\\"Z\\u00fcrich\\\"}\"",
+		`{"url": "https://x.y/z?q=1&r=2", "pattern": "a\tb\u00e9"}`,
+		`{"path": "a", "n": 1e400}`, `{"path": 1e400}`, `"{\"path\": \"a\", \"n\": -1e400}"`, `{"path": "a", "n": [1e-400, 2]}`,
+		`{"path": "a", "s": "1e400 in a string"}`, "\"{\\\"city\\\": \\\"Z\\u00fcrich\\\"}\"",
 	}
 	for _, c := range cases {
 		if got, want := argsSummary(json.RawMessage(c)), argsSummaryByMap(json.RawMessage(c)); got != want {
@@ -182,9 +184,50 @@ func TestArgsSummaryAsByMap(t *testing.T) {
 func FuzzArgsSummary(f *testing.F) {
 	f.Add(`{"path": "a", "command": "b"}`)
 	f.Add(`"{\"query\": 1}"`)
+	f.Add(`{"path": "a", "n": 1e400}`)
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := argsSummary(json.RawMessage(s)), argsSummaryByMap(json.RawMessage(s)); got != want {
 			t.Fatalf("argsSummary(%q) = %q, by map %q", s, got, want)
+		}
+	})
+}
+
+// TestResponseTextPlain: a tool response that is not a JSON object is
+// quoted as it is (it used to panic: found in review).
+func TestResponseTextPlain(t *testing.T) {
+	for _, body := range []string{"plain output", "[1, 2]", "{broken", `"a string"`, "42"} {
+		if r := responseText(body); r.text != body || r.name != "" {
+			t.Errorf("responseText(%q) = %+v, want the body as is", body, r)
+		}
+	}
+	line := `{"conversations": [{"from": "human", "value": "go"}, {"from": "tool", "value": "<tool_response>\nplain output, exit code 2\n</tool_response>"}]}`
+	r := shareGPT(t, line)
+	res, _ := Deterministic{Counter: runeCounter{}}.Summarize(context.Background(), Request{Turns: r.Turns, TargetTokens: 400})
+	if !strings.Contains(res.Text, "[1 error] plain output, exit code 2") {
+		t.Errorf("summary lacks the plain tool output:\n%s", res.Text)
+	}
+}
+
+// FuzzDeterministic: any turn texts (tool responses, calls, plain text)
+// are summarised without panicking, within the budget, with the prefix.
+func FuzzDeterministic(f *testing.F) {
+	f.Add("<tool_call>\n{\"name\": \"bash\", \"arguments\": {\"command\": \"ls\"}}\n</tool_call>", "<tool_response>\n{\"name\": \"bash\", \"content\": \"Error: x\"}\n</tool_response>", 40)
+	f.Add("<tool_call>[{\"name\": 1}]</tool_call>", "<tool_response>\nplain\n</tool_response><tool_response>", 3)
+	f.Fuzz(func(t *testing.T, call, result string, budget int) {
+		budget = 1 + (budget&0xffff)%500
+		turns := []traj.Turn{
+			{Role: traj.RoleUser, Text: result},
+			{Role: traj.RoleAssistant, Text: call},
+			{Role: traj.RoleTool, Text: result},
+			{Role: traj.RoleAssistant, Text: call, Name: "function_call"},
+			{Role: traj.RoleTool, Text: call},
+		}
+		res, err := Deterministic{Counter: runeCounter{}}.Summarize(context.Background(), Request{Turns: turns, Start: 1, TargetTokens: budget, Counter: runeCounter{}})
+		if err != nil || !strings.HasPrefix(res.Text, Prefix[:min(len(Prefix), len(res.Text))]) {
+			t.Fatalf("Summarize: %v, %q", err, res.Text)
+		}
+		if n := (runeCounter{}).Count(res.Text); n > budget && len(res.Text) > len(Prefix) {
+			t.Fatalf("summary of %d tokens over the budget %d:\n%s", n, budget, res.Text)
 		}
 	})
 }

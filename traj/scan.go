@@ -3,6 +3,7 @@ package traj
 import (
 	"bytes"
 	"errors"
+	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
@@ -329,6 +330,27 @@ func Fields(obj []byte, keys ...string) (vals [][]byte, ok bool) {
 		}
 	}
 	return vals, true
+}
+
+// NumbersFitFloat64 reports whether every number in the valid JSON value b
+// parses as a float64 (strconv.ParseFloat without error), which is when
+// encoding/json can decode b into interface values (1e400 cannot be).
+func NumbersFitFloat64(b []byte) bool {
+	for i := 0; i < len(b); {
+		switch c := b[i]; {
+		case c == '"':
+			i = skipString(b, i)
+		case c == '-' || isDigit(c):
+			j, _ := validNumber(b, i)
+			if _, err := strconv.ParseFloat(string(b[i:j]), 64); err != nil {
+				return false
+			}
+			i = max(j, i+1)
+		default:
+			i++
+		}
+	}
+	return true
 }
 
 // String decodes a raw JSON string value (quotes included), as found by

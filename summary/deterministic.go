@@ -58,12 +58,6 @@ func errorLine(s string) (string, bool) {
 	return firstErrorLine(s[len(s)-errorWindow:])
 }
 
-// isErrorLine reports whether a line looks like an error report.
-func isErrorLine(line string) bool {
-	_, ok := firstErrorLine(line)
-	return ok
-}
-
 // firstErrorLine returns the first line of w (with its "\n", as
 // strings.Lines cuts them) that matches this pattern line by line:
 //

@@ -52,6 +52,13 @@ func TestIsErrorLineCases(t *testing.T) {
 	}
 }
 
+// isErrorLine reports whether firstErrorLine finds line (one line) to be
+// an error report.
+func isErrorLine(line string) bool {
+	_, ok := firstErrorLine(line)
+	return ok
+}
+
 // specFirstLine is what firstErrorLine must return: the first line of w
 // (as strings.Lines cuts them) that errorRe matches.
 func specFirstLine(w string) (string, bool) {

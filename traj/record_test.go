@@ -3,9 +3,11 @@ package traj
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 var pos = Pos{File: "in.jsonl", Line: 7}
@@ -282,4 +284,42 @@ func TestEditTextKeepsEscapes(t *testing.T) {
 			t.Errorf("front=%v: decodes to %q (%v), want %q", front, v.Value, err, text)
 		}
 	}
+}
+
+// quoteSpec is AppendString's specification, rune by rune: '"', '\\' and
+// control bytes escaped (short forms for \n \r \t), an invalid UTF-8 byte
+// as U+FFFD, everything else as it is.
+func quoteSpec(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i, r := range s {
+		switch {
+		case r == '"' || r == '\\':
+			b.WriteString(`\` + string(r))
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r < 0x20:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\ufffd"):
+			b.WriteString("\ufffd")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func FuzzAppendString(f *testing.F) {
+	f.Add("plain ascii text that is longer than eight bytes\n\"quoted\" \\ and \x01 é中😀 \xff end")
+	f.Add(strings.Repeat("abcdefgh", 5) + "\x7f\x80")
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(AppendString(nil, s)), quoteSpec(s); got != want {
+			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
+		}
+	})
 }

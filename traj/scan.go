@@ -2,6 +2,7 @@ package traj
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"strconv"
 	"unicode/utf16"
@@ -267,6 +268,17 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Plain ASCII 8 bytes at a time: no byte to escape, none >= 0x80.
+		for i+8 <= len(s) {
+			x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+			if specialMask(x)|x&high8 != 0 {
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {

@@ -115,3 +115,24 @@ func TestSpecialMaskLowestExact(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecialMaskExhaustive: one byte of every value at every position of
+// a word of plain, high or space bytes is marked exactly when special.
+func TestSpecialMaskExhaustive(t *testing.T) {
+	for pos := range 8 {
+		for v := range 256 {
+			for _, bg := range []byte{'a', 0x80, 0xff, ' '} {
+				var b [8]byte
+				for i := range b {
+					b[i] = bg
+				}
+				b[pos] = byte(v)
+				c := byte(v)
+				want := c == '"' || c == '\\' || c < 0x20
+				if got := specialMask(binary.LittleEndian.Uint64(b[:])) != 0; got != want {
+					t.Fatalf("specialMask(% x) marked = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+}

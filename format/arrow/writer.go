@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -135,7 +136,7 @@ func (w *Writer) Write(obj []byte) error {
 		if w.extra != "" && f.Name == w.extra {
 			if _, isString := v.(string); !isString && v != nil {
 				v = string(jsonval.Append(nil, v))
-				o.Vals[indexOf(o.Keys, f.Name)] = v
+				o.Vals[slices.Index(o.Keys, f.Name)] = v
 			}
 		}
 		if err := check(f, v, f.Name); err != nil {
@@ -158,15 +159,6 @@ func (w *Writer) Write(obj []byte) error {
 		return w.flush()
 	}
 	return nil
-}
-
-func indexOf(keys []string, k string) int {
-	for i, key := range keys {
-		if key == k {
-			return i
-		}
-	}
-	return -1
 }
 
 func (w *Writer) flush() error {

@@ -3,6 +3,7 @@ package parquet
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
 	"strings"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -117,7 +118,7 @@ func (w *Writer) Write(obj []byte) error {
 		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
 	}
 	if w.extra != "" {
-		if i := indexOf(o.Keys, w.extra); i >= 0 {
+		if i := slices.Index(o.Keys, w.extra); i >= 0 {
 			if _, isString := o.Vals[i].(string); !isString && o.Vals[i] != nil {
 				o.Vals[i] = string(jsonval.Append(nil, o.Vals[i]))
 			}
@@ -148,15 +149,6 @@ func (w *Writer) Write(obj []byte) error {
 		}
 	}
 	return nil
-}
-
-func indexOf(keys []string, k string) int {
-	for i, key := range keys {
-		if key == k {
-			return i
-		}
-	}
-	return -1
 }
 
 // Close writes the footer, syncs the file and renames it into place. After

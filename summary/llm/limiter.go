@@ -63,13 +63,9 @@ func (b *bucket) wait(ctx context.Context, n int) error {
 	if d <= 0 {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
+	if err := sleep(ctx, d); err != nil {
 		b.cancel(n)
-		return ctx.Err()
+		return err
 	}
+	return nil
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 	"github.com/apache/arrow/go/v17/arrow/memory"
 
-	"github.com/trajcompress/trajcompress/format/internal/jsonval"
+	"github.com/trajcompress/trajcompress/format/internal/formattest"
 )
 
 const hfMeta = `{"info":{"features":{"id":{"dtype":"int64","_type":"Value"}}}}`
@@ -245,70 +244,23 @@ func TestRewriteSameSchema(t *testing.T) {
 	}
 }
 
-var roundTripCases = []struct {
-	name string
-	recs []string
-}{
-	{"sharegpt", []string{
-		`{"conversations":[{"from":"system","value":"be brief"},{"from":"human","value":"hi"},{"from":"gpt","value":"hello"}],"tools":"[]"}`,
-		`{"conversations":[{"from":"human","value":"x"},{"from":"function_call","value":"{\"name\":\"f\"}"},{"from":"observation","value":"1"}],"tools":"[{\"name\":\"f\"}]"}`,
-	}},
-	{"openai tool calls and list content", []string{
-		`{"messages":[{"role":"user","content":[{"type":"text","text":"look"}]},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`,
-		`{"messages":[{"role":"user","content":"plain"},{"role":"assistant","content":"done","reasoning_content":"hmm"}],"tools":null}`,
-	}},
-	{"numbers", []string{
-		`{"i":9223372036854775807,"j":-9223372036854775808,"f":0.1,"g":1e-300,"b":true}`,
-		`{"i":0,"j":9007199254740993,"f":-2.5,"g":5e-324,"b":false}`,
-	}},
-	{"nested lists", []string{
-		`{"grid":[[1,2],[],[3]],"e":[],"o":{"a":{"b":[{"c":null}]}}}`,
-		`{"grid":null,"e":["x"],"o":null}`,
-	}},
-}
-
 func TestRoundTripInferred(t *testing.T) {
-	for _, tc := range roundTripCases {
-		for _, format := range []string{"stream", "file"} {
-			t.Run(tc.name+"/"+format, func(t *testing.T) {
-				var sample [][]byte
-				for _, r := range tc.recs {
-					sample = append(sample, []byte(r))
-				}
+	for _, tc := range formattest.RoundTripCases {
+		for _, v := range []string{"stream", "file"} {
+			t.Run(tc.Name+"/"+v, func(t *testing.T) {
+				sample := tc.Bytes()
 				schema, err := InferSchema(sample)
 				if err != nil {
 					t.Fatal(err)
 				}
 				path := filepath.Join(t.TempDir(), "rt.arrow")
-				w, err := Create(path, schema, WriterOptions{Format: format, BatchRows: 1})
+				w, err := Create(path, schema, WriterOptions{Format: v, BatchRows: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, r := range sample {
-					if err := w.Write(r); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
+				formattest.WriteAll(t, w, sample)
 				got, _ := readAll(t, path)
-				if len(got) != len(sample) {
-					t.Fatalf("got %d rows", len(got))
-				}
-				for i := range got {
-					want, _ := jsonval.Decode(sample[i])
-					g, err := jsonval.Decode([]byte(got[i]))
-					if err != nil {
-						t.Fatalf("row %d: not JSON: %v", i, err)
-					}
-					if !jsonval.Equal(g, want, jsonval.EqualOptions{NullIsAbsent: true, IgnoreOrder: true}) {
-						t.Errorf("row %d:\n got %s\nwant %s", i, got[i], tc.recs[i])
-					}
-					if keys := g.(*jsonval.Object).Keys; !slices.Equal(keys, schema.Columns()) {
-						t.Errorf("row %d: keys %v, want %v", i, keys, schema.Columns())
-					}
-				}
+				formattest.CheckRows(t, sample, got, schema.Columns())
 			})
 		}
 	}
@@ -499,33 +451,11 @@ func TestCorruptionNeverPanics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		path := filepath.Join(dir, "bad.arrow")
-		failed, tried := 0, 0
 		step := 5
 		if strings.Contains(variant, " ") {
 			step = 13 // a corrupt compressed buffer may still inflate to 64 MiB: slower
 		}
-		for off := 0; off < len(data); off += step {
-			tried++
-			b := bytes.Clone(data)
-			b[off] ^= 0x5a
-			if err := os.WriteFile(path, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			r, err := Open(path)
-			if err == nil {
-				for err == nil {
-					_, _, err = r.Next()
-				}
-				r.Close()
-			}
-			if err != io.EOF {
-				failed++
-				if !strings.Contains(err.Error(), path) {
-					t.Fatalf("offset %d: error does not name the file: %v", off, err)
-				}
-			}
-		}
+		failed, tried := formattest.FlipSweep(t, data, filepath.Join(dir, "bad.arrow"), step, formattest.Drain(Open))
 		t.Logf("%s: %d of %d corruptions detected (%v)", variant, failed, tried, time.Since(start))
 		if failed == 0 {
 			t.Fatalf("%s: no corruption was detected at all", variant)

@@ -9,13 +9,12 @@ import (
 	"path/filepath"
 	"reflect"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 
 	pq "github.com/parquet-go/parquet-go"
 
-	"github.com/trajcompress/trajcompress/format/internal/jsonval"
+	"github.com/trajcompress/trajcompress/format/internal/formattest"
 )
 
 // hub-like layout, as pyarrow writes `datasets` OpenAI-messages data.
@@ -250,71 +249,23 @@ func normalize(r hubRow) hubRow {
 	return r
 }
 
-var roundTripCases = []struct {
-	name string
-	recs []string
-}{
-	{"sharegpt", []string{
-		`{"conversations":[{"from":"system","value":"be brief"},{"from":"human","value":"hi"},{"from":"gpt","value":"hello"}],"tools":"[]"}`,
-		`{"conversations":[{"from":"human","value":"x"},{"from":"function_call","value":"{\"name\":\"f\"}"},{"from":"observation","value":"1"}],"tools":"[{\"name\":\"f\"}]"}`,
-	}},
-	{"openai tool calls and list content", []string{
-		`{"messages":[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:x"}}]},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`,
-		`{"messages":[{"role":"user","content":"plain"},{"role":"assistant","content":"done","reasoning_content":"hmm"}],"tools":null}`,
-	}},
-	{"numbers", []string{
-		`{"i":9223372036854775807,"j":-9223372036854775808,"f":0.1,"g":1e-300,"h":123456789.125,"b":true}`,
-		`{"i":0,"j":9007199254740993,"f":-2.5,"g":5e-324,"h":1.7976931348623157e+308,"b":false}`,
-	}},
-	{"nested lists and odd strings", []string{
-		`{"grid":[[1,2],[],[3]],"s":"tab\tnl\nquote\"bs\\ctl\u0001 ünï 😀","e":[],"o":{"a":{"b":[{"c":null}]}}}`,
-		`{"grid":null,"s":"","e":["x"],"o":null}`,
-		`{"grid":[[]],"s":null,"e":null,"o":{"a":null}}`,
-	}},
-}
-
 func TestRoundTripInferred(t *testing.T) {
-	for _, tc := range roundTripCases {
-		for _, comp := range []string{"snappy", "zstd"} {
-			t.Run(tc.name+"/"+comp, func(t *testing.T) {
-				var sample [][]byte
-				for _, r := range tc.recs {
-					sample = append(sample, []byte(r))
-				}
+	for _, tc := range formattest.RoundTripCases {
+		for _, v := range []string{"snappy", "zstd"} {
+			t.Run(tc.Name+"/"+v, func(t *testing.T) {
+				sample := tc.Bytes()
 				schema, err := InferSchema(sample)
 				if err != nil {
 					t.Fatal(err)
 				}
 				path := filepath.Join(t.TempDir(), "rt.parquet")
-				w, err := Create(path, schema, WriterOptions{Compression: comp, RowGroupBytes: 1})
+				w, err := Create(path, schema, WriterOptions{Compression: v, RowGroupBytes: 1})
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, r := range sample {
-					if err := w.Write(r); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
+				formattest.WriteAll(t, w, sample)
 				got, _ := readAll(t, path)
-				if len(got) != len(sample) {
-					t.Fatalf("got %d rows, want %d", len(got), len(sample))
-				}
-				for i := range got {
-					want, _ := jsonval.Decode(sample[i])
-					g, err := jsonval.Decode([]byte(got[i]))
-					if err != nil {
-						t.Fatalf("row %d: output is not JSON: %v", i, err)
-					}
-					if !jsonval.Equal(g, want, jsonval.EqualOptions{NullIsAbsent: true, IgnoreOrder: true}) {
-						t.Errorf("row %d:\n got %s\nwant %s", i, got[i], tc.recs[i])
-					}
-					if keys := g.(*jsonval.Object).Keys; !slices.Equal(keys, schema.Columns()) {
-						t.Errorf("row %d: keys %v, want the schema's %v", i, keys, schema.Columns())
-					}
-				}
+				formattest.CheckRows(t, sample, got, schema.Columns())
 			})
 		}
 	}
@@ -618,28 +569,7 @@ func TestCorruptionNeverPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "bad.parquet")
-	failed := 0
-	for off := 0; off < len(data); off += 17 {
-		b := bytes.Clone(data)
-		b[off] ^= 0x5a
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		r, err := Open(path)
-		if err == nil {
-			for err == nil {
-				_, _, err = r.Next()
-			}
-			r.Close()
-		}
-		if err != io.EOF {
-			failed++
-			if !strings.Contains(err.Error(), path) {
-				t.Fatalf("offset %d: error does not name the file: %v", off, err)
-			}
-		}
-	}
+	failed, _ := formattest.FlipSweep(t, data, filepath.Join(dir, "bad.parquet"), 17, formattest.Drain(Open))
 	if failed == 0 {
 		t.Fatal("no corruption was detected at all")
 	}

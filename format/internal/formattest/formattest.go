@@ -1,0 +1,140 @@
+// Package formattest holds what the Parquet and Arrow tests check alike:
+// one table of records every tabular writer must give back
+// ([RoundTripCases]), the comparison of rows read back with the records
+// written ([CheckRows]), and a byte-flip sweep over a good file whose
+// reads must end in io.EOF or in an error naming the file, never in a
+// panic ([FlipSweep]). It is imported by tests only.
+package formattest
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/trajcompress/trajcompress/format/internal/jsonval"
+)
+
+// Case is a named set of records written and read back together.
+type Case struct {
+	Name string
+	Recs []string
+}
+
+// RoundTripCases are the records a writer with an inferred schema must
+// give back: both dialects with tool calls and list content, integers at
+// the int64 limits and beyond 2^53, floats at the float64 limits, nested
+// and empty lists, nulls, and strings with escapes and non-ASCII text.
+var RoundTripCases = []Case{
+	{"sharegpt", []string{
+		`{"conversations":[{"from":"system","value":"be brief"},{"from":"human","value":"hi"},{"from":"gpt","value":"hello"}],"tools":"[]"}`,
+		`{"conversations":[{"from":"human","value":"x"},{"from":"function_call","value":"{\"name\":\"f\"}"},{"from":"observation","value":"1"}],"tools":"[{\"name\":\"f\"}]"}`,
+	}},
+	{"openai tool calls and list content", []string{
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:x"}}]},{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},{"role":"tool","tool_call_id":"c1","content":"ok"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}]}`,
+		`{"messages":[{"role":"user","content":"plain"},{"role":"assistant","content":"done","reasoning_content":"hmm"}],"tools":null}`,
+	}},
+	{"numbers", []string{
+		`{"i":9223372036854775807,"j":-9223372036854775808,"f":0.1,"g":1e-300,"h":123456789.125,"b":true}`,
+		`{"i":0,"j":9007199254740993,"f":-2.5,"g":5e-324,"h":1.7976931348623157e+308,"b":false}`,
+	}},
+	{"nested lists and odd strings", []string{
+		`{"grid":[[1,2],[],[3]],"s":"tab\tnl\nquote\"bs\\ctl\u0001 ünï 😀","e":[],"o":{"a":{"b":[{"c":null}]}}}`,
+		`{"grid":null,"s":"","e":["x"],"o":null}`,
+		`{"grid":[[]],"s":null,"e":null,"o":{"a":null}}`,
+	}},
+}
+
+// Bytes returns the records as byte slices.
+func (c Case) Bytes() [][]byte {
+	out := make([][]byte, len(c.Recs))
+	for i, r := range c.Recs {
+		out[i] = []byte(r)
+	}
+	return out
+}
+
+// WriteAll writes the records with w and closes it; any error fails t.
+func WriteAll(t testing.TB, w interface {
+	Write(obj []byte) error
+	Close() error
+}, recs [][]byte) {
+	t.Helper()
+	for i, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// CheckRows checks that the rows read back (got, JSON text) are the
+// records written (sample), in order, equal as JSON values up to a null
+// standing for an absent key and to key order, and that every row's keys
+// are the schema's columns in their order.
+func CheckRows(t testing.TB, sample [][]byte, got []string, columns []string) {
+	t.Helper()
+	if len(got) != len(sample) {
+		t.Fatalf("got %d rows, want %d", len(got), len(sample))
+	}
+	for i := range got {
+		want, _ := jsonval.Decode(sample[i])
+		g, err := jsonval.Decode([]byte(got[i]))
+		if err != nil {
+			t.Fatalf("row %d: output is not JSON: %v", i, err)
+		}
+		if !jsonval.Equal(g, want, jsonval.EqualOptions{NullIsAbsent: true, IgnoreOrder: true}) {
+			t.Errorf("row %d:\n got %s\nwant %s", i, got[i], sample[i])
+		}
+		if keys := g.(*jsonval.Object).Keys; !slices.Equal(keys, columns) {
+			t.Errorf("row %d: keys %v, want the schema's %v", i, keys, columns)
+		}
+	}
+}
+
+// Drain returns a readAll for [FlipSweep]: open the file with open, read
+// it to the end and return the error that ended the read (io.EOF when it
+// ended cleanly).
+func Drain[R interface {
+	Next() ([]byte, int64, error)
+	Close() error
+}](open func(path string) (R, error)) func(path string) error {
+	return func(path string) error {
+		r, err := open(path)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		for err == nil {
+			_, _, err = r.Next()
+		}
+		return err
+	}
+}
+
+// FlipSweep writes data to path with one byte flipped, at every step-th
+// offset, and reads each version with readAll, which returns the error
+// that ended the read (io.EOF for a clean end). Any other error must name
+// path. It returns how many versions failed and how many were tried.
+func FlipSweep(t testing.TB, data []byte, path string, step int, readAll func(path string) error) (failed, tried int) {
+	t.Helper()
+	for off := 0; off < len(data); off += step {
+		tried++
+		b := bytes.Clone(data)
+		b[off] ^= 0x5a
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := readAll(path); err != io.EOF {
+			failed++
+			if err == nil || !strings.Contains(err.Error(), path) {
+				t.Fatalf("offset %d: error does not name the file: %v", off, err)
+			}
+		}
+	}
+	return failed, tried
+}

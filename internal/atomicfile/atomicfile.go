@@ -9,8 +9,17 @@
 // Commit's fsync makes the new file durable before it replaces the old
 // one. So that it does not have to write a whole multi-GB output at the
 // end while the run waits, File asks the kernel to start writing back each
-// [WritebackChunk] as soon as it has been written (Linux; elsewhere the
-// fsync does it all).
+// [WritebackChunk] as soon as it has been written, and once a chunk is
+// [DropLag] bytes behind the end it waits for that chunk's write-back (long
+// finished by then, unless the disk is slower than the writer) and drops
+// its pages from the page cache (Linux; elsewhere the fsync does it all and
+// the pages stay cached). A multi-GB output thus holds at most a few chunks
+// of page cache: it does not push the user's other files out of memory, and
+// the kernel hands the dropped pages straight back for the next chunks
+// instead of finding fresh ones, which on the virtual machines we measured
+// costs more than the copy itself (bench/README.md, "End to end"). The
+// price: a program that reads the output right after the run reads it from
+// disk.
 package atomicfile
 
 import (
@@ -23,6 +32,10 @@ import (
 // their write-back.
 const WritebackChunk = 8 << 20
 
+// DropLag is how far behind the end of the written data File drops pages
+// from the page cache.
+const DropLag = 2 * WritebackChunk
+
 // File is an output being written; write to it as to an *os.File.
 type File struct {
 	*os.File
@@ -30,16 +43,21 @@ type File struct {
 	done    bool
 	written int64 // bytes written through Write
 	flushed int64 // bytes whose write-back was started
+	dropped int64 // bytes dropped from the page cache
 }
 
 // Write writes to the temporary file, starting write-back of each
-// completed WritebackChunk.
+// completed WritebackChunk and dropping the cached pages DropLag behind.
 func (f *File) Write(p []byte) (int, error) {
 	n, err := f.File.Write(p)
 	f.written += int64(n)
 	if f.written-f.flushed >= WritebackChunk {
 		startWriteback(f, f.flushed, f.written-f.flushed)
 		f.flushed = f.written
+		if end := f.flushed - DropLag; end > f.dropped {
+			dropCache(f, f.dropped, end-f.dropped)
+			f.dropped = end
+		}
 	}
 	return n, err
 }

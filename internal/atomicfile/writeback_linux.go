@@ -8,3 +8,14 @@ import "golang.org/x/sys/unix"
 func startWriteback(f *File, off, n int64) {
 	unix.SyncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
 }
+
+// dropCache waits for the write-back of n bytes at off (started by an
+// earlier startWriteback, so normally already done) and drops their pages
+// from the page cache: POSIX_FADV_DONTNEED only drops clean pages. Errors
+// are ignored: the data stays in the file either way, and Commit's fsync
+// reports write errors.
+func dropCache(f *File, off, n int64) {
+	fd := int(f.Fd())
+	unix.SyncFileRange(fd, off, n, unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
+	unix.Fadvise(fd, off, n, unix.FADV_DONTNEED)
+}

@@ -37,7 +37,7 @@ type Config struct {
 	// is proportional to the smaller. A window of several records per worker
 	// keeps the workers busy while a large record holds the head of the
 	// ordered output; the byte bound keeps a run of huge records from
-	// multiplying memory. 0 means 8×Workers+2 records and 64 MiB (see
+	// multiplying memory. 0 means 32×Workers+2 records and 64 MiB (see
 	// bench/README.md); a record larger than InFlightBytes is admitted alone.
 	InFlight      int
 	InFlightBytes int64
@@ -52,7 +52,7 @@ func (c Config) withDefaults() Config {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.InFlight <= 0 {
-		c.InFlight = 8*c.Workers + 2
+		c.InFlight = 32*c.Workers + 2
 	}
 	if c.InFlightBytes <= 0 {
 		c.InFlightBytes = 64 << 20

@@ -157,25 +157,19 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 	if len(ms) > 1 {
 		r.valSep = string(line[ms[0].end:ms[1].keyStart])
 	}
-	// The turns are read in place, each object's members found in the same
-	// pass that finds where it ends (the line is known to be valid).
+	// The turns and their members were listed while validating.
 	hasSystem := false
-	prevEnd := -1
-	for i, at := 0, skipSpace(line, tv.start+1); at < tv.end && line[at] != ']'; i++ {
-		t, n, err := r.decodeTurn(line[at:tv.end])
+	r.Turns = make([]Turn, 0, len(tv.elems))
+	for i, el := range tv.elems {
+		t, err := r.decodeTurn(line, el)
 		if err != nil {
 			return nil, fail("bad_turn", "%s[%d]: %v", turnsKey, i, err)
 		}
 		if i == 1 {
-			r.valSep = string(line[prevEnd:at])
+			r.valSep = string(line[tv.elems[0].end:el.start])
 		}
 		hasSystem = hasSystem || t.Role == RoleSystem
 		r.Turns = append(r.Turns, t)
-		prevEnd = at + n
-		at = skipSpace(line, prevEnd)
-		if at < tv.end && line[at] == ',' {
-			at = skipSpace(line, at+1)
-		}
 	}
 	if !hasSystem {
 		for _, k := range []string{"system_prompt", "system"} {
@@ -219,16 +213,13 @@ func detect(line []byte, ms []member, s Schema) Dialect {
 		if !ok || line[m.start] != '[' {
 			continue
 		}
-		first := skipSpace(line, m.start+1)
-		if line[first] == ']' {
+		if len(m.elems) == 0 {
 			return d
 		}
-		tm, _, err := members(line, first)
-		if err != nil {
-			continue
-		}
-		if _, ok := find(tm, roleKey); ok {
-			return d
+		if first := m.elems[0]; first.object {
+			if _, ok := find(first.members, roleKey); ok {
+				return d
+			}
 		}
 	}
 	return DialectAuto
@@ -245,18 +236,18 @@ var openAIRoles = map[string]Role{
 	"assistant": RoleAssistant, "tool": RoleTool, "function": RoleTool,
 }
 
-// decodeTurn decodes the turn at the start of rest (a valid JSON value
-// followed by more array elements) and returns its length in bytes.
-func (r *Record) decodeTurn(rest []byte) (Turn, int, error) {
-	ms, end, err := members(rest, 0)
-	if err != nil {
-		return Turn{}, 0, fmt.Errorf("turn is a %s, not an object", kindOf(rest[:skipValue(rest, 0)]))
+// decodeTurn decodes the turn el of line (its members' offsets are into
+// line).
+func (r *Record) decodeTurn(line []byte, el elem) (Turn, error) {
+	if !el.object {
+		return Turn{}, fmt.Errorf("turn is a %s, not an object", kindOf(line[el.start:el.end]))
 	}
-	b := rest[:end+1]
-	t := Turn{Raw: b}
+	ms := el.members
+	b := line[:el.end] // offsets stay valid; the turn is b[el.start:]
+	t := Turn{Raw: b[el.start:el.end:el.end]}
 	if m, ok := find(ms, r.roleKey); ok {
 		if b[m.start] != '"' {
-			return Turn{}, 0, fmt.Errorf("%q is a %s, not a string", r.roleKey, kindOf(b[m.start:m.end]))
+			return Turn{}, fmt.Errorf("%q is a %s, not a string", r.roleKey, kindOf(b[m.start:m.end]))
 		}
 		t.Name, _ = unquote(b[m.start:m.end])
 	}
@@ -271,7 +262,7 @@ func (r *Record) decodeTurn(rest []byte) (Turn, int, error) {
 	}
 	var text joiner
 	if m, ok := find(ms, r.contKey); ok {
-		t.content = [2]int{m.start, m.end}
+		t.content = [2]int{m.start - el.start, m.end - el.start}
 		v := b[m.start:m.end]
 		switch v[0] {
 		case '"':
@@ -282,21 +273,21 @@ func (r *Record) decodeTurn(rest []byte) (Turn, int, error) {
 			t.contentKind = 'n'
 		case '[':
 			if r.Dialect != DialectOpenAI {
-				return Turn{}, 0, fmt.Errorf("%q is a list, not a string", r.contKey)
+				return Turn{}, fmt.Errorf("%q is a list, not a string", r.contKey)
 			}
 			t.contentKind = 'l'
 			if err := partsText(v, &text, &t.Extra); err != nil {
-				return Turn{}, 0, err
+				return Turn{}, err
 			}
 		default:
-			return Turn{}, 0, fmt.Errorf("%q is a %s, not a string", r.contKey, kindOf(v))
+			return Turn{}, fmt.Errorf("%q is a %s, not a string", r.contKey, kindOf(v))
 		}
 	}
 	if r.Dialect == DialectOpenAI {
 		openAIExtras(b, ms, &t, &text)
 	}
 	t.Text = text.String()
-	return t, len(b), nil
+	return t, nil
 }
 
 // partsText collects the text of a list of content parts. Text parts carry

@@ -88,6 +88,14 @@ type member struct {
 	key        []byte // the key's raw bytes, quotes included
 	keyStart   int    // offset of key
 	start, end int    // the value's span
+	elems      []elem // an array value's elements, when listed (validMembers)
+}
+
+// elem is one element of an array, as a span; for an object, its members.
+type elem struct {
+	start, end int
+	object     bool
+	members    []member
 }
 
 // members lists the members of the object starting at b[i] in order. It

@@ -61,8 +61,10 @@ func validValue(b []byte, i, depth int) (int, bool) {
 
 // validObject validates the object at b[i] and returns the index just past
 // it. When ms is not nil, the object's members are appended to it, with
-// offsets into b: validating and listing a record's top-level members is
-// then one pass instead of two.
+// offsets into b, and each member whose value is an array gets the
+// elements of that array, with the members of those that are objects:
+// validating a record and listing its top-level members and its turns'
+// members is then one pass instead of two.
 func validObject(b []byte, i, depth int, ms *[]member) (int, bool) {
 	if depth >= maxDepth {
 		return i, false
@@ -86,11 +88,17 @@ func validObject(b []byte, i, depth int, ms *[]member) (int, bool) {
 			return i, false
 		}
 		vs := skipSpace(b, i+1)
-		if i, ok = validValue(b, vs, depth+1); !ok {
+		var els []elem
+		if ms != nil && vs < len(b) && b[vs] == '[' {
+			i, els, ok = validElems(b, vs, depth+1)
+		} else {
+			i, ok = validValue(b, vs, depth+1)
+		}
+		if !ok {
 			return i, false
 		}
 		if ms != nil {
-			*ms = append(*ms, member{key: b[ks:ke], keyStart: ks, start: vs, end: i})
+			*ms = append(*ms, member{key: b[ks:ke], keyStart: ks, start: vs, end: i, elems: els})
 		}
 		i = skipSpace(b, i)
 		if i < len(b) && b[i] == ',' {
@@ -101,6 +109,43 @@ func validObject(b []byte, i, depth int, ms *[]member) (int, bool) {
 			return i + 1, true
 		}
 		return i, false
+	}
+}
+
+// validElems validates the array at b[i] like validValue and lists its
+// elements, with the members of those that are objects.
+func validElems(b []byte, i, depth int) (int, []elem, bool) {
+	if depth >= maxDepth {
+		return i, nil, false
+	}
+	i = skipSpace(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil, true
+	}
+	var els []elem
+	for {
+		e := elem{start: i}
+		var ok bool
+		if i < len(b) && b[i] == '{' {
+			e.object = true
+			i, ok = validObject(b, i, depth+1, &e.members)
+		} else {
+			i, ok = validValue(b, i, depth+1)
+		}
+		if !ok {
+			return i, nil, false
+		}
+		e.end = i
+		els = append(els, e)
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ',' {
+			i = skipSpace(b, i+1)
+			continue
+		}
+		if i < len(b) && b[i] == ']' {
+			return i + 1, els, true
+		}
+		return i, nil, false
 	}
 }
 

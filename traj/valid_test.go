@@ -27,7 +27,8 @@ func TestValidMatchesEncodingJSON(t *testing.T) {
 }
 
 // checkValidMembers: validMembers accepts exactly the valid objects and
-// lists the same members as members does.
+// lists the same members as members does, and for each array value the
+// same elements as elements does, with the same members for objects.
 func checkValidMembers(t *testing.T, s string) {
 	t.Helper()
 	b := []byte(s)
@@ -43,15 +44,48 @@ func checkValidMembers(t *testing.T, s string) {
 	if err != nil || end != wend || len(ms) != len(want) {
 		t.Fatalf("validMembers(%.60q): %d members ending at %d, members: %d at %d (%v)", s, len(ms), end, len(want), wend, err)
 	}
-	for i := range ms {
-		if string(ms[i].key) != string(want[i].key) || ms[i].keyStart != want[i].keyStart || ms[i].start != want[i].start || ms[i].end != want[i].end {
-			t.Fatalf("validMembers(%.60q) member %d = %+v, members says %+v", s, i, ms[i], want[i])
+	sameMembers(t, s, ms, want)
+	for _, m := range ms {
+		if b[m.start] != '[' {
+			if m.elems != nil {
+				t.Fatalf("validMembers(%.60q): elements listed for a %s", s, kindOf(b[m.start:m.end]))
+			}
+			continue
+		}
+		els := elements(b, m.start)
+		if len(els) != len(m.elems) {
+			t.Fatalf("validMembers(%.60q): %d elements, elements says %d", s, len(m.elems), len(els))
+		}
+		for j, e := range m.elems {
+			if e.start != els[j][0] || e.end != els[j][1] || e.object != (b[e.start] == '{') {
+				t.Fatalf("validMembers(%.60q): element %d = %+v, elements says %v", s, j, e, els[j])
+			}
+			if e.object {
+				em, _, err := members(b[:e.end], e.start)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameMembers(t, s, e.members, em)
+			}
+		}
+	}
+}
+
+func sameMembers(t *testing.T, s string, got, want []member) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%.60q: %d members, members says %d", s, len(got), len(want))
+	}
+	for i := range got {
+		if string(got[i].key) != string(want[i].key) || got[i].keyStart != want[i].keyStart || got[i].start != want[i].start || got[i].end != want[i].end {
+			t.Fatalf("%.60q: member %d = %+v, members says %+v", s, i, got[i], want[i])
 		}
 	}
 }
 
 func TestValidMembers(t *testing.T) {
-	for _, c := range append(validCases, `{"a":1,"b":{"c":[1,"x"]},"a":"dup"}`, ` { "k" : "v" } `, `{"a":1}x`) {
+	for _, c := range append(validCases, `{"a":1,"b":{"c":[1,"x"]},"a":"dup"}`, ` { "k" : "v" } `, `{"a":1}x`,
+		`{"t": [ {"from": "a", "l": [{"x": 1}, 2]} , [], {}, "s" ], "e": [], "n": [ ]}`) {
 		checkValidMembers(t, c)
 	}
 }

@@ -19,7 +19,9 @@
 // instead of finding fresh ones, which on the virtual machines we measured
 // costs more than the copy itself (bench/README.md, "End to end"). The
 // price: a program that reads the output right after the run reads it from
-// disk.
+// disk. Waiting for a write-back is also where its failure shows (and,
+// once seen, a later fsync would not report it again): it fails that Write,
+// every later one and Commit.
 package atomicfile
 
 import (
@@ -44,18 +46,27 @@ type File struct {
 	written int64 // bytes written through Write
 	flushed int64 // bytes whose write-back was started
 	dropped int64 // bytes dropped from the page cache
+	err     error // a failed write-back: sticky, fails Commit
 }
 
 // Write writes to the temporary file, starting write-back of each
 // completed WritebackChunk and dropping the cached pages DropLag behind.
+// A failed write-back of earlier data is returned here (and by every later
+// Write and by Commit), since the file can no longer be complete.
 func (f *File) Write(p []byte) (int, error) {
+	if f.err != nil {
+		return 0, f.err
+	}
 	n, err := f.File.Write(p)
 	f.written += int64(n)
-	if f.written-f.flushed >= WritebackChunk {
+	if err == nil && f.written-f.flushed >= WritebackChunk {
 		startWriteback(f, f.flushed, f.written-f.flushed)
 		f.flushed = f.written
 		if end := f.flushed - DropLag; end > f.dropped {
-			dropCache(f, f.dropped, end-f.dropped)
+			if werr := dropCache(f, f.dropped, end-f.dropped); werr != nil {
+				f.err = &os.PathError{Op: "write-back", Path: f.path, Err: werr}
+				err = f.err
+			}
 			f.dropped = end
 		}
 	}
@@ -82,14 +93,18 @@ func Create(path string) (*File, error) {
 func (f *File) Path() string { return f.path }
 
 // Commit syncs, closes and renames the file into place, then syncs the
-// directory. On error the temporary file is removed and the destination is
-// untouched. Commit after Commit or Abort is a no-op.
+// directory. On error (including a write-back error seen by an earlier
+// Write) the temporary file is removed and the destination is untouched.
+// Commit after Commit or Abort is a no-op.
 func (f *File) Commit() error {
 	if f.done {
 		return nil
 	}
 	f.done = true
-	err := f.Sync()
+	err := f.err
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.File.Close(); err == nil {
 		err = cerr
 	}

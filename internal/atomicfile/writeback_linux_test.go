@@ -2,8 +2,10 @@ package atomicfile
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -14,7 +16,13 @@ import (
 // that the pages more than DropLag behind the end left the page cache while
 // the last ones are still there, and that the committed file is whole.
 func TestDropsWrittenPages(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "out")
+	dir := t.TempDir()
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err == nil && st.Type == unix.TMPFS_MAGIC {
+		// tmpfs pages are never clean, so there is nothing to drop there.
+		t.Skipf("%s is on tmpfs; set TMPDIR to a disk-backed directory to run this test", dir)
+	}
+	path := filepath.Join(dir, "out")
 	f, err := Create(path)
 	if err != nil {
 		t.Fatal(err)
@@ -67,5 +75,75 @@ func TestDropsWrittenPages(t *testing.T) {
 		if !bytes.Equal(got[off:off+len(block)], block) {
 			t.Fatalf("MiB at %d differs", off)
 		}
+	}
+}
+
+// writeChunks writes n MiB of 'x' to f and returns the first error.
+func writeChunks(f *File, n int) error {
+	block := bytes.Repeat([]byte("x"), 1<<20)
+	for range n {
+		if _, err := f.Write(block); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fakeSyncFileRange makes the waiting form of sync_file_range fail with
+// errno for the rest of the test.
+func fakeSyncFileRange(t *testing.T, errno error) {
+	real := syncFileRange
+	t.Cleanup(func() { syncFileRange = real })
+	syncFileRange = func(fd int, off, n int64, flags int) error {
+		if flags&unix.SYNC_FILE_RANGE_WAIT_AFTER != 0 {
+			return errno
+		}
+		return real(fd, off, n, flags)
+	}
+}
+
+// TestWritebackErrorFailsCommit: a failed write-back seen while dropping
+// pages (which an fsync would then no longer report) fails that Write,
+// every later one and Commit, and leaves nothing in place.
+func TestWritebackErrorFailsCommit(t *testing.T) {
+	fakeSyncFileRange(t, unix.EIO)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out")
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = writeChunks(f, 5*WritebackChunk>>20)
+	if !errors.Is(err, unix.EIO) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Write after a failed write-back: %v, want EIO naming %s", err, path)
+	}
+	if _, err := f.Write([]byte("more")); !errors.Is(err, unix.EIO) {
+		t.Fatalf("the next Write: %v, want EIO", err)
+	}
+	if err := f.Commit(); !errors.Is(err, unix.EIO) {
+		t.Fatalf("Commit: %v, want EIO", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Fatalf("failed Commit left files: %v", ents)
+	}
+}
+
+// TestWritebackUnsupported: a file system without sync_file_range is not
+// an error; the file is written whole.
+func TestWritebackUnsupported(t *testing.T) {
+	fakeSyncFileRange(t, unix.ENOSYS)
+	path := filepath.Join(t.TempDir(), "out")
+	f, err := Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := writeChunks(f, 5*WritebackChunk>>20); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() != 5*WritebackChunk {
+		t.Fatalf("stat: %v, %v", st, err)
 	}
 }

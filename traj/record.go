@@ -119,7 +119,16 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 	fail := func(reason, format string, a ...any) error {
 		return &DecodeError{Pos: pos, Reason: reason, Detail: fmt.Sprintf(format, a...)}
 	}
-	ms, end, ok := validMembers(line)
+	// Validation also lists the turns of the arrays that may hold them.
+	var cand [2]string
+	list := cand[:0]
+	for _, d := range []Dialect{DialectShareGPT, DialectOpenAI} {
+		if s.Dialect == DialectAuto || s.Dialect == d {
+			k, _, _ := s.keys(d)
+			list = append(list, k)
+		}
+	}
+	ms, end, ok := validMembers(line, list)
 	if !ok {
 		if valid(line) {
 			return nil, fail("not_an_object", "a JSON %s", kindOf(line))
@@ -170,6 +179,9 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 		}
 		hasSystem = hasSystem || t.Role == RoleSystem
 		r.Turns = append(r.Turns, t)
+	}
+	for i := range ms {
+		ms[i].elems = nil // the record keeps its members, not its turns' lists
 	}
 	if !hasSystem {
 		for _, k := range []string{"system_prompt", "system"} {

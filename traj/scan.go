@@ -88,10 +88,11 @@ type member struct {
 	key        []byte // the key's raw bytes, quotes included
 	keyStart   int    // offset of key
 	start, end int    // the value's span
-	elems      []elem // an array value's elements, when listed (validMembers)
+	elems      []elem // an array value's elements, when listed (validMembers); Decode clears them
 }
 
-// elem is one element of an array, as a span; for an object, its members.
+// elem is one element of an array, as a span; for an object, its members
+// (with offsets into the same bytes).
 type elem struct {
 	start, end int
 	object     bool
@@ -339,7 +340,7 @@ func Lookup(obj []byte, key string) ([]byte, bool) {
 // scanning it once: vals[i] is the raw value of keys[i], or nil when the
 // object has no such key. ok is false when obj is not a valid JSON object.
 func Fields(obj []byte, keys ...string) (vals [][]byte, ok bool) {
-	ms, _, ok := validMembers(obj)
+	ms, _, ok := validMembers(obj, nil)
 	if !ok {
 		return nil, false
 	}

@@ -23,7 +23,7 @@ func validValue(b []byte, i, depth int) (int, bool) {
 	}
 	switch c := b[i]; c {
 	case '{':
-		return validObject(b, i, depth, nil)
+		return validObject(b, i, depth, nil, nil)
 	case '[':
 		if depth >= maxDepth {
 			return i, false
@@ -61,11 +61,11 @@ func validValue(b []byte, i, depth int) (int, bool) {
 
 // validObject validates the object at b[i] and returns the index just past
 // it. When ms is not nil, the object's members are appended to it, with
-// offsets into b, and each member whose value is an array gets the
-// elements of that array, with the members of those that are objects:
-// validating a record and listing its top-level members and its turns'
-// members is then one pass instead of two.
-func validObject(b []byte, i, depth int, ms *[]member) (int, bool) {
+// offsets into b, and each member named in list (see [keyIs]) whose value
+// is an array gets its elements listed (see validElems): validating a
+// record, listing its top-level members and listing its turns' members is
+// then one pass instead of two.
+func validObject(b []byte, i, depth int, ms *[]member, list []string) (int, bool) {
 	if depth >= maxDepth {
 		return i, false
 	}
@@ -89,7 +89,7 @@ func validObject(b []byte, i, depth int, ms *[]member) (int, bool) {
 		}
 		vs := skipSpace(b, i+1)
 		var els []elem
-		if ms != nil && vs < len(b) && b[vs] == '[' {
+		if ms != nil && vs < len(b) && b[vs] == '[' && keyIn(b[ks:ke], list) {
 			i, els, ok = validElems(b, vs, depth+1)
 		} else {
 			i, ok = validValue(b, vs, depth+1)
@@ -112,8 +112,21 @@ func validObject(b []byte, i, depth int, ms *[]member) (int, bool) {
 	}
 }
 
+// keyIn reports whether the raw quoted key is one of names.
+func keyIn(key []byte, names []string) bool {
+	for _, n := range names {
+		if keyIs(key, n) {
+			return true
+		}
+	}
+	return false
+}
+
 // validElems validates the array at b[i] like validValue and lists its
-// elements, with the members of those that are objects.
+// elements, with the members of those that are objects (their own arrays
+// are not listed). Listing stops after the first element that is not an
+// object, which is all a reader of turns needs to report it; validation
+// goes on to the end.
 func validElems(b []byte, i, depth int) (int, []elem, bool) {
 	if depth >= maxDepth {
 		return i, nil, false
@@ -123,20 +136,24 @@ func validElems(b []byte, i, depth int) (int, []elem, bool) {
 		return i + 1, nil, true
 	}
 	var els []elem
+	listing := true
 	for {
 		e := elem{start: i}
 		var ok bool
-		if i < len(b) && b[i] == '{' {
+		if listing && i < len(b) && b[i] == '{' {
 			e.object = true
-			i, ok = validObject(b, i, depth+1, &e.members)
+			i, ok = validObject(b, i, depth+1, &e.members, nil)
 		} else {
 			i, ok = validValue(b, i, depth+1)
 		}
 		if !ok {
 			return i, nil, false
 		}
-		e.end = i
-		els = append(els, e)
+		if listing {
+			e.end = i
+			els = append(els, e)
+			listing = e.object
+		}
 		i = skipSpace(b, i)
 		if i < len(b) && b[i] == ',' {
 			i = skipSpace(b, i+1)
@@ -150,14 +167,16 @@ func validElems(b []byte, i, depth int) (int, []elem, bool) {
 }
 
 // validMembers is valid(b) && b holds an object, and that object's
-// members and the index of its closing brace, as members returns them.
-func validMembers(b []byte) ([]member, int, bool) {
+// members and the index of its closing brace, as members returns them;
+// the array values of the members named in list also get their elements
+// (validElems).
+func validMembers(b []byte, list []string) ([]member, int, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, 0, false
 	}
 	var ms []member
-	end, ok := validObject(b, i, 0, &ms)
+	end, ok := validObject(b, i, 0, &ms, list)
 	if !ok || skipSpace(b, end) != len(b) {
 		return nil, 0, false
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/bits"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -26,13 +27,19 @@ func TestValidMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// listed are the keys whose arrays checkValidMembers asks validMembers to
+// list.
+var listed = []string{"conversations", "messages", "t"}
+
 // checkValidMembers: validMembers accepts exactly the valid objects and
-// lists the same members as members does, and for each array value the
-// same elements as elements does, with the same members for objects.
+// lists the same members as members does; for each array value of a key in
+// listed, the same elements as elements does up to and including the first
+// one that is not an object, with the same members for objects; and no
+// other elements (not those of other keys, nor arrays inside elements).
 func checkValidMembers(t *testing.T, s string) {
 	t.Helper()
 	b := []byte(s)
-	ms, end, ok := validMembers(b)
+	ms, end, ok := validMembers(b, listed)
 	isObj := json.Valid(b) && strings.TrimLeft(s, " \t\r\n")[0] == '{'
 	if ok != isObj {
 		t.Fatalf("validMembers(%.60q) ok = %v, want %v", s, ok, isObj)
@@ -46,15 +53,21 @@ func checkValidMembers(t *testing.T, s string) {
 	}
 	sameMembers(t, s, ms, want)
 	for _, m := range ms {
-		if b[m.start] != '[' {
+		if b[m.start] != '[' || !keyIn(m.key, listed) {
 			if m.elems != nil {
-				t.Fatalf("validMembers(%.60q): elements listed for a %s", s, kindOf(b[m.start:m.end]))
+				t.Fatalf("validMembers(%.60q): elements listed for %s", s, m.key)
 			}
 			continue
 		}
 		els := elements(b, m.start)
+		for j, e := range els {
+			if b[e[0]] != '{' {
+				els = els[:j+1] // listing stops after the first non-object
+				break
+			}
+		}
 		if len(els) != len(m.elems) {
-			t.Fatalf("validMembers(%.60q): %d elements, elements says %d", s, len(m.elems), len(els))
+			t.Fatalf("validMembers(%.60q): %d elements, want %d", s, len(m.elems), len(els))
 		}
 		for j, e := range m.elems {
 			if e.start != els[j][0] || e.end != els[j][1] || e.object != (b[e.start] == '{') {
@@ -66,8 +79,16 @@ func checkValidMembers(t *testing.T, s string) {
 					t.Fatal(err)
 				}
 				sameMembers(t, s, e.members, em)
+				for _, m := range e.members {
+					if m.elems != nil {
+						t.Fatalf("validMembers(%.60q): an element's array %s was listed", s, m.key)
+					}
+				}
 			}
 		}
+	}
+	if ms, _, _ := validMembers(b, nil); slices.ContainsFunc(ms, func(m member) bool { return m.elems != nil }) {
+		t.Fatalf("validMembers(%.60q, nil) listed elements", s)
 	}
 }
 
@@ -84,8 +105,15 @@ func sameMembers(t *testing.T, s string, got, want []member) {
 }
 
 func TestValidMembers(t *testing.T) {
+	// Around encoding/json's nesting limit, inside a listed array.
+	for _, n := range []int{9997, 9998, 9999, 10000} {
+		checkValidMembers(t, `{"t":[`+strings.Repeat(`{"a":[`, n/2)+strings.Repeat(`]}`, n/2)+`]}`)
+		checkValidMembers(t, `{"t":`+strings.Repeat(`[`, n)+strings.Repeat(`]`, n)+`}`)
+	}
 	for _, c := range append(validCases, `{"a":1,"b":{"c":[1,"x"]},"a":"dup"}`, ` { "k" : "v" } `, `{"a":1}x`,
-		`{"t": [ {"from": "a", "l": [{"x": 1}, 2]} , [], {}, "s" ], "e": [], "n": [ ]}`) {
+		`{"t": [ {"from": "a", "l": [{"x": 1}, 2]} , {}, "s", {"y": 1} ], "e": [{"z": 2}], "n": [ ], "messages": [1]}`,
+		`{"conversations": [{"from": "human", "value": "x"}], "t": [[{"a": 1}]]}`,
+		`{"t": [{"a": 1}, {"b": [1, 2]}]}`) {
 		checkValidMembers(t, c)
 	}
 }

@@ -25,28 +25,8 @@ func validValue(b []byte, i, depth int) (int, bool) {
 	case '{':
 		return validObject(b, i, depth, nil, nil)
 	case '[':
-		if depth >= maxDepth {
-			return i, false
-		}
-		i = skipSpace(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, true
-		}
-		for {
-			var ok bool
-			if i, ok = validValue(b, i, depth+1); !ok {
-				return i, false
-			}
-			i = skipSpace(b, i)
-			if i < len(b) && b[i] == ',' {
-				i = skipSpace(b, i+1)
-				continue
-			}
-			if i < len(b) && b[i] == ']' {
-				return i + 1, true
-			}
-			return i, false
-		}
+		i, _, ok := validElems(b, i, depth, false)
+		return i, ok
 	case '"':
 		return validString(b, i)
 	case 't':
@@ -90,7 +70,7 @@ func validObject(b []byte, i, depth int, ms *[]member, list []string) (int, bool
 		vs := skipSpace(b, i+1)
 		var els []elem
 		if ms != nil && vs < len(b) && b[vs] == '[' && keyIn(b[ks:ke], list) {
-			i, els, ok = validElems(b, vs, depth+1)
+			i, els, ok = validElems(b, vs, depth+1, true)
 		} else {
 			i, ok = validValue(b, vs, depth+1)
 		}
@@ -122,12 +102,12 @@ func keyIn(key []byte, names []string) bool {
 	return false
 }
 
-// validElems validates the array at b[i] like validValue and lists its
-// elements, with the members of those that are objects (their own arrays
-// are not listed). Listing stops after the first element that is not an
-// object, which is all a reader of turns needs to report it; validation
-// goes on to the end.
-func validElems(b []byte, i, depth int) (int, []elem, bool) {
+// validElems validates the array at b[i] and returns the index just past
+// it. With list it also lists the array's elements, with the members of
+// those that are objects (their own arrays are not listed). Listing stops
+// after the first element that is not an object, which is all a reader of
+// turns needs to report it; validation goes on to the end.
+func validElems(b []byte, i, depth int, list bool) (int, []elem, bool) {
 	if depth >= maxDepth {
 		return i, nil, false
 	}
@@ -136,7 +116,7 @@ func validElems(b []byte, i, depth int) (int, []elem, bool) {
 		return i + 1, nil, true
 	}
 	var els []elem
-	listing := true
+	listing := list
 	for {
 		e := elem{start: i}
 		var ok bool

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 
 	"github.com/trajcompress/trajcompress/format/internal/jsonval"
+	"github.com/trajcompress/trajcompress/traj"
 )
 
 // fileMagic opens an Arrow IPC file (Feather v2); a stream has no magic.
@@ -181,7 +182,7 @@ func (r *Reader) appendRow(dst []byte, rec arrow.Record, i int) ([]byte, error) 
 		if j > 0 {
 			dst = append(dst, ',')
 		}
-		dst = jsonval.AppendString(dst, f.Name)
+		dst = traj.AppendString(dst, f.Name)
 		dst = append(dst, ':')
 		var err error
 		if dst, err = appendValue(dst, f, rec.Column(j), i); err != nil {
@@ -259,13 +260,13 @@ func appendValue(dst []byte, f arrow.Field, arr arrow.Array, i int) ([]byte, err
 				dst = append(dst, ',')
 			}
 			if s, ok := keys.(*array.String); ok {
-				dst = jsonval.AppendString(dst, s.Value(int(k)))
+				dst = traj.AppendString(dst, s.Value(int(k)))
 			} else {
 				kb, err := appendValue(nil, mt.KeyField(), keys, int(k))
 				if err != nil {
 					return nil, err
 				}
-				dst = jsonval.AppendString(dst, string(kb))
+				dst = traj.AppendString(dst, string(kb))
 			}
 			dst = append(dst, ':')
 			var err error
@@ -296,7 +297,7 @@ func appendValue(dst []byte, f arrow.Field, arr arrow.Array, i int) ([]byte, err
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = jsonval.AppendString(dst, cf.Name)
+			dst = traj.AppendString(dst, cf.Name)
 			dst = append(dst, ':')
 			var err error
 			if dst, err = appendValue(dst, cf, a.Field(j), i); err != nil {
@@ -315,7 +316,7 @@ func appendValue(dst []byte, f arrow.Field, arr arrow.Array, i int) ([]byte, err
 		return appendValue(dst, sf, a.Storage(), i)
 	}
 	// Decimals, intervals and other rare types: their canonical text form.
-	return jsonval.AppendString(dst, arr.ValueStr(i)), nil
+	return traj.AppendString(dst, arr.ValueStr(i)), nil
 }
 
 func elemField(dt arrow.DataType) arrow.Field {
@@ -331,7 +332,7 @@ func appendText(dst []byte, f arrow.Field, s string) []byte {
 			return jsonval.Append(dst, v)
 		}
 	}
-	return jsonval.AppendString(dst, s)
+	return traj.AppendString(dst, s)
 }
 
 func appendBase64(dst, b []byte) []byte {

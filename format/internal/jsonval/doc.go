@@ -4,9 +4,10 @@
 // Decode turns one JSON value into a tree of nil, bool, [json.Number],
 // string, []any and *[Object] (an object that keeps its key order). Numbers
 // stay [json.Number] text, so integers above 2^53 are never rounded through
-// float64. Append writes such a tree back as compact JSON; AppendString and
-// AppendFloat are the scalar encoders both codecs use when they turn a row
-// into a JSON object.
+// float64. Append writes such a tree back as compact JSON; AppendFloat is
+// the float encoder both codecs use when they turn a row into a JSON object
+// (strings go through traj.AppendString, as everywhere: control characters
+// escaped, HTML characters not, invalid UTF-8 as U+FFFD).
 //
 // Infer derives a column [Type] tree from sample JSON objects; the rules are
 // documented on [Infer].

@@ -142,7 +142,7 @@ func Append(dst []byte, v any) []byte {
 	case json.Number:
 		return append(dst, v...)
 	case string:
-		return AppendString(dst, v)
+		return traj.AppendString(dst, v)
 	case []any:
 		dst = append(dst, '[')
 		for i, e := range v {
@@ -158,7 +158,7 @@ func Append(dst []byte, v any) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = AppendString(dst, k)
+			dst = traj.AppendString(dst, k)
 			dst = append(dst, ':')
 			dst = Append(dst, v.Vals[i])
 		}
@@ -166,11 +166,6 @@ func Append(dst []byte, v any) []byte {
 	}
 	panic(fmt.Sprintf("jsonval: cannot encode %T", v))
 }
-
-// AppendString appends s as a JSON string ([traj.AppendString]: control
-// characters escaped, HTML characters not, invalid UTF-8 as U+FFFD, the
-// only lossy case: Parquet and Arrow strings should be UTF-8 already).
-func AppendString(dst []byte, s string) []byte { return traj.AppendString(dst, s) }
 
 // AppendFloat appends f (of the given bit size, 32 or 64) as the shortest
 // JSON number that parses back to the same value. Integral values keep a

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/trajcompress/trajcompress/internal/testenv"
 )
 
 // inUnicode16 reports whether s holds a code point assigned in Unicode
@@ -72,7 +74,7 @@ func TestAgainstOracle(t *testing.T) {
 			}
 		})
 		t.Run(name+"/real", func(t *testing.T) {
-			dir := realDataDir(t)
+			dir := testenv.RealDataDir()
 			if dir == "" {
 				t.Skip("shared real data absent")
 			}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trajcompress/trajcompress/format/jsonl"
+	"github.com/trajcompress/trajcompress/internal/testenv"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/traj"
@@ -19,8 +20,7 @@ import (
 // realFiles lists the JSONL files of ../shared/data/real, or skips.
 func realFiles(t *testing.T) []string {
 	t.Helper()
-	dir := filepath.Join(repoRoot(t), "..", "shared", "data", "real")
-	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
+	files, dir := testenv.RealJSONL()
 	if len(files) == 0 {
 		t.Skipf("no real data at %s (it lives beside the repository, in shared/)", dir)
 	}

@@ -34,18 +34,41 @@ func ModuleRoot() (string, error) {
 	}
 }
 
-// RealDataDir returns ../shared/data/real relative to the module root, or
-// "" when it is absent (a clone without the shared data).
-func RealDataDir() string {
+// realPath is ../shared/data/real relative to the module root, present or
+// not ("" when the module root is not found).
+func realPath() string {
 	root, err := ModuleRoot()
 	if err != nil {
 		return ""
 	}
-	real := filepath.Join(root, "..", "shared", "data", "real")
-	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+	return filepath.Join(root, "..", "shared", "data", "real")
+}
+
+// RealDataDir returns ../shared/data/real relative to the module root, or
+// "" when it is absent (a clone without the shared data).
+func RealDataDir() string {
+	real := realPath()
+	if fi, err := os.Stat(real); real == "" || err != nil || !fi.IsDir() {
 		return ""
 	}
 	return real
+}
+
+// RealJSONL returns the real data's JSONL files (dir/*/*.jsonl, sorted),
+// none when the data is absent, and the directory it looked in, for a
+// test's skip message.
+func RealJSONL() (files []string, dir string) {
+	dir = realPath()
+	if dir == "" {
+		return nil, dir
+	}
+	return jsonlFiles(dir), dir
+}
+
+func jsonlFiles(dir string) []string {
+	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl")) // the pattern is well formed
+	sort.Strings(files)
+	return files
 }
 
 // turnKeys are the JSON keys whose string values are turn texts in the
@@ -57,11 +80,7 @@ var turnKeys = map[string]bool{"content": true, "value": true, "system_prompt": 
 // order, stopping once limit bytes are collected (limit <= 0: all). The
 // order is deterministic.
 func RealTurnTexts(dir string, limit int) ([]string, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(files)
+	files := jsonlFiles(dir)
 	var texts []string
 	total := 0
 	for _, file := range files {

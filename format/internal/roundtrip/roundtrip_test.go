@@ -217,8 +217,7 @@ func readJSONL(t *testing.T, path string) [][]byte {
 // installed it also runs verify.mjs on the outputs. Skipped when the shared
 // data is absent.
 func TestRealData(t *testing.T) {
-	real := filepath.Join(moduleRoot(t), "..", "shared", "data", "real")
-	files, _ := filepath.Glob(filepath.Join(real, "*", "*.jsonl"))
+	files, real := testenv.RealJSONL()
 	if len(files) == 0 {
 		t.Skipf("no real data under %s", real)
 	}

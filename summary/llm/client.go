@@ -208,22 +208,30 @@ func (c *Client) fail(ctx context.Context, id string, err error) error {
 	}
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Fatal() {
-		var hint string
-		switch ae.Cause {
-		case CauseAuth:
-			hint = fmt.Sprintf("%s rejected the API key from $%s", c.cfg.BaseURL, c.cfg.APIKeyEnv)
-		case CauseQuota:
-			hint = fmt.Sprintf("the account behind $%s at %s is out of credits or quota", c.cfg.APIKeyEnv, c.cfg.BaseURL)
-		default:
-			hint = fmt.Sprintf("%s does not serve model %q (check base_url and model)", c.cfg.BaseURL, c.cfg.Model)
-		}
-		f := fmt.Errorf("%w: %s: %w", summary.ErrFatal, hint, ae)
-		c.fatal.CompareAndSwap(nil, &f)
+		f := c.setFatal(ae)
 		c.count(func(s *Stats) { s.Fatal++ })
 		return f
 	}
 	c.count(func(s *Stats) { s.Failed++ })
 	return fmt.Errorf("llm: %s: %w", id, err)
+}
+
+// setFatal records ae as the run's fatal error, unless one was recorded
+// before, and returns the error wrapping [summary.ErrFatal] with a hint
+// naming the setting to check.
+func (c *Client) setFatal(ae *APIError) error {
+	var hint string
+	switch ae.Cause {
+	case CauseAuth:
+		hint = fmt.Sprintf("%s rejected the API key from $%s", c.cfg.BaseURL, c.cfg.APIKeyEnv)
+	case CauseQuota:
+		hint = fmt.Sprintf("the account behind $%s at %s is out of credits or quota", c.cfg.APIKeyEnv, c.cfg.BaseURL)
+	default:
+		hint = fmt.Sprintf("%s does not serve model %q (check base_url and model)", c.cfg.BaseURL, c.cfg.Model)
+	}
+	f := fmt.Errorf("%w: %s: %w", summary.ErrFatal, hint, ae)
+	c.fatal.CompareAndSwap(nil, &f)
+	return f
 }
 
 // call is the state of one Summarize call.
@@ -340,6 +348,9 @@ func (r *call) send(ctx context.Context, msgs []message) (string, error) {
 		text, u, err := c.attempt(ctx, body, msgs, promptEst, maxTokens)
 		if ctx.Err() != nil {
 			return "", ctx.Err()
+		}
+		if f := c.fatal.Load(); f != nil && !u.sent {
+			return "", *f // another call's fatal error came while this one waited
 		}
 		if u.sent {
 			r.res.APICalls++
@@ -476,6 +487,11 @@ func (c *Client) attempt(ctx context.Context, body []byte, msgs []message, promp
 		return "", u, nil
 	}
 	defer func() { <-c.sem }()
+	// A call holding the slot records a fatal error before it lets the slot
+	// go, so with MaxConcurrent 1 nothing is sent after a 401.
+	if c.fatal.Load() != nil {
+		return "", u, nil
+	}
 
 	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
 	defer cancel()
@@ -494,7 +510,11 @@ func (c *Client) attempt(ctx context.Context, body []byte, msgs []message, promp
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if resp.StatusCode/100 != 2 {
-		return "", u, c.apiErr(statusError(resp.StatusCode, raw, resp.Header, c.now()))
+		ae := c.apiErr(statusError(resp.StatusCode, raw, resp.Header, c.now()))
+		if ae.Fatal() {
+			c.setFatal(ae)
+		}
+		return "", u, ae
 	}
 	if err != nil {
 		return "", u, c.transportErr(actx, resp.StatusCode, err)

@@ -298,6 +298,38 @@ func TestFatal(t *testing.T) {
 	}
 }
 
+// TestFatalConcurrentWaiters: calls queued for the only request slot must
+// see the fatal error of the call holding it and send nothing. The marker
+// used to be set after the slot was released, so a waiter could slip in a
+// second request (CI saw "2 requests after a 401").
+func TestFatalConcurrentWaiters(t *testing.T) {
+	for round := range 20 {
+		srv, url := serve(t, mock.Config{APIKey: "another-key"}) // every request gets 401
+		c := client(t, url, func(cfg *Config) { cfg.MaxConcurrent = 1 })
+		var wg sync.WaitGroup
+		errs := make([]error, 16)
+		for i := range errs {
+			wg.Go(func() {
+				req := region(2, 50)
+				req.Start = i // a distinct prompt each, so the cache cannot answer
+				_, errs[i] = c.Summarize(context.Background(), req)
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if !errors.Is(err, summary.ErrFatal) {
+				t.Fatalf("round %d: call %d: error %v is not fatal", round, i, err)
+			}
+		}
+		if n := srv.Requests(); n != 1 {
+			t.Fatalf("round %d: %d requests after a 401, want 1", round, n)
+		}
+		if st := c.Stats(); st.Fatal != int64(len(errs)) || st.Calls != 1 {
+			t.Fatalf("round %d: stats = %+v", round, st)
+		}
+	}
+}
+
 func TestBadRequestNotRetried(t *testing.T) {
 	srv, url := serve(t, mock.Config{})
 	c := client(t, url, nil)

@@ -144,7 +144,8 @@ func (c *Client) count(f func(s *Stats)) {
 
 // Summarize summarises req.Turns. The text starts with [summary.Prefix]
 // exactly once. Errors:
-//   - ctx's error (wrapped) as soon as ctx is done;
+//   - ctx's error (wrapped) as soon as ctx is done, unless an answer
+//     had already arrived: that one is billed, so it is returned and cached;
 //   - an error wrapping [summary.ErrFatal] and an [*APIError] for bad
 //     credentials (401/403), exhausted credits or quota (402, quota 429)
 //     and a wrong model or base URL (404); once one occurred, every later
@@ -346,12 +347,8 @@ func (r *call) send(ctx context.Context, msgs []message) (string, error) {
 			return "", *f
 		}
 		text, u, err := c.attempt(ctx, body, msgs, promptEst, maxTokens)
-		if ctx.Err() != nil {
-			return "", ctx.Err()
-		}
-		if f := c.fatal.Load(); f != nil && !u.sent {
-			return "", *f // another call's fatal error came while this one waited
-		}
+		// A request that was sent is counted (and a complete answer kept)
+		// even when ctx ended meanwhile: the provider bills it.
 		if u.sent {
 			r.res.APICalls++
 			r.res.PromptTokens += u.prompt
@@ -361,9 +358,15 @@ func (r *call) send(ctx context.Context, msgs []message) (string, error) {
 				s.PromptTokens += int64(u.prompt)
 				s.CompletionTokens += int64(u.completion)
 			})
+			if err == nil {
+				return text, nil
+			}
 		}
-		if err == nil {
-			return text, nil
+		if ctx.Err() != nil {
+			return "", ctx.Err()
+		}
+		if f := c.fatal.Load(); f != nil && !u.sent {
+			return "", *f // another call's fatal error came while this one waited
 		}
 		last = err
 		retry := err.Retryable() && attempt+1 < c.cfg.MaxRetries

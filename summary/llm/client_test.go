@@ -330,6 +330,43 @@ func TestFatalConcurrentWaiters(t *testing.T) {
 	}
 }
 
+// cancelCounter cancels a context the first time it counts; the client
+// counts an answer without usage after it arrived, so the context ends
+// between the answer and the return.
+type cancelCounter struct {
+	quarter
+	cancel context.CancelFunc
+}
+
+func (c cancelCounter) Count(s string) int {
+	c.cancel()
+	return c.quarter.Count(s)
+}
+
+// TestAnswerKeptWhenContextEnds: a request that was answered is counted
+// and its summary kept and cached although ctx ended right after: the
+// provider bills it, and a rerun must not pay again.
+func TestAnswerKeptWhenContextEnds(t *testing.T) {
+	srv, url := serve(t, mock.Config{OmitUsage: true})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c := client(t, url, func(c *Config) { c.Counter = cancelCounter{cancel: cancel} })
+	res, err := c.Summarize(ctx, region(2, 100))
+	if ctx.Err() == nil {
+		t.Fatal("the context did not end during the call")
+	}
+	if err != nil || !strings.HasPrefix(res.Text, summary.Prefix) || res.APICalls != 1 {
+		t.Fatalf("Summarize = %+v, %v; want the billed answer", res, err)
+	}
+	if st := c.Stats(); st.Calls != 1 || st.Summaries != 1 {
+		t.Errorf("stats = %+v", st)
+	}
+	again, err := c.Summarize(context.Background(), region(2, 100))
+	if err != nil || !again.CacheHit || srv.Requests() != 1 {
+		t.Errorf("rerun: %+v, %v, %d requests; want a cache hit", again, err, srv.Requests())
+	}
+}
+
 func TestBadRequestNotRetried(t *testing.T) {
 	srv, url := serve(t, mock.Config{})
 	c := client(t, url, nil)

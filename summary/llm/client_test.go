@@ -184,7 +184,7 @@ func TestRetryThenSuccess(t *testing.T) {
 			Body: `{"error":{"code":502,"message":"provider returned error"}}`}, CauseServerError, nil},
 		{"connection dropped", mock.Fault{Kind: mock.KindDrop}, CauseConnection, nil},
 		{"hang past the timeout", mock.Fault{Kind: mock.KindHang}, CauseTimeout,
-			func(c *Config) { c.Timeout = 200 * time.Millisecond }},
+			func(c *Config) { c.Timeout = time.Second }}, // the retry must also answer within it
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

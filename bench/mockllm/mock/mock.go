@@ -223,11 +223,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	promptTokens := (promptChars + 3) / 4
 
 	f := s.next(r, raw, req, promptTokens)
-	defer func() {
+	// The request stops counting as in flight before the client can see its
+	// end, or a client's next request could be counted alongside it.
+	leave := sync.OnceFunc(func() {
 		s.mu.Lock()
 		s.inFlight--
 		s.mu.Unlock()
-	}()
+	})
+	defer leave()
 	if d := s.cfg.Latency + f.Delay; d > 0 {
 		select {
 		case <-time.After(d):
@@ -236,7 +239,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case <-s.stop:
 		}
 	}
-	s.answer(w, r, req, f, promptTokens)
+	s.answer(w, r, req, f, promptTokens, leave)
 }
 
 // next picks the fault for a request and records it.
@@ -282,7 +285,9 @@ func (s *Server) next(r *http.Request, raw []byte, req ChatRequest, promptTokens
 	return f
 }
 
-func (s *Server) answer(w http.ResponseWriter, r *http.Request, req ChatRequest, f Fault, promptTokens int) {
+// answer writes f's reply. leave is called before a dropped connection
+// is closed.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, req ChatRequest, f Fault, promptTokens int, leave func()) {
 	switch f.Kind {
 	case KindRateLimit:
 		if f.RetryAfter != "" {
@@ -325,6 +330,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, req ChatRequest,
 	case KindDrop:
 		if hj, ok := w.(http.Hijacker); ok {
 			if conn, _, err := hj.Hijack(); err == nil {
+				leave()
 				conn.Close()
 				return
 			}

@@ -475,7 +475,9 @@ func (c *Client) store(key string, e entry) {
 	}
 }
 
-// attempt sends one request within the rate and concurrency limits.
+// attempt sends one request within the rate and concurrency limits. It
+// sends nothing and returns a nil error (u.sent false) when ctx ends while
+// it waits, or when a fatal error was recorded before it got its slot.
 func (c *Client) attempt(ctx context.Context, body []byte, msgs []message, promptEst, maxTokens int) (string, usage, *APIError) {
 	var u usage
 	if err := c.rpm.wait(ctx, 1); err != nil {

@@ -32,7 +32,8 @@ type Options struct {
 	Fallback summary.Summarizer
 	// RecordTimeout bounds the time of one record from the start of its
 	// Compress call (0: none); the summarizer gets what is left. A record
-	// that times out is summary_failed, never dropped.
+	// whose summary has not arrived by then is summary_failed, never
+	// dropped (a summary that arrived in time is used).
 	RecordTimeout time.Duration
 
 	SummaryRole traj.Role // role of the summary turn; "" means user (as the peer)

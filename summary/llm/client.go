@@ -363,32 +363,39 @@ func (r *call) send(ctx context.Context, msgs []message) (string, error) {
 			}
 		}
 		if ctx.Err() != nil {
+			if u.sent { // a request cut off by ctx failed; it is not retried
+				r.noteError(err, false)
+			}
 			return "", ctx.Err()
 		}
 		if f := c.fatal.Load(); f != nil && !u.sent {
 			return "", *f // another call's fatal error came while this one waited
 		}
 		last = err
-		retry := err.Retryable() && attempt+1 < c.cfg.MaxRetries
-		r.res.APIErrors++
-		if retry {
-			if r.res.Retries == nil {
-				r.res.Retries = map[string]int{}
-			}
-			r.res.Retries[err.Cause]++
-		}
-		c.count(func(s *Stats) {
-			s.APIErrors++
-			s.ErrorsByCause[err.Cause]++
-			if retry {
-				s.Retries[err.Cause]++
-			}
-		})
+		r.noteError(err, err.Retryable() && attempt+1 < c.cfg.MaxRetries)
 		if !err.Retryable() {
 			return "", err
 		}
 	}
 	return "", fmt.Errorf("summary failed after %d attempts: %w", c.cfg.MaxRetries, last)
+}
+
+// noteError counts a failed request, and its retry when retry is set.
+func (r *call) noteError(err *APIError, retry bool) {
+	r.res.APIErrors++
+	if retry {
+		if r.res.Retries == nil {
+			r.res.Retries = map[string]int{}
+		}
+		r.res.Retries[err.Cause]++
+	}
+	r.c.count(func(s *Stats) {
+		s.APIErrors++
+		s.ErrorsByCause[err.Cause]++
+		if retry {
+			s.Retries[err.Cause]++
+		}
+	})
 }
 
 // backoff is the wait before retry k+1: min(RetryDelay·2^k, MaxRetryDelay)
@@ -476,8 +483,8 @@ func (c *Client) store(key string, e entry) {
 }
 
 // attempt sends one request within the rate and concurrency limits. It
-// sends nothing and returns a nil error (u.sent false) when ctx ends while
-// it waits, or when a fatal error was recorded before it got its slot.
+// sends nothing and returns a nil error (u.sent false) when ctx has ended
+// before it got its slot, or a fatal error was recorded by then.
 func (c *Client) attempt(ctx context.Context, body []byte, msgs []message, promptEst, maxTokens int) (string, usage, *APIError) {
 	var u usage
 	if err := c.rpm.wait(ctx, 1); err != nil {
@@ -493,8 +500,9 @@ func (c *Client) attempt(ctx context.Context, body []byte, msgs []message, promp
 	}
 	defer func() { <-c.sem }()
 	// A call holding the slot records a fatal error before it lets the slot
-	// go, so with MaxConcurrent 1 nothing is sent after a 401.
-	if c.fatal.Load() != nil {
+	// go, so with MaxConcurrent 1 nothing is sent after a 401. (The select
+	// above picks at random when ctx had already ended: check it again.)
+	if ctx.Err() != nil || c.fatal.Load() != nil {
 		return "", u, nil
 	}
 

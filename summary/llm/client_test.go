@@ -301,7 +301,9 @@ func TestFatal(t *testing.T) {
 // TestFatalConcurrentWaiters: calls queued for the only request slot must
 // see the fatal error of the call holding it and send nothing. The marker
 // used to be set after the slot was released, so a waiter could slip in a
-// second request (CI saw "2 requests after a 401").
+// second request (CI saw "2 requests after a 401"). Without the re-check
+// after taking the slot this fails every run; with the marker set late it
+// fails most runs under -race (as `make test` runs it), rarely without.
 func TestFatalConcurrentWaiters(t *testing.T) {
 	for round := range 20 {
 		srv, url := serve(t, mock.Config{APIKey: "another-key"}) // every request gets 401
@@ -364,6 +366,46 @@ func TestAnswerKeptWhenContextEnds(t *testing.T) {
 	again, err := c.Summarize(context.Background(), region(2, 100))
 	if err != nil || !again.CacheHit || srv.Requests() != 1 {
 		t.Errorf("rerun: %+v, %v, %d requests; want a cache hit", again, err, srv.Requests())
+	}
+}
+
+// TestEndedContextSendsNothing: a call whose ctx had already ended sends
+// nothing and counts nothing (the slot's select used to pick the slot
+// about half the time, and the failed Do counted as a call).
+func TestEndedContextSendsNothing(t *testing.T) {
+	srv, url := serve(t, mock.Config{})
+	c := client(t, url, nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i := range 200 {
+		req := region(2, 50)
+		req.Start = i
+		res, err := c.Summarize(ctx, req)
+		if !errors.Is(err, context.Canceled) || res.APICalls != 0 {
+			t.Fatalf("call %d: %+v, %v", i, res, err)
+		}
+	}
+	if st := c.Stats(); st.Calls != 0 || st.APIErrors != 0 || srv.Requests() != 0 {
+		t.Errorf("stats %+v, %d requests; want nothing sent or counted", st, srv.Requests())
+	}
+}
+
+// TestRequestCutOffByContext: a request that ctx cuts off is a call and a
+// failed request (cause timeout), so the success rate does not rise.
+func TestRequestCutOffByContext(t *testing.T) {
+	_, url := serve(t, mock.Config{Latency: 2 * time.Second})
+	c := client(t, url, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	res, err := c.Summarize(ctx, region(2, 50))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("error %v, want the deadline", err)
+	}
+	if res.APICalls != 1 || res.APIErrors != 1 {
+		t.Errorf("result counts %d calls, %d errors; want 1 and 1", res.APICalls, res.APIErrors)
+	}
+	if st := c.Stats(); st.Calls != 1 || st.APIErrors != 1 || st.ErrorsByCause[CauseTimeout] != 1 || st.Failed != 1 {
+		t.Errorf("stats = %+v", st)
 	}
 }
 

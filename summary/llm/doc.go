@@ -30,7 +30,9 @@
 // more. When the attempts run out, Summarize returns a non-fatal error
 // wrapping the last [*APIError]: the caller keeps the record unchanged. No
 // placeholder summary is ever produced. When ctx is done, Summarize returns
-// ctx's error at once, also during a backoff or a rate-limit wait.
+// ctx's error at once, also during a backoff or a rate-limit wait, unless
+// a complete answer had already arrived: that one was billed, so it is
+// returned and cached.
 //
 // # Limits, cache, usage
 //

@@ -15,13 +15,13 @@
 // its pages from the page cache (Linux, on filesystems whose writes go
 // through the file's own page cache: measured on ext4, expected on XFS and
 // Btrfs; on overlayfs (measured), tmpfs and ZFS, and on other systems, the
-// pages stay cached and the fsync does all the writing). A multi-GB output thus holds at most a few chunks
-// of page cache: it does not push the user's other files out of memory, and
-// the kernel hands the dropped pages straight back for the next chunks
-// instead of finding fresh ones, which on the virtual machines we measured
-// costs more than the copy itself (bench/README.md, "End to end"). The
-// price: a program that reads the output right after the run reads it from
-// disk. Waiting for a write-back is also where its failure shows (and,
+// pages stay cached and the fsync does all the writing). A multi-GB output
+// thus holds at most a few chunks of page cache: it does not push the
+// user's other files out of memory, and the kernel hands the dropped pages
+// straight back for the next chunks instead of finding fresh ones, which on
+// the virtual machines we measured costs more than the copy itself
+// (bench/README.md, "End to end"). The price: a program that reads the
+// output right after the run reads it from disk. Waiting for a write-back is also where its failure shows (and,
 // once seen, a later fsync would not report it again): it fails that Write,
 // every later one and Commit.
 package atomicfile

@@ -21,9 +21,9 @@
 // straight back for the next chunks instead of finding fresh ones, which on
 // the virtual machines we measured costs more than the copy itself
 // (bench/README.md, "End to end"). The price: a program that reads the
-// output right after the run reads it from disk. Waiting for a write-back is also where its failure shows (and,
-// once seen, a later fsync would not report it again): it fails that Write,
-// every later one and Commit.
+// output right after the run reads it from disk. Waiting for a write-back
+// is also where its failure shows (and, once seen, a later fsync would not
+// report it again): it fails that Write, every later one and Commit.
 package atomicfile
 
 import (

@@ -345,6 +345,3 @@ func load32(s string) uint32 {
 	_ = s[3]
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
 }
-
-// size is the number of tokens.
-func (v *vocab) size() int { return v.ntok }

@@ -49,13 +49,16 @@ test-node: build
 			--output bin/nodecheck/out.$$f --output-format $$f; rc=$$?; test $$rc -eq 0 -o $$rc -eq 3 || exit $$rc; done
 	format/testdata/node/verify.sh --jsonl bin/nodecheck/out.jsonl --parquet bin/nodecheck/out.parquet --arrow bin/nodecheck/out.arrow
 
+# Every fuzz target of the module (each `func FuzzXxx` in a _test.go file,
+# found by name so a new one is never left out), one after another, each for
+# FUZZTIME: `make fuzz FUZZTIME=10m`. Stops at the first failure.
+FUZZTIME ?= 30s
 fuzz:
-	$(GO) test ./traj -run XXX -fuzz FuzzRoundTrip -fuzztime 30s
-	$(GO) test ./traj -run XXX -fuzz FuzzValid -fuzztime 30s
-	$(GO) test ./snap -run XXX -fuzz FuzzCompute -fuzztime 30s
-	$(GO) test ./summary -run XXX -fuzz FuzzDeterministic -fuzztime 30s
-	$(GO) test ./summary -run XXX -fuzz FuzzArgsSummary -fuzztime 30s
-	$(GO) test ./summary -run XXX -fuzz FuzzIsErrorLine -fuzztime 30s
+	@n=0; for t in $$(grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | sed -E 's#^\./##; s#:func #:#' | sort); do \
+		dir=./$$(dirname $${t%%:*}); name=$${t##*:}; \
+		echo "== $$dir $$name ($(FUZZTIME))"; \
+		$(GO) test $$dir -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) || exit 1; n=$$((n+1)); \
+	done; echo "fuzz: $$n targets, $(FUZZTIME) each, no failure"
 
 bench:
 	@echo "see bench/README.md"

@@ -101,12 +101,10 @@ type Result struct {
 }
 
 // Compressor compresses one record at a time; it is safe for concurrent
-// use. [Run] calls it from many goroutines.
+// use. [Run] calls it from many goroutines. It holds no limits of its own:
+// [Run] owns them and passes them to each call.
 type Compressor struct {
 	opts Options
-	// cpu, when set, bounds how many records do CPU work at once; a slot is
-	// released while a remote summarizer waits on the network.
-	cpu chan struct{}
 }
 
 // NewCompressor checks opts and returns a Compressor.
@@ -120,24 +118,6 @@ func NewCompressor(opts Options) (*Compressor, error) {
 	return &Compressor{opts: opts}, nil
 }
 
-func (c *Compressor) acquire(ctx context.Context) error {
-	if c.cpu == nil {
-		return nil
-	}
-	select {
-	case c.cpu <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (c *Compressor) release() {
-	if c.cpu != nil {
-		<-c.cpu
-	}
-}
-
 func (c *Compressor) count(t traj.Turn) int {
 	return c.opts.Counter.Count(t.Text) + t.Extra + c.opts.TurnOverhead
 }
@@ -145,21 +125,28 @@ func (c *Compressor) count(t traj.Turn) int {
 // Compress decides and applies the outcome of one input line. Per-record
 // problems become the result's outcome; the error is non-nil only when the
 // run must stop: ctx was cancelled, or the summarizer failed with
-// [summary.ErrFatal].
+// [summary.ErrFatal]. Compress itself bounds nothing; [Run] adds the limits.
 func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Result, error) {
+	return c.compress(ctx, raw, pos, limits{})
+}
+
+// compress is Compress within lim: it holds a CPU slot for its CPU work,
+// frees it while a remote summarizer waits, and hands the summarizer the
+// run's bound on requests in flight.
+func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
 	// The record's deadline starts now and covers all of it (the CPU work
 	// cannot be interrupted, but it counts against the summarizer's time).
 	deadline := time.Time{}
 	if c.opts.RecordTimeout > 0 {
 		deadline = time.Now().Add(c.opts.RecordTimeout)
 	}
-	if err := c.acquire(ctx); err != nil {
+	if err := lim.acquireCPU(ctx); err != nil {
 		return Result{}, err
 	}
 	held := true
 	defer func() {
 		if held {
-			c.release()
+			lim.releaseCPU()
 		}
 	}()
 	obs := metrics.Observation{Source: pos.File, Line: pos.Line}
@@ -233,8 +220,9 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 		TargetTokens: c.opts.Budget.SummaryTokens,
 		RecordID:     pos.String(),
 		Counter:      c.opts.Counter,
+		Network:      lim.network(),
 	}
-	_, remote := c.opts.Summarizer.(summary.Remote)
+	remote := c.opts.Summarizer.Remote()
 	if remote && c.opts.DryRun {
 		// Estimate: the summary is budgeted at S tokens; nothing is sent.
 		after := ext + plan.Total - plan.RegionTokens + c.opts.Budget.SummaryTokens + c.opts.TurnOverhead
@@ -250,12 +238,12 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 		return res, nil
 	}
 	if remote {
-		c.release()
+		lim.releaseCPU()
 		held = false
 	}
 	sum, err := c.summarize(ctx, deadline, req)
 	if remote {
-		if aerr := c.acquire(ctx); aerr != nil {
+		if aerr := lim.acquireCPU(ctx); aerr != nil {
 			return Result{}, aerr
 		}
 		held = true

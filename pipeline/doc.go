@@ -12,9 +12,14 @@
 // Concurrency lives here and nowhere else, in one idiom: an errgroup whose
 // reader queues a one-slot result channel per record in input order, a
 // goroutine per queued record, and one writer that drains the queue in
-// order (restic's ordered fan-out). The queue's capacity bounds the
-// records in flight, so memory does not grow with the input; a CPU
-// semaphore bounds tokenizing work to Config.Workers, and is released while
-// a remote summarizer waits, so the network and the CPUs overlap. Output is
-// byte-identical for any number of workers.
+// order (restic's ordered fan-out). [Run] owns every limit on work in
+// flight and sizes it from [Config]: the queue's capacity bounds the
+// records in flight (InFlight) and a weighted semaphore the bytes they hold
+// (InFlightBytes), so memory does not grow with the input; a CPU semaphore
+// bounds tokenizing, planning and assembling to Workers, and is released
+// while a remote summarizer (one whose Remote method says so) waits, so the
+// network and the CPUs overlap; a network semaphore, handed to the
+// summarizer in each request, bounds its requests in flight to Network.
+// [Compressor] holds no limits of its own. Output is byte-identical for any
+// number of workers.
 package pipeline

@@ -43,6 +43,8 @@ type fixedSummarizer struct {
 	calls atomic.Int64
 }
 
+func (f *fixedSummarizer) Remote() bool { return false }
+
 func (f *fixedSummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	f.calls.Add(1)
 	if f.err != nil {
@@ -257,7 +259,7 @@ type blockingRemote struct {
 	once     sync.Once
 }
 
-func (b *blockingRemote) Remote() {}
+func (b *blockingRemote) Remote() bool { return true }
 
 func (b *blockingRemote) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	b.mu.Lock()
@@ -294,6 +296,58 @@ func TestRemoteSummarizerDoesNotHoldCPU(t *testing.T) {
 	}
 	if sum.Count(snap.Compressed) != 12 || br.peak < 6 {
 		t.Fatalf("compressed %d, peak in flight %d", sum.Count(snap.Compressed), br.peak)
+	}
+}
+
+// slotCounter is a remote summarizer that sends each "request" within
+// req.Network, as the LLM client does, and records the peak it saw.
+type slotCounter struct {
+	mu             sync.Mutex
+	inflight, peak int
+	noBound        bool // a request came without req.Network
+}
+
+func (s *slotCounter) Remote() bool { return true }
+
+func (s *slotCounter) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
+	if req.Network == nil {
+		s.mu.Lock()
+		s.noBound = true
+		s.mu.Unlock()
+	} else {
+		if err := req.Network.Acquire(ctx, 1); err != nil {
+			return summary.Result{}, err
+		}
+		defer req.Network.Release(1)
+	}
+	s.mu.Lock()
+	s.inflight++
+	s.peak = max(s.peak, s.inflight)
+	s.mu.Unlock()
+	time.Sleep(2 * time.Millisecond) // the request is outstanding
+	s.mu.Lock()
+	s.inflight--
+	s.mu.Unlock()
+	return summary.Result{Text: "[CONTEXT SUMMARY]: r", APICalls: 1}, nil
+}
+
+// TestRunBoundsNetwork: Run owns the bound on requests in flight and hands
+// it to the summarizer; 40 records in a window of 40 never have more than
+// Network requests out at once.
+func TestRunBoundsNetwork(t *testing.T) {
+	sc := &slotCounter{}
+	comp := newComp(t, func(o *Options) { o.Summarizer = sc })
+	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
+	in := make([]string, 40)
+	for i := range in {
+		in[i] = line
+	}
+	sum, err := Run(context.Background(), "f", &lines{data: in}, &buf{}, comp, Config{Workers: 2, InFlight: 40, Network: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sc.noBound || sc.peak > 3 || sum.Count(snap.Compressed) != 40 {
+		t.Fatalf("unbounded request %v, peak %d (limit 3), compressed %d", sc.noBound, sc.peak, sum.Count(snap.Compressed))
 	}
 }
 
@@ -355,7 +409,7 @@ var _ tokenize.Counter = wordCounter{}
 // hangingSummarizer waits until its context ends.
 type hangingSummarizer struct{}
 
-func (hangingSummarizer) Remote() {}
+func (hangingSummarizer) Remote() bool { return true }
 
 func (hangingSummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	<-ctx.Done()

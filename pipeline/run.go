@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sync/semaphore"
 
 	"github.com/trajcompress/trajcompress/metrics"
+	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -41,18 +42,35 @@ type Config struct {
 	// bench/README.md); a record larger than InFlightBytes is admitted alone.
 	InFlight      int
 	InFlightBytes int64
+	// Network bounds the requests a remote summarizer has in flight at once
+	// (processing.max_concurrent_requests); 0 means 50, the peer's default.
+	// With a remote summarizer the default InFlight widens to
+	// max(256, Workers+8×Network): records waiting out a retry hold their
+	// place in the ordered output, and a wide window keeps the other
+	// requests flowing meanwhile.
+	Network int
 	// OnResult, when set, is called for every record in input order from
 	// the single writer goroutine, after the record was written: it may
 	// write rejects and outcome lines and update progress without locking.
 	OnResult func(Result) error
 }
 
-func (c Config) withDefaults() Config {
+// DefaultNetwork is the default [Config.Network]: the peer's
+// max_concurrent_requests.
+const DefaultNetwork = 50
+
+func (c Config) withDefaults(remote bool) Config {
 	if c.Workers <= 0 {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
+	if c.Network <= 0 {
+		c.Network = DefaultNetwork
+	}
 	if c.InFlight <= 0 {
 		c.InFlight = 32*c.Workers + 2
+		if remote {
+			c.InFlight = max(256, c.Workers+8*c.Network)
+		}
 	}
 	if c.InFlightBytes <= 0 {
 		c.InFlightBytes = 64 << 20
@@ -71,9 +89,12 @@ func (c Config) withDefaults() Config {
 // a fatal summarizer error, or ctx cancelled. Per-record problems are
 // outcomes in the metrics, never errors. On error the caller must Abort dst.
 func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, cfg Config) (*metrics.Summary, error) {
-	cfg = cfg.withDefaults()
-	cc := *c
-	cc.cpu = make(chan struct{}, cfg.Workers)
+	remote := c.opts.Summarizer.Remote() && !c.opts.DryRun
+	cfg = cfg.withDefaults(remote)
+	lim := limits{cpu: semaphore.NewWeighted(int64(cfg.Workers))}
+	if remote {
+		lim.net = semaphore.NewWeighted(int64(cfg.Network))
+	}
 	sum := &metrics.Summary{}
 
 	g, gctx := errgroup.WithContext(ctx)
@@ -107,7 +128,7 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 			}
 			pos := traj.Pos{File: name, Line: line}
 			g.Go(func() error {
-				res, err := cc.Compress(gctx, raw, pos)
+				res, err := c.compress(gctx, raw, pos, lim)
 				if err != nil {
 					return err
 				}
@@ -146,4 +167,34 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 		return sum, err
 	}
 	return sum, nil
+}
+
+// limits are the bounds [Run] puts on the work of its records: cpu on the
+// records doing CPU work at once (Config.Workers), net on the requests a
+// remote summarizer has in flight (Config.Network). A nil semaphore
+// bounds nothing.
+type limits struct {
+	cpu, net *semaphore.Weighted
+}
+
+// network is net as a summary.Slots: nil (no bound) when net is nil, never
+// an interface holding a nil pointer.
+func (l limits) network() summary.Slots {
+	if l.net == nil {
+		return nil
+	}
+	return l.net
+}
+
+func (l limits) acquireCPU(ctx context.Context) error {
+	if l.cpu == nil {
+		return nil
+	}
+	return l.cpu.Acquire(ctx, 1)
+}
+
+func (l limits) releaseCPU() {
+	if l.cpu != nil {
+		l.cpu.Release(1)
+	}
 }

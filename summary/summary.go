@@ -19,6 +19,19 @@ type Request struct {
 	// Counter is the run's token counter (nil outside a run). A summarizer
 	// that counts the summary with it reports the count in Result.Tokens.
 	Counter tokenize.Counter
+	// Network, when set, bounds the requests in flight across the run: a
+	// remote summarizer holds one unit of it for each request it sends, and
+	// only while that request is outstanding (not during backoff or rate
+	// waits). The pipeline owns it and sizes it (processing
+	// max_concurrent_requests); nil means no bound. A
+	// *golang.org/x/sync/semaphore.Weighted is a Slots.
+	Network Slots
+}
+
+// Slots is a counting semaphore.
+type Slots interface {
+	Acquire(ctx context.Context, n int64) error
+	Release(n int64)
 }
 
 // Result is a finished summary and what it cost.
@@ -51,13 +64,12 @@ type Result struct {
 // the run.
 type Summarizer interface {
 	Summarize(ctx context.Context, req Request) (Result, error)
-}
-
-// Remote is implemented by summarizers that wait on the network. The
-// pipeline releases its CPU slot while such a summarizer runs, and does not
-// call it at all in a dry run (it estimates the summary at the target size).
-type Remote interface {
-	Remote()
+	// Remote says whether Summarize waits on the network. The pipeline
+	// frees a record's CPU slot while a remote summarizer runs, bounds its
+	// requests with Request.Network, and does not call it at all in a dry
+	// run (it estimates the summary instead: see [Estimator]). A local
+	// summarizer is CPU work and runs inside the record's CPU slot.
+	Remote() bool
 }
 
 // Estimator is implemented by remote summarizers that can say, without
@@ -66,3 +78,6 @@ type Remote interface {
 type Estimator interface {
 	Estimate(req Request) Result
 }
+
+// Remote reports false: the deterministic summarizer is CPU work.
+func (Deterministic) Remote() bool { return false }

@@ -405,16 +405,7 @@ func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return usageError{err}
 	}
-	runCfg := pipeline.Config{Workers: cfg.Processing.NumWorkers}
-	if remote {
-		w := runCfg.Workers
-		if w <= 0 {
-			w = 2
-		}
-		// Records waiting out a retry hold their place in the ordered output:
-		// a wide window keeps the other requests flowing meanwhile.
-		runCfg.InFlight = max(256, w+8*cfg.Processing.MaxConcurrentRequests)
-	}
+	runCfg := pipeline.Config{Workers: cfg.Processing.NumWorkers, Network: cfg.Processing.MaxConcurrentRequests}
 
 	if f.cpuProfile != "" {
 		pf, err := os.Create(f.cpuProfile)

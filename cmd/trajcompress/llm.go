@@ -39,7 +39,7 @@ type estimator struct {
 	counter tokenize.Counter
 }
 
-func (estimator) Remote() {}
+func (estimator) Remote() bool { return true }
 
 func (estimator) Summarize(context.Context, summary.Request) (summary.Result, error) {
 	return summary.Result{}, errors.New("dry run: no request is sent")

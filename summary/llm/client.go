@@ -37,9 +37,8 @@ type Client struct {
 	apiKey string // never leaves the Authorization header
 	url    string
 	http   *http.Client
-	sem    chan struct{}
-	rpm    *bucket
-	tpm    *bucket
+	rpm    *perMinute
+	tpm    *perMinute
 	cache  *cache
 	now    func() time.Time
 
@@ -83,9 +82,8 @@ func New(c Config) (*Client, error) {
 		apiKey: key,
 		url:    c.BaseURL + "/chat/completions",
 		http:   hc,
-		sem:    make(chan struct{}, c.MaxConcurrent),
-		rpm:    newBucket(c.RPM),
-		tpm:    newBucket(c.TPM),
+		rpm:    newPerMinute(c.RPM),
+		tpm:    newPerMinute(c.TPM),
 		cache:  ch,
 		now:    time.Now,
 		stats:  Stats{ErrorsByCause: map[string]int64{}, Retries: map[string]int64{}},
@@ -169,7 +167,7 @@ func (c *Client) Summarize(ctx context.Context, req summary.Request) (summary.Re
 		c.count(func(s *Stats) { s.Fatal++ })
 		return res, *f
 	}
-	run := &call{c: c, res: &res, target: req.TargetTokens}
+	run := &call{c: c, res: &res, target: req.TargetTokens, net: req.Network}
 	msgs := []message{{Role: "user", Content: RegionPrompt(req.Turns, req.Start, req.TargetTokens)}}
 	key := c.key(msgs, 2*req.TargetTokens)
 
@@ -240,6 +238,7 @@ type call struct {
 	c      *Client
 	res    *summary.Result
 	target int
+	net    summary.Slots // the run's bound on requests in flight; nil: none
 }
 
 // split summarises turns in chunks that fit the context window, halving
@@ -346,7 +345,7 @@ func (r *call) send(ctx context.Context, msgs []message) (string, error) {
 		if f := c.fatal.Load(); f != nil {
 			return "", *f
 		}
-		text, u, err := c.attempt(ctx, body, msgs, promptEst, maxTokens)
+		text, u, err := c.attempt(ctx, r.net, body, msgs, promptEst, maxTokens)
 		// A request that was sent is counted (and a complete answer kept)
 		// even when ctx ended meanwhile: the provider bills it.
 		if u.sent {
@@ -482,10 +481,11 @@ func (c *Client) store(key string, e entry) {
 	}
 }
 
-// attempt sends one request within the rate and concurrency limits. It
-// sends nothing and returns a nil error (u.sent false) when ctx has ended
-// before it got its slot, or a fatal error was recorded by then.
-func (c *Client) attempt(ctx context.Context, body []byte, msgs []message, promptEst, maxTokens int) (string, usage, *APIError) {
+// attempt sends one request within the rate limits, holding one unit of
+// net (when set) while it is outstanding. It sends nothing and returns a
+// nil error (u.sent false) when ctx has ended before it got its slot, or a
+// fatal error was recorded by then.
+func (c *Client) attempt(ctx context.Context, net summary.Slots, body []byte, msgs []message, promptEst, maxTokens int) (string, usage, *APIError) {
 	var u usage
 	if err := c.rpm.wait(ctx, 1); err != nil {
 		return "", u, nil
@@ -493,15 +493,15 @@ func (c *Client) attempt(ctx context.Context, body []byte, msgs []message, promp
 	if err := c.tpm.wait(ctx, promptEst+maxTokens); err != nil {
 		return "", u, nil
 	}
-	select {
-	case c.sem <- struct{}{}:
-	case <-ctx.Done():
-		return "", u, nil
+	if net != nil {
+		if err := net.Acquire(ctx, 1); err != nil {
+			return "", u, nil
+		}
+		defer net.Release(1)
 	}
-	defer func() { <-c.sem }()
 	// A call holding the slot records a fatal error before it lets the slot
-	// go, so with MaxConcurrent 1 nothing is sent after a 401. (The select
-	// above picks at random when ctx had already ended: check it again.)
+	// go, so with one slot nothing is sent after a 401. (Acquire may succeed
+	// when ctx had already ended: check it again.)
 	if ctx.Err() != nil || c.fatal.Load() != nil {
 		return "", u, nil
 	}
@@ -653,7 +653,6 @@ func contentText(raw json.RawMessage) string {
 	return ""
 }
 
-// Remote marks the client as a [summary.Remote] summarizer: it waits on the
-// network, so the pipeline frees its CPU slot during a call and never calls
-// it in a dry run.
-func (c *Client) Remote() {}
+// Remote reports true: the client waits on the network (see
+// [summary.Summarizer]).
+func (c *Client) Remote() bool { return true }

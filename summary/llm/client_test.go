@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/trajcompress/trajcompress/bench/mockllm/mock"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/traj"
@@ -307,12 +309,14 @@ func TestFatal(t *testing.T) {
 func TestFatalConcurrentWaiters(t *testing.T) {
 	for round := range 20 {
 		srv, url := serve(t, mock.Config{APIKey: "another-key"}) // every request gets 401
-		c := client(t, url, func(cfg *Config) { cfg.MaxConcurrent = 1 })
+		c := client(t, url, nil)
+		one := semaphore.NewWeighted(1) // the run's only request slot
 		var wg sync.WaitGroup
 		errs := make([]error, 16)
 		for i := range errs {
 			wg.Go(func() {
 				req := region(2, 50)
+				req.Network = one
 				req.Start = i // a distinct prompt each, so the cache cannot answer
 				_, errs[i] = c.Summarize(context.Background(), req)
 			})
@@ -843,13 +847,15 @@ func TestBadRequests(t *testing.T) {
 
 func TestConcurrencyLimit(t *testing.T) {
 	srv, url := serve(t, mock.Config{Latency: 20 * time.Millisecond, ErrorRate: 0.2, Seed: 7, RetryAfter: "0"})
-	c := client(t, url, func(c *Config) { c.MaxConcurrent = 4; c.MaxRetries = 10 })
+	c := client(t, url, func(c *Config) { c.MaxRetries = 10 })
 	const n = 40
+	net := semaphore.NewWeighted(4) // the bound the pipeline passes in each request
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
 		wg.Go(func() {
 			req := region(2+i%5, 30+i)
+			req.Network = net
 			_, errs[i] = c.Summarize(context.Background(), req)
 		})
 	}

@@ -50,7 +50,11 @@ type Config struct {
 	RetryDelay    time.Duration // backoff base: attempt k waits RetryDelay·2^k (+ jitter)
 	MaxRetryDelay time.Duration // backoff cap, before jitter; a longer Retry-After still wins
 
-	MaxConcurrent int           // in-flight HTTP requests (processing.max_concurrent_requests)
+	// MaxConcurrent is the expected number of requests in flight
+	// (processing.max_concurrent_requests): it sizes the default HTTP
+	// client's idle connection pool. The bound itself is the caller's:
+	// [summary.Request.Network], which the pipeline owns.
+	MaxConcurrent int
 	RPM, TPM      int           // client-side requests and tokens per minute; 0 = unlimited
 	Timeout       time.Duration // per HTTP request
 

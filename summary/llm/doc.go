@@ -36,9 +36,11 @@
 //
 // # Limits, cache, usage
 //
-// [Config.MaxConcurrent] bounds in-flight HTTP requests (not callers: any
-// number of goroutines may call Summarize); optional [Config.RPM] and
-// [Config.TPM] token buckets throttle before sending (TPM charges the local
+// The caller bounds in-flight HTTP requests with [summary.Request.Network]
+// (the pipeline owns that bound; any number of goroutines may call
+// Summarize): a request holds one unit while it is outstanding, not during
+// its backoff or rate waits. Optional [Config.RPM] and [Config.TPM] limits
+// (golang.org/x/time/rate token buckets) throttle before sending (TPM charges the local
 // prompt count plus max_tokens). Every summary, including chunk and merge
 // summaries, is stored on disk under [Config.CacheDir] keyed by the sha256
 // of the model, the prompt messages, temperature, max_tokens, seed and

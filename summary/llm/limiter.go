@@ -2,69 +2,48 @@ package llm
 
 import (
 	"context"
-	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
-// bucket is a token-bucket limiter refilled at perMinute/60 per second,
-// holding at most perMinute. It is safe for concurrent use. A nil *bucket
-// never waits.
-type bucket struct {
-	mu        sync.Mutex
-	perMinute float64
-	tokens    float64
-	last      time.Time
-	now       func() time.Time
+// perMinute is a requests- or tokens-per-minute limit: a token bucket
+// (golang.org/x/time/rate) refilled at n/60 per second and holding at most
+// n, so a burst of a full minute's allowance goes out at once. A nil
+// *perMinute never waits.
+type perMinute struct {
+	lim *rate.Limiter
+	n   int
+	now func() time.Time
 }
 
-func newBucket(perMinute int) *bucket {
-	if perMinute <= 0 {
+func newPerMinute(n int) *perMinute {
+	if n <= 0 {
 		return nil
 	}
-	b := &bucket{perMinute: float64(perMinute), tokens: float64(perMinute), now: time.Now}
-	b.last = b.now()
-	return b
+	return &perMinute{lim: rate.NewLimiter(rate.Limit(float64(n)/60), n), n: n, now: time.Now}
 }
 
-// reserve takes n tokens (at most the bucket size) and returns how long the
-// caller must wait before using them. Reservations queue in call order:
-// the balance may go negative.
-func (b *bucket) reserve(n int) time.Duration {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	now := b.now()
-	rate := b.perMinute / 60 // per second
-	b.tokens += now.Sub(b.last).Seconds() * rate
-	if b.tokens > b.perMinute {
-		b.tokens = b.perMinute
-	}
-	b.last = now
-	need := min(float64(n), b.perMinute)
-	b.tokens -= need
-	if b.tokens >= 0 {
-		return 0
-	}
-	return time.Duration(-b.tokens / rate * float64(time.Second))
+// reserve takes n tokens (at most the bucket size, so an oversized request
+// waits for one full bucket instead of forever) and returns the
+// reservation. Reservations queue in call order.
+func (p *perMinute) reserve(n int) *rate.Reservation {
+	return p.lim.ReserveN(p.now(), min(n, p.n))
 }
 
-// cancel gives back n tokens of a reservation that was not used.
-func (b *bucket) cancel(n int) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.tokens = min(b.tokens+min(float64(n), b.perMinute), b.perMinute)
-}
-
-// wait takes n tokens, sleeping until they are available or ctx is done.
-func (b *bucket) wait(ctx context.Context, n int) error {
-	if b == nil {
+// wait takes n tokens, sleeping until they are available or ctx is done;
+// a wait cut short by ctx gives its tokens back.
+func (p *perMinute) wait(ctx context.Context, n int) error {
+	if p == nil {
 		return nil
 	}
-	d := b.reserve(n)
+	r := p.reserve(n)
+	d := r.DelayFrom(p.now())
 	if d <= 0 {
 		return nil
 	}
 	if err := sleep(ctx, d); err != nil {
-		b.cancel(n)
+		r.CancelAt(p.now())
 		return err
 	}
 	return nil

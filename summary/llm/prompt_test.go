@@ -136,40 +136,40 @@ func TestIsContextLength(t *testing.T) {
 	}
 }
 
-func TestBucket(t *testing.T) {
+func TestPerMinute(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	b := newBucket(60) // one per second, burst 60
+	b := newPerMinute(60) // one per second, burst 60
 	b.now = func() time.Time { return now }
-	b.last = now
+	delay := func(n int) time.Duration { return b.reserve(n).DelayFrom(now) }
 	for i := range 60 {
-		if d := b.reserve(1); d != 0 {
+		if d := delay(1); d != 0 {
 			t.Fatalf("reservation %d within the burst waits %v", i, d)
 		}
 	}
-	if d := b.reserve(1); d != time.Second {
+	if d := delay(1); d != time.Second {
 		t.Errorf("61st reservation waits %v, want 1s", d)
 	}
-	if d := b.reserve(1); d != 2*time.Second {
+	if d := delay(1); d != 2*time.Second {
 		t.Errorf("62nd reservation waits %v, want 2s (queued)", d)
 	}
 	now = now.Add(2 * time.Second)
-	if d := b.reserve(1); d != time.Second {
+	if d := delay(1); d != time.Second {
 		t.Errorf("after 2s the next reservation waits %v, want 1s", d)
 	}
-	if d := b.reserve(1000); d > 62*time.Second || d < 60*time.Second {
+	if d := delay(1000); d > 62*time.Second || d < 60*time.Second {
 		t.Errorf("an oversized reservation waits %v, want about one full bucket", d)
 	}
-	if newBucket(0) != nil {
+	if newPerMinute(0) != nil {
 		t.Errorf("a zero limit makes a limiter")
 	}
-	var off *bucket
+	var off *perMinute
 	if err := off.wait(context.Background(), 1e9); err != nil {
-		t.Errorf("a nil bucket waits: %v", err)
+		t.Errorf("a nil limiter waits: %v", err)
 	}
 }
 
-func TestBucketWaitCancelled(t *testing.T) {
-	b := newBucket(1)
+func TestPerMinuteWaitCancelled(t *testing.T) {
+	b := newPerMinute(1)
 	if err := b.wait(context.Background(), 1); err != nil {
 		t.Fatal(err)
 	}

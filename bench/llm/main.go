@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/traj"
@@ -59,6 +61,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
+	net := semaphore.NewWeighted(int64(*maxConc)) // the bound pipeline.Run would pass
 	jobs := make(chan int)
 	var done, failed, lost atomic.Int64
 	var wg sync.WaitGroup
@@ -66,7 +69,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for range *callers {
 		wg.Go(func() {
 			for i := range jobs {
-				res, err := c.Summarize(context.Background(), request(i, *turns, *turnBytes))
+				req := request(i, *turns, *turnBytes)
+				req.Network = net
+				res, err := c.Summarize(context.Background(), req)
 				switch {
 				case err != nil:
 					failed.Add(1)

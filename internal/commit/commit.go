@@ -1,0 +1,572 @@
+// Package commit puts the outputs of one run in place together: after a
+// failure or a kill at any point, the output names hold entirely the
+// previous run's files or entirely the new run's, once the commit has been
+// recovered — and every trajcompress command that opens an output set
+// recovers it first. It is SQLite's rollback journal turned around: a roll-
+// forward journal.
+//
+// A run calls [Begin] with its anchor (the main output path), which takes
+// an exclusive lock on the output set (a second run fails at once with
+// [ErrLocked], or waits), and finishes any commit a killed run left
+// behind. It then stages each output with [Tx.File] or [Tx.Dir]: a
+// temporary name beside the target (".<name>.tc-<run>.tmp"), so the final
+// rename never crosses file systems. [Tx.Commit] then
+//
+//  1. syncs every staged file (and staged directory),
+//  2. writes the journal — the list of (target, staged) pairs and a
+//     checksum — to a temporary name, syncs it and renames it to
+//     ".<anchor>.tc-journal": this rename is the commit point,
+//  3. for each target: renames the old target (if any) aside to
+//     ".<name>.tc-<run>.old", renames the staged file onto the target,
+//     syncs the directory,
+//  4. removes the journal, then the set-aside old files.
+//
+// A failure before the commit point removes the staged files: the previous
+// outputs were never touched. A failure during step 3 in a live process is
+// rolled back at once (new files out, old files back), and reported. A
+// kill at any point leaves either no journal (nothing happened: the next
+// run removes the staged files by their name pattern) or a complete
+// journal, which [Begin] and [Recover] roll forward: each step is
+// idempotent, so a kill during recovery is recovered the same way. A
+// reader that must not see a half-applied set calls [Recover] first (check
+// does); one that just opens the files sees a mixed set only between a
+// kill in step 3 and the next run on the same output.
+//
+// Outputs that are not regular files are never replaced: a character
+// device, a FIFO or "-" (standard output) is written directly, with no
+// staging and no atomicity ([Tx.File] says so by returning Direct); a
+// symbolic link is followed, and the file it points to is replaced (in its
+// own directory), never the link.
+//
+// Only files whose names match this package's patterns, beside a target
+// this run stages, while it holds the lock, are ever removed.
+package commit
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrLocked is returned by [Begin] when another process holds the lock on
+// the output set.
+var ErrLocked = errors.New("another trajcompress run is writing these outputs")
+
+// Options configure [Begin].
+type Options struct {
+	// Wait makes Begin wait for the lock instead of failing with ErrLocked.
+	Wait bool
+	// Fault, when set, is called after every write, sync and rename step of
+	// the commit with the step's name; a non-nil error is injected as that
+	// step's failure. Tests use it to fail (or kill the process) at every
+	// step.
+	Fault func(step string) error
+}
+
+// Kind says how an output is written.
+type Kind int
+
+const (
+	Staged Kind = iota // a regular file (or a new name): staged, renamed into place by Commit
+	Direct             // a device, FIFO or "-": written directly, no atomicity
+)
+
+type entry struct {
+	target string // final path (a symlink already resolved)
+	staged string // temporary path beside it
+	dir    bool
+}
+
+// Tx is one run's output set.
+type Tx struct {
+	anchor  string
+	lock    *os.File
+	id      string
+	entries []entry
+	fault   func(string) error
+	done    bool
+}
+
+const (
+	tag         = ".tc-"
+	journalName = ".tc-journal"
+	lockName    = ".tc-lock"
+)
+
+func hidden(path, suffix string) string {
+	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+suffix)
+}
+
+// JournalPath is where the journal of the output set anchored at anchor
+// lives while a commit is under way.
+func JournalPath(anchor string) string { return hidden(anchor, journalName) }
+
+// LockPath is the lock file of the output set anchored at anchor. It stays
+// after the run (removing it could let two runs lock different files).
+func LockPath(anchor string) string { return hidden(anchor, lockName) }
+
+// Begin takes the lock on the output set anchored at anchor (whose
+// directory must exist) and recovers a commit a killed run left behind.
+func Begin(anchor string, o Options) (*Tx, error) {
+	anchor = resolve(anchor)
+	lf, err := os.OpenFile(LockPath(anchor), os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("locking %s: %w", anchor, err)
+	}
+	how := unix.LOCK_EX | unix.LOCK_NB
+	if o.Wait {
+		how = unix.LOCK_EX
+	}
+	for {
+		err = unix.Flock(int(lf.Fd()), how)
+		if err != unix.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		holder := ""
+		if b, rerr := os.ReadFile(LockPath(anchor)); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
+			holder = " (pid " + strings.TrimSpace(string(b)) + ")"
+		}
+		lf.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%s: %w%s; wait for it, or pass --wait", anchor, ErrLocked, holder)
+		}
+		return nil, fmt.Errorf("locking %s: %w", anchor, err)
+	}
+	lf.Truncate(0)
+	lf.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	t := &Tx{anchor: anchor, lock: lf, id: fmt.Sprintf("%016x", rand.Uint64()), fault: o.Fault}
+	if err := recoverLocked(anchor); err != nil {
+		t.release()
+		return nil, err
+	}
+	return t, nil
+}
+
+// Recover finishes a commit that a killed run left under anchor, if any,
+// taking the lock for the time it needs (waiting for a live run). It
+// reports whether there was one.
+func Recover(anchor string) (bool, error) {
+	anchor = resolve(anchor)
+	if _, err := os.Stat(JournalPath(anchor)); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	t, err := Begin(anchor, Options{Wait: true}) // Begin recovers
+	if err != nil {
+		return false, err
+	}
+	t.release()
+	return true, nil
+}
+
+func (t *Tx) release() {
+	if t.lock != nil {
+		t.lock.Truncate(0)
+		unix.Flock(int(t.lock.Fd()), unix.LOCK_UN)
+		t.lock.Close()
+		t.lock = nil
+	}
+}
+
+// resolve follows a symbolic link at path (all of them, to the final
+// file), so that the file it points to is replaced, never the link.
+func resolve(path string) string {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if r, err := filepath.EvalSymlinks(path); err == nil {
+			return r
+		}
+	}
+	return path
+}
+
+// IsDirect reports whether path names an output that is written directly:
+// "-", or an existing character device or FIFO (following links).
+func IsDirect(path string) bool {
+	if path == "-" {
+		return true
+	}
+	fi, err := os.Stat(path)
+	return err == nil && fi.Mode()&(fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeDevice) != 0
+}
+
+// File stages the regular file target and returns the temporary path to
+// write it to, with Staged; for a direct output (see [IsDirect]) it returns
+// target itself and Direct, and Commit leaves it alone. Temporary files a
+// killed run left beside target are removed.
+func (t *Tx) File(target string) (string, Kind, error) {
+	if IsDirect(target) {
+		return target, Direct, nil
+	}
+	target = resolve(target)
+	if fi, err := os.Stat(target); err == nil && !fi.Mode().IsRegular() {
+		return "", 0, fmt.Errorf("output %s exists and is not a regular file: refusing to replace it", target)
+	}
+	return t.stage(target, false)
+}
+
+// Dir stages the directory target and returns the temporary directory to
+// fill (created, empty).
+func (t *Tx) Dir(target string) (string, error) {
+	target = resolve(target)
+	if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
+		return "", fmt.Errorf("output directory %s exists and is not a directory", target)
+	}
+	p, _, err := t.stage(target, true)
+	return p, err
+}
+
+func (t *Tx) stage(target string, dir bool) (string, Kind, error) {
+	for _, e := range t.entries {
+		if e.target == target {
+			return "", 0, fmt.Errorf("output %s is staged twice", target)
+		}
+	}
+	cleanStale(target)
+	p := hidden(target, tag+t.id+".tmp")
+	var err error
+	if dir {
+		err = os.Mkdir(p, 0o755)
+	} else {
+		var f *os.File
+		if f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
+			err = f.Close()
+		}
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	t.entries = append(t.entries, entry{target: target, staged: p, dir: dir})
+	return p, Staged, nil
+}
+
+// cleanStale removes what a killed run left beside target: staged and
+// set-aside files of this package's name pattern (".<name>.tc-<16 hex>.tmp"
+// or ".old"). The caller holds the lock, and no journal names them (Begin
+// recovered it).
+func cleanStale(target string) {
+	dir, base := filepath.Dir(target), filepath.Base(target)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if isOurs(e.Name(), base) {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+func isOurs(name, base string) bool {
+	rest, ok := strings.CutPrefix(name, "."+base+tag)
+	if !ok || len(rest) != 16+4 {
+		return false
+	}
+	if _, err := hex.DecodeString(rest[:16]); err != nil {
+		return false
+	}
+	return rest[16:] == ".tmp" || rest[16:] == ".old"
+}
+
+func (t *Tx) step(name string) error {
+	if t.fault != nil {
+		return t.fault(name)
+	}
+	return nil
+}
+
+// Commit puts every staged output in place together (see the package doc)
+// and releases the lock. The caller has closed the staged files. On error
+// the previous outputs are in place, or (after a failure while applying
+// that could not be undone) the journal is left for the next run to roll
+// forward, and the error says so.
+func (t *Tx) Commit() (err error) {
+	if t.done {
+		return errors.New("commit: transaction already ended")
+	}
+	t.done = true
+	defer t.release()
+	// 1. Make the new files durable before anything points at them.
+	for _, e := range t.entries {
+		if err := syncTree(e.staged, e.dir); err != nil {
+			t.removeStaged()
+			return fmt.Errorf("output %s: %w", e.target, err)
+		}
+		if err := t.step("sync " + filepath.Base(e.target)); err != nil {
+			t.removeStaged()
+			return err
+		}
+	}
+	// 2. The journal: its rename is the commit point.
+	if err := t.writeJournal(); err != nil {
+		t.removeStaged()
+		return err
+	}
+	// 3. Apply.
+	for i, e := range t.entries {
+		if err := t.apply(e); err != nil {
+			if rerr := t.rollback(i); rerr != nil {
+				return fmt.Errorf("output %s: %w; undoing the commit failed too (%v): the next run on %s finishes it", e.target, err, rerr, t.anchor)
+			}
+			return fmt.Errorf("output %s: %w (the previous outputs are back in place)", e.target, err)
+		}
+	}
+	// 4. Done: every new output is in place. The journal goes, then the old
+	// files; a failure here changes nothing a reader sees (a journal left
+	// behind is rolled forward as a no-op by the next run, and its old files
+	// removed then), so it is not the run's failure.
+	os.Remove(JournalPath(t.anchor))
+	t.step("remove journal")
+	syncDir(filepath.Dir(t.anchor))
+	for _, e := range t.entries {
+		os.RemoveAll(hidden(e.target, tag+t.id+".old"))
+	}
+	return nil
+}
+
+// Abort removes the staged outputs and releases the lock; the previous
+// outputs are untouched. Abort after Commit is a no-op.
+func (t *Tx) Abort() {
+	if t.done {
+		return
+	}
+	t.done = true
+	t.removeStaged()
+	t.release()
+}
+
+func (t *Tx) removeStaged() {
+	for _, e := range t.entries {
+		os.RemoveAll(e.staged)
+	}
+	os.Remove(JournalPath(t.anchor) + ".tmp")
+}
+
+func (t *Tx) apply(e entry) error {
+	old := hidden(e.target, tag+t.id+".old")
+	if _, err := os.Lstat(e.target); err == nil {
+		if err := os.Rename(e.target, old); err != nil {
+			return err
+		}
+		if err := t.step("set aside " + filepath.Base(e.target)); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(e.staged, e.target); err != nil {
+		return err
+	}
+	if err := t.step("rename " + filepath.Base(e.target)); err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Dir(e.target)); err != nil {
+		return err
+	}
+	return t.step("sync dir of " + filepath.Base(e.target))
+}
+
+// rollback undoes the first n+1 entries' apply steps (entry n may be half
+// done) and removes the journal.
+func (t *Tx) rollback(n int) error {
+	var errs []error
+	for i := n; i >= 0; i-- {
+		e := t.entries[i]
+		old := hidden(e.target, tag+t.id+".old")
+		if _, err := os.Lstat(e.staged); err != nil { // the new file is at target
+			if err := os.Rename(e.target, e.staged); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+				continue
+			}
+		}
+		if _, err := os.Lstat(old); err == nil {
+			if err := os.Rename(old, e.target); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		syncDir(filepath.Dir(e.target))
+	}
+	if len(errs) > 0 {
+		return errors.Join(errs...)
+	}
+	t.removeStaged()
+	os.Remove(JournalPath(t.anchor))
+	syncDir(filepath.Dir(t.anchor))
+	return nil
+}
+
+// The journal is one line per entry, "F|D <staged>\t<target>", then
+// "end <sha256 of the lines before>". A journal without a valid end line
+// was never renamed into place (it is written under a temporary name).
+func (t *Tx) writeJournal() error {
+	var b bytes.Buffer
+	for _, e := range t.entries {
+		k := "F"
+		if e.dir {
+			k = "D"
+		}
+		fmt.Fprintf(&b, "%s %s\t%s\n", k, e.staged, e.target)
+	}
+	sum := sha256.Sum256(b.Bytes())
+	fmt.Fprintf(&b, "end %x\n", sum)
+	tmp := JournalPath(t.anchor) + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b.Bytes())
+	if err == nil {
+		err = t.step("write journal")
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = t.step("sync journal")
+	}
+	if err == nil {
+		err = os.Rename(tmp, JournalPath(t.anchor))
+	}
+	if err == nil {
+		err = t.step("rename journal")
+	}
+	if err == nil {
+		err = syncDir(filepath.Dir(t.anchor))
+	}
+	if err == nil {
+		err = t.step("sync journal dir")
+	}
+	if err != nil {
+		os.Remove(JournalPath(t.anchor))
+		return fmt.Errorf("commit journal for %s: %w", t.anchor, err)
+	}
+	return nil
+}
+
+func readJournal(path string) ([]entry, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	i := bytes.LastIndex(b[:max(len(b)-1, 0)], []byte("\n")) + 1
+	body, last := b[:i], strings.TrimSpace(string(b[i:]))
+	sum := sha256.Sum256(body)
+	if last != "end "+hex.EncodeToString(sum[:]) {
+		return nil, fmt.Errorf("commit journal %s is damaged", path)
+	}
+	var es []entry
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		k, rest, _ := strings.Cut(sc.Text(), " ")
+		staged, target, ok := strings.Cut(rest, "\t")
+		if !ok || (k != "F" && k != "D") {
+			return nil, fmt.Errorf("commit journal %s: bad line %q", path, sc.Text())
+		}
+		es = append(es, entry{staged: staged, target: target, dir: k == "D"})
+	}
+	return es, sc.Err()
+}
+
+// recoverLocked rolls a journal forward. Each entry is in one of three
+// states: staged file present and target old (rename the old aside, then
+// the staged one in), staged file present and target already set aside,
+// or staged file gone (applied). The set-aside old files go last.
+func recoverLocked(anchor string) error {
+	jp := JournalPath(anchor)
+	os.Remove(jp + ".tmp") // a journal never renamed: nothing was applied
+	es, err := readJournal(jp)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var olds []string
+	for _, e := range es {
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(e.staged), "."+filepath.Base(e.target)+tag), ".tmp")
+		old := hidden(e.target, tag+id+".old")
+		olds = append(olds, old)
+		if _, err := os.Lstat(e.staged); err != nil {
+			continue // applied
+		}
+		if _, err := os.Lstat(old); err != nil {
+			if _, err := os.Lstat(e.target); err == nil {
+				if err := os.Rename(e.target, old); err != nil {
+					return fmt.Errorf("finishing the commit of %s: %w", e.target, err)
+				}
+			}
+		}
+		if err := os.Rename(e.staged, e.target); err != nil {
+			return fmt.Errorf("finishing the commit of %s: %w", e.target, err)
+		}
+		syncDir(filepath.Dir(e.target))
+	}
+	if err := os.Remove(jp); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(anchor))
+	for _, o := range olds {
+		os.RemoveAll(o)
+	}
+	return nil
+}
+
+func syncTree(path string, dir bool) error {
+	if !dir {
+		return syncFile(path)
+	}
+	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Type().IsRegular() {
+			return syncFile(p)
+		}
+		if d.IsDir() && p != path {
+			return syncDir(p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return syncDir(path)
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	d.Close()
+	if errors.Is(err, unix.EINVAL) { // file systems that cannot sync a directory
+		return nil
+	}
+	return err
+}

@@ -51,7 +51,9 @@ test-node: build
 
 fuzz:
 	$(GO) test ./traj -run XXX -fuzz FuzzRoundTrip -fuzztime 30s
-	$(GO) test ./traj -run XXX -fuzz FuzzValid -fuzztime 30s
+	$(GO) test ./internal/jsonx -run XXX -fuzz FuzzValid -fuzztime 30s
+	$(GO) test ./internal/jsonx -run XXX -fuzz FuzzUnquote -fuzztime 30s
+	$(GO) test ./internal/jsonx -run XXX -fuzz FuzzAppendString -fuzztime 30s
 	$(GO) test ./snap -run XXX -fuzz FuzzCompute -fuzztime 30s
 	$(GO) test ./summary -run XXX -fuzz FuzzDeterministic -fuzztime 30s
 	$(GO) test ./summary -run XXX -fuzz FuzzArgsSummary -fuzztime 30s

@@ -3,8 +3,8 @@ package metrics
 import (
 	"strconv"
 
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/outcome"
-	"github.com/trajcompress/trajcompress/traj"
 )
 
 // The record path fills in an Observation step by step with the methods
@@ -48,17 +48,17 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 		o = o.normalized()
 	}
 	dst = append(dst, `{"source":`...)
-	dst = traj.AppendString(dst, o.Source)
+	dst = jsonx.AppendString(dst, o.Source)
 	dst = append(dst, `,"line":`...)
 	dst = strconv.AppendInt(dst, o.Line, 10)
 	dst = append(dst, `,"outcome":`...)
-	dst = traj.AppendString(dst, string(o.Outcome))
+	dst = jsonx.AppendString(dst, string(o.Outcome))
 	dst = append(dst, `,"reason":`...)
 	switch reason := o.Reason; {
 	case reason != "":
-		dst = traj.AppendString(dst, reason)
+		dst = jsonx.AppendString(dst, reason)
 	case o.RejectReason != "":
-		dst = traj.AppendString(dst, o.RejectReason)
+		dst = jsonx.AppendString(dst, o.RejectReason)
 	default:
 		dst = append(dst, "null"...)
 	}

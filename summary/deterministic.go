@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -446,7 +447,7 @@ func argsSummary(raw json.RawMessage) string {
 	// string as clip reads it, with any invalid UTF-8 byte as U+FFFD).
 	// A number beyond float64 makes the map decoding fail (and the
 	// arguments are then quoted whole), so such objects take that path.
-	if vals, ok := traj.Fields(raw, keyArgs...); ok && traj.NumbersFitFloat64(raw) {
+	if vals, ok := jsonx.Fields(raw, keyArgs...); ok && jsonx.NumbersFitFloat64(raw) {
 		var parts []string
 		for i, k := range keyArgs {
 			if v := vals[i]; v != nil {
@@ -498,7 +499,7 @@ func argsByMap(raw json.RawMessage) string {
 // rawScalar is scalar of the value raw JSON v decodes to.
 func rawScalar(v []byte) string {
 	if v[0] == '"' {
-		if s, ok := traj.String(v); ok {
+		if s, ok := jsonx.Unquote(v); ok {
 			return s
 		}
 	}
@@ -552,7 +553,7 @@ func responseText(body string) result {
 		return result{}
 	}
 	b := unsafe.Slice(unsafe.StringData(body), len(body)) // read only
-	vals, ok := traj.Fields(b, "content", "name")
+	vals, ok := jsonx.Fields(b, "content", "name")
 	if !ok { // not a JSON object: plain output
 		return result{text: body}
 	}
@@ -562,14 +563,14 @@ func responseText(body string) result {
 	}
 	var r result
 	if content[0] == '"' {
-		if r.text, ok = traj.String(content); !ok {
+		if r.text, ok = jsonx.Unquote(content); !ok {
 			return result{text: body}
 		}
 	} else {
 		r.text = unsafe.String(unsafe.SliceData(content), len(content)) // part of body
 	}
 	if name != nil && name[0] == '"' {
-		r.name, _ = traj.String(name)
+		r.name, _ = jsonx.Unquote(name)
 	}
 	return r
 }

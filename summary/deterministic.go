@@ -384,23 +384,15 @@ func clipTokens(c tokenize.Counter, text string, budget int) string {
 	return text
 }
 
-// toolCalls extracts the calls of an assistant turn: OpenAI tool_calls from
-// the raw message, or Hermes <tool_call> blocks (also a bare JSON call as in
-// LLaMA-Factory function_call turns).
+// toolCalls extracts the calls of an assistant turn: OpenAI tool_calls as
+// traj reads them ([traj.Turn.ToolCalls]), or Hermes <tool_call> blocks
+// (also a bare JSON call as in LLaMA-Factory function_call turns).
 func toolCalls(t traj.Turn) []call {
 	var out []call
-	if len(t.CallIDs) > 0 && len(t.Raw) > 0 {
-		var m struct {
-			ToolCalls []struct {
-				Function struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		}
-		if json.Unmarshal(t.Raw, &m) == nil {
-			for _, tc := range m.ToolCalls {
-				out = append(out, call{tc.Function.Name, argsSummary(tc.Function.Arguments)})
+	if len(t.CallIDs) > 0 {
+		if tcs := t.ToolCalls(); len(tcs) > 0 {
+			for _, tc := range tcs {
+				out = append(out, call{tc.Name, argsSummary(tc.Arguments)})
 			}
 			return out
 		}

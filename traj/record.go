@@ -350,37 +350,96 @@ func openAIExtras(b []byte, ms []jsonx.Member, t *Turn, text *joiner) {
 	if m, ok := jsonx.Find(ms, "tool_call_id"); ok && b[m.Start] == '"' {
 		t.AnswersID, _ = jsonx.Unquote(b[m.Start:m.End])
 	}
-	m, ok := jsonx.Find(ms, "tool_calls")
-	if !ok || b[m.Start] != '[' {
-		return
-	}
-	for _, el := range jsonx.Elements(b, m.Start) {
-		cm, _, err := jsonx.Members(b[:el[1]], el[0])
-		if err != nil {
+	t.openAI = true
+	for _, el := range toolCallSpans(b, ms) {
+		c, ok := parseToolCall(b, el)
+		if !ok {
 			continue
 		}
-		if idm, ok := jsonx.Find(cm, "id"); ok && b[idm.Start] == '"' {
-			id, _ := jsonx.Unquote(b[idm.Start:idm.End])
-			t.CallIDs = append(t.CallIDs, id)
+		if c.hasID {
+			t.CallIDs = append(t.CallIDs, c.ID)
 		}
-		fm, ok := jsonx.Find(cm, "function")
-		if !ok || b[fm.Start] != '{' {
-			continue
-		}
-		fms, _, _ := jsonx.Members(b[:fm.End], fm.Start)
-		if nm, ok := jsonx.Find(fms, "name"); ok && b[nm.Start] == '"' {
-			s, _ := jsonx.Unquote(b[nm.Start:nm.End])
-			add(s)
-		}
-		if am, ok := jsonx.Find(fms, "arguments"); ok {
-			if b[am.Start] == '"' {
-				s, _ := jsonx.Unquote(b[am.Start:am.End])
+		add(c.Name)
+		if c.Arguments != nil {
+			if c.Arguments[0] == '"' {
+				s, _ := jsonx.Unquote(c.Arguments)
 				add(s)
 			} else {
-				add(string(b[am.Start:am.End]))
+				add(string(c.Arguments))
 			}
 		}
 	}
+}
+
+// ToolCall is one entry of an OpenAI message's "tool_calls" list, as read:
+// {"id": …, "function": {"name": …, "arguments": …}}.
+type ToolCall struct {
+	ID   string // "" when absent or not a string
+	Name string // "" when absent or not a string
+	// Arguments is the raw JSON value of "arguments" (OpenAI sends a string
+	// holding JSON, some datasets an object); nil when absent. It shares
+	// the turn's memory: do not modify it.
+	Arguments []byte
+
+	hasID bool // the entry has a string "id"
+}
+
+// ToolCalls returns the tool calls of an OpenAI-dialect turn, parsed from
+// Raw exactly as [Decode] reads them for the turn's text and
+// [Turn.CallIDs]: each object in the message's "tool_calls" list, in order,
+// keys matched exactly (the last of a repeated key wins). It returns nil for
+// a turn of another dialect and for a message without tool calls. The
+// result is new on every call.
+func (t Turn) ToolCalls() []ToolCall {
+	if !t.openAI {
+		return nil
+	}
+	ms, _, err := jsonx.Members(t.Raw, 0)
+	if err != nil {
+		return nil
+	}
+	var out []ToolCall
+	for _, el := range toolCallSpans(t.Raw, ms) {
+		if c, ok := parseToolCall(t.Raw, el); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// toolCallSpans returns the spans of the entries of the "tool_calls" list
+// among the message members ms (offsets into b); nil when there is none.
+func toolCallSpans(b []byte, ms []jsonx.Member) [][2]int {
+	m, ok := jsonx.Find(ms, "tool_calls")
+	if !ok || b[m.Start] != '[' {
+		return nil
+	}
+	return jsonx.Elements(b, m.Start)
+}
+
+// parseToolCall reads the tool call at span el of b; ok is false when the
+// entry is not an object.
+func parseToolCall(b []byte, el [2]int) (c ToolCall, ok bool) {
+	cm, _, err := jsonx.Members(b[:el[1]], el[0])
+	if err != nil {
+		return c, false
+	}
+	if idm, ok := jsonx.Find(cm, "id"); ok && b[idm.Start] == '"' {
+		c.ID, _ = jsonx.Unquote(b[idm.Start:idm.End])
+		c.hasID = true
+	}
+	fm, ok := jsonx.Find(cm, "function")
+	if !ok || b[fm.Start] != '{' {
+		return c, true
+	}
+	fms, _, _ := jsonx.Members(b[:fm.End], fm.Start)
+	if nm, ok := jsonx.Find(fms, "name"); ok && b[nm.Start] == '"' {
+		c.Name, _ = jsonx.Unquote(b[nm.Start:nm.End])
+	}
+	if am, ok := jsonx.Find(fms, "arguments"); ok {
+		c.Arguments = b[am.Start:am.End:am.End]
+	}
+	return c, true
 }
 
 // joiner joins a turn's texts with "\n" after the first non-empty one. A

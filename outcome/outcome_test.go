@@ -2,33 +2,29 @@ package outcome
 
 import "testing"
 
-func TestIndexRoundTrip(t *testing.T) {
-	seen := map[Outcome]bool{}
-	for i, o := range All() {
-		if o == "" || seen[o] {
-			t.Fatalf("All()[%d] = %q: empty or repeated", i, o)
+// checkIndex checks that list has no empty or repeated value and that
+// index gives each value's position, and -1 for an unknown one.
+func checkIndex[T ~string](t *testing.T, list []T, index func(T) int) {
+	t.Helper()
+	seen := map[T]bool{}
+	for i, v := range list {
+		if v == "" || seen[v] {
+			t.Fatalf("list[%d] = %q: empty or repeated", i, v)
 		}
-		seen[o] = true
-		if o.Index() != i {
-			t.Errorf("%s.Index() = %d, want %d", o, o.Index(), i)
-		}
-	}
-	if Outcome("nope").Index() != -1 {
-		t.Error("unknown outcome has an index")
-	}
-	seenR := map[Reason]bool{}
-	for i, r := range AllReasons() {
-		if r == "" || seenR[r] {
-			t.Fatalf("AllReasons()[%d] = %q: empty or repeated", i, r)
-		}
-		seenR[r] = true
-		if r.Index() != i {
-			t.Errorf("%s.Index() = %d, want %d", r, r.Index(), i)
+		seen[v] = true
+		if got := index(v); got != i {
+			t.Errorf("%s.Index() = %d, want %d", v, got, i)
 		}
 	}
-	if Reason("nope").Index() != -1 {
-		t.Error("unknown reason has an index")
+	if index("nope") != -1 {
+		t.Error("unknown value has an index")
 	}
+}
+
+func TestIndex(t *testing.T) {
+	all, reasons := All(), AllReasons()
+	checkIndex(t, all[:], Outcome.Index)
+	checkIndex(t, reasons[:], Reason.Index)
 }
 
 func TestPredicates(t *testing.T) {

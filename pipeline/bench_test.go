@@ -33,20 +33,13 @@ func BenchmarkCompress(b *testing.B) {
 		{"alternate", func(o *Options) { o.Alternate = true }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			o := Options{
-				Budget:     snap.Budget{Target: 3000, SummaryTokens: 100, LastN: 4, ProtectFirstSystem: true, ProtectFirstUser: true, ProtectFirstAssistant: true, ProtectFirstTool: true},
-				Counter:    charCounter{},
-				Summarizer: &fixedSummarizer{text: "[CONTEXT SUMMARY]: s"},
-				AddNotice:  true,
-				NoticeText: " NOTICE",
-			}
-			if bc.mod != nil {
-				bc.mod(&o)
-			}
-			c, err := NewCompressor(o)
-			if err != nil {
-				b.Fatal(err)
-			}
+			c := newComp(b, func(o *Options) {
+				o.Budget = snap.Budget{Target: 3000, SummaryTokens: 100, LastN: 4, ProtectFirstSystem: true, ProtectFirstUser: true, ProtectFirstAssistant: true, ProtectFirstTool: true}
+				o.Counter = charCounter{}
+				if bc.mod != nil {
+					bc.mod(o)
+				}
+			})
 			b.SetBytes(int64(len(line)))
 			b.ReportAllocs()
 			for b.Loop() {

@@ -52,7 +52,7 @@ func (f *fixedSummarizer) Summarize(ctx context.Context, req summary.Request) (s
 	return summary.Result{Text: f.text, APICalls: 1}, nil
 }
 
-func newComp(t *testing.T, mod func(*Options)) *Compressor {
+func newComp(t testing.TB, mod func(*Options)) *Compressor {
 	t.Helper()
 	o := Options{
 		Budget:     snap.Budget{Target: 900, SummaryTokens: 50, LastN: 4, ProtectFirstSystem: true, ProtectFirstUser: true, ProtectFirstAssistant: true, ProtectFirstTool: true},

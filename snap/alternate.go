@@ -91,29 +91,32 @@ func userSide(r traj.Role) bool { return r == traj.RoleUser || r == traj.RoleToo
 // how to place the summary. ok is false when no placement keeps the order
 // around the summary.
 func placeAlternating(roles []traj.Role, start, end, tailStart int) (int, Placement, bool) {
-	n := len(roles)
-	try := func(e int) (Placement, bool) {
-		prevUser := start > 0 && userSide(roles[start-1])
-		nextUser := e < n && userSide(roles[e])
-		switch {
-		case !prevUser && !nextUser:
-			return Insert, true
-		case !prevUser && nextUser:
-			return MergeNext, true
-		case prevUser && !nextUser:
-			return MergePrev, true
-		}
-		return 0, false
-	}
-	if how, ok := try(end); ok {
+	if how, ok := placementAt(roles, start, end); ok {
 		return end, how, true
 	}
 	for _, e := range [2]int{end + 1, end - 1} {
 		if e > start && e <= tailStart && clean(roles, e) {
-			if how, ok := try(e); ok {
+			if how, ok := placementAt(roles, start, e); ok {
 				return e, how, true
 			}
 		}
 	}
 	return end, Insert, false
+}
+
+// placementAt says how a summary of [start, e) joins turns start−1 and e
+// (either may be absent) keeping the order; ok is false when both are
+// user-side.
+func placementAt(roles []traj.Role, start, e int) (Placement, bool) {
+	prevUser := start > 0 && userSide(roles[start-1])
+	nextUser := e < len(roles) && userSide(roles[e])
+	switch {
+	case prevUser && nextUser:
+		return Insert, false
+	case nextUser:
+		return MergeNext, true
+	case prevUser:
+		return MergePrev, true
+	}
+	return Insert, true
 }

@@ -3,12 +3,17 @@
 // aggregate JSON report, the per-record --outcomes lines, the per-trajectory
 // compression_metrics object and a short human table.
 //
-// The pipeline builds one [Observation] per input record and feeds it to a
-// [Summary] with [Summary.Observe]. Each worker owns its own Summary;
-// [Summary.Merge] combines them exactly (integer sums, an exact fixed-point
-// sum of ratios, maxima and [Hist] bucket counts), so the report does not
-// depend on how records were split across workers or in which order
-// summaries are merged.
+// The record path (pipeline.Compressor) fills in one [Observation] per input
+// record with the methods of this package ([Observation.Measure],
+// [Observation.Leave], [Observation.Settle], ...) and gets the
+// compression_metrics value from [Observation.TrajectoryJSON]; pipeline.Run's
+// ordered writer feeds each observation to the run's [Summary] for that
+// input with [Summary.Observe], and the caller combines the per-input
+// summaries with [Summary.Merge]. Merging is exact (integer sums, an exact
+// fixed-point sum of ratios, maxima and [Hist] bucket counts), so the report
+// does not depend on how records were split or in which order summaries are
+// merged. Counters are sized and ordered by the outcome package's lists
+// (outcome.All, outcome.AllReasons).
 //
 // The report ([Summary.Report]) keeps the peer's sections and keys in the
 // peer's order (summary, tokens, turns, averages, summarization, processing;
@@ -28,7 +33,8 @@
 // except writing to the io.Writer a caller passes. [Summary] and [Hist] are
 // not safe for concurrent use: one per goroutine, then Merge. Reports and
 // observations are plain values. [Summary.Observe] panics on an outcome or
-// uncompressible reason that snap does not define (a programming error);
+// uncompressible reason that package outcome does not define (a programming
+// error);
 // [Report.WriteJSON] returns encoding and write errors wrapped with
 // "metrics:".
 package metrics

@@ -5,7 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/trajcompress/trajcompress/snap"
+	"github.com/trajcompress/trajcompress/outcome"
 )
 
 // Human writes a short human-readable table of s to w (meant for stderr):
@@ -22,19 +22,19 @@ func (s *Summary) Human(w io.Writer) {
 		return fmt.Sprintf("%.1f%%", 100*float64(n)/float64(in))
 	}
 	fmt.Fprintf(tw, "outcome\trecords\tshare\n")
-	for _, o := range snap.Outcomes() {
+	for _, o := range outcome.All() {
 		n := s.Count(o)
 		fmt.Fprintf(tw, "%s\t%d\t%s\n", o, n, pct(n))
-		if o == snap.Uncompressible {
-			for _, r := range snap.Reasons() {
+		if o == outcome.Uncompressible {
+			for _, r := range outcome.AllReasons() {
 				if rn := s.ReasonCount(r); rn > 0 {
 					fmt.Fprintf(tw, "  %s\t%d\t%s\n", r, rn, pct(rn))
 				}
 			}
 		}
 	}
-	fmt.Fprintf(tw, "failed to fit\t%d\t%s\n", s.Count(snap.CompressedOverLimit)+s.Count(snap.Uncompressible),
-		pct(s.Count(snap.CompressedOverLimit)+s.Count(snap.Uncompressible)))
+	fmt.Fprintf(tw, "failed to fit\t%d\t%s\n", s.Count(outcome.CompressedOverLimit)+s.Count(outcome.Uncompressible),
+		pct(s.Count(outcome.CompressedOverLimit)+s.Count(outcome.Uncompressible)))
 	tw.Flush()
 	c := &s.c
 	fmt.Fprintf(w, "records: %d in, %d out, %d rejected\n", in, s.RecordsOut(), s.RecordsRejected())

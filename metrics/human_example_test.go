@@ -4,15 +4,15 @@ import (
 	"os"
 
 	"github.com/trajcompress/trajcompress/metrics"
-	"github.com/trajcompress/trajcompress/snap"
+	"github.com/trajcompress/trajcompress/outcome"
 )
 
 func ExampleSummary_Human() {
 	var s metrics.Summary
-	s.Observe(metrics.Observation{Outcome: snap.SkippedUnderTarget, TokensBefore: 900, TurnsBefore: 6})
-	s.Observe(metrics.Observation{Outcome: snap.Compressed, TokensBefore: 20000, TokensAfter: 9000, TurnsBefore: 40, TurnsAfter: 9})
-	s.Observe(metrics.Observation{Outcome: snap.Uncompressible, Reason: string(snap.NoMiddle), TokensBefore: 16000, TurnsBefore: 4})
-	s.Observe(metrics.Observation{Outcome: snap.Invalid, RejectReason: "not JSON"})
+	s.Observe(metrics.Observation{Outcome: outcome.SkippedUnderTarget, TokensBefore: 900, TurnsBefore: 6})
+	s.Observe(metrics.Observation{Outcome: outcome.Compressed, TokensBefore: 20000, TokensAfter: 9000, TurnsBefore: 40, TurnsAfter: 9})
+	s.Observe(metrics.Observation{Outcome: outcome.Uncompressible, Reason: string(outcome.NoMiddle), TokensBefore: 16000, TurnsBefore: 4})
+	s.Observe(metrics.Observation{Outcome: outcome.Invalid, RejectReason: "not JSON"})
 	s.Human(os.Stdout)
 	// Output:
 	// outcome                records  share
@@ -30,8 +30,8 @@ func ExampleSummary_Human() {
 
 func ExampleSummary_Merge() {
 	var worker1, worker2, total metrics.Summary
-	worker1.Observe(metrics.Observation{Outcome: snap.Compressed, TokensBefore: 30000, TokensAfter: 15000, TurnsBefore: 50, TurnsAfter: 10})
-	worker2.Observe(metrics.Observation{Outcome: snap.SkippedUnderTarget, TokensBefore: 1000, TurnsBefore: 5})
+	worker1.Observe(metrics.Observation{Outcome: outcome.Compressed, TokensBefore: 30000, TokensAfter: 15000, TurnsBefore: 50, TurnsAfter: 10})
+	worker2.Observe(metrics.Observation{Outcome: outcome.SkippedUnderTarget, TokensBefore: 1000, TurnsBefore: 5})
 	total.Merge(&worker1)
 	total.Merge(&worker2)
 	r := total.Report(metrics.RunInfo{Tokenizer: "o200k_base"})

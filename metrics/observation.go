@@ -3,9 +3,38 @@ package metrics
 import (
 	"strconv"
 
-	"github.com/trajcompress/trajcompress/snap"
-	"github.com/trajcompress/trajcompress/traj"
+	"github.com/trajcompress/trajcompress/internal/jsonx"
+	"github.com/trajcompress/trajcompress/outcome"
 )
+
+// The record path fills in an Observation step by step with the methods
+// below; each says which fields it sets.
+
+// Reject records that the line is not a trajectory: Outcome [outcome.Invalid]
+// with reason as RejectReason.
+func (o *Observation) Reject(reason string) {
+	o.Outcome, o.RejectReason = outcome.Invalid, reason
+}
+
+// Measure records the size of the record as read: tokens and turns before,
+// and the same after until [Observation.Settle] says otherwise.
+func (o *Observation) Measure(tokens, turns int) {
+	o.TokensBefore, o.TokensAfter = tokens, tokens
+	o.TurnsBefore, o.TurnsAfter = turns, turns
+}
+
+// Leave records an outcome that writes the record as it came in
+// (skipped_under_target, uncompressible or summary_failed) and its reason
+// ("" for none); no region was replaced.
+func (o *Observation) Leave(oc outcome.Outcome, reason string) {
+	o.Outcome, o.Reason, o.Region = oc, reason, nil
+}
+
+// Settle records the final outcome of a compressed record and its size as
+// written.
+func (o *Observation) Settle(oc outcome.Outcome, tokens, turns int) {
+	o.Outcome, o.TokensAfter, o.TurnsAfter = oc, tokens, turns
+}
 
 // AppendJSON appends the --outcomes line of o (without a newline) to dst and
 // returns the extended slice. Keys, in order: source, line, outcome, reason
@@ -15,21 +44,21 @@ import (
 // [Summary.Observe]. Strings are escaped per RFC 8259, invalid UTF-8 becomes
 // U+FFFD.
 func (o Observation) AppendJSON(dst []byte) []byte {
-	if o.Outcome != snap.Invalid {
+	if o.Outcome != outcome.Invalid {
 		o = o.normalized()
 	}
 	dst = append(dst, `{"source":`...)
-	dst = traj.AppendString(dst, o.Source)
+	dst = jsonx.AppendString(dst, o.Source)
 	dst = append(dst, `,"line":`...)
 	dst = strconv.AppendInt(dst, o.Line, 10)
 	dst = append(dst, `,"outcome":`...)
-	dst = traj.AppendString(dst, string(o.Outcome))
+	dst = jsonx.AppendString(dst, string(o.Outcome))
 	dst = append(dst, `,"reason":`...)
 	switch reason := o.Reason; {
 	case reason != "":
-		dst = traj.AppendString(dst, reason)
+		dst = jsonx.AppendString(dst, reason)
 	case o.RejectReason != "":
-		dst = traj.AppendString(dst, o.RejectReason)
+		dst = jsonx.AppendString(dst, o.RejectReason)
 	default:
 		dst = append(dst, "null"...)
 	}

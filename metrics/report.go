@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/snap"
 )
 
@@ -158,7 +159,7 @@ type OutcomesSection struct {
 	RecordsWithPairingProblems int64 `json:"records_with_pairing_problems"`
 }
 
-// ReasonsCounts counts uncompressible records per snap.Reason.
+// ReasonsCounts counts uncompressible records per outcome.Reason.
 type ReasonsCounts struct {
 	NoMiddle       int64 `json:"no_middle"`
 	Collapsed      int64 `json:"collapsed"`
@@ -230,9 +231,9 @@ func (s *Summary) Report(info RunInfo) Report {
 	r.Summary = SummarySection{
 		TotalTrajectories:              total,
 		TrajectoriesCompressed:         compressed,
-		TrajectoriesSkippedUnderTarget: s.Count(snap.SkippedUnderTarget),
-		TrajectoriesStillOverLimit:     s.Count(snap.CompressedOverLimit) + s.Count(snap.Uncompressible) + s.Count(snap.SummaryFailed),
-		TrajectoriesFailed:             s.Count(snap.SummaryFailed),
+		TrajectoriesSkippedUnderTarget: s.Count(outcome.SkippedUnderTarget),
+		TrajectoriesStillOverLimit:     s.Count(outcome.CompressedOverLimit) + s.Count(outcome.Uncompressible) + s.Count(outcome.SummaryFailed),
+		TrajectoriesFailed:             s.Count(outcome.SummaryFailed),
 		CompressionRate:                Round(float64(compressed)/float64(max(total, 1)), 4),
 	}
 	r.Tokens = TokensSection{
@@ -280,19 +281,19 @@ func (s *Summary) Report(info RunInfo) Report {
 		DurationSeconds: Round(info.End.Sub(info.Start).Seconds(), 2),
 	}
 	r.Outcomes = OutcomesSection{
-		SkippedUnderTarget:  s.Count(snap.SkippedUnderTarget),
-		Compressed:          s.Count(snap.Compressed),
-		CompressedOverLimit: s.Count(snap.CompressedOverLimit),
-		Uncompressible:      s.Count(snap.Uncompressible),
-		SummaryFailed:       s.Count(snap.SummaryFailed),
-		Invalid:             s.Count(snap.Invalid),
+		SkippedUnderTarget:  s.Count(outcome.SkippedUnderTarget),
+		Compressed:          s.Count(outcome.Compressed),
+		CompressedOverLimit: s.Count(outcome.CompressedOverLimit),
+		Uncompressible:      s.Count(outcome.Uncompressible),
+		SummaryFailed:       s.Count(outcome.SummaryFailed),
+		Invalid:             s.Count(outcome.Invalid),
 		UncompressibleReasons: ReasonsCounts{
-			NoMiddle:       s.ReasonCount(snap.NoMiddle),
-			Collapsed:      s.ReasonCount(snap.Collapsed),
-			RegionTooSmall: s.ReasonCount(snap.RegionTooSmall),
-			Alternation:    s.ReasonCount(snap.Alternation),
+			NoMiddle:       s.ReasonCount(outcome.NoMiddle),
+			Collapsed:      s.ReasonCount(outcome.Collapsed),
+			RegionTooSmall: s.ReasonCount(outcome.RegionTooSmall),
+			Alternation:    s.ReasonCount(outcome.Alternation),
 		},
-		FailedToFit:                s.Count(snap.CompressedOverLimit) + s.Count(snap.Uncompressible),
+		FailedToFit:                s.Count(outcome.CompressedOverLimit) + s.Count(outcome.Uncompressible),
 		RecordsIn:                  s.RecordsIn(),
 		RecordsOut:                 s.RecordsOut(),
 		RecordsRejected:            s.RecordsRejected(),

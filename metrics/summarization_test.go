@@ -5,14 +5,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trajcompress/trajcompress/snap"
+	"github.com/trajcompress/trajcompress/outcome"
 )
 
 func TestSummarizationCostAndCauses(t *testing.T) {
 	var s Summary
-	s.Observe(Observation{Outcome: snap.Compressed, TokensBefore: 100, TokensAfter: 50, TurnsBefore: 10, TurnsAfter: 5,
+	s.Observe(Observation{Outcome: outcome.Compressed, TokensBefore: 100, TokensAfter: 50, TurnsBefore: 10, TurnsAfter: 5,
 		Region: &[2]int{2, 7}, SummaryCalls: 2, SummaryErrors: 1, PromptTokens: 1_000_000, CompletionTokens: 500_000})
-	s.Observe(Observation{Outcome: snap.Compressed, TokensBefore: 100, TokensAfter: 60, TurnsBefore: 10, TurnsAfter: 5,
+	s.Observe(Observation{Outcome: outcome.Compressed, TokensBefore: 100, TokensAfter: 60, TurnsBefore: 10, TurnsAfter: 5,
 		Region: &[2]int{2, 7}, Fallback: true})
 	misses := int64(2)
 	rep := s.Report(RunInfo{Summarizer: "llm", Model: "m", PriceIn: 0.5, PriceOut: 2,

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/trajcompress/trajcompress/snap"
+	"github.com/trajcompress/trajcompress/outcome"
 )
 
 // Observation is what the pipeline records about one input record.
@@ -12,8 +12,8 @@ type Observation struct {
 	Source string // input file the record came from
 	Line   int64  // 1-based line (JSONL) or row (Parquet/Arrow) of the record
 
-	Outcome snap.Outcome
-	// Reason is the snap.Reason of an Uncompressible outcome; for other
+	Outcome outcome.Outcome
+	// Reason is the [outcome.Reason] of an Uncompressible outcome; for other
 	// outcomes it may carry a free-text reason (e.g. why a summary failed)
 	// that appears only in the --outcomes line.
 	Reason string
@@ -45,41 +45,13 @@ type Observation struct {
 	Fallback bool
 }
 
-// unchanged reports whether o's record is written as it came in.
-func unchanged(o snap.Outcome) bool {
-	return o == snap.SkippedUnderTarget || o == snap.Uncompressible || o == snap.SummaryFailed
-}
-
 // normalized returns o with the after counts equal to the before counts when
 // the record is written unchanged.
 func (o Observation) normalized() Observation {
-	if unchanged(o.Outcome) {
+	if o.Outcome.Unchanged() {
 		o.TokensAfter, o.TurnsAfter = o.TokensBefore, o.TurnsBefore
 	}
 	return o
-}
-
-var (
-	outcomeOrder = snap.Outcomes()
-	reasonOrder  = snap.Reasons()
-)
-
-func outcomeIndex(o snap.Outcome) int {
-	for i, x := range outcomeOrder {
-		if x == o {
-			return i
-		}
-	}
-	return -1
-}
-
-func reasonIndex(r string) int {
-	for i, x := range reasonOrder {
-		if string(x) == r {
-			return i
-		}
-	}
-	return -1
 }
 
 // Summary is the mergeable aggregate of many [Observation] values: counts per
@@ -91,7 +63,9 @@ func reasonIndex(r string) int {
 // histogram, so [Summary.Merge] is exact and order-independent: merging
 // per-worker summaries gives the same Summary, and the same report, as
 // observing every record in one. The zero Summary is empty and ready to use.
-// A Summary is not safe for concurrent use; give each worker its own.
+// A Summary is not safe for concurrent use: one goroutine observes into it
+// (in pipeline.Run, the ordered writer, one Summary per input); combine
+// several with Merge.
 type Summary struct {
 	c             counters
 	before, after Hist // tokens before and after, non-rejected records
@@ -99,8 +73,8 @@ type Summary struct {
 
 // counters holds every scalar of a Summary; it is comparable.
 type counters struct {
-	outcomes [6]int64 // indexed like snap.Outcomes()
-	reasons  [4]int64 // indexed like snap.Reasons(), Uncompressible only
+	outcomes [outcome.N]int64        // indexed like outcome.All()
+	reasons  [outcome.NReasons]int64 // indexed like outcome.AllReasons(), Uncompressible only
 
 	// Over all non-rejected records.
 	tokensBefore, tokensAfter int64
@@ -120,22 +94,22 @@ type counters struct {
 }
 
 // Observe adds one record's observation. It panics if o.Outcome is not one
-// of the six snap outcomes, or if an Uncompressible observation's Reason is
-// not one of the three snap reasons: both are programming errors.
+// of [outcome.All], or if an Uncompressible observation's Reason is not one
+// of [outcome.AllReasons]: both are programming errors.
 func (s *Summary) Observe(o Observation) {
-	oi := outcomeIndex(o.Outcome)
+	oi := o.Outcome.Index()
 	if oi < 0 {
 		panic(fmt.Sprintf("metrics: %s:%d: unknown outcome %q", o.Source, o.Line, o.Outcome))
 	}
-	if o.Outcome == snap.Uncompressible {
-		ri := reasonIndex(o.Reason)
+	if o.Outcome == outcome.Uncompressible {
+		ri := outcome.Reason(o.Reason).Index()
 		if ri < 0 {
 			panic(fmt.Sprintf("metrics: %s:%d: unknown uncompressible reason %q", o.Source, o.Line, o.Reason))
 		}
 		s.c.reasons[ri]++
 	}
 	s.c.outcomes[oi]++
-	if o.Outcome == snap.Invalid {
+	if o.Outcome == outcome.Invalid {
 		return
 	}
 	o = o.normalized()
@@ -143,7 +117,7 @@ func (s *Summary) Observe(o Observation) {
 	s.c.tokensAfter += int64(o.TokensAfter)
 	s.c.turnsBefore += int64(o.TurnsBefore)
 	s.c.turnsAfter += int64(o.TurnsAfter)
-	if o.Outcome == snap.Compressed || o.Outcome == snap.CompressedOverLimit {
+	if o.Outcome.WasCompressed() {
 		s.c.ratioSum.add(ratioFixed(o.TokensAfter, o.TokensBefore))
 		s.c.tokensSavedSum += int64(o.TokensBefore - o.TokensAfter)
 		s.c.turnsRemovedSum += int64(o.TurnsBefore - o.TurnsAfter)
@@ -195,16 +169,16 @@ func (s *Summary) Merge(o *Summary) {
 
 // Count returns the number of records observed with outcome o (0 for an
 // unknown outcome).
-func (s *Summary) Count(o snap.Outcome) int64 {
-	if i := outcomeIndex(o); i >= 0 {
+func (s *Summary) Count(o outcome.Outcome) int64 {
+	if i := o.Index(); i >= 0 {
 		return s.c.outcomes[i]
 	}
 	return 0
 }
 
 // ReasonCount returns the number of uncompressible records with reason r.
-func (s *Summary) ReasonCount(r snap.Reason) int64 {
-	if i := reasonIndex(string(r)); i >= 0 {
+func (s *Summary) ReasonCount(r outcome.Reason) int64 {
+	if i := r.Index(); i >= 0 {
 		return s.c.reasons[i]
 	}
 	return 0
@@ -220,7 +194,7 @@ func (s *Summary) RecordsIn() int64 {
 }
 
 // RecordsRejected returns the number of invalid records.
-func (s *Summary) RecordsRejected() int64 { return s.Count(snap.Invalid) }
+func (s *Summary) RecordsRejected() int64 { return s.Count(outcome.Invalid) }
 
 // RecordsOut returns the number of records written to the output: all but
 // the rejected ones (summary_failed and uncompressible records are written
@@ -229,7 +203,7 @@ func (s *Summary) RecordsOut() int64 { return s.RecordsIn() - s.RecordsRejected(
 
 // compressed returns the number of records a summary was spliced into.
 func (s *Summary) compressed() int64 {
-	return s.Count(snap.Compressed) + s.Count(snap.CompressedOverLimit)
+	return s.Count(outcome.Compressed) + s.Count(outcome.CompressedOverLimit)
 }
 
 // Equal reports whether s and o hold the same aggregate.

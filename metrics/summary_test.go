@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/snap"
 )
 
@@ -19,9 +20,9 @@ var update = flag.Bool("update", false, "rewrite testdata golden files")
 // randomObservation returns an observation with a random outcome and
 // plausible counts.
 func randomObservation(r *rand.Rand, line int64) Observation {
-	outs := snap.Outcomes()
+	outs := outcome.All()
 	o := Observation{Source: "f.jsonl", Line: line, Outcome: outs[r.IntN(len(outs))]}
-	if o.Outcome == snap.Invalid {
+	if o.Outcome == outcome.Invalid {
 		o.RejectReason = "not valid JSON"
 		return o
 	}
@@ -30,9 +31,9 @@ func randomObservation(r *rand.Rand, line int64) Observation {
 	o.TokensAfter = r.IntN(200000) // ignored for unchanged outcomes
 	o.TurnsAfter = r.IntN(300)
 	switch o.Outcome {
-	case snap.Uncompressible:
-		o.Reason = string(snap.Reasons()[r.IntN(3)])
-	case snap.Compressed, snap.CompressedOverLimit:
+	case outcome.Uncompressible:
+		o.Reason = string(outcome.AllReasons()[r.IntN(3)])
+	case outcome.Compressed, outcome.CompressedOverLimit:
 		o.TokensAfter = r.IntN(o.TokensBefore + 1)
 		o.TurnsAfter = 1 + r.IntN(o.TurnsBefore)
 		o.Region = &[2]int{2, 2 + o.TurnsBefore - o.TurnsAfter + 1}
@@ -40,7 +41,7 @@ func randomObservation(r *rand.Rand, line int64) Observation {
 		o.SummaryErrors = o.SummaryCalls - 1
 		o.CacheHit = r.IntN(2) == 0
 		o.PromptTokens, o.CompletionTokens = r.IntN(5000), r.IntN(800)
-	case snap.SummaryFailed:
+	case outcome.SummaryFailed:
 		o.SummaryCalls, o.SummaryErrors = 3, 3
 	}
 	return o
@@ -86,8 +87,8 @@ func TestMergeEqualsObservingAll(t *testing.T) {
 
 func TestEqualDetectsDifferences(t *testing.T) {
 	var a, b Summary
-	a.Observe(Observation{Outcome: snap.Compressed, TokensBefore: 100, TokensAfter: 50})
-	b.Observe(Observation{Outcome: snap.Compressed, TokensBefore: 100, TokensAfter: 51})
+	a.Observe(Observation{Outcome: outcome.Compressed, TokensBefore: 100, TokensAfter: 50})
+	b.Observe(Observation{Outcome: outcome.Compressed, TokensBefore: 100, TokensAfter: 51})
 	if a.Equal(&b) {
 		t.Error("summaries with different tokens after compare equal")
 	}
@@ -96,7 +97,7 @@ func TestEqualDetectsDifferences(t *testing.T) {
 // The peer's AggregateMetrics tests (PEER.md §9), under our report.
 func TestReportPeerAggregateCases(t *testing.T) {
 	compressed := func(before, after int) Observation {
-		return Observation{Outcome: snap.Compressed, TokensBefore: before, TokensAfter: after, TurnsBefore: 10, TurnsAfter: 7, Region: &[2]int{4, 8}, SummaryCalls: 1}
+		return Observation{Outcome: outcome.Compressed, TokensBefore: before, TokensAfter: after, TurnsBefore: 10, TurnsAfter: 7, Region: &[2]int{4, 8}, SummaryCalls: 1}
 	}
 	cases := []struct {
 		name  string
@@ -116,12 +117,12 @@ func TestReportPeerAggregateCases(t *testing.T) {
 				t.Errorf("compressed %d, avg ratio %v; want 1, 0.4", r.Summary.TrajectoriesCompressed, r.Averages.AvgCompressionRatio)
 			}
 		}},
-		{"skipped_is_not_compressed", []Observation{{Outcome: snap.SkippedUnderTarget, TokensBefore: 10, TurnsBefore: 3}}, func(t *testing.T, r Report, _ string) {
+		{"skipped_is_not_compressed", []Observation{{Outcome: outcome.SkippedUnderTarget, TokensBefore: 10, TurnsBefore: 3}}, func(t *testing.T, r Report, _ string) {
 			if r.Summary.TrajectoriesSkippedUnderTarget != 1 || r.Summary.TrajectoriesCompressed != 0 || r.Tokens.TotalAfter != 10 {
 				t.Errorf("summary %+v tokens %+v", r.Summary, r.Tokens)
 			}
 		}},
-		{"compressed_over_limit_counts_in_both", []Observation{{Outcome: snap.CompressedOverLimit, TokensBefore: 30000, TokensAfter: 20000, TurnsBefore: 20, TurnsAfter: 15}}, func(t *testing.T, r Report, _ string) {
+		{"compressed_over_limit_counts_in_both", []Observation{{Outcome: outcome.CompressedOverLimit, TokensBefore: 30000, TokensAfter: 20000, TurnsBefore: 20, TurnsAfter: 15}}, func(t *testing.T, r Report, _ string) {
 			if r.Summary.TrajectoriesCompressed != 1 || r.Summary.TrajectoriesStillOverLimit != 1 || r.Outcomes.FailedToFit != 1 {
 				t.Errorf("summary %+v, failed_to_fit %d", r.Summary, r.Outcomes.FailedToFit)
 			}
@@ -135,8 +136,8 @@ func TestReportPeerAggregateCases(t *testing.T) {
 			}
 		}},
 		{"unchanged_outcomes_have_after_equal_before", []Observation{
-			{Outcome: snap.Uncompressible, Reason: string(snap.NoMiddle), TokensBefore: 20000, TokensAfter: 0, TurnsBefore: 4},
-			{Outcome: snap.SummaryFailed, TokensBefore: 30000, TurnsBefore: 40, SummaryCalls: 3, SummaryErrors: 3},
+			{Outcome: outcome.Uncompressible, Reason: string(outcome.NoMiddle), TokensBefore: 20000, TokensAfter: 0, TurnsBefore: 4},
+			{Outcome: outcome.SummaryFailed, TokensBefore: 30000, TurnsBefore: 40, SummaryCalls: 3, SummaryErrors: 3},
 		}, func(t *testing.T, r Report, _ string) {
 			if r.Tokens.TotalAfter != 50000 || r.Turns.TotalAfter != 44 || r.Summary.TotalTrajectories != 2 || r.Summary.TrajectoriesFailed != 1 {
 				t.Errorf("tokens %+v turns %+v summary %+v", r.Tokens, r.Turns, r.Summary)
@@ -145,7 +146,7 @@ func TestReportPeerAggregateCases(t *testing.T) {
 				t.Errorf("still over %d failed_to_fit %d success %v", r.Summary.TrajectoriesStillOverLimit, r.Outcomes.FailedToFit, r.Summarization.SuccessRate)
 			}
 		}},
-		{"invalid_is_rejected_and_in_no_total", []Observation{{Outcome: snap.Invalid, RejectReason: "bad json", TokensBefore: 5}, {Outcome: snap.SkippedUnderTarget, TokensBefore: 7, TurnsBefore: 2}}, func(t *testing.T, r Report, _ string) {
+		{"invalid_is_rejected_and_in_no_total", []Observation{{Outcome: outcome.Invalid, RejectReason: "bad json", TokensBefore: 5}, {Outcome: outcome.SkippedUnderTarget, TokensBefore: 7, TurnsBefore: 2}}, func(t *testing.T, r Report, _ string) {
 			o := r.Outcomes
 			if o.RecordsIn != 2 || o.RecordsOut != 1 || o.RecordsRejected != 1 || o.Invalid != 1 || r.Tokens.TotalBefore != 7 || r.Summary.TotalTrajectories != 1 {
 				t.Errorf("outcomes %+v tokens %+v", o, r.Tokens)
@@ -170,15 +171,15 @@ func TestReportPeerAggregateCases(t *testing.T) {
 func goldenSummary() *Summary {
 	var s Summary
 	obs := []Observation{
-		{Source: "runs/a.jsonl", Line: 1, Outcome: snap.SkippedUnderTarget, TokensBefore: 9000, TurnsBefore: 12},
-		{Source: "runs/a.jsonl", Line: 2, Outcome: snap.Compressed, TokensBefore: 30000, TokensAfter: 14000, TurnsBefore: 60, TurnsAfter: 21, Region: &[2]int{4, 44}, SummaryCalls: 1, PromptTokens: 16000, CompletionTokens: 700},
-		{Source: "runs/a.jsonl", Line: 3, Outcome: snap.CompressedOverLimit, TokensBefore: 50000, TokensAfter: 20001, TurnsBefore: 80, TurnsAfter: 9, Region: &[2]int{4, 76}, SummaryCalls: 2, SummaryErrors: 1, CacheHit: true},
-		{Source: "runs/a.jsonl", Line: 4, Outcome: snap.Uncompressible, Reason: string(snap.NoMiddle), TokensBefore: 16000, TurnsBefore: 4},
-		{Source: "runs/a.jsonl", Line: 5, Outcome: snap.Uncompressible, Reason: string(snap.Collapsed), TokensBefore: 17000, TurnsBefore: 10},
-		{Source: "runs/b.jsonl", Line: 1, Outcome: snap.Uncompressible, Reason: string(snap.RegionTooSmall), TokensBefore: 15251, TurnsBefore: 7},
-		{Source: "runs/b.jsonl", Line: 2, Outcome: snap.SummaryFailed, Reason: "timeout", TokensBefore: 40000, TurnsBefore: 33, SummaryCalls: 3, SummaryErrors: 3},
-		{Source: "runs/b.jsonl", Line: 3, Outcome: snap.Invalid, RejectReason: "line 3: not a JSON object"},
-		{Source: "runs/b.jsonl", Line: 4, Outcome: snap.Compressed, TokensBefore: 20000, TokensAfter: 15250, TurnsBefore: 30, TurnsAfter: 25, Region: &[2]int{5, 11}, SummaryCalls: 1},
+		{Source: "runs/a.jsonl", Line: 1, Outcome: outcome.SkippedUnderTarget, TokensBefore: 9000, TurnsBefore: 12},
+		{Source: "runs/a.jsonl", Line: 2, Outcome: outcome.Compressed, TokensBefore: 30000, TokensAfter: 14000, TurnsBefore: 60, TurnsAfter: 21, Region: &[2]int{4, 44}, SummaryCalls: 1, PromptTokens: 16000, CompletionTokens: 700},
+		{Source: "runs/a.jsonl", Line: 3, Outcome: outcome.CompressedOverLimit, TokensBefore: 50000, TokensAfter: 20001, TurnsBefore: 80, TurnsAfter: 9, Region: &[2]int{4, 76}, SummaryCalls: 2, SummaryErrors: 1, CacheHit: true},
+		{Source: "runs/a.jsonl", Line: 4, Outcome: outcome.Uncompressible, Reason: string(outcome.NoMiddle), TokensBefore: 16000, TurnsBefore: 4},
+		{Source: "runs/a.jsonl", Line: 5, Outcome: outcome.Uncompressible, Reason: string(outcome.Collapsed), TokensBefore: 17000, TurnsBefore: 10},
+		{Source: "runs/b.jsonl", Line: 1, Outcome: outcome.Uncompressible, Reason: string(outcome.RegionTooSmall), TokensBefore: 15251, TurnsBefore: 7},
+		{Source: "runs/b.jsonl", Line: 2, Outcome: outcome.SummaryFailed, Reason: "timeout", TokensBefore: 40000, TurnsBefore: 33, SummaryCalls: 3, SummaryErrors: 3},
+		{Source: "runs/b.jsonl", Line: 3, Outcome: outcome.Invalid, RejectReason: "line 3: not a JSON object"},
+		{Source: "runs/b.jsonl", Line: 4, Outcome: outcome.Compressed, TokensBefore: 20000, TokensAfter: 15250, TurnsBefore: 30, TurnsAfter: 25, Region: &[2]int{5, 11}, SummaryCalls: 1},
 	}
 	for _, o := range obs {
 		s.Observe(o)
@@ -230,13 +231,13 @@ func TestObservationAppendJSON(t *testing.T) {
 		want string
 	}{
 		{"compressed_with_region",
-			Observation{Source: "runs/a.jsonl", Line: 2, Outcome: snap.Compressed, TokensBefore: 30000, TokensAfter: 14000, TurnsBefore: 60, TurnsAfter: 21, Region: &[2]int{4, 44}},
+			Observation{Source: "runs/a.jsonl", Line: 2, Outcome: outcome.Compressed, TokensBefore: 30000, TokensAfter: 14000, TurnsBefore: 60, TurnsAfter: 21, Region: &[2]int{4, 44}},
 			`{"source":"runs/a.jsonl","line":2,"outcome":"compressed","reason":null,"tokens_before":30000,"tokens_after":14000,"turns_before":60,"turns_after":21,"region":[4,44],"pairing_problems":0}`},
 		{"uncompressible_reason_after_equals_before",
-			Observation{Source: "a", Line: 9, Outcome: snap.Uncompressible, Reason: "no_middle", TokensBefore: 20000, TurnsBefore: 4},
+			Observation{Source: "a", Line: 9, Outcome: outcome.Uncompressible, Reason: "no_middle", TokensBefore: 20000, TurnsBefore: 4},
 			`{"source":"a","line":9,"outcome":"uncompressible","reason":"no_middle","tokens_before":20000,"tokens_after":20000,"turns_before":4,"turns_after":4,"region":null,"pairing_problems":0}`},
 		{"invalid_uses_reject_reason_and_escapes",
-			Observation{Source: "dir/\"q\".jsonl", Line: 3, Outcome: snap.Invalid, RejectReason: "bad\tline\x01 é \xff"},
+			Observation{Source: "dir/\"q\".jsonl", Line: 3, Outcome: outcome.Invalid, RejectReason: "bad\tline\x01 é \xff"},
 			`{"source":"dir/\"q\".jsonl","line":3,"outcome":"invalid","reason":"bad\tline\u0001 é �","tokens_before":0,"tokens_after":0,"turns_before":0,"turns_after":0,"region":null,"pairing_problems":0}`},
 	}
 	for _, tc := range cases {
@@ -263,13 +264,13 @@ func TestTrajectoryMetrics(t *testing.T) {
 		want string
 	}{
 		{"compressed",
-			Observation{Outcome: snap.Compressed, TokensBefore: 30000, TokensAfter: 14000, TurnsBefore: 60, TurnsAfter: 21, Region: &[2]int{4, 44}, SummaryCalls: 2, SummaryErrors: 1},
+			Observation{Outcome: outcome.Compressed, TokensBefore: 30000, TokensAfter: 14000, TurnsBefore: 60, TurnsAfter: 21, Region: &[2]int{4, 44}, SummaryCalls: 2, SummaryErrors: 1},
 			`{"original_tokens":30000,"compressed_tokens":14000,"tokens_saved":16000,"compression_ratio":0.4667,"original_turns":60,"compressed_turns":21,"turns_removed":39,"compression_region":{"start_idx":4,"end_idx":44,"turns_count":40},"was_compressed":true,"still_over_limit":false,"skipped_under_target":false,"summarization_api_calls":2,"summarization_errors":1}`},
 		{"over_limit_ratio_one",
-			Observation{Outcome: snap.CompressedOverLimit, TokensBefore: 100, TokensAfter: 100, TurnsBefore: 9, TurnsAfter: 7, Region: &[2]int{4, 7}, SummaryCalls: 1},
+			Observation{Outcome: outcome.CompressedOverLimit, TokensBefore: 100, TokensAfter: 100, TurnsBefore: 9, TurnsAfter: 7, Region: &[2]int{4, 7}, SummaryCalls: 1},
 			`{"original_tokens":100,"compressed_tokens":100,"tokens_saved":0,"compression_ratio":1.0,"original_turns":9,"compressed_turns":7,"turns_removed":2,"compression_region":{"start_idx":4,"end_idx":7,"turns_count":3},"was_compressed":true,"still_over_limit":true,"skipped_under_target":false,"summarization_api_calls":1,"summarization_errors":0}`},
 		{"skipped_defaults_region",
-			Observation{Outcome: snap.SkippedUnderTarget, TokensBefore: 0, TurnsBefore: 0},
+			Observation{Outcome: outcome.SkippedUnderTarget, TokensBefore: 0, TurnsBefore: 0},
 			`{"original_tokens":0,"compressed_tokens":0,"tokens_saved":0,"compression_ratio":0.0,"original_turns":0,"compressed_turns":0,"turns_removed":0,"compression_region":{"start_idx":-1,"end_idx":-1,"turns_count":0},"was_compressed":false,"still_over_limit":false,"skipped_under_target":true,"summarization_api_calls":0,"summarization_errors":0}`},
 	}
 	for _, tc := range cases {
@@ -303,7 +304,7 @@ func TestObservePanicsOnUnknownOutcome(t *testing.T) {
 		o    Observation
 	}{
 		{"unknown_outcome", Observation{Outcome: "exploded"}},
-		{"unknown_reason", Observation{Outcome: snap.Uncompressible, Reason: "until_collapsed"}},
+		{"unknown_reason", Observation{Outcome: outcome.Uncompressible, Reason: "until_collapsed"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

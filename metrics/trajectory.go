@@ -1,6 +1,15 @@
 package metrics
 
-import "github.com/trajcompress/trajcompress/snap"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/trajcompress/trajcompress/outcome"
+)
+
+// TrajectoryKey is the top-level field the per-trajectory metrics are
+// written under in a compressed record.
+const TrajectoryKey = "compression_metrics"
 
 // TrajectoryMetrics is the per-trajectory compression_metrics object in the
 // peer's layout (PEER.md §7), keys in the peer's order. The pipeline appends
@@ -30,7 +39,7 @@ type RegionMetrics struct {
 }
 
 // NewTrajectoryMetrics returns the compression_metrics of the record o
-// describes: o.Region is the planned region (snap.Plan Start and End), the
+// describes: o.Region is the replaced region (the plan's Start and End), the
 // token and turn counts are those before and after assembly. WasCompressed
 // is set for compressed and compressed_over_limit; StillOverLimit for every
 // record written over target (compressed_over_limit, uncompressible,
@@ -46,9 +55,9 @@ func NewTrajectoryMetrics(o Observation) TrajectoryMetrics {
 		CompressedTurns:       o.TurnsAfter,
 		TurnsRemoved:          o.TurnsBefore - o.TurnsAfter,
 		CompressionRegion:     RegionMetrics{StartIdx: -1, EndIdx: -1},
-		WasCompressed:         o.Outcome == snap.Compressed || o.Outcome == snap.CompressedOverLimit,
-		StillOverLimit:        o.Outcome == snap.CompressedOverLimit || o.Outcome == snap.Uncompressible || o.Outcome == snap.SummaryFailed,
-		SkippedUnderTarget:    o.Outcome == snap.SkippedUnderTarget,
+		WasCompressed:         o.Outcome.WasCompressed(),
+		StillOverLimit:        o.Outcome.OverLimit(),
+		SkippedUnderTarget:    o.Outcome == outcome.SkippedUnderTarget,
 		SummarizationAPICalls: o.SummaryCalls,
 		SummarizationErrors:   o.SummaryErrors,
 	}
@@ -56,4 +65,14 @@ func NewTrajectoryMetrics(o Observation) TrajectoryMetrics {
 		m.CompressionRegion = RegionMetrics{StartIdx: r[0], EndIdx: r[1], TurnsCount: r[1] - r[0]}
 	}
 	return m
+}
+
+// TrajectoryJSON returns the JSON of [NewTrajectoryMetrics](o), the value
+// of the [TrajectoryKey] field.
+func (o Observation) TrajectoryJSON() ([]byte, error) {
+	b, err := json.Marshal(NewTrajectoryMetrics(o))
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %s: %w", TrajectoryKey, err)
+	}
+	return b, nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/traj"
 	"github.com/trajcompress/trajcompress/validate"
@@ -56,7 +57,7 @@ func TestAlternationKeepsRoleOrder(t *testing.T) {
 			if len(ps) > 0 {
 				t.Errorf("pairs %d target %d: alternation mode output rejected: %v (outcome %s region %v)", pairs, target, ps, res.Obs.Outcome, res.Obs.Region)
 			}
-			if res.Obs.Outcome != snap.Compressed && res.Obs.Outcome != snap.CompressedOverLimit {
+			if res.Obs.Outcome != outcome.Compressed && res.Obs.Outcome != outcome.CompressedOverLimit {
 				continue
 			}
 			compressed++
@@ -64,32 +65,5 @@ func TestAlternationKeepsRoleOrder(t *testing.T) {
 				rejectedWithout++
 			}
 		}
-	}
-}
-
-func TestAlternationPlacements(t *testing.T) {
-	A, U, T, S := traj.RoleAssistant, traj.RoleUser, traj.RoleTool, traj.RoleSystem
-	cases := []struct {
-		name             string
-		roles            []traj.Role
-		start, end, tail int
-		wantEnd          int
-		want             placement
-		ok               bool
-	}{
-		{"between_assistants", []traj.Role{S, U, A, U, A, U, A}, 3, 4, 5, 4, insertTurn, true},
-		{"no_placement", []traj.Role{U, A, T, A, U, U}, 3, 4, 4, 4, insertTurn, false},
-		{"insert", []traj.Role{U, A, U, A, U, A}, 2, 3, 6, 3, insertTurn, true},
-		{"merge_next", []traj.Role{U, A, U, A, U, A}, 2, 4, 6, 4, mergeNext, true},
-		{"merge_prev", []traj.Role{U, A, T, A, U, A}, 3, 5, 6, 5, mergePrev, true},
-		{"move_end_forward", []traj.Role{U, A, T, A, U, A, U, A}, 3, 4, 6, 5, mergePrev, true},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			end, how, ok := placeAlternating(c.roles, c.start, c.end, c.tail)
-			if ok != c.ok || ok && (end != c.wantEnd || how != c.want) {
-				t.Errorf("got end %d how %d ok %v; want end %d how %d ok %v", end, how, ok, c.wantEnd, c.want, c.ok)
-			}
-		})
 	}
 }

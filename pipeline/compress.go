@@ -2,12 +2,12 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/trajcompress/trajcompress/metrics"
+	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/tokenize"
@@ -38,8 +38,8 @@ type Options struct {
 
 	SummaryRole traj.Role // role of the summary turn; "" means user (as the peer)
 	// Alternate keeps strict user/assistant alternation around the summary
-	// (LLaMA-Factory, Mistral templates): see alternate.go. The summary is
-	// then user-side, so SummaryRole must be user.
+	// (LLaMA-Factory, Mistral templates): see [snap.PlaceAlternating]. The
+	// summary is then user-side, so SummaryRole must be user.
 	Alternate  bool
 	AddNotice  bool // append NoticeText to the system turns of the head
 	NoticeText string
@@ -118,235 +118,334 @@ func NewCompressor(opts Options) (*Compressor, error) {
 	return &Compressor{opts: opts}, nil
 }
 
+// count is the token count of one turn.
 func (c *Compressor) count(t traj.Turn) int {
 	return c.opts.Counter.Count(t.Text) + t.Extra + c.opts.TurnOverhead
+}
+
+// job is one record on its way through [Compressor.Compress]: each step
+// reads what the steps before it filled in.
+type job struct {
+	raw      []byte
+	pos      traj.Pos
+	deadline time.Time // zero: none
+	lim      limits    // the run's limits (none outside Run)
+	cpuHeld  bool      // a CPU slot of lim is held and must be released
+
+	rec   *traj.Record // decode
+	roles []traj.Role  // measure: per turn
+	tok   []int        // measure: per turn, as counted by c.count
+	ext   int          // measure: tokens of a system prompt outside the turns
+	plan  snap.Plan    // plan, place
+	obs   metrics.Observation
 }
 
 // Compress decides and applies the outcome of one input line. Per-record
 // problems become the result's outcome; the error is non-nil only when the
 // run must stop: ctx was cancelled, or the summarizer failed with
-// [summary.ErrFatal]. Compress itself bounds nothing; [Run] adds the limits.
+// [summary.ErrFatal].
+//
+// The steps, in order: decode the line, measure its turns, plan the region
+// (snap), place the summary (alternation mode), summarize the region,
+// assemble the new turns, account for their tokens, encode the record.
+// Each step may settle the record early; it is then written unchanged.
+// Compress itself bounds nothing; [Run] adds its limits.
 func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Result, error) {
 	return c.compress(ctx, raw, pos, limits{})
 }
 
-// compress is Compress within lim: it holds a CPU slot for its CPU work,
-// frees it while a remote summarizer waits, and hands the summarizer the
-// run's bound on requests in flight.
+// compress is Compress within lim: the record holds a CPU slot for its CPU
+// work, frees it while a remote summarizer waits, and hands the summarizer
+// the run's bound on requests in flight.
 func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
-	// The record's deadline starts now and covers all of it (the CPU work
-	// cannot be interrupted, but it counts against the summarizer's time).
-	deadline := time.Time{}
-	if c.opts.RecordTimeout > 0 {
-		deadline = time.Now().Add(c.opts.RecordTimeout)
-	}
+	j := job{raw: raw, pos: pos, deadline: c.deadline(), lim: lim}
+	j.obs = metrics.Observation{Source: pos.File, Line: pos.Line}
 	if err := lim.acquireCPU(ctx); err != nil {
 		return Result{}, err
 	}
-	held := true
-	defer func() {
-		if held {
-			lim.releaseCPU()
-		}
-	}()
-	obs := metrics.Observation{Source: pos.File, Line: pos.Line}
-	rec, err := traj.Decode(raw, pos, c.opts.Schema)
+	j.cpuHeld = true
+	defer c.releaseHeld(&j)
+
+	if rej := c.decode(&j); rej != nil {
+		return Result{Obs: j.obs, Reject: rej}, nil
+	}
+	c.measure(&j)
+	c.planRegion(&j)
+	c.place(&j)
+	if j.plan.Outcome != outcome.Compressed {
+		j.obs.Leave(j.plan.Outcome, string(j.plan.Reason))
+		return j.unchanged(), nil
+	}
+	j.obs.Region = &[2]int{j.plan.Start, j.plan.End}
+	req := c.request(&j)
+	if c.estimating() {
+		return c.estimate(&j, req), nil
+	}
+	sum, ok, err := c.summarize(ctx, &j, req)
+	if err != nil {
+		return Result{}, err
+	}
+	if !ok {
+		return j.unchanged(), nil
+	}
+	a := c.assemble(&j, sum.Text)
+	pairing := c.account(&j, a, sum.Tokens)
+	return c.encode(&j, a, pairing)
+}
+
+// deadline is when a record started now must be done (zero: no limit). It
+// covers all of the record: the CPU work cannot be interrupted, but it
+// counts against the summarizer's time.
+func (c *Compressor) deadline() time.Time {
+	if c.opts.RecordTimeout <= 0 {
+		return time.Time{}
+	}
+	return time.Now().Add(c.opts.RecordTimeout)
+}
+
+// releaseHeld releases the job's CPU slot if it holds one.
+func (c *Compressor) releaseHeld(j *job) {
+	if j.cpuHeld {
+		j.lim.releaseCPU()
+		j.cpuHeld = false
+	}
+}
+
+// unchanged is the result of a record written as it came in.
+func (j *job) unchanged() Result { return Result{Out: j.raw, Obs: j.obs} }
+
+// decode reads the line as a trajectory; a line that is not one becomes a
+// Reject (and an invalid observation).
+func (c *Compressor) decode(j *job) *Reject {
+	rec, err := traj.Decode(j.raw, j.pos, c.opts.Schema)
 	if err != nil {
 		var de *traj.DecodeError
 		errors.As(err, &de)
-		obs.Outcome, obs.RejectReason = snap.Invalid, de.Reason
-		return Result{Obs: obs, Reject: &Reject{Pos: pos, Reason: de.Reason, Detail: de.Detail, Raw: raw}}, nil
+		j.obs.Reject(de.Reason)
+		return &Reject{Pos: j.pos, Reason: de.Reason, Detail: de.Detail, Raw: j.raw}
 	}
-	n := len(rec.Turns)
-	roles := make([]traj.Role, n)
-	tok := make([]int, n)
-	for i, t := range rec.Turns {
-		roles[i], tok[i] = t.Role, c.count(t)
-	}
-	// A system prompt kept outside the turn list costs tokens too: it is a
-	// fixed, protected part of the record, so the turns get what is left.
-	ext := 0
-	if rec.SystemKey != "" {
-		ext = c.opts.Counter.Count(rec.System) + c.opts.TurnOverhead
-	}
-	budget := c.opts.Budget
-	budget.Target -= ext
-	plan := snap.Compute(roles, tok, budget)
-	if rec.Dialect == traj.DialectOpenAI {
-		// Reported for every record: a record written unchanged carries the
-		// problems of its input; a compressed one is rechecked below.
-		obs.PairingProblems = len(snap.CheckPairing(rec.Turns))
-	}
-	obs.TokensBefore, obs.TokensAfter = plan.Total+ext, plan.Total+ext
-	obs.TurnsBefore, obs.TurnsAfter = n, n
-	res := Result{Out: raw}
-	switch plan.Outcome {
-	case snap.SkippedUnderTarget:
-		obs.Outcome = snap.SkippedUnderTarget
-		res.Obs = obs
-		return res, nil
-	case snap.Uncompressible:
-		obs.Outcome, obs.Reason = snap.Uncompressible, string(plan.Reason)
-		res.Obs = obs
-		return res, nil
-	}
-	how := insertTurn
-	if c.opts.Alternate {
-		end, h, ok := placeAlternating(roles, plan.Start, plan.End, plan.TailStart)
-		if !ok {
-			// Better unchanged than in a form the trainer would reject.
-			obs.Outcome, obs.Reason = snap.Uncompressible, string(snap.Alternation)
-			res.Obs = obs
-			return res, nil
-		}
-		how = h
-		if end != plan.End {
-			plan.End, plan.RegionTokens = end, 0
-			for _, k := range tok[plan.Start:end] {
-				plan.RegionTokens += k
-			}
-		}
-		if plan.RegionTokens <= c.opts.Budget.SummaryTokens {
-			obs.Outcome, obs.Reason = snap.Uncompressible, string(snap.RegionTooSmall)
-			res.Obs = obs
-			return res, nil
-		}
-	}
-	obs.Region = &[2]int{plan.Start, plan.End}
-
-	req := summary.Request{
-		Turns:        rec.Turns[plan.Start:plan.End],
-		Start:        plan.Start,
-		TargetTokens: c.opts.Budget.SummaryTokens,
-		RecordID:     pos.String(),
-		Counter:      c.opts.Counter,
-		Network:      lim.network(),
-	}
-	remote := c.opts.Summarizer.Remote()
-	if remote && c.opts.DryRun {
-		// Estimate: the summary is budgeted at S tokens; nothing is sent.
-		after := ext + plan.Total - plan.RegionTokens + c.opts.Budget.SummaryTokens + c.opts.TurnOverhead
-		obs.TokensAfter, obs.TurnsAfter = after, plan.TurnsAfter(n)
-		obs.Outcome = snap.Settle(after, c.opts.Budget)
-		obs.SummaryCalls = 1
-		if e, ok := c.opts.Summarizer.(summary.Estimator); ok {
-			est := e.Estimate(req)
-			obs.SummaryCalls, obs.CacheHit = est.APICalls, est.CacheHit
-			obs.PromptTokens, obs.CompletionTokens = est.PromptTokens, est.CompletionTokens
-		}
-		res.Obs = obs
-		return res, nil
-	}
-	if remote {
-		lim.releaseCPU()
-		held = false
-	}
-	sum, err := c.summarize(ctx, deadline, req)
-	if remote {
-		if aerr := lim.acquireCPU(ctx); aerr != nil {
-			return Result{}, aerr
-		}
-		held = true
-	}
-	obs.SummaryCalls, obs.SummaryErrors = sum.APICalls, sum.APIErrors
-	obs.CacheHit, obs.PromptTokens, obs.CompletionTokens = sum.CacheHit, sum.PromptTokens, sum.CompletionTokens
-	if err != nil {
-		if ctx.Err() != nil {
-			return Result{}, context.Cause(ctx)
-		}
-		if errors.Is(err, summary.ErrFatal) {
-			return Result{}, fmt.Errorf("%s: %w", pos, err)
-		}
-		if c.opts.Fallback == nil {
-			obs.Outcome = snap.SummaryFailed
-			obs.Reason = err.Error()
-			obs.Region = nil
-			res.Obs = obs
-			return res, nil
-		}
-		fb, ferr := c.opts.Fallback.Summarize(ctx, req)
-		if ferr != nil {
-			obs.Outcome, obs.Reason, obs.Region = snap.SummaryFailed, ferr.Error(), nil
-			res.Obs = obs
-			return res, nil
-		}
-		sum.Text, sum.Tokens, res.Fallback, obs.Fallback = fb.Text, fb.Tokens, true, true
-	}
-
-	// Assemble: head (notice on its system turns) + summary + rest.
-	out := make([]traj.Turn, 0, plan.TurnsAfter(n))
-	after := ext
-	noticed := false
-	for i, t := range rec.Turns[:plan.Start] {
-		if c.opts.AddNotice && t.Role == traj.RoleSystem {
-			t = rec.AppendText(t, c.opts.NoticeText)
-			after += c.count(t)
-			noticed = true
-		} else {
-			after += tok[i]
-		}
-		out = append(out, t)
-	}
-	var fields []traj.Field
-	if c.opts.AddNotice && !noticed && rec.SystemKey != "" {
-		// The record's system prompt lives outside the turns: the notice goes there.
-		sys := rec.System + c.opts.NoticeText
-		fields = append(fields, rec.SystemField(sys))
-		after += c.opts.Counter.Count(sys) + c.opts.TurnOverhead - ext
-	}
-	rest := rec.Turns[plan.End:]
-	for i := plan.End; i < n; i++ {
-		after += tok[i]
-	}
-	switch how {
-	case insertTurn:
-		st := rec.NewTurn(c.opts.SummaryRole, sum.Text)
-		if sum.Tokens > 0 { // counted by the summarizer with our counter
-			after += sum.Tokens + st.Extra + c.opts.TurnOverhead
-		} else {
-			after += c.count(st)
-		}
-		out = append(out, st)
-	case mergeNext:
-		merged := rec.PrependText(rest[0], sum.Text+"\n\n")
-		after += c.count(merged) - tok[plan.End]
-		out = append(out, merged)
-		rest = rest[1:]
-	case mergePrev:
-		last := len(out) - 1
-		after -= c.count(out[last])
-		out[last] = rec.AppendText(out[last], "\n\n"+sum.Text)
-		after += c.count(out[last])
-	}
-	out = append(out, rest...)
-	obs.TokensAfter, obs.TurnsAfter = after, len(out)
-	obs.Outcome = snap.Settle(after, c.opts.Budget)
-	if rec.Dialect == traj.DialectOpenAI {
-		res.Pairing = snap.CheckPairing(out)
-		obs.PairingProblems = len(res.Pairing)
-	}
-	if c.opts.DryRun {
-		res.Obs = obs
-		return res, nil
-	}
-	if c.opts.PerRecordMetrics {
-		cm := metrics.NewTrajectoryMetrics(obs)
-		b, err := json.Marshal(cm)
-		if err != nil {
-			return Result{}, fmt.Errorf("%s: compression_metrics: %w", pos, err)
-		}
-		fields = append(fields, traj.Field{Key: "compression_metrics", Value: b})
-	}
-	res.Out = rec.AppendJSON(make([]byte, 0, len(raw)), out, fields...)
-	res.Obs = obs
-	return res, nil
+	j.rec = rec
+	return nil
 }
 
-func (c *Compressor) summarize(ctx context.Context, deadline time.Time, req summary.Request) (summary.Result, error) {
+// measure counts every turn, and a system prompt kept outside the turn
+// list, and reports the input's tool-pairing problems.
+func (c *Compressor) measure(j *job) {
+	n := len(j.rec.Turns)
+	j.roles, j.tok = make([]traj.Role, n), make([]int, n)
+	for i, t := range j.rec.Turns {
+		j.roles[i], j.tok[i] = t.Role, c.count(t)
+	}
+	if j.rec.SystemKey != "" {
+		j.ext = c.opts.Counter.Count(j.rec.System) + c.opts.TurnOverhead
+	}
+	if j.rec.Dialect == traj.DialectOpenAI {
+		// Reported for every record: a record written unchanged carries the
+		// problems of its input; a compressed one is rechecked in account.
+		j.obs.PairingProblems = len(snap.CheckPairing(j.rec.Turns))
+	}
+}
+
+// turnBudget is the budget of the turns: the system prompt outside them is
+// a fixed, protected part of the record, so the turns get what is left.
+func (c *Compressor) turnBudget(j *job) snap.Budget {
+	b := c.opts.Budget
+	b.Target -= j.ext
+	return b
+}
+
+// planRegion chooses the region to summarise (snap.Compute).
+func (c *Compressor) planRegion(j *job) {
+	j.plan = snap.Compute(j.roles, j.tok, c.turnBudget(j))
+	j.obs.Measure(j.plan.Total+j.ext, len(j.roles))
+}
+
+// place decides, in alternation mode, how the summary joins its neighbours
+// (snap.PlaceAlternating); otherwise the summary is a turn of its own.
+func (c *Compressor) place(j *job) {
+	if c.opts.Alternate {
+		j.plan = snap.PlaceAlternating(j.plan, j.roles, j.tok, c.turnBudget(j))
+	}
+}
+
+// request is the summary request for the planned region.
+func (c *Compressor) request(j *job) summary.Request {
+	return summary.Request{
+		Turns:        j.rec.Turns[j.plan.Start:j.plan.End],
+		Start:        j.plan.Start,
+		TargetTokens: c.opts.Budget.SummaryTokens,
+		RecordID:     j.pos.String(),
+		Counter:      c.opts.Counter,
+		Network:      j.lim.network(),
+	}
+}
+
+// remote reports whether the summarizer waits on the network.
+func (c *Compressor) remote() bool { return c.opts.Summarizer.Remote() }
+
+// estimating reports whether summaries are estimated instead of made: a
+// dry run with a remote summarizer sends nothing.
+func (c *Compressor) estimating() bool { return c.opts.DryRun && c.remote() }
+
+// estimate settles a dry-run record from the summary's budget of S tokens
+// and the summarizer's estimate of its calls, if it has one.
+func (c *Compressor) estimate(j *job, req summary.Request) Result {
+	n := len(j.roles)
+	after := j.ext + j.plan.Total - j.plan.RegionTokens + c.opts.Budget.SummaryTokens + c.opts.TurnOverhead
+	j.obs.Settle(snap.Settle(after, c.opts.Budget), after, j.plan.TurnsAfter(n))
+	j.obs.SummaryCalls = 1
+	if e, ok := c.opts.Summarizer.(summary.Estimator); ok {
+		est := e.Estimate(req)
+		j.obs.SummaryCalls, j.obs.CacheHit = est.APICalls, est.CacheHit
+		j.obs.PromptTokens, j.obs.CompletionTokens = est.PromptTokens, est.CompletionTokens
+	}
+	return j.unchanged()
+}
+
+// summarize asks the summarizer (then the fallback, if any) for the
+// region's summary. A remote summarizer waits without holding a CPU slot.
+// ok is false when the record is summary_failed (settled); err is non-nil
+// when the run must stop.
+func (c *Compressor) summarize(ctx context.Context, j *job, req summary.Request) (sum summary.Result, ok bool, err error) {
+	remote := c.remote()
+	if remote {
+		c.releaseHeld(j)
+	}
+	sum, err = c.callSummarizer(ctx, j.deadline, req)
+	if remote {
+		if aerr := j.lim.acquireCPU(ctx); aerr != nil {
+			return sum, false, aerr
+		}
+		j.cpuHeld = true
+	}
+	j.obs.SummaryCalls, j.obs.SummaryErrors = sum.APICalls, sum.APIErrors
+	j.obs.CacheHit, j.obs.PromptTokens, j.obs.CompletionTokens = sum.CacheHit, sum.PromptTokens, sum.CompletionTokens
+	if err == nil {
+		return sum, true, nil
+	}
+	if ctx.Err() != nil {
+		return sum, false, context.Cause(ctx)
+	}
+	if errors.Is(err, summary.ErrFatal) {
+		return sum, false, fmt.Errorf("%s: %w", j.pos, err)
+	}
+	if c.opts.Fallback == nil {
+		j.obs.Leave(outcome.SummaryFailed, err.Error())
+		return sum, false, nil
+	}
+	fb, ferr := c.opts.Fallback.Summarize(ctx, req)
+	if ferr != nil {
+		j.obs.Leave(outcome.SummaryFailed, ferr.Error())
+		return sum, false, nil
+	}
+	sum.Text, sum.Tokens, j.obs.Fallback = fb.Text, fb.Tokens, true
+	return sum, true, nil
+}
+
+// callSummarizer calls the summarizer within the record's deadline.
+func (c *Compressor) callSummarizer(ctx context.Context, deadline time.Time, req summary.Request) (summary.Result, error) {
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadline(ctx, deadline)
 		defer cancel()
 	}
 	return c.opts.Summarizer.Summarize(ctx, req)
+}
+
+// assembly is a compressed record's new turn list and the top-level fields
+// to set.
+type assembly struct {
+	turns  []traj.Turn
+	fields []traj.Field
+	// sysTokens is the count of the system prompt outside the turns, after
+	// the notice went into it (j.ext when it did not).
+	sysTokens int
+}
+
+// assemble splices the summary text into the record as the plan says: the
+// head (with the notice on its system turns, or on the system prompt
+// outside them), the summary as a turn of its own or merged into a
+// neighbour, then the rest.
+func (c *Compressor) assemble(j *job, text string) assembly {
+	rec, p := j.rec, j.plan
+	a := assembly{sysTokens: j.ext}
+	out := make([]traj.Turn, 0, p.TurnsAfter(len(j.roles)))
+	noticed := false
+	for _, t := range rec.Turns[:p.Start] {
+		if c.opts.AddNotice && t.Role == traj.RoleSystem {
+			t = rec.AppendText(t, c.opts.NoticeText)
+			noticed = true
+		}
+		out = append(out, t)
+	}
+	if c.opts.AddNotice && !noticed && rec.SystemKey != "" {
+		sys := rec.System + c.opts.NoticeText
+		a.fields = append(a.fields, rec.SystemField(sys))
+		a.sysTokens = c.opts.Counter.Count(sys) + c.opts.TurnOverhead
+	}
+	rest := rec.Turns[p.End:]
+	switch p.Placement {
+	case snap.Insert:
+		out = append(out, rec.NewTurn(c.opts.SummaryRole, text))
+	case snap.MergeNext:
+		out = append(out, rec.PrependText(rest[0], text+"\n\n"))
+		rest = rest[1:]
+	case snap.MergePrev:
+		last := len(out) - 1
+		out[last] = rec.AppendText(out[last], "\n\n"+text)
+	}
+	a.turns = append(out, rest...)
+	return a
+}
+
+// account counts the assembled record and settles its outcome: a turn kept
+// as read costs what measure counted, a made or changed one is counted
+// again, except an inserted summary turn whose text the summarizer counted
+// with our counter (sumTokens > 0). It returns the output's tool-pairing
+// problems (OpenAI dialect).
+func (c *Compressor) account(j *job, a assembly, sumTokens int) []snap.PairProblem {
+	p, n := j.plan, len(j.roles)
+	after := a.sysTokens
+	for i, t := range a.turns {
+		switch {
+		case !t.Made():
+			// The head keeps its indices; the rest is the input's suffix.
+			k := i
+			if i >= p.Start {
+				k = n - len(a.turns) + i
+			}
+			after += j.tok[k]
+		case i == p.Start && p.Placement == snap.Insert && sumTokens > 0:
+			after += sumTokens + t.Extra + c.opts.TurnOverhead
+		default:
+			after += c.count(t)
+		}
+	}
+	j.obs.Settle(snap.Settle(after, c.opts.Budget), after, len(a.turns))
+	if j.rec.Dialect != traj.DialectOpenAI {
+		return nil
+	}
+	pairing := snap.CheckPairing(a.turns)
+	j.obs.PairingProblems = len(pairing)
+	return pairing
+}
+
+// encode writes the compressed record, with its compression_metrics when
+// per-record metrics are on; a dry run keeps the input bytes.
+func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Result, error) {
+	res := Result{Out: j.raw, Pairing: pairing, Fallback: j.obs.Fallback}
+	if c.opts.DryRun {
+		res.Obs = j.obs
+		return res, nil
+	}
+	if c.opts.PerRecordMetrics {
+		b, err := j.obs.TrajectoryJSON()
+		if err != nil {
+			return Result{}, fmt.Errorf("%s: %w", j.pos, err)
+		}
+		a.fields = append(a.fields, traj.Field{Key: metrics.TrajectoryKey, Value: b})
+	}
+	res.Out = j.rec.AppendJSON(make([]byte, 0, len(j.raw)), a.turns, a.fields...)
+	res.Obs = j.obs
+	return res, nil
 }

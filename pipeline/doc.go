@@ -1,13 +1,16 @@
 // Package pipeline compresses trajectories: one record at a time with
 // [Compressor.Compress], and a whole stream with [Run].
 //
-// Compress decodes a record (traj), counts each turn (tokenize, through a
-// memo), plans with the pure core (snap), asks the [summary.Summarizer] for
-// the chosen region, splices the summary in, recounts, and settles the
-// outcome. Every input record gets exactly one outcome; a record that
-// cannot be read is a [Reject], never an error. Compress returns an error
-// only when the whole run must stop (context cancelled, fatal summarizer
-// error).
+// Compress is a sequence of named steps (compress.go): decode the record
+// (traj), measure each turn (tokenize, through a memo), plan the region and,
+// in alternation mode, place the summary (both decided by the pure core,
+// snap), summarize the region ([summary.Summarizer]), assemble the new
+// turns, account for their tokens and settle the outcome, encode. The
+// per-record [metrics.Observation] and compression_metrics value are built
+// with package metrics. Every input record gets exactly one outcome; a
+// record that cannot be read is a [Reject], never an error. Compress
+// returns an error only when the whole run must stop (context cancelled,
+// fatal summarizer error).
 //
 // Concurrency lives here and nowhere else, in one idiom: an errgroup whose
 // reader queues a one-slot result channel per record in input order, a

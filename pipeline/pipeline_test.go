@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/tokenize"
@@ -53,7 +54,7 @@ func (f *fixedSummarizer) Summarize(ctx context.Context, req summary.Request) (s
 	return summary.Result{Text: f.text, APICalls: 1}, nil
 }
 
-func newComp(t *testing.T, mod func(*Options)) *Compressor {
+func newComp(t testing.TB, mod func(*Options)) *Compressor {
 	t.Helper()
 	o := Options{
 		Budget:     snap.Budget{Target: 900, SummaryTokens: 50, LastN: 4, ProtectFirstSystem: true, ProtectFirstUser: true, ProtectFirstAssistant: true, ProtectFirstTool: true},
@@ -82,7 +83,7 @@ func TestCompressWorkedExample2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Obs.Outcome != snap.Compressed || *res.Obs.Region != [2]int{4, 8} {
+	if res.Obs.Outcome != outcome.Compressed || *res.Obs.Region != [2]int{4, 8} {
 		t.Fatalf("outcome %s region %v", res.Obs.Outcome, res.Obs.Region)
 	}
 	var out struct {
@@ -121,21 +122,21 @@ func TestCompressOutcomes(t *testing.T) {
 		name    string
 		line    string
 		mod     func(*Options)
-		outcome snap.Outcome
+		outcome outcome.Outcome
 		reason  string
 		same    bool // output == input
 	}{
-		{"under_target", shareGPTLine("system human gpt", 1, 1, 1), nil, snap.SkippedUnderTarget, "", true},
-		{"no_middle", shareGPTLine("system human gpt tool", 400, 400, 400, 400), nil, snap.Uncompressible, "no_middle", true},
-		{"region_too_small", shareGPTLine("system human gpt human gpt human gpt human", 500, 500, 2, 2, 2, 2, 2, 2), nil, snap.Uncompressible, "region_too_small", true},
-		{"over_limit", shareGPTLine("system human gpt tool gpt tool gpt gpt tool gpt gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100), nil, snap.CompressedOverLimit, "", false},
+		{"under_target", shareGPTLine("system human gpt", 1, 1, 1), nil, outcome.SkippedUnderTarget, "", true},
+		{"no_middle", shareGPTLine("system human gpt tool", 400, 400, 400, 400), nil, outcome.Uncompressible, "no_middle", true},
+		{"region_too_small", shareGPTLine("system human gpt human gpt human gpt human", 500, 500, 2, 2, 2, 2, 2, 2), nil, outcome.Uncompressible, "region_too_small", true},
+		{"over_limit", shareGPTLine("system human gpt tool gpt tool gpt gpt tool gpt gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100), nil, outcome.CompressedOverLimit, "", false},
 		{"summary_failed", shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100),
-			func(o *Options) { o.Summarizer = &fixedSummarizer{err: errors.New("boom")} }, snap.SummaryFailed, "boom", true},
+			func(o *Options) { o.Summarizer = &fixedSummarizer{err: errors.New("boom")} }, outcome.SummaryFailed, "boom", true},
 		{"fallback", shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100),
 			func(o *Options) {
 				o.Summarizer = &fixedSummarizer{err: errors.New("boom")}
 				o.Fallback = &fixedSummarizer{text: "[CONTEXT SUMMARY]: fb"}
-			}, snap.Compressed, "", false},
+			}, outcome.Compressed, "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -161,7 +162,7 @@ func TestCompressInvalid(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if res.Out != nil || res.Reject == nil || res.Obs.Outcome != snap.Invalid || res.Reject.Pos != pos || string(res.Reject.Raw) != line {
+		if res.Out != nil || res.Reject == nil || res.Obs.Outcome != outcome.Invalid || res.Reject.Pos != pos || string(res.Reject.Raw) != line {
 			t.Errorf("%s: %+v", line, res)
 		}
 	}
@@ -294,8 +295,8 @@ func TestRemoteSummarizerDoesNotHoldCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Count(snap.Compressed) != 12 || br.peak < 6 {
-		t.Fatalf("compressed %d, peak in flight %d", sum.Count(snap.Compressed), br.peak)
+	if sum.Count(outcome.Compressed) != 12 || br.peak < 6 {
+		t.Fatalf("compressed %d, peak in flight %d", sum.Count(outcome.Compressed), br.peak)
 	}
 }
 
@@ -346,8 +347,8 @@ func TestRunBoundsNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc.noBound || sc.peak > 3 || sum.Count(snap.Compressed) != 40 {
-		t.Fatalf("unbounded request %v, peak %d (limit 3), compressed %d", sc.noBound, sc.peak, sum.Count(snap.Compressed))
+	if sc.noBound || sc.peak > 3 || sum.Count(outcome.Compressed) != 40 {
+		t.Fatalf("unbounded request %v, peak %d (limit 3), compressed %d", sc.noBound, sc.peak, sum.Count(outcome.Compressed))
 	}
 }
 
@@ -359,7 +360,7 @@ func TestDryRunDoesNotCallRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if br.peak != 0 || res.Obs.Outcome != snap.Compressed || res.Obs.TokensAfter != 1200-400+50 {
+	if br.peak != 0 || res.Obs.Outcome != outcome.Compressed || res.Obs.TokensAfter != 1200-400+50 {
 		t.Fatalf("calls %d outcome %s after %d", br.peak, res.Obs.Outcome, res.Obs.TokensAfter)
 	}
 }
@@ -395,7 +396,7 @@ func TestPerRecordMetricsAndPairing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Obs.Outcome != snap.Compressed || len(res.Pairing) != 0 {
+	if res.Obs.Outcome != outcome.Compressed || len(res.Pairing) != 0 {
 		t.Fatalf("outcome %s region %v pairing %v", res.Obs.Outcome, res.Obs.Region, res.Pairing)
 	}
 	var out map[string]json.RawMessage
@@ -429,8 +430,8 @@ func TestRecordTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sum.Count(snap.SummaryFailed) != 2 || b.String() != line+"\n"+line+"\n" {
-		t.Fatalf("summary_failed %d, output %q", sum.Count(snap.SummaryFailed), b.String())
+	if sum.Count(outcome.SummaryFailed) != 2 || b.String() != line+"\n"+line+"\n" {
+		t.Fatalf("summary_failed %d, output %q", sum.Count(outcome.SummaryFailed), b.String())
 	}
 }
 

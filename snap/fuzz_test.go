@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -52,21 +53,21 @@ func checkPlan(t *testing.T, rs []traj.Role, ts []int, b Budget, p Plan) {
 		}
 	}
 	if total <= b.Target {
-		if p.Outcome != SkippedUnderTarget {
+		if p.Outcome != outcome.SkippedUnderTarget {
 			t.Fatalf("total %d <= target %d but outcome %s", total, b.Target, p.Outcome)
 		}
-	} else if p.Outcome == SkippedUnderTarget {
+	} else if p.Outcome == outcome.SkippedUnderTarget {
 		t.Fatalf("total %d > target %d but skipped", total, b.Target)
 	}
 	switch p.Outcome {
-	case SkippedUnderTarget, Uncompressible:
-		if (p.Outcome == Uncompressible) != slices.Contains(Reasons(), p.Reason) {
+	case outcome.SkippedUnderTarget, outcome.Uncompressible:
+		if (p.Outcome == outcome.Uncompressible) != (p.Reason.Index() >= 0) {
 			t.Fatalf("outcome %s with reason %q", p.Outcome, p.Reason)
 		}
 		if p.Start != 0 || p.End != 0 || p.RegionTokens != 0 {
 			t.Fatalf("%s plan carries a region: %+v", p.Outcome, p)
 		}
-	case Compressed:
+	case outcome.Compressed:
 		if p.Reason != "" {
 			t.Fatalf("compressed with reason %q", p.Reason)
 		}
@@ -113,7 +114,7 @@ func TestPeerToolPairIntegrityAssembly(t *testing.T) {
 	ts := []int{10, 10, 10, 10, 500, 10, 10, 10, 10, 10}
 	b := budget(200, 50, 4)
 	p := Compute(rs, ts, b)
-	if p.Outcome != Compressed {
+	if p.Outcome != outcome.Compressed {
 		t.Fatalf("outcome %s, want compressed", p.Outcome)
 	}
 	checkPlan(t, rs, ts, b, p)
@@ -143,6 +144,11 @@ func FuzzCompute(f *testing.F) {
 	add("sys user user", []int{200, 200, 2}, budget(300, 20, 0))
 	add("sys user asst tool asst tool tool tool asst user", []int{10, 10, 10, 10, 200, 10, 10, 10, 10, 10}, budget(100, 10, 3))
 	add("asst tool", []int{100, 100}, Budget{Target: 50, SummaryTokens: 10, LastN: 1})
+	// Alternation mode (flags bit 4): merges, a moved end, no placement.
+	f.Add(encodeFuzz(roles("sys user asst user asst user asst user asst user asst"), toks(11, 100)), 700, 50, 2, uint8(31))
+	f.Add(encodeFuzz(roles("user asst tool asst user user asst user"), []int{10, 10, 300, 10, 10, 10, 10, 10}), 200, 50, 3, uint8(16))
+	f.Add(encodeFuzz(roles("sys user asst asst user user"), []int{10, 10, 5, 100, 10, 10}), 60, 50, 2, uint8(16|15))
+	// flags: bits 0-3 the ProtectFirst* flags, bit 4 alternation mode.
 	f.Fuzz(func(t *testing.T, data []byte, target, s, lastN int, flags uint8) {
 		rs, ts := decodeFuzz(data)
 		b := Budget{Target: target % 5000, SummaryTokens: s % 500, LastN: lastN % 20,
@@ -153,5 +159,8 @@ func FuzzCompute(f *testing.F) {
 			return // any plan is acceptable for an invalid budget, as long as Compute did not panic
 		}
 		checkPlan(t, rs, ts, b, p)
+		if flags&16 != 0 { // alternation mode
+			checkPlaced(t, rs, ts, b, p, PlaceAlternating(p, rs, ts, b))
+		}
 	})
 }

@@ -3,80 +3,21 @@ package snap
 import (
 	"fmt"
 
+	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
-// Outcome is what happened to one input record. Every record gets exactly
-// one (PLANNING.md, "Outcomes").
-type Outcome string
-
-// The six outcomes of PLANNING.md.
-const (
-	// SkippedUnderTarget: the record already fits; written unchanged.
-	SkippedUnderTarget Outcome = "skipped_under_target"
-	// Compressed: a region was summarised and the result fits.
-	Compressed Outcome = "compressed"
-	// CompressedOverLimit: a region was summarised but the result is still
-	// over target (failed to fit); written compressed.
-	CompressedOverLimit Outcome = "compressed_over_limit"
-	// Uncompressible: over target but no usable region (failed to fit),
-	// with a [Reason]; written unchanged.
-	Uncompressible Outcome = "uncompressible"
-	// SummaryFailed: the summarizer failed after its retries; written
-	// unchanged, never with a placeholder summary.
-	SummaryFailed Outcome = "summary_failed"
-	// Invalid: the input line or row could not be read as a trajectory; not
-	// in the output, in the rejects file.
-	Invalid Outcome = "invalid"
-)
-
-// Outcomes returns the six outcomes in the order of PLANNING.md. The slice is
-// new on every call; the caller owns it.
-func Outcomes() []Outcome {
-	return []Outcome{SkippedUnderTarget, Compressed, CompressedOverLimit, Uncompressible, SummaryFailed, Invalid}
-}
-
-// FailedToFit reports whether o is one of the two "failed to fit" outcomes,
-// [CompressedOverLimit] and [Uncompressible]. [SkippedUnderTarget] is never
-// a failure.
-func (o Outcome) FailedToFit() bool { return o == CompressedOverLimit || o == Uncompressible }
-
-// Reason says why a trajectory is [Uncompressible].
-type Reason string
-
-// The reasons of PLANNING.md rules 4, 6 and 10.
-const (
-	// NoMiddle: nothing lies between the protected head and tail, or the
-	// middle holds only tool results that belong to the head (rules 4, 6).
-	NoMiddle Reason = "no_middle"
-	// Collapsed: snapping the end of the region walked back to its start
-	// (rule 10).
-	Collapsed Reason = "collapsed"
-	// RegionTooSmall: the region holds no more tokens than the summary
-	// would, so summarising cannot save anything (rule 10).
-	RegionTooSmall Reason = "region_too_small"
-	// Alternation: in alternation mode (strict user/assistant order, for
-	// LLaMA-Factory and Mistral-style templates), no placement of the
-	// summary keeps the order around the region, so the record is left as
-	// it is rather than written in a form its trainer would reject. Set by
-	// the pipeline, never by [Compute].
-	Alternation Reason = "alternation"
-)
-
-// Reasons returns the three reasons in a fixed order. The slice is new on
-// every call; the caller owns it.
-func Reasons() []Reason { return []Reason{NoMiddle, Collapsed, RegionTooSmall, Alternation} }
-
 // Plan is the result of [Compute].
 type Plan struct {
-	// Outcome is SkippedUnderTarget, Uncompressible or Compressed. Compressed
-	// means "a region was chosen: summarise [Start, End)"; the final outcome
-	// after the recount comes from [Settle].
-	Outcome Outcome
-	// Reason is set iff Outcome == Uncompressible.
-	Reason Reason
+	// Outcome is SkippedUnderTarget, Uncompressible or Compressed (package
+	// outcome). Compressed means "a region was chosen: summarise
+	// [Start, End)"; the final outcome after the recount comes from
+	// [Settle].
+	Outcome outcome.Outcome
+	// Reason is set iff Outcome is Uncompressible.
+	Reason outcome.Reason
 	// Start and End delimit the region, half-open, in original turn indices.
-	// They are meaningful iff Outcome == Compressed and zero otherwise.
+	// They are meaningful iff Outcome is Compressed and zero otherwise.
 	Start, End int
 	// Total is Σ tok; Need is Total − Target + SummaryTokens, the tokens the
 	// region must hold to reach the target (rule 7). Both are always set.
@@ -85,14 +26,19 @@ type Plan struct {
 	// TailStart the start of the protected tail [TailStart, n) (rule 3). Both
 	// are always set.
 	HeadEnd, TailStart int
-	// RegionTokens is Σ tok[Start:End]; zero unless Outcome == Compressed.
+	// RegionTokens is Σ tok[Start:End]; zero unless Outcome is Compressed.
 	RegionTokens int
+	// Placement says how the summary joins the kept turns: [Insert] unless
+	// [PlaceAlternating] chose a merge.
+	Placement Placement
 }
 
 // TurnsAfter returns the number of turns a trajectory of n turns has after
-// p is applied: n when p is not Compressed, else Start + 1 + (n − End).
+// p is applied with the summary as a turn of its own: n when p is not
+// Compressed, else Start + 1 + (n − End). It does not look at
+// [Plan.Placement]: for a merged summary it is one more than the result.
 func (p Plan) TurnsAfter(n int) int {
-	if p.Outcome != Compressed {
+	if p.Outcome != outcome.Compressed {
 		return n
 	}
 	return p.Start + 1 + (n - p.End)
@@ -101,8 +47,9 @@ func (p Plan) TurnsAfter(n int) int {
 // Compute plans the compression of one trajectory whose turn i has role
 // roles[i] and tok[i] tokens, following PLANNING.md rules 1–11 exactly.
 //
-// The returned plan is SkippedUnderTarget (total <= target),
-// Uncompressible with a [Reason], or Compressed with the region to replace.
+// The returned plan is SkippedUnderTarget (total <= target), Uncompressible
+// with a reason, or Compressed with the region to replace and [Insert] as
+// its placement.
 // Compute panics if len(roles) != len(tok). A negative LastN is treated as 0
 // (Budget.Validate rejects it). Compute does not retain its arguments.
 func Compute(roles []traj.Role, tok []int, b Budget) Plan {
@@ -117,16 +64,12 @@ func Compute(roles []traj.Role, tok []int, b Budget) Plan {
 
 	// Rule 1: equality is under.
 	if p.Total <= b.Target {
-		p.Outcome = SkippedUnderTarget
-		return p
-	}
-	uncompressible := func(r Reason) Plan {
-		p.Outcome, p.Reason = Uncompressible, r
+		p.Outcome = outcome.SkippedUnderTarget
 		return p
 	}
 	// Rule 4: the middle [head_end, tail_start).
 	if p.HeadEnd >= p.TailStart {
-		return uncompressible(NoMiddle)
+		return p.uncompressible(outcome.NoMiddle)
 	}
 	// Rule 6: snap the start forward; tool results right after the head stay
 	// in the head beside their call.
@@ -135,7 +78,7 @@ func Compute(roles []traj.Role, tok []int, b Budget) Plan {
 		start++
 	}
 	if start >= p.TailStart {
-		return uncompressible(NoMiddle)
+		return p.uncompressible(outcome.NoMiddle)
 	}
 	// Rules 7, 8: accumulate until the region holds need tokens.
 	until := accumulate(tok, start, p.TailStart, p.Need)
@@ -143,27 +86,27 @@ func Compute(roles []traj.Role, tok []int, b Budget) Plan {
 	until = snapEnd(roles, until, start, p.TailStart)
 	// Rule 10: refuse useless work.
 	if until <= start {
-		return uncompressible(Collapsed)
+		return p.uncompressible(outcome.Collapsed)
 	}
 	region := sum(tok, start, until)
 	if region <= b.SummaryTokens {
-		return uncompressible(RegionTooSmall)
+		return p.uncompressible(outcome.RegionTooSmall)
 	}
 	// Rule 11.
-	p.Outcome = Compressed
+	p.Outcome = outcome.Compressed
 	p.Start, p.End, p.RegionTokens = start, until, region
 	return p
 }
 
 // Settle returns the outcome of a compressed trajectory after the assembled
-// result was recounted to tokensAfter tokens: [CompressedOverLimit] when
-// tokensAfter > b.Target (strict, as PLANNING.md "still_over_limit"), else
-// [Compressed].
-func Settle(tokensAfter int, b Budget) Outcome {
+// result was recounted to tokensAfter tokens: [outcome.CompressedOverLimit]
+// when tokensAfter > b.Target (strict, as PLANNING.md "still_over_limit"),
+// else [outcome.Compressed].
+func Settle(tokensAfter int, b Budget) outcome.Outcome {
 	if tokensAfter > b.Target {
-		return CompressedOverLimit
+		return outcome.CompressedOverLimit
 	}
-	return Compressed
+	return outcome.Compressed
 }
 
 // headEnd is rule 2: 1 + the largest index among the first turn of each

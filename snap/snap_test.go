@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -78,28 +79,28 @@ func TestComputeWorkedExamples(t *testing.T) {
 			roles: "sys user asst tool asst tool asst tool asst user",
 			tok:   []int{4, 3, 4, 3, 2, 3, 3, 2, 1, 1},
 			b:     DefaultBudget(),
-			want:  Plan{Outcome: SkippedUnderTarget, Total: 26, Need: 26 - 15250 + 750, HeadEnd: 4, TailStart: 6},
+			want:  Plan{Outcome: outcome.SkippedUnderTarget, Total: 26, Need: 26 - 15250 + 750, HeadEnd: 4, TailStart: 6},
 		},
 		{
 			name:  "example2_region_4_8",
 			roles: "sys user asst tool asst tool asst tool asst tool asst user",
 			tok:   toks(12, 100),
 			b:     budget(900, 50, 4),
-			want:  Plan{Outcome: Compressed, Start: 4, End: 8, Total: 1200, Need: 350, HeadEnd: 4, TailStart: 8, RegionTokens: 400},
+			want:  Plan{Outcome: outcome.Compressed, Start: 4, End: 8, Total: 1200, Need: 350, HeadEnd: 4, TailStart: 8, RegionTokens: 400},
 		},
 		{
 			name:  "example3_end_walks_back_to_7",
 			roles: "sys user asst tool asst tool asst asst tool asst asst user",
 			tok:   toks(12, 100),
 			b:     budget(900, 50, 4),
-			want:  Plan{Outcome: Compressed, Start: 4, End: 7, Total: 1200, Need: 350, HeadEnd: 4, TailStart: 8, RegionTokens: 300},
+			want:  Plan{Outcome: outcome.Compressed, Start: 4, End: 7, Total: 1200, Need: 350, HeadEnd: 4, TailStart: 8, RegionTokens: 300},
 		},
 		{
 			name:  "example4_no_middle",
 			roles: "sys user asst tool",
 			tok:   toks(4, 100),
 			b:     budget(100, 10, 4),
-			want:  Plan{Outcome: Uncompressible, Reason: NoMiddle, Total: 400, Need: 310, HeadEnd: 4, TailStart: 0},
+			want:  Plan{Outcome: outcome.Uncompressible, Reason: outcome.NoMiddle, Total: 400, Need: 310, HeadEnd: 4, TailStart: 0},
 		},
 		{
 			// Head sys+user of 200+200 tokens, a middle of one 2-token turn
@@ -108,7 +109,7 @@ func TestComputeWorkedExamples(t *testing.T) {
 			roles: "sys user user",
 			tok:   []int{200, 200, 2},
 			b:     budget(300, 20, 0),
-			want:  Plan{Outcome: Uncompressible, Reason: RegionTooSmall, Total: 402, Need: 122, HeadEnd: 2, TailStart: 3},
+			want:  Plan{Outcome: outcome.Uncompressible, Reason: outcome.RegionTooSmall, Total: 402, Need: 122, HeadEnd: 2, TailStart: 3},
 		},
 	})
 	// Example 2: 4 turns become 1 summary, 9 turns after.
@@ -117,8 +118,8 @@ func TestComputeWorkedExamples(t *testing.T) {
 		t.Errorf("example2 TurnsAfter = %d, want 9", got)
 	}
 	// Example 3: about 1200 − 300 + 50 = 950 tokens remain > 900.
-	if got := Settle(950, budget(900, 50, 4)); got != CompressedOverLimit {
-		t.Errorf("example3 Settle(950) = %s, want %s", got, CompressedOverLimit)
+	if got := Settle(950, budget(900, 50, 4)); got != outcome.CompressedOverLimit {
+		t.Errorf("example3 Settle(950) = %s, want %s", got, outcome.CompressedOverLimit)
 	}
 }
 
@@ -130,14 +131,14 @@ func TestComputeRules(t *testing.T) {
 			roles: "sys user asst tool asst user",
 			tok:   toks(6, 10),
 			b:     budget(60, 5, 1),
-			want:  Plan{Outcome: SkippedUnderTarget, Total: 60, Need: 5, HeadEnd: 4, TailStart: 5},
+			want:  Plan{Outcome: outcome.SkippedUnderTarget, Total: 60, Need: 5, HeadEnd: 4, TailStart: 5},
 		},
 		{
 			name:  "rule1_one_over_target_is_over",
 			roles: "sys user asst tool asst user",
 			tok:   toks(6, 10),
 			b:     budget(59, 5, 1),
-			want:  Plan{Outcome: Compressed, Start: 4, End: 5, Total: 60, Need: 6, HeadEnd: 4, TailStart: 5, RegionTokens: 10},
+			want:  Plan{Outcome: outcome.Compressed, Start: 4, End: 5, Total: 60, Need: 6, HeadEnd: 4, TailStart: 5, RegionTokens: 10},
 		},
 		{
 			name:  "rule2_head_is_prefix_to_last_first_of_role",
@@ -145,42 +146,42 @@ func TestComputeRules(t *testing.T) {
 			tok:   toks(12, 10),
 			b:     budget(50, 5, 2),
 			// first tool at 7 → head [0,8) even though 3..6 are not first-of-role
-			want: Plan{Outcome: Compressed, Start: 8, End: 10, Total: 120, Need: 75, HeadEnd: 8, TailStart: 10, RegionTokens: 20},
+			want: Plan{Outcome: outcome.Compressed, Start: 8, End: 10, Total: 120, Need: 75, HeadEnd: 8, TailStart: 10, RegionTokens: 20},
 		},
 		{
 			name:  "rule2_disabled_flags_protect_nothing",
 			roles: "sys user asst tool asst user",
 			tok:   toks(6, 10),
 			b:     Budget{Target: 30, SummaryTokens: 5, LastN: 1},
-			want:  Plan{Outcome: Compressed, Start: 0, End: 4, Total: 60, Need: 35, HeadEnd: 0, TailStart: 5, RegionTokens: 40},
+			want:  Plan{Outcome: outcome.Compressed, Start: 0, End: 4, Total: 60, Need: 35, HeadEnd: 0, TailStart: 5, RegionTokens: 40},
 		},
 		{
 			name:  "rule2_only_enabled_roles_count",
 			roles: "sys user asst asst asst tool asst user",
 			tok:   toks(8, 10),
 			b:     Budget{Target: 40, SummaryTokens: 5, LastN: 1, ProtectFirstSystem: true, ProtectFirstUser: true},
-			want:  Plan{Outcome: Compressed, Start: 2, End: 7, Total: 80, Need: 45, HeadEnd: 2, TailStart: 7, RegionTokens: 50},
+			want:  Plan{Outcome: outcome.Compressed, Start: 2, End: 7, Total: 80, Need: 45, HeadEnd: 2, TailStart: 7, RegionTokens: 50},
 		},
 		{
 			name:  "rule2_unknown_role_is_never_first_of_role",
 			roles: "function sys user asst function function asst user",
 			tok:   toks(8, 10),
 			b:     budget(50, 5, 1),
-			want:  Plan{Outcome: Compressed, Start: 4, End: 7, Total: 80, Need: 35, HeadEnd: 4, TailStart: 7, RegionTokens: 30},
+			want:  Plan{Outcome: outcome.Compressed, Start: 4, End: 7, Total: 80, Need: 35, HeadEnd: 4, TailStart: 7, RegionTokens: 30},
 		},
 		{
 			name:  "rule2_absent_role_is_ignored",
 			roles: "sys user asst asst asst asst",
 			tok:   toks(6, 10),
 			b:     budget(40, 5, 1),
-			want:  Plan{Outcome: Compressed, Start: 3, End: 5, Total: 60, Need: 25, HeadEnd: 3, TailStart: 5, RegionTokens: 20},
+			want:  Plan{Outcome: outcome.Compressed, Start: 3, End: 5, Total: 60, Need: 25, HeadEnd: 3, TailStart: 5, RegionTokens: 20},
 		},
 		{
 			name:  "rule3_tail_is_last_n_turns",
 			roles: "sys user asst tool asst asst asst asst asst user",
 			tok:   toks(10, 10),
 			b:     budget(10, 5, 3),
-			want:  Plan{Outcome: Compressed, Start: 4, End: 7, Total: 100, Need: 95, HeadEnd: 4, TailStart: 7, RegionTokens: 30},
+			want:  Plan{Outcome: outcome.Compressed, Start: 4, End: 7, Total: 100, Need: 95, HeadEnd: 4, TailStart: 7, RegionTokens: 30},
 		},
 		{
 			name:  "rule3_last_n_zero_protects_no_tail",
@@ -188,21 +189,21 @@ func TestComputeRules(t *testing.T) {
 			tok:   toks(8, 10),
 			b:     budget(10, 5, 0),
 			// accumulation runs to n; n is clean even after a tool turn
-			want: Plan{Outcome: Compressed, Start: 4, End: 8, Total: 80, Need: 75, HeadEnd: 4, TailStart: 8, RegionTokens: 40},
+			want: Plan{Outcome: outcome.Compressed, Start: 4, End: 8, Total: 80, Need: 75, HeadEnd: 4, TailStart: 8, RegionTokens: 40},
 		},
 		{
 			name:  "rule3_last_n_above_n_protects_all",
 			roles: "sys user asst asst",
 			tok:   toks(4, 10),
 			b:     budget(10, 5, 9),
-			want:  Plan{Outcome: Uncompressible, Reason: NoMiddle, Total: 40, Need: 35, HeadEnd: 3, TailStart: 0},
+			want:  Plan{Outcome: outcome.Uncompressible, Reason: outcome.NoMiddle, Total: 40, Need: 35, HeadEnd: 3, TailStart: 0},
 		},
 		{
 			name:  "rule4_empty_middle_is_no_middle",
 			roles: "sys user asst tool asst user",
 			tok:   toks(6, 10),
 			b:     budget(10, 5, 2),
-			want:  Plan{Outcome: Uncompressible, Reason: NoMiddle, Total: 60, Need: 55, HeadEnd: 4, TailStart: 4},
+			want:  Plan{Outcome: outcome.Uncompressible, Reason: outcome.NoMiddle, Total: 60, Need: 55, HeadEnd: 4, TailStart: 4},
 		},
 		{
 			name:  "rule5_unknown_role_is_a_clean_boundary",
@@ -210,28 +211,28 @@ func TestComputeRules(t *testing.T) {
 			tok:   []int{10, 10, 10, 10, 50, 10, 10},
 			b:     budget(70, 5, 1),
 			// until 5 (unknown role) is clean: no forward walk
-			want: Plan{Outcome: Compressed, Start: 4, End: 5, Total: 110, Need: 45, HeadEnd: 4, TailStart: 6, RegionTokens: 50},
+			want: Plan{Outcome: outcome.Compressed, Start: 4, End: 5, Total: 110, Need: 45, HeadEnd: 4, TailStart: 6, RegionTokens: 50},
 		},
 		{
 			name:  "rule5_position_n_is_clean",
 			roles: "sys user asst tool asst tool tool",
 			tok:   toks(7, 10),
 			b:     budget(10, 5, 0),
-			want:  Plan{Outcome: Compressed, Start: 4, End: 7, Total: 70, Need: 65, HeadEnd: 4, TailStart: 7, RegionTokens: 30},
+			want:  Plan{Outcome: outcome.Compressed, Start: 4, End: 7, Total: 70, Need: 65, HeadEnd: 4, TailStart: 7, RegionTokens: 30},
 		},
 		{
 			name:  "rule6_start_snaps_forward_past_tool_results",
 			roles: "sys user asst tool tool tool asst asst asst user",
 			tok:   toks(10, 10),
 			b:     budget(10, 5, 1),
-			want:  Plan{Outcome: Compressed, Start: 6, End: 9, Total: 100, Need: 95, HeadEnd: 4, TailStart: 9, RegionTokens: 30},
+			want:  Plan{Outcome: outcome.Compressed, Start: 6, End: 9, Total: 100, Need: 95, HeadEnd: 4, TailStart: 9, RegionTokens: 30},
 		},
 		{
 			name:  "rule6_middle_of_only_tool_results_is_no_middle",
 			roles: "sys user asst tool tool tool asst user",
 			tok:   toks(8, 10),
 			b:     budget(10, 5, 2),
-			want:  Plan{Outcome: Uncompressible, Reason: NoMiddle, Total: 80, Need: 75, HeadEnd: 4, TailStart: 6},
+			want:  Plan{Outcome: outcome.Uncompressible, Reason: outcome.NoMiddle, Total: 80, Need: 75, HeadEnd: 4, TailStart: 6},
 		},
 		{
 			name:  "rule7_need_is_total_minus_target_plus_s",
@@ -239,7 +240,7 @@ func TestComputeRules(t *testing.T) {
 			tok:   []int{10, 10, 10, 10, 7, 7, 7, 7, 10, 10},
 			b:     budget(87, 6, 2),
 			// need = 88 − 87 + 6 = 7 → a single 7-token turn suffices
-			want: Plan{Outcome: Compressed, Start: 4, End: 5, Total: 88, Need: 7, HeadEnd: 4, TailStart: 8, RegionTokens: 7},
+			want: Plan{Outcome: outcome.Compressed, Start: 4, End: 5, Total: 88, Need: 7, HeadEnd: 4, TailStart: 8, RegionTokens: 7},
 		},
 		{
 			name:  "rule8_accumulation_stops_at_need",
@@ -247,14 +248,14 @@ func TestComputeRules(t *testing.T) {
 			tok:   []int{10, 10, 10, 10, 10, 20, 30, 40, 10, 10, 10},
 			b:     budget(120, 10, 2),
 			// need = 170 − 120 + 10 = 60: 10+20+30 = 60 at i=6 → until 7
-			want: Plan{Outcome: Compressed, Start: 4, End: 7, Total: 170, Need: 60, HeadEnd: 4, TailStart: 9, RegionTokens: 60},
+			want: Plan{Outcome: outcome.Compressed, Start: 4, End: 7, Total: 170, Need: 60, HeadEnd: 4, TailStart: 9, RegionTokens: 60},
 		},
 		{
 			name:  "rule8_need_never_reached_takes_whole_middle",
 			roles: "sys user asst tool asst asst asst user",
 			tok:   []int{100, 100, 100, 100, 10, 10, 10, 100},
 			b:     budget(50, 5, 1),
-			want:  Plan{Outcome: Compressed, Start: 4, End: 7, Total: 530, Need: 485, HeadEnd: 4, TailStart: 7, RegionTokens: 30},
+			want:  Plan{Outcome: outcome.Compressed, Start: 4, End: 7, Total: 530, Need: 485, HeadEnd: 4, TailStart: 7, RegionTokens: 30},
 		},
 		{
 			name:  "rule9_end_snaps_forward_over_tool_results",
@@ -262,7 +263,7 @@ func TestComputeRules(t *testing.T) {
 			tok:   []int{10, 10, 10, 10, 50, 10, 10, 10, 10, 10},
 			b:     budget(100, 10, 2),
 			// need 50 reached at i=4 → until 5 (tool) → 6 (tool) → 7 (asst)
-			want: Plan{Outcome: Compressed, Start: 4, End: 7, Total: 140, Need: 50, HeadEnd: 4, TailStart: 8, RegionTokens: 70},
+			want: Plan{Outcome: outcome.Compressed, Start: 4, End: 7, Total: 140, Need: 50, HeadEnd: 4, TailStart: 8, RegionTokens: 70},
 		},
 		{
 			name:  "rule9_end_snaps_backward_when_tail_begins_with_tool",
@@ -271,28 +272,28 @@ func TestComputeRules(t *testing.T) {
 			b:     budget(100, 5, 4),
 			// tail_start 6 is a tool turn: until 6 walks back to 5, so the
 			// calling asst (5) stays verbatim with its results
-			want: Plan{Outcome: Compressed, Start: 4, End: 5, Total: 140, Need: 45, HeadEnd: 4, TailStart: 6, RegionTokens: 10},
+			want: Plan{Outcome: outcome.Compressed, Start: 4, End: 5, Total: 140, Need: 45, HeadEnd: 4, TailStart: 6, RegionTokens: 10},
 		},
 		{
 			name:  "rule10_collapsed",
 			roles: "sys user asst tool asst tool tool tool asst user",
 			tok:   []int{10, 10, 10, 10, 500, 10, 10, 10, 10, 10},
 			b:     budget(100, 10, 3),
-			want:  Plan{Outcome: Uncompressible, Reason: Collapsed, Total: 590, Need: 500, HeadEnd: 4, TailStart: 7},
+			want:  Plan{Outcome: outcome.Uncompressible, Reason: outcome.Collapsed, Total: 590, Need: 500, HeadEnd: 4, TailStart: 7},
 		},
 		{
 			name:  "rule10_region_too_small_equal_to_s",
 			roles: "sys user asst tool asst asst user",
 			tok:   []int{100, 100, 100, 100, 10, 10, 100},
 			b:     budget(100, 20, 1),
-			want:  Plan{Outcome: Uncompressible, Reason: RegionTooSmall, Total: 520, Need: 440, HeadEnd: 4, TailStart: 6},
+			want:  Plan{Outcome: outcome.Uncompressible, Reason: outcome.RegionTooSmall, Total: 520, Need: 440, HeadEnd: 4, TailStart: 6},
 		},
 		{
 			name:  "rule10_region_one_above_s_is_compressed",
 			roles: "sys user asst tool asst asst user",
 			tok:   []int{100, 100, 100, 100, 10, 11, 100},
 			b:     budget(100, 20, 1),
-			want:  Plan{Outcome: Compressed, Start: 4, End: 6, Total: 521, Need: 441, HeadEnd: 4, TailStart: 6, RegionTokens: 21},
+			want:  Plan{Outcome: outcome.Compressed, Start: 4, End: 6, Total: 521, Need: 441, HeadEnd: 4, TailStart: 6, RegionTokens: 21},
 		},
 		{
 			name:  "rule11_region_in_original_indices",
@@ -300,7 +301,7 @@ func TestComputeRules(t *testing.T) {
 			tok:   []int{10, 10, 10, 10, 10, 30, 30, 30, 30, 10, 10, 10},
 			b:     budget(150, 10, 2),
 			// head_end 4; 4 is a tool → start 5; need 60: 30+30 at i=6 → 7
-			want: Plan{Outcome: Compressed, Start: 5, End: 7, Total: 200, Need: 60, HeadEnd: 4, TailStart: 10, RegionTokens: 60},
+			want: Plan{Outcome: outcome.Compressed, Start: 5, End: 7, Total: 200, Need: 60, HeadEnd: 4, TailStart: 10, RegionTokens: 60},
 		},
 	})
 }
@@ -316,14 +317,14 @@ func TestComputePeerCases(t *testing.T) {
 			roles: ten,
 			tok:   toks(10, 100),
 			b:     budget(700, 50, 4),
-			want:  Plan{Outcome: Compressed, Start: 4, End: 6, Total: 1000, Need: 350, HeadEnd: 4, TailStart: 6, RegionTokens: 200},
+			want:  Plan{Outcome: outcome.Compressed, Start: 4, End: 6, Total: 1000, Need: 350, HeadEnd: 4, TailStart: 6, RegionTokens: 200},
 		},
 		{
 			name:  "peer_3_turns_all_protected",
 			roles: "sys user asst",
 			tok:   toks(3, 100),
 			b:     budget(100, 10, 4),
-			want:  Plan{Outcome: Uncompressible, Reason: NoMiddle, Total: 300, Need: 210, HeadEnd: 3, TailStart: 0},
+			want:  Plan{Outcome: outcome.Uncompressible, Reason: outcome.NoMiddle, Total: 300, Need: 210, HeadEnd: 3, TailStart: 0},
 		},
 		{
 			// peer: with last_n 0, index 7 is not protected
@@ -331,7 +332,7 @@ func TestComputePeerCases(t *testing.T) {
 			roles: ten,
 			tok:   toks(10, 100),
 			b:     budget(100, 10, 0),
-			want:  Plan{Outcome: Compressed, Start: 4, End: 10, Total: 1000, Need: 910, HeadEnd: 4, TailStart: 10, RegionTokens: 600},
+			want:  Plan{Outcome: outcome.Compressed, Start: 4, End: 10, Total: 1000, Need: 910, HeadEnd: 4, TailStart: 10, RegionTokens: 600},
 		},
 		{
 			// peer: with no system turn, index 0 (the first human) is protected
@@ -339,7 +340,7 @@ func TestComputePeerCases(t *testing.T) {
 			roles: "user asst tool asst tool asst tool asst asst user",
 			tok:   toks(10, 100),
 			b:     budget(100, 10, 4),
-			want:  Plan{Outcome: Compressed, Start: 3, End: 5, Total: 1000, Need: 910, HeadEnd: 3, TailStart: 6, RegionTokens: 200},
+			want:  Plan{Outcome: outcome.Compressed, Start: 3, End: 5, Total: 1000, Need: 910, HeadEnd: 3, TailStart: 6, RegionTokens: 200},
 		},
 		{
 			// peer: protect_first_system=false leaves 0 unprotected. Ours: 0
@@ -350,14 +351,14 @@ func TestComputePeerCases(t *testing.T) {
 			roles: "sys user asst asst asst asst user",
 			tok:   toks(7, 100),
 			b:     Budget{Target: 100, SummaryTokens: 10, LastN: 1, ProtectFirstUser: true},
-			want:  Plan{Outcome: Compressed, Start: 2, End: 6, Total: 700, Need: 610, HeadEnd: 2, TailStart: 6, RegionTokens: 400},
+			want:  Plan{Outcome: outcome.Compressed, Start: 2, End: 6, Total: 700, Need: 610, HeadEnd: 2, TailStart: 6, RegionTokens: 400},
 		},
 		{
 			name:  "peer_first_system_off_nothing_else_protected",
 			roles: "sys user asst asst asst asst user",
 			tok:   toks(7, 100),
 			b:     Budget{Target: 600, SummaryTokens: 10, LastN: 1},
-			want:  Plan{Outcome: Compressed, Start: 0, End: 2, Total: 700, Need: 110, HeadEnd: 0, TailStart: 6, RegionTokens: 200},
+			want:  Plan{Outcome: outcome.Compressed, Start: 0, End: 2, Total: 700, Need: 110, HeadEnd: 0, TailStart: 6, RegionTokens: 200},
 		},
 		{
 			// peer tool-pair integrity: target chosen so accumulation stops
@@ -367,7 +368,7 @@ func TestComputePeerCases(t *testing.T) {
 			roles: ten,
 			tok:   []int{10, 10, 10, 10, 500, 10, 10, 10, 10, 10},
 			b:     budget(200, 50, 4),
-			want:  Plan{Outcome: Compressed, Start: 4, End: 6, Total: 590, Need: 440, HeadEnd: 4, TailStart: 6, RegionTokens: 510},
+			want:  Plan{Outcome: outcome.Compressed, Start: 4, End: 6, Total: 590, Need: 440, HeadEnd: 4, TailStart: 6, RegionTokens: 510},
 		},
 		{
 			// peer net-savings guard (#56415/#70243): 200+200 head, 2-token
@@ -376,7 +377,7 @@ func TestComputePeerCases(t *testing.T) {
 			roles: "sys user user user",
 			tok:   []int{200, 200, 2, 0},
 			b:     budget(300, 20, 1),
-			want:  Plan{Outcome: Uncompressible, Reason: RegionTooSmall, Total: 402, Need: 122, HeadEnd: 2, TailStart: 3},
+			want:  Plan{Outcome: outcome.Uncompressible, Reason: outcome.RegionTooSmall, Total: 402, Need: 122, HeadEnd: 2, TailStart: 3},
 		},
 		{
 			// peer snap(1,0,1) on [gpt, tool] → 0: the end collapses.
@@ -384,7 +385,7 @@ func TestComputePeerCases(t *testing.T) {
 			roles: "asst tool",
 			tok:   []int{100, 100},
 			b:     Budget{Target: 50, SummaryTokens: 10, LastN: 1},
-			want:  Plan{Outcome: Uncompressible, Reason: Collapsed, Total: 200, Need: 160, HeadEnd: 0, TailStart: 1},
+			want:  Plan{Outcome: outcome.Uncompressible, Reason: outcome.Collapsed, Total: 200, Need: 160, HeadEnd: 0, TailStart: 1},
 		},
 		{
 			// #50411: the first tool turn at 12 >= n//2 = 10. The peer makes it
@@ -394,7 +395,7 @@ func TestComputePeerCases(t *testing.T) {
 			roles: "sys user asst asst asst asst asst asst asst asst asst asst tool asst asst asst asst asst asst user",
 			tok:   toks(20, 100),
 			b:     budget(1500, 50, 4),
-			want:  Plan{Outcome: Compressed, Start: 13, End: 16, Total: 2000, Need: 550, HeadEnd: 13, TailStart: 16, RegionTokens: 300},
+			want:  Plan{Outcome: outcome.Compressed, Start: 13, End: 16, Total: 2000, Need: 550, HeadEnd: 13, TailStart: 16, RegionTokens: 300},
 		},
 		{
 			// #7248: a short trajectory whose protected head and tail
@@ -404,7 +405,7 @@ func TestComputePeerCases(t *testing.T) {
 			roles: "sys user asst tool asst user",
 			tok:   toks(6, 1000),
 			b:     budget(1000, 50, 4),
-			want:  Plan{Outcome: Uncompressible, Reason: NoMiddle, Total: 6000, Need: 5050, HeadEnd: 4, TailStart: 2},
+			want:  Plan{Outcome: outcome.Uncompressible, Reason: outcome.NoMiddle, Total: 6000, Need: 5050, HeadEnd: 4, TailStart: 2},
 		},
 	})
 }
@@ -446,11 +447,11 @@ func TestSettle(t *testing.T) {
 	cases := []struct {
 		name  string
 		after int
-		want  Outcome
+		want  outcome.Outcome
 	}{
-		{"under_target_fits", 899, Compressed},
-		{"equal_to_target_fits", 900, Compressed},
-		{"one_over_target_is_over_limit", 901, CompressedOverLimit},
+		{"under_target_fits", 899, outcome.Compressed},
+		{"equal_to_target_fits", 900, outcome.Compressed},
+		{"one_over_target_is_over_limit", 901, outcome.CompressedOverLimit},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -458,20 +459,6 @@ func TestSettle(t *testing.T) {
 				t.Errorf("Settle(%d) = %s, want %s", tc.after, got, tc.want)
 			}
 		})
-	}
-}
-
-func TestOutcomeFailedToFit(t *testing.T) {
-	want := map[Outcome]bool{CompressedOverLimit: true, Uncompressible: true}
-	for _, o := range Outcomes() {
-		t.Run(string(o), func(t *testing.T) {
-			if got := o.FailedToFit(); got != want[o] {
-				t.Errorf("%s.FailedToFit() = %v, want %v", o, got, want[o])
-			}
-		})
-	}
-	if n := len(Outcomes()); n != 6 {
-		t.Errorf("len(Outcomes()) = %d, want 6", n)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -383,23 +384,15 @@ func clipTokens(c tokenize.Counter, text string, budget int) string {
 	return text
 }
 
-// toolCalls extracts the calls of an assistant turn: OpenAI tool_calls from
-// the raw message, or Hermes <tool_call> blocks (also a bare JSON call as in
-// LLaMA-Factory function_call turns).
+// toolCalls extracts the calls of an assistant turn: OpenAI tool_calls as
+// traj reads them ([traj.Turn.ToolCalls]), or Hermes <tool_call> blocks
+// (also a bare JSON call as in LLaMA-Factory function_call turns).
 func toolCalls(t traj.Turn) []call {
 	var out []call
-	if len(t.CallIDs) > 0 && len(t.Raw) > 0 {
-		var m struct {
-			ToolCalls []struct {
-				Function struct {
-					Name      string          `json:"name"`
-					Arguments json.RawMessage `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		}
-		if json.Unmarshal(t.Raw, &m) == nil {
-			for _, tc := range m.ToolCalls {
-				out = append(out, call{tc.Function.Name, argsSummary(tc.Function.Arguments)})
+	if len(t.CallIDs) > 0 {
+		if tcs := t.ToolCalls(); len(tcs) > 0 {
+			for _, tc := range tcs {
+				out = append(out, call{tc.Name, argsSummary(tc.Arguments)})
 			}
 			return out
 		}
@@ -446,7 +439,7 @@ func argsSummary(raw json.RawMessage) string {
 	// string as clip reads it, with any invalid UTF-8 byte as U+FFFD).
 	// A number beyond float64 makes the map decoding fail (and the
 	// arguments are then quoted whole), so such objects take that path.
-	if vals, ok := traj.Fields(raw, keyArgs...); ok && traj.NumbersFitFloat64(raw) {
+	if vals, ok := jsonx.Fields(raw, keyArgs...); ok && jsonx.NumbersFitFloat64(raw) {
 		var parts []string
 		for i, k := range keyArgs {
 			if v := vals[i]; v != nil {
@@ -498,7 +491,7 @@ func argsByMap(raw json.RawMessage) string {
 // rawScalar is scalar of the value raw JSON v decodes to.
 func rawScalar(v []byte) string {
 	if v[0] == '"' {
-		if s, ok := traj.String(v); ok {
+		if s, ok := jsonx.Unquote(v); ok {
 			return s
 		}
 	}
@@ -552,7 +545,7 @@ func responseText(body string) result {
 		return result{}
 	}
 	b := unsafe.Slice(unsafe.StringData(body), len(body)) // read only
-	vals, ok := traj.Fields(b, "content", "name")
+	vals, ok := jsonx.Fields(b, "content", "name")
 	if !ok { // not a JSON object: plain output
 		return result{text: body}
 	}
@@ -562,14 +555,14 @@ func responseText(body string) result {
 	}
 	var r result
 	if content[0] == '"' {
-		if r.text, ok = traj.String(content); !ok {
+		if r.text, ok = jsonx.Unquote(content); !ok {
 			return result{text: body}
 		}
 	} else {
 		r.text = unsafe.String(unsafe.SliceData(content), len(content)) // part of body
 	}
 	if name != nil && name[0] == '"' {
-		r.name, _ = traj.String(name)
+		r.name, _ = jsonx.Unquote(name)
 	}
 	return r
 }

@@ -8,5 +8,7 @@
 //
 // Roles are normalised ([RoleSystem], [RoleUser], [RoleAssistant],
 // [RoleTool]); a role the reader does not know keeps its verbatim name and is
-// never a tool turn. The package does no file I/O and starts no goroutines.
+// never a tool turn. The JSON underneath (validation, member spans, string
+// decoding and encoding) is package internal/jsonx. The package does no file
+// I/O and starts no goroutines.
 package traj

@@ -3,6 +3,8 @@ package traj
 import (
 	"bytes"
 	"slices"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 // Field is a top-level field to set on an encoded record: its value is raw
@@ -27,18 +29,18 @@ func (r *Record) NewTurn(role Role, text string) Turn {
 	}
 	raw := make([]byte, 0, len(text)+64)
 	raw = append(raw, '{')
-	raw = AppendString(raw, r.roleKey)
+	raw = jsonx.AppendString(raw, r.roleKey)
 	raw = append(raw, r.keySep...)
-	raw = AppendString(raw, name)
+	raw = jsonx.AppendString(raw, name)
 	raw = append(raw, r.valSep...)
-	raw = AppendString(raw, r.contKey)
+	raw = jsonx.AppendString(raw, r.contKey)
 	raw = append(raw, r.keySep...)
 	start := len(raw)
-	raw = AppendString(raw, text)
+	raw = jsonx.AppendString(raw, text)
 	end := len(raw)
 	raw = append(raw, '}')
 	return Turn{Role: role, Name: name, Text: text, Raw: raw,
-		content: [2]int{start, end}, contentKind: 's', made: true}
+		content: [2]int{start, end}, contentKind: 's', made: true, openAI: r.Dialect == DialectOpenAI}
 }
 
 // AppendText returns a copy of t, a turn of r, with s appended to its
@@ -58,7 +60,7 @@ func (r *Record) editText(t Turn, s string, front bool) Turn {
 		// Splice s, escaped, inside the quotes: the existing text keeps its
 		// bytes (and escapes) as read, and is not decoded and re-encoded.
 		old := t.Raw[t.content[0]:t.content[1]]
-		add := AppendString(nil, s)
+		add := jsonx.AppendString(nil, s)
 		add = add[1 : len(add)-1]
 		value = make([]byte, 0, len(old)+len(add))
 		if front {
@@ -68,15 +70,15 @@ func (r *Record) editText(t Turn, s string, front bool) Turn {
 		}
 	case 'l':
 		list := t.Raw[t.content[0]:t.content[1]]
-		part := append([]byte{'{'}, AppendString(nil, "type")...)
+		part := append([]byte{'{'}, jsonx.AppendString(nil, "type")...)
 		part = append(part, r.keySep...)
-		part = AppendString(part, "text")
+		part = jsonx.AppendString(part, "text")
 		part = append(part, r.valSep...)
-		part = AppendString(part, "text")
+		part = jsonx.AppendString(part, "text")
 		part = append(part, r.keySep...)
-		part = AppendString(part, s)
+		part = jsonx.AppendString(part, s)
 		part = append(part, '}')
-		els := elements(list, 0)
+		els := jsonx.Elements(list, 0)
 		switch {
 		case len(els) == 0:
 			value = append(append([]byte{'['}, part...), ']')
@@ -88,17 +90,17 @@ func (r *Record) editText(t Turn, s string, front bool) Turn {
 			value = append(append(value, part...), list[els[len(els)-1][1]:]...)
 		}
 	case 'n':
-		value = AppendString(nil, s)
+		value = jsonx.AppendString(nil, s)
 	default: // absent: add the content field before the closing brace
 		end := len(t.Raw) - 1
 		raw := append([]byte(nil), t.Raw[:end]...)
 		if len(bytes.TrimSpace(t.Raw[1:end])) > 0 {
 			raw = append(raw, r.valSep...)
 		}
-		raw = AppendString(raw, r.contKey)
+		raw = jsonx.AppendString(raw, r.contKey)
 		raw = append(raw, r.keySep...)
 		start := len(raw)
-		raw = AppendString(raw, s)
+		raw = jsonx.AppendString(raw, s)
 		t.content = [2]int{start, len(raw)}
 		t.Raw = append(raw, t.Raw[end:]...)
 		t.contentKind, t.made = 's', true
@@ -133,7 +135,7 @@ func (r *Record) editText(t Turn, s string, front bool) Turn {
 // SystemField returns the top-level field that sets the outside system
 // prompt to text (see [Record.System]), for [Record.AppendJSON].
 func (r *Record) SystemField(text string) Field {
-	return Field{Key: r.SystemKey, Value: AppendString(nil, text)}
+	return Field{Key: r.SystemKey, Value: jsonx.AppendString(nil, text)}
 }
 
 // AppendJSON appends the record to dst with its turns list replaced by
@@ -148,11 +150,11 @@ func (r *Record) AppendJSON(dst []byte, turns []Turn, fields ...Field) []byte {
 		value      []byte
 		turns      bool
 	}
-	splices := []splice{{start: tv.start, end: tv.end, turns: true}}
+	splices := []splice{{start: tv.Start, end: tv.End, turns: true}}
 	var appended []Field
 	for _, f := range fields {
-		if m, ok := find(r.members, f.Key); ok {
-			splices = append(splices, splice{start: m.start, end: m.end, value: f.Value})
+		if m, ok := jsonx.Find(r.members, f.Key); ok {
+			splices = append(splices, splice{start: m.Start, end: m.End, value: f.Value})
 		} else {
 			appended = append(appended, f)
 		}
@@ -179,13 +181,13 @@ func (r *Record) AppendJSON(dst []byte, turns []Turn, fields ...Field) []byte {
 	}
 	// Before the closing brace, keeping any white space that precedes it.
 	end := r.objEnd
-	for end > pos && isSpace(r.raw[end-1]) {
+	for end > pos && jsonx.IsSpace(r.raw[end-1]) {
 		end--
 	}
 	dst = append(dst, r.raw[pos:end]...)
 	for _, f := range appended {
 		dst = append(dst, r.valSep...) // the turns field is always there
-		dst = AppendString(dst, f.Key)
+		dst = jsonx.AppendString(dst, f.Key)
 		dst = append(dst, r.keySep...)
 		dst = append(dst, f.Value...)
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unsafe"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 // Dialect names the shape of a record.
@@ -98,7 +100,7 @@ type Record struct {
 	SystemKey string
 
 	raw      []byte
-	members  []member
+	members  []jsonx.Member
 	turnsIdx int // index in members of the turns array
 	objEnd   int // index of the closing brace
 	keySep   string
@@ -128,9 +130,9 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 			list = append(list, k)
 		}
 	}
-	ms, end, ok := validMembers(line, list)
+	ms, end, ok := jsonx.ValidMembers(line, list)
 	if !ok {
-		if valid(line) {
+		if jsonx.Valid(line) {
 			return nil, fail("not_an_object", "a JSON %s", kindOf(line))
 		}
 		var v any
@@ -148,7 +150,7 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 	turnsKey, roleKey, contKey := s.keys(r.Dialect)
 	r.roleKey, r.contKey = roleKey, contKey
 	for i, m := range ms {
-		if keyIs(m.key, turnsKey) {
+		if jsonx.KeyIs(m.Key, turnsKey) {
 			r.turnsIdx = i
 		}
 	}
@@ -156,37 +158,37 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 		return nil, fail("no_turns", "no %q field", turnsKey)
 	}
 	tv := ms[r.turnsIdx]
-	if line[tv.start] != '[' {
-		return nil, fail("turns_not_a_list", "%q is a %s", turnsKey, kindOf(line[tv.start:tv.end]))
+	if line[tv.Start] != '[' {
+		return nil, fail("turns_not_a_list", "%q is a %s", turnsKey, kindOf(line[tv.Start:tv.End]))
 	}
 	r.keySep, r.valSep = ": ", ", "
 	if len(ms) > 0 {
-		r.keySep = string(line[ms[0].keyStart+len(ms[0].key) : ms[0].start])
+		r.keySep = string(line[ms[0].KeyStart+len(ms[0].Key) : ms[0].Start])
 	}
 	if len(ms) > 1 {
-		r.valSep = string(line[ms[0].end:ms[1].keyStart])
+		r.valSep = string(line[ms[0].End:ms[1].KeyStart])
 	}
 	// The turns and their members were listed while validating.
 	hasSystem := false
-	r.Turns = make([]Turn, 0, len(tv.elems))
-	for i, el := range tv.elems {
+	r.Turns = make([]Turn, 0, len(tv.Elems))
+	for i, el := range tv.Elems {
 		t, err := r.decodeTurn(line, el)
 		if err != nil {
 			return nil, fail("bad_turn", "%s[%d]: %v", turnsKey, i, err)
 		}
 		if i == 1 {
-			r.valSep = string(line[tv.elems[0].end:el.start])
+			r.valSep = string(line[tv.Elems[0].End:el.Start])
 		}
 		hasSystem = hasSystem || t.Role == RoleSystem
 		r.Turns = append(r.Turns, t)
 	}
 	for i := range ms {
-		ms[i].elems = nil // the record keeps its members, not its turns' lists
+		ms[i].Elems = nil // the record keeps its members, not its turns' lists
 	}
 	if !hasSystem {
 		for _, k := range []string{"system_prompt", "system"} {
-			if m, ok := find(ms, k); ok && line[m.start] == '"' {
-				r.System, _ = unquote(line[m.start:m.end])
+			if m, ok := jsonx.Find(ms, k); ok && line[m.Start] == '"' {
+				r.System, _ = jsonx.Unquote(line[m.Start:m.End])
 				r.SystemKey = k
 				break
 			}
@@ -218,18 +220,18 @@ func kindOf(b []byte) string {
 // detect picks the dialect by shape: a "conversations" (or renamed) list of
 // from/value objects is ShareGPT; a "messages" list of role/content objects
 // is OpenAI.
-func detect(line []byte, ms []member, s Schema) Dialect {
+func detect(line []byte, ms []jsonx.Member, s Schema) Dialect {
 	for _, d := range []Dialect{DialectShareGPT, DialectOpenAI} {
 		turnsKey, roleKey, _ := s.keys(d)
-		m, ok := find(ms, turnsKey)
-		if !ok || line[m.start] != '[' {
+		m, ok := jsonx.Find(ms, turnsKey)
+		if !ok || line[m.Start] != '[' {
 			continue
 		}
-		if len(m.elems) == 0 {
+		if len(m.Elems) == 0 {
 			return d
 		}
-		if first := m.elems[0]; first.object {
-			if _, ok := find(first.members, roleKey); ok {
+		if first := m.Elems[0]; first.Object {
+			if _, ok := jsonx.Find(first.Members, roleKey); ok {
 				return d
 			}
 		}
@@ -250,18 +252,18 @@ var openAIRoles = map[string]Role{
 
 // decodeTurn decodes the turn el of line (its members' offsets are into
 // line).
-func (r *Record) decodeTurn(line []byte, el elem) (Turn, error) {
-	if !el.object {
-		return Turn{}, fmt.Errorf("turn is a %s, not an object", kindOf(line[el.start:el.end]))
+func (r *Record) decodeTurn(line []byte, el jsonx.Elem) (Turn, error) {
+	if !el.Object {
+		return Turn{}, fmt.Errorf("turn is a %s, not an object", kindOf(line[el.Start:el.End]))
 	}
-	ms := el.members
-	b := line[:el.end] // offsets stay valid; the turn is b[el.start:]
-	t := Turn{Raw: b[el.start:el.end:el.end]}
-	if m, ok := find(ms, r.roleKey); ok {
-		if b[m.start] != '"' {
-			return Turn{}, fmt.Errorf("%q is a %s, not a string", r.roleKey, kindOf(b[m.start:m.end]))
+	ms := el.Members
+	b := line[:el.End] // offsets stay valid; the turn is b[el.Start:]
+	t := Turn{Raw: b[el.Start:el.End:el.End]}
+	if m, ok := jsonx.Find(ms, r.roleKey); ok {
+		if b[m.Start] != '"' {
+			return Turn{}, fmt.Errorf("%q is a %s, not a string", r.roleKey, kindOf(b[m.Start:m.End]))
 		}
-		t.Name, _ = unquote(b[m.start:m.end])
+		t.Name, _ = jsonx.Unquote(b[m.Start:m.End])
 	}
 	roles := shareGPTRoles
 	if r.Dialect == DialectOpenAI {
@@ -273,13 +275,13 @@ func (r *Record) decodeTurn(line []byte, el elem) (Turn, error) {
 		t.Role = Role(t.Name)
 	}
 	var text joiner
-	if m, ok := find(ms, r.contKey); ok {
-		t.content = [2]int{m.start - el.start, m.end - el.start}
-		v := b[m.start:m.end]
+	if m, ok := jsonx.Find(ms, r.contKey); ok {
+		t.content = [2]int{m.Start - el.Start, m.End - el.Start}
+		v := b[m.Start:m.End]
 		switch v[0] {
 		case '"':
 			t.contentKind = 's'
-			s, _ := unquote(v)
+			s, _ := jsonx.Unquote(v)
 			text.add(s)
 		case 'n':
 			t.contentKind = 'n'
@@ -306,22 +308,22 @@ func (r *Record) decodeTurn(line []byte, el elem) (Turn, error) {
 // "text" (OpenAI) or "value" (some LLaMA-Factory exports); image parts are
 // counted as [ImageTokens] each.
 func partsText(v []byte, text *joiner, extra *int) error {
-	for i, el := range elements(v, 0) {
-		pm, _, err := members(v[:el[1]], el[0])
+	for i, el := range jsonx.Elements(v, 0) {
+		pm, _, err := jsonx.Members(v[:el[1]], el[0])
 		if err != nil {
 			return fmt.Errorf("content part %d is a %s, not an object", i, kindOf(v[el[0]:el[1]]))
 		}
 		typ := ""
-		if m, ok := find(pm, "type"); ok && v[m.start] == '"' {
-			typ, _ = unquote(v[m.start:m.end])
+		if m, ok := jsonx.Find(pm, "type"); ok && v[m.Start] == '"' {
+			typ, _ = jsonx.Unquote(v[m.Start:m.End])
 		}
 		if strings.Contains(typ, "image") {
 			*extra += ImageTokens
 			continue
 		}
 		for _, k := range []string{"text", "value"} {
-			if m, ok := find(pm, k); ok && v[m.start] == '"' {
-				s, _ := unquote(v[m.start:m.end])
+			if m, ok := jsonx.Find(pm, k); ok && v[m.Start] == '"' {
+				s, _ := jsonx.Unquote(v[m.Start:m.End])
 				text.add(s)
 				break
 			}
@@ -333,52 +335,111 @@ func partsText(v []byte, text *joiner, extra *int) error {
 // openAIExtras reads what else an OpenAI message carries that costs tokens
 // or pairs tools: reasoning, tool calls with their ids and arguments, and
 // the id a tool message answers.
-func openAIExtras(b []byte, ms []member, t *Turn, text *joiner) {
+func openAIExtras(b []byte, ms []jsonx.Member, t *Turn, text *joiner) {
 	add := func(s string) {
 		if s != "" {
 			text.add(s)
 		}
 	}
 	for _, k := range []string{"reasoning_content", "reasoning"} {
-		if m, ok := find(ms, k); ok && b[m.start] == '"' {
-			s, _ := unquote(b[m.start:m.end])
+		if m, ok := jsonx.Find(ms, k); ok && b[m.Start] == '"' {
+			s, _ := jsonx.Unquote(b[m.Start:m.End])
 			add(s)
 		}
 	}
-	if m, ok := find(ms, "tool_call_id"); ok && b[m.start] == '"' {
-		t.AnswersID, _ = unquote(b[m.start:m.end])
+	if m, ok := jsonx.Find(ms, "tool_call_id"); ok && b[m.Start] == '"' {
+		t.AnswersID, _ = jsonx.Unquote(b[m.Start:m.End])
 	}
-	m, ok := find(ms, "tool_calls")
-	if !ok || b[m.start] != '[' {
-		return
-	}
-	for _, el := range elements(b, m.start) {
-		cm, _, err := members(b[:el[1]], el[0])
-		if err != nil {
+	t.openAI = true
+	for _, el := range toolCallSpans(b, ms) {
+		c, ok := parseToolCall(b, el)
+		if !ok {
 			continue
 		}
-		if idm, ok := find(cm, "id"); ok && b[idm.start] == '"' {
-			id, _ := unquote(b[idm.start:idm.end])
-			t.CallIDs = append(t.CallIDs, id)
+		if c.hasID {
+			t.CallIDs = append(t.CallIDs, c.ID)
 		}
-		fm, ok := find(cm, "function")
-		if !ok || b[fm.start] != '{' {
-			continue
-		}
-		fms, _, _ := members(b[:fm.end], fm.start)
-		if nm, ok := find(fms, "name"); ok && b[nm.start] == '"' {
-			s, _ := unquote(b[nm.start:nm.end])
-			add(s)
-		}
-		if am, ok := find(fms, "arguments"); ok {
-			if b[am.start] == '"' {
-				s, _ := unquote(b[am.start:am.end])
+		add(c.Name)
+		if c.Arguments != nil {
+			if c.Arguments[0] == '"' {
+				s, _ := jsonx.Unquote(c.Arguments)
 				add(s)
 			} else {
-				add(string(b[am.start:am.end]))
+				add(string(c.Arguments))
 			}
 		}
 	}
+}
+
+// ToolCall is one entry of an OpenAI message's "tool_calls" list, as read:
+// {"id": …, "function": {"name": …, "arguments": …}}.
+type ToolCall struct {
+	ID   string // "" when absent or not a string
+	Name string // "" when absent or not a string
+	// Arguments is the raw JSON value of "arguments" (OpenAI sends a string
+	// holding JSON, some datasets an object); nil when absent. It shares
+	// the turn's memory: do not modify it.
+	Arguments []byte
+
+	hasID bool // the entry has a string "id"
+}
+
+// ToolCalls returns the tool calls of an OpenAI-dialect turn, parsed from
+// Raw exactly as [Decode] reads them for the turn's text and
+// [Turn.CallIDs]: each object in the message's "tool_calls" list, in order,
+// keys matched exactly (the last of a repeated key wins). It returns nil for
+// a turn of another dialect and for a message without tool calls. The
+// result is new on every call.
+func (t Turn) ToolCalls() []ToolCall {
+	if !t.openAI {
+		return nil
+	}
+	ms, _, err := jsonx.Members(t.Raw, 0)
+	if err != nil {
+		return nil
+	}
+	var out []ToolCall
+	for _, el := range toolCallSpans(t.Raw, ms) {
+		if c, ok := parseToolCall(t.Raw, el); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// toolCallSpans returns the spans of the entries of the "tool_calls" list
+// among the message members ms (offsets into b); nil when there is none.
+func toolCallSpans(b []byte, ms []jsonx.Member) [][2]int {
+	m, ok := jsonx.Find(ms, "tool_calls")
+	if !ok || b[m.Start] != '[' {
+		return nil
+	}
+	return jsonx.Elements(b, m.Start)
+}
+
+// parseToolCall reads the tool call at span el of b; ok is false when the
+// entry is not an object.
+func parseToolCall(b []byte, el [2]int) (c ToolCall, ok bool) {
+	cm, _, err := jsonx.Members(b[:el[1]], el[0])
+	if err != nil {
+		return c, false
+	}
+	if idm, ok := jsonx.Find(cm, "id"); ok && b[idm.Start] == '"' {
+		c.ID, _ = jsonx.Unquote(b[idm.Start:idm.End])
+		c.hasID = true
+	}
+	fm, ok := jsonx.Find(cm, "function")
+	if !ok || b[fm.Start] != '{' {
+		return c, true
+	}
+	fms, _, _ := jsonx.Members(b[:fm.End], fm.Start)
+	if nm, ok := jsonx.Find(fms, "name"); ok && b[nm.Start] == '"' {
+		c.Name, _ = jsonx.Unquote(b[nm.Start:nm.End])
+	}
+	if am, ok := jsonx.Find(fms, "arguments"); ok {
+		c.Arguments = b[am.Start:am.End:am.End]
+	}
+	return c, true
 }
 
 // joiner joins a turn's texts with "\n" after the first non-empty one. A

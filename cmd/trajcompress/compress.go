@@ -22,6 +22,7 @@ import (
 	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/metrics"
+	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
@@ -559,7 +560,7 @@ func (r *runner) run(ctx context.Context) (err error) {
 			fmt.Fprintf(r.stderr, "rejects: %d lines in %s\n", n, r.outs.rejects)
 		}
 	}
-	if r.total.RecordsRejected() > 0 || r.total.Count(snap.SummaryFailed) > 0 {
+	if r.total.RecordsRejected() > 0 || r.total.Count(outcome.SummaryFailed) > 0 {
 		return errPartial
 	}
 	return nil

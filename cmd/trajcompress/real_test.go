@@ -11,6 +11,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/internal/testenv"
+	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/traj"
@@ -46,9 +47,9 @@ func readLines(t *testing.T, path string) [][]byte {
 }
 
 type outcomeLine struct {
-	Line    int64        `json:"line"`
-	Outcome snap.Outcome `json:"outcome"`
-	Region  *[2]int      `json:"region"`
+	Line    int64           `json:"line"`
+	Outcome outcome.Outcome `json:"outcome"`
+	Region  *[2]int         `json:"region"`
 }
 
 // TestRealData compresses every real file at a target that forces
@@ -102,16 +103,16 @@ func checkRealFile(t *testing.T, in, target, sumTarget string) {
 	if len(outcomes) != len(inputs) || len(inputs) != len(outputs)+len(rejects) {
 		t.Fatalf("records in %d, outcomes %d, out %d + rejected %d", len(inputs), len(outcomes), len(outputs), len(rejects))
 	}
-	counts := map[snap.Outcome]int{}
+	counts := map[outcome.Outcome]int{}
 	k := 0 // index into outputs
 	for i, o := range outcomes {
 		counts[o.Outcome]++
-		if o.Outcome == snap.Invalid {
+		if o.Outcome == outcome.Invalid {
 			continue
 		}
 		got := outputs[k]
 		k++
-		if o.Outcome != snap.Compressed && o.Outcome != snap.CompressedOverLimit {
+		if o.Outcome != outcome.Compressed && o.Outcome != outcome.CompressedOverLimit {
 			if !bytes.Equal(got, inputs[i]) {
 				t.Errorf("line %d (%s): written changed", o.Line, o.Outcome)
 			}

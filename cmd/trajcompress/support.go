@@ -13,8 +13,8 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/pipeline"
-	"github.com/trajcompress/trajcompress/snap"
 )
 
 // rejectLine is one line of the rejects file: where the line came from, why
@@ -109,13 +109,13 @@ type progress struct {
 	bar     *progressbar.ProgressBar
 	done    int64 // bytes of finished files
 	records int64
-	counts  map[snap.Outcome]int64
+	counts  map[outcome.Outcome]int64
 	calls   int64 // summarizer requests
 	hits    int64 // summaries served from the cache
 }
 
 func newProgress(stderr io.Writer, quiet bool, jobs []job) *progress {
-	p := &progress{counts: map[snap.Outcome]int64{}}
+	p := &progress{counts: map[outcome.Outcome]int64{}}
 	f, ok := stderr.(*os.File)
 	if quiet || !ok || !term.IsTerminal(int(f.Fd())) {
 		return p
@@ -154,9 +154,9 @@ func (p *progress) observe(res pipeline.Result, fileBytes int64) {
 		rate = float64(p.records) / elapsed
 	}
 	desc := fmt.Sprintf("%d rec %.0f/s | comp %d over %d skip %d uncomp %d fail %d rej %d",
-		p.records, rate, p.counts[snap.Compressed], p.counts[snap.CompressedOverLimit],
-		p.counts[snap.SkippedUnderTarget], p.counts[snap.Uncompressible],
-		p.counts[snap.SummaryFailed], p.counts[snap.Invalid])
+		p.records, rate, p.counts[outcome.Compressed], p.counts[outcome.CompressedOverLimit],
+		p.counts[outcome.SkippedUnderTarget], p.counts[outcome.Uncompressible],
+		p.counts[outcome.SummaryFailed], p.counts[outcome.Invalid])
 	if p.calls > 0 || p.hits > 0 {
 		desc += fmt.Sprintf(" | api %d cache %d", p.calls, p.hits)
 	}

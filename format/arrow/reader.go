@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow/go/v17/arrow/ipc"
 
 	"github.com/trajcompress/trajcompress/format/internal/jsonval"
-	"github.com/trajcompress/trajcompress/traj"
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 // fileMagic opens an Arrow IPC file (Feather v2); a stream has no magic.
@@ -182,7 +182,7 @@ func (r *Reader) appendRow(dst []byte, rec arrow.Record, i int) ([]byte, error) 
 		if j > 0 {
 			dst = append(dst, ',')
 		}
-		dst = traj.AppendString(dst, f.Name)
+		dst = jsonx.AppendString(dst, f.Name)
 		dst = append(dst, ':')
 		var err error
 		if dst, err = appendValue(dst, f, rec.Column(j), i); err != nil {
@@ -260,13 +260,13 @@ func appendValue(dst []byte, f arrow.Field, arr arrow.Array, i int) ([]byte, err
 				dst = append(dst, ',')
 			}
 			if s, ok := keys.(*array.String); ok {
-				dst = traj.AppendString(dst, s.Value(int(k)))
+				dst = jsonx.AppendString(dst, s.Value(int(k)))
 			} else {
 				kb, err := appendValue(nil, mt.KeyField(), keys, int(k))
 				if err != nil {
 					return nil, err
 				}
-				dst = traj.AppendString(dst, string(kb))
+				dst = jsonx.AppendString(dst, string(kb))
 			}
 			dst = append(dst, ':')
 			var err error
@@ -297,7 +297,7 @@ func appendValue(dst []byte, f arrow.Field, arr arrow.Array, i int) ([]byte, err
 			if j > 0 {
 				dst = append(dst, ',')
 			}
-			dst = traj.AppendString(dst, cf.Name)
+			dst = jsonx.AppendString(dst, cf.Name)
 			dst = append(dst, ':')
 			var err error
 			if dst, err = appendValue(dst, cf, a.Field(j), i); err != nil {
@@ -316,7 +316,7 @@ func appendValue(dst []byte, f arrow.Field, arr arrow.Array, i int) ([]byte, err
 		return appendValue(dst, sf, a.Storage(), i)
 	}
 	// Decimals, intervals and other rare types: their canonical text form.
-	return traj.AppendString(dst, arr.ValueStr(i)), nil
+	return jsonx.AppendString(dst, arr.ValueStr(i)), nil
 }
 
 func elemField(dt arrow.DataType) arrow.Field {
@@ -332,7 +332,7 @@ func appendText(dst []byte, f arrow.Field, s string) []byte {
 			return jsonval.Append(dst, v)
 		}
 	}
-	return traj.AppendString(dst, s)
+	return jsonx.AppendString(dst, s)
 }
 
 func appendBase64(dst, b []byte) []byte {

@@ -11,7 +11,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/trajcompress/trajcompress/format/internal/jsonval"
-	"github.com/trajcompress/trajcompress/traj"
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 // readBatch is how many rows Next decodes from the current row group at a
@@ -303,7 +303,7 @@ func (a *assembler) instance(p *pnode) error {
 			if i > 0 {
 				a.out = append(a.out, ',')
 			}
-			a.out = traj.AppendString(a.out, c.name)
+			a.out = jsonx.AppendString(a.out, c.name)
 			a.out = append(a.out, ':')
 			if err := a.field(c); err != nil {
 				return err
@@ -337,9 +337,9 @@ func (a *assembler) instance(p *pnode) error {
 			}
 			a.cursor[p.key.col]++
 			if p.key.enc == eString {
-				a.out = traj.AppendString(a.out, string(kv.ByteArray()))
+				a.out = jsonx.AppendString(a.out, string(kv.ByteArray()))
 			} else {
-				a.out = traj.AppendString(a.out, string(appendLeaf(nil, p.key, kv)))
+				a.out = jsonx.AppendString(a.out, string(appendLeaf(nil, p.key, kv)))
 			}
 			a.out = append(a.out, ':')
 			if err := a.field(p.value); err != nil {
@@ -372,15 +372,15 @@ func appendLeaf(dst []byte, p *pnode, v pq.Value) []byte {
 	case eDouble:
 		return jsonval.AppendFloat(dst, v.Double(), 64)
 	case eString:
-		return traj.AppendString(dst, string(v.ByteArray()))
+		return jsonx.AppendString(dst, string(v.ByteArray()))
 	case eJSON:
 		b := v.ByteArray()
 		if jv, err := jsonval.Decode(b); err == nil {
 			return jsonval.Append(dst, jv)
 		}
-		return traj.AppendString(dst, string(b))
+		return jsonx.AppendString(dst, string(b))
 	case eInt96:
-		return traj.AppendString(dst, v.Int96().String())
+		return jsonx.AppendString(dst, v.Int96().String())
 	default:
 		dst = append(dst, '"')
 		dst = base64.StdEncoding.AppendEncode(dst, v.ByteArray())

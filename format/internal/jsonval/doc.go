@@ -6,7 +6,7 @@
 // stay [json.Number] text, so integers above 2^53 are never rounded through
 // float64. Append writes such a tree back as compact JSON; AppendFloat is
 // the float encoder both codecs use when they turn a row into a JSON object
-// (strings go through traj.AppendString, as everywhere: control characters
+// (strings go through jsonx.AppendString, as everywhere: control characters
 // escaped, HTML characters not, invalid UTF-8 as U+FFFD).
 //
 // Infer derives a column [Type] tree from sample JSON objects; the rules are

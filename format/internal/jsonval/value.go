@@ -9,7 +9,7 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/trajcompress/trajcompress/traj"
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 // Object is a decoded JSON object that keeps its key order.
@@ -142,7 +142,7 @@ func Append(dst []byte, v any) []byte {
 	case json.Number:
 		return append(dst, v...)
 	case string:
-		return traj.AppendString(dst, v)
+		return jsonx.AppendString(dst, v)
 	case []any:
 		dst = append(dst, '[')
 		for i, e := range v {
@@ -158,7 +158,7 @@ func Append(dst []byte, v any) []byte {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = traj.AppendString(dst, k)
+			dst = jsonx.AppendString(dst, k)
 			dst = append(dst, ':')
 			dst = Append(dst, v.Vals[i])
 		}

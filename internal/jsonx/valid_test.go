@@ -1,4 +1,4 @@
-package traj
+package jsonx
 
 import (
 	"encoding/binary"
@@ -21,25 +21,25 @@ var validCases = []string{
 
 func TestValidMatchesEncodingJSON(t *testing.T) {
 	for _, c := range validCases {
-		if got, want := valid([]byte(c)), json.Valid([]byte(c)); got != want {
+		if got, want := Valid([]byte(c)), json.Valid([]byte(c)); got != want {
 			t.Errorf("valid(%.60q) = %v, encoding/json says %v", c, got, want)
 		}
 	}
 }
 
-// listed are the keys whose arrays checkValidMembers asks validMembers to
+// listed are the keys whose arrays checkValidMembers asks ValidMembers to
 // list.
 var listed = []string{"conversations", "messages", "t"}
 
-// checkValidMembers: validMembers accepts exactly the valid objects and
-// lists the same members as members does; for each array value of a key in
-// listed, the same elements as elements does up to and including the first
-// one that is not an object, with the same members for objects; and no
-// other elements (not those of other keys, nor arrays inside elements).
+// checkValidMembers: ValidMembers accepts exactly the Valid objects and
+// lists the same Members as Members does; for each array value of a key in
+// listed, the same Elements as Elements does up to and including the first
+// one that is not an object, with the same Members for objects; and no
+// other Elements (not those of other keys, nor arrays inside Elements).
 func checkValidMembers(t *testing.T, s string) {
 	t.Helper()
 	b := []byte(s)
-	ms, end, ok := validMembers(b, listed)
+	ms, end, ok := ValidMembers(b, listed)
 	isObj := json.Valid(b) && strings.TrimLeft(s, " \t\r\n")[0] == '{'
 	if ok != isObj {
 		t.Fatalf("validMembers(%.60q) ok = %v, want %v", s, ok, isObj)
@@ -47,59 +47,59 @@ func checkValidMembers(t *testing.T, s string) {
 	if !ok {
 		return
 	}
-	want, wend, err := members(b, 0)
+	want, wend, err := Members(b, 0)
 	if err != nil || end != wend || len(ms) != len(want) {
-		t.Fatalf("validMembers(%.60q): %d members ending at %d, members: %d at %d (%v)", s, len(ms), end, len(want), wend, err)
+		t.Fatalf("validMembers(%.60q): %d Members ending at %d, Members: %d at %d (%v)", s, len(ms), end, len(want), wend, err)
 	}
 	sameMembers(t, s, ms, want)
 	for _, m := range ms {
-		if b[m.start] != '[' || !keyIn(m.key, listed) {
-			if m.elems != nil {
-				t.Fatalf("validMembers(%.60q): elements listed for %s", s, m.key)
+		if b[m.Start] != '[' || !keyIn(m.Key, listed) {
+			if m.Elems != nil {
+				t.Fatalf("validMembers(%.60q): Elements listed for %s", s, m.Key)
 			}
 			continue
 		}
-		els := elements(b, m.start)
+		els := Elements(b, m.Start)
 		for j, e := range els {
 			if b[e[0]] != '{' {
 				els = els[:j+1] // listing stops after the first non-object
 				break
 			}
 		}
-		if len(els) != len(m.elems) {
-			t.Fatalf("validMembers(%.60q): %d elements, want %d", s, len(m.elems), len(els))
+		if len(els) != len(m.Elems) {
+			t.Fatalf("validMembers(%.60q): %d Elements, want %d", s, len(m.Elems), len(els))
 		}
-		for j, e := range m.elems {
-			if e.start != els[j][0] || e.end != els[j][1] || e.object != (b[e.start] == '{') {
-				t.Fatalf("validMembers(%.60q): element %d = %+v, elements says %v", s, j, e, els[j])
+		for j, e := range m.Elems {
+			if e.Start != els[j][0] || e.End != els[j][1] || e.Object != (b[e.Start] == '{') {
+				t.Fatalf("validMembers(%.60q): element %d = %+v, Elements says %v", s, j, e, els[j])
 			}
-			if e.object {
-				em, _, err := members(b[:e.end], e.start)
+			if e.Object {
+				em, _, err := Members(b[:e.End], e.Start)
 				if err != nil {
 					t.Fatal(err)
 				}
-				sameMembers(t, s, e.members, em)
-				for _, m := range e.members {
-					if m.elems != nil {
-						t.Fatalf("validMembers(%.60q): an element's array %s was listed", s, m.key)
+				sameMembers(t, s, e.Members, em)
+				for _, m := range e.Members {
+					if m.Elems != nil {
+						t.Fatalf("validMembers(%.60q): an element's array %s was listed", s, m.Key)
 					}
 				}
 			}
 		}
 	}
-	if ms, _, _ := validMembers(b, nil); slices.ContainsFunc(ms, func(m member) bool { return m.elems != nil }) {
+	if ms, _, _ := ValidMembers(b, nil); slices.ContainsFunc(ms, func(m Member) bool { return m.Elems != nil }) {
 		t.Fatalf("validMembers(%.60q, nil) listed elements", s)
 	}
 }
 
-func sameMembers(t *testing.T, s string, got, want []member) {
+func sameMembers(t *testing.T, s string, got, want []Member) {
 	t.Helper()
 	if len(got) != len(want) {
-		t.Fatalf("%.60q: %d members, members says %d", s, len(got), len(want))
+		t.Fatalf("%.60q: %d Members, Members says %d", s, len(got), len(want))
 	}
 	for i := range got {
-		if string(got[i].key) != string(want[i].key) || got[i].keyStart != want[i].keyStart || got[i].start != want[i].start || got[i].end != want[i].end {
-			t.Fatalf("%.60q: member %d = %+v, members says %+v", s, i, got[i], want[i])
+		if string(got[i].Key) != string(want[i].Key) || got[i].KeyStart != want[i].KeyStart || got[i].Start != want[i].Start || got[i].End != want[i].End {
+			t.Fatalf("%.60q: Member %d = %+v, Members says %+v", s, i, got[i], want[i])
 		}
 	}
 }
@@ -123,14 +123,14 @@ func FuzzValid(f *testing.F) {
 		f.Add(c)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := valid([]byte(s)), json.Valid([]byte(s)); got != want {
+		if got, want := Valid([]byte(s)), json.Valid([]byte(s)); got != want {
 			t.Fatalf("valid(%q) = %v, encoding/json says %v", s, got, want)
 		}
 		checkValidMembers(t, s)
 	})
 }
 
-// FuzzUnquote: on valid UTF-8 string literals, unquote agrees with
+// FuzzUnquote: on Valid UTF-8 string literals, Unquote agrees with
 // encoding/json (which replaces invalid UTF-8, so that case is left out).
 func FuzzUnquote(f *testing.F) {
 	for _, s := range []string{`"a\nb"`, `"\u00e9\ud83d\ude00"`, `"x\\y\"z"`, `"\ud800"`, `"plain"`} {
@@ -144,7 +144,7 @@ func FuzzUnquote(f *testing.F) {
 		if err := json.Unmarshal([]byte(s), &want); err != nil {
 			t.Fatal(err)
 		}
-		got, ok := unquote([]byte(s))
+		got, ok := Unquote([]byte(s))
 		if !ok || got != want {
 			t.Fatalf("unquote(%q) = %q, %v; encoding/json: %q", s, got, ok, want)
 		}

@@ -1,4 +1,4 @@
-package traj
+package jsonx
 
 import (
 	"bytes"
@@ -17,10 +17,11 @@ import (
 
 var errNotObject = errors.New("not a JSON object")
 
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+// IsSpace reports whether c is JSON white space.
+func IsSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
+	for i < len(b) && IsSpace(b[i]) {
 		i++
 	}
 	return i
@@ -83,30 +84,33 @@ func skipValue(b []byte, i int) int {
 	}
 }
 
-// member is one "key": value pair of an object, as spans into its bytes.
-type member struct {
-	key        []byte // the key's raw bytes, quotes included
-	keyStart   int    // offset of key
-	start, end int    // the value's span
-	elems      []elem // an array value's elements, when listed (validMembers); Decode clears them
+// Member is one "key": value pair of an object, as spans into the bytes
+// that were scanned.
+type Member struct {
+	Key        []byte // the key's raw bytes, quotes included
+	KeyStart   int    // offset of Key
+	Start, End int    // the value's span
+	// Elems lists an array value's elements when [ValidMembers] was asked
+	// to list them; nil otherwise.
+	Elems []Elem
 }
 
-// elem is one element of an array, as a span; for an object, its members
-// (with offsets into the same bytes).
-type elem struct {
-	start, end int
-	object     bool
-	members    []member
+// Elem is one element of an array, as a span; for an object, when listed,
+// its members (with offsets into the same bytes).
+type Elem struct {
+	Start, End int
+	Object     bool
+	Members    []Member
 }
 
-// members lists the members of the object starting at b[i] in order. It
+// Members lists the members of the object starting at b[i] in order. It
 // also returns the index of the closing brace.
-func members(b []byte, i int) ([]member, int, error) {
+func Members(b []byte, i int) ([]Member, int, error) {
 	i = skipSpace(b, i)
 	if i >= len(b) || b[i] != '{' {
 		return nil, 0, errNotObject
 	}
-	var out []member
+	var out []Member
 	i = skipSpace(b, i+1)
 	for i < len(b) && b[i] != '}' {
 		ks := i
@@ -116,7 +120,7 @@ func members(b []byte, i int) ([]member, int, error) {
 		i = skipSpace(b, i+1) // ':'
 		vs := i
 		i = skipValue(b, i)
-		out = append(out, member{key: key, keyStart: ks, start: vs, end: i})
+		out = append(out, Member{Key: key, KeyStart: ks, Start: vs, End: i})
 		i = skipSpace(b, i)
 		if i < len(b) && b[i] == ',' {
 			i = skipSpace(b, i+1)
@@ -125,8 +129,8 @@ func members(b []byte, i int) ([]member, int, error) {
 	return out, i, nil
 }
 
-// elements lists the spans of the elements of the array starting at b[i].
-func elements(b []byte, i int) [][2]int {
+// Elements lists the spans of the elements of the array starting at b[i].
+func Elements(b []byte, i int) [][2]int {
 	var out [][2]int
 	i = skipSpace(b, i+1)
 	for i < len(b) && b[i] != ']' {
@@ -141,45 +145,47 @@ func elements(b []byte, i int) [][2]int {
 	return out
 }
 
-// keyIs reports whether the raw quoted key equals name. Keys with escapes
+// KeyIs reports whether the raw quoted key equals name. Keys with escapes
 // are decoded first.
-func keyIs(raw []byte, name string) bool {
+func KeyIs(raw []byte, name string) bool {
 	if len(raw) == len(name)+2 && string(raw[1:len(raw)-1]) == name {
 		return true
 	}
 	for _, c := range raw {
 		if c == '\\' {
-			s, _ := unquote(raw)
+			s, _ := Unquote(raw)
 			return s == name
 		}
 	}
 	return false
 }
 
-// find returns the member named name. When a key repeats, the last one
+// Find returns the member named name. When a key repeats, the last one
 // wins, as in Python's json (what trainers read) and encoding/json.
-func find(ms []member, name string) (member, bool) {
+func Find(ms []Member, name string) (Member, bool) {
 	for i := len(ms) - 1; i >= 0; i-- {
-		if keyIs(ms[i].key, name) {
+		if KeyIs(ms[i].Key, name) {
 			return ms[i], true
 		}
 	}
-	return member{}, false
+	return Member{}, false
 }
 
-// unquote decodes a JSON string literal (quotes included). Invalid UTF-8
-// bytes are kept as they are, so the tokenizer sees exactly what the file
-// holds; a lone surrogate escape becomes U+FFFD.
-func unquote(raw []byte) (string, bool) {
+// Unquote decodes a JSON string literal (quotes included), such as a value
+// found by [Lookup]. Invalid UTF-8 bytes are kept as they are, so the
+// tokenizer sees exactly what the file holds; a lone surrogate escape
+// becomes U+FFFD. The result shares raw's memory when raw has no escapes:
+// raw must not change afterwards.
+func Unquote(raw []byte) (string, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
 		return "", false
 	}
 	s := raw[1 : len(raw)-1]
 	esc := bytes.IndexByte(s, '\\')
 	if esc < 0 {
-		// No escapes: the text is the bytes themselves. Decode's callers
-		// own the line and never change it (Decode's contract), so the
-		// string can share its memory instead of copying it.
+		// No escapes: the text is the bytes themselves. The caller never
+		// changes raw afterwards (the contract above), so the string can
+		// share its memory instead of copying it.
 		return unsafe.String(unsafe.SliceData(s), len(s)), true
 	}
 	out := make([]byte, 0, len(s))
@@ -340,14 +346,14 @@ func Lookup(obj []byte, key string) ([]byte, bool) {
 // scanning it once: vals[i] is the raw value of keys[i], or nil when the
 // object has no such key. ok is false when obj is not a valid JSON object.
 func Fields(obj []byte, keys ...string) (vals [][]byte, ok bool) {
-	ms, _, ok := validMembers(obj, nil)
+	ms, _, ok := ValidMembers(obj, nil)
 	if !ok {
 		return nil, false
 	}
 	vals = make([][]byte, len(keys))
 	for i, k := range keys {
-		if m, ok := find(ms, k); ok {
-			vals[i] = obj[m.start:m.end]
+		if m, ok := Find(ms, k); ok {
+			vals[i] = obj[m.Start:m.End]
 		}
 	}
 	return vals, true
@@ -373,8 +379,3 @@ func NumbersFitFloat64(b []byte) bool {
 	}
 	return true
 }
-
-// String decodes a raw JSON string value (quotes included), as found by
-// [Lookup]. Invalid UTF-8 is kept as it is. The result may share raw's
-// memory when it has no escapes: raw must not change afterwards.
-func String(raw []byte) (string, bool) { return unquote(raw) }

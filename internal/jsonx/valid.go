@@ -1,15 +1,15 @@
-package traj
+package jsonx
 
 import (
 	"encoding/binary"
 	"math/bits"
 )
 
-// valid reports whether b is one well-formed JSON value, exactly as
+// Valid reports whether b is one well-formed JSON value, exactly as
 // encoding/json.Valid does (FuzzValid checks them against each other). It
-// exists because Valid's byte-at-a-time state machine was ~10% of a run's
+// exists because encoding/json.Valid's byte-at-a-time state machine was ~10% of a run's
 // CPU time; this one walks strings in a tight loop and recurses per value.
-func valid(b []byte) bool {
+func Valid(b []byte) bool {
 	i, ok := validValue(b, skipSpace(b, 0), 0)
 	return ok && skipSpace(b, i) == len(b)
 }
@@ -41,11 +41,11 @@ func validValue(b []byte, i, depth int) (int, bool) {
 
 // validObject validates the object at b[i] and returns the index just past
 // it. When ms is not nil, the object's members are appended to it, with
-// offsets into b, and each member named in list (see [keyIs]) whose value
+// offsets into b, and each member named in list (see [KeyIs]) whose value
 // is an array gets its elements listed (see validElems): validating a
 // record, listing its top-level members and listing its turns' members is
 // then one pass instead of two.
-func validObject(b []byte, i, depth int, ms *[]member, list []string) (int, bool) {
+func validObject(b []byte, i, depth int, ms *[]Member, list []string) (int, bool) {
 	if depth >= maxDepth {
 		return i, false
 	}
@@ -68,7 +68,7 @@ func validObject(b []byte, i, depth int, ms *[]member, list []string) (int, bool
 			return i, false
 		}
 		vs := skipSpace(b, i+1)
-		var els []elem
+		var els []Elem
 		if ms != nil && vs < len(b) && b[vs] == '[' && keyIn(b[ks:ke], list) {
 			i, els, ok = validElems(b, vs, depth+1, true)
 		} else {
@@ -78,7 +78,7 @@ func validObject(b []byte, i, depth int, ms *[]member, list []string) (int, bool
 			return i, false
 		}
 		if ms != nil {
-			*ms = append(*ms, member{key: b[ks:ke], keyStart: ks, start: vs, end: i, elems: els})
+			*ms = append(*ms, Member{Key: b[ks:ke], KeyStart: ks, Start: vs, End: i, Elems: els})
 		}
 		i = skipSpace(b, i)
 		if i < len(b) && b[i] == ',' {
@@ -95,7 +95,7 @@ func validObject(b []byte, i, depth int, ms *[]member, list []string) (int, bool
 // keyIn reports whether the raw quoted key is one of names.
 func keyIn(key []byte, names []string) bool {
 	for _, n := range names {
-		if keyIs(key, n) {
+		if KeyIs(key, n) {
 			return true
 		}
 	}
@@ -107,7 +107,7 @@ func keyIn(key []byte, names []string) bool {
 // those that are objects (their own arrays are not listed). Listing stops
 // after the first element that is not an object, which is all a reader of
 // turns needs to report it; validation goes on to the end.
-func validElems(b []byte, i, depth int, list bool) (int, []elem, bool) {
+func validElems(b []byte, i, depth int, list bool) (int, []Elem, bool) {
 	if depth >= maxDepth {
 		return i, nil, false
 	}
@@ -115,14 +115,14 @@ func validElems(b []byte, i, depth int, list bool) (int, []elem, bool) {
 	if i < len(b) && b[i] == ']' {
 		return i + 1, nil, true
 	}
-	var els []elem
+	var els []Elem
 	listing := list
 	for {
-		e := elem{start: i}
+		e := Elem{Start: i}
 		var ok bool
 		if listing && i < len(b) && b[i] == '{' {
-			e.object = true
-			i, ok = validObject(b, i, depth+1, &e.members, nil)
+			e.Object = true
+			i, ok = validObject(b, i, depth+1, &e.Members, nil)
 		} else {
 			i, ok = validValue(b, i, depth+1)
 		}
@@ -130,9 +130,9 @@ func validElems(b []byte, i, depth int, list bool) (int, []elem, bool) {
 			return i, nil, false
 		}
 		if listing {
-			e.end = i
+			e.End = i
 			els = append(els, e)
-			listing = e.object
+			listing = e.Object
 		}
 		i = skipSpace(b, i)
 		if i < len(b) && b[i] == ',' {
@@ -146,16 +146,17 @@ func validElems(b []byte, i, depth int, list bool) (int, []elem, bool) {
 	}
 }
 
-// validMembers is valid(b) && b holds an object, and that object's
-// members and the index of its closing brace, as members returns them;
+// ValidMembers is [Valid](b) && b holds an object, and that object's
+// members and the index of its closing brace, as [Members] returns them;
 // the array values of the members named in list also get their elements
-// (validElems).
-func validMembers(b []byte, list []string) ([]member, int, bool) {
+// ([Member.Elems]; the members of those elements that are objects are
+// listed too, their own arrays are not).
+func ValidMembers(b []byte, list []string) ([]Member, int, bool) {
 	i := skipSpace(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		return nil, 0, false
 	}
-	var ms []member
+	var ms []Member
 	end, ok := validObject(b, i, 0, &ms, list)
 	if !ok || skipSpace(b, end) != len(b) {
 		return nil, 0, false

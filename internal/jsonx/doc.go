@@ -1,0 +1,16 @@
+// Package jsonx holds the JSON helpers trajcompress reads and writes with:
+// a validator ([Valid], as strict as encoding/json.Valid and faster), a
+// scanner that lists an object's members and an array's elements as byte
+// spans ([ValidMembers], [Members], [Elements], [Find]), so that untouched
+// fields can be written back byte for byte, string decoding and encoding
+// ([Unquote], [AppendString]), and small lookups on raw objects ([Lookup],
+// [Fields], [NumbersFitFloat64]).
+//
+// It knows nothing about trajectories (package traj builds records on it).
+//
+// Contract: pure; no I/O, no goroutines, no package state; it imports only
+// the standard library. Inputs are read, never modified; spans, keys and
+// raw values returned point into the input, and strings [Unquote] returns
+// may share its memory (see there). The scanner functions other than [Valid] and [ValidMembers]
+// expect JSON that has been validated and never report syntax errors.
+package jsonx

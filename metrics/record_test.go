@@ -1,0 +1,52 @@
+package metrics
+
+import (
+	"testing"
+
+	"github.com/trajcompress/trajcompress/outcome"
+)
+
+// The record path's steps, as pipeline.Compressor takes them, give the
+// observation and the compression_metrics the peer writes.
+func TestObservationSteps(t *testing.T) {
+	cases := []struct {
+		name string
+		do   func(o *Observation)
+		want Observation
+		json string
+	}{
+		{"reject", func(o *Observation) { o.Reject("invalid_json") },
+			Observation{Outcome: outcome.Invalid, RejectReason: "invalid_json"}, ""},
+		{"skipped", func(o *Observation) { o.Measure(90, 4); o.Leave(outcome.SkippedUnderTarget, "") },
+			Observation{Outcome: outcome.SkippedUnderTarget, TokensBefore: 90, TokensAfter: 90, TurnsBefore: 4, TurnsAfter: 4},
+			`{"original_tokens":90,"compressed_tokens":90,"tokens_saved":0,"compression_ratio":1.0,"original_turns":4,"compressed_turns":4,"turns_removed":0,"compression_region":{"start_idx":-1,"end_idx":-1,"turns_count":0},"was_compressed":false,"still_over_limit":false,"skipped_under_target":true,"summarization_api_calls":0,"summarization_errors":0}`},
+		{"summary_failed", func(o *Observation) {
+			o.Measure(900, 12)
+			o.Region = &[2]int{3, 8}
+			o.Leave(outcome.SummaryFailed, "timeout")
+		}, Observation{Outcome: outcome.SummaryFailed, Reason: "timeout", TokensBefore: 900, TokensAfter: 900, TurnsBefore: 12, TurnsAfter: 12}, ""},
+		{"compressed", func(o *Observation) {
+			o.Measure(900, 12)
+			o.Region = &[2]int{3, 8}
+			o.SummaryCalls = 1
+			o.Settle(outcome.CompressedOverLimit, 610, 8)
+		}, Observation{Outcome: outcome.CompressedOverLimit, TokensBefore: 900, TokensAfter: 610, TurnsBefore: 12, TurnsAfter: 8, Region: &[2]int{3, 8}, SummaryCalls: 1},
+			`{"original_tokens":900,"compressed_tokens":610,"tokens_saved":290,"compression_ratio":0.6778,"original_turns":12,"compressed_turns":8,"turns_removed":4,"compression_region":{"start_idx":3,"end_idx":8,"turns_count":5},"was_compressed":true,"still_over_limit":true,"skipped_under_target":false,"summarization_api_calls":1,"summarization_errors":0}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var o Observation
+			c.do(&o)
+			if string(o.AppendJSON(nil)) != string(c.want.AppendJSON(nil)) || o.RejectReason != c.want.RejectReason {
+				t.Errorf("got  %s\nwant %s", o.AppendJSON(nil), c.want.AppendJSON(nil))
+			}
+			if c.json == "" {
+				return
+			}
+			b, err := o.TrajectoryJSON()
+			if err != nil || string(b) != c.json {
+				t.Errorf("TrajectoryJSON = %s, %v\nwant %s", b, err, c.json)
+			}
+		})
+	}
+}

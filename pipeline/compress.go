@@ -138,6 +138,21 @@ type job struct {
 	ext   int          // measure: tokens of a system prompt outside the turns
 	plan  snap.Plan    // plan, place
 	obs   metrics.Observation
+
+	// plan: what assembly will add besides the summary text (snap's
+	// Budget.Reserve), and the noticed texts it measured for that, reused
+	// by assemble and account.
+	reserve int
+	noticed []noticedTurn
+	sys     string // the system prompt outside the turns with the notice; "" if not noticed
+	sysTok  int
+}
+
+// noticedTurn is head turn i with the notice appended, and its count.
+type noticedTurn struct {
+	i   int
+	t   traj.Turn
+	tok int
 }
 
 // Compress decides and applies the outcome of one input line. Per-record
@@ -251,13 +266,47 @@ func (c *Compressor) measure(j *job) {
 func (c *Compressor) turnBudget(j *job) snap.Budget {
 	b := c.opts.Budget
 	b.Target -= j.ext
+	b.Reserve = j.reserve
 	return b
 }
 
-// planRegion chooses the region to summarise (snap.Compute).
+// planRegion chooses the region to summarise (snap.Compute). The region
+// is sized for everything the output holds besides the summary text: a
+// record that is to be compressed is planned again with that reserve.
 func (c *Compressor) planRegion(j *job) {
 	j.plan = snap.Compute(j.roles, j.tok, c.turnBudget(j))
 	j.obs.Measure(j.plan.Total+j.ext, len(j.roles))
+	if j.plan.Outcome == outcome.Compressed {
+		if j.reserve = c.reserve(j); j.reserve > 0 {
+			j.plan = snap.Compute(j.roles, j.tok, c.turnBudget(j))
+		}
+	}
+}
+
+// reserve measures what assembling j adds besides the summary text: the
+// summary turn's framing (TurnOverhead) and the notice, appended to the
+// system turns before the region or else to the system prompt outside the
+// turns. (The region's start does not depend on the reserve, so the
+// noticed turns are the same after planning again.)
+func (c *Compressor) reserve(j *job) int {
+	r := c.opts.TurnOverhead
+	if !c.opts.AddNotice {
+		return r
+	}
+	for i, t := range j.rec.Turns[:j.plan.Start] {
+		if t.Role == traj.RoleSystem {
+			nt := j.rec.AppendText(t, c.opts.NoticeText)
+			k := c.count(nt)
+			j.noticed = append(j.noticed, noticedTurn{i: i, t: nt, tok: k})
+			r += k - j.tok[i]
+		}
+	}
+	if len(j.noticed) == 0 && j.rec.SystemKey != "" {
+		j.sys = j.rec.System + c.opts.NoticeText
+		j.sysTok = c.opts.Counter.Count(j.sys) + c.opts.TurnOverhead
+		r += j.sysTok - j.ext
+	}
+	return max(r, 0)
 }
 
 // place decides, in alternation mode, how the summary joins its neighbours
@@ -291,7 +340,7 @@ func (c *Compressor) estimating() bool { return c.opts.DryRun && c.remote() }
 // and the summarizer's estimate of its calls, if it has one.
 func (c *Compressor) estimate(j *job, req summary.Request) Result {
 	n := len(j.roles)
-	after := j.ext + j.plan.Total - j.plan.RegionTokens + c.opts.Budget.SummaryTokens + c.opts.TurnOverhead
+	after := j.ext + j.plan.Total - j.plan.RegionTokens + c.opts.Budget.SummaryTokens + j.reserve
 	j.obs.Settle(snap.Settle(after, c.opts.Budget), after, j.plan.TurnsAfter(n))
 	j.obs.SummaryCalls = 1
 	if e, ok := c.opts.Summarizer.(summary.Estimator); ok {
@@ -371,17 +420,26 @@ func (c *Compressor) assemble(j *job, text string) assembly {
 	a := assembly{sysTokens: j.ext}
 	out := make([]traj.Turn, 0, p.TurnsAfter(len(j.roles)))
 	noticed := false
-	for _, t := range rec.Turns[:p.Start] {
+	for i, t := range rec.Turns[:p.Start] {
 		if c.opts.AddNotice && t.Role == traj.RoleSystem {
-			t = rec.AppendText(t, c.opts.NoticeText)
+			if k := noticedAt(j.noticed, i); k >= 0 { // measured by reserve
+				t = j.noticed[k].t
+			} else { // the placement moved the region's start
+				t = rec.AppendText(t, c.opts.NoticeText)
+			}
 			noticed = true
 		}
 		out = append(out, t)
 	}
-	if c.opts.AddNotice && !noticed && rec.SystemKey != "" {
-		sys := rec.System + c.opts.NoticeText
-		a.fields = append(a.fields, rec.SystemField(sys))
-		a.sysTokens = c.opts.Counter.Count(sys) + c.opts.TurnOverhead
+	if noticed {
+		j.sys = "" // a system turn took the notice after all
+	} else if c.opts.AddNotice && j.sys == "" && rec.SystemKey != "" {
+		j.sys = rec.System + c.opts.NoticeText
+		j.sysTok = c.opts.Counter.Count(j.sys) + c.opts.TurnOverhead
+	}
+	if j.sys != "" {
+		a.fields = append(a.fields, rec.SystemField(j.sys))
+		a.sysTokens = j.sysTok
 	}
 	rest := rec.Turns[p.End:]
 	switch p.Placement {
@@ -417,6 +475,8 @@ func (c *Compressor) account(j *job, a assembly, sumTokens int) []snap.PairProbl
 			after += j.tok[k]
 		case i == p.Start && p.Placement == snap.Insert && sumTokens > 0:
 			after += sumTokens + t.Extra + c.opts.TurnOverhead
+		case i < p.Start && noticedAt(j.noticed, i) >= 0:
+			after += j.noticed[noticedAt(j.noticed, i)].tok
 		default:
 			after += c.count(t)
 		}
@@ -448,4 +508,15 @@ func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Res
 	res.Out = j.rec.AppendJSON(make([]byte, 0, len(j.raw)), a.turns, a.fields...)
 	res.Obs = j.obs
 	return res, nil
+}
+
+// noticedAt is the index in ns of head turn i, or -1 when reserve did not
+// notice it.
+func noticedAt(ns []noticedTurn, i int) int {
+	for k, n := range ns {
+		if n.i == i {
+			return k
+		}
+	}
+	return -1
 }

@@ -360,7 +360,8 @@ func TestDryRunDoesNotCallRemote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if br.peak != 0 || res.Obs.Outcome != outcome.Compressed || res.Obs.TokensAfter != 1200-400+50 {
+	// 1200 − the region's 400 + the summary's 50 + the notice's 1 word.
+	if br.peak != 0 || res.Obs.Outcome != outcome.Compressed || res.Obs.TokensAfter != 1200-400+50+1 {
 		t.Fatalf("calls %d outcome %s after %d", br.peak, res.Obs.Outcome, res.Obs.TokensAfter)
 	}
 }
@@ -449,5 +450,38 @@ func TestByteBudget(t *testing.T) {
 	}
 	if got.String() != want.String() {
 		t.Fatal("a tiny byte budget changed the output")
+	}
+}
+
+// TestNoticeIsBudgeted: the notice appended to the system turn is counted
+// when the region is sized. Without it this record's region holds exactly
+// what the summary alone needs (turns 4-7, 400 tokens: 1250 − 400 + 50 =
+// 900, the target), and the notice's word made the output 901 tokens, over
+// target; now the region takes the next call and its result.
+// With turn framing (TurnOverhead) the summary turn's own framing is
+// reserved too.
+func TestNoticeIsBudgeted(t *testing.T) {
+	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt tool gpt human",
+		100, 0, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 50)
+	full := &fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(48, "s")} // 50 words: S exactly
+	for _, tc := range []struct {
+		name     string
+		notice   bool
+		overhead int
+	}{{"notice", true, 0}, {"framing", false, 3}, {"both", true, 2}, {"neither", false, 0}} {
+		t.Run(tc.name, func(t *testing.T) {
+			comp := newComp(t, func(o *Options) {
+				o.Summarizer, o.AddNotice, o.TurnOverhead = full, tc.notice, tc.overhead
+				o.Budget.Target += 14 * tc.overhead // the same room per turn as without framing
+			})
+			res, err := comp.Compress(context.Background(), []byte(line), pos)
+			if err != nil {
+				t.Fatal(err)
+			}
+			target := 900 + 14*tc.overhead
+			if res.Obs.Outcome != outcome.Compressed || res.Obs.TokensAfter > target {
+				t.Fatalf("outcome %s, %d tokens after, target %d", res.Obs.Outcome, res.Obs.TokensAfter, target)
+			}
+		})
 	}
 }

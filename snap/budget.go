@@ -25,6 +25,14 @@ type Budget struct {
 	// and first_tool: when set, the first turn of that role (and so every
 	// turn before it) is kept verbatim.
 	ProtectFirstSystem, ProtectFirstUser, ProtectFirstAssistant, ProtectFirstTool bool
+
+	// Reserve is what assembling a compressed record adds besides the
+	// summary's own SummaryTokens: the summary turn's chat-template framing
+	// and the notice appended to the head's system turns. It is not a
+	// setting: the pipeline measures it per record, so that the region is
+	// sized for everything the output will hold (Need includes it). Must
+	// be >= 0.
+	Reserve int
 }
 
 // DefaultBudget returns the defaults of PLANNING.md (the peer's dataclass
@@ -49,6 +57,9 @@ func (b Budget) Validate() error {
 	var errs []error
 	if b.Target <= 0 {
 		errs = append(errs, fmt.Errorf("%w: compression.target_max_tokens must be > 0, got %d", ErrInvalidBudget, b.Target))
+	}
+	if b.Reserve < 0 {
+		errs = append(errs, fmt.Errorf("%w: reserve must be >= 0, got %d", ErrInvalidBudget, b.Reserve))
 	}
 	if b.SummaryTokens < 0 {
 		errs = append(errs, fmt.Errorf("%w: compression.summary_target_tokens must be >= 0, got %d", ErrInvalidBudget, b.SummaryTokens))

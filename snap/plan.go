@@ -19,8 +19,10 @@ type Plan struct {
 	// Start and End delimit the region, half-open, in original turn indices.
 	// They are meaningful iff Outcome is Compressed and zero otherwise.
 	Start, End int
-	// Total is Σ tok; Need is Total − Target + SummaryTokens, the tokens the
-	// region must hold to reach the target (rule 7). Both are always set.
+	// Total is Σ tok; Need is Total − Target + SummaryTokens + Reserve, the
+	// tokens the region must hold to reach the target (rule 7, with what
+	// the assembly adds besides the summary counted too). Both are always
+	// set.
 	Total, Need int
 	// HeadEnd is the end of the protected head [0, HeadEnd) (rule 2) and
 	// TailStart the start of the protected tail [TailStart, n) (rule 3). Both
@@ -58,7 +60,7 @@ func Compute(roles []traj.Role, tok []int, b Budget) Plan {
 	}
 	n := len(roles)
 	p := Plan{Total: sum(tok, 0, n)}
-	p.Need = p.Total - b.Target + b.SummaryTokens
+	p.Need = p.Total - b.Target + b.SummaryTokens + b.Reserve
 	p.HeadEnd = headEnd(roles, b)
 	p.TailStart = tailStart(n, b.LastN)
 

@@ -39,6 +39,9 @@ type Observation struct {
 	// record, or a call whose result is not. Input that was already broken
 	// is reported here, never repaired.
 	PairingProblems int
+	// PairingProblemsBefore is the same count for the record as read; the
+	// planner never makes it grow (snap.KeepPairs).
+	PairingProblemsBefore int
 
 	// Fallback is set when the summary came from the deterministic
 	// fallback after the configured summarizer failed.

@@ -232,13 +232,13 @@ func TestObservationAppendJSON(t *testing.T) {
 	}{
 		{"compressed_with_region",
 			Observation{Source: "runs/a.jsonl", Line: 2, Outcome: outcome.Compressed, TokensBefore: 30000, TokensAfter: 14000, TurnsBefore: 60, TurnsAfter: 21, Region: &[2]int{4, 44}},
-			`{"source":"runs/a.jsonl","line":2,"outcome":"compressed","reason":null,"tokens_before":30000,"tokens_after":14000,"turns_before":60,"turns_after":21,"region":[4,44],"pairing_problems":0}`},
+			`{"source":"runs/a.jsonl","line":2,"outcome":"compressed","reason":null,"tokens_before":30000,"tokens_after":14000,"turns_before":60,"turns_after":21,"region":[4,44],"pairing_problems":0,"pairing_problems_before":0}`},
 		{"uncompressible_reason_after_equals_before",
 			Observation{Source: "a", Line: 9, Outcome: outcome.Uncompressible, Reason: "no_middle", TokensBefore: 20000, TurnsBefore: 4},
-			`{"source":"a","line":9,"outcome":"uncompressible","reason":"no_middle","tokens_before":20000,"tokens_after":20000,"turns_before":4,"turns_after":4,"region":null,"pairing_problems":0}`},
+			`{"source":"a","line":9,"outcome":"uncompressible","reason":"no_middle","tokens_before":20000,"tokens_after":20000,"turns_before":4,"turns_after":4,"region":null,"pairing_problems":0,"pairing_problems_before":0}`},
 		{"invalid_uses_reject_reason_and_escapes",
 			Observation{Source: "dir/\"q\".jsonl", Line: 3, Outcome: outcome.Invalid, RejectReason: "bad\tline\x01 é \xff"},
-			`{"source":"dir/\"q\".jsonl","line":3,"outcome":"invalid","reason":"bad\tline\u0001 é �","tokens_before":0,"tokens_after":0,"turns_before":0,"turns_after":0,"region":null,"pairing_problems":0}`},
+			`{"source":"dir/\"q\".jsonl","line":3,"outcome":"invalid","reason":"bad\tline\u0001 é �","tokens_before":0,"tokens_after":0,"turns_before":0,"turns_after":0,"region":null,"pairing_problems":0,"pairing_problems_before":0}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

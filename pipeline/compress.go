@@ -258,6 +258,7 @@ func (c *Compressor) measure(j *job) {
 		// Reported for every record: a record written unchanged carries the
 		// problems of its input; a compressed one is rechecked in account.
 		j.obs.PairingProblems = len(snap.CheckPairing(j.rec.Turns))
+		j.obs.PairingProblemsBefore = j.obs.PairingProblems
 	}
 }
 
@@ -272,7 +273,9 @@ func (c *Compressor) turnBudget(j *job) snap.Budget {
 
 // planRegion chooses the region to summarise (snap.Compute). The region
 // is sized for everything the output holds besides the summary text: a
-// record that is to be compressed is planned again with that reserve.
+// record that is to be compressed is planned again with that reserve. In
+// the OpenAI dialect the region is then kept off call/result pairs by id
+// (snap.KeepPairs).
 func (c *Compressor) planRegion(j *job) {
 	j.plan = snap.Compute(j.roles, j.tok, c.turnBudget(j))
 	j.obs.Measure(j.plan.Total+j.ext, len(j.roles))
@@ -280,6 +283,10 @@ func (c *Compressor) planRegion(j *job) {
 		if j.reserve = c.reserve(j); j.reserve > 0 {
 			j.plan = snap.Compute(j.roles, j.tok, c.turnBudget(j))
 		}
+	}
+	if j.plan.Outcome == outcome.Compressed && j.rec.Dialect == traj.DialectOpenAI {
+		// Never separate a call from its result, even in broken input.
+		j.plan = snap.KeepPairs(j.plan, j.roles, j.tok, snap.PairCuts(j.rec.Turns), c.turnBudget(j))
 	}
 }
 

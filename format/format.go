@@ -1,0 +1,265 @@
+// Package format is the one way trajcompress opens record files and
+// creates them: [Open] chooses the reader for JSONL (plain or gzip),
+// Parquet or Arrow by the file's name or, for a name it does not know, by
+// its content; [Create] makes the writer for an output format. The
+// per-format packages (jsonl, parquet, arrow) do the work.
+//
+// Every [Reader] keeps one contract, whatever the format:
+//
+//   - Next returns one record as the bytes of a JSON object (a JSONL line
+//     as written, a Parquet or Arrow row converted to JSON), its 1-based
+//     line (JSONL: the physical line, blank lines counted) or row number,
+//     and io.EOF after the last record;
+//   - the returned bytes belong to the caller (never reused by the reader);
+//   - read errors name the file (and line, where there is one);
+//   - Close releases the file.
+//
+// A streaming JSON-array reader (a ".json" file holding one array of
+// records) would be one more case of [Open] under the same contract.
+package format
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/trajcompress/trajcompress/format/arrow"
+	"github.com/trajcompress/trajcompress/format/jsonl"
+	"github.com/trajcompress/trajcompress/format/parquet"
+)
+
+// The formats, by the names the CLI and config use.
+const (
+	JSONL   = "jsonl"
+	Parquet = "parquet"
+	Arrow   = "arrow"
+)
+
+// Reader is an opened input; see the package doc for its contract.
+type Reader interface {
+	Next() ([]byte, int64, error)
+	Close() error
+}
+
+// Schema is the schema of a Parquet or Arrow input, carried to an output of
+// the same format so it keeps its columns; the zero Schema (JSONL input)
+// makes a tabular writer infer one from the records.
+type Schema struct {
+	parquet *parquet.Schema
+	arrow   *arrow.Schema
+}
+
+// Columns lists a tabular input's columns (nil for JSONL).
+func (s Schema) Columns() []string {
+	switch {
+	case s.parquet != nil:
+		return s.parquet.Columns()
+	case s.arrow != nil:
+		return s.arrow.Columns()
+	}
+	return nil
+}
+
+// Input is an opened input file.
+type Input struct {
+	Reader
+	Format string // JSONL, Parquet or Arrow
+	Schema Schema
+	// BytesRead is how far into the file reading has come, for progress
+	// (compressed bytes for gzip); safe to call from another goroutine.
+	// Parquet and Arrow report 0 until the file is done.
+	BytesRead func() int64
+}
+
+// Options configure [Open].
+type Options struct {
+	// Hash, when set, receives every byte of the file exactly once: a
+	// stream is copied to it as it is read; a Parquet or Arrow file (read
+	// by offset, not as a stream) is copied in a first pass, which heeds
+	// Ctx.
+	Hash io.Writer
+	Ctx  context.Context
+}
+
+// Of names the format of a file by its name: JSONL for .jsonl and
+// .jsonl.gz, Parquet for .parquet, Arrow for .arrow; "" for any other name.
+func Of(path string) string {
+	switch {
+	case strings.HasSuffix(path, ".jsonl"), strings.HasSuffix(path, ".jsonl.gz"):
+		return JSONL
+	case strings.HasSuffix(path, ".parquet"):
+		return Parquet
+	case strings.HasSuffix(path, ".arrow"):
+		return Arrow
+	}
+	return ""
+}
+
+// Detect names the format of the file at path: by its name (see [Of]),
+// else by its first bytes (Parquet's "PAR1", Arrow's "ARROW1"), else JSONL
+// (plain or gzip, told apart by content when it is read).
+func Detect(path string) (string, error) {
+	if f := Of(path); f != "" {
+		return f, nil
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer fh.Close()
+	head := make([]byte, 6)
+	n, _ := io.ReadFull(fh, head)
+	switch head = head[:n]; {
+	case bytes.HasPrefix(head, []byte("PAR1")):
+		return Parquet, nil
+	case bytes.HasPrefix(head, []byte("ARROW1")):
+		return Arrow, nil
+	}
+	return JSONL, nil
+}
+
+// Ext is the file extension of a format's outputs.
+func Ext(format string) string {
+	if format == JSONL {
+		return ".jsonl"
+	}
+	return "." + format
+}
+
+// Stem strips a known data extension: runs/a.jsonl.gz → a.
+func Stem(path string) string {
+	base := filepath.Base(path)
+	for _, ext := range []string{".jsonl.gz", ".jsonl", ".json", ".parquet", ".arrow"} {
+		if strings.HasSuffix(base, ext) {
+			return strings.TrimSuffix(base, ext)
+		}
+	}
+	return base
+}
+
+// Open opens the file at path in its format (see [Detect]).
+func Open(path string, o Options) (*Input, error) {
+	f, err := Detect(path)
+	if err != nil {
+		return nil, err
+	}
+	if f == JSONL {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		var r io.Reader = fh
+		if o.Hash != nil {
+			r = io.TeeReader(fh, o.Hash)
+		}
+		rd, err := jsonl.NewReader(r, path)
+		if err != nil {
+			fh.Close()
+			return nil, err
+		}
+		return &Input{Reader: closeBoth{rd, fh}, Format: JSONL, BytesRead: rd.BytesRead}, nil
+	}
+	if o.Hash != nil {
+		if err := hashFile(o.Ctx, o.Hash, path); err != nil {
+			return nil, err
+		}
+	}
+	in := &Input{Format: f, BytesRead: func() int64 { return 0 }}
+	switch f {
+	case Parquet:
+		r, err := parquet.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		in.Reader, in.Schema.parquet = rowReader{r.Next, r.Close}, r.Schema()
+	case Arrow:
+		r, err := arrow.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		in.Reader, in.Schema.arrow = rowReader{r.Next, r.Close}, r.Schema()
+	}
+	return in, nil
+}
+
+// closeBoth closes a JSONL reader and the file under it.
+type closeBoth struct {
+	*jsonl.Reader
+	f *os.File
+}
+
+func (c closeBoth) Close() error {
+	c.Reader.Close()
+	return c.f.Close()
+}
+
+// rowReader adapts a Parquet or Arrow reader to the contract: their rows
+// are 0-based and their bytes reused.
+type rowReader struct {
+	next  func() ([]byte, int64, error)
+	close func() error
+}
+
+func (r rowReader) Next() ([]byte, int64, error) {
+	b, row, err := r.next()
+	if err != nil {
+		return nil, 0, err
+	}
+	return bytes.Clone(b), row + 1, nil
+}
+
+func (r rowReader) Close() error { return r.close() }
+
+// hashFile copies a file's bytes to h, stopping once ctx is done so that a
+// long pre-pass heeds Ctrl-C.
+func hashFile(ctx context.Context, h io.Writer, path string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(h, ctxReader{ctx, f})
+	return err
+}
+
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
+// CheckTurnsColumn fails early, naming the file, when a tabular input has
+// no column a trajectory could be read from: every row would be rejected.
+// JSONL inputs pass.
+func (in *Input) CheckTurnsColumn(path, turnsKey string) error {
+	cols := in.Schema.Columns()
+	if in.Format == JSONL {
+		return nil
+	}
+	want := []string{"conversations", "messages"}
+	if turnsKey != "" {
+		want = []string{turnsKey}
+	}
+	for _, w := range want {
+		for _, c := range cols {
+			if c == w {
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%s: no %s column to read trajectories from (columns: %s; set input.turns_key for a renamed one)",
+		path, strings.Join(want, " or "), strings.Join(cols, ", "))
+}

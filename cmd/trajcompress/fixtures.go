@@ -10,7 +10,8 @@ import (
 	"strings"
 
 	"github.com/trajcompress/trajcompress/fixtures/gen"
-	"github.com/trajcompress/trajcompress/format/jsonl"
+	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/traj"
 )
 
 func fixturesUsage() string {
@@ -39,7 +40,7 @@ func cmdFixtures(args []string, stdout, stderr io.Writer) error {
 		fs.PrintDefaults()
 	}
 	var o gen.Options
-	var output, format string
+	var output, fmtName string
 	fs.StringVar(&output, "output", "", "file to write (required); written atomically")
 	fs.IntVar(&o.Count, "count", 100, "number of records (lines); Parquet and Arrow leave out the malformed ones, which cannot be rows")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed: the same seed and flags give the same bytes")
@@ -47,7 +48,7 @@ func cmdFixtures(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Profile, "profile", "mix", "profile (see above)")
 	fs.IntVar(&o.MedianTokens, "median-tokens", 0, "median record length in tokens (log-normal; default 8000)")
 	fs.IntVar(&o.P99Tokens, "p99-tokens", 0, "99th percentile record length in tokens (default 10 × median)")
-	fs.StringVar(&format, "format", "jsonl", "jsonl, parquet or arrow")
+	fs.StringVar(&fmtName, "format", "jsonl", "jsonl, parquet or arrow")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return errHelp
@@ -66,39 +67,20 @@ func cmdFixtures(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(filepath.Dir(output), 0o755); err != nil {
 		return fmt.Errorf("--output %s: %w", output, err)
 	}
-	switch format {
-	case "jsonl":
-		w, err := jsonl.Create(output)
-		if err != nil {
-			return err
-		}
-		n := 0
-		if err := gen.Generate(o, func(line []byte) error { n++; return w.Write(line) }); err != nil {
-			w.Abort()
-			return err
-		}
-		if err := w.Close(); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "wrote %d records to %s\n", n, output)
-		return nil
-	case "parquet", "arrow":
-		return writeTabularFixtures(o, format, output, stderr)
+	switch fmtName {
+	case format.JSONL, format.Parquet, format.Arrow:
+	default:
+		return usagef("fixtures: --format must be jsonl, parquet or arrow, got %q", fmtName)
 	}
-	return usagef("fixtures: --format must be jsonl, parquet or arrow, got %q", format)
-}
-
-// writeTabularFixtures writes the generated records as Parquet or Arrow,
-// with a schema inferred from the first records. Lines that are not
-// trajectory objects cannot be rows; they are left out, and counted.
-func writeTabularFixtures(o gen.Options, format, output string, stderr io.Writer) error {
-	w, err := newTabularSink(output, format, inputSchema{}, "")
+	w, err := format.Create(output, fmtName, format.Schema{}, "")
 	if err != nil {
 		return err
 	}
+	// Lines that are not trajectory objects cannot be Parquet or Arrow
+	// rows; they are left out there, and counted.
 	n, skipped := 0, 0
 	err = gen.Generate(o, func(line []byte) error {
-		if !decodable(line) {
+		if fmtName != format.JSONL && !decodable(line) {
 			skipped++
 			return nil
 		}
@@ -114,8 +96,16 @@ func writeTabularFixtures(o gen.Options, format, output string, stderr io.Writer
 	}
 	fmt.Fprintf(stderr, "wrote %d records to %s", n, output)
 	if skipped > 0 {
-		fmt.Fprintf(stderr, " (%d malformed lines left out: %s rows must be objects)", skipped, format)
+		fmt.Fprintf(stderr, " (%d malformed lines left out: %s rows must be objects)", skipped, fmtName)
 	}
 	fmt.Fprintln(stderr)
 	return nil
+}
+
+// decodable keeps the lines a tabular file can hold: Parquet and Arrow
+// rows are objects, so a line that is not a valid trajectory object (the
+// generator's malformed profile) is left out.
+func decodable(line []byte) bool {
+	_, err := traj.Decode(line, traj.Pos{}, traj.Schema{})
+	return err == nil
 }

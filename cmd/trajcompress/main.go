@@ -16,6 +16,8 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/trajcompress/trajcompress/job"
 )
 
 // Exit codes, documented in the help text.
@@ -109,6 +111,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
+	var je job.UsageError
 	switch {
 	case err == nil:
 		return exitOK
@@ -119,7 +122,7 @@ func exitCode(err error, stderr io.Writer) int {
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "trajcompress: interrupted; no partial output was put in place")
 		return exitInterrupted
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &je):
 		fmt.Fprintln(stderr, "trajcompress:", err)
 		return exitUsage
 	default:

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/trajcompress/trajcompress/format/jsonl"
+	"github.com/trajcompress/trajcompress/job"
 	"github.com/trajcompress/trajcompress/traj"
 	"github.com/trajcompress/trajcompress/validate"
 )
@@ -62,54 +62,16 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if err := schema.Validate(); err != nil {
 		return usagef("validate: --format: %v", err)
 	}
-	var total, rejected, unreadable int
-	for _, path := range fs.Args() {
-		src, err := openInput(path)
-		if err != nil {
-			return usageError{err}
-		}
-		for {
-			line, n, err := src.Next()
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				src.Close()
-				return err
-			}
-			total++
-			rec, err := traj.Decode(line, traj.Pos{File: path, Line: n}, schema)
-			if err != nil {
-				unreadable++
-				continue
-			}
-			ps, _ := validate.Check(rec.Turns, c)
-			if len(ps) == 0 {
-				continue
-			}
-			rejected++
-			if rejected <= *limit {
-				fmt.Fprintf(stdout, "%s:%d: %s\n", path, n, ps[0])
-			}
-		}
-		src.Close()
+	v, err := job.Validate(fs.Args(), c, schema, *limit, stdout)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(stderr, "%d records: %d accepted, %d would be rejected by %s, %d not trajectories\n",
-		total, total-rejected-unreadable, rejected, c, unreadable)
-	if rejected > 0 || unreadable > 0 {
+		v.Total, v.Total-v.Rejected-v.Unreadable, v.Rejected, c, v.Unreadable)
+	if v.Rejected > 0 || v.Unreadable > 0 {
 		return errRejected
 	}
 	return nil
 }
 
 var errRejected = errors.New("validate: some records would be rejected")
-
-// openInput opens a JSONL, Parquet or Arrow file as a record source.
-func openInput(path string) (source, error) {
-	switch f := formatOf(path); f {
-	case fmtParquet, fmtArrow:
-		s, _, err := openTabular(path, f)
-		return s, err
-	}
-	return jsonl.Open(path)
-}

@@ -1,4 +1,4 @@
-package main
+package job
 
 import (
 	"context"
@@ -65,13 +65,13 @@ func newLLM(cfg config.Config, counter tokenize.Counter, dryRun bool) (summary.S
 		}
 		c, err := llm.New(lc)
 		if err != nil {
-			return nil, nil, usageError{err}
+			return nil, nil, UsageError{err}
 		}
 		return estimator{client: c, counter: counter}, c, nil
 	}
 	c, err := llm.New(lc)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, UsageError{err}
 	}
 	return c, c, nil
 }

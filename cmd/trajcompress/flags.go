@@ -1,0 +1,90 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/trajcompress/trajcompress/config"
+)
+
+// configFlag is a flag that overrides one config setting: field returns
+// that setting in a config (a *string, *int or *bool).
+type configFlag struct {
+	name, usage string
+	field       func(c *config.Config) any
+}
+
+// configFlags maps every flag that overrides a config setting, in one
+// table: it defines the flags and applies the ones given.
+var configFlags = []configFlag{
+	{"tokenizer", "o200k_base (default), cl100k_base, or chars4 (code points / 4, the peer's fallback)", func(c *config.Config) any { return &c.Tokenizer.Name }},
+	{"turn-overhead", "tokens added per turn for chat-template framing", func(c *config.Config) any { return &c.Tokenizer.TurnOverhead }},
+	{"target-max-tokens", "token budget per trajectory (config compression.target_max_tokens, default 15250)", func(c *config.Config) any { return &c.Compression.TargetMaxTokens }},
+	{"summary-target-tokens", "token budget of the summary turn (default 750)", func(c *config.Config) any { return &c.Compression.SummaryTargetTokens }},
+	{"protect-last-n", "number of final turns never compressed (default 4)", func(c *config.Config) any { return &c.ProtectedTurns.LastNTurns }},
+	{"workers", "CPU workers (default: all cores)", func(c *config.Config) any { return &c.Processing.NumWorkers }},
+	{"summarizer", "deterministic (default: offline, extractive) or llm (summarization.* settings)", func(c *config.Config) any { return &c.Summarization.Method }},
+	{"on-summary-failure", "skip (default: record written unchanged as summary_failed) or fallback (deterministic summary)", func(c *config.Config) any { return &c.Summarization.OnFailure }},
+	{"summary-role", "role of the summary turn: user (default), assistant or system", func(c *config.Config) any { return &c.Output.SummaryRole }},
+	{"format", "record dialect: sharegpt or openai (default: detected per record)", func(c *config.Config) any { return &c.Input.Format }},
+	{"output-format", "jsonl, parquet or arrow (default: the input's format)", func(c *config.Config) any { return &c.Output.Format }},
+	{"alternation", "keep strict user/assistant alternation (LLaMA-Factory, Mistral templates): merge the summary into the adjacent user-side turn instead of inserting one; see trajcompress validate", func(c *config.Config) any { return &c.Output.Alternation }},
+	{"model", "LLM summarizer: model (summarization.model)", func(c *config.Config) any { return &c.Summarization.Model }},
+	{"base-url", "LLM summarizer: OpenAI-compatible base URL; POST {base-url}/chat/completions (summarization.base_url)", func(c *config.Config) any { return &c.Summarization.BaseURL }},
+	{"cache-dir", "LLM summarizer: summary cache directory, \"-\" to disable (default: user cache dir/trajcompress/summaries)", func(c *config.Config) any { return &c.Summarization.CacheDir }},
+	{"max-concurrent-requests", "LLM summarizer: requests in flight (processing.max_concurrent_requests, default 50)", func(c *config.Config) any { return &c.Processing.MaxConcurrentRequests }},
+	{"rpm", "LLM summarizer: client-side requests-per-minute limit (0: none)", func(c *config.Config) any { return &c.Summarization.RPM }},
+	{"tpm", "LLM summarizer: client-side tokens-per-minute limit (0: none)", func(c *config.Config) any { return &c.Summarization.TPM }},
+}
+
+// flagValues holds the parsed values of the config flags, in a config of
+// their own (zero unless given).
+type flagValues struct{ c config.Config }
+
+// defineConfigFlags defines every config flag on fs; each stores into a
+// scratch config, so that only the flags given are applied.
+func defineConfigFlags(fs *flag.FlagSet) *flagValues {
+	v := &flagValues{}
+	for _, cf := range configFlags {
+		switch p := cf.field(&v.c).(type) {
+		case *string:
+			fs.StringVar(p, cf.name, "", cf.usage)
+		case *int:
+			fs.IntVar(p, cf.name, 0, cf.usage)
+		case *bool:
+			fs.BoolVar(p, cf.name, false, cf.usage)
+		default:
+			panic(fmt.Sprintf("config flag %s: unsupported type %T", cf.name, p))
+		}
+	}
+	return v
+}
+
+// effective loads the config file (if named; else the defaults), applies
+// the flags that were given (set), and validates the result.
+func (v *flagValues) effective(path string, set map[string]bool) (config.Config, error) {
+	cfg := config.Default()
+	if path != "" {
+		var err error
+		if cfg, err = config.Load(path); err != nil {
+			return cfg, usageError{err}
+		}
+	}
+	for _, cf := range configFlags {
+		if !set[cf.name] {
+			continue
+		}
+		switch dst := cf.field(&cfg).(type) {
+		case *string:
+			*dst = *cf.field(&v.c).(*string)
+		case *int:
+			*dst = *cf.field(&v.c).(*int)
+		case *bool:
+			*dst = *cf.field(&v.c).(*bool)
+		}
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageError{fmt.Errorf("flags: %w", err)}
+	}
+	return cfg, nil
+}

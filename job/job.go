@@ -1,0 +1,433 @@
+// Package job owns one compress run, from a [Spec] — the effective config
+// and the paths and switches of one invocation — to its outputs and
+// [Result]: it resolves the inputs into files and plans every output path
+// (refusing collisions before anything is read), opens inputs through
+// package format's one factory, builds the token counter, the summarizer
+// and the [pipeline.Compressor] from the config, samples, runs each file
+// through [pipeline.Run], writes rejects and outcome lines, fingerprints
+// config and inputs, writes the metrics, and puts the outputs in place
+// together only when the whole run succeeded. It reports progress as
+// events to a [Progress] and leaves presentation (the bar, the summary on
+// stderr, exit codes) to its caller.
+//
+// Errors: a [UsageError] is a mistake in the spec or config (the CLI's
+// exit 2); any other error failed the run (nothing was put in place); a
+// Result with Partial set is a finished run with rejected or unsummarised
+// records. The package starts no goroutine: concurrency is pipeline's.
+package job
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/format/jsonl"
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
+	"github.com/trajcompress/trajcompress/metrics"
+	"github.com/trajcompress/trajcompress/outcome"
+	"github.com/trajcompress/trajcompress/pipeline"
+	"github.com/trajcompress/trajcompress/snap"
+	"github.com/trajcompress/trajcompress/summary"
+	"github.com/trajcompress/trajcompress/summary/llm"
+	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/traj"
+)
+
+// Spec is one compress invocation.
+type Spec struct {
+	Config config.Config // effective and validated
+	Input  string        // a file or a directory of them
+	// Output, Metrics, Rejects and Outcomes are paths; "" means the default
+	// (see [Plan]; no outcomes file by default).
+	Output, Metrics, Rejects, Outcomes string
+	// OutputFormatSet says the output format was chosen explicitly (flag
+	// or config), so an --output name's extension does not choose it.
+	OutputFormatSet bool
+	DryRun          bool
+	// Sample, when set, processes a reproducible sample of each file.
+	Sample *Sample
+	// PriceIn and PriceOut are USD per million prompt and completion
+	// tokens, for the cost figure in the metrics.
+	PriceIn, PriceOut float64
+	ToolVersion       string
+	// Progress receives the run's events; nil for none.
+	Progress Progress
+}
+
+// Sample is a reproducible sample: Percent (0 < p <= 100) of each file's
+// records, chosen from Seed and the file's index, in input order.
+type Sample struct {
+	Percent float64
+	Seed    uint64
+}
+
+// Result is what a finished run did.
+type Result struct {
+	Total   metrics.Summary
+	Plan    Plan
+	Metrics bool // the metrics file was written (Plan.Metrics)
+	// MemoHits and MemoMisses are the token memo's counts.
+	MemoHits, MemoMisses int64
+	// Partial: some records were rejected or their summary failed.
+	Partial bool
+}
+
+// UsageError is a mistake in the spec or configuration.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+func usagef(f string, a ...any) error { return UsageError{fmt.Errorf(f, a...)} }
+
+// Progress receives a run's events, all from one goroutine at a time.
+type Progress interface {
+	// Start announces the files of the run.
+	Start(files []File)
+	// Record is called for every record, in input order; readBytes is how
+	// far into the current file reading has come.
+	Record(res pipeline.Result, readBytes int64)
+	// FileDone is called when a file is complete, with its size.
+	FileDone(size int64)
+	// Finish is called once, when the records are done (or the run failed).
+	Finish()
+}
+
+// Run carries out spec.
+func Run(ctx context.Context, spec Spec) (*Result, error) {
+	cfg := spec.Config
+	base, err := tokenize.New(cfg.Tokenizer.Name)
+	if err != nil {
+		if strings.Contains(cfg.Tokenizer.Name, "/") {
+			return nil, usagef("tokenizer.name %q is a Hugging Face tokenizer, which cannot be loaded offline; pass --tokenizer %s or set tokenizer.name to one of them",
+				cfg.Tokenizer.Name, strings.Join(tokenize.Names(), "|"))
+		}
+		return nil, usagef("tokenizer.name %q: %v (set tokenizer.name in the config or pass --tokenizer)", cfg.Tokenizer.Name, err)
+	}
+	// 512 texts of at most 64 KiB: at most 32 MiB, plenty for the system
+	// prompts and tool schemas that repeat (bench/README.md, "End to end").
+	counter := tokenize.Memo(base, 512)
+	plan, err := NewPlan(spec)
+	if err != nil {
+		return nil, err
+	}
+	comp, client, err := compressor(cfg, counter, spec.DryRun)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, progress: spec.Progress}
+	if r.progress == nil {
+		r.progress = noProgress{}
+	}
+	res, err := r.run(ctx)
+	if res != nil {
+		res.MemoHits, res.MemoMisses = counter.Stats()
+	}
+	return res, err
+}
+
+// BudgetOf is the planning budget of a config.
+func BudgetOf(cfg config.Config) snap.Budget {
+	return snap.Budget{
+		Target:                cfg.Compression.TargetMaxTokens,
+		SummaryTokens:         cfg.Compression.SummaryTargetTokens,
+		LastN:                 cfg.ProtectedTurns.LastNTurns,
+		ProtectFirstSystem:    cfg.ProtectedTurns.FirstSystem,
+		ProtectFirstUser:      cfg.ProtectedTurns.FirstHuman,
+		ProtectFirstAssistant: cfg.ProtectedTurns.FirstGPT,
+		ProtectFirstTool:      cfg.ProtectedTurns.FirstTool,
+	}
+}
+
+// compressor builds the record path of a config: the summarizer (the LLM
+// client, its estimator in a dry run, or the deterministic one) and the
+// Compressor. client is nil unless the LLM client is in use.
+func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool) (*pipeline.Compressor, *llm.Client, error) {
+	var summ summary.Summarizer
+	var client *llm.Client
+	var err error
+	if cfg.Summarization.Method == "llm" {
+		if summ, client, err = newLLM(cfg, counter, dryRun); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		summ = summary.Deterministic{Counter: counter}
+	}
+	opts := pipeline.Options{
+		Budget:           BudgetOf(cfg),
+		Counter:          counter,
+		TurnOverhead:     cfg.Tokenizer.TurnOverhead,
+		Schema:           schemaOf(cfg),
+		Summarizer:       summ,
+		RecordTimeout:    cfg.Processing.Timeout(),
+		SummaryRole:      traj.Role(cfg.Output.SummaryRole),
+		Alternate:        cfg.Output.Alternation,
+		AddNotice:        cfg.Output.AddSummaryNotice,
+		NoticeText:       cfg.Output.SummaryNoticeText,
+		PerRecordMetrics: cfg.Metrics.PerTrajectory,
+		DryRun:           dryRun,
+	}
+	if cfg.Summarization.OnFailure == "fallback" {
+		opts.Fallback = summary.Deterministic{Counter: counter}
+	}
+	comp, err := pipeline.NewCompressor(opts)
+	if err != nil {
+		return nil, nil, UsageError{err}
+	}
+	return comp, client, nil
+}
+
+func schemaOf(cfg config.Config) traj.Schema {
+	return traj.Schema{Dialect: traj.Dialect(cfg.Input.Format), TurnsKey: cfg.Input.TurnsKey, RoleKey: cfg.Input.RoleKey, ContentKey: cfg.Input.ContentKey}
+}
+
+// runner carries one run.
+type runner struct {
+	spec     Spec
+	cfg      config.Config
+	plan     Plan
+	comp     *pipeline.Compressor
+	counter  *tokenize.MemoCounter
+	client   *llm.Client // nil unless the LLM summarizer is in use
+	progress Progress
+
+	// inputHash fingerprints the inputs. xxh3-128, not sha256: it detects a
+	// changed input as well (nothing here is adversarial) at a small part of
+	// the cost; sha256 was 4% of a run's CPU (bench/README.md).
+	inputHash *xxh3.Hasher
+
+	rejects  *jsonl.Writer
+	outcomes *jsonl.Writer
+	total    metrics.Summary
+}
+
+func (r *runner) run(ctx context.Context) (_ *Result, err error) {
+	start := time.Now()
+	p, dry := r.plan, r.spec.DryRun
+	if p.Dir != "" && !dry {
+		if _, serr := os.Stat(p.Dir); os.IsNotExist(serr) {
+			defer func() {
+				if err != nil {
+					os.Remove(p.Dir) // only if still empty: ours, unused
+				}
+			}()
+		}
+		if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	// A dry run writes only the metrics (and the files named explicitly).
+	if !dry || r.spec.Rejects != "" {
+		if r.rejects, err = createBeside(p.Rejects); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				r.rejects.Abort()
+			}
+		}()
+	}
+	if p.Outcomes != "" {
+		if r.outcomes, err = createBeside(p.Outcomes); err != nil {
+			return nil, err
+		}
+		defer func() {
+			if err != nil {
+				r.outcomes.Abort()
+			}
+		}()
+	}
+	r.inputHash = xxh3.New()
+	r.progress.Start(p.Files)
+	// Each file's output is complete in a staged file when its job ends; all
+	// of them are put in place together only when the whole run succeeded,
+	// so a failure or Ctrl-C in a later file leaves no output in place
+	// (and no earlier file's rejects unreported).
+	if !dry {
+		defer func() {
+			if err != nil {
+				for _, f := range p.Files {
+					os.Remove(staged(f.Out))
+				}
+			}
+		}()
+	}
+	for i, f := range p.Files {
+		if err := r.file(ctx, i, f); err != nil {
+			r.progress.Finish()
+			return nil, err
+		}
+	}
+	r.progress.Finish()
+	if r.rejects != nil {
+		if err := r.rejects.Close(); err != nil {
+			return nil, fmt.Errorf("rejects %s: %w", p.Rejects, err)
+		}
+	}
+	if r.outcomes != nil {
+		if err := r.outcomes.Close(); err != nil {
+			return nil, fmt.Errorf("outcomes %s: %w", p.Outcomes, err)
+		}
+	}
+	res := &Result{Plan: p}
+	if r.cfg.Metrics.Enabled || r.spec.Metrics != "" {
+		if err := writeReport(p.Metrics, r.total.Report(r.runInfo(start))); err != nil {
+			return nil, err
+		}
+		res.Metrics = true
+	}
+	// Last, the outputs: everything else they depend on is in place.
+	if !dry {
+		for _, f := range p.Files {
+			if err := os.Rename(staged(f.Out), f.Out); err != nil {
+				return nil, fmt.Errorf("output %s: %w", f.Out, err)
+			}
+		}
+	}
+	res.Total = r.total
+	res.Partial = r.total.RecordsRejected() > 0 || r.total.Count(outcome.SummaryFailed) > 0
+	return res, nil
+}
+
+// runInfo is the run block of the metrics.
+func (r *runner) runInfo(start time.Time) metrics.RunInfo {
+	budget := BudgetOf(r.cfg)
+	info := metrics.RunInfo{
+		Tokenizer:        r.cfg.Tokenizer.Name,
+		TurnOverhead:     r.cfg.Tokenizer.TurnOverhead,
+		Budget:           &budget,
+		Start:            start,
+		End:              time.Now(),
+		Summarizer:       r.cfg.Summarization.Method,
+		PriceIn:          r.spec.PriceIn,
+		PriceOut:         r.spec.PriceOut,
+		ToolVersion:      r.spec.ToolVersion,
+		InputFingerprint: inputFingerprint(r.inputHash),
+	}
+	info.Config, info.ConfigFingerprint = fingerprint(r.cfg, r.spec.Sample)
+	if r.cfg.Summarization.Method == "llm" {
+		info.Model = r.cfg.Summarization.Model
+		info.Estimated = r.spec.DryRun
+		if r.client != nil && !r.spec.DryRun {
+			st := r.client.Stats()
+			info.RetriesByCause, info.ErrorsByCause = st.Retries, st.ErrorsByCause
+			info.CacheMisses = &st.CacheMisses
+		}
+	}
+	return info
+}
+
+// file runs one input file through the pipeline into its staged output.
+func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
+	// The input fingerprint covers every byte of every input, sampled or not.
+	fmt.Fprintf(r.inputHash, "%s\n", filepath.Base(f.In))
+	in, err := format.Open(f.In, format.Options{Hash: r.inputHash, Ctx: ctx})
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	if err := in.CheckTurnsColumn(f.In, r.cfg.Input.TurnsKey); err != nil {
+		return err
+	}
+	var src pipeline.Source = in
+	if s := r.spec.Sample; s != nil {
+		keep, err := sampleLines(ctx, f.In, s.Percent, s.Seed, idx)
+		if err != nil {
+			return err
+		}
+		src = &sampledSource{src: in, keep: keep}
+	}
+	var out format.Writer
+	if !r.spec.DryRun {
+		extra := ""
+		if r.cfg.Metrics.PerTrajectory {
+			extra = metrics.TrajectoryKey
+		}
+		if out, err = format.Create(staged(f.Out), f.OutFormat, in.Schema, extra); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				out.Abort()
+			}
+		}()
+	}
+	cfg := pipeline.Config{Workers: r.cfg.Processing.NumWorkers, Network: r.cfg.Processing.MaxConcurrentRequests}
+	cfg.OnResult = func(res pipeline.Result) error {
+		if res.Reject != nil && r.rejects != nil {
+			if err := r.rejects.Write(RejectLine(res.Reject)); err != nil {
+				return fmt.Errorf("rejects %s: %w", r.plan.Rejects, err)
+			}
+		}
+		if r.outcomes != nil {
+			if err := r.outcomes.Write(res.Obs.AppendJSON(nil)); err != nil {
+				return fmt.Errorf("outcomes %s: %w", r.plan.Outcomes, err)
+			}
+		}
+		r.progress.Record(res, in.BytesRead())
+		return nil
+	}
+	var sink pipeline.Sink
+	if out != nil {
+		sink = out
+	}
+	sum, err := pipeline.Run(ctx, f.In, src, sink, r.comp, cfg)
+	if err != nil {
+		return err
+	}
+	if out != nil {
+		if err := out.Close(); err != nil {
+			return fmt.Errorf("output %s: %w", f.Out, err)
+		}
+	}
+	size := int64(0)
+	if st, err := os.Stat(f.In); err == nil {
+		size = st.Size()
+	}
+	r.progress.FileDone(size)
+	r.total.Merge(sum)
+	return nil
+}
+
+// createBeside creates the directory of path and an atomic writer for it.
+func createBeside(path string) (*jsonl.Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
+	}
+	return jsonl.Create(path)
+}
+
+func writeReport(path string, rep metrics.Report) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := atomicfile.Create(path)
+	if err == nil {
+		err = f.Finish(rep.WriteJSON(f))
+	}
+	if err != nil {
+		return fmt.Errorf("metrics %s: %w", path, err)
+	}
+	return nil
+}
+
+// staged is where a file's finished output waits until the whole run has
+// succeeded: a hidden name beside the destination, which no input pattern
+// matches.
+func staged(out string) string {
+	return filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".partial")
+}
+
+type noProgress struct{}
+
+func (noProgress) Start([]File)                  {}
+func (noProgress) Record(pipeline.Result, int64) {}
+func (noProgress) FileDone(int64)                {}
+func (noProgress) Finish()                       {}

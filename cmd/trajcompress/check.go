@@ -2,8 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 
 	"github.com/trajcompress/trajcompress/check"
@@ -38,22 +36,14 @@ Flags:
 `
 
 func cmdCheck(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, checkUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("check", stderr, checkUsage, "")
 	baseline := fs.String("baseline", "", "baseline metrics JSON (required)")
 	maxRatio := fs.Float64("max-ratio-regression", 0.01, "largest allowed rise of tokens.overall_compression_ratio (absolute)")
 	maxFail := fs.Float64("max-failed-to-fit-increase", 0, "largest allowed rise of outcomes.failed_to_fit")
 	rulesPath := fs.String("rules", "", "YAML rules file replacing the default rules")
 	allow := fs.Bool("allow-different-setup", false, "compare even when tokenizer, config or input fingerprints differ")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return usageError{err}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	if *baseline == "" || fs.NArg() != 1 {
 		return usagef("check: want --baseline BASE.json and one RUN.json (see trajcompress check -h)")

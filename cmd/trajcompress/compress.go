@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -54,13 +53,7 @@ type compressFlags struct {
 
 func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f compressFlags
-	fs := flag.NewFlagSet("compress", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, compressUsage)
-		fs.PrintDefaults()
-		fmt.Fprint(stderr, "\nExit status: 0 ok, 1 failed, 2 usage, 3 partial (rejects or failed summaries), 130 interrupted.\n")
-	}
+	fs := newFlagSet("compress", stderr, compressUsage, "\nExit status: 0 ok, 1 failed, 2 usage, 3 partial (rejects or failed summaries), 130 interrupted.\n")
 	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl, .jsonl.gz, .parquet or .arrow file, or a directory of them (required)")
 	fs.StringVar(&f.output, "output", "", "output file (or directory, for a directory input); default: input name + output_suffix")
 	fs.StringVar(&f.configPath, "config", "", "peer-compatible YAML `FILE` (trajectory_compression.yaml); default: built-in defaults")
@@ -75,11 +68,8 @@ func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Float64Var(&f.priceIn, "price-in", 0, "USD per million prompt tokens, for the cost figure in the metrics")
 	fs.Float64Var(&f.priceOut, "price-out", 0, "USD per million completion tokens, for the cost figure in the metrics")
 	cf := defineConfigFlags(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return usageError{err}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("compress: unexpected argument %q (flags go before; did you mean --input %s?)", fs.Arg(0), fs.Arg(0))

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -33,12 +31,7 @@ Profiles:
 }
 
 func cmdFixtures(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("fixtures", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, fixturesUsage())
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("fixtures", stderr, fixturesUsage(), "")
 	var o gen.Options
 	var output, fmtName string
 	fs.StringVar(&output, "output", "", "file to write (required); written atomically")
@@ -49,11 +42,8 @@ func cmdFixtures(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.MedianTokens, "median-tokens", 0, "median record length in tokens (log-normal; default 8000)")
 	fs.IntVar(&o.P99Tokens, "p99-tokens", 0, "99th percentile record length in tokens (default 10 × median)")
 	fs.StringVar(&fmtName, "format", "jsonl", "jsonl, parquet or arrow")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return usageError{err}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usagef("fixtures: unexpected argument %q", fs.Arg(0))

@@ -10,6 +10,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -69,6 +70,30 @@ func main() {
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// newFlagSet is a subcommand's flag set: -h prints head, the flags, then
+// tail.
+func newFlagSet(name string, stderr io.Writer, head, tail string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, head)
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, tail)
+	}
+	return fs
+}
+
+// parse parses args; -h is errHelp (exit 0), a bad flag a usage error.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return usageError{err}
+	}
+	return nil
 }
 
 // usageError is a mistake in the command line or configuration: exit 2.

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -36,20 +35,12 @@ Flags:
 `
 
 func cmdValidate(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, validateUsage)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet("validate", stderr, validateUsage, "")
 	dialect := fs.String("dialect", "", "llamafactory or openai (required)")
 	format := fs.String("format", "", "record dialect of the input: sharegpt or openai (default: detected per record)")
 	limit := fs.Int("max-report", 100, "print at most this many rejected records (all are counted)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return errHelp
-		}
-		return usageError{err}
+	if err := parse(fs, args); err != nil {
+		return err
 	}
 	c := validate.Consumer(*dialect)
 	if _, err := validate.Check(nil, c); err != nil {

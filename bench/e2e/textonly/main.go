@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trajcompress/trajcompress/format/jsonl"
+	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -39,7 +39,7 @@ func main() {
 	var textBytes, tokens int64
 	var timed time.Duration
 	for _, path := range flag.Args() {
-		r, err := jsonl.Open(path)
+		r, err := format.Open(path, format.Options{})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

@@ -29,8 +29,8 @@
 // leftmost-first backtracking semantics (including \s+(?!\S), \s*[\r\n]+,
 // and case-insensitive contractions under Unicode simple case folding, so
 // 'ſ matches 's). Character classes follow Unicode 16.0, as the reference's
-// regex-syntax 0.8.5 does: Go's Unicode 15.0 tables plus the 15.1/16.0
-// additions (classes.go). Byte-pair merging follows tiktoken's
+// regex-syntax 0.8.5 does (Go's own tables are 15.0): unicode16_tables.go
+// is generated from the Unicode Character Database by go generate. Byte-pair merging follows tiktoken's
 // _byte_pair_merge: lowest rank first, leftmost on ties.
 //
 // # Cost

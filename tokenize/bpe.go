@@ -92,6 +92,7 @@ func (v *vocab) mergeLinear(p string, start []int32, rank []uint32, out []int, e
 type mergeScratch struct {
 	next, prev []int32
 	rank       []uint32
+	id         []uint32
 	heap       []uint64
 }
 

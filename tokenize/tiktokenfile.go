@@ -1,0 +1,233 @@
+package tokenize
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/dlclark/regexp2"
+)
+
+// TiktokenFile counts tokens with a tiktoken-format BPE file
+// ("base64-token rank" per line, e.g. Kimi-K2's tiktoken.model), the split
+// pattern of a known model named by the tokenizer_config.json next to it,
+// and that config's added tokens. It is immutable once loaded and safe for
+// concurrent use.
+type TiktokenFile struct {
+	info    Info
+	v       *vocab
+	re      *regexp2.Regexp
+	special *addedTrie
+	chunked bool // Llama-3-style 400k-character and 25k-run chunking
+}
+
+// kimiPattern is tokenization_kimi.py's pat_str (Kimi-K2), written for
+// regexp2: its class intersections [...&&[^\p{Han}]] become .NET class
+// subtractions with the Unicode 16.0 Han ranges spelled out.
+func kimiPattern() string {
+	var han strings.Builder
+	for k := 0; k < len(u16Han); k += 2 {
+		han.WriteRune(rune(u16Han[k]))
+		if u16Han[k+1] != u16Han[k] {
+			han.WriteByte('-')
+			han.WriteRune(rune(u16Han[k+1]))
+		}
+	}
+	h := han.String()
+	upper := `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}-[` + h + `]]`
+	lower := `[\p{Ll}\p{Lm}\p{Lo}\p{M}-[` + h + `]]`
+	return strings.Join([]string{
+		`[` + h + `]+`,
+		`[^\r\n\p{L}\p{N}]?` + upper + `*` + lower + `+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+		`[^\r\n\p{L}\p{N}]?` + upper + `+` + lower + `*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
+		`\p{N}{1,3}`,
+		` ?[^\s\p{L}\p{N}]+[\r\n]*`,
+		`\s*[\r\n]+`,
+		`\s+(?!\S)`,
+		`\s+`,
+	}, "|")
+}
+
+// tiktokenConfig is the part of a tokenizer_config.json that names the
+// model's tokenizer class and its added tokens.
+type tiktokenConfig struct {
+	AutoMap struct {
+		AutoTokenizer []any `json:"AutoTokenizer"`
+	} `json:"auto_map"`
+	TokenizerClass string `json:"tokenizer_class"`
+	AddedTokens    map[string]struct {
+		Content string `json:"content"`
+	} `json:"added_tokens_decoder"`
+}
+
+// LoadTiktokenFile reads a tiktoken-format BPE file. The split pattern is
+// chosen from the tokenizer_config.json in the same directory, which must
+// name a known model: Kimi (auto_map tokenization_kimi.TikTokenTokenizer,
+// as Kimi-K2 ships it). Its added_tokens_decoder entries are matched in
+// the text first and count one each, as transformers does. Counting runs
+// the pattern on regexp2 (the slow path; see Info).
+func LoadTiktokenFile(path string) (*TiktokenFile, error) {
+	cfgPath := filepath.Join(filepath.Dir(path), "tokenizer_config.json")
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		return nil, fmt.Errorf("tokenize: %s: the split pattern of a tiktoken-format file comes from the model's tokenizer_config.json: %w", path, err)
+	}
+	var cfg tiktokenConfig
+	if err := json.Unmarshal(raw, &cfg); err != nil {
+		return nil, fmt.Errorf("tokenize: %s: %w", cfgPath, err)
+	}
+	model := ""
+	for _, a := range cfg.AutoMap.AutoTokenizer {
+		if s, ok := a.(string); ok && strings.HasPrefix(s, "tokenization_kimi.") {
+			model = "kimi"
+		}
+	}
+	if model == "" {
+		return nil, fmt.Errorf("tokenize: %s: tokenizer %q (auto_map %v) has no known split pattern; known: Kimi (tokenization_kimi.TikTokenTokenizer)", cfgPath, cfg.TokenizerClass, cfg.AutoMap.AutoTokenizer)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenize: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	v, err := parseVocab(path, strings.NewReader(string(data)), len(data))
+	if err != nil {
+		return nil, err
+	}
+	initClasses()
+	re, err := regexp2.Compile(kimiPattern(), regexp2.None)
+	if err != nil {
+		return nil, fmt.Errorf("tokenize: Kimi split pattern: %w", err)
+	}
+	t := &TiktokenFile{
+		info:    Info{Name: path, Kind: KindTiktokenFile, Split: model + "-regexp2 (slow path)", SlowPath: true, Hash: hex.EncodeToString(sum[:])},
+		v:       v,
+		re:      re,
+		special: newAddedTrie(),
+		chunked: true,
+	}
+	for id, a := range cfg.AddedTokens {
+		var n int
+		if _, err := fmt.Sscan(id, &n); err != nil {
+			return nil, fmt.Errorf("tokenize: %s: added token id %q", cfgPath, id)
+		}
+		t.special.add(a.Content, n)
+	}
+	return t, nil
+}
+
+// Name returns the path the file was loaded from.
+func (t *TiktokenFile) Name() string { return t.info.Name }
+
+// Info describes the tokenizer for the metrics' run block.
+func (t *TiktokenFile) Info() Info { return t.info }
+
+// Count returns len(t.Encode(text)).
+func (t *TiktokenFile) Count(text string) int {
+	a := hfAcc{max: int(^uint(0) >> 1)}
+	t.run(text, &a)
+	return a.n
+}
+
+// CountAtMost is [TiktokenFile.Count] that stops once the count passes max.
+func (t *TiktokenFile) CountAtMost(text string, max int) int {
+	a := hfAcc{max: max}
+	t.run(text, &a)
+	return a.n
+}
+
+// Encode returns the token ids of text: added tokens first, then the
+// model's split pattern and byte-pair merges over the rest (each maximal
+// ill-formed UTF-8 subpart is first replaced by U+FFFD).
+func (t *TiktokenFile) Encode(text string) []int {
+	a := hfAcc{out: make([]int, 0, len(text)/3+1), emit: true, max: int(^uint(0) >> 1)}
+	t.run(text, &a)
+	return a.out
+}
+
+func (t *TiktokenFile) run(text string, a *hfAcc) {
+	if !utf8.ValidString(text) {
+		b := appendReplaced(nil, text)
+		text = unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	for i := 0; i < len(text) && a.n <= a.max; {
+		start, end, id := t.special.find(text, i)
+		if start < 0 {
+			t.chunks(text[i:], a)
+			return
+		}
+		t.chunks(text[i:start], a)
+		a.token(id)
+		i = end
+	}
+}
+
+// Chunking of tokenization_kimi.py (from Llama-3's tokenizer): the text is
+// cut every 400,000 code points, and each part wherever a run of
+// whitespace or of non-whitespace (Python's str.isspace) exceeds 25,000
+// code points; each chunk is then encoded on its own.
+const (
+	chunkMaxChars = 400_000
+	chunkMaxRun   = 25_000
+)
+
+func pyIsSpace(r rune) bool {
+	if r >= 0x1c && r <= 0x1f {
+		return true
+	}
+	if r < utf8.RuneSelf {
+		return asciiClass[r]&cWS != 0
+	}
+	return classOf(r)&cWS != 0
+}
+
+func (t *TiktokenFile) chunks(s string, a *hfAcc) {
+	if len(s) == 0 {
+		return
+	}
+	if !t.chunked || len(s) <= chunkMaxRun {
+		t.encodeChunk(s, a)
+		return
+	}
+	chars, start := 0, 0
+	runLen, runSpace := 0, false
+	for i, r := range s {
+		if chars%chunkMaxChars == 0 {
+			// A new 400k part starts its own run.
+			if i > start {
+				t.encodeChunk(s[start:i], a)
+				start = i
+			}
+			runLen, runSpace = 0, pyIsSpace(r)
+		}
+		chars++
+		sp := pyIsSpace(r)
+		if sp != runSpace {
+			runLen, runSpace = 1, sp
+		} else {
+			runLen++
+			if runLen > chunkMaxRun {
+				t.encodeChunk(s[start:i], a)
+				start, runLen = i, 1
+			}
+		}
+	}
+	t.encodeChunk(s[start:], a)
+}
+
+func (t *TiktokenFile) encodeChunk(s string, a *hfAcc) {
+	if len(s) == 0 || a.n > a.max {
+		return
+	}
+	regexPieces(t.re, s, func(p string) {
+		var n int
+		a.out, n = t.v.pieceTokens(p, a.out, a.emit)
+		a.n += n
+	})
+}

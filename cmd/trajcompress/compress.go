@@ -66,6 +66,7 @@ type compressFlags struct {
 	input, output, configPath, metricsPath, rejectsPath, outcomesPath string
 	tokenizer, summarizer, onFailure, summaryRole, format, outFormat  string
 	model, baseURL, cacheDir, cpuProfile                              string
+	tokenizerRevision                                                 string
 	rpm, tpm, maxConcurrent                                           int
 	priceIn, priceOut                                                 float64
 	turnOverhead, target, summaryTarget, protectLastN, workers        int
@@ -90,7 +91,8 @@ func parseCompressFlags(args []string, stderr io.Writer) (*compressFlags, error)
 	fs.StringVar(&f.metricsPath, "metrics", "", "where to write the aggregate metrics JSON (default: beside the output file, or inside the output directory)")
 	fs.StringVar(&f.rejectsPath, "rejects", "", "where to write rejected lines as JSONL (default: <output stem>_rejects.jsonl)")
 	fs.StringVar(&f.outcomesPath, "outcomes", "", "write one JSON line per input record with its outcome to `PATH`")
-	fs.StringVar(&f.tokenizer, "tokenizer", "", "o200k_base (default), cl100k_base, or chars4 (code points / 4, the peer's fallback)")
+	fs.StringVar(&f.tokenizer, "tokenizer", "", "o200k_base (default), cl100k_base, chars4 (code points / 4, the peer's fallback), a tokenizer.json or tiktoken.model path, a model directory, or a Hugging Face model id found in the local HF cache (never downloaded)")
+	fs.StringVar(&f.tokenizerRevision, "tokenizer-revision", "", "Hugging Face revision (branch, tag or commit) of a --tokenizer model id (config tokenizer.revision; default main)")
 	fs.IntVar(&f.turnOverhead, "turn-overhead", 0, "tokens added per turn for chat-template framing")
 	fs.IntVar(&f.target, "target-max-tokens", 0, "token budget per trajectory (config compression.target_max_tokens, default 15250)")
 	fs.IntVar(&f.summaryTarget, "summary-target-tokens", 0, "token budget of the summary turn (default 750)")
@@ -146,6 +148,9 @@ func (f *compressFlags) effectiveConfig() (config.Config, error) {
 	}
 	if f.set["tokenizer"] {
 		cfg.Tokenizer.Name = f.tokenizer
+	}
+	if f.set["tokenizer-revision"] {
+		cfg.Tokenizer.Revision = f.tokenizerRevision
 	}
 	if f.set["turn-overhead"] {
 		cfg.Tokenizer.TurnOverhead = f.turnOverhead
@@ -359,12 +364,8 @@ func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	base, err := tokenize.New(cfg.Tokenizer.Name)
+	base, err := tokenize.NewRevision(cfg.Tokenizer.Name, cfg.Tokenizer.Revision)
 	if err != nil {
-		if strings.Contains(cfg.Tokenizer.Name, "/") {
-			return usagef("tokenizer.name %q is a Hugging Face tokenizer, which cannot be loaded offline; pass --tokenizer %s or set tokenizer.name to one of them",
-				cfg.Tokenizer.Name, strings.Join(tokenize.Names(), "|"))
-		}
 		return usagef("tokenizer.name %q: %v (set tokenizer.name in the config or pass --tokenizer)", cfg.Tokenizer.Name, err)
 	}
 	// 512 texts of at most 64 KiB: at most 32 MiB, plenty for the system
@@ -532,6 +533,9 @@ func (r *runner) run(ctx context.Context) (err error) {
 		PriceOut:         r.f.priceOut,
 		ToolVersion:      version,
 		InputFingerprint: inputFingerprint(r.inputHash),
+	}
+	if ti := tokenize.Describe(r.counter); ti.Hash != "" {
+		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash
 	}
 	info.Config, info.ConfigFingerprint = fingerprint(r.cfg, r.f)
 	if r.cfg.Summarization.Method == "llm" {

@@ -87,13 +87,13 @@ func (v *vocab) mergeLinear(p string, start []int32, rank []uint32, out []int, e
 	return out, m - 1
 }
 
-// mergeScratch holds the buffers of mergeLarge; pooled so that steady-state
-// counting does not allocate.
+// mergeScratch holds the buffers of the long-piece merges; pooled so that
+// steady-state counting does not allocate.
 type mergeScratch struct {
 	next, prev []int32
 	rank       []uint32
 	id         []uint32
-	heap       []uint64
+	q          mergeQueue
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
@@ -105,23 +105,26 @@ func grow32(b []int32, n int) []int32 {
 	return b[:n]
 }
 
-// mergeLarge computes the same merges as mergeSmall with a min-heap keyed by
-// (rank, start), so ties go to the leftmost pair exactly as in the linear
-// scan. Nodes are indexed by their start byte; stale heap entries are
-// skipped by checking the node is alive and its current rank matches.
+func growU32(b []uint32, n int) []uint32 {
+	if cap(b) < n {
+		return make([]uint32, n)
+	}
+	return b[:n]
+}
+
+// mergeLarge computes the same merges as mergeSmall for long pieces: the
+// pairs wait in a mergeQueue, which yields them lowest rank first and
+// leftmost on ties, exactly as the linear scan picks them. Nodes are
+// indexed by their start byte in a linked list; stale entries are skipped
+// by checking that the node is alive and its current rank matches.
 func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
 	n := len(p)
 	sc := scratchPool.Get().(*mergeScratch)
 	next := grow32(sc.next, n+1)
 	prev := grow32(sc.prev, n+1)
-	if cap(sc.rank) < n+1 {
-		sc.rank = make([]uint32, n+1)
-	}
-	rank := sc.rank[:n+1]
-	h := sc.heap[:0]
-	if cap(h) < n {
-		h = make([]uint64, 0, n)
-	}
+	rank := growU32(sc.rank, n+1)
+	q := &sc.q
+	q.reset(maxRank + 1, n)
 	// pairRank of node i (token [i,next[i])) with its successor.
 	pr := func(i int32) uint32 {
 		j := next[i]
@@ -137,18 +140,15 @@ func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
 		r := v.pairRank[uint32(p[i])<<8|uint32(p[i+1])]
 		rank[i] = r
 		if r != noRank {
-			h = append(h, uint64(r)<<32|uint64(i))
+			q.push(r, int32(i))
 		}
 	}
 	rank[n-1], rank[n] = noRank, noRank
-	heapify(h)
 	count := n
-	for len(h) > 0 {
-		top := h[0]
-		r, i := uint32(top>>32), int32(uint32(top))
-		if prev[i] == -2 || rank[i] != r {
-			h = heapPop(h) // merged away or re-ranked since pushed
-			continue
+	for {
+		_, i, ok := q.popLive(rank, prev) // skips pairs merged away or re-ranked since pushed
+		if !ok {
+			break
 		}
 		j := next[i]
 		next[i] = next[j]
@@ -157,19 +157,12 @@ func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
 		}
 		prev[j] = -2
 		count--
-		// The merged node's new pair replaces the top (one sift instead of
-		// a pop and a push); the left neighbour's new pair is pushed.
-		rank[i] = pr(i)
-		if rank[i] != noRank {
-			h[0] = uint64(rank[i])<<32 | uint64(i)
-			siftDown(h, 0)
-		} else {
-			h = heapPop(h)
+		if rank[i] = pr(i); rank[i] != noRank {
+			q.push(rank[i], i)
 		}
 		if k := prev[i]; k >= 0 {
-			rank[k] = pr(k)
-			if rank[k] != noRank {
-				h = heapPush(h, uint64(rank[k])<<32|uint64(k))
+			if rank[k] = pr(k); rank[k] != noRank {
+				q.push(rank[k], k)
 			}
 		}
 	}
@@ -178,67 +171,8 @@ func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
 			out = append(out, int(v.lookup(p[i:next[i]])))
 		}
 	}
-	sc.next, sc.prev, sc.heap = next, prev, h[:0]
+	q.release()
+	sc.next, sc.prev, sc.rank = next, prev, rank
 	scratchPool.Put(sc)
 	return out, count
-}
-
-// The heap is 4-ary: half the depth of a binary heap and children on one
-// cache line, which matters for million-entry pieces.
-
-func heapify(h []uint64) {
-	if len(h) < 2 {
-		return
-	}
-	for i := (len(h) - 2) / 4; i >= 0; i-- {
-		siftDown(h, i)
-	}
-}
-
-func siftDown(h []uint64, i int) {
-	n := len(h)
-	x := h[i]
-	for {
-		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m := c
-		for k := c + 1; k < c+4 && k < n; k++ {
-			if h[k] < h[m] {
-				m = k
-			}
-		}
-		if x <= h[m] {
-			break
-		}
-		h[i] = h[m]
-		i = m
-	}
-	h[i] = x
-}
-
-func heapPush(h []uint64, x uint64) []uint64 {
-	h = append(h, x)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 4
-		if h[p] <= x {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = x
-	return h
-}
-
-func heapPop(h []uint64) []uint64 {
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	if n > 0 {
-		siftDown(h, 0)
-	}
-	return h
 }

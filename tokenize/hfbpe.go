@@ -230,26 +230,18 @@ func (m *hfModel) mergeLinear(p string, id, rank []uint32, out []int, emit bool)
 	return out, n
 }
 
-// mergeHeap computes the same merges as mergeLinear for long pieces, with
-// a min-heap of (rank, start) over a linked list of tokens indexed by
-// their start byte; stale heap entries are skipped.
+// mergeHeap computes the same merges as mergeLinear for long pieces,
+// with a mergeQueue over a linked list of tokens indexed by their start
+// byte, as vocab.mergeLarge does; stale entries are skipped.
 func (m *hfModel) mergeHeap(p string, out []int, emit bool) ([]int, int) {
 	n := len(p)
 	sc := scratchPool.Get().(*mergeScratch)
 	next := grow32(sc.next, n+1)
 	prev := grow32(sc.prev, n+1)
-	if cap(sc.rank) < n+1 {
-		sc.rank = make([]uint32, n+1)
-	}
-	rank := sc.rank[:n+1]
-	if cap(sc.id) < n {
-		sc.id = make([]uint32, n)
-	}
-	id := sc.id[:n]
-	h := sc.heap[:0]
-	if cap(h) < n {
-		h = make([]uint64, 0, n)
-	}
+	rank := growU32(sc.rank, n+1)
+	id := growU32(sc.id, n)
+	q := &sc.q
+	q.reset(len(m.merges.newID), n)
 	pr := func(i int32) uint32 {
 		j := next[i]
 		if int(j) >= n {
@@ -267,18 +259,15 @@ func (m *hfModel) mergeHeap(p string, out []int, emit bool) ([]int, int) {
 		r := m.merges.get(id[i], id[i+1])
 		rank[i] = r
 		if r != noRank {
-			h = append(h, uint64(r)<<32|uint64(i))
+			q.push(r, int32(i))
 		}
 	}
 	rank[n-1], rank[n] = noRank, noRank
-	heapify(h)
 	count := n
-	for len(h) > 0 {
-		top := h[0]
-		r, i := uint32(top>>32), int32(uint32(top))
-		if prev[i] == -2 || rank[i] != r {
-			h = heapPop(h)
-			continue
+	for {
+		r, i, ok := q.popLive(rank, prev)
+		if !ok {
+			break
 		}
 		j := next[i]
 		id[i] = m.merges.newID[r]
@@ -288,17 +277,12 @@ func (m *hfModel) mergeHeap(p string, out []int, emit bool) ([]int, int) {
 		}
 		prev[j] = -2
 		count--
-		rank[i] = pr(i)
-		if rank[i] != noRank {
-			h[0] = uint64(rank[i])<<32 | uint64(i)
-			siftDown(h, 0)
-		} else {
-			h = heapPop(h)
+		if rank[i] = pr(i); rank[i] != noRank {
+			q.push(rank[i], i)
 		}
 		if k := prev[i]; k >= 0 {
-			rank[k] = pr(k)
-			if rank[k] != noRank {
-				h = heapPush(h, uint64(rank[k])<<32|uint64(k))
+			if rank[k] = pr(k); rank[k] != noRank {
+				q.push(rank[k], k)
 			}
 		}
 	}
@@ -307,7 +291,8 @@ func (m *hfModel) mergeHeap(p string, out []int, emit bool) ([]int, int) {
 			out = append(out, int(id[i]))
 		}
 	}
-	sc.next, sc.prev, sc.heap = next, prev, h[:0]
+	q.release()
+	sc.next, sc.prev, sc.rank, sc.id = next, prev, rank, id
 	scratchPool.Put(sc)
 	return out, count
 }

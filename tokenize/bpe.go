@@ -124,7 +124,7 @@ func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
 	prev := grow32(sc.prev, n+1)
 	rank := growU32(sc.rank, n+1)
 	q := &sc.q
-	q.reset(maxRank + 1, n)
+	q.reset(maxRank+1, n)
 	// pairRank of node i (token [i,next[i])) with its successor.
 	pr := func(i int32) uint32 {
 		j := next[i]

@@ -68,11 +68,16 @@ type hfComponent struct {
 }
 
 func parseHF(data []byte) (*HFTokenizer, error) {
+	rest, rawVocab, rawMerges, err := splitModelJSON(data)
+	if err != nil {
+		return nil, err
+	}
 	var f hfFile
-	if err := json.Unmarshal(data, &f); err != nil {
+	if err := json.Unmarshal(rest, &f); err != nil {
 		return nil, fmt.Errorf("tokenize: tokenizer.json: %w", err)
 	}
 	m := &f.Model
+	m.Vocab, m.Merges = rawVocab, rawMerges
 	switch {
 	case m.Type == "BPE" || m.Type == "" && len(m.Merges) > 0:
 	case m.Type == "":

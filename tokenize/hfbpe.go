@@ -117,17 +117,20 @@ type hfModel struct {
 
 // buildHFModel parses the vocab and merges of a byte-level BPE model.
 func buildHFModel(rawVocab, rawMerges []byte, ignoreMerges bool) (*hfModel, error) {
-	ids := make(map[string]uint32, len(rawVocab)/16)
+	// Tokens are found by their bytes in v; the few whose spelling is not
+	// byte-level (unreachable from text, but merges may name them) by
+	// their spelling in odd.
+	odd := map[string]uint32{}
 	v, arena := newVocab(len(rawVocab)/16, len(rawVocab))
 	var tmp []byte
 	err := eachVocab(rawVocab, func(tok []byte, id int) error {
 		if id > maxMergeID {
 			return fmt.Errorf("tokenize: tokenizer.json: token id %d above %d, too large for this table", id, maxMergeID)
 		}
-		ids[string(tok)] = uint32(id)
 		var ok bool
 		if tmp, ok = decodeByteLevel(tmp[:0], tok); !ok || len(tmp) == 0 {
-			return nil // not reachable from text
+			odd[string(tok)] = uint32(id)
+			return nil
 		}
 		start := len(arena)
 		if start+len(tmp) > cap(arena) || len(tmp) > maxTokenLen || start+len(tmp) > maxArena {
@@ -151,13 +154,24 @@ func buildHFModel(rawVocab, rawMerges []byte, ignoreMerges bool) (*hfModel, erro
 			return nil, fmt.Errorf("tokenize: tokenizer.json: byte 0x%02x has no token (not a complete byte-level BPE vocabulary)", b)
 		}
 	}
+	idOf := func(tok, buf []byte) (uint32, []byte, bool) {
+		buf, ok := decodeByteLevel(buf[:0], tok)
+		if ok && len(buf) > 0 {
+			id := v.lookup(unsafe.String(unsafe.SliceData(buf), len(buf)))
+			return id, buf, id != noRank
+		}
+		id, ok := odd[string(tok)]
+		return id, buf, ok
+	}
 	mt := newMergeTable(len(rawMerges) / 12)
-	var joined []byte
+	var ba, bb, bj, joined []byte
 	err = eachMerge(rawMerges, func(a, b []byte) error {
-		ia, oka := ids[string(a)]
-		ib, okb := ids[string(b)]
+		var ia, ib, in uint32
+		var oka, okb, okn bool
+		ia, ba, oka = idOf(a, ba)
+		ib, bb, okb = idOf(b, bb)
 		joined = append(append(joined[:0], a...), b...)
-		in, okn := ids[string(joined)]
+		in, bj, okn = idOf(joined, bj)
 		if !oka || !okb || !okn {
 			return fmt.Errorf("tokenize: tokenizer.json: merge %q %q: token not in the vocabulary", a, b)
 		}

@@ -40,6 +40,117 @@ type hfAddedToken struct {
 	Special    bool   `json:"special"`
 }
 
+// splitModelJSON returns a copy of data with the model's "vocab" and
+// "merges" values replaced by null, and those two values raw. encoding/json then
+// decodes the small remainder; the two big values (nearly all of a
+// tokenizer.json) are scanned once, by hand, instead of being validated,
+// skipped and copied by encoding/json too.
+func splitModelJSON(data []byte) (rest, vocab, merges []byte, err error) {
+	s := &jsonScanner{b: data}
+	var cut [][2]int // spans of the values to replace by null
+	if err := s.expect('{'); err != nil {
+		return nil, nil, nil, err
+	}
+	for s.peek() != '}' {
+		key, err := s.str()
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if err := s.expect(':'); err != nil {
+			return nil, nil, nil, err
+		}
+		if string(key) == "model" && s.peek() == '{' {
+			s.i++
+			for s.peek() != '}' {
+				k, err := s.str()
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				isVocab, isMerges := string(k) == "vocab", string(k) == "merges"
+				if err := s.expect(':'); err != nil {
+					return nil, nil, nil, err
+				}
+				s.ws()
+				start := s.i
+				if err := s.skip(); err != nil {
+					return nil, nil, nil, err
+				}
+				if isVocab || isMerges {
+					raw := data[start:s.i]
+					if isVocab {
+						vocab = raw
+					} else {
+						merges = raw
+					}
+					cut = append(cut, [2]int{start, s.i})
+				}
+				if s.peek() == ',' {
+					s.i++
+				}
+			}
+			s.i++
+		} else if err := s.skip(); err != nil {
+			return nil, nil, nil, err
+		}
+		if s.peek() == ',' {
+			s.i++
+		}
+	}
+	last := 0
+	for _, c := range cut {
+		rest = append(append(rest, data[last:c[0]]...), "null"...)
+		last = c[1]
+	}
+	return append(rest, data[last:]...), vocab, merges, nil
+}
+
+// skip moves past one JSON value (assumed well-formed; encoding/json
+// validates everything but the vocab and merges afterwards, and those are
+// parsed strictly).
+func (s *jsonScanner) skip() error {
+	s.ws()
+	depth := 0
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			for {
+				k := bytes.IndexAny(s.b[s.i:], "\\\"")
+				if k < 0 {
+					return s.errf("unterminated string")
+				}
+				s.i += k
+				if s.b[s.i] == '"' {
+					s.i++
+					break
+				}
+				s.i += 2
+			}
+		case c == '{' || c == '[':
+			depth++
+			s.i++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return nil // the end of the enclosing value
+			}
+			depth--
+			s.i++
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return nil
+		default:
+			s.i++
+		}
+		if depth == 0 && (c == '"' || c == '}' || c == ']') {
+			return nil
+		}
+	}
+	if depth != 0 {
+		return s.errf("unterminated value")
+	}
+	return nil
+}
+
 // jsonScanner reads the vocab object and merges array of a tokenizer.json.
 type jsonScanner struct {
 	b   []byte

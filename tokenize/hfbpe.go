@@ -3,6 +3,7 @@ package tokenize
 import (
 	"fmt"
 	"math/bits"
+	"sync/atomic"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -113,6 +114,27 @@ type hfModel struct {
 	tok          *vocab // token bytes -> id
 	merges       *mergeTable
 	ignoreMerges bool // a piece that is a token is that token
+
+	// Without ignore_merges a piece that is a token may still merge into
+	// several tokens, so the merges must run. Whether they give back the
+	// token itself is learnt on the first sighting of each token and kept
+	// here: bit 2*id set = known, bit 2*id+1 set = merges give the token.
+	selfMerge []atomic.Uint32
+}
+
+// selfMerges reports, for a piece that is token id, whether byte-pair
+// merging it gives id itself: known is false until it has been seen.
+func (m *hfModel) selfMerges(id uint32) (yes, known bool) {
+	w := m.selfMerge[id/16].Load() >> (2 * (id % 16))
+	return w&2 != 0, w&1 != 0
+}
+
+func (m *hfModel) learnSelfMerges(id uint32, yes bool) {
+	bits := uint32(1)
+	if yes {
+		bits = 3
+	}
+	m.selfMerge[id/16].Or(bits << (2 * (id % 16)))
 }
 
 // buildHFModel parses the vocab and merges of a byte-level BPE model.
@@ -180,20 +202,34 @@ func buildHFModel(rawVocab, rawMerges []byte, ignoreMerges bool) (*hfModel, erro
 	if err != nil {
 		return nil, err
 	}
-	return &hfModel{tok: v, merges: mt, ignoreMerges: ignoreMerges}, nil
+	return &hfModel{tok: v, merges: mt, ignoreMerges: ignoreMerges, selfMerge: make([]atomic.Uint32, maxMergeID/16+1)}, nil
 }
 
 // pieceTokens appends the ids of one pre-tokenized piece (raw bytes) to
 // out when emit is set, and returns the number of tokens.
 func (m *hfModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
-	if len(p) == 1 || m.ignoreMerges {
-		if id := m.tok.lookup(p); id != noRank {
+	id := m.tok.lookup(p)
+	if id != noRank {
+		yes, known := true, true
+		if len(p) > 1 && !m.ignoreMerges {
+			yes, known = m.selfMerges(id)
+		}
+		if yes {
 			if emit {
 				out = append(out, int(id))
 			}
 			return out, 1
 		}
+		if !known {
+			out, n := m.merge(p, out, emit)
+			m.learnSelfMerges(id, n == 1)
+			return out, n
+		}
 	}
+	return m.merge(p, out, emit)
+}
+
+func (m *hfModel) merge(p string, out []int, emit bool) ([]int, int) {
 	if len(p) <= smallPiece {
 		var id, rank [smallPiece]uint32
 		return m.mergeLinear(p, id[:len(p)], rank[:len(p)], out, emit)

@@ -112,45 +112,75 @@ func growU32(b []uint32, n int) []uint32 {
 	return b[:n]
 }
 
-// mergeLarge computes the same merges as mergeSmall for long pieces: the
-// pairs wait in a mergeQueue, which yields them lowest rank first and
-// leftmost on ties, exactly as the linear scan picks them. Nodes are
-// indexed by their start byte in a linked list; stale entries are skipped
-// by checking that the node is alive and its current rank matches.
-func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
-	n := len(p)
-	sc := scratchPool.Get().(*mergeScratch)
+// pairMerger is what mergeQueued needs of a vocabulary: for tiktoken
+// ranks (hf nil), a pair's rank is the rank of its concatenated bytes; for
+// a tokenizer.json (hf set), the rank of the merge of its two token ids,
+// which id tracks by start byte. A plain struct rather than an interface:
+// the calls stay direct and inlinable on the hottest loop of long pieces.
+type pairMerger struct {
+	v  *vocab
+	p  string
+	hf *hfModel
+	id []uint32
+}
+
+// rankOf returns the rank of merging the tokens [i,j) and [j,k), or noRank.
+func (m *pairMerger) rankOf(i, j, k int32) uint32 {
+	if m.hf != nil {
+		return m.hf.merges.get(m.id[i], m.id[j])
+	}
+	return m.v.lookup(m.p[i:k])
+}
+
+// merged records that the token at i absorbed its successor by merge r.
+func (m *pairMerger) merged(i int32, r uint32) {
+	if m.hf != nil {
+		m.id[i] = m.hf.merges.newID[r]
+	}
+}
+
+// mergeQueued merges a piece of n bytes, n > 1: the pairs wait in a
+// mergeQueue, which yields them lowest rank first and leftmost on ties,
+// exactly as the reference's linear scan picks them. Tokens are indexed by
+// their start byte in a linked list (next, prev; prev -2 = merged away);
+// stale queue entries are skipped by checking that the token is alive and
+// its pair's rank unchanged. It returns the number of tokens; the caller
+// walks next (left in sc) from 0 for the tokens themselves and returns sc
+// to scratchPool.
+func mergeQueued(m *pairMerger, n, nranks int, sc *mergeScratch) int {
 	next := grow32(sc.next, n+1)
 	prev := grow32(sc.prev, n+1)
 	rank := growU32(sc.rank, n+1)
+	sc.next, sc.prev, sc.rank = next, prev, rank
 	q := &sc.q
-	q.reset(maxRank+1, n)
-	// pairRank of node i (token [i,next[i])) with its successor.
+	q.reset(nranks, n)
+	for i := 0; i <= n; i++ {
+		next[i], prev[i] = int32(i+1), int32(i-1)
+	}
+	for i := int32(0); int(i) < n-1; i++ {
+		r := m.rankOf(i, i+1, i+2)
+		rank[i] = r
+		if r != noRank {
+			q.push(r, i)
+		}
+	}
+	rank[n-1], rank[n] = noRank, noRank
+	// pr is the rank of merging token i with its successor.
 	pr := func(i int32) uint32 {
 		j := next[i]
 		if int(j) >= n {
 			return noRank
 		}
-		return v.lookup(p[i:next[j]])
+		return m.rankOf(i, j, next[j])
 	}
-	for i := 0; i <= n; i++ {
-		next[i], prev[i] = int32(i+1), int32(i-1)
-	}
-	for i := 0; i < n-1; i++ {
-		r := v.pairRank[uint32(p[i])<<8|uint32(p[i+1])]
-		rank[i] = r
-		if r != noRank {
-			q.push(r, int32(i))
-		}
-	}
-	rank[n-1], rank[n] = noRank, noRank
 	count := n
 	for {
-		_, i, ok := q.popLive(rank, prev) // skips pairs merged away or re-ranked since pushed
+		r, i, ok := q.popLive(rank, prev)
 		if !ok {
 			break
 		}
 		j := next[i]
+		m.merged(i, r)
 		next[i] = next[j]
 		if int(next[j]) <= n {
 			prev[next[j]] = i
@@ -166,13 +196,20 @@ func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
 			}
 		}
 	}
+	q.release()
+	return count
+}
+
+// mergeLarge computes the same merges as mergeSmall for long pieces, with
+// mergeQueued.
+func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
+	sc := scratchPool.Get().(*mergeScratch)
+	count := mergeQueued(&pairMerger{v: v, p: p}, len(p), maxRank+1, sc)
 	if emit {
-		for i := int32(0); int(i) < n; i = next[i] {
-			out = append(out, int(v.lookup(p[i:next[i]])))
+		for i := int32(0); int(i) < len(p); i = sc.next[i] {
+			out = append(out, int(v.lookup(p[i:sc.next[i]])))
 		}
 	}
-	q.release()
-	sc.next, sc.prev, sc.rank = next, prev, rank
 	scratchPool.Put(sc)
 	return out, count
 }

@@ -280,69 +280,22 @@ func (m *hfModel) mergeLinear(p string, id, rank []uint32, out []int, emit bool)
 	return out, n
 }
 
-// mergeHeap computes the same merges as mergeLinear for long pieces,
-// with a mergeQueue over a linked list of tokens indexed by their start
-// byte, as vocab.mergeLarge does; stale entries are skipped.
+// mergeHeap computes the same merges as mergeLinear for long pieces, with
+// mergeQueued.
 func (m *hfModel) mergeHeap(p string, out []int, emit bool) ([]int, int) {
 	n := len(p)
 	sc := scratchPool.Get().(*mergeScratch)
-	next := grow32(sc.next, n+1)
-	prev := grow32(sc.prev, n+1)
-	rank := growU32(sc.rank, n+1)
 	id := growU32(sc.id, n)
-	q := &sc.q
-	q.reset(len(m.merges.newID), n)
-	pr := func(i int32) uint32 {
-		j := next[i]
-		if int(j) >= n {
-			return noRank
-		}
-		return m.merges.get(id[i], id[j])
-	}
-	for i := 0; i <= n; i++ {
-		next[i], prev[i] = int32(i+1), int32(i-1)
-	}
+	sc.id = id
 	for i := range n {
 		id[i] = m.tok.byteRank[p[i]]
 	}
-	for i := 0; i < n-1; i++ {
-		r := m.merges.get(id[i], id[i+1])
-		rank[i] = r
-		if r != noRank {
-			q.push(r, int32(i))
-		}
-	}
-	rank[n-1], rank[n] = noRank, noRank
-	count := n
-	for {
-		r, i, ok := q.popLive(rank, prev)
-		if !ok {
-			break
-		}
-		j := next[i]
-		id[i] = m.merges.newID[r]
-		next[i] = next[j]
-		if int(next[j]) <= n {
-			prev[next[j]] = i
-		}
-		prev[j] = -2
-		count--
-		if rank[i] = pr(i); rank[i] != noRank {
-			q.push(rank[i], i)
-		}
-		if k := prev[i]; k >= 0 {
-			if rank[k] = pr(k); rank[k] != noRank {
-				q.push(rank[k], k)
-			}
-		}
-	}
+	count := mergeQueued(&pairMerger{hf: m, id: id}, n, len(m.merges.newID), sc)
 	if emit {
-		for i := int32(0); int(i) < n; i = next[i] {
+		for i := int32(0); int(i) < n; i = sc.next[i] {
 			out = append(out, int(id[i]))
 		}
 	}
-	q.release()
-	sc.next, sc.prev, sc.rank, sc.id = next, prev, rank, id
 	scratchPool.Put(sc)
 	return out, count
 }

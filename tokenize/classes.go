@@ -47,10 +47,13 @@ var (
 // from the Unicode Character Database): the reference regex engines
 // (regex-syntax 0.8.5 in npm tiktoken 1.0.22, Hugging Face tokenizers) are
 // at 16.0, Go 1.26's unicode package at 15.0.
-var classSources = []struct {
+// classSource gives a flag to the code points of a range list.
+type classSource struct {
 	ranges []uint32
 	flag   uint8
-}{
+}
+
+var classSources = []classSource{
 	{u16Lu, cLu},
 	{u16Ll, cLl},
 	{u16Lt, cLt},
@@ -61,20 +64,9 @@ var classSources = []struct {
 	{u16WhiteSpace, cWS},
 }
 
-var psSources = []struct {
-	ranges []uint32
-	flag   uint8
-}{
+var psSources = []classSource{
 	{u16P, cP},
 	{u16S, cS},
-}
-
-func fillTable(t []uint8, ranges []uint32, flag uint8) {
-	for k := 0; k < len(ranges); k += 2 {
-		for c := ranges[k]; c <= ranges[k+1] && c < uint32(len(t)); c++ {
-			t[c] |= flag
-		}
-	}
 }
 
 // inRanges reports whether c is in a sorted [lo, hi] pair list.
@@ -96,46 +88,39 @@ func inRanges(ranges []uint32, c uint32) bool {
 
 func initClasses() {
 	classOnce.Do(func() {
-		t := make([]uint8, tableLimit)
-		for _, src := range classSources {
-			fillTable(t, src.ranges, src.flag)
-		}
-		classTable = t
-		copy(asciiClass[:], t[:128])
+		classTable = buildTable(classSources)
+		copy(asciiClass[:], classTable[:128])
 	})
 }
 
 func initPS() {
-	psOnce.Do(func() {
-		t := make([]uint8, tableLimit)
-		for _, src := range psSources {
-			fillTable(t, src.ranges, src.flag)
+	psOnce.Do(func() { psTable = buildTable(psSources) })
+}
+
+func buildTable(sources []classSource) []uint8 {
+	t := make([]uint8, tableLimit)
+	for _, src := range sources {
+		for k := 0; k < len(src.ranges); k += 2 {
+			for c := src.ranges[k]; c <= src.ranges[k+1] && c < tableLimit; c++ {
+				t[c] |= src.flag
+			}
 		}
-		psTable = t
-	})
+	}
+	return t
 }
 
 // classOf returns the class flags of r. initClasses must have run.
-func classOf(r rune) uint8 {
-	if uint32(r) < tableLimit {
-		return classTable[r]
-	}
-	var f uint8
-	for _, src := range classSources {
-		if inRanges(src.ranges, uint32(r)) {
-			f |= src.flag
-		}
-	}
-	return f
-}
+func classOf(r rune) uint8 { return flagsOf(r, classTable, classSources) }
 
 // psOf returns the cP/cS flags of r. initPS must have run.
-func psOf(r rune) uint8 {
+func psOf(r rune) uint8 { return flagsOf(r, psTable, psSources) }
+
+func flagsOf(r rune, table []uint8, sources []classSource) uint8 {
 	if uint32(r) < tableLimit {
-		return psTable[r]
+		return table[r]
 	}
 	var f uint8
-	for _, src := range psSources {
+	for _, src := range sources {
 		if inRanges(src.ranges, uint32(r)) {
 			f |= src.flag
 		}

@@ -230,27 +230,31 @@ func (t *HFTokenizer) Name() string { return t.info.Name }
 func (t *HFTokenizer) Info() Info { return t.info }
 
 // Count returns len(t.Encode(text)) without building the ids.
-func (t *HFTokenizer) Count(text string) int {
-	a := hfAcc{max: int(^uint(0) >> 1)}
-	t.run(text, &a)
-	return a.n
-}
+func (t *HFTokenizer) Count(text string) int { return countAtMost(t.run, text, maxInt) }
 
 // CountAtMost is [HFTokenizer.Count] that stops once the count passes max
 // (see the function [CountAtMost]).
-func (t *HFTokenizer) CountAtMost(text string, max int) int {
-	a := hfAcc{max: max}
-	t.run(text, &a)
-	return a.n
-}
+func (t *HFTokenizer) CountAtMost(text string, max int) int { return countAtMost(t.run, text, max) }
 
 // Encode returns the token ids of text, id for id what Hugging Face
 // tokenizers' encode(text, add_special_tokens=False) returns: added and
 // special tokens in the text are one token each; each maximal ill-formed
 // UTF-8 subpart is first replaced by U+FFFD.
-func (t *HFTokenizer) Encode(text string) []int {
-	a := hfAcc{out: make([]int, 0, len(text)/3+1), emit: true, max: int(^uint(0) >> 1)}
-	t.run(text, &a)
+func (t *HFTokenizer) Encode(text string) []int { return encodeWith(t.run, text) }
+
+const maxInt = int(^uint(0) >> 1)
+
+// countAtMost runs a tokenizer's run function without collecting ids.
+func countAtMost(run func(string, *hfAcc), text string, max int) int {
+	a := hfAcc{max: max}
+	run(text, &a)
+	return a.n
+}
+
+// encodeWith runs a tokenizer's run function collecting the ids.
+func encodeWith(run func(string, *hfAcc), text string) []int {
+	a := hfAcc{out: make([]int, 0, len(text)/3+1), emit: true, max: maxInt}
+	run(text, &a)
 	return a.out
 }
 

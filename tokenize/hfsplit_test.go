@@ -15,19 +15,7 @@ import (
 // Unicode 16.0 tables of the hand-written splitters.
 func psDiffers(s string) bool {
 	initPS()
-	for _, r := range s {
-		var go15 uint8
-		if unicode.Is(unicode.P, r) {
-			go15 |= cP
-		}
-		if unicode.Is(unicode.S, r) {
-			go15 |= cS
-		}
-		if go15 != psOf(r) {
-			return true
-		}
-	}
-	return false
+	return go15Differs(s, []goClass{{unicode.P, cP}, {unicode.S, cS}}, psOf)
 }
 
 func splitPieces(next func(string, int) int, s string) []string {

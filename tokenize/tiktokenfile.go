@@ -129,27 +129,15 @@ func (t *TiktokenFile) Name() string { return t.info.Name }
 func (t *TiktokenFile) Info() Info { return t.info }
 
 // Count returns len(t.Encode(text)).
-func (t *TiktokenFile) Count(text string) int {
-	a := hfAcc{max: int(^uint(0) >> 1)}
-	t.run(text, &a)
-	return a.n
-}
+func (t *TiktokenFile) Count(text string) int { return countAtMost(t.run, text, maxInt) }
 
 // CountAtMost is [TiktokenFile.Count] that stops once the count passes max.
-func (t *TiktokenFile) CountAtMost(text string, max int) int {
-	a := hfAcc{max: max}
-	t.run(text, &a)
-	return a.n
-}
+func (t *TiktokenFile) CountAtMost(text string, max int) int { return countAtMost(t.run, text, max) }
 
 // Encode returns the token ids of text: added tokens first, then the
 // model's split pattern and byte-pair merges over the rest (each maximal
 // ill-formed UTF-8 subpart is first replaced by U+FFFD).
-func (t *TiktokenFile) Encode(text string) []int {
-	a := hfAcc{out: make([]int, 0, len(text)/3+1), emit: true, max: int(^uint(0) >> 1)}
-	t.run(text, &a)
-	return a.out
-}
+func (t *TiktokenFile) Encode(text string) []int { return encodeWith(t.run, text) }
 
 func (t *TiktokenFile) run(text string, a *hfAcc) {
 	if !utf8.ValidString(text) {

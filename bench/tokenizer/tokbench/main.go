@@ -118,26 +118,31 @@ func count(path string) error {
 		if err := compareCounts(path+"."+name+".counts", texts, c); err != nil {
 			return err
 		}
-		var best, bestCPU time.Duration
-		tokens := 0
-		for range 3 {
-			tokens = 0
-			t0, c0 := time.Now(), cpuTime()
-			for _, s := range texts {
-				tokens += c.Count(s)
-			}
-			d, dc := time.Since(t0), cpuTime()-c0
-			if best == 0 || d < best {
-				best = d
-			}
-			if bestCPU == 0 || dc < bestCPU {
-				bestCPU = dc
-			}
-		}
+		tokens, best, bestCPU := timeCounts(c, texts)
 		fmt.Printf("go %s tokens=%d bytes=%d wallMBps=%.2f cpuMBps=%.2f\n", name, tokens, total,
 			float64(total)/1e6/best.Seconds(), float64(total)/1e6/bestCPU.Seconds())
 	}
 	return nil
+}
+
+// timeCounts counts every text three times and returns the token total
+// and the best wall and CPU time of a pass.
+func timeCounts(c tokenize.Counter, texts []string) (tokens int, best, bestCPU time.Duration) {
+	for range 3 {
+		tokens = 0
+		t0, c0 := time.Now(), cpuTime()
+		for _, s := range texts {
+			tokens += c.Count(s)
+		}
+		d, dc := time.Since(t0), cpuTime()-c0
+		if best == 0 || d < best {
+			best = d
+		}
+		if bestCPU == 0 || dc < bestCPU {
+			bestCPU = dc
+		}
+	}
+	return tokens, best, bestCPU
 }
 
 // compareCounts checks c against the reference's per-text counts written
@@ -245,22 +250,7 @@ func countHF(path string) error {
 		if err := compareCounts(path+"."+name+".counts", texts, c); err != nil {
 			return err
 		}
-		var best, bestCPU time.Duration
-		tokens := 0
-		for range 3 {
-			tokens = 0
-			t0, c0 := time.Now(), cpuTime()
-			for _, s := range texts {
-				tokens += c.Count(s)
-			}
-			d, dc := time.Since(t0), cpuTime()-c0
-			if best == 0 || d < best {
-				best = d
-			}
-			if bestCPU == 0 || dc < bestCPU {
-				bestCPU = dc
-			}
-		}
+		tokens, best, bestCPU := timeCounts(c, texts)
 		fmt.Printf("go %s tokens=%d bytes=%d wallMBps=%.2f cpuMBps=%.2f split=%s\n", name, tokens, total,
 			float64(total)/1e6/best.Seconds(), float64(total)/1e6/bestCPU.Seconds(), tokenize.Describe(c).Split)
 	}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,4 +158,35 @@ func head(a []int) []int {
 		return a[:40]
 	}
 	return a
+}
+
+// TestHFConcurrent counts the golden texts from several goroutines at
+// once on a freshly loaded tokenizer, so that the per-token self-merge
+// bits are learnt concurrently (run under -race by make test).
+func TestHFConcurrent(t *testing.T) {
+	cases := loadHFGolden(t)
+	tk, err := LoadHF(hfModelPath(t, "qwen3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range cases {
+				c := cases[(k+g*97)%len(cases)]
+				if n := tk.Count(c.raw); n != len(c.ids["qwen3"]) {
+					errs <- fmt.Sprintf("golden.jsonl:%d: Count %d, want %d", c.line, n, len(c.ids["qwen3"]))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }

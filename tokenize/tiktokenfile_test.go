@@ -97,8 +97,10 @@ func TestTiktokenFileKimi(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("added tokens: got %v, want %v", got, want)
 	}
-	if got, want := k.Count("abc中文def"), k.Count("abc")+k.Count("中文")+k.Count("def"); got != want {
-		t.Errorf("Han run not split off: %d tokens, want %d", got, want)
+	for _, han := range []string{"中文", "\U00020000\U0002A6DF", "\u3007\u3005"} {
+		if got, want := k.Count("abc"+han+"def"), k.Count("abc")+k.Count(han)+k.Count("def"); got != want {
+			t.Errorf("Han run %q not split off: %d tokens, want %d", han, got, want)
+		}
 	}
 	// Llama-3-style chunking: a run of more than 25,000 non-space code
 	// points is encoded in 25,000-code-point chunks.

@@ -187,7 +187,13 @@ func mergeQueued(m *pairMerger, n, nranks int, sc *mergeScratch) int {
 		}
 		prev[j] = -2
 		count--
-		if rank[i] = pr(i); rank[i] != noRank {
+		// The new pair at i need not be queued when the pair to its right
+		// has rank r: that pair is the next to merge (no pair has a rank
+		// below r, none left of it has rank r, and a merge never creates a
+		// pair of its own rank, since the merged token is longer than
+		// either part), and merging it re-ranks and queues i as its left
+		// neighbour. This halves the queue traffic on runs.
+		if rank[i] = pr(i); rank[i] != noRank && (rank[next[i]] != r || rank[i] < r) {
 			q.push(rank[i], i)
 		}
 		if k := prev[i]; k >= 0 {

@@ -1,6 +1,9 @@
 package tokenize
 
-import "sync"
+import (
+	"sync"
+	"unicode/utf8"
+)
 
 // Character class bits. Every code point gets one byte of flags; the split
 // patterns only ever ask for unions of these.
@@ -22,11 +25,13 @@ const (
 
 //go:generate sh -c "npm ci --prefix internal/ucdgen --no-audit --no-fund && node internal/ucdgen/gen.mjs && gofmt -w unicode16_tables.go"
 
-// Punctuation and symbol flags, kept in a second table (psTable) built
-// only for patterns that ask for \p{P} or \p{S} (DeepSeek's).
+// Punctuation, symbol and Han flags, kept in a second table (psTable)
+// built only for patterns that ask for \p{P}, \p{S} (DeepSeek's) or
+// \p{Han} (Kimi-K2's).
 const (
-	cP uint8 = 1 << iota // punctuation (Pc, Pd, Ps, Pe, Pi, Pf, Po)
-	cS                   // symbol (Sm, Sc, Sk, So)
+	cP   uint8 = 1 << iota // punctuation (Pc, Pd, Ps, Pe, Pi, Pf, Po)
+	cS                     // symbol (Sm, Sc, Sk, So)
+	cHan                   // Script=Han
 )
 
 // tableLimit bounds the flat class tables: planes 0-2 cover everything but
@@ -67,6 +72,14 @@ var classSources = []classSource{
 var psSources = []classSource{
 	{u16P, cP},
 	{u16S, cS},
+	{u16Han, cHan},
+}
+
+// isHanAt reports whether the code point at s[i] (not ASCII) is Han.
+// initPS must have run.
+func isHanAt(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return psOf(r)&cHan != 0
 }
 
 // inRanges reports whether c is in a sorted [lo, hi] pair list.

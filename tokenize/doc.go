@@ -54,12 +54,12 @@
 // semantics (including \s+(?!\S), \s*[\r\n]+, and case-insensitive
 // contractions under Unicode simple case folding, so 'ſ matches 's):
 // cl100k_base (also Llama-3), o200k_base (also GPT-OSS), Qwen2/3's
-// single-digit variant and DeepSeek-V3's three Splits. Any other Split
-// pattern runs on github.com/dlclark/regexp2, reported as the slow path by
-// [Describe]; regexp2 classifies characters with Go's Unicode 15.0 tables
-// and folds case .NET's way, so it may differ from the reference on code
-// points added in 15.1/16.0 and on 'ſ. Kimi-K2's pattern (class
-// intersections with \p{Han}) runs on regexp2 too. Character classes of
+// single-digit variant, DeepSeek-V3's three Splits, and Kimi-K2's
+// (o200k's with Han runs split off). Any other Split pattern runs on
+// github.com/dlclark/regexp2, reported as the slow path by [Describe];
+// regexp2 classifies characters with Go's Unicode 15.0 tables and folds
+// case .NET's way, so it may differ from the reference on code points
+// added in 15.1/16.0 and on 'ſ. Character classes of
 // the hand-written scanners follow Unicode 16.0, as the reference engines
 // do (Go's own tables are 15.0): unicode16_tables.go is generated from the
 // Unicode Character Database by go generate. Hugging Face's NFC

@@ -104,14 +104,14 @@ func splitDSCJK(s string, i int) int {
 	return j
 }
 
-// psAt returns the class flags, the \p{P}/\p{S} flags and the width of
+// psAt returns the class flags, the \p{P}/\p{S} flags (cP, cS) and the width of
 // the code point at s[i]. initPS must have run.
 func psAt(s string, i int) (uint8, uint8, int) {
 	if c := s[i]; c < utf8.RuneSelf {
-		return asciiClass[c], psTable[c], 1
+		return asciiClass[c], psTable[c] & (cP | cS), 1
 	}
 	r, w := utf8.DecodeRuneInString(s[i:])
-	return classOf(r), psOf(r), w
+	return classOf(r), psOf(r) & (cP | cS), w
 }
 
 func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
@@ -125,7 +125,7 @@ func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 func dsMatch(s string, i int) int {
 	c := s[i]
 	// ASCII punctuation then ASCII letters.
-	if c < utf8.RuneSelf && psTable[c] != 0 && i+1 < len(s) && isASCIILetter(s[i+1]) {
+	if c < utf8.RuneSelf && psTable[c]&(cP|cS) != 0 && i+1 < len(s) && isASCIILetter(s[i+1]) {
 		j := i + 2
 		for j < len(s) && isASCIILetter(s[j]) {
 			j++

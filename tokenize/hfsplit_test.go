@@ -15,7 +15,7 @@ import (
 // Unicode 16.0 tables of the hand-written splitters.
 func psDiffers(s string) bool {
 	initPS()
-	return go15Differs(s, []goClass{{unicode.P, cP}, {unicode.S, cS}}, psOf)
+	return go15Differs(s, []goClass{{unicode.P, cP}, {unicode.S, cS}, {unicode.Han, cHan}}, psOf)
 }
 
 func splitPieces(next func(string, int) int, s string) []string {
@@ -37,7 +37,7 @@ func splitPieces(next func(string, int) int, s string) []string {
 func TestSplittersMatchRegexp2(t *testing.T) {
 	initClasses()
 	initPS()
-	extra := []string{"。", "，", "「」", "$", "€", "^", "`", "中文", "ひらがな", "カタカナ", "龥", "123", "1234", "٣٤", "①", " .NET",
+	extra := []string{"。", "，", "漢字", "\u3007", "々", "\U00020001", "中a", "A中b", "「」", "$", "€", "^", "`", "中文", "ひらがな", "カタカナ", "龥", "123", "1234", "٣٤", "①", " .NET",
 		"_x", "#tag", "a.b", "'s", " \n", "\u200b", "\u00ad", "~~", "é", "\u0301", "Ǆ", "ℌ", "\U0001F600", "\t\t"}
 	rng := rand.New(rand.NewPCG(21, 22))
 	texts := []string{}
@@ -59,7 +59,11 @@ func TestSplittersMatchRegexp2(t *testing.T) {
 	if len(texts) < 3000 {
 		t.Fatalf("only %d usable random texts", len(texts))
 	}
+	patterns := map[string]preStage{kimiPattern(): {name: "kimi", next: splitKimi}}
 	for pat, st := range knownPatterns {
+		patterns[pat] = st
+	}
+	for pat, st := range patterns {
 		re := regexp2.MustCompile(pat, regexp2.None)
 		t.Run(st.name, func(t *testing.T) {
 			for _, s := range texts {

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/dlclark/regexp2"
 )
 
 // TiktokenFile counts tokens with a tiktoken-format BPE file
@@ -22,36 +20,9 @@ import (
 type TiktokenFile struct {
 	info    Info
 	v       *vocab
-	re      *regexp2.Regexp
+	split   func(s string, i int) int
 	special *addedTrie
 	chunked bool // Llama-3-style 400k-character and 25k-run chunking
-}
-
-// kimiPattern is tokenization_kimi.py's pat_str (Kimi-K2), written for
-// regexp2: its class intersections [...&&[^\p{Han}]] become .NET class
-// subtractions with the Unicode 16.0 Han ranges spelled out.
-func kimiPattern() string {
-	var han strings.Builder
-	for k := 0; k < len(u16Han); k += 2 {
-		han.WriteRune(rune(u16Han[k]))
-		if u16Han[k+1] != u16Han[k] {
-			han.WriteByte('-')
-			han.WriteRune(rune(u16Han[k+1]))
-		}
-	}
-	h := han.String()
-	upper := `[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}-[` + h + `]]`
-	lower := `[\p{Ll}\p{Lm}\p{Lo}\p{M}-[` + h + `]]`
-	return strings.Join([]string{
-		`[` + h + `]+`,
-		`[^\r\n\p{L}\p{N}]?` + upper + `*` + lower + `+(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
-		`[^\r\n\p{L}\p{N}]?` + upper + `+` + lower + `*(?i:'s|'t|'re|'ve|'m|'ll|'d)?`,
-		`\p{N}{1,3}`,
-		` ?[^\s\p{L}\p{N}]+[\r\n]*`,
-		`\s*[\r\n]+`,
-		`\s+(?!\S)`,
-		`\s+`,
-	}, "|")
 }
 
 // tiktokenConfig is the part of a tokenizer_config.json that names the
@@ -70,8 +41,9 @@ type tiktokenConfig struct {
 // chosen from the tokenizer_config.json in the same directory, which must
 // name a known model: Kimi (auto_map tokenization_kimi.TikTokenTokenizer,
 // as Kimi-K2 ships it). Its added_tokens_decoder entries are matched in
-// the text first and count one each, as transformers does. Counting runs
-// the pattern on regexp2 (the slow path; see Info).
+// the text first and count one each, as transformers does. The pattern is
+// split by the hand-written splitKimi (Unicode 16.0 classes, as tiktoken's
+// regex engine).
 func LoadTiktokenFile(path string) (*TiktokenFile, error) {
 	cfgPath := filepath.Join(filepath.Dir(path), "tokenizer_config.json")
 	raw, err := os.ReadFile(cfgPath)
@@ -101,14 +73,11 @@ func LoadTiktokenFile(path string) (*TiktokenFile, error) {
 		return nil, err
 	}
 	initClasses()
-	re, err := regexp2.Compile(kimiPattern(), regexp2.None)
-	if err != nil {
-		return nil, fmt.Errorf("tokenize: Kimi split pattern: %w", err)
-	}
+	initPS()
 	t := &TiktokenFile{
-		info:    Info{Name: path, Kind: KindTiktokenFile, Split: model + "-regexp2 (slow path)", SlowPath: true, Hash: hex.EncodeToString(sum[:])},
+		info:    Info{Name: path, Kind: KindTiktokenFile, Split: model, Hash: hex.EncodeToString(sum[:])},
 		v:       v,
-		re:      re,
+		split:   splitKimi,
 		special: newAddedTrie(),
 		chunked: true,
 	}
@@ -213,9 +182,11 @@ func (t *TiktokenFile) encodeChunk(s string, a *hfAcc) {
 	if len(s) == 0 || a.n > a.max {
 		return
 	}
-	regexPieces(t.re, s, func(p string) {
+	for i := 0; i < len(s) && a.n <= a.max; {
+		j := t.split(s, i)
 		var n int
-		a.out, n = t.v.pieceTokens(p, a.out, a.emit)
+		a.out, n = t.v.pieceTokens(s[i:j], a.out, a.emit)
 		a.n += n
-	})
+		i = j
+	}
 }

@@ -113,7 +113,7 @@ func loadHFGolden(t testing.TB) []hfGoldenCase {
 			t.Fatalf("%s:%d: text: %v", path, line, err)
 		}
 		g.raw = string(raw)
-		for _, k := range hfModelOrder {
+		for _, k := range append(hfModelOrder, hfVariant) {
 			var ids []int
 			if err := json.Unmarshal(row[k], &ids); err != nil || ids == nil && len(raw) > 0 {
 				t.Fatalf("%s:%d: ids of %s: %v", path, line, k, err)
@@ -151,6 +151,53 @@ func TestHFGolden(t *testing.T) {
 			t.Logf("%s: %d/%d exact (split %s)", key, ok, len(cases), tk.Info().Split)
 		})
 	}
+}
+
+// hfVariant is the golden key of Llama-3's vocabulary behind
+// Digits(individual_digits) and ByteLevel(use_regex) (gen_golden.mjs,
+// variants): the pre-tokenizers the four models do not use, and GPT-2's
+// pattern on the regexp2 slow path.
+const hfVariant = "llama3_digits_gpt2"
+
+// TestHFGoldenVariant checks that variant against the reference, except on
+// texts where regexp2 (Go's Unicode 15.0 tables) legitimately differs.
+func TestHFGoldenVariant(t *testing.T) {
+	raw, err := os.ReadFile(hfModelPath(t, "llama3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["pre_tokenizer"] = json.RawMessage(`{"type": "Sequence", "pretokenizers": [{"type": "Digits", "individual_digits": true},
+		{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": true}]}`)
+	b, _ := json.Marshal(doc)
+	path := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tk, err := LoadHF(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info := tk.Info(); !info.SlowPath || info.Split != "digits1+gpt2-regexp2 (slow path)" {
+		t.Errorf("Info = %+v", info)
+	}
+	ok, total := 0, 0
+	for _, g := range loadHFGolden(t) {
+		if inUnicode16(g.raw) {
+			continue
+		}
+		total++
+		want := g.ids[hfVariant]
+		if got := tk.Encode(g.raw); slices.Equal(got, want) && tk.Count(g.raw) == len(want) {
+			ok++
+		} else {
+			t.Errorf("golden.jsonl:%d %s %.120q: differs at token %d\n got %v\nwant %v", g.line, g.Name, g.raw, firstDiff(got, want), head(got), head(want))
+		}
+	}
+	t.Logf("%s: %d/%d exact", hfVariant, ok, total)
 }
 
 func head(a []int) []int {

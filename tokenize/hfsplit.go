@@ -184,18 +184,34 @@ func splitDSMain(s string, i int) int {
 	}
 }
 
+// isNumeric is Rust's char::is_numeric, which the Digits pre-tokenizer
+// uses: \p{N} of Unicode 17.0 (Rust's standard library tables, newer than
+// the regex engine's 16.0).
+func isNumeric(s string, i int) (bool, int) {
+	if c := s[i]; c < utf8.RuneSelf {
+		return c >= '0' && c <= '9', 1
+	}
+	r, w := utf8.DecodeRuneInString(s[i:])
+	return inRanges(u17N, uint32(r)), w
+}
+
 // splitDigits is the Digits pre-tokenizer: runs of numeric characters
 // (each on its own with individual) and the text between them.
 func splitDigits(individual bool) func(s string, i int) int {
 	return func(s string, i int) int {
-		cl, w := classAt(s, i)
-		if cl&cN == 0 {
-			return scanOut(s, i, cN)
-		}
-		if individual {
+		num, w := isNumeric(s, i)
+		if num && individual {
 			return i + w
 		}
-		return scanIn(s, i+w, cN)
+		j := i + w
+		for j < len(s) {
+			n, w := isNumeric(s, j)
+			if n != num {
+				break
+			}
+			j += w
+		}
+		return j
 	}
 }
 

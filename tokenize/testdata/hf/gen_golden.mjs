@@ -22,6 +22,7 @@
 import { Tokenizer } from "tokenizers";
 import { readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -96,8 +97,32 @@ add("long_random_lower", Array.from({ length: 4000 }, () => String.fromCharCode(
 add("long_random_cjk", Array.from({ length: 1500 }, () => String.fromCodePoint(0x4e00 + rnd(0x5000))).join(""));
 add("long_random_punct", Array.from({ length: 3000 }, () => "!#$%&*+-./:;<=>?@^_|~"[rnd(21)]).join(""));
 
+// A variant that no shipped model uses, for the pre-tokenizers the four do
+// not exercise: Llama-3's vocabulary behind Digits(individual_digits) and
+// ByteLevel(use_regex), i.e. GPT-2's pattern on the regexp2 slow path.
+// ../../hf_golden_test.go applies the same edit (variantJSON).
+export const variants = {
+  llama3_digits_gpt2: {
+    base: "llama3",
+    pre_tokenizer: {
+      type: "Sequence",
+      pretokenizers: [
+        { type: "Digits", individual_digits: true },
+        { type: "ByteLevel", add_prefix_space: false, trim_offsets: true, use_regex: true },
+      ],
+    },
+  },
+};
+
 const dec = new TextDecoder("utf-8");
 const toks = Object.fromEntries(Object.keys(models).map((m) => [m, Tokenizer.fromFile(modelPath(m))]));
+for (const [v, { base, pre_tokenizer }] of Object.entries(variants)) {
+  const tj = JSON.parse(readFileSync(modelPath(base), "utf8"));
+  tj.pre_tokenizer = pre_tokenizer;
+  const tmp = join(tmpdir(), `trajcompress-${v}.json`);
+  writeFileSync(tmp, JSON.stringify(tj));
+  toks[v] = Tokenizer.fromFile(tmp);
+}
 const out = [];
 for (const { name, bytes } of cases) {
   const text = dec.decode(bytes);

@@ -94,6 +94,8 @@ func TestCompare(t *testing.T) {
 			rules:  Rules{Rules: []Rule{{Path: "run.tool_version", Exact: true}}},
 			status: map[string]Status{"run.tool_version": StatusOK}},
 		{name: "tokenizer differs", over: map[string]string{"tokenizer": `"cl100k_base"`}, rules: def, setupErr: true, differs: 1},
+		{name: "tokenizer file differs", base: map[string]string{"tokenizer": `"Qwen/Qwen3-8B", "tokenizer_kind": "hf-bpe", "tokenizer_sha256": "aa"`},
+			over: map[string]string{"tokenizer": `"Qwen/Qwen3-8B", "tokenizer_kind": "hf-bpe", "tokenizer_sha256": "bb"`}, rules: def, setupErr: true, differs: 1},
 		{name: "config and input differ", over: map[string]string{"config": `"cfg-2"`, "input": `"in-2"`}, rules: def, setupErr: true, differs: 2},
 		{name: "fingerprint missing in run", over: map[string]string{"input": `null, "nothing": 0`}, rules: def, setupErr: true, differs: 1},
 		{name: "setup differs allowed", over: map[string]string{"config": `"cfg-2"`, "ratio": "0.5"},

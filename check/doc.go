@@ -40,7 +40,8 @@
 //
 // # Setup
 //
-// Two runs are comparable only when run.tokenizer, run.config_fingerprint and
+// Two runs are comparable only when run.tokenizer, run.tokenizer_kind,
+// run.tokenizer_sha256 (a tokenizer file's hash), run.config_fingerprint and
 // run.input_fingerprint are equal (a key absent from both documents counts as
 // equal). [Compare] returns an error wrapping [ErrSetupDiffers] that lists the
 // differing keys unless Rules.AllowDifferentSetup is set, in which case the

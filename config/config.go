@@ -41,9 +41,10 @@ type Config struct {
 
 // Tokenizer is the tokenizer section.
 type Tokenizer struct {
-	Name            string `yaml:"name" json:"name"`                           // o200k_base, cl100k_base or chars4
-	TrustRemoteCode bool   `yaml:"trust_remote_code" json:"trust_remote_code"` // accepted for compatibility; nothing remote is ever loaded
-	TurnOverhead    int    `yaml:"turn_overhead" json:"turn_overhead"`         // ours: tokens added per turn for chat-template framing
+	Name            string `yaml:"name" json:"name"`                             // o200k_base, cl100k_base, chars4, a tokenizer.json/tiktoken.model path, a model directory, or a Hugging Face model id (local cache)
+	Revision        string `yaml:"revision,omitempty" json:"revision,omitempty"` // ours: Hugging Face revision for a model id; "" is main
+	TrustRemoteCode bool   `yaml:"trust_remote_code" json:"trust_remote_code"`   // accepted for compatibility; nothing remote is ever loaded
+	TurnOverhead    int    `yaml:"turn_overhead" json:"turn_overhead"`           // ours: tokens added per turn for chat-template framing
 }
 
 // Compression is the compression section.

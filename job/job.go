@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/zeebo/xxh3"
@@ -103,12 +102,8 @@ type Progress interface {
 // Run carries out spec.
 func Run(ctx context.Context, spec Spec) (*Result, error) {
 	cfg := spec.Config
-	base, err := tokenize.New(cfg.Tokenizer.Name)
+	base, err := tokenize.NewRevision(cfg.Tokenizer.Name, cfg.Tokenizer.Revision)
 	if err != nil {
-		if strings.Contains(cfg.Tokenizer.Name, "/") {
-			return nil, usagef("tokenizer.name %q is a Hugging Face tokenizer, which cannot be loaded offline; pass --tokenizer %s or set tokenizer.name to one of them",
-				cfg.Tokenizer.Name, strings.Join(tokenize.Names(), "|"))
-		}
 		return nil, usagef("tokenizer.name %q: %v (set tokenizer.name in the config or pass --tokenizer)", cfg.Tokenizer.Name, err)
 	}
 	// 512 texts of at most 64 KiB: at most 32 MiB, plenty for the system
@@ -310,6 +305,9 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 		PriceOut:         r.spec.PriceOut,
 		ToolVersion:      r.spec.ToolVersion,
 		InputFingerprint: inputFingerprint(r.inputHash),
+	}
+	if ti := tokenize.Describe(r.counter); ti.Hash != "" {
+		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash
 	}
 	info.Config, info.ConfigFingerprint = fingerprint(r.cfg, r.spec.Sample)
 	if r.cfg.Summarization.Method == "llm" {

@@ -13,8 +13,11 @@ import (
 
 // RunInfo describes the run a [Report] is about.
 type RunInfo struct {
-	Tokenizer    string // tokenizer name, e.g. "o200k_base"
-	TurnOverhead int    // tokens added per turn for chat-template framing
+	Tokenizer string // tokenizer name, e.g. "o200k_base"
+	// For a tokenizer loaded from a file (tokenize.Describe): its kind,
+	// split path and SHA-256; empty for the embedded encodings.
+	TokenizerKind, TokenizerSplit, TokenizerSHA256 string
+	TurnOverhead                                   int // tokens added per turn for chat-template framing
 	// Budget is the planning budget used; nil leaves it out of the report.
 	Budget     *snap.Budget
 	Start, End time.Time // processing start and end, printed in their own location
@@ -196,10 +199,15 @@ func QuantilesOf(h *Hist) Quantiles {
 // every other figure of the report except processing times (and, for the
 // LLM summarizer, the calls the cache saved).
 type RunSection struct {
-	ToolVersion  string         `json:"tool_version,omitempty"`
-	Tokenizer    string         `json:"tokenizer"`
-	TurnOverhead int            `json:"turn_overhead"`
-	Budget       *BudgetSection `json:"budget,omitempty"`
+	ToolVersion string `json:"tool_version,omitempty"`
+	Tokenizer   string `json:"tokenizer"`
+	// TokenizerKind, TokenizerSplit and TokenizerSHA256 identify a
+	// tokenizer loaded from a file (absent for the embedded encodings).
+	TokenizerKind   string         `json:"tokenizer_kind,omitempty"`
+	TokenizerSplit  string         `json:"tokenizer_split,omitempty"`
+	TokenizerSHA256 string         `json:"tokenizer_sha256,omitempty"`
+	TurnOverhead    int            `json:"turn_overhead"`
+	Budget          *BudgetSection `json:"budget,omitempty"`
 	// Config is the effective configuration (config file, then flags).
 	Config json.RawMessage `json:"config,omitempty"`
 	// ConfigFingerprint is sha256 over the settings that can change the
@@ -301,6 +309,7 @@ func (s *Summary) Report(info RunInfo) Report {
 	}
 	r.Distributions = DistributionsSection{TokensBefore: QuantilesOf(&s.before), TokensAfter: QuantilesOf(&s.after)}
 	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,
+		TokenizerKind: info.TokenizerKind, TokenizerSplit: info.TokenizerSplit, TokenizerSHA256: info.TokenizerSHA256,
 		Config: info.Config, ConfigFingerprint: info.ConfigFingerprint, InputFingerprint: info.InputFingerprint}
 	if b := info.Budget; b != nil {
 		r.Run.Budget = &BudgetSection{

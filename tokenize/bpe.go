@@ -87,12 +87,13 @@ func (v *vocab) mergeLinear(p string, start []int32, rank []uint32, out []int, e
 	return out, m - 1
 }
 
-// mergeScratch holds the buffers of mergeLarge; pooled so that steady-state
-// counting does not allocate.
+// mergeScratch holds the buffers of the long-piece merges; pooled so that
+// steady-state counting does not allocate.
 type mergeScratch struct {
 	next, prev []int32
 	rank       []uint32
-	heap       []uint64
+	id         []uint32
+	q          mergeQueue
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(mergeScratch) }}
@@ -104,140 +105,117 @@ func grow32(b []int32, n int) []int32 {
 	return b[:n]
 }
 
-// mergeLarge computes the same merges as mergeSmall with a min-heap keyed by
-// (rank, start), so ties go to the leftmost pair exactly as in the linear
-// scan. Nodes are indexed by their start byte; stale heap entries are
-// skipped by checking the node is alive and its current rank matches.
-func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
-	n := len(p)
-	sc := scratchPool.Get().(*mergeScratch)
+func growU32(b []uint32, n int) []uint32 {
+	if cap(b) < n {
+		return make([]uint32, n)
+	}
+	return b[:n]
+}
+
+// pairMerger is what mergeQueued needs of a vocabulary: for tiktoken
+// ranks (hf nil), a pair's rank is the rank of its concatenated bytes; for
+// a tokenizer.json (hf set), the rank of the merge of its two token ids,
+// which id tracks by start byte. A plain struct rather than an interface:
+// the calls stay direct and inlinable on the hottest loop of long pieces.
+type pairMerger struct {
+	v  *vocab
+	p  string
+	hf *hfModel
+	id []uint32
+}
+
+// rankOf returns the rank of merging the tokens [i,j) and [j,k), or noRank.
+func (m *pairMerger) rankOf(i, j, k int32) uint32 {
+	if m.hf != nil {
+		return m.hf.merges.get(m.id[i], m.id[j])
+	}
+	return m.v.lookup(m.p[i:k])
+}
+
+// merged records that the token at i absorbed its successor by merge r.
+func (m *pairMerger) merged(i int32, r uint32) {
+	if m.hf != nil {
+		m.id[i] = m.hf.merges.newID[r]
+	}
+}
+
+// mergeQueued merges a piece of n bytes, n > 1: the pairs wait in a
+// mergeQueue, which yields them lowest rank first and leftmost on ties,
+// exactly as the reference's linear scan picks them. Tokens are indexed by
+// their start byte in a linked list (next, prev; prev -2 = merged away);
+// stale queue entries are skipped by checking that the token is alive and
+// its pair's rank unchanged. It returns the number of tokens; the caller
+// walks next (left in sc) from 0 for the tokens themselves and returns sc
+// to scratchPool.
+func mergeQueued(m *pairMerger, n, nranks int, sc *mergeScratch) int {
 	next := grow32(sc.next, n+1)
 	prev := grow32(sc.prev, n+1)
-	if cap(sc.rank) < n+1 {
-		sc.rank = make([]uint32, n+1)
+	rank := growU32(sc.rank, n+1)
+	sc.next, sc.prev, sc.rank = next, prev, rank
+	q := &sc.q
+	q.reset(nranks, n)
+	for i := 0; i <= n; i++ {
+		next[i], prev[i] = int32(i+1), int32(i-1)
 	}
-	rank := sc.rank[:n+1]
-	h := sc.heap[:0]
-	if cap(h) < n {
-		h = make([]uint64, 0, n)
+	for i := int32(0); int(i) < n-1; i++ {
+		r := m.rankOf(i, i+1, i+2)
+		rank[i] = r
+		if r != noRank {
+			q.push(r, i)
+		}
 	}
-	// pairRank of node i (token [i,next[i])) with its successor.
+	rank[n-1], rank[n] = noRank, noRank
+	// pr is the rank of merging token i with its successor.
 	pr := func(i int32) uint32 {
 		j := next[i]
 		if int(j) >= n {
 			return noRank
 		}
-		return v.lookup(p[i:next[j]])
+		return m.rankOf(i, j, next[j])
 	}
-	for i := 0; i <= n; i++ {
-		next[i], prev[i] = int32(i+1), int32(i-1)
-	}
-	for i := 0; i < n-1; i++ {
-		r := v.pairRank[uint32(p[i])<<8|uint32(p[i+1])]
-		rank[i] = r
-		if r != noRank {
-			h = append(h, uint64(r)<<32|uint64(i))
-		}
-	}
-	rank[n-1], rank[n] = noRank, noRank
-	heapify(h)
 	count := n
-	for len(h) > 0 {
-		top := h[0]
-		r, i := uint32(top>>32), int32(uint32(top))
-		if prev[i] == -2 || rank[i] != r {
-			h = heapPop(h) // merged away or re-ranked since pushed
-			continue
+	for {
+		r, i, ok := q.popLive(rank, prev)
+		if !ok {
+			break
 		}
 		j := next[i]
+		m.merged(i, r)
 		next[i] = next[j]
 		if int(next[j]) <= n {
 			prev[next[j]] = i
 		}
 		prev[j] = -2
 		count--
-		// The merged node's new pair replaces the top (one sift instead of
-		// a pop and a push); the left neighbour's new pair is pushed.
-		rank[i] = pr(i)
-		if rank[i] != noRank {
-			h[0] = uint64(rank[i])<<32 | uint64(i)
-			siftDown(h, 0)
-		} else {
-			h = heapPop(h)
+		// The new pair at i need not be queued when the pair to its right
+		// has rank r: that pair is the next to merge (no pair has a rank
+		// below r, none left of it has rank r, and a merge never creates a
+		// pair of its own rank, since the merged token is longer than
+		// either part), and merging it re-ranks and queues i as its left
+		// neighbour. This halves the queue traffic on runs.
+		if rank[i] = pr(i); rank[i] != noRank && (rank[next[i]] != r || rank[i] < r) {
+			q.push(rank[i], i)
 		}
 		if k := prev[i]; k >= 0 {
-			rank[k] = pr(k)
-			if rank[k] != noRank {
-				h = heapPush(h, uint64(rank[k])<<32|uint64(k))
+			if rank[k] = pr(k); rank[k] != noRank {
+				q.push(rank[k], k)
 			}
 		}
 	}
+	q.release()
+	return count
+}
+
+// mergeLarge computes the same merges as mergeSmall for long pieces, with
+// mergeQueued.
+func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
+	sc := scratchPool.Get().(*mergeScratch)
+	count := mergeQueued(&pairMerger{v: v, p: p}, len(p), maxRank+1, sc)
 	if emit {
-		for i := int32(0); int(i) < n; i = next[i] {
-			out = append(out, int(v.lookup(p[i:next[i]])))
+		for i := int32(0); int(i) < len(p); i = sc.next[i] {
+			out = append(out, int(v.lookup(p[i:sc.next[i]])))
 		}
 	}
-	sc.next, sc.prev, sc.heap = next, prev, h[:0]
 	scratchPool.Put(sc)
 	return out, count
-}
-
-// The heap is 4-ary: half the depth of a binary heap and children on one
-// cache line, which matters for million-entry pieces.
-
-func heapify(h []uint64) {
-	if len(h) < 2 {
-		return
-	}
-	for i := (len(h) - 2) / 4; i >= 0; i-- {
-		siftDown(h, i)
-	}
-}
-
-func siftDown(h []uint64, i int) {
-	n := len(h)
-	x := h[i]
-	for {
-		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m := c
-		for k := c + 1; k < c+4 && k < n; k++ {
-			if h[k] < h[m] {
-				m = k
-			}
-		}
-		if x <= h[m] {
-			break
-		}
-		h[i] = h[m]
-		i = m
-	}
-	h[i] = x
-}
-
-func heapPush(h []uint64, x uint64) []uint64 {
-	h = append(h, x)
-	i := len(h) - 1
-	for i > 0 {
-		p := (i - 1) / 4
-		if h[p] <= x {
-			break
-		}
-		h[i] = h[p]
-		i = p
-	}
-	h[i] = x
-	return h
-}
-
-func heapPop(h []uint64) []uint64 {
-	n := len(h) - 1
-	h[0] = h[n]
-	h = h[:n]
-	if n > 0 {
-		siftDown(h, 0)
-	}
-	return h
 }

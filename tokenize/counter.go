@@ -1,10 +1,6 @@
 package tokenize
 
-import (
-	"fmt"
-	"sort"
-	"strings"
-)
+import "sort"
 
 // Counter counts the tokens of a text. Implementations are safe for
 // concurrent use.
@@ -39,16 +35,13 @@ func Names() []string {
 }
 
 // New returns the counter called name: "o200k_base" or "cl100k_base" (an
-// *Encoding, loaded on first use and shared by all callers) or "chars4"
-// (⌊code points / 4⌋). Any other name is an error listing the valid ones.
+// *Encoding, loaded on first use and shared by all callers), "chars4"
+// (⌊code points / 4⌋), or a tokenizer file, model directory or Hugging
+// Face model id at its "main" revision (see [NewRevision]). A name that is
+// none of these is an error listing the valid encodings and saying where
+// a model was looked for.
 func New(name string) (Counter, error) {
-	switch name {
-	case O200kBase, CL100kBase:
-		return loadEncoding(name)
-	case Chars4:
-		return chars4{}, nil
-	}
-	return nil, fmt.Errorf("tokenize: unknown encoding %q (valid: %s)", name, strings.Join(Names(), ", "))
+	return NewRevision(name, "")
 }
 
 // chars4 is the peer's fallback estimate: ⌊code points / 4⌋, with each

@@ -1,49 +1,88 @@
-// Package tokenize counts tokens exactly as OpenAI's tiktoken does, offline.
+// Package tokenize counts tokens exactly as the reference tokenizers do,
+// offline: OpenAI's tiktoken encodings, Hugging Face byte-level BPE
+// tokenizer.json files, and tiktoken-format BPE files of known models.
 //
-// [New] returns a [Counter] by name:
+// [New] returns a [Counter] by name ([NewRevision] also takes a Hugging
+// Face revision):
 //
 //   - "o200k_base" and "cl100k_base": an [*Encoding] whose ids are, id for
 //     id, those of tiktoken's encode_ordinary (npm tiktoken 1.0.22, checked
 //     against testdata/golden.jsonl). Special-token strings such as
-//     "<|endoftext|>" are ordinary text. Input that is not valid UTF-8 is
-//     first decoded the way JavaScript's TextDecoder and Python's
-//     errors="replace" do: each maximal ill-formed subpart becomes one
-//     U+FFFD (see [ReplaceInvalid]).
+//     "<|endoftext|>" are ordinary text.
 //   - "chars4": ⌊code points / 4⌋ (same U+FFFD rule), the peer tool's
 //     fallback estimate.
+//   - a path to a tokenizer.json, or a directory (model snapshot) holding
+//     one: an [*HFTokenizer] whose ids are those of Hugging Face tokenizers'
+//     encode(text, add_special_tokens=False) (npm tokenizers 0.23.2,
+//     checked against testdata/hf/golden.jsonl for Qwen3, Llama-3,
+//     DeepSeek-V3 and GPT-OSS). Added and special tokens in the text are
+//     one token each. Only byte-level BPE is supported: other kinds
+//     (SentencePiece-style BPE, Unigram, WordPiece), normalizers other than
+//     NFC, pre-tokenizers other than Split (Isolated), ByteLevel and Digits
+//     are refused with an error naming them.
+//   - a path to a tiktoken.model (or a directory holding one) with a
+//     tokenizer_config.json beside it naming a known model (Kimi-K2's
+//     tokenization_kimi): a [*TiktokenFile].
+//   - a Hugging Face model id ("Qwen/Qwen3-8B"), looked up in the local
+//     Hugging Face cache exactly as huggingface_hub lays it out
+//     ([HubCacheDir]; refs/<revision> names snapshots/<commit>/). Nothing
+//     is ever downloaded; a model not in the cache is an error saying
+//     where it was looked for and how to get it.
 //
-// Any other name is an error that lists the valid names ([Names]).
+// Input that is not valid UTF-8 is first decoded the way JavaScript's
+// TextDecoder and Python's errors="replace" do: each maximal ill-formed
+// subpart becomes one U+FFFD (see [ReplaceInvalid]). Any other name is an
+// error that lists the valid encodings ([Names]). [Describe] says which
+// tokenizer, split path and file (SHA-256) a counter uses, for the
+// metrics' run block.
 //
 // # Data and loading
 //
-// The rank files are embedded (github.com/pkoukk/tiktoken-go-loader/assets);
-// nothing is ever read from the network or the file system. An encoding is
-// parsed on the first New for its name (about 10-15 MB resident for
-// o200k_base) and kept for the life of the process; the other encoding is
-// not loaded unless asked for. A corrupt embedded file makes New return an
-// error naming the file and line.
+// The tiktoken rank files are embedded
+// (github.com/pkoukk/tiktoken-go-loader/assets). An encoding is parsed on
+// the first New for its name (about 10-15 MB resident for o200k_base) and
+// kept for the life of the process; the other encoding is not loaded
+// unless asked for. A corrupt embedded file makes New return an error
+// naming the file and line. Tokenizer files are read on the first New that
+// names them (by any name: path, directory or model id) and kept for the
+// life of the process; a 10 MB tokenizer.json loads in about 0.2 s.
 //
 // # Exactness
 //
-// The split patterns are hand-written scanners that reproduce fancy-regex's
-// leftmost-first backtracking semantics (including \s+(?!\S), \s*[\r\n]+,
-// and case-insensitive contractions under Unicode simple case folding, so
-// 'ſ matches 's). Character classes follow Unicode 16.0, as the reference's
-// regex-syntax 0.8.5 does: Go's Unicode 15.0 tables plus the 15.1/16.0
-// additions (classes.go). Byte-pair merging follows tiktoken's
-// _byte_pair_merge: lowest rank first, leftmost on ties.
+// The split patterns of the known models are hand-written scanners that
+// reproduce the reference regex engines' leftmost-first backtracking
+// semantics (including \s+(?!\S), \s*[\r\n]+, and case-insensitive
+// contractions under Unicode simple case folding, so 'ſ matches 's):
+// cl100k_base (also Llama-3), o200k_base (also GPT-OSS), Qwen2/3's
+// single-digit variant, DeepSeek-V3's three Splits, and Kimi-K2's
+// (o200k's with Han runs split off). Any other Split pattern runs on
+// github.com/dlclark/regexp2, reported as the slow path by [Describe];
+// regexp2 classifies characters with Go's Unicode 15.0 tables and folds
+// case .NET's way, so it may differ from the reference on code points
+// added in 15.1/16.0 and on 'ſ. Character classes of
+// the hand-written scanners follow Unicode 16.0, as the reference engines
+// do (Go's own tables are 15.0): unicode16_tables.go is generated from the
+// Unicode Character Database by go generate. Hugging Face's NFC
+// normalizer uses Unicode 9.0 data, under which later combining marks are
+// starters; nfc.go reproduces that on top of golang.org/x/text.
+// Byte-pair merging follows tiktoken's _byte_pair_merge (lowest rank of
+// the merged bytes first, leftmost on ties) for tiktoken ranks, and
+// Hugging Face's BPE (lowest merge rank of the pair first, leftmost on
+// ties; ignore_merges looks the whole piece up first) for tokenizer.json.
 //
 // # Cost
 //
-// Counting takes time linear in the input, times a log factor for a single
-// long piece: pieces longer than 96 bytes are merged with a heap instead of
-// the reference's quadratic scan, so no input is pathological,
-// and [Encoding.Count] does not allocate on valid UTF-8 (long pieces and
-// invalid input use pooled buffers). [Encoding.Encode] allocates its result.
+// Counting takes time linear in the input, times a small factor for a
+// single long piece: pieces longer than 96 bytes are merged through
+// per-rank FIFO buckets (mergequeue.go) instead of the reference's
+// quadratic scan, so no input is pathological, and [Encoding.Count] does
+// not allocate on valid UTF-8 (long pieces and invalid input use pooled
+// buffers). Encode allocates its result.
 //
 // # Concurrency
 //
-// Every Counter returned by New, [Encoding] and [MemoCounter] is safe for
-// concurrent use by multiple goroutines. [Memo] wraps a Counter with a
-// bounded memo of whole texts for texts that repeat across records.
+// Every Counter returned by New, [Encoding], [HFTokenizer], [TiktokenFile]
+// and [MemoCounter] is safe for concurrent use by multiple goroutines.
+// [Memo] wraps a Counter with a bounded memo of whole texts for texts that
+// repeat across records.
 package tokenize

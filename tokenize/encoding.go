@@ -105,3 +105,12 @@ func (e *Encoding) encode(s string, out []int, emit bool) ([]int, int) {
 	}
 	return out, total
 }
+
+// Info describes the encoding for the metrics' run block.
+func (e *Encoding) Info() Info {
+	split := "o200k"
+	if e.name == CL100kBase {
+		split = "cl100k"
+	}
+	return Info{Name: e.name, Kind: KindTiktoken, Split: split}
+}

@@ -13,11 +13,11 @@ func ExampleNew() {
 		panic(err)
 	}
 	fmt.Println(c.Count("Hello, world! <|endoftext|>"))
-	_, err = tokenize.New("gpt-2")
+	_, err = tokenize.New("./gpt-2.json")
 	fmt.Println(err)
 	// Output:
 	// 11
-	// tokenize: unknown encoding "gpt-2" (valid: chars4, cl100k_base, o200k_base)
+	// tokenize: unknown tokenizer "./gpt-2.json": not an encoding (chars4, cl100k_base, o200k_base), an existing file or directory, or a Hugging Face model id
 }
 
 func ExampleEncoding_Encode() {

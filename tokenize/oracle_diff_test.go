@@ -5,23 +5,43 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/trajcompress/trajcompress/internal/testenv"
 )
 
-// inUnicode16 reports whether s holds a code point assigned in Unicode
-// 15.1/16.0: the oracle uses Go's Unicode 15.0 tables there, the reference
-// (and this package) Unicode 16.0, so the two legitimately differ.
-func inUnicode16(s string) bool {
+// goClass is a class flag with Go's own (Unicode 15.0) table for it.
+type goClass struct {
+	t    *unicode.RangeTable
+	flag uint8
+}
+
+// go15Differs reports whether s holds a code point whose flags under Go's
+// tables differ from ours(r).
+func go15Differs(s string, classes []goClass, ours func(rune) uint8) bool {
 	for _, r := range s {
-		for _, u := range unicode16 {
-			if r >= u.lo && r <= u.hi {
-				return true
+		var f uint8
+		for _, c := range classes {
+			if unicode.Is(c.t, r) {
+				f |= c.flag
 			}
+		}
+		if f != ours(r) {
+			return true
 		}
 	}
 	return false
+}
+
+// inUnicode16 reports whether s holds a code point whose class differs
+// between Go's Unicode 15.0 tables (the oracle's) and the Unicode 16.0
+// tables of the reference and this package, where the two legitimately
+// differ.
+func inUnicode16(s string) bool {
+	initClasses()
+	return go15Differs(s, []goClass{{unicode.Lu, cLu}, {unicode.Ll, cLl}, {unicode.Lt, cLt}, {unicode.Lm, cLm},
+		{unicode.Lo, cLo}, {unicode.M, cM}, {unicode.N, cN}, {unicode.White_Space, cWS}}, classOf)
 }
 
 func checkOracle(t *testing.T, name, label, text string) bool {

@@ -205,19 +205,45 @@ func splitCL100k(s string, i int) int {
 	return wsEnd(s, i)
 }
 
+// wordClassAt is classAt for the letter-and-mark classes of the o200k
+// word alternatives; with kimi set, Han code points lose their letter and
+// mark flags, as in Kimi-K2's [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}&&[^\p{Han}]].
+func wordClassAt(s string, i int, kimi bool) (uint8, int) {
+	cl, w := classAt(s, i)
+	if kimi && w > 1 && isHanAt(s, i) {
+		cl &^= mL | cM
+	}
+	return cl, w
+}
+
+// scanWord is scanIn for the word classes (see wordClassAt).
+func scanWord(s string, i int, m uint8, kimi bool) int {
+	if !kimi {
+		return scanIn(s, i, m)
+	}
+	for i < len(s) {
+		cl, w := wordClassAt(s, i, true)
+		if cl&m == 0 {
+			return i
+		}
+		i += w
+	}
+	return i
+}
+
 // o200kWordEnd matches [\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+
-// at i and returns its end, or -1. The greedy star takes the maximal upper
-// run; if the code point after it is lower, the plus takes the maximal lower
-// run from there; otherwise the star gives back code points until one it gave
-// back is lower, i.e. the match ends after the last lower code point of the
-// upper run.
-func o200kWordEnd(s string, i int) int {
+// at i (without Han when kimi is set) and returns its end, or -1. The
+// greedy star takes the maximal upper run; if the code point after it is
+// lower, the plus takes the maximal lower run from there; otherwise the
+// star gives back code points until one it gave back is lower, i.e. the
+// match ends after the last lower code point of the upper run.
+func o200kWordEnd(s string, i int, kimi bool) int {
 	j, lastLower := i, -1
 	for j < len(s) {
-		cl, w := classAt(s, j)
+		cl, w := wordClassAt(s, j, kimi)
 		if cl&mUpper == 0 {
 			if cl&mLower != 0 {
-				return scanIn(s, j+w, mLower)
+				return scanWord(s, j+w, mLower, kimi)
 			}
 			break
 		}
@@ -240,47 +266,65 @@ func o200kSuffix(s string, i int) int {
 }
 
 // splitO200k returns the end of the o200k_base piece starting at i.
-func splitO200k(s string, i int) int {
+func splitO200k(s string, i int) int { return splitO200kKimi(s, i, false) }
+
+// splitKimi returns the end of the piece of Kimi-K2's pattern
+// (tokenization_kimi.py) starting at i: o200k's with [\p{Han}]+ first, Han
+// taken out of the word classes, and [\r\n]* instead of [\r\n/]* after
+// punctuation.
+func splitKimi(s string, i int) int {
+	if s[i] >= utf8.RuneSelf && isHanAt(s, i) {
+		j := i
+		for j < len(s) && s[j] >= utf8.RuneSelf && isHanAt(s, j) {
+			_, w := utf8.DecodeRuneInString(s[j:])
+			j += w
+		}
+		return j
+	}
+	return splitO200kKimi(s, i, true)
+}
+
+func splitO200kKimi(s string, i int, kimi bool) int {
 	c := s[i]
 	// Fast path: an ASCII lowercase letter starts alternative 1 with an
 	// empty upper run, then takes the lower run.
 	if c >= 'a' && c <= 'z' {
-		return o200kSuffix(s, scanIn(s, i+1, mLower))
+		return o200kSuffix(s, scanWord(s, i+1, mLower, kimi))
 	}
-	cl, w := classAt(s, i)
+	cl, w := classAt(s, i) // s[i] is not Han for kimi (splitKimi took it)
 	prefix := isPrefixClass(cl, c) && i+w < len(s)
 	// Alternative 1, first with the optional prefix taken, then without
 	// (only possible when s[i] is itself a mark).
 	if prefix {
-		if e := o200kWordEnd(s, i+w); e >= 0 {
+		if e := o200kWordEnd(s, i+w, kimi); e >= 0 {
 			return o200kSuffix(s, e)
 		}
 	}
 	if cl&(mUpper|mLower) != 0 {
-		if e := o200kWordEnd(s, i); e >= 0 {
+		if e := o200kWordEnd(s, i, kimi); e >= 0 {
 			return o200kSuffix(s, e)
 		}
 	}
 	// Alternative 2: [prefix]?[upper]+[lower]*, same order.
 	if prefix {
-		if ncl, nw := classAt(s, i+w); ncl&mUpper != 0 {
-			return o200kSuffix(s, scanIn(s, scanIn(s, i+w+nw, mUpper), mLower))
+		if ncl, nw := wordClassAt(s, i+w, kimi); ncl&mUpper != 0 {
+			return o200kSuffix(s, scanWord(s, scanWord(s, i+w+nw, mUpper, kimi), mLower, kimi))
 		}
 	}
 	if cl&mUpper != 0 {
-		return o200kSuffix(s, scanIn(s, scanIn(s, i+w, mUpper), mLower))
+		return o200kSuffix(s, scanWord(s, scanWord(s, i+w, mUpper, kimi), mLower, kimi))
 	}
 	// \p{N}{1,3}
 	if cl&cN != 0 {
 		return numEnd(s, i, w)
 	}
-	// ' ?[^\s\p{L}\p{N}]+[\r\n/]*'
+	// ' ?[^\s\p{L}\p{N}]+[\r\n/]*' ([\r\n]* for Kimi)
 	if cl&mLNS == 0 {
-		return nlEnd(s, scanOut(s, i+w, mLNS), true)
+		return nlEnd(s, scanOut(s, i+w, mLNS), !kimi)
 	}
 	if c == ' ' && i+1 < len(s) {
 		if ncl, nw := classAt(s, i+1); ncl&mLNS == 0 {
-			return nlEnd(s, scanOut(s, i+1+nw, mLNS), true)
+			return nlEnd(s, scanOut(s, i+1+nw, mLNS), !kimi)
 		}
 	}
 	return wsEnd(s, i)

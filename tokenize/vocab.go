@@ -157,25 +157,9 @@ func parseVocab(file string, f io.Reader, size int) (*vocab, error) {
 	// within one or two cache lines, and the table (2 MB for o200k_base)
 	// costs few page faults at start-up; a 4 MB table measured about 25 ms
 	// more start-up CPU.
-	est := size / 18
-	slots := 1 << bits.Len(uint(est+est/4))
-	v := &vocab{
-		table:    make([]uint64, slots),
-		mask:     uint64(slots - 1),
-		seed:     maphash.MakeSeed(),
-		pairRank: make([]uint32, 1<<16),
-	}
-	for i := range v.byteRank {
-		v.byteRank[i] = noRank
-	}
-	for i := range v.pairRank {
-		v.pairRank[i] = noRank
-	}
 	// Decoded tokens are shorter than their rows, so the arena never
-	// outgrows this reservation and never moves: v.arena can view all of it
-	// while tokens are appended, for insert's duplicate checks.
-	arena := make([]byte, 0, size)
-	v.arena = unsafe.String(unsafe.SliceData(arena), cap(arena))
+	// outgrows this reservation.
+	v, arena := newVocab(size/18, size)
 	err := eachLine(file, f, func(line int, row []byte) error {
 		if len(row) == 0 {
 			return nil
@@ -225,6 +209,29 @@ func parseVocab(file string, f io.Reader, size int) (*vocab, error) {
 		}
 	}
 	return v, nil
+}
+
+// newVocab returns an empty vocab sized for about est tokens, and its
+// arena with room for arenaCap bytes of tokens. The arena must never
+// outgrow that reservation, so that it never moves: v.arena views all of
+// it while tokens are appended, for insert's duplicate checks.
+func newVocab(est, arenaCap int) (*vocab, []byte) {
+	slots := 1 << bits.Len(uint(est+est/4))
+	v := &vocab{
+		table:    make([]uint64, slots),
+		mask:     uint64(slots - 1),
+		seed:     maphash.MakeSeed(),
+		pairRank: make([]uint32, 1<<16),
+	}
+	for i := range v.byteRank {
+		v.byteRank[i] = noRank
+	}
+	for i := range v.pairRank {
+		v.pairRank[i] = noRank
+	}
+	arena := make([]byte, 0, arenaCap)
+	v.arena = unsafe.String(unsafe.SliceData(arena), cap(arena))
+	return v, arena
 }
 
 // insert adds tok (stored at arena offset off) with rank r; false if tok

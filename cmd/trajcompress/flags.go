@@ -17,7 +17,8 @@ type configFlag struct {
 // configFlags maps every flag that overrides a config setting, in one
 // table: it defines the flags and applies the ones given.
 var configFlags = []configFlag{
-	{"tokenizer", "o200k_base (default), cl100k_base, or chars4 (code points / 4, the peer's fallback)", func(c *config.Config) any { return &c.Tokenizer.Name }},
+	{"tokenizer", "o200k_base (default), cl100k_base, chars4 (code points / 4, the peer's fallback), a tokenizer.json or tiktoken.model path, a model directory, or a Hugging Face model id found in the local HF cache (never downloaded)", func(c *config.Config) any { return &c.Tokenizer.Name }},
+	{"tokenizer-revision", "Hugging Face revision (branch, tag or commit) of a --tokenizer model id (config tokenizer.revision; default main)", func(c *config.Config) any { return &c.Tokenizer.Revision }},
 	{"turn-overhead", "tokens added per turn for chat-template framing", func(c *config.Config) any { return &c.Tokenizer.TurnOverhead }},
 	{"target-max-tokens", "token budget per trajectory (config compression.target_max_tokens, default 15250)", func(c *config.Config) any { return &c.Compression.TargetMaxTokens }},
 	{"summary-target-tokens", "token budget of the summary turn (default 750)", func(c *config.Config) any { return &c.Compression.SummaryTargetTokens }},

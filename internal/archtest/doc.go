@@ -8,7 +8,8 @@
 //     must not) is refused by the layer check.
 //   - The pure packages (planning, tokenizing, the record model, the JSON
 //     helpers, the outcome vocabulary) import nothing that does I/O,
-//     networking, processes or system calls.
+//     networking, processes or system calls — except that tokenize's
+//     loader files may read the tokenizer files a user names.
 //   - Goroutines are started in package pipeline only: no `go` statement
 //     and no errgroup/WaitGroup Go call anywhere else in non-test code,
 //     except the benchmark drivers under bench/, which play the part of

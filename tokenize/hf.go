@@ -1,0 +1,353 @@
+package tokenize
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/dlclark/regexp2"
+)
+
+// HFTokenizer counts tokens as Hugging Face tokenizers'
+// encode(text, add_special_tokens=False) does with a byte-level BPE
+// tokenizer.json. It is immutable once loaded and safe for concurrent use.
+type HFTokenizer struct {
+	info      Info
+	added     *addedTrie // added tokens matched in the raw text
+	addedNorm *addedTrie // added tokens matched in the normalized text
+	nfc       bool
+	stages    []preStage
+	model     *hfModel
+}
+
+// hfAcc accumulates the tokens of one text.
+type hfAcc struct {
+	out  []int
+	n    int
+	emit bool
+	max  int // stop once n > max
+}
+
+// LoadHF reads a Hugging Face tokenizer.json. Only byte-level BPE models
+// can be counted exactly; any other kind (SentencePiece-style BPE, Unigram,
+// WordPiece, WordLevel) or an unsupported normalizer or pre-tokenizer is
+// an error naming it.
+func LoadHF(path string) (*HFTokenizer, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenize: %w", err)
+	}
+	sum := sha256.Sum256(data)
+	t, err := parseHF(data)
+	if err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, path)
+	}
+	t.info.Name = path
+	t.info.Hash = hex.EncodeToString(sum[:])
+	return t, nil
+}
+
+type hfComponent struct {
+	Type          string            `json:"type"`
+	Normalizers   []json.RawMessage `json:"normalizers"`
+	PreTokenizers []json.RawMessage `json:"pretokenizers"`
+	Pattern       struct {
+		Regex  *string `json:"Regex"`
+		String *string `json:"String"`
+	} `json:"pattern"`
+	Behavior         string `json:"behavior"`
+	Invert           bool   `json:"invert"`
+	AddPrefixSpace   bool   `json:"add_prefix_space"`
+	UseRegex         *bool  `json:"use_regex"`
+	IndividualDigits bool   `json:"individual_digits"`
+}
+
+func parseHF(data []byte) (*HFTokenizer, error) {
+	rest, rawVocab, rawMerges, err := splitModelJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	var f hfFile
+	if err := json.Unmarshal(rest, &f); err != nil {
+		return nil, fmt.Errorf("tokenize: tokenizer.json: %w", err)
+	}
+	m := &f.Model
+	m.Vocab, m.Merges = rawVocab, rawMerges
+	switch {
+	case m.Type == "BPE" || m.Type == "" && len(m.Merges) > 0:
+	case m.Type == "":
+		return nil, fmt.Errorf("tokenize: tokenizer.json: no model type")
+	default:
+		return nil, fmt.Errorf("tokenize: tokenizer.json: model type %s is not supported: only byte-level BPE tokenizers are counted exactly (not SentencePiece/Unigram, WordPiece or WordLevel)", m.Type)
+	}
+	if m.Dropout != nil && *m.Dropout != 0 {
+		return nil, fmt.Errorf("tokenize: tokenizer.json: BPE dropout %v is not supported", *m.Dropout)
+	}
+	if m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
+		return nil, fmt.Errorf("tokenize: tokenizer.json: BPE with a continuing_subword_prefix or end_of_word_suffix is not supported")
+	}
+	initClasses()
+	t := &HFTokenizer{info: Info{Kind: KindHFBPE}}
+	if err := t.parseNormalizer(f.Normalizer); err != nil {
+		return nil, err
+	}
+	var names []string
+	byteLevel, fast := 0, true
+	var walk func(raw json.RawMessage) error
+	walk = func(raw json.RawMessage) error {
+		if len(raw) == 0 || string(raw) == "null" {
+			return nil
+		}
+		var c hfComponent
+		if err := json.Unmarshal(raw, &c); err != nil {
+			return fmt.Errorf("tokenize: tokenizer.json: pre_tokenizer: %w", err)
+		}
+		switch c.Type {
+		case "Sequence":
+			for _, p := range c.PreTokenizers {
+				if err := walk(p); err != nil {
+					return err
+				}
+			}
+			return nil
+		case "Split":
+			if c.Behavior != "Isolated" || c.Invert {
+				return fmt.Errorf("tokenize: tokenizer.json: Split with behavior %s, invert %v is not supported (only Isolated)", c.Behavior, c.Invert)
+			}
+			pat := ""
+			switch {
+			case c.Pattern.Regex != nil:
+				pat = *c.Pattern.Regex
+			case c.Pattern.String != nil:
+				pat = regexp2.Escape(*c.Pattern.String)
+			default:
+				return fmt.Errorf("tokenize: tokenizer.json: Split without a pattern")
+			}
+			st, known, err := newSplitStage(pat)
+			if err != nil {
+				return err
+			}
+			fast = fast && known
+			t.stages = append(t.stages, st)
+			names = append(names, st.name)
+		case "ByteLevel":
+			byteLevel++
+			if c.AddPrefixSpace {
+				return fmt.Errorf("tokenize: tokenizer.json: ByteLevel with add_prefix_space is not supported")
+			}
+			if c.UseRegex == nil || *c.UseRegex {
+				st, _, err := newSplitStage(patGPT2)
+				if err != nil {
+					return err
+				}
+				fast = false
+				t.stages = append(t.stages, st)
+				names = append(names, "gpt2-regexp2")
+			}
+		case "Digits":
+			name := "digits"
+			if c.IndividualDigits {
+				name = "digits1"
+			}
+			t.stages = append(t.stages, preStage{name: name, next: splitDigits(c.IndividualDigits)})
+			names = append(names, name)
+		default:
+			return fmt.Errorf("tokenize: tokenizer.json: pre-tokenizer %s is not supported (only Sequence, Split, ByteLevel, Digits)", c.Type)
+		}
+		return nil
+	}
+	if err := walk(f.PreTok); err != nil {
+		return nil, err
+	}
+	if byteLevel != 1 {
+		return nil, fmt.Errorf("tokenize: tokenizer.json: BPE without a ByteLevel pre-tokenizer (SentencePiece-style BPE, as in Llama-2 or Gemma) is not supported: only byte-level BPE is counted exactly")
+	}
+	for _, st := range t.stages {
+		if st.name == "deepseek" {
+			initPS()
+		}
+	}
+	if len(names) == 0 {
+		names = append(names, "none")
+	}
+	t.info.Split = strings.Join(names, "+")
+	if !fast {
+		t.info.Split += " (slow path)"
+	}
+	t.info.SlowPath = !fast
+	t.added, t.addedNorm = newAddedTrie(), newAddedTrie()
+	for _, a := range f.AddedTokens {
+		if a.SingleWord || a.LStrip || a.RStrip {
+			return nil, fmt.Errorf("tokenize: tokenizer.json: added token %q uses single_word, lstrip or rstrip, which is not supported", a.Content)
+		}
+		if a.Normalized {
+			t.addedNorm.add(a.Content, a.ID)
+		} else {
+			t.added.add(a.Content, a.ID)
+		}
+	}
+	model, err := buildHFModel(m.Vocab, m.Merges, m.IgnoreMerges)
+	if err != nil {
+		return nil, err
+	}
+	t.model = model
+	return t, nil
+}
+
+// parseNormalizer accepts no normalizer, NFC, and Sequences of those.
+func (t *HFTokenizer) parseNormalizer(raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var c hfComponent
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return fmt.Errorf("tokenize: tokenizer.json: normalizer: %w", err)
+	}
+	switch c.Type {
+	case "NFC":
+		t.nfc = true
+	case "Sequence":
+		for _, n := range c.Normalizers {
+			if err := t.parseNormalizer(n); err != nil {
+				return err
+			}
+		}
+	default:
+		return fmt.Errorf("tokenize: tokenizer.json: normalizer %s is not supported (only NFC)", c.Type)
+	}
+	return nil
+}
+
+// Name returns the path the tokenizer was loaded from.
+func (t *HFTokenizer) Name() string { return t.info.Name }
+
+// Info describes the tokenizer for the metrics' run block.
+func (t *HFTokenizer) Info() Info { return t.info }
+
+// Count returns len(t.Encode(text)) without building the ids.
+func (t *HFTokenizer) Count(text string) int { return countAtMost(t.run, text, maxInt) }
+
+// CountAtMost is [HFTokenizer.Count] that stops once the count passes max
+// (see the function [CountAtMost]).
+func (t *HFTokenizer) CountAtMost(text string, max int) int { return countAtMost(t.run, text, max) }
+
+// Encode returns the token ids of text, id for id what Hugging Face
+// tokenizers' encode(text, add_special_tokens=False) returns: added and
+// special tokens in the text are one token each; each maximal ill-formed
+// UTF-8 subpart is first replaced by U+FFFD.
+func (t *HFTokenizer) Encode(text string) []int { return encodeWith(t.run, text) }
+
+const maxInt = int(^uint(0) >> 1)
+
+// countAtMost runs a tokenizer's run function without collecting ids.
+func countAtMost(run func(string, *hfAcc), text string, max int) int {
+	a := hfAcc{max: max}
+	run(text, &a)
+	return a.n
+}
+
+// encodeWith runs a tokenizer's run function collecting the ids.
+func encodeWith(run func(string, *hfAcc), text string) []int {
+	a := hfAcc{out: make([]int, 0, len(text)/3+1), emit: true, max: maxInt}
+	run(text, &a)
+	return a.out
+}
+
+func (t *HFTokenizer) run(text string, a *hfAcc) {
+	if !utf8.ValidString(text) {
+		b := bufPool.Get().(*[]byte)
+		*b = appendReplaced((*b)[:0], text)
+		t.splitAdded(unsafe.String(unsafe.SliceData(*b), len(*b)), a)
+		bufPool.Put(b)
+		return
+	}
+	t.splitAdded(text, a)
+}
+
+// splitAdded counts the added tokens of the raw text and passes the text
+// between them on.
+func (t *HFTokenizer) splitAdded(s string, a *hfAcc) {
+	if t.added.empty() {
+		t.normalized(s, a)
+		return
+	}
+	for i := 0; i < len(s) && a.n <= a.max; {
+		start, end, id := t.added.find(s, i)
+		if start < 0 {
+			t.normalized(s[i:], a)
+			return
+		}
+		if start > i {
+			t.normalized(s[i:start], a)
+		}
+		a.token(id)
+		i = end
+	}
+}
+
+func (a *hfAcc) token(id int) {
+	if a.emit {
+		a.out = append(a.out, id)
+	}
+	a.n++
+}
+
+// normalized normalizes one segment, then counts the normalized added
+// tokens in it and pre-tokenizes the text between them.
+func (t *HFTokenizer) normalized(s string, a *hfAcc) {
+	if t.nfc {
+		s = nfc9(s)
+	}
+	if t.addedNorm.empty() {
+		t.pretok(s, 0, a)
+		return
+	}
+	for i := 0; i < len(s) && a.n <= a.max; {
+		start, end, id := t.addedNorm.find(s, i)
+		if start < 0 {
+			t.pretok(s[i:], 0, a)
+			return
+		}
+		if start > i {
+			t.pretok(s[i:start], 0, a)
+		}
+		a.token(id)
+		i = end
+	}
+}
+
+// pretok splits s with stages k onwards and byte-pair encodes the pieces.
+func (t *HFTokenizer) pretok(s string, k int, a *hfAcc) {
+	if k == len(t.stages) {
+		var n int
+		a.out, n = t.model.pieceTokens(s, a.out, a.emit)
+		a.n += n
+		return
+	}
+	st := &t.stages[k]
+	if st.next == nil {
+		regexPieces(st.re, s, func(p string) {
+			if a.n <= a.max {
+				t.pretok(p, k+1, a)
+			}
+		})
+		return
+	}
+	last := k+1 == len(t.stages)
+	for i := 0; i < len(s) && a.n <= a.max; {
+		j := st.next(s, i)
+		if last {
+			var n int
+			a.out, n = t.model.pieceTokens(s[i:j], a.out, a.emit)
+			a.n += n
+		} else {
+			t.pretok(s[i:j], k+1, a)
+		}
+		i = j
+	}
+}

@@ -1,0 +1,66 @@
+package tokenize
+
+// addedTrie finds added tokens in text the way Hugging Face's
+// AddedVocabulary does (Aho-Corasick, leftmost-longest): the match that
+// starts first, and of those the longest.
+type addedTrie struct {
+	nodes []trieNode
+	first [256]bool // bytes that start some token
+}
+
+type trieNode struct {
+	edges map[byte]int32
+	id    int32 // token id ending here, or -1
+}
+
+func newAddedTrie() *addedTrie {
+	return &addedTrie{nodes: []trieNode{{id: -1}}}
+}
+
+func (t *addedTrie) add(tok string, id int) {
+	if tok == "" {
+		return
+	}
+	t.first[tok[0]] = true
+	n := int32(0)
+	for i := 0; i < len(tok); i++ {
+		if t.nodes[n].edges == nil {
+			t.nodes[n].edges = map[byte]int32{}
+		}
+		c, ok := t.nodes[n].edges[tok[i]]
+		if !ok {
+			c = int32(len(t.nodes))
+			t.nodes = append(t.nodes, trieNode{id: -1})
+			t.nodes[n].edges[tok[i]] = c
+		}
+		n = c
+	}
+	t.nodes[n].id = int32(id)
+}
+
+func (t *addedTrie) empty() bool { return len(t.nodes) == 1 }
+
+// find returns the first added token in s at or after i: its start, end
+// and id; start is -1 when there is none.
+func (t *addedTrie) find(s string, i int) (start, end, id int) {
+	for ; i < len(s); i++ {
+		if !t.first[s[i]] {
+			continue
+		}
+		n, best, bestID := int32(0), -1, -1
+		for j := i; j < len(s); j++ {
+			c, ok := t.nodes[n].edges[s[j]]
+			if !ok {
+				break
+			}
+			n = c
+			if t.nodes[n].id >= 0 {
+				best, bestID = j+1, int(t.nodes[n].id)
+			}
+		}
+		if best > 0 {
+			return i, best, bestID
+		}
+	}
+	return -1, -1, -1
+}

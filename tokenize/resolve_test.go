@@ -1,0 +1,148 @@
+package tokenize
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeSnapshot lays out a Hugging Face cache entry for id in cache as
+// huggingface_hub does (blobs, refs/<ref>, snapshots/<commit>/file as a
+// symlink to the blob) and returns the snapshot directory.
+func fakeSnapshot(t *testing.T, cache, id, ref, commit, file, src string) string {
+	t.Helper()
+	repo := filepath.Join(cache, "models--"+strings.ReplaceAll(id, "/", "--"))
+	snap := filepath.Join(repo, "snapshots", commit)
+	for _, d := range []string{filepath.Join(repo, "blobs"), filepath.Join(repo, "refs"), snap} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob := filepath.Join(repo, "blobs", "blob-"+commit)
+	if err := os.WriteFile(blob, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join("..", "..", "blobs", "blob-"+commit), filepath.Join(snap, file)); err != nil {
+		t.Fatal(err)
+	}
+	if ref != "" {
+		if err := os.WriteFile(filepath.Join(repo, "refs", ref), []byte(commit), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return snap
+}
+
+func TestHubCacheDir(t *testing.T) {
+	home, _ := os.UserHomeDir()
+	for _, tt := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"HF_HUB_CACHE": "/a", "HF_HOME": "/b"}, "/a"},
+		{map[string]string{"HUGGINGFACE_HUB_CACHE": "/c", "HF_HOME": "/b"}, "/c"},
+		{map[string]string{"HF_HOME": "/b", "XDG_CACHE_HOME": "/x"}, "/b/hub"},
+		{map[string]string{"XDG_CACHE_HOME": "/x"}, "/x/huggingface/hub"},
+		{map[string]string{}, filepath.Join(home, ".cache", "huggingface", "hub")},
+	} {
+		for _, v := range []string{"HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"} {
+			t.Setenv(v, tt.env[v])
+		}
+		if got := HubCacheDir(); got != tt.want {
+			t.Errorf("HubCacheDir() with %v = %q, want %q", tt.env, got, tt.want)
+		}
+	}
+}
+
+func TestResolveNames(t *testing.T) {
+	src := hfModelPath(t, "qwen3")
+	cache := t.TempDir()
+	t.Setenv("HF_HUB_CACHE", cache)
+	const c1, c2 = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	snapMain := fakeSnapshot(t, cache, "Org/Model-A", "main", c1, "tokenizer.json", src)
+	fakeSnapshot(t, cache, "Org/Model-A", "v2", c2, "tokenizer.json", src)
+
+	want := hfTokenizer(t, "qwen3").Encode("Hello, 世界 123")
+	for _, tt := range []struct{ name, rev, wantPath string }{
+		{"Org/Model-A", "", filepath.Join(cache, "models--Org--Model-A", "snapshots", c1, "tokenizer.json")},
+		{"Org/Model-A", "v2", filepath.Join(cache, "models--Org--Model-A", "snapshots", c2, "tokenizer.json")},
+		{"Org/Model-A", c2, filepath.Join(cache, "models--Org--Model-A", "snapshots", c2, "tokenizer.json")},
+		{snapMain, "", filepath.Join(snapMain, "tokenizer.json")},
+		{src, "", src},
+	} {
+		c, err := NewRevision(tt.name, tt.rev)
+		if err != nil {
+			t.Fatalf("NewRevision(%q, %q): %v", tt.name, tt.rev, err)
+		}
+		hf := c.(*HFTokenizer)
+		if hf.Name() != tt.wantPath {
+			t.Errorf("NewRevision(%q, %q) loaded %s, want %s", tt.name, tt.rev, hf.Name(), tt.wantPath)
+		}
+		if got := hf.Encode("Hello, 世界 123"); !equalInts(got, want) {
+			t.Errorf("%q: ids %v, want %v", tt.name, got, want)
+		}
+		if Describe(c).Hash == "" || Describe(c).Kind != KindHFBPE {
+			t.Errorf("%q: Describe = %+v", tt.name, Describe(c))
+		}
+	}
+	// The same file through two names is loaded once.
+	a, _ := New("Org/Model-A")
+	b, _ := New(snapMain)
+	if a != b {
+		t.Error("the same snapshot loaded twice")
+	}
+
+	for _, tt := range []struct{ name, rev, want string }{
+		{"Org/Missing", "", "huggingface-cli download Org/Missing tokenizer.json"},
+		{"Org/Model-A", "nope", "refs/nope does not exist"},
+		{"Org/Model-A", "3333333333333333333333333333333333333333", "holds neither tokenizer.json"},
+		{"./no/such/file.json", "", "not an encoding"},
+		{t.TempDir(), "", "holds neither tokenizer.json nor tiktoken.model"},
+	} {
+		_, err := NewRevision(tt.name, tt.rev)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("NewRevision(%q, %q) error %v, want it to contain %q", tt.name, tt.rev, err, tt.want)
+		}
+		if err != nil && isModelID(tt.name) && !strings.Contains(err.Error(), cache) {
+			t.Errorf("error %v does not say where it looked (%s)", err, cache)
+		}
+	}
+}
+
+func equalInts(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestHFRefused checks that tokenizer kinds that cannot be counted
+// exactly are refused, naming the kind.
+func TestHFRefused(t *testing.T) {
+	for _, tt := range []struct{ json, want string }{
+		{`{"model": {"type": "Unigram", "vocab": []}}`, "model type Unigram"},
+		{`{"model": {"type": "WordPiece", "vocab": {}}}`, "model type WordPiece"},
+		{`{"normalizer": {"type": "Replace"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "normalizer Replace"},
+		{`{"pre_tokenizer": {"type": "Metaspace"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "pre-tokenizer Metaspace"},
+		{`{"model": {"type": "BPE", "vocab": {}, "merges": []}}`, "without a ByteLevel pre-tokenizer"},
+	} {
+		p := filepath.Join(t.TempDir(), "tokenizer.json")
+		if err := os.WriteFile(p, []byte(tt.json), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := New(p)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: error %v, want %q", tt.json, err, tt.want)
+		}
+	}
+}

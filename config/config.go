@@ -24,6 +24,10 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/trajcompress/trajcompress/pipeline"
+	"github.com/trajcompress/trajcompress/snap"
+	"github.com/trajcompress/trajcompress/traj"
 )
 
 // Config mirrors the YAML file. Field comments give the YAML key; keys
@@ -169,17 +173,16 @@ func Parse(b []byte, name string) (Config, error) {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
-	if c.Compression.TargetMaxTokens <= 0 {
-		bad("compression.target_max_tokens must be > 0, got %d", c.Compression.TargetMaxTokens)
+	// The settings that a library type owns are checked there, once.
+	budget := snap.Budget{Target: c.Compression.TargetMaxTokens, SummaryTokens: c.Compression.SummaryTargetTokens, LastN: c.ProtectedTurns.LastNTurns}
+	if err := budget.Validate(); err != nil {
+		errs = append(errs, err)
 	}
-	if c.Compression.SummaryTargetTokens < 0 {
-		bad("compression.summary_target_tokens must be >= 0, got %d", c.Compression.SummaryTargetTokens)
+	if err := pipeline.ValidateSettings(c.Tokenizer.TurnOverhead, traj.Role(c.Output.SummaryRole), c.Output.Alternation); err != nil {
+		errs = append(errs, err)
 	}
-	if c.ProtectedTurns.LastNTurns < 0 {
-		bad("protected_turns.last_n_turns must be >= 0, got %d", c.ProtectedTurns.LastNTurns)
-	}
-	if c.Tokenizer.TurnOverhead < 0 {
-		bad("tokenizer.turn_overhead must be >= 0, got %d", c.Tokenizer.TurnOverhead)
+	if err := (traj.Schema{Dialect: traj.Dialect(c.Input.Format)}).Validate(); err != nil {
+		errs = append(errs, err)
 	}
 	switch c.Summarization.Method {
 	case "deterministic", "llm":
@@ -200,14 +203,6 @@ func (c Config) Validate() error {
 	if c.Summarization.RPM < 0 || c.Summarization.TPM < 0 {
 		bad("summarization.rpm and tpm must be >= 0")
 	}
-	switch c.Output.SummaryRole {
-	case "user", "assistant", "system":
-	default:
-		bad("output.summary_role must be user, assistant or system, got %q", c.Output.SummaryRole)
-	}
-	if c.Output.Alternation && c.Output.SummaryRole != "user" {
-		bad("output.alternation merges the summary into user-side turns: output.summary_role must be user, got %q", c.Output.SummaryRole)
-	}
 	switch c.Output.Format {
 	case "", "jsonl", "parquet", "arrow":
 	default:
@@ -227,11 +222,6 @@ func (c Config) Validate() error {
 	}
 	if !c.Processing.SaveOverLimit {
 		bad("processing.save_over_limit: false is not supported: trajcompress never drops a row; trajectories still over limit are written and counted as failed_to_fit")
-	}
-	switch c.Input.Format {
-	case "", "sharegpt", "openai":
-	default:
-		bad("input.format must be sharegpt or openai, got %q", c.Input.Format)
 	}
 	if c.Metrics.OutputFile == "" {
 		bad("metrics.output_file must not be empty")

@@ -57,22 +57,33 @@ func (o Options) Validate() error {
 	if o.Summarizer == nil {
 		errs = append(errs, errors.New("pipeline: no summarizer"))
 	}
-	if o.TurnOverhead < 0 {
-		errs = append(errs, fmt.Errorf("--turn-overhead must be >= 0, got %d", o.TurnOverhead))
-	}
 	if err := o.Budget.Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := o.Schema.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	switch o.SummaryRole {
+	if err := ValidateSettings(o.TurnOverhead, o.SummaryRole, o.Alternate); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// ValidateSettings checks the record path's own settings, naming each by
+// its config key: the one place they are checked (Options.Validate and
+// config.Validate call it). An empty role means user.
+func ValidateSettings(turnOverhead int, role traj.Role, alternate bool) error {
+	var errs []error
+	if turnOverhead < 0 {
+		errs = append(errs, fmt.Errorf("tokenizer.turn_overhead must be >= 0, got %d", turnOverhead))
+	}
+	switch role {
 	case "", traj.RoleUser, traj.RoleAssistant, traj.RoleSystem:
 	default:
-		errs = append(errs, fmt.Errorf("summary role %q: want user, assistant or system", o.SummaryRole))
+		errs = append(errs, fmt.Errorf("output.summary_role must be user, assistant or system, got %q", role))
 	}
-	if o.Alternate && o.SummaryRole != "" && o.SummaryRole != traj.RoleUser {
-		errs = append(errs, fmt.Errorf("alternation mode merges the summary into user-side turns: the summary role must be user, not %q", o.SummaryRole))
+	if alternate && role != "" && role != traj.RoleUser {
+		errs = append(errs, fmt.Errorf("output.alternation merges the summary into user-side turns: output.summary_role must be user, got %q", role))
 	}
 	return errors.Join(errs...)
 }

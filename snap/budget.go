@@ -50,22 +50,30 @@ func DefaultBudget() Budget {
 	}
 }
 
-// Validate reports every out-of-range field of b. The error wraps
-// [ErrInvalidBudget] and names each offending field by its YAML key; it is
-// nil when b is usable.
+// Validate reports every out-of-range field of b, naming each by its YAML
+// key; each error matches [ErrInvalidBudget] with errors.Is. It is nil
+// when b is usable. config.Validate uses it: this is the one place these
+// settings are checked.
 func (b Budget) Validate() error {
 	var errs []error
 	if b.Target <= 0 {
-		errs = append(errs, fmt.Errorf("%w: compression.target_max_tokens must be > 0, got %d", ErrInvalidBudget, b.Target))
+		errs = append(errs, budgetError(fmt.Sprintf("compression.target_max_tokens must be > 0, got %d", b.Target)))
 	}
 	if b.Reserve < 0 {
-		errs = append(errs, fmt.Errorf("%w: reserve must be >= 0, got %d", ErrInvalidBudget, b.Reserve))
+		errs = append(errs, budgetError(fmt.Sprintf("reserve must be >= 0, got %d", b.Reserve)))
 	}
 	if b.SummaryTokens < 0 {
-		errs = append(errs, fmt.Errorf("%w: compression.summary_target_tokens must be >= 0, got %d", ErrInvalidBudget, b.SummaryTokens))
+		errs = append(errs, budgetError(fmt.Sprintf("compression.summary_target_tokens must be >= 0, got %d", b.SummaryTokens)))
 	}
 	if b.LastN < 0 {
-		errs = append(errs, fmt.Errorf("%w: protected_turns.last_n_turns must be >= 0, got %d", ErrInvalidBudget, b.LastN))
+		errs = append(errs, budgetError(fmt.Sprintf("protected_turns.last_n_turns must be >= 0, got %d", b.LastN)))
 	}
 	return errors.Join(errs...)
 }
+
+// budgetError is one out-of-range field: its text is the field's message,
+// and errors.Is(err, ErrInvalidBudget) holds.
+type budgetError string
+
+func (e budgetError) Error() string        { return string(e) }
+func (e budgetError) Is(target error) bool { return target == ErrInvalidBudget }

@@ -41,7 +41,7 @@ func (s Schema) Validate() error {
 	case DialectAuto, DialectShareGPT, DialectOpenAI:
 		return nil
 	}
-	return fmt.Errorf("unknown format %q (want sharegpt or openai)", s.Dialect)
+	return fmt.Errorf("input.format must be sharegpt or openai, got %q", s.Dialect)
 }
 
 func (s Schema) keys(d Dialect) (turns, role, content string) {

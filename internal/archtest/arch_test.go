@@ -25,9 +25,9 @@ var layer = map[string]int{
 	"snap": 2, "summary": 2,
 	"metrics": 3, "summary/llm": 3, "validate": 3, "format/internal/jsonval": 2,
 	"format/jsonl": 1, "format/internal/formattest": 3, "format/arrow": 3, "format/parquet": 3,
-	"format/internal/roundtrip": 5, "format": 4, "config": 4, "check": 4, "fixtures/gen": 2,
+	"format/internal/roundtrip": 5, "format": 4, "config": 6, "check": 4, "fixtures/gen": 2,
 	"pipeline": 5,
-	"job":      6,
+	"job":      7,
 }
 
 // pure packages may not import anything that does I/O, networking,

@@ -17,13 +17,14 @@ import (
 
 // Source yields input records: the raw bytes of one record and its 1-based
 // line (or row) number, then io.EOF. The returned bytes are owned by the
-// caller. [jsonl.Reader] is a Source.
+// caller. Every format.Reader is a Source.
 type Source interface {
 	Next() ([]byte, int64, error)
 }
 
-// Sink receives output records in input order. Close commits; Abort
-// discards. [jsonl.Writer] is a Sink.
+// Sink receives output records in input order. Run only writes; putting
+// the output in place (or discarding it) is the caller's, after Run
+// returns. Every format.Writer is a Sink.
 type Sink interface {
 	Write(rec []byte) error
 }

@@ -6,7 +6,9 @@
 // and the [pipeline.Compressor] from the config, samples, runs each file
 // through [pipeline.Run], writes rejects and outcome lines, fingerprints
 // config and inputs, writes the metrics, and puts the outputs in place
-// together only when the whole run succeeded. It reports progress as
+// together only when the whole run succeeded, through one
+// internal/commit transaction that also locks the output set against a
+// second run. It reports progress as
 // events to a [Progress] and leaves presentation (the bar, the summary on
 // stderr, exit codes) to its caller.
 //
@@ -18,9 +20,11 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/zeebo/xxh3"
@@ -29,6 +33,7 @@ import (
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
+	"github.com/trajcompress/trajcompress/internal/commit"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/pipeline"
@@ -56,6 +61,9 @@ type Spec struct {
 	// tokens, for the cost figure in the metrics.
 	PriceIn, PriceOut float64
 	ToolVersion       string
+	// Wait makes the run wait for another run on the same outputs to end,
+	// instead of failing at once.
+	Wait bool
 	// Progress receives the run's events; nil for none.
 	Progress Progress
 }
@@ -117,7 +125,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, progress: spec.Progress}
+	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, progress: spec.Progress, staged: make([]string, len(plan.Files))}
 	if r.progress == nil {
 		r.progress = noProgress{}
 	}
@@ -198,6 +206,8 @@ type runner struct {
 	// the cost; sha256 was 4% of a run's CPU (bench/README.md).
 	inputHash *xxh3.Hasher
 
+	tx       *commit.Tx
+	staged   []string // where each file's output is written until the commit
 	rejects  *jsonl.Writer
 	outcomes *jsonl.Writer
 	total    metrics.Summary
@@ -218,9 +228,40 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 			return nil, err
 		}
 	}
+	// Every output of the run is staged in one commit (internal/commit):
+	// they are put in place together, and only when the whole run
+	// succeeded; the lock keeps a second run off the same outputs.
+	anchor := p.Metrics
+	if !dry {
+		anchor = p.Files[0].Out
+		if p.Dir != "" {
+			anchor = p.Dir
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(anchor), 0o755); err != nil {
+		return nil, err
+	}
+	if r.tx, err = commit.Begin(anchor, commit.Options{Wait: r.spec.Wait}); err != nil {
+		if errors.Is(err, commit.ErrLocked) {
+			return nil, UsageError{err}
+		}
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			r.tx.Abort()
+		}
+	}()
+	if !dry {
+		for i := range p.Files {
+			if r.staged[i], err = r.stage(p.Files[i].Out); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// A dry run writes only the metrics (and the files named explicitly).
 	if !dry || r.spec.Rejects != "" {
-		if r.rejects, err = createBeside(p.Rejects); err != nil {
+		if r.rejects, err = r.createJSONL(p.Rejects); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -230,7 +271,7 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 		}()
 	}
 	if p.Outcomes != "" {
-		if r.outcomes, err = createBeside(p.Outcomes); err != nil {
+		if r.outcomes, err = r.createJSONL(p.Outcomes); err != nil {
 			return nil, err
 		}
 		defer func() {
@@ -241,19 +282,6 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 	}
 	r.inputHash = xxh3.New()
 	r.progress.Start(p.Files)
-	// Each file's output is complete in a staged file when its job ends; all
-	// of them are put in place together only when the whole run succeeded,
-	// so a failure or Ctrl-C in a later file leaves no output in place
-	// (and no earlier file's rejects unreported).
-	if !dry {
-		defer func() {
-			if err != nil {
-				for _, f := range p.Files {
-					os.Remove(staged(f.Out))
-				}
-			}
-		}()
-	}
 	for i, f := range p.Files {
 		if err := r.file(ctx, i, f); err != nil {
 			r.progress.Finish()
@@ -273,22 +301,79 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 	}
 	res := &Result{Plan: p}
 	if r.cfg.Metrics.Enabled || r.spec.Metrics != "" {
-		if err := writeReport(p.Metrics, r.total.Report(r.runInfo(start))); err != nil {
+		// Staged last, so it is also put in place last.
+		if err := r.writeReport(p.Metrics, r.total.Report(r.runInfo(start))); err != nil {
 			return nil, err
 		}
 		res.Metrics = true
 	}
-	// Last, the outputs: everything else they depend on is in place.
-	if !dry {
-		for _, f := range p.Files {
-			if err := os.Rename(staged(f.Out), f.Out); err != nil {
-				return nil, fmt.Errorf("output %s: %w", f.Out, err)
-			}
-		}
+	if err := r.tx.Commit(); err != nil {
+		return nil, err
 	}
 	res.Total = r.total
 	res.Partial = r.total.RecordsRejected() > 0 || r.total.Count(outcome.SummaryFailed) > 0
 	return res, nil
+}
+
+// stage stages the regular-file output path in the run's commit and
+// returns where to write it. A device, FIFO or "-" is refused here: only
+// JSONL side files may be written directly (see createJSONL).
+func (r *runner) stage(path string) (string, error) {
+	sp, kind, err := r.tx.File(path)
+	if err != nil {
+		return "", UsageError{err}
+	}
+	if kind == commit.Direct {
+		return "", usagef("output %s is not a regular file: record outputs are written to files (rejects, outcomes and metrics may go to a device, a FIFO or -)", path)
+	}
+	return sp, nil
+}
+
+// createJSONL opens a JSONL side file: staged in the commit, or written
+// directly when path is a device, a FIFO or "-" (no atomicity then).
+func (r *runner) createJSONL(path string) (*jsonl.Writer, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil && path != "-" {
+		return nil, err
+	}
+	sp, kind, err := r.tx.File(path)
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	if kind == commit.Direct {
+		return jsonl.NewDirect(path)
+	}
+	return jsonl.Create(sp)
+}
+
+func (r *runner) writeReport(path string, rep metrics.Report) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil && path != "-" {
+		return err
+	}
+	sp, kind, err := r.tx.File(path)
+	if err != nil {
+		return UsageError{err}
+	}
+	if kind == commit.Direct {
+		w, err := jsonl.OpenDirect(path)
+		if err == nil {
+			err = rep.WriteJSON(w)
+			if cerr := w.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("metrics %s: %w", path, err)
+		}
+		return nil
+	}
+	f, err := atomicfile.Create(sp)
+	if err == nil {
+		err = f.Finish(rep.WriteJSON(f))
+	}
+	if err != nil {
+		return fmt.Errorf("metrics %s: %w", path, err)
+	}
+	return nil
 }
 
 // runInfo is the run block of the metrics.
@@ -348,9 +433,10 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 		if r.cfg.Metrics.PerTrajectory {
 			extra = metrics.TrajectoryKey
 		}
-		if out, err = format.Create(staged(f.Out), f.OutFormat, in.Schema, extra); err != nil {
-			return err
+		if out, err = format.Create(r.staged[idx], f.OutFormat, in.Schema, extra); err != nil {
+			return renamed(err, r.staged[idx], f.Out)
 		}
+		out = namedWriter{out, r.staged[idx], f.Out}
 		defer func() {
 			if err != nil {
 				out.Abort()
@@ -394,38 +480,36 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 	return nil
 }
 
-// createBeside creates the directory of path and an atomic writer for it.
-func createBeside(path string) (*jsonl.Writer, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	return jsonl.Create(path)
-}
-
-func writeReport(path string, rep metrics.Report) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := atomicfile.Create(path)
-	if err == nil {
-		err = f.Finish(rep.WriteJSON(f))
-	}
-	if err != nil {
-		return fmt.Errorf("metrics %s: %w", path, err)
-	}
-	return nil
-}
-
-// staged is where a file's finished output waits until the whole run has
-// succeeded: a hidden name beside the destination, which no input pattern
-// matches.
-func staged(out string) string {
-	return filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".partial")
-}
-
 type noProgress struct{}
 
 func (noProgress) Start([]File)                  {}
 func (noProgress) Record(pipeline.Result, int64) {}
 func (noProgress) FileDone(int64)                {}
 func (noProgress) Finish()                       {}
+
+// namedWriter reports its errors under the user's output name, not the
+// staged temporary name it writes to.
+type namedWriter struct {
+	format.Writer
+	staged, name string
+}
+
+func (w namedWriter) Write(rec []byte) error { return renamed(w.Writer.Write(rec), w.staged, w.name) }
+func (w namedWriter) Close() error           { return renamed(w.Writer.Close(), w.staged, w.name) }
+
+// renamed is err with the staged path replaced by the user's name in its
+// text; errors.Is and As still see the original.
+func renamed(err error, staged, name string) error {
+	if err == nil || !strings.Contains(err.Error(), staged) {
+		return err
+	}
+	return renamedError{err, staged, name}
+}
+
+type renamedError struct {
+	err          error
+	staged, name string
+}
+
+func (e renamedError) Error() string { return strings.ReplaceAll(e.err.Error(), e.staged, e.name) }
+func (e renamedError) Unwrap() error { return e.err }

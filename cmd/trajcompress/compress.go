@@ -48,7 +48,7 @@ type compressFlags struct {
 	input, output, configPath, metricsPath, rejectsPath, outcomesPath, cpuProfile string
 	priceIn, priceOut, samplePercent                                              float64
 	seed                                                                          uint64
-	dryRun, quiet                                                                 bool
+	dryRun, quiet, wait                                                           bool
 }
 
 func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -64,6 +64,7 @@ func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Uint64Var(&f.seed, "seed", 42, "seed for --sample-percent")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "analyse and write the metrics, but write no output records (nor a rejects file, unless --rejects is given)")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no summary on stderr")
+	fs.BoolVar(&f.wait, "wait", false, "when another run is writing the same outputs, wait for it to end (default: fail at once, exit 2)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof)")
 	fs.Float64Var(&f.priceIn, "price-in", 0, "USD per million prompt tokens, for the cost figure in the metrics")
 	fs.Float64Var(&f.priceOut, "price-out", 0, "USD per million completion tokens, for the cost figure in the metrics")
@@ -89,7 +90,7 @@ func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	spec := job.Spec{
 		Config: cfg, Input: f.input, Output: f.output,
 		Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath,
-		OutputFormatSet: set["output-format"], DryRun: f.dryRun,
+		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait,
 		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
 		Progress: newProgress(stderr, f.quiet),
 	}

@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bufio"
+	"os"
 
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 )
@@ -9,10 +10,18 @@ import (
 // Writer writes JSONL to a temporary file that becomes the target path only
 // when [Writer.Close] succeeds.
 type Writer struct {
-	f   *atomicfile.File
+	f   finisher
 	bw  *bufio.Writer
 	err error
 }
+
+// finisher ends a write: Finish(nil) puts it in place, Abort discards.
+type finisher interface {
+	Finish(err error) error
+	Abort() error
+}
+
+var _ finisher = (*atomicfile.File)(nil)
 
 // Create starts writing path (see [atomicfile.Create]).
 func Create(path string) (*Writer, error) {
@@ -48,3 +57,41 @@ func (w *Writer) Close() error {
 
 // Abort discards everything written; the target is left as it was.
 func (w *Writer) Abort() error { return w.f.Abort() }
+
+// direct is a file written in place: a device, a FIFO or standard output.
+type direct struct {
+	*os.File
+	close bool
+}
+
+func (d direct) Finish(err error) error {
+	if d.close {
+		if cerr := d.File.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+func (d direct) Abort() error { return d.Finish(nil) }
+
+// OpenDirect opens path for writing in place — "-" is standard output —
+// for outputs that cannot be renamed into place: character devices and
+// FIFOs. There is no atomicity: what was written stays written.
+func OpenDirect(path string) (*os.File, error) {
+	if path == "-" {
+		return os.Stdout, nil
+	}
+	return os.OpenFile(path, os.O_WRONLY, 0)
+}
+
+// NewDirect is a Writer that writes path in place (see [OpenDirect]);
+// Close flushes, Abort stops writing.
+func NewDirect(path string) (*Writer, error) {
+	f, err := OpenDirect(path)
+	if err != nil {
+		return nil, err
+	}
+	d := direct{File: f, close: path != "-"}
+	return &Writer{f: d, bw: bufio.NewWriterSize(f, 1<<20)}, nil
+}

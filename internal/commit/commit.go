@@ -6,9 +6,9 @@
 // forward journal.
 //
 // A run calls [Begin] with its anchor (the main output path), which takes
-// an exclusive lock on the output set (a second run fails at once with
-// [ErrLocked], or waits), and finishes any commit a killed run left
-// behind. It then stages each output with [Tx.File] or [Tx.Dir]: a
+// an exclusive lock on the output set (flock on ".<anchor>.tc-lock",
+// removed when the run ends; a second run fails at once with [ErrLocked],
+// or waits), and finishes any commit a killed run left behind. It then stages each output with [Tx.File] or [Tx.Dir]: a
 // temporary name beside the target (".<name>.tc-<run>.tmp"), so the final
 // rename never crosses file systems. [Tx.Commit] then
 //
@@ -112,34 +112,20 @@ func hidden(path, suffix string) string {
 // lives while a commit is under way.
 func JournalPath(anchor string) string { return hidden(anchor, journalName) }
 
-// LockPath is the lock file of the output set anchored at anchor. It stays
-// after the run (removing it could let two runs lock different files).
+// LockPath is the lock file of the output set anchored at anchor, there
+// while a run holds it.
 func LockPath(anchor string) string { return hidden(anchor, lockName) }
 
 // Begin takes the lock on the output set anchored at anchor (whose
 // directory must exist) and recovers a commit a killed run left behind.
 func Begin(anchor string, o Options) (*Tx, error) {
 	anchor = resolve(anchor)
-	lf, err := os.OpenFile(LockPath(anchor), os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("locking %s: %w", anchor, err)
-	}
-	how := unix.LOCK_EX | unix.LOCK_NB
-	if o.Wait {
-		how = unix.LOCK_EX
-	}
-	for {
-		err = unix.Flock(int(lf.Fd()), how)
-		if err != unix.EINTR {
-			break
-		}
-	}
+	lf, err := lock(LockPath(anchor), o.Wait)
 	if err != nil {
 		holder := ""
 		if b, rerr := os.ReadFile(LockPath(anchor)); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
 			holder = " (pid " + strings.TrimSpace(string(b)) + ")"
 		}
-		lf.Close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return nil, fmt.Errorf("%s: %w%s; wait for it, or pass --wait", anchor, ErrLocked, holder)
 		}
@@ -171,9 +157,43 @@ func Recover(anchor string) (bool, error) {
 	return true, nil
 }
 
+// lock takes an exclusive flock on the file at path, creating it. A file
+// that was removed or replaced between open and lock (its holder released
+// it meanwhile) is opened again, so two runs never hold locks on
+// different files of one name; this is what lets release remove it.
+func lock(path string, wait bool) (*os.File, error) {
+	how := unix.LOCK_EX | unix.LOCK_NB
+	if wait {
+		how = unix.LOCK_EX
+	}
+	for {
+		lf, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		for {
+			err = unix.Flock(int(lf.Fd()), how)
+			if err != unix.EINTR {
+				break
+			}
+		}
+		if err != nil {
+			lf.Close()
+			return nil, err
+		}
+		held, herr := lf.Stat()
+		now, nerr := os.Stat(path)
+		if herr == nil && nerr == nil && os.SameFile(held, now) {
+			return lf, nil
+		}
+		lf.Close() // released and removed meanwhile: try the new file
+	}
+}
+
+// release removes the lock file while still holding it, then unlocks.
 func (t *Tx) release() {
 	if t.lock != nil {
-		t.lock.Truncate(0)
+		os.Remove(t.lock.Name())
 		unix.Flock(int(t.lock.Fd()), unix.LOCK_UN)
 		t.lock.Close()
 		t.lock = nil
@@ -253,8 +273,9 @@ func (t *Tx) stage(target string, dir bool) (string, Kind, error) {
 
 // cleanStale removes what a killed run left beside target: staged and
 // set-aside files of this package's name pattern (".<name>.tc-<16 hex>.tmp"
-// or ".old"). The caller holds the lock, and no journal names them (Begin
-// recovered it).
+// or ".old"), atomicfile's temporary files (".<name>.tmp-<digits>", also
+// beside a staged file) and the ".<name>.partial" of earlier versions. The
+// caller holds the lock, and no journal names them (Begin recovered it).
 func cleanStale(target string) {
 	dir, base := filepath.Dir(target), filepath.Base(target)
 	ents, err := os.ReadDir(dir)
@@ -269,8 +290,26 @@ func cleanStale(target string) {
 }
 
 func isOurs(name, base string) bool {
+	// What a run before the commit protocol left: ".<name>.partial".
+	if name == "."+base+".partial" {
+		return true
+	}
+	// A temporary file of atomicfile beside target: ".<name>.tmp-<digits>".
+	if rest, ok := strings.CutPrefix(name, "."+base+".tmp-"); ok {
+		return rest != "" && strings.Trim(rest, "0123456789") == ""
+	}
+	// A staged or set-aside file: ".<name>.tc-<16 hex>.tmp" or ".old", or
+	// atomicfile's temporary file beside a staged one.
 	rest, ok := strings.CutPrefix(name, "."+base+tag)
-	if !ok || len(rest) != 16+4 {
+	if !ok {
+		if inner, ok := strings.CutPrefix(name, "."); ok {
+			if i := strings.LastIndex(inner, ".tmp-"); i > 0 && strings.Trim(inner[i+5:], "0123456789") == "" && inner[i+5:] != "" {
+				return isOurs(inner[:i], base) && strings.HasSuffix(inner[:i], ".tmp")
+			}
+		}
+		return false
+	}
+	if len(rest) != 16+4 {
 		return false
 	}
 	if _, err := hex.DecodeString(rest[:16]); err != nil {

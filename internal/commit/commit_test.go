@@ -106,11 +106,11 @@ func state(t testing.TB, l layout, root string) string {
 }
 
 // leftovers lists the files of ours that are not outputs: temporaries,
-// set-aside files, journals (the lock file stays by design).
+// set-aside files, journals, lock files.
 func leftovers(t testing.TB, root string) []string {
 	var out []string
 	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
-		if err == nil && strings.Contains(d.Name(), tag) && !strings.HasSuffix(d.Name(), lockName) {
+		if err == nil && strings.Contains(d.Name(), tag) {
 			out = append(out, strings.TrimPrefix(p, root))
 		}
 		return nil
@@ -408,8 +408,8 @@ func TestSymlinkWritesThrough(t *testing.T) {
 func TestCleansOnlyOurs(t *testing.T) {
 	root := t.TempDir()
 	out := filepath.Join(root, "a.jsonl")
-	ours := []string{".a.jsonl.tc-0123456789abcdef.tmp", ".a.jsonl.tc-fedcba9876543210.old"}
-	notOurs := []string{".a.jsonl.tc-0123.tmp", ".b.jsonl.tc-0123456789abcdef.tmp", "a.jsonl.tc-0123456789abcdef.tmp", ".a.jsonl.tc-0123456789abcdeg.tmp", ".a.jsonl.tmp-123"}
+	ours := []string{".a.jsonl.tc-0123456789abcdef.tmp", ".a.jsonl.tc-fedcba9876543210.old", ".a.jsonl.tmp-123", ".a.jsonl.partial", "..a.jsonl.tc-0123456789abcdef.tmp.tmp-42"}
+	notOurs := []string{".a.jsonl.tc-0123.tmp", ".b.jsonl.tc-0123456789abcdef.tmp", "a.jsonl.tc-0123456789abcdef.tmp", ".a.jsonl.tc-0123456789abcdeg.tmp", ".a.jsonl.tmp-12x", "a.jsonl.partial", ".a.jsonl.tmp-", "..a.jsonl.tmp-1", "..b.jsonl.tc-0123456789abcdef.tmp.tmp-42"}
 	for _, n := range append(ours, notOurs...) {
 		os.WriteFile(filepath.Join(root, n), nil, 0o644)
 	}

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/trajcompress/trajcompress/internal/commit"
+)
+
+func smallInput(t *testing.T) (dir, in string) {
+	t.Helper()
+	dir = t.TempDir()
+	in = filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte(`{"conversations":[{"from":"human","value":"hi"}]}`+"\n"+`{"conversations":[{"from":"human","value":"yo"}]}`+"\n"), 0o644)
+	return dir, in
+}
+
+// TestSecondRunLocked: while one run holds the output set, a second one
+// fails at once with exit 2 and says why.
+func TestSecondRunLocked(t *testing.T) {
+	dir, in := smallInput(t)
+	out := filepath.Join(dir, "out.jsonl")
+	tx, err := commit.Begin(out, commit.Options{}) // another run, in the middle of it
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--output", out}, nil, io.Discard, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "another trajcompress run is writing these outputs") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	tx.Abort()
+	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--output", out}, nil, io.Discard, io.Discard); code != exitOK {
+		t.Fatalf("after the other run ended: exit %d", code)
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tc-") {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
+}
+
+// TestOutcomesToFIFO: a FIFO output is written in place, never replaced by
+// a file.
+func TestOutcomesToFIFO(t *testing.T) {
+	dir, in := smallInput(t)
+	fifo := filepath.Join(dir, "outcomes.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan []byte)
+	go func() {
+		f, err := os.Open(fifo)
+		if err != nil {
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(f)
+		f.Close()
+		got <- b
+	}()
+	code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--outcomes", fifo}, nil, io.Discard, io.Discard)
+	lines := <-got
+	if code != exitOK || bytes.Count(lines, []byte("\n")) != 2 {
+		t.Fatalf("exit %d, read %q", code, lines)
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the FIFO was replaced: %v %v", fi.Mode(), err)
+	}
+}
+
+// TestSymlinkOutputWritesThrough: an output that is a symlink replaces the
+// file it points to; the link stays a link.
+func TestSymlinkOutputWritesThrough(t *testing.T) {
+	dir, in := smallInput(t)
+	elsewhere := filepath.Join(dir, "elsewhere")
+	os.Mkdir(elsewhere, 0o755)
+	target := filepath.Join(elsewhere, "real.jsonl")
+	os.WriteFile(target, []byte("old\n"), 0o644)
+	link := filepath.Join(dir, "out.jsonl")
+	os.Symlink(target, link)
+	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--output", link}, nil, io.Discard, io.Discard); code != exitOK {
+		t.Fatalf("exit %d", code)
+	}
+	if fi, _ := os.Lstat(link); fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatal("the symlink was replaced by a file")
+	}
+	if b, _ := os.ReadFile(target); !bytes.Contains(b, []byte(`"hi"`)) {
+		t.Fatalf("target holds %q", b)
+	}
+}
+
+// TestRecordsToDeviceRefused: record outputs must be files; the device is
+// left alone.
+func TestRecordsToDeviceRefused(t *testing.T) {
+	_, in := smallInput(t)
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--output", "/dev/null", "--metrics", filepath.Join(t.TempDir(), "m.json")}, nil, io.Discard, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "not a regular file") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if fi, err := os.Stat("/dev/null"); err != nil || fi.Mode()&os.ModeCharDevice == 0 {
+		t.Fatalf("/dev/null is no longer a device: %v", err)
+	}
+}

@@ -215,8 +215,8 @@ type runner struct {
 
 func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 	start := time.Now()
-	p, dry := r.plan, r.spec.DryRun
-	if p.Dir != "" && !dry {
+	p := r.plan
+	if p.Dir != "" && !r.spec.DryRun {
 		if _, serr := os.Stat(p.Dir); os.IsNotExist(serr) {
 			defer func() {
 				if err != nil {
@@ -228,58 +228,14 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 			return nil, err
 		}
 	}
-	// Every output of the run is staged in one commit (internal/commit):
-	// they are put in place together, and only when the whole run
-	// succeeded; the lock keeps a second run off the same outputs.
-	anchor := p.Metrics
-	if !dry {
-		anchor = p.Files[0].Out
-		if p.Dir != "" {
-			anchor = p.Dir
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(anchor), 0o755); err != nil {
-		return nil, err
-	}
-	if r.tx, err = commit.Begin(anchor, commit.Options{Wait: r.spec.Wait}); err != nil {
-		if errors.Is(err, commit.ErrLocked) {
-			return nil, UsageError{err}
-		}
+	if err := r.begin(); err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			r.tx.Abort()
+			r.abort()
 		}
 	}()
-	if !dry {
-		for i := range p.Files {
-			if r.staged[i], err = r.stage(p.Files[i].Out); err != nil {
-				return nil, err
-			}
-		}
-	}
-	// A dry run writes only the metrics (and the files named explicitly).
-	if !dry || r.spec.Rejects != "" {
-		if r.rejects, err = r.createJSONL(p.Rejects); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err != nil {
-				r.rejects.Abort()
-			}
-		}()
-	}
-	if p.Outcomes != "" {
-		if r.outcomes, err = r.createJSONL(p.Outcomes); err != nil {
-			return nil, err
-		}
-		defer func() {
-			if err != nil {
-				r.outcomes.Abort()
-			}
-		}()
-	}
 	r.inputHash = xxh3.New()
 	r.progress.Start(p.Files)
 	for i, f := range p.Files {
@@ -289,6 +245,72 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 		}
 	}
 	r.progress.Finish()
+	return r.finish(start)
+}
+
+// begin starts the run's commit (internal/commit): every output is staged
+// in it, put in place together and only when the whole run succeeded; its
+// lock keeps a second run off the same outputs. It stages the record
+// outputs and opens the rejects and outcomes files.
+func (r *runner) begin() (err error) {
+	p, dry := r.plan, r.spec.DryRun
+	anchor := p.Metrics
+	if !dry {
+		anchor = p.Files[0].Out
+		if p.Dir != "" {
+			anchor = p.Dir
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(anchor), 0o755); err != nil {
+		return err
+	}
+	if r.tx, err = commit.Begin(anchor, commit.Options{Wait: r.spec.Wait}); err != nil {
+		if errors.Is(err, commit.ErrLocked) {
+			return UsageError{err}
+		}
+		return err
+	}
+	defer func() {
+		if err != nil {
+			r.abort()
+		}
+	}()
+	if !dry {
+		for i := range p.Files {
+			if r.staged[i], err = r.stage(p.Files[i].Out); err != nil {
+				return err
+			}
+		}
+	}
+	// A dry run writes only the metrics (and the files named explicitly).
+	if !dry || r.spec.Rejects != "" {
+		if r.rejects, err = r.createJSONL(p.Rejects); err != nil {
+			return err
+		}
+	}
+	if p.Outcomes != "" {
+		if r.outcomes, err = r.createJSONL(p.Outcomes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// abort discards everything begin started.
+func (r *runner) abort() {
+	if r.rejects != nil {
+		r.rejects.Abort()
+	}
+	if r.outcomes != nil {
+		r.outcomes.Abort()
+	}
+	r.tx.Abort()
+}
+
+// finish closes the side files, writes the metrics (staged last, so put in
+// place last) and commits.
+func (r *runner) finish(start time.Time) (*Result, error) {
+	p := r.plan
 	if r.rejects != nil {
 		if err := r.rejects.Close(); err != nil {
 			return nil, fmt.Errorf("rejects %s: %w", p.Rejects, err)
@@ -301,7 +323,6 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 	}
 	res := &Result{Plan: p}
 	if r.cfg.Metrics.Enabled || r.spec.Metrics != "" {
-		// Staged last, so it is also put in place last.
 		if err := r.writeReport(p.Metrics, r.total.Report(r.runInfo(start))); err != nil {
 			return nil, err
 		}

@@ -24,6 +24,10 @@ type ruleSpec struct {
 	// Generic marks a catch-all rule (ours; gitleaks' are named
 	// generic-*): on overlapping bytes a specific rule's finding wins.
 	Generic bool
+	// Pre, for a rule of ours whose matches start at a keyword, is a
+	// quick necessary condition checked at each keyword occurrence s[at:]
+	// before the expression runs.
+	Pre func(s string, at int) bool
 }
 
 // allowSpec is one gitleaks allowlist: a finding is allowed when its
@@ -53,6 +57,49 @@ type rule struct {
 	allow    []allowList
 	window   int // bytes of context needed on each side of a keyword hit
 	keywords []string
+	// anchored is set for gitleaks' keyword-template rules,
+	// (?i)[\w.-]{0,50}?(?:KEYWORDS)…: the same expression less its lazy
+	// identifier prefix, anchored with ^, run at each keyword occurrence
+	// instead of searching a window. back is the length of the identifier
+	// run before the keyword that the prefix would have matched.
+	anchored *regexp.Regexp
+	template bool // anchored is a keyword-template rule's tail
+	minValue int  // a template rule's shortest secret (its first group)
+	// wordStart: the anchored expression began with \b, checked by hand
+	// against the byte before the keyword.
+	wordStart bool
+	// follows are quick necessary conditions of a keyword-prefixed rule:
+	// a match starts with one of the literals, then at least min bytes of
+	// the class (nil: not known, run the expression).
+	follows []follow
+	// prefixes are literals one of which a match of a case-sensitive
+	// keyword-prefixed rule starts with (nil: not known).
+	prefixes []string
+	pre      func(s string, at int) bool // ruleSpec.Pre
+}
+
+// follow is one alternative's start: a literal (compared ignoring ASCII
+// case), then min bytes from class.
+type follow struct {
+	lit   string
+	class *[256]bool
+	min   int
+}
+
+func (f *follow) admits(s string) bool {
+	if !hasFoldedPrefix(s, f.lit) {
+		return false
+	}
+	s = s[len(f.lit):]
+	if len(s) < f.min {
+		return false
+	}
+	for i := 0; i < f.min; i++ {
+		if !f.class[s[i]] {
+			return false
+		}
+	}
+	return true
 }
 
 // Redactor finds secrets and replaces them with typed markers. It is safe
@@ -60,6 +107,7 @@ type rule struct {
 type Redactor struct {
 	rules  []rule
 	global allowList
+	ours   allowList // ourGlobal
 	kw     *keywordIndex
 	// kwRules maps a keyword of kw to the rules that name it.
 	kwRules [][]int32
@@ -94,8 +142,9 @@ func (c Counts) Total() int {
 const maxWindow = 16 << 10
 
 // lineSlack is how far a search window is widened to reach a line start
-// or end, so that ^, $ and \b see the text as it is.
-const lineSlack = 256
+// or end (so that ^, $ and \b see the text as it is), or at least past
+// the window by that much, so a \b at the window start is not invented.
+const lineSlack = 32
 
 var (
 	defaultOnce sync.Once
@@ -148,6 +197,9 @@ func New(disabled ...string) (*Redactor, error) {
 		return nil, fmt.Errorf("redact: global allowlist: %w", err)
 	}
 	r.global = g
+	if r.ours, err = compileAllow(ourGlobal); err != nil {
+		return nil, fmt.Errorf("redact: our global allowlist: %w", err)
+	}
 	var words []string
 	wordIdx := map[string]int32{}
 	for _, s := range builtinSpecs() {
@@ -202,14 +254,48 @@ func compileRule(s ruleSpec) (rule, error) {
 	ru := rule{
 		id: s.ID, marker: "[REDACTED:" + Kind(s.ID) + "]", re: re, entropy: s.Entropy,
 		group: s.SecretGroup, generic: strings.HasPrefix(s.ID, "generic-") || s.Generic, keywords: s.Keywords,
+		pre: s.Pre,
 	}
 	syn, err := syntax.Parse(s.Regex, syntax.Perl)
 	if err != nil {
 		return rule{}, err
 	}
-	ru.window = maxWidth(syn.Simplify())
-	if ru.window < 0 || ru.window > maxWindow {
+	ru.window = maxWidth(syn.Simplify(), unboundedRepeat)
+	if ru.window < 0 || ru.window > maxWindow || strings.Contains(s.Regex, `[\s\S`) {
+		// Unbounded across lines (a private key block): a whole block
+		// must fit in the window.
 		ru.window = maxWindow
+	}
+	if rest, ok := strings.CutPrefix(s.Regex, templatePrefix); ok {
+		ru.anchored, err = regexp.Compile(`(?i)^(?:` + rest)
+		if err != nil {
+			return rule{}, err
+		}
+		ru.template = true
+		if g := firstGroup(syn); g != nil {
+			ru.minValue = minWidth(g)
+		}
+	} else if startsWithKeyword(syn, s.Keywords) {
+		// Every match starts with one of the rule's keywords: run the
+		// expression anchored at each keyword occurrence.
+		ru.anchored, err = regexp.Compile(`^(?:` + s.Regex + `)`)
+		if err != nil {
+			return rule{}, err
+		}
+		ru.follows = follows(syn)
+		if !strings.Contains(s.Regex, "(?i") {
+			ru.prefixes, _ = litSet(syn)
+		}
+		src := strings.TrimPrefix(s.Regex, "(?i)")
+		ru.wordStart = strings.HasPrefix(src, `\b`) || strings.HasPrefix(src, `(\b`)
+		if ru.wordStart {
+			for _, k := range s.Keywords {
+				if !isWordByte(k[0]) {
+					// \b before a non-word byte means something else.
+					ru.anchored, ru.wordStart = nil, false
+				}
+			}
+		}
 	}
 	for _, a := range s.Allow {
 		al, err := compileAllow(a)
@@ -241,9 +327,209 @@ func compileAllow(a allowSpec) (allowList, error) {
 	return al, nil
 }
 
-// maxWidth is the largest number of bytes the expression can match, or -1
-// when unbounded.
-func maxWidth(re *syntax.Regexp) int {
+// startsWithKeyword reports whether every match of re begins with one of
+// keywords (ASCII case ignored), as far as re's leading literals show.
+func startsWithKeyword(re *syntax.Regexp, keywords []string) bool {
+	set, _ := litSet(re)
+	if len(set) == 0 {
+		return false
+	}
+	for _, p := range set {
+		p = strings.ToLower(p)
+		ok := false
+		for _, k := range keywords {
+			if strings.HasPrefix(p, strings.ToLower(k)) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// litSet returns strings such that every match of re starts with one of
+// them, and whether every match is exactly one of them. A leading \b is
+// passed over (the caller checks it). A nil set means nothing is known.
+func litSet(re *syntax.Regexp) ([]string, bool) {
+	const maxSet = 256
+	switch re.Op {
+	case syntax.OpLiteral:
+		return []string{string(re.Rune)}, true
+	case syntax.OpCharClass:
+		var set []string
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for c := re.Rune[i]; c <= re.Rune[i+1]; c++ {
+				if len(set) == 8 {
+					return nil, false
+				}
+				set = append(set, string(c))
+			}
+		}
+		return set, true
+	case syntax.OpCapture:
+		return litSet(re.Sub[0])
+	case syntax.OpAlternate:
+		var set []string
+		exact := true
+		for _, sub := range re.Sub {
+			s, e := litSet(sub)
+			if s == nil {
+				return nil, false
+			}
+			set = append(set, s...)
+			exact = exact && e
+		}
+		return set, exact
+	case syntax.OpConcat:
+		acc := []string{""}
+		for i, sub := range re.Sub {
+			if i == 0 && sub.Op == syntax.OpWordBoundary {
+				continue
+			}
+			s, e := litSet(sub)
+			if s == nil || len(acc)*len(s) > maxSet {
+				return known(acc), false
+			}
+			next := make([]string, 0, len(acc)*len(s))
+			for _, a := range acc {
+				for _, b := range s {
+					next = append(next, a+b)
+				}
+			}
+			acc = next
+			if !e {
+				return known(acc), false
+			}
+		}
+		return known(acc), true
+	}
+	return nil, false
+}
+
+// follows derives the quick conditions of rule.follows from re: for each
+// top-level alternative, its leading literal and the class repeated after
+// it; nil when some alternative does not have that shape.
+func follows(re *syntax.Regexp) []follow {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op == syntax.OpConcat && len(re.Sub) > 0 && re.Sub[0].Op == syntax.OpWordBoundary {
+		rest := *re
+		rest.Sub = re.Sub[1:]
+		re = &rest
+		if len(re.Sub) == 1 {
+			re = re.Sub[0]
+		}
+	}
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op == syntax.OpConcat && len(re.Sub) > 0 && (re.Sub[0].Op == syntax.OpCapture || re.Sub[0].Op == syntax.OpAlternate) {
+		// (A|B)tail: the conditions of the group's alternatives.
+		head := re.Sub[0]
+		for head.Op == syntax.OpCapture {
+			head = head.Sub[0]
+		}
+		if head.Op == syntax.OpAlternate {
+			re = head
+		} else if head.Op == syntax.OpConcat {
+			re = head
+		}
+	}
+	var alts []*syntax.Regexp
+	if re.Op == syntax.OpAlternate {
+		alts = re.Sub
+	} else {
+		alts = []*syntax.Regexp{re}
+	}
+	var out []follow
+	for _, a := range alts {
+		for a.Op == syntax.OpCapture {
+			a = a.Sub[0]
+		}
+		if a.Op != syntax.OpConcat || len(a.Sub) < 2 || a.Sub[0].Op != syntax.OpLiteral || a.Sub[0].Flags&syntax.FoldCase != 0 && !asciiFoldable(a.Sub[0].Rune) {
+			return nil
+		}
+		f := follow{lit: strings.ToLower(string(a.Sub[0].Rune))}
+		// A case-sensitive literal is compared folded too, which only
+		// admits more.
+		next := a.Sub[1]
+		for next.Op == syntax.OpCapture {
+			next = next.Sub[0]
+		}
+		if (next.Op == syntax.OpRepeat || next.Op == syntax.OpPlus) && next.Sub[0].Op == syntax.OpCharClass {
+			f.min = next.Min
+			if next.Op == syntax.OpPlus {
+				f.min = 1
+			}
+			f.class = classTable(next.Sub[0])
+		}
+		if f.class == nil {
+			f.class = &[256]bool{}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func asciiFoldable(rs []rune) bool {
+	for _, r := range rs {
+		if r >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// classTable marks the bytes a character class can start with (any byte
+// 0x80 and above when the class holds non-ASCII runes).
+func classTable(cc *syntax.Regexp) *[256]bool {
+	var t [256]bool
+	for i := 0; i+1 < len(cc.Rune); i += 2 {
+		lo, hi := cc.Rune[i], cc.Rune[i+1]
+		for c := lo; c <= hi && c < 0x80; c++ {
+			t[c] = true
+		}
+		if hi >= 0x80 {
+			for c := 0x80; c < 256; c++ {
+				t[c] = true
+			}
+		}
+	}
+	return &t
+}
+
+// known is set, or nil when it says nothing (holds "").
+func known(set []string) []string {
+	for _, s := range set {
+		if s == "" {
+			return nil
+		}
+	}
+	return set
+}
+
+func isWordByte(b byte) bool {
+	return b == '_' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}
+
+// templatePrefix starts gitleaks' keyword-template rules: an identifier
+// run of up to 50 bytes, lazily, then a group of keywords.
+const templatePrefix = `(?i)[\w.-]{0,50}?(?:`
+
+// unboundedRepeat is how many repetitions maxWidth counts for x*, x+ and
+// x{n,}: secrets are shorter than that. A match reaching the end of its
+// window is searched again in a longer one (see match), so a longer one
+// is still found whole.
+const unboundedRepeat = 256
+
+// maxWidth is the largest number of bytes the expression can match,
+// counting unbounded repetitions as min+unb repetitions, or -1 when
+// unbounded and unb < 0.
+func maxWidth(re *syntax.Regexp, unb int) int {
 	switch re.Op {
 	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
 		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpNoMatch:
@@ -262,25 +548,28 @@ func maxWidth(re *syntax.Regexp) int {
 		return w
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
 		return 4
-	case syntax.OpCapture:
-		return maxWidth(re.Sub[0])
-	case syntax.OpStar, syntax.OpPlus:
-		return -1
-	case syntax.OpQuest:
-		return maxWidth(re.Sub[0])
-	case syntax.OpRepeat:
-		if re.Max < 0 {
-			return -1
-		}
-		w := maxWidth(re.Sub[0])
+	case syntax.OpCapture, syntax.OpQuest:
+		return maxWidth(re.Sub[0], unb)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpRepeat:
+		w := maxWidth(re.Sub[0], unb)
 		if w < 0 {
 			return -1
 		}
-		return w * re.Max
+		reps := re.Max
+		switch {
+		case re.Op == syntax.OpRepeat && re.Max >= 0:
+		case unb < 0:
+			return -1
+		case re.Op == syntax.OpRepeat:
+			reps = re.Min + unb
+		default:
+			reps = 1 + unb
+		}
+		return w * reps
 	case syntax.OpConcat:
 		t := 0
 		for _, s := range re.Sub {
-			w := maxWidth(s)
+			w := maxWidth(s, unb)
 			if w < 0 {
 				return -1
 			}
@@ -290,7 +579,7 @@ func maxWidth(re *syntax.Regexp) int {
 	case syntax.OpAlternate:
 		t := 0
 		for _, s := range re.Sub {
-			w := maxWidth(s)
+			w := maxWidth(s, unb)
 			if w < 0 {
 				return -1
 			}
@@ -393,38 +682,53 @@ func (r *Redactor) apply(dst []byte, s string, f []finding) ([]byte, Counts) {
 // scratch holding them (nil when no keyword matched, in which case nothing
 // was allocated).
 func (r *Redactor) find(s string) ([]finding, *scratch) {
-	if len(r.always) == 0 && !r.kw.any(s) {
-		return nil, nil
+	var sc *scratch // taken from the pool at the first keyword
+	begin := func() {
+		if sc != nil {
+			return
+		}
+		sc, _ = r.scratch.Get().(*scratch)
+		if sc == nil {
+			sc = &scratch{spans: make([][]span, len(r.rules))}
+		}
+		for _, i := range sc.used {
+			sc.spans[i] = sc.spans[i][:0]
+		}
+		sc.used = sc.used[:0]
+		sc.findings = sc.findings[:0]
 	}
-	sc, _ := r.scratch.Get().(*scratch)
-	if sc == nil {
-		sc = &scratch{spans: make([][]span, len(r.rules))}
-	}
-	for _, i := range sc.used {
-		sc.spans[i] = sc.spans[i][:0]
-	}
-	sc.used = sc.used[:0]
-	sc.findings = sc.findings[:0]
 	addSpan := func(ri int32, start, end int) {
 		start, end = max(start, 0), min(end, len(s))
 		sp := sc.spans[ri]
 		if len(sp) == 0 {
 			sc.used = append(sc.used, ri)
-		} else if last := &sp[len(sp)-1]; start <= last.end {
+		} else if last := &sp[len(sp)-1]; start >= last.start && start <= last.end {
 			last.end = max(last.end, end)
 			return
 		}
 		sc.spans[ri] = append(sp, span{start, end})
 	}
-	for _, ri := range r.always {
-		addSpan(ri, 0, len(s))
+	if len(r.always) > 0 {
+		begin()
+		for _, ri := range r.always {
+			addSpan(ri, 0, len(s))
+		}
 	}
 	r.kw.scan(s, func(w int32, end int) {
+		begin()
+		start := end - len(r.kw.words[w])
 		for _, ri := range r.kwRules[w] {
-			win := r.rules[ri].window
-			addSpan(ri, end-win-len(r.kw.words[w]), end+win)
+			ru := &r.rules[ri]
+			if ru.anchored != nil {
+				r.matchAnchored(sc, ru, ri, s, start)
+				continue
+			}
+			addSpan(ri, start-ru.window, end+ru.window)
 		}
 	})
+	if sc == nil {
+		return nil, nil
+	}
 	for _, ri := range sc.used {
 		ru := &r.rules[ri]
 		for _, sp := range sc.spans[ri] {
@@ -485,9 +789,158 @@ func widen(s string, start, end int) (int, int) {
 	return start, end
 }
 
+// matchAnchored runs a template rule's anchored expression at a keyword
+// occurring at s[at:]. The match is taken to start where the identifier
+// run holding the keyword starts (at most 50 bytes back), as the
+// unanchored expression's lazy prefix would.
+func (r *Redactor) matchAnchored(sc *scratch, ru *rule, ri int32, s string, at int) {
+	if ru.wordStart && at > 0 && isWordByte(s[at-1]) {
+		return
+	}
+	if ru.prefixes != nil && !hasAnyPrefix(s[at:], ru.prefixes) {
+		return
+	}
+	if ru.pre != nil && !ru.pre(s, at) {
+		return
+	}
+	if ru.follows != nil {
+		ok := false
+		for i := range ru.follows {
+			if ru.follows[i].admits(s[at:]) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return
+		}
+	}
+	if ru.template && !templateTail(s, at, ru.minValue) {
+		return
+	}
+	end := min(len(s), at+ru.window)
+	m := ru.anchored.FindStringSubmatchIndex(s[at:end])
+	if m != nil && m[1] == end-at && end < len(s) {
+		end = min(len(s), at+maxWindow)
+		m = ru.anchored.FindStringSubmatchIndex(s[at:end])
+	}
+	if m == nil {
+		return
+	}
+	back := 0
+	for ru.template && back < 50 && at-back > 0 && isIdent(s[at-back-1]) {
+		back++
+	}
+	r.accept(sc, ru, ri, s, at, s[at:end], m, -back)
+}
+
+// templateTail is a necessary condition of gitleaks' keyword template
+// after a keyword at s[at:]: identifier bytes and blanks (the rest of the
+// keyword and up to 20 more), up to 5 quotes, blanks or backslashes, then
+// an assignment operator, then after up to 7 quotes, blanks, '=' or
+// backslashes, minValue bytes that are neither blanks nor quotes.
+func templateTail(s string, at, minValue int) bool {
+	i, end := at, min(len(s), at+64)
+	for i < end && (isIdent(s[i]) || s[i] == ' ' || s[i] == '\t') {
+		i++
+	}
+	for n := 0; n < 5 && i < end && isQuoteSpace(s[i]); n++ {
+		i++
+	}
+	if i >= end || !strings.ContainsRune("=>:|?,", rune(s[i])) {
+		return false
+	}
+	i++
+	for n := 0; n < 8 && i < len(s) && (isQuoteSpace(s[i]) || s[i] == '=' || s[i] == '`' || s[i] == ':' || s[i] == '>' || s[i] == '|'); n++ {
+		i++
+	}
+	n := 0
+	for ; n < minValue && i+n < len(s); n++ {
+		if c := s[i+n]; c == '`' || c == '\'' || c == '"' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+			break
+		}
+	}
+	return n >= max(minValue, 1)
+}
+
+// firstGroup is the first capturing group of re, or nil.
+func firstGroup(re *syntax.Regexp) *syntax.Regexp {
+	if re.Op == syntax.OpCapture {
+		return re
+	}
+	for _, sub := range re.Sub {
+		if g := firstGroup(sub); g != nil {
+			return g
+		}
+	}
+	return nil
+}
+
+// minWidth is the fewest bytes re can match (runes counted as 1 byte).
+func minWidth(re *syntax.Regexp) int {
+	switch re.Op {
+	case syntax.OpLiteral:
+		return len(re.Rune)
+	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return 1
+	case syntax.OpCapture, syntax.OpPlus:
+		return minWidth(re.Sub[0])
+	case syntax.OpRepeat:
+		return re.Min * minWidth(re.Sub[0])
+	case syntax.OpConcat:
+		t := 0
+		for _, sub := range re.Sub {
+			t += minWidth(sub)
+		}
+		return t
+	case syntax.OpAlternate:
+		m := -1
+		for _, sub := range re.Sub {
+			if w := minWidth(sub); m < 0 || w < m {
+				m = w
+			}
+		}
+		return max(m, 0)
+	}
+	return 0
+}
+
+func isQuoteSpace(b byte) bool {
+	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v' || b == '\'' || b == '"' || b == '\\'
+}
+
+func hasAnyPrefix(s string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func isIdent(b byte) bool {
+	return b == '_' || b == '.' || b == '-' || '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}
+
 func (r *Redactor) match(sc *scratch, ru *rule, ri int32, s string, start, end int) {
 	window := s[start:end]
-	for _, m := range ru.re.FindAllStringSubmatchIndex(window, -1) {
+	ms := ru.re.FindAllStringSubmatchIndex(window, -1)
+	if n := len(ms); n > 0 && ms[n-1][1] == len(window) && end < len(s) {
+		// The last match reaches the window's end: it may be cut short.
+		end = min(len(s), end+maxWindow)
+		window = s[start:end]
+		ms = ru.re.FindAllStringSubmatchIndex(window, -1)
+	}
+	for _, m := range ms {
+		r.accept(sc, ru, ri, s, start, window, m, 0)
+	}
+}
+
+// accept checks one match m of ru in window (which starts at s[start:]):
+// secret group, entropy, allowlists; matchFrom moves the match's start
+// (for the anchored form, whose match lacks the identifier prefix).
+func (r *Redactor) accept(sc *scratch, ru *rule, ri int32, s string, start int, window string, m []int, matchFrom int) {
+	{
 		ms, me := m[0], m[1]
 		// gitleaks trims newlines around a match.
 		for ms < me && window[ms] == '\n' {
@@ -499,7 +952,7 @@ func (r *Redactor) match(sc *scratch, ru *rule, ri int32, s string, start, end i
 		ss, se := ms, me
 		if ru.group > 0 {
 			if 2*ru.group+1 >= len(m) || m[2*ru.group] < 0 {
-				continue
+				return
 			}
 			ss, se = m[2*ru.group], m[2*ru.group+1]
 		} else {
@@ -511,16 +964,16 @@ func (r *Redactor) match(sc *scratch, ru *rule, ri int32, s string, start, end i
 			}
 		}
 		if se <= ss {
-			continue
+			return
 		}
 		secret := window[ss:se]
 		if ru.entropy != 0 && shannon(secret) <= ru.entropy {
-			continue
+			return
 		}
-		match := window[ms:me]
+		match := s[start+ms+matchFrom : start+me]
 		line := lineOf(s, start+ms, start+me)
-		if r.global.allows(secret, match, line) {
-			continue
+		if r.global.allows(secret, match, line) || r.ours.allows(secret, match, line) {
+			return
 		}
 		allowed := false
 		for i := range ru.allow {
@@ -530,7 +983,7 @@ func (r *Redactor) match(sc *scratch, ru *rule, ri int32, s string, start, end i
 			}
 		}
 		if allowed {
-			continue
+			return
 		}
 		sc.findings = append(sc.findings, finding{start: start + ss, end: start + se, rule: ri})
 	}

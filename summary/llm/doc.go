@@ -12,7 +12,8 @@
 // head + marker + tail by [Elide]). max_tokens and max_completion_tokens are
 // both 2 × TargetTokens. The reply is passed through [Normalize]: it starts
 // with [summary.Prefix] exactly once; reasoning written into the content up
-// to "</think>" is dropped.
+// to the last "</think>", and an unclosed "<think>" block after it, are
+// dropped (Normalize is idempotent).
 //
 // # Failures
 //

@@ -154,14 +154,19 @@ func stripPrefix(s string) string {
 }
 
 // stripThinking drops reasoning a model wrote into its content: everything
-// up to the last "</think>". ok is false when a "<think>" block never
-// closes (the budget went to reasoning).
+// up to the last "</think>", and a "<think>" block opened after it that
+// never closes, to the end. The result holds neither tag, so a text it
+// returns comes back unchanged. ok is false when nothing is left but
+// reasoning (the budget went to it).
 func stripThinking(s string) (string, bool) {
 	if i := strings.LastIndex(s, "</think>"); i >= 0 {
-		return s[i+len("</think>"):], true
+		s = s[i+len("</think>"):]
 	}
-	if strings.Contains(s, "<think>") {
-		return "", false
+	if i := strings.Index(s, "<think>"); i >= 0 {
+		s = s[:i]
+		if strings.TrimSpace(s) == "" {
+			return "", false
+		}
 	}
 	return s, true
 }

@@ -96,6 +96,9 @@ func TestNormalize(t *testing.T) {
 		{"only prefix", p, "", false},
 		{"only prefixes", p + " " + p, "", false},
 		{"unclosed think", "<think>planning forever", "", false},
+		{"think reopened, nothing after", "</think><think>", "", false},
+		{"think reopened after the answer", "<think>a</think>The agent ran ls. <think>more", p + " The agent ran ls.", true},
+		{"answer then unclosed think", "The agent ran ls.\n<think>hmm", p + " The agent ran ls.", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

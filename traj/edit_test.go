@@ -1,0 +1,53 @@
+package traj
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestSetContentAndArguments(t *testing.T) {
+	line := `{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": null, "reasoning_content": "think", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls -la\"}"}}, {"id": "c2", "type": "function", "function": {"name": "read", "arguments": {"path": "/a"}}}]}, {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "long output"}]}, {"role": "tool", "tool_call_id": "c2"}], "k": 1}`
+	r := mustDecode(t, line, Schema{})
+	args := r.CallArguments(r.Turns[1])
+	if len(args) != 2 || string(args[0]) != `"{\"command\": \"ls -la\"}"` || string(args[1]) != `{"path": "/a"}` {
+		t.Fatalf("CallArguments = %q", args)
+	}
+	a, ok := r.SetCallArguments(r.Turns[1], 0, AppendString(nil, `{"command": "ls"}`))
+	if !ok {
+		t.Fatal("SetCallArguments failed")
+	}
+	if _, ok := r.SetCallArguments(r.Turns[1], 2, []byte(`{}`)); ok {
+		t.Fatal("SetCallArguments accepted a third call")
+	}
+	if !reflect.DeepEqual(a.CallIDs, []string{"c1", "c2"}) || a.Text != "think\nbash\n{\"command\": \"ls\"}\nread\n{\"path\": \"/a\"}" || !a.Made() {
+		t.Fatalf("edited call: ids %v text %q", a.CallIDs, a.Text)
+	}
+	t1 := r.SetContent(r.Turns[2], "digest")
+	t2 := r.SetContent(r.Turns[3], "added")
+	if t1.Text != "digest" || t1.AnswersID != "c1" || t2.Text != "added" || t2.AnswersID != "c2" {
+		t.Fatalf("SetContent: %+v %+v", t1, t2)
+	}
+	out := r.AppendJSON(nil, []Turn{r.Turns[0], a, t1, t2})
+	want := `{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": null, "reasoning_content": "think", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}, {"id": "c2", "type": "function", "function": {"name": "read", "arguments": {"path": "/a"}}}]}, {"role": "tool", "tool_call_id": "c1", "content": "digest"}, {"role": "tool", "tool_call_id": "c2", "content": "added"}], "k": 1}`
+	if string(out) != want {
+		t.Fatalf("got  %s\nwant %s", out, want)
+	}
+	if !json.Valid(out) {
+		t.Fatal("invalid JSON")
+	}
+	r2 := mustDecode(t, string(out), Schema{})
+	if r2.Turns[2].Text != "digest" || r2.Turns[1].Text != a.Text {
+		t.Fatalf("re-decoded: %q %q", r2.Turns[2].Text, r2.Turns[1].Text)
+	}
+}
+
+func TestSetContentShareGPT(t *testing.T) {
+	line := `{"conversations":[{"from":"gpt","value":"a"},{"from":"tool","value":"<tool_response>x</tool_response>"}]}`
+	r := mustDecode(t, line, Schema{})
+	nt := r.SetContent(r.Turns[1], "é\"\n")
+	out := string(r.AppendJSON(nil, []Turn{r.Turns[0], nt}))
+	if out != `{"conversations":[{"from":"gpt","value":"a"},{"from":"tool","value":"é\"\n"}]}` || nt.Role != RoleTool || nt.Text != "é\"\n" {
+		t.Fatalf("got %s / %+v", out, nt)
+	}
+}

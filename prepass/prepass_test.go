@@ -53,43 +53,37 @@ func big(line string, n int) string { return strings.Repeat(line+"\n", n) }
 
 func TestDuplicates(t *testing.T) {
 	out := big("same output line", 50)
-	rec := decode(t, m{"messages": []m{
-		{"role": "system", "content": "s"},
-		{"role": "user", "content": "u"},
-		{"role": "assistant", "content": nil, "tool_calls": []m{oaCall("a", "terminal", `{"command":"ls"}`)}},
-		{"role": "tool", "tool_call_id": "a", "content": out},
-		{"role": "assistant", "content": nil, "tool_calls": []m{oaCall("b", "terminal", `{"command":"ls"}`)}},
-		{"role": "tool", "tool_call_id": "b", "content": out},
-		{"role": "assistant", "content": nil, "tool_calls": []m{oaCall("c", "terminal", `{"command":"ls"}`)}},
-		{"role": "tool", "tool_call_id": "c", "content": out},
-		{"role": "assistant", "content": "done"},
-	}})
-	turns, rep := Apply(rec, rec.Turns, 2, 6, never, Config{Counter: counter(t), DigestOver: 1 << 20})
-	if turns[3].Text != BackRef(7) || turns[5].Text != BackRef(7) || turns[7].Text != out {
-		t.Fatalf("turns 3, 5, 7: %q %q %q", turns[3].Text, turns[5].Text, clip(turns[7].Text, 20))
+	rec := decode(t, m{"messages": threeRuns(out, m{"role": "assistant", "content": "done"})})
+	turns, rep := Apply(rec, rec.Turns, 1, 5, never, Config{Counter: counter(t), DigestOver: 1 << 20})
+	if turns[2].Text != BackRef(6) || turns[4].Text != BackRef(6) || turns[6].Text != out {
+		t.Fatalf("turns 2, 4, 6: %q %q %q", turns[2].Text, turns[4].Text, clip(turns[6].Text, 20))
 	}
 	if rep.Changes[Duplicates] != 2 || rep.Saved[Duplicates] <= 0 || rep.Fits {
 		t.Fatalf("report %+v", rep)
 	}
-	if turns[3].AnswersID != "a" || turns[5].AnswersID != "b" {
+	if turns[2].AnswersID != "a" || turns[4].AnswersID != "b" {
 		t.Fatal("tool_call_id changed")
 	}
-	if &rec.Turns[3] == &turns[3] || rec.Turns[3].Text != out {
+	if &rec.Turns[2] == &turns[2] || rec.Turns[2].Text != out {
 		t.Fatal("input turns modified")
 	}
 }
 
+// threeRuns is a user turn, then three identical terminal calls and
+// results (turns 1-6), then more.
+func threeRuns(out string, more ...m) []m {
+	turns := []m{{"role": "user", "content": "u"}}
+	for _, id := range []string{"a", "b", "c"} {
+		turns = append(turns,
+			m{"role": "assistant", "content": nil, "tool_calls": []m{oaCall(id, "terminal", `{"command":"ls"}`)}},
+			m{"role": "tool", "tool_call_id": id, "content": out})
+	}
+	return append(turns, more...)
+}
+
 func TestStopsWhenFits(t *testing.T) {
 	out := big("same output line", 50)
-	rec := decode(t, m{"messages": []m{
-		{"role": "user", "content": "u"},
-		{"role": "assistant", "content": nil, "tool_calls": []m{oaCall("a", "terminal", `{"command":"ls"}`)}},
-		{"role": "tool", "tool_call_id": "a", "content": out},
-		{"role": "assistant", "content": nil, "tool_calls": []m{oaCall("b", "terminal", `{"command":"ls"}`)}},
-		{"role": "tool", "tool_call_id": "b", "content": out},
-		{"role": "assistant", "content": nil, "tool_calls": []m{oaCall("c", "terminal", `{"command":"ls"}`)}},
-		{"role": "tool", "tool_call_id": "c", "content": out},
-	}})
+	rec := decode(t, m{"messages": threeRuns(out)})
 	asked := 0
 	fits := func(saved int) bool { asked++; return saved > 0 }
 	turns, rep := Apply(rec, rec.Turns, 1, 7, fits, Config{Counter: counter(t)})

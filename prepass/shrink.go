@@ -148,18 +148,6 @@ func shrinkable(key, v string) bool {
 // around a marker.
 func cut(v string, n, keep int) string {
 	head, tail := keep*2/3, keep-keep*2/3
-	hi := byteIndex(v, head)
-	ti := byteIndex(v, n-tail)
-	return v[:hi] + fmt.Sprintf("…[%d characters cut by trajcompress]…", n-head-tail) + v[ti:]
-}
-
-// byteIndex is the byte offset of rune i of s.
-func byteIndex(s string, i int) int {
-	for off := range s {
-		if i == 0 {
-			return off
-		}
-		i--
-	}
-	return len(s)
+	r := []rune(v) // v came out of encoding/json: valid UTF-8
+	return string(r[:head]) + fmt.Sprintf("…[%d characters cut by trajcompress]…", n-head-tail) + string(r[len(r)-tail:])
 }

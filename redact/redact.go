@@ -530,64 +530,96 @@ const unboundedRepeat = 256
 // counting unbounded repetitions as min+unb repetitions, or -1 when
 // unbounded and unb < 0.
 func maxWidth(re *syntax.Regexp, unb int) int {
+	_, hi := widths(re, unb)
+	return hi
+}
+
+// minWidth is the fewest bytes re can match (each rune counted as 1).
+func minWidth(re *syntax.Regexp) int {
+	lo, _ := widths(re, 0)
+	return lo
+}
+
+// widths returns the fewest runes and the most bytes re can match; see
+// maxWidth for unb.
+func widths(re *syntax.Regexp, unb int) (lo, hi int) {
 	switch re.Op {
 	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
 		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpNoMatch:
-		return 0
+		return 0, 0
 	case syntax.OpLiteral:
-		n := 0
 		for _, r := range re.Rune {
-			n += runeMax(r)
+			hi += runeMax(r)
 		}
-		return n
+		return len(re.Rune), hi
 	case syntax.OpCharClass:
-		w := 0
 		for i := 1; i < len(re.Rune); i += 2 {
-			w = max(w, runeMax(re.Rune[i]))
+			hi = max(hi, runeMax(re.Rune[i]))
 		}
-		return w
+		return 1, hi
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		return 4
-	case syntax.OpCapture, syntax.OpQuest:
-		return maxWidth(re.Sub[0], unb)
+		return 1, 4
+	case syntax.OpCapture:
+		return widths(re.Sub[0], unb)
+	case syntax.OpQuest:
+		_, hi = widths(re.Sub[0], unb)
+		return 0, hi
 	case syntax.OpStar, syntax.OpPlus, syntax.OpRepeat:
-		w := maxWidth(re.Sub[0], unb)
-		if w < 0 {
-			return -1
-		}
-		reps := re.Max
+		lo, hi = widths(re.Sub[0], unb)
+		minReps, maxReps := 0, re.Max
 		switch {
-		case re.Op == syntax.OpRepeat && re.Max >= 0:
-		case unb < 0:
-			return -1
+		case re.Op == syntax.OpPlus:
+			minReps, maxReps = 1, -1
 		case re.Op == syntax.OpRepeat:
-			reps = re.Min + unb
+			minReps = re.Min
 		default:
-			reps = 1 + unb
+			maxReps = -1
 		}
-		return w * reps
+		lo *= minReps
+		switch {
+		case hi < 0:
+		case maxReps >= 0:
+			hi *= maxReps
+		case unb < 0:
+			hi = -1
+		default:
+			hi *= minReps + unb + boolInt(re.Op == syntax.OpStar)
+		}
+		return lo, hi
 	case syntax.OpConcat:
-		t := 0
-		for _, s := range re.Sub {
-			w := maxWidth(s, unb)
-			if w < 0 {
-				return -1
+		for _, sub := range re.Sub {
+			l, h := widths(sub, unb)
+			lo += l
+			if hi >= 0 && h >= 0 {
+				hi += h
+			} else {
+				hi = -1
 			}
-			t += w
 		}
-		return t
+		return lo, hi
 	case syntax.OpAlternate:
-		t := 0
-		for _, s := range re.Sub {
-			w := maxWidth(s, unb)
-			if w < 0 {
-				return -1
+		lo = -1
+		for _, sub := range re.Sub {
+			l, h := widths(sub, unb)
+			if lo < 0 || l < lo {
+				lo = l
 			}
-			t = max(t, w)
+			if hi >= 0 && h >= 0 {
+				hi = max(hi, h)
+			} else {
+				hi = -1
+			}
 		}
-		return t
+		return max(lo, 0), hi
 	}
-	return -1
+	return 0, -1
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 func runeMax(r rune) int {
@@ -627,32 +659,34 @@ func (r *Redactor) Redact(dst, text []byte) ([]byte, Counts) {
 	if len(text) == 0 {
 		return text, nil
 	}
-	s := unsafe.String(unsafe.SliceData(text), len(text))
-	f, sc := r.find(s)
-	if sc == nil {
+	out, counts := r.redact(dst[:0], unsafe.String(unsafe.SliceData(text), len(text)))
+	if counts == nil {
 		return text, nil
 	}
-	defer r.scratch.Put(sc)
-	if len(f) == 0 {
-		return text, nil
-	}
-	out, counts := r.apply(dst[:0], s, f)
 	return out, counts
 }
 
 // RedactString is [Redactor.Redact] for a string: it returns s itself and
 // nil counts when nothing is found.
 func (r *Redactor) RedactString(s string) (string, Counts) {
+	out, counts := r.redact(nil, s)
+	if counts == nil {
+		return s, nil
+	}
+	return string(out), counts
+}
+
+// redact appends s redacted to dst; nil counts when nothing was found.
+func (r *Redactor) redact(dst []byte, s string) ([]byte, Counts) {
 	f, sc := r.find(s)
 	if sc == nil {
-		return s, nil
+		return nil, nil
 	}
 	defer r.scratch.Put(sc)
 	if len(f) == 0 {
-		return s, nil
+		return nil, nil
 	}
-	out, counts := r.apply(nil, s, f)
-	return string(out), counts
+	return r.apply(dst, s, f)
 }
 
 // Contains reports whether text holds a secret some rule would redact.
@@ -874,35 +908,6 @@ func firstGroup(re *syntax.Regexp) *syntax.Regexp {
 		}
 	}
 	return nil
-}
-
-// minWidth is the fewest bytes re can match (runes counted as 1 byte).
-func minWidth(re *syntax.Regexp) int {
-	switch re.Op {
-	case syntax.OpLiteral:
-		return len(re.Rune)
-	case syntax.OpCharClass, syntax.OpAnyChar, syntax.OpAnyCharNotNL:
-		return 1
-	case syntax.OpCapture, syntax.OpPlus:
-		return minWidth(re.Sub[0])
-	case syntax.OpRepeat:
-		return re.Min * minWidth(re.Sub[0])
-	case syntax.OpConcat:
-		t := 0
-		for _, sub := range re.Sub {
-			t += minWidth(sub)
-		}
-		return t
-	case syntax.OpAlternate:
-		m := -1
-		for _, sub := range re.Sub {
-			if w := minWidth(sub); m < 0 || w < m {
-				m = w
-			}
-		}
-		return max(m, 0)
-	}
-	return 0
 }
 
 func isQuoteSpace(b byte) bool {

@@ -19,10 +19,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -272,12 +274,7 @@ func walkStrings(v any, path string, fn func(path, s string)) {
 			walkStrings(x, fmt.Sprintf("%s[%d]", path, i), fn)
 		}
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(v)) {
 			walkStrings(v[k], path+"."+k, fn)
 		}
 	}
@@ -330,12 +327,7 @@ func plantJSON(rng *rand.Rand, v any, text string, done *bool) any {
 			x[i] = plantJSON(rng, x[i], text, done)
 		}
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			x[k] = plantJSON(rng, x[k], text, done)
 		}
 	}

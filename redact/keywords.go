@@ -19,6 +19,9 @@ import (
 type keywordIndex struct {
 	grams [1 << gramBits / 64]uint64 // hashed folded 4-grams of keywords ≥ 3 bytes
 	short []int32                    // the 2-byte keywords
+	// cases, for a 2-byte keyword whose rules all match it in one case
+	// only, are those spellings (else both ASCII cases are searched).
+	cases map[int32][]string
 	// byPair maps a folded pair to 1 + its index in lists, the keywords
 	// starting with it (0: none).
 	byPair [1 << 16]uint16
@@ -117,26 +120,41 @@ func (k *keywordIndex) isShort(w int32) bool {
 // shortHits calls at(end) for each occurrence of the 2-byte keyword w
 // (end just past it), while at returns true; false if stopped.
 func (k *keywordIndex) shortHits(text string, w int32, at func(end int) bool) bool {
-	word := k.words[w]
-	cases := [2]byte{word[1], word[1]}
-	if 'a' <= word[1] && word[1] <= 'z' {
-		cases[1] = word[1] - ('a' - 'A')
-	}
-	for n, c := range cases {
-		if n == 1 && c == cases[0] {
-			break
-		}
-		for i := 1; i < len(text); {
-			j := strings.IndexByte(text[i:], c)
-			if j < 0 {
-				break
-			}
-			i += j
-			if fold(text[i-1]) == word[0] && !at(i+1) {
+	if spellings, ok := k.cases[w]; ok {
+		for _, sp := range spellings {
+			if !searchPair(text, sp[0], sp[1], false, at) {
 				return false
 			}
-			i++
 		}
+		return true
+	}
+	word := k.words[w]
+	if !searchPair(text, word[0], word[1], true, at) {
+		return false
+	}
+	if up := word[1] - ('a' - 'A'); 'a' <= word[1] && word[1] <= 'z' {
+		return searchPair(text, word[0], up, true, at)
+	}
+	return true
+}
+
+// searchPair calls at(end) after each occurrence of the bytes a, b in
+// text (a compared case-folded when foldA), found by searching for b.
+func searchPair(text string, a, b byte, foldA bool, at func(end int) bool) bool {
+	for i := 1; i < len(text); {
+		j := strings.IndexByte(text[i:], b)
+		if j < 0 {
+			return true
+		}
+		i += j
+		c := text[i-1]
+		if foldA {
+			c = fold(c)
+		}
+		if c == a && !at(i+1) {
+			return false
+		}
+		i++
 	}
 	return true
 }

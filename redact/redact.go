@@ -231,6 +231,12 @@ func New(disabled ...string) (*Redactor, error) {
 		}
 	}
 	r.kw = newKeywordIndex(words)
+	r.kw.cases = map[int32][]string{}
+	for _, w := range r.kw.short {
+		if sp := r.exactSpellings(words[w], r.kwRules[w]); sp != nil {
+			r.kw.cases[w] = sp
+		}
+	}
 	return r, nil
 }
 
@@ -244,6 +250,25 @@ var jsonTolerant = strings.NewReplacer(
 	`[\s'"]{0,3}`, `[\s'"\\]{0,5}`,
 	`[\x60'"\s=]{0,5}`, `[\x60'"\s=\\]{0,7}`,
 )
+
+// exactSpellings returns the spellings of the 2-byte keyword w that its
+// rules can match at all, when every one of them is case-sensitive and
+// starts with known literals (a JWT's "ey", Twilio's "SK"); nil otherwise.
+func (r *Redactor) exactSpellings(w string, rules []int32) []string {
+	var out []string
+	for _, ri := range rules {
+		ru := &r.rules[ri]
+		if ru.anchored == nil || ru.template || ru.prefixes == nil {
+			return nil
+		}
+		for _, p := range ru.prefixes {
+			if len(p) >= 2 && strings.EqualFold(p[:2], w) && !slices.Contains(out, p[:2]) {
+				out = append(out, p[:2])
+			}
+		}
+	}
+	return out
+}
 
 func compileRule(s ruleSpec) (rule, error) {
 	s.Regex = jsonTolerant.Replace(s.Regex)

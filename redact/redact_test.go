@@ -161,3 +161,28 @@ func FuzzRedact(f *testing.F) {
 		}
 	})
 }
+
+// TestAnchoring checks how the rules run: ours and the hot token rules
+// anchored at their keywords, and the 2-byte keywords searched in the
+// only case their rules can match.
+func TestAnchoring(t *testing.T) {
+	r := Default()
+	anchored := map[string]bool{}
+	for _, ru := range r.rules {
+		anchored[ru.id] = ru.anchored != nil
+	}
+	for _, id := range []string{"url-password", "secret-assignment", "generic-api-key", "jwt", "github-pat", "vault-service-token", "twilio-api-key"} {
+		if !anchored[id] {
+			t.Errorf("rule %s is not anchored", id)
+		}
+	}
+	got := map[string][]string{}
+	for w, sp := range r.kw.cases {
+		got[r.kw.words[w]] = sp
+	}
+	for w, want := range map[string]string{"ey": "ey", "sk": "SK"} {
+		if strings.Join(got[w], ",") != want {
+			t.Errorf("keyword %q searched as %v, want %s", w, got[w], want)
+		}
+	}
+}

@@ -34,7 +34,7 @@ var extraRules = []ruleSpec{
 		// start, so that it runs anchored at each keyword.
 		Regex: `(?:PASSWORD|PASSWD|_PASS|_PWD|SECRET|TOKEN|API_KEY|APIKEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)[A-Z0-9_]*` +
 			`=['"]?([^\s'"\x60;&|]{4,256})`,
-		Keywords: []string{"passw", "_p", "secret", "token", "api", "access_key", "private_key", "credential"},
+		Keywords: []string{"password", "passwd", "_pass", "_pwd", "secret", "token", "api_key", "apikey", "access_key", "private_key", "credential"},
 		Allow:    []allowSpec{{Regexes: []string{placeholderValues, `^\$`, `^\[REDACTED:`}}},
 	},
 }

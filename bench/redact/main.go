@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"slices"
 	"sort"
 	"strings"
@@ -41,6 +42,7 @@ func main() {
 	every := flag.Int("every", 7, "plant into one string leaf in every N")
 	samples := flag.Int("samples", 5, "masked samples to print per rule")
 	reps := flag.Int("reps", 5, "timed passes over the clean strings (the best is reported)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the timed redaction passes to this file")
 	flag.Parse()
 	if *dir == "" {
 		*dir = testenv.RealDataDir()
@@ -206,7 +208,17 @@ func main() {
 	}
 	bestR, bestT := time.Duration(1<<62), time.Duration(1<<62)
 	changed := 0
+	var prof *os.File
+	if *cpuprofile != "" {
+		if prof, err = os.Create(*cpuprofile); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	for range *reps {
+		if prof != nil {
+			pprof.StartCPUProfile(prof)
+		}
 		start := time.Now()
 		var dst []byte
 		changed = 0
@@ -218,6 +230,11 @@ func main() {
 			}
 		}
 		bestR = min(bestR, time.Since(start))
+		if prof != nil {
+			pprof.StopCPUProfile()
+			prof.Close()
+			prof = nil
+		}
 		start = time.Now()
 		for _, t := range texts {
 			enc.Count(t)

@@ -322,6 +322,14 @@ func compileRule(s ruleSpec) (rule, error) {
 			}
 		}
 	}
+	if ru.anchored != nil && ru.window < maxWindow {
+		// Anchored, a rule's match starts at the keyword: its window need
+		// only be as long as a match of ASCII text (a longer match, of
+		// wider runes, reaches the window's end and is searched again in a
+		// longer one), and the shorter slice lets regexp backtrack instead
+		// of running its NFA. It still holds a shortest match of 4-byte runes.
+		ru.window = max(maxRunes(syn.Simplify(), unboundedRepeat), 4*minWidth(syn))
+	}
 	for _, a := range s.Allow {
 		al, err := compileAllow(a)
 		if err != nil {
@@ -555,42 +563,57 @@ const unboundedRepeat = 256
 // counting unbounded repetitions as min+unb repetitions, or -1 when
 // unbounded and unb < 0.
 func maxWidth(re *syntax.Regexp, unb int) int {
-	_, hi := widths(re, unb)
+	_, hi := widths(re, unb, false)
+	return hi
+}
+
+// maxRunes is maxWidth counting runes, not bytes.
+func maxRunes(re *syntax.Regexp, unb int) int {
+	_, hi := widths(re, unb, true)
 	return hi
 }
 
 // minWidth is the fewest bytes re can match (each rune counted as 1).
 func minWidth(re *syntax.Regexp) int {
-	lo, _ := widths(re, 0)
+	lo, _ := widths(re, 0, true)
 	return lo
 }
 
-// widths returns the fewest runes and the most bytes re can match; see
-// maxWidth for unb.
-func widths(re *syntax.Regexp, unb int) (lo, hi int) {
+// widths returns the fewest runes and the most bytes (runes, when
+// runes is set) re can match; see maxWidth for unb.
+func widths(re *syntax.Regexp, unb int, runes bool) (lo, hi int) {
 	switch re.Op {
 	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText,
 		syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary, syntax.OpNoMatch:
 		return 0, 0
 	case syntax.OpLiteral:
+		if runes {
+			return len(re.Rune), len(re.Rune)
+		}
 		for _, r := range re.Rune {
 			hi += runeMax(r)
 		}
 		return len(re.Rune), hi
 	case syntax.OpCharClass:
+		if runes {
+			return 1, 1
+		}
 		for i := 1; i < len(re.Rune); i += 2 {
 			hi = max(hi, runeMax(re.Rune[i]))
 		}
 		return 1, hi
 	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		if runes {
+			return 1, 1
+		}
 		return 1, 4
 	case syntax.OpCapture:
-		return widths(re.Sub[0], unb)
+		return widths(re.Sub[0], unb, runes)
 	case syntax.OpQuest:
-		_, hi = widths(re.Sub[0], unb)
+		_, hi = widths(re.Sub[0], unb, runes)
 		return 0, hi
 	case syntax.OpStar, syntax.OpPlus, syntax.OpRepeat:
-		lo, hi = widths(re.Sub[0], unb)
+		lo, hi = widths(re.Sub[0], unb, runes)
 		minReps, maxReps := 0, re.Max
 		switch {
 		case re.Op == syntax.OpPlus:
@@ -613,7 +636,7 @@ func widths(re *syntax.Regexp, unb int) (lo, hi int) {
 		return lo, hi
 	case syntax.OpConcat:
 		for _, sub := range re.Sub {
-			l, h := widths(sub, unb)
+			l, h := widths(sub, unb, runes)
 			lo += l
 			if hi >= 0 && h >= 0 {
 				hi += h
@@ -625,7 +648,7 @@ func widths(re *syntax.Regexp, unb int) (lo, hi int) {
 	case syntax.OpAlternate:
 		lo = -1
 		for _, sub := range re.Sub {
-			l, h := widths(sub, unb)
+			l, h := widths(sub, unb, runes)
 			if lo < 0 || l < lo {
 				lo = l
 			}

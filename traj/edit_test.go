@@ -78,7 +78,9 @@ func TestMapStrings(t *testing.T) {
 func TestMapTurnStrings(t *testing.T) {
 	line := `{"messages": [{"role": "assistant", "content": [{"type": "text", "text": "key=secret"}, {"type": "image_url", "image_url": {"url": "data:x"}}], "reasoning_content": "the secret", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\": \"echo secret\"}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "secret out"}]}`
 	r := mustDecode(t, line, Schema{})
-	red := func(s string) (string, bool) { return strings.ReplaceAll(s, "secret", "[R]"), strings.Contains(s, "secret") }
+	red := func(s string) (string, bool) {
+		return strings.ReplaceAll(s, "secret", "[R]"), strings.Contains(s, "secret")
+	}
 	a, ok := r.MapTurnStrings(r.Turns[0], red)
 	b, _ := r.MapTurnStrings(r.Turns[1], red)
 	if !ok || strings.Contains(a.Text, "secret") || strings.Contains(b.Text, "secret") || a.Extra != r.Turns[0].Extra ||

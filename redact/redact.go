@@ -724,6 +724,21 @@ func (r *Redactor) RedactString(s string) (string, Counts) {
 	return string(out), counts
 }
 
+// Func returns a function that redacts one string and adds what it
+// redacted to counts (not nil), reporting whether it changed the string:
+// the shape traj.MapStrings and traj.Record.MapTurnStrings take, to redact
+// every string of a turn or field in place.
+func (r *Redactor) Func(counts Counts) func(string) (string, bool) {
+	return func(s string) (string, bool) {
+		out, c := r.RedactString(s)
+		if c == nil {
+			return s, false
+		}
+		counts.Add(c)
+		return out, true
+	}
+}
+
 // redact appends s redacted to dst; nil counts when nothing was found.
 func (r *Redactor) redact(dst []byte, s string) ([]byte, Counts) {
 	f, sc := r.find(s)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/trajcompress/trajcompress/redact/redacttest"
+	"github.com/trajcompress/trajcompress/traj"
 )
 
 func TestRulesCompile(t *testing.T) {
@@ -187,5 +188,33 @@ func TestAnchoring(t *testing.T) {
 		if strings.Join(got[w], ",") != want {
 			t.Errorf("keyword %q searched as %v, want %s", w, got[w], want)
 		}
+	}
+}
+
+// TestFuncWithTraj redacts every string of a record's turns in place, as
+// the pipeline will: content, reasoning, tool-call arguments (JSON inside a
+// JSON string).
+func TestFuncWithTraj(t *testing.T) {
+	line := `{"messages": [{"role": "assistant", "content": null, "reasoning_content": "use AKIAIOSFODNN7Q2XZ5W3", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"git push https://x:ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fGh@github.com/a/b\"}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "ok"}]}`
+	rec, err := traj.Decode([]byte(line), traj.Pos{}, traj.Schema{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := Counts{}
+	f := Default().Func(counts)
+	var out []traj.Turn
+	for _, tr := range rec.Turns {
+		nt, _ := rec.MapTurnStrings(tr, f)
+		out = append(out, nt)
+	}
+	got := string(rec.AppendJSON(nil, out))
+	if strings.Contains(got, "AKIA") || strings.Contains(got, "ghp_") || !json.Valid([]byte(got)) {
+		t.Fatalf("not redacted: %s", got)
+	}
+	if counts["aws_access_token"] != 1 || counts["github_pat"] != 1 || counts.Total() != 2 {
+		t.Fatalf("counts %v in %s", counts, got)
+	}
+	if out[0].CallIDs[0] != "c1" || out[1].AnswersID != "c1" {
+		t.Fatal("pairing changed")
 	}
 }

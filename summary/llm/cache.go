@@ -15,11 +15,12 @@ import (
 // old entries are simply never hit again.
 const cacheVersion = 1
 
-// keyMaterial is what a summary depends on: the model, the prompt messages
-// and the sampling parameters. The base URL and the key are not part of it,
+// keyMaterial is what a summary depends on: the model, the prompt version
+// and messages, and the sampling parameters. The base URL and the key are not part of it,
 // so the same model behind another endpoint shares the cache.
 type keyMaterial struct {
 	Version     int            `json:"v"`
+	Prompt      string         `json:"prompt"` // PromptVersion, set by cacheKey
 	Model       string         `json:"model"`
 	Messages    []message      `json:"messages"`
 	Temperature *float64       `json:"temperature"`
@@ -31,6 +32,7 @@ type keyMaterial struct {
 // cacheKey is the hex sha256 of the key material.
 func cacheKey(m keyMaterial) string {
 	m.Version = cacheVersion
+	m.Prompt = PromptVersion
 	b, err := json.Marshal(m)
 	if err != nil {
 		// Only ExtraBody can fail to marshal, and New checks it does not.

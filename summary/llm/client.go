@@ -182,6 +182,9 @@ func (c *Client) Summarize(ctx context.Context, req summary.Request) (summary.Re
 	if errors.Is(err, ErrContextLength) && ctx.Err() == nil {
 		text, err = run.split(ctx, req.Turns, req.Start)
 	}
+	if err == nil { // a rejected reply is retried once, never cached
+		text, err = run.validated(ctx, req, msgs, text)
+	}
 	if err == nil {
 		c.store(key, entry{Text: text, Model: c.cfg.Model})
 		res.Text = text

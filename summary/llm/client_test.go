@@ -68,7 +68,11 @@ func client(t *testing.T, baseURL string, mod func(*Config)) *Client {
 }
 
 // region is a request of n turns of about size bytes each.
+// region makes a request of n turns of size characters, at least 100: the
+// mock's reply (about 25 tokens under quarter) must be shorter than the
+// region it replaces, or Validate rejects it.
 func region(n, size int) summary.Request {
+	size = max(size, 100)
 	turns := make([]traj.Turn, n)
 	for i := range turns {
 		role, name := traj.RoleAssistant, "gpt"
@@ -156,7 +160,9 @@ func TestOmitTemperatureAndUsageFallback(t *testing.T) {
 		t.Errorf("temperature sent: %s", r.Raw)
 	}
 	var q quarter
-	wantPrompt, wantCompletion := q.Count(r.Request.Messages[0].Content), q.Count(res.Text)
+	// The completion is counted as received: without the end marker
+	// Normalize adds (the mock's reply carries the prefix already).
+	wantPrompt, wantCompletion := q.Count(r.Request.Messages[0].Content), q.Count(strings.TrimSuffix(res.Text, "\n"+summary.EndMarker))
 	if res.PromptTokens != wantPrompt || res.CompletionTokens != wantCompletion {
 		t.Errorf("local usage = %d/%d, want %d/%d", res.PromptTokens, res.CompletionTokens,
 			wantPrompt, wantCompletion)

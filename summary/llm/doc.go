@@ -6,13 +6,22 @@
 //
 // [Client.Summarize] sends POST {BaseURL}/chat/completions with
 // "Authorization: Bearer <key>" and one user message built by
-// [RegionPrompt]: the peer's prompt (neutral summary in the same language
-// as the turns, covering actions, results, decisions and exact values; turns
-// labelled "[Turn i - ROLE]"; values over [ElideOver] characters cut to
-// head + marker + tail by [Elide]). max_tokens and max_completion_tokens are
-// both 2 × TargetTokens. The reply is passed through [Normalize]: it starts
-// with [summary.Prefix] exactly once; reasoning written into the content up
-// to "</think>" is dropped.
+// [RegionPrompt] ([PromptVersion]): a summary in the same language as the
+// turns, shaped as a handoff note (goal, constraints, completed actions with
+// their tools and paths, current state, open questions, relevant files,
+// remaining work), stated to be reference material only, of about
+// TargetTokens and never more than 1.5 × that; turns labelled
+// "[Turn i - ROLE]", values over [ElideOver] characters cut to head + marker
+// + tail by [Elide]; a turn holding an earlier summary (a record compressed
+// before) is shown by its body, and the model is told to fold it into one
+// updated summary. max_tokens and max_completion_tokens are both
+// 2 × TargetTokens. The reply is passed through [Normalize]: it starts
+// with [summary.Prefix] exactly once and ends with a line holding
+// [summary.EndMarker]; reasoning written into the content up to the last
+// "</think>", and an unclosed "<think>" block after it, are dropped
+// (Normalize is idempotent). The final summary must then pass [Validate]:
+// non-empty, at most 1.5 × TargetTokens and fewer tokens than the region's
+// turns (counted with the request's Counter, else [Config.Counter]).
 //
 // # Failures
 //
@@ -25,6 +34,10 @@
 // prompt exceeds the context window (vLLM, llama.cpp, OpenAI wording) is not
 // retried: the region is halved until each chunk is accepted, the chunks
 // are summarised, and one more request merges them ([summary.Result.Chunks]).
+// A summary [Validate] rejects is one failed attempt (cause
+// [CauseInvalid]): the request is sent once more with the rejected reply
+// and the violation stated; a second rejection is a non-fatal error (the
+// record stays unchanged), and a rejected reply is never cached.
 // 401/403, 402, quota or billing 429s and 404 return an error wrapping
 // [summary.ErrFatal] and an [*APIError]; after one, the client sends nothing
 // more. When the attempts run out, Summarize returns a non-fatal error
@@ -32,7 +45,7 @@
 // placeholder summary is ever produced. When ctx is done, Summarize returns
 // ctx's error at once, also during a backoff or a rate-limit wait, unless
 // a complete answer had already arrived: that one was billed, so it is
-// returned and cached.
+// returned and cached when it passes Validate.
 //
 // # Limits, cache, usage
 //
@@ -43,7 +56,7 @@
 // (golang.org/x/time/rate token buckets) throttle before sending (TPM charges the local
 // prompt count plus max_tokens). Every summary, including chunk and merge
 // summaries, is stored on disk under [Config.CacheDir] keyed by the sha256
-// of the model, the prompt messages, temperature, max_tokens, seed and
+// of the model, [PromptVersion], the prompt messages, temperature, max_tokens, seed and
 // extra body (not the base URL, not the key), one JSON file per key in a
 // two-hex-digit fan-out, written to a temporary file and renamed. A cached
 // region costs zero requests. Token usage comes from the response's usage

@@ -75,27 +75,35 @@ func TestRenderTurns(t *testing.T) {
 
 func TestNormalize(t *testing.T) {
 	p := summary.Prefix
+	e := "\n" + summary.EndMarker
 	tests := []struct {
 		name string
 		in   string
 		want string
 		ok   bool
 	}{
-		{"prefixed", p + " The agent ran ls.", p + " The agent ran ls.", true},
-		{"no prefix", "The agent ran ls.", p + " The agent ran ls.", true},
-		{"no space", p + "The agent ran ls.", p + " The agent ran ls.", true},
-		{"duplicated", p + " " + p + " The agent ran ls.", p + " The agent ran ls.", true},
-		{"duplicated on lines", p + "\n" + p + "\nThe agent ran ls.", p + " The agent ran ls.", true},
-		{"bold", "**[CONTEXT SUMMARY]:** The agent ran ls.", p + " The agent ran ls.", true},
-		{"surrounding space", "\n  The agent ran ls.  \n", p + " The agent ran ls.", true},
-		{"prefix inside kept", "Before. " + p + " after.", p + " Before. " + p + " after.", true},
-		{"think block dropped", "<think>plan</think>\n" + p + " Done.", p + " Done.", true},
-		{"multilingual", "代理运行了 ls 命令。", p + " 代理运行了 ls 命令。", true},
+		{"prefixed", p + " The agent ran ls.", p + " The agent ran ls." + e, true},
+		{"no prefix", "The agent ran ls.", p + " The agent ran ls." + e, true},
+		{"no space", p + "The agent ran ls.", p + " The agent ran ls." + e, true},
+		{"duplicated", p + " " + p + " The agent ran ls.", p + " The agent ran ls." + e, true},
+		{"duplicated on lines", p + "\n" + p + "\nThe agent ran ls.", p + " The agent ran ls." + e, true},
+		{"bold", "**[CONTEXT SUMMARY]:** The agent ran ls.", p + " The agent ran ls." + e, true},
+		{"surrounding space", "\n  The agent ran ls.  \n", p + " The agent ran ls." + e, true},
+		{"prefix inside kept", "Before. " + p + " after.", p + " Before. " + p + " after." + e, true},
+		{"think block dropped", "<think>plan</think>\n" + p + " Done.", p + " Done." + e, true},
+		{"multilingual", "代理运行了 ls 命令。", p + " 代理运行了 ls 命令。" + e, true},
 		{"empty", "", "", false},
 		{"blank", " \n ", "", false},
 		{"only prefix", p, "", false},
 		{"only prefixes", p + " " + p, "", false},
 		{"unclosed think", "<think>planning forever", "", false},
+		{"think reopened, nothing after", "</think><think>", "", false},
+		{"think reopened after the answer", "<think>a</think>The agent ran ls. <think>more", p + " The agent ran ls." + e, true},
+		{"answer then unclosed think", "The agent ran ls.\n<think>hmm", p + " The agent ran ls." + e, true},
+		{"end marker kept once", p + " The agent ran ls.\n" + summary.EndMarker, p + " The agent ran ls." + e, true},
+		{"after the end marker dropped", "The agent ran ls. " + summary.EndMarker + "\nAnything else?", p + " The agent ran ls." + e, true},
+		{"two end markers", "The agent ran ls.\n" + summary.EndMarker + summary.EndMarker, p + " The agent ran ls." + e, true},
+		{"only an end marker", p + "\n" + summary.EndMarker, "", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -212,7 +220,8 @@ func TestTPMLimitsRequests(t *testing.T) {
 }
 
 func FuzzNormalize(f *testing.F) {
-	for _, s := range []string{"", "x", summary.Prefix, summary.Prefix + " a", "**[CONTEXT SUMMARY]:** b", "<think>a</think>c", "<think>"} {
+	for _, s := range []string{"", "x", summary.Prefix, summary.Prefix + " a", "**[CONTEXT SUMMARY]:** b", "<think>a</think>c", "<think>",
+		"</think><think>", "a\n" + summary.EndMarker + "b", summary.EndMarker, summary.Prefix + summary.EndMarker + summary.Prefix + " x"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -224,8 +233,9 @@ func FuzzNormalize(f *testing.F) {
 			return
 		}
 		rest, found := strings.CutPrefix(got, summary.Prefix+" ")
-		if !found || rest == "" || stripPrefix(rest) != rest {
-			t.Fatalf("Normalize(%q) = %q: not one prefix then text", in, got)
+		body, ended := strings.CutSuffix(rest, "\n"+summary.EndMarker)
+		if !found || !ended || body == "" || stripPrefix(body) != body || strings.Contains(body, summary.EndMarker) {
+			t.Fatalf("Normalize(%q) = %q: not one prefix, text, one end marker", in, got)
 		}
 		if again, _ := Normalize(got); again != got {
 			t.Fatalf("Normalize is not idempotent: %q → %q", got, again)

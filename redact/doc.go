@@ -1,0 +1,37 @@
+// Package redact replaces secrets in texts with typed markers,
+// "[REDACTED:<kind>]", and counts the replacements per kind, never keeping
+// a value.
+//
+// The rules are gitleaks' default rule set (a pinned, attributed copy in
+// gitleaks/, converted to rules_gen.go by go generate), less the rules that
+// only apply to some file paths, plus two of ours (rules_extra.go):
+// passwords in URLs and NAME=value assignments of secret-named upper-case
+// variables. The kind is the rule id with '-' as '_' ("aws-access-token" →
+// "aws_access_token").
+//
+// Matching follows gitleaks: a rule runs only where one of its keywords
+// occurs (case-insensitively); the secret is the rule's secret group or
+// its first non-empty group, else the whole match; a finding whose
+// secret's Shannon entropy is at or under the rule's threshold, or that an
+// allowlist (global or the rule's, or ours) allows, is dropped. Unlike
+// gitleaks, a rule's expression never runs over a whole text: a rule
+// whose matches start at one of its keywords (a token prefix such as
+// "ghp_", or gitleaks' keyword template "(?i)[\w.-]{0,50}?(?:key|…)…")
+// runs anchored at each keyword occurrence, after quick necessary checks
+// (the literal and the class of bytes that must follow it; for the
+// template, an assignment operator and a long enough value); any other
+// rule runs on a window around each occurrence (its longest possible
+// match on each side, counting 256 repetitions for an unbounded one, 16
+// KiB for private key blocks; a match that reaches the window's end is
+// searched again in a longer window). Overlapping findings keep the
+// earliest; on the same bytes a specific rule wins over a generic one
+// (gitleaks' generic-api-key and our two rules). Gitleaks' value
+// templates are made to accept backslashes around a value, so a secret
+// inside JSON that is itself a string (\"key\": \"value\") is found.
+//
+// [Redactor.Redact] on a text with no secret allocates nothing and returns
+// its input unchanged. bench/redact measures false positives, recall and
+// speed on the real data (bench/README.md, "Secret redaction"). A text is
+// whatever the caller decoded: a turn's content, a tool call's arguments
+// (often JSON, with \n escapes, which the rules tolerate).
+package redact

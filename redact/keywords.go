@@ -1,0 +1,245 @@
+package redact
+
+import (
+	"strings"
+	"unsafe"
+)
+
+// keywordIndex finds, case-insensitively, every occurrence of a set of
+// lower-case keywords (each at least 2 bytes long) in a text. Keywords of
+// 3 or more bytes are found through a bit table of the case-folded 4-byte
+// grams that begin them (hashed; a 3-byte keyword enters with every
+// possible fourth byte), probed at every position with no state carried
+// from byte to byte; only where a probe hits are the keywords starting
+// with that pair compared (on the real data, about 1.6% of positions).
+// 2-byte keywords are found by searching for their second byte
+// (strings.IndexByte, vectorised), in each case. (Entering them in the
+// gram table with the bytes their rules need next was slower on the real
+// data: "ey" and "s." followed by two letters are common.)
+type keywordIndex struct {
+	grams [1 << gramBits / 64]uint64 // hashed folded 4-grams of keywords ≥ 3 bytes
+	short []int32                    // the 2-byte keywords
+	// cases, for a 2-byte keyword whose rules all match it in one case
+	// only, are those spellings (else both ASCII cases are searched).
+	cases map[int32][]string
+	// byPair maps a folded pair to 1 + its index in lists, the keywords
+	// starting with it (0: none).
+	byPair [1 << 16]uint16
+	lists  [][]int32
+	words  []string
+}
+
+const gramBits = 18
+
+// fold maps ASCII upper-case letters to lower case; other bytes are
+// unchanged.
+func fold(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + ('a' - 'A')
+	}
+	return b
+}
+
+// The tables are indexed by bytes ORed with 0x20, which folds ASCII case
+// and also merges some punctuation with other bytes: that only adds
+// probes, which the exact comparison rejects.
+func pairKey(a, b byte) uint16 { return uint16(a|0x20)<<8 | uint16(b|0x20) }
+
+func gramHash(x uint32) uint32 { return (x | 0x20202020) * 0x9E3779B1 >> (32 - gramBits) }
+
+func newKeywordIndex(words []string) *keywordIndex {
+	k := &keywordIndex{words: words}
+	for i, w := range words {
+		if len(w) < 2 {
+			panic("redact: keyword shorter than 2 bytes: " + w)
+		}
+		p := pairKey(w[0], w[1])
+		if k.byPair[p] == 0 {
+			k.lists = append(k.lists, nil)
+			k.byPair[p] = uint16(len(k.lists))
+		}
+		k.lists[k.byPair[p]-1] = append(k.lists[k.byPair[p]-1], int32(i))
+		switch {
+		case len(w) == 2:
+			k.short = append(k.short, int32(i))
+		case len(w) == 3:
+			for c := range 256 {
+				h := gramHash(uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16 | uint32(c)<<24)
+				k.grams[h>>6] |= 1 << (h & 63)
+			}
+		default:
+			h := gramHash(uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16 | uint32(w[3])<<24)
+			k.grams[h>>6] |= 1 << (h & 63)
+		}
+	}
+	return k
+}
+
+// probe reports whether a keyword of 3 or more bytes may start at the 4
+// bytes x (little endian: x's low byte is the text's byte at the
+// position).
+func (k *keywordIndex) probe(x uint32) bool {
+	h := gramHash(x)
+	return k.grams[h>>6]&(1<<(h&63)) != 0
+}
+
+// bit is probe as a bit (1: maybe), for branch-free combination.
+func (k *keywordIndex) bit(x uint32) uint64 {
+	h := gramHash(x)
+	return k.grams[h>>6] >> (h & 63) & 1
+}
+
+// scan calls hit(word, end) for each occurrence of a keyword in text, end
+// being the offset just past it: those of 3 or more bytes in increasing
+// order, then those of 2 bytes, keyword by keyword.
+func (k *keywordIndex) scan(text string, hit func(word int32, end int)) {
+	k.walk(text, func(i int) bool {
+		for _, w := range k.lists[k.byPair[pairKey(text[i], text[i+1])]-1] {
+			word := k.words[w]
+			if !k.isShort(w) && hasFoldedPrefix(text[i:], word) {
+				hit(w, i+len(word))
+			}
+		}
+		return true
+	})
+	for _, w := range k.short {
+		k.shortHits(text, w, func(end int) bool { hit(w, end); return true })
+	}
+}
+
+// isShort reports whether word w is searched for by shortHits.
+func (k *keywordIndex) isShort(w int32) bool {
+	for _, s := range k.short {
+		if s == w {
+			return true
+		}
+	}
+	return false
+}
+
+// shortHits calls at(end) for each occurrence of the 2-byte keyword w
+// (end just past it), while at returns true; false if stopped.
+func (k *keywordIndex) shortHits(text string, w int32, at func(end int) bool) bool {
+	if spellings, ok := k.cases[w]; ok {
+		for _, sp := range spellings {
+			if !searchPair(text, sp[0], sp[1], false, at) {
+				return false
+			}
+		}
+		return true
+	}
+	word := k.words[w]
+	if !searchPair(text, word[0], word[1], true, at) {
+		return false
+	}
+	if up := word[1] - ('a' - 'A'); 'a' <= word[1] && word[1] <= 'z' {
+		return searchPair(text, word[0], up, true, at)
+	}
+	return true
+}
+
+// searchPair calls at(end) after each occurrence of the bytes a, b in
+// text (a compared case-folded when foldA), found by searching for b.
+func searchPair(text string, a, b byte, foldA bool, at func(end int) bool) bool {
+	for i := 1; i < len(text); {
+		j := strings.IndexByte(text[i:], b)
+		if j < 0 {
+			return true
+		}
+		i += j
+		c := text[i-1]
+		if foldA {
+			c = fold(c)
+		}
+		if c == a && !at(i+1) {
+			return false
+		}
+		i++
+	}
+	return true
+}
+
+// any reports whether text holds some keyword.
+func (k *keywordIndex) any(text string) bool {
+	found := false
+	k.walk(text, func(i int) bool {
+		for _, w := range k.lists[k.byPair[pairKey(text[i], text[i+1])]-1] {
+			if !k.isShort(w) && hasFoldedPrefix(text[i:], k.words[w]) {
+				found = true
+				return false
+			}
+		}
+		return true
+	})
+	for _, w := range k.short {
+		if found {
+			break
+		}
+		k.shortHits(text, w, func(int) bool { found = true; return false })
+	}
+	return found
+}
+
+// walk calls at(i) for each position i where a keyword may start (a
+// probe hit with a known first pair), while at returns true.
+func (k *keywordIndex) walk(text string, at func(i int) bool) {
+	n := len(text)
+	if n < 2 {
+		return
+	}
+	p := unsafe.StringData(text)
+	i := 0
+	// Four positions per step from one 8-byte load: a step that probes
+	// nothing costs 8 table loads and no branch taken.
+	for ; i+8 <= n; i += 4 {
+		y := *(*uint64)(unsafe.Add(unsafe.Pointer(p), i)) // little-endian targets only
+		if k.bit(uint32(y))|k.bit(uint32(y>>8))|k.bit(uint32(y>>16))|k.bit(uint32(y>>24)) == 0 {
+			continue
+		}
+		for j := i; j < i+4; j++ {
+			x := uint32(y >> (8 * (j - i)))
+			if !k.probe(x) || k.byPair[pairKey(text[j], text[j+1])] == 0 {
+				continue
+			}
+			if !at(j) {
+				return
+			}
+		}
+	}
+	for ; i+4 <= n; i++ {
+		x := *(*uint32)(unsafe.Add(unsafe.Pointer(p), i))
+		if !k.probe(x) || k.byPair[pairKey(text[i], text[i+1])] == 0 {
+			continue
+		}
+		if !at(i) {
+			return
+		}
+	}
+	// The last 1-3 positions, padded with spaces.
+	for ; i+1 < n; i++ {
+		var x uint32 = 0x20202020
+		for j := 0; j < 4 && i+j < n; j++ {
+			x = x&^(0xff<<(8*j)) | uint32(text[i+j])<<(8*j)
+		}
+		if !k.probe(x) || k.byPair[pairKey(text[i], text[i+1])] == 0 {
+			continue
+		}
+		if !at(i) {
+			return
+		}
+	}
+}
+
+// hasFoldedPrefix reports whether s starts with the lower-case word,
+// ignoring ASCII case in s.
+func hasFoldedPrefix(s, word string) bool {
+	if len(s) < len(word) {
+		return false
+	}
+	for j := 0; j < len(word); j++ {
+		if fold(s[j]) != word[j] {
+			return false
+		}
+	}
+	return true
+}

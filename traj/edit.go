@@ -1,0 +1,186 @@
+package traj
+
+import (
+	"slices"
+)
+
+// SetContent returns a copy of t, a turn of r, whose content is the string
+// s: it replaces a string, null or list content, or is added when absent.
+// Every other member of the turn keeps its bytes (an OpenAI message's
+// tool_calls, tool_call_id, reasoning…), so tool pairing is unchanged. The
+// copy's Text is decoded again from its new bytes, as [Decode] would.
+func (r *Record) SetContent(t Turn, s string) Turn {
+	value := AppendString(nil, s)
+	var raw []byte
+	if t.contentKind == 0 {
+		end := len(t.Raw) - 1
+		raw = append(raw, t.Raw[:end]...)
+		if ms, _, err := members(t.Raw, 0); err == nil && len(ms) > 0 {
+			raw = append(raw, r.valSep...)
+		}
+		raw = AppendString(raw, r.contKey)
+		raw = append(raw, r.keySep...)
+		raw = append(raw, value...)
+		raw = append(raw, t.Raw[end:]...)
+	} else {
+		raw = make([]byte, 0, len(t.Raw)-(t.content[1]-t.content[0])+len(value))
+		raw = append(raw, t.Raw[:t.content[0]]...)
+		raw = append(raw, value...)
+		raw = append(raw, t.Raw[t.content[1]:]...)
+	}
+	return r.redecode(t, raw)
+}
+
+// CallArguments returns the raw JSON value of the function.arguments of
+// each tool call of t, an OpenAI assistant turn (nil for a call without
+// one), in order. It returns nil for a turn without tool_calls.
+func (r *Record) CallArguments(t Turn) [][]byte {
+	spans := callArgSpans(t.Raw)
+	if spans == nil {
+		return nil
+	}
+	out := make([][]byte, len(spans))
+	for i, sp := range spans {
+		if sp[1] > sp[0] {
+			out[i] = t.Raw[sp[0]:sp[1]]
+		}
+	}
+	return out
+}
+
+// SetCallArguments returns a copy of t, an OpenAI assistant turn of r,
+// whose i-th tool call has function.arguments set to value, raw JSON (a
+// JSON string holding the arguments, as most exports write them, or an
+// object). Every other byte of the turn is kept; the call ids are
+// unchanged. ok is false when t has no i-th call with arguments.
+func (r *Record) SetCallArguments(t Turn, i int, value []byte) (Turn, bool) {
+	spans := callArgSpans(t.Raw)
+	if i < 0 || i >= len(spans) || spans[i][1] <= spans[i][0] {
+		return t, false
+	}
+	sp := spans[i]
+	raw := make([]byte, 0, len(t.Raw)-(sp[1]-sp[0])+len(value))
+	raw = append(raw, t.Raw[:sp[0]]...)
+	raw = append(raw, value...)
+	raw = append(raw, t.Raw[sp[1]:]...)
+	return r.redecode(t, raw), true
+}
+
+// callArgSpans lists, for each element of the message's tool_calls, the
+// span of its function.arguments value ([0,0] when absent); nil when the
+// message has no tool_calls list.
+func callArgSpans(raw []byte) [][2]int {
+	ms, _, err := members(raw, 0)
+	if err != nil {
+		return nil
+	}
+	m, ok := find(ms, "tool_calls")
+	if !ok || raw[m.start] != '[' {
+		return nil
+	}
+	var out [][2]int
+	for _, el := range elements(raw, m.start) {
+		var sp [2]int
+		if cm, _, err := members(raw[:el[1]], el[0]); err == nil {
+			if fm, ok := find(cm, "function"); ok && raw[fm.start] == '{' {
+				if fms, _, err := members(raw[:fm.end], fm.start); err == nil {
+					if am, ok := find(fms, "arguments"); ok {
+						sp = [2]int{am.start, am.end}
+					}
+				}
+			}
+		}
+		out = append(out, sp)
+	}
+	return out
+}
+
+// redecode decodes raw, an edited copy of t's bytes, as a turn of r. The
+// edits above only replace one value by valid JSON, so it cannot fail; if
+// it did, t is returned unchanged.
+func (r *Record) redecode(t Turn, raw []byte) Turn {
+	ms, end, err := members(raw, 0)
+	if err != nil {
+		return t
+	}
+	nt, err := r.decodeTurn(raw, elem{start: 0, end: end + 1, object: true, members: ms})
+	if err != nil {
+		return t
+	}
+	nt.made = true
+	nt.CallIDs = slices.Clip(nt.CallIDs)
+	return nt
+}
+
+// MapStrings returns the valid JSON value v with every string value (at
+// any depth; object keys excluded) for which f returns a new string and
+// true replaced by that string, encoded as [AppendString] does. Every other
+// byte is kept. changed is false (and v is returned) when f changed
+// nothing. It is meant for rewriting texts wherever they sit in a record,
+// such as redacting secrets.
+func MapStrings(v []byte, f func(string) (string, bool)) (out []byte, changed bool) {
+	type splice struct {
+		start, end int
+		value      []byte
+	}
+	var splices []splice
+	var walk func(i int) int
+	walk = func(i int) int {
+		i = skipSpace(v, i)
+		switch v[i] {
+		case '"':
+			end := skipString(v, i)
+			if s, ok := unquote(v[i:end]); ok {
+				if ns, ok := f(s); ok && ns != s {
+					splices = append(splices, splice{i, end, AppendString(nil, ns)})
+				}
+			}
+			return end
+		case '{':
+			ms, close, err := members(v, i)
+			if err != nil {
+				return skipValue(v, i)
+			}
+			for _, m := range ms {
+				walk(m.start)
+			}
+			return close + 1
+		case '[':
+			els := elements(v, i)
+			for _, el := range els {
+				walk(el[0])
+			}
+			return skipValue(v, i)
+		}
+		return skipValue(v, i)
+	}
+	if len(skipSpaceBytes(v)) == 0 {
+		return v, false
+	}
+	walk(0)
+	if len(splices) == 0 {
+		return v, false
+	}
+	out = make([]byte, 0, len(v))
+	pos := 0
+	for _, s := range splices {
+		out = append(out, v[pos:s.start]...)
+		out = append(out, s.value...)
+		pos = s.end
+	}
+	return append(out, v[pos:]...), true
+}
+
+func skipSpaceBytes(b []byte) []byte { return b[skipSpace(b, 0):] }
+
+// MapTurnStrings is [MapStrings] over t, a turn of r: every string in the
+// turn's JSON (its content, content parts, reasoning, tool-call arguments,
+// the role too) may be rewritten; the copy is decoded again. changed is
+// false (and t is returned) when f changed nothing.
+func (r *Record) MapTurnStrings(t Turn, f func(string) (string, bool)) (Turn, bool) {
+	raw, changed := MapStrings(t.Raw, f)
+	if !changed {
+		return t, false
+	}
+	return r.redecode(t, raw), true
+}

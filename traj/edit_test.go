@@ -1,0 +1,141 @@
+package traj
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestSetContentAndArguments(t *testing.T) {
+	line := `{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": null, "reasoning_content": "think", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls -la\"}"}}, {"id": "c2", "type": "function", "function": {"name": "read", "arguments": {"path": "/a"}}}]}, {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "long output"}]}, {"role": "tool", "tool_call_id": "c2"}], "k": 1}`
+	r := mustDecode(t, line, Schema{})
+	args := r.CallArguments(r.Turns[1])
+	if len(args) != 2 || string(args[0]) != `"{\"command\": \"ls -la\"}"` || string(args[1]) != `{"path": "/a"}` {
+		t.Fatalf("CallArguments = %q", args)
+	}
+	a, ok := r.SetCallArguments(r.Turns[1], 0, AppendString(nil, `{"command": "ls"}`))
+	if !ok {
+		t.Fatal("SetCallArguments failed")
+	}
+	if _, ok := r.SetCallArguments(r.Turns[1], 2, []byte(`{}`)); ok {
+		t.Fatal("SetCallArguments accepted a third call")
+	}
+	if !reflect.DeepEqual(a.CallIDs, []string{"c1", "c2"}) || a.Text != "think\nbash\n{\"command\": \"ls\"}\nread\n{\"path\": \"/a\"}" || !a.Made() {
+		t.Fatalf("edited call: ids %v text %q", a.CallIDs, a.Text)
+	}
+	t1 := r.SetContent(r.Turns[2], "digest")
+	t2 := r.SetContent(r.Turns[3], "added")
+	if t1.Text != "digest" || t1.AnswersID != "c1" || t2.Text != "added" || t2.AnswersID != "c2" {
+		t.Fatalf("SetContent: %+v %+v", t1, t2)
+	}
+	out := r.AppendJSON(nil, []Turn{r.Turns[0], a, t1, t2})
+	want := `{"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": null, "reasoning_content": "think", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}, {"id": "c2", "type": "function", "function": {"name": "read", "arguments": {"path": "/a"}}}]}, {"role": "tool", "tool_call_id": "c1", "content": "digest"}, {"role": "tool", "tool_call_id": "c2", "content": "added"}], "k": 1}`
+	if string(out) != want {
+		t.Fatalf("got  %s\nwant %s", out, want)
+	}
+	if !json.Valid(out) {
+		t.Fatal("invalid JSON")
+	}
+	r2 := mustDecode(t, string(out), Schema{})
+	if r2.Turns[2].Text != "digest" || r2.Turns[1].Text != a.Text {
+		t.Fatalf("re-decoded: %q %q", r2.Turns[2].Text, r2.Turns[1].Text)
+	}
+}
+
+func TestSetContentShareGPT(t *testing.T) {
+	line := `{"conversations":[{"from":"gpt","value":"a"},{"from":"tool","value":"<tool_response>x</tool_response>"}]}`
+	r := mustDecode(t, line, Schema{})
+	nt := r.SetContent(r.Turns[1], "é\"\n")
+	out := string(r.AppendJSON(nil, []Turn{r.Turns[0], nt}))
+	if out != `{"conversations":[{"from":"gpt","value":"a"},{"from":"tool","value":"é\"\n"}]}` || nt.Role != RoleTool || nt.Text != "é\"\n" {
+		t.Fatalf("got %s / %+v", out, nt)
+	}
+}
+
+func TestMapStrings(t *testing.T) {
+	up := func(s string) (string, bool) {
+		if strings.Contains(s, "secret") {
+			return strings.ReplaceAll(s, "secret", "[X]"), true
+		}
+		return s, false
+	}
+	tests := []struct{ in, want string }{
+		{`{"secret": "a secret", "n": [1, "secret\n", {"k": "no"}], "t": true}`, `{"secret": "a [X]", "n": [1, "[X]\n", {"k": "no"}], "t": true}`},
+		{`"secret"`, `"[X]"`},
+		{` [ "x" , "secret" ] `, ` [ "x" , "[X]" ] `},
+		{`{"a": "\u0073ecret é"}`, `{"a": "[X] é"}`},
+		{`{"a": 1}`, `{"a": 1}`},
+	}
+	for _, tt := range tests {
+		got, changed := MapStrings([]byte(tt.in), up)
+		if string(got) != tt.want || changed != (tt.in != tt.want) || !json.Valid(got) {
+			t.Errorf("MapStrings(%s) = %s, %v; want %s", tt.in, got, changed, tt.want)
+		}
+	}
+}
+
+func TestMapTurnStrings(t *testing.T) {
+	line := `{"messages": [{"role": "assistant", "content": [{"type": "text", "text": "key=secret"}, {"type": "image_url", "image_url": {"url": "data:x"}}], "reasoning_content": "the secret", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\": \"echo secret\"}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "secret out"}]}`
+	r := mustDecode(t, line, Schema{})
+	red := func(s string) (string, bool) {
+		return strings.ReplaceAll(s, "secret", "[R]"), strings.Contains(s, "secret")
+	}
+	a, ok := r.MapTurnStrings(r.Turns[0], red)
+	b, _ := r.MapTurnStrings(r.Turns[1], red)
+	if !ok || strings.Contains(a.Text, "secret") || strings.Contains(b.Text, "secret") || a.Extra != r.Turns[0].Extra ||
+		!reflect.DeepEqual(a.CallIDs, []string{"c1"}) || b.AnswersID != "c1" {
+		t.Fatalf("mapped: %+v / %+v", a, b)
+	}
+	out := string(r.AppendJSON(nil, []Turn{a, b}))
+	want := `{"messages": [{"role": "assistant", "content": [{"type": "text", "text": "key=[R]"}, {"type": "image_url", "image_url": {"url": "data:x"}}], "reasoning_content": "the [R]", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"cmd\": \"echo [R]\"}"}}]}, {"role": "tool", "tool_call_id": "c1", "content": "[R] out"}]}`
+	if out != want {
+		t.Fatalf("got  %s\nwant %s", out, want)
+	}
+	if same, ok := r.MapTurnStrings(r.Turns[1], func(s string) (string, bool) { return s, false }); ok || &same.Raw[0] != &r.Turns[1].Raw[0] {
+		t.Fatal("unchanged turn was copied")
+	}
+}
+
+// FuzzMapStrings: on any valid JSON, the output is valid and decodes to
+// the input's value with f applied to every string value.
+func FuzzMapStrings(f *testing.F) {
+	for _, s := range []string{`{"a": "b", "c": ["d", 1, {"e": "f"}]}`, `"x"`, `[]`, `{"k\u00e9": "\ud83d\ude00"}`, `null`} {
+		f.Add(s)
+	}
+	mark := func(s string) (string, bool) { return s + "·", true }
+	var apply func(v any) any
+	apply = func(v any) any {
+		switch x := v.(type) {
+		case string:
+			s, _ := mark(x)
+			return s
+		case []any:
+			for i := range x {
+				x[i] = apply(x[i])
+			}
+		case map[string]any:
+			for k := range x {
+				x[k] = apply(x[k])
+			}
+		}
+		return v
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if !json.Valid([]byte(in)) {
+			return
+		}
+		var want any
+		if json.Unmarshal([]byte(in), &want) != nil || !NumbersFitFloat64([]byte(in)) {
+			return
+		}
+		out, _ := MapStrings([]byte(in), mark)
+		var got any
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("MapStrings(%s) = %s: %v", in, out, err)
+		}
+		if !reflect.DeepEqual(got, apply(want)) {
+			t.Fatalf("MapStrings(%s) = %s", in, out)
+		}
+	})
+}

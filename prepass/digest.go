@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/trajcompress/trajcompress/traj"
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 // Tool kinds a digest is written for.
@@ -72,11 +72,11 @@ func digest(name, args, body string, errorLine func(string) (string, bool)) stri
 	text := body
 	for _, k := range []string{"output", "stdout", "content", "result", "text"} {
 		if v, ok := obj[k]; ok && len(v) > 0 && v[0] == '"' {
-			if s, ok := traj.String(v); ok {
+			if s, ok := jsonx.Unquote(v); ok {
 				text = s
 				if k == "output" || k == "stdout" {
 					if e, ok := obj["stderr"]; ok && len(e) > 0 && e[0] == '"' {
-						if es, ok := traj.String(e); ok && es != "" {
+						if es, ok := jsonx.Unquote(e); ok && es != "" {
 							text += "\n" + es
 						}
 					}

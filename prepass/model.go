@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unsafe"
 
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -82,23 +83,23 @@ func offsetIn(parent, sub []byte) int {
 // with a non-null content.
 func responseFields(body string) (content, name, id string, cspan span, ok bool) {
 	b := bytesOf(body)
-	vals, isObj := traj.Fields(b, "content", "name", "tool_call_id")
+	vals, isObj := jsonx.Fields(b, "content", "name", "tool_call_id")
 	if !isObj || vals[0] == nil || string(vals[0]) == "null" {
 		return "", "", "", span{}, false
 	}
 	v := vals[0]
 	if v[0] == '"' {
-		if content, ok = traj.String(v); !ok {
+		if content, ok = jsonx.Unquote(v); !ok {
 			return "", "", "", span{}, false
 		}
 	} else {
 		content = string(v)
 	}
 	if vals[1] != nil && vals[1][0] == '"' {
-		name, _ = traj.String(vals[1])
+		name, _ = jsonx.Unquote(vals[1])
 	}
 	if vals[2] != nil && vals[2][0] == '"' {
-		id, _ = traj.String(vals[2])
+		id, _ = jsonx.Unquote(vals[2])
 	}
 	start := offsetIn(b, v)
 	return content, name, id, span{start, start + len(v)}, true
@@ -107,16 +108,16 @@ func responseFields(body string) (content, name, id string, cspan span, ok bool)
 // callFields reads a Hermes/LLaMA-Factory call body {"name", "arguments",
 // "id"?}.
 func callFields(body string) (name, args, id string, ok bool) {
-	vals, isObj := traj.Fields(bytesOf(body), "name", "arguments", "id")
+	vals, isObj := jsonx.Fields(bytesOf(body), "name", "arguments", "id")
 	if !isObj || vals[0] == nil || vals[0][0] != '"' {
 		return "", "", "", false
 	}
-	name, _ = traj.String(vals[0])
+	name, _ = jsonx.Unquote(vals[0])
 	if vals[1] != nil {
 		args = argsText(vals[1])
 	}
 	if vals[2] != nil && vals[2][0] == '"' {
-		id, _ = traj.String(vals[2])
+		id, _ = jsonx.Unquote(vals[2])
 	}
 	return name, args, id, name != ""
 }
@@ -125,7 +126,7 @@ func callFields(body string) (name, args, id string, ok bool) {
 // string, else as written.
 func argsText(v []byte) string {
 	if len(v) > 0 && v[0] == '"' {
-		if s, ok := traj.String(v); ok {
+		if s, ok := jsonx.Unquote(v); ok {
 			return s
 		}
 	}
@@ -267,7 +268,7 @@ func replaceResult(rec *traj.Record, t traj.Turn, r *result, s string) traj.Turn
 	body := t.Text[sp.start:sp.end]
 	var nb string
 	if _, _, _, cs, ok := responseFields(body); ok {
-		nb = body[:cs.start] + string(traj.AppendString(nil, s)) + body[cs.end:]
+		nb = body[:cs.start] + string(jsonx.AppendString(nil, s)) + body[cs.end:]
 	} else {
 		nb = s
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -207,7 +208,7 @@ func shrinkCall(rec *traj.Record, t traj.Turn, c *call, keep int) (traj.Turn, bo
 		}
 		value := []byte(small)
 		if raw[0] == '"' { // arguments as a JSON-encoded string, as read
-			value = traj.AppendString(nil, small)
+			value = jsonx.AppendString(nil, small)
 		}
 		return rec.SetCallArguments(t, c.index, value)
 	}

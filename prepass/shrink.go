@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/trajcompress/trajcompress/traj"
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 // shrinkJSON rewrites the JSON value src with every string leaf longer
@@ -83,7 +83,7 @@ func shrinkJSON(src string, keep int) (out string, changed, ok bool) {
 			if len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].wantKey {
 				sep()
 				stack[len(stack)-1].key = v
-				b = traj.AppendString(b, v)
+				b = jsonx.AppendString(b, v)
 				after()
 				continue
 			}
@@ -96,7 +96,7 @@ func shrinkJSON(src string, keep int) (out string, changed, ok bool) {
 				v = cut(v, n, keep)
 				changed = true
 			}
-			b = traj.AppendString(b, v)
+			b = jsonx.AppendString(b, v)
 			after()
 		case json.Number:
 			sep()

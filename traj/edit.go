@@ -2,6 +2,8 @@ package traj
 
 import (
 	"slices"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 // SetContent returns a copy of t, a turn of r, whose content is the string
@@ -10,15 +12,15 @@ import (
 // tool_calls, tool_call_id, reasoning…), so tool pairing is unchanged. The
 // copy's Text is decoded again from its new bytes, as [Decode] would.
 func (r *Record) SetContent(t Turn, s string) Turn {
-	value := AppendString(nil, s)
+	value := jsonx.AppendString(nil, s)
 	var raw []byte
 	if t.contentKind == 0 {
 		end := len(t.Raw) - 1
 		raw = append(raw, t.Raw[:end]...)
-		if ms, _, err := members(t.Raw, 0); err == nil && len(ms) > 0 {
+		if ms, _, err := jsonx.Members(t.Raw, 0); err == nil && len(ms) > 0 {
 			raw = append(raw, r.valSep...)
 		}
-		raw = AppendString(raw, r.contKey)
+		raw = jsonx.AppendString(raw, r.contKey)
 		raw = append(raw, r.keySep...)
 		raw = append(raw, value...)
 		raw = append(raw, t.Raw[end:]...)
@@ -70,22 +72,22 @@ func (r *Record) SetCallArguments(t Turn, i int, value []byte) (Turn, bool) {
 // span of its function.arguments value ([0,0] when absent); nil when the
 // message has no tool_calls list.
 func callArgSpans(raw []byte) [][2]int {
-	ms, _, err := members(raw, 0)
+	ms, _, err := jsonx.Members(raw, 0)
 	if err != nil {
 		return nil
 	}
-	m, ok := find(ms, "tool_calls")
-	if !ok || raw[m.start] != '[' {
+	m, ok := jsonx.Find(ms, "tool_calls")
+	if !ok || raw[m.Start] != '[' {
 		return nil
 	}
 	var out [][2]int
-	for _, el := range elements(raw, m.start) {
+	for _, el := range jsonx.Elements(raw, m.Start) {
 		var sp [2]int
-		if cm, _, err := members(raw[:el[1]], el[0]); err == nil {
-			if fm, ok := find(cm, "function"); ok && raw[fm.start] == '{' {
-				if fms, _, err := members(raw[:fm.end], fm.start); err == nil {
-					if am, ok := find(fms, "arguments"); ok {
-						sp = [2]int{am.start, am.end}
+		if cm, _, err := jsonx.Members(raw[:el[1]], el[0]); err == nil {
+			if fm, ok := jsonx.Find(cm, "function"); ok && raw[fm.Start] == '{' {
+				if fms, _, err := jsonx.Members(raw[:fm.End], fm.Start); err == nil {
+					if am, ok := jsonx.Find(fms, "arguments"); ok {
+						sp = [2]int{am.Start, am.End}
 					}
 				}
 			}
@@ -99,11 +101,11 @@ func callArgSpans(raw []byte) [][2]int {
 // edits above only replace one value by valid JSON, so it cannot fail; if
 // it did, t is returned unchanged.
 func (r *Record) redecode(t Turn, raw []byte) Turn {
-	ms, end, err := members(raw, 0)
+	ms, end, err := jsonx.Members(raw, 0)
 	if err != nil {
 		return t
 	}
-	nt, err := r.decodeTurn(raw, elem{start: 0, end: end + 1, object: true, members: ms})
+	nt, err := r.decodeTurn(raw, jsonx.Elem{Start: 0, End: end + 1, Object: true, Members: ms})
 	if err != nil {
 		return t
 	}
@@ -126,33 +128,33 @@ func MapStrings(v []byte, f func(string) (string, bool)) (out []byte, changed bo
 	var splices []splice
 	var walk func(i int) int
 	walk = func(i int) int {
-		i = skipSpace(v, i)
+		i = jsonx.SkipSpace(v, i)
 		switch v[i] {
 		case '"':
-			end := skipString(v, i)
-			if s, ok := unquote(v[i:end]); ok {
+			end := jsonx.SkipString(v, i)
+			if s, ok := jsonx.Unquote(v[i:end]); ok {
 				if ns, ok := f(s); ok && ns != s {
-					splices = append(splices, splice{i, end, AppendString(nil, ns)})
+					splices = append(splices, splice{i, end, jsonx.AppendString(nil, ns)})
 				}
 			}
 			return end
 		case '{':
-			ms, close, err := members(v, i)
+			ms, close, err := jsonx.Members(v, i)
 			if err != nil {
-				return skipValue(v, i)
+				return jsonx.SkipValue(v, i)
 			}
 			for _, m := range ms {
-				walk(m.start)
+				walk(m.Start)
 			}
 			return close + 1
 		case '[':
-			els := elements(v, i)
+			els := jsonx.Elements(v, i)
 			for _, el := range els {
 				walk(el[0])
 			}
-			return skipValue(v, i)
+			return jsonx.SkipValue(v, i)
 		}
-		return skipValue(v, i)
+		return jsonx.SkipValue(v, i)
 	}
 	if len(skipSpaceBytes(v)) == 0 {
 		return v, false
@@ -171,7 +173,7 @@ func MapStrings(v []byte, f func(string) (string, bool)) (out []byte, changed bo
 	return append(out, v[pos:]...), true
 }
 
-func skipSpaceBytes(b []byte) []byte { return b[skipSpace(b, 0):] }
+func skipSpaceBytes(b []byte) []byte { return b[jsonx.SkipSpace(b, 0):] }
 
 // MapTurnStrings is [MapStrings] over t, a turn of r: every string in the
 // turn's JSON (its content, content parts, reasoning, tool-call arguments,

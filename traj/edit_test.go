@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 func TestSetContentAndArguments(t *testing.T) {
@@ -14,7 +16,7 @@ func TestSetContentAndArguments(t *testing.T) {
 	if len(args) != 2 || string(args[0]) != `"{\"command\": \"ls -la\"}"` || string(args[1]) != `{"path": "/a"}` {
 		t.Fatalf("CallArguments = %q", args)
 	}
-	a, ok := r.SetCallArguments(r.Turns[1], 0, AppendString(nil, `{"command": "ls"}`))
+	a, ok := r.SetCallArguments(r.Turns[1], 0, jsonx.AppendString(nil, `{"command": "ls"}`))
 	if !ok {
 		t.Fatal("SetCallArguments failed")
 	}
@@ -126,7 +128,7 @@ func FuzzMapStrings(f *testing.F) {
 			return
 		}
 		var want any
-		if json.Unmarshal([]byte(in), &want) != nil || !NumbersFitFloat64([]byte(in)) {
+		if json.Unmarshal([]byte(in), &want) != nil || !jsonx.NumbersFitFloat64([]byte(in)) {
 			return
 		}
 		out, _ := MapStrings([]byte(in), mark)

@@ -379,3 +379,14 @@ func NumbersFitFloat64(b []byte) bool {
 	}
 	return true
 }
+
+// SkipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func SkipSpace(b []byte, i int) int { return skipSpace(b, i) }
+
+// SkipString returns the index just past the JSON string starting at
+// b[i] (the opening quote).
+func SkipString(b []byte, i int) int { return skipString(b, i) }
+
+// SkipValue returns the index just past the JSON value starting at b[i].
+func SkipValue(b []byte, i int) int { return skipValue(b, i) }

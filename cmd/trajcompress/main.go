@@ -3,8 +3,11 @@
 // separating a tool call from its result and never losing a row.
 //
 // Run "trajcompress help" for the commands and "trajcompress CMD -h" for
-// each command's flags. main only wires signals and exit codes; everything
-// else is in run, which tests call directly.
+// each command's flags. This package is the CLI only: flags (the config
+// flags in one table, flags.go) → config → package job → exit code, plus
+// help texts and the progress bar. main wires signals (SIGINT, SIGTERM,
+// SIGHUP) and exit codes; everything else is in run, which tests call
+// directly.
 package main
 
 import (

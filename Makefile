@@ -2,7 +2,7 @@
 GO       ?= go
 BIN      := bin/trajcompress
 # Packages that start goroutines or are shared across them: tested with -race.
-RACE_PKGS := ./pipeline/... ./cmd/... ./tokenize/... ./summary/...
+RACE_PKGS := ./pipeline/... ./cmd/... ./job/... ./internal/commit/... ./tokenize/... ./summary/...
 
 .PHONY: all build demo test test-go test-node vet fmt-check fuzz bench clean
 

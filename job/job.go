@@ -22,6 +22,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,20 @@ type Result struct {
 	MemoHits, MemoMisses int64
 	// Partial: some records were rejected or their summary failed.
 	Partial bool
+	rejects bool // a rejects file was written
+}
+
+// WriteHuman writes the run's summary for a person: the outcome table,
+// the token memo's figures, and where the metrics and rejects went.
+func (res *Result) WriteHuman(w io.Writer) {
+	res.Total.Human(w)
+	fmt.Fprintf(w, "token memo: %d hits, %d misses\n", res.MemoHits, res.MemoMisses)
+	if res.Metrics {
+		fmt.Fprintf(w, "metrics: %s\n", res.Plan.Metrics)
+	}
+	if n := res.Total.RecordsRejected(); n > 0 && res.rejects {
+		fmt.Fprintf(w, "rejects: %d lines in %s\n", n, res.Plan.Rejects)
+	}
 }
 
 // UsageError is a mistake in the spec or configuration.
@@ -321,7 +336,7 @@ func (r *runner) finish(start time.Time) (*Result, error) {
 			return nil, fmt.Errorf("outcomes %s: %w", p.Outcomes, err)
 		}
 	}
-	res := &Result{Plan: p}
+	res := &Result{Plan: p, rejects: r.rejects != nil}
 	if r.cfg.Metrics.Enabled || r.spec.Metrics != "" {
 		if err := r.writeReport(p.Metrics, r.total.Report(r.runInfo(start))); err != nil {
 			return nil, err

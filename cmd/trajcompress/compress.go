@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
@@ -113,14 +112,7 @@ func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	if !f.quiet {
-		res.Total.Human(stderr)
-		fmt.Fprintf(stderr, "token memo: %d hits, %d misses\n", res.MemoHits, res.MemoMisses)
-		if res.Metrics {
-			fmt.Fprintf(stderr, "metrics: %s\n", res.Plan.Metrics)
-		}
-		if n := res.Total.RecordsRejected(); n > 0 && (!f.dryRun || f.rejectsPath != "") {
-			fmt.Fprintf(stderr, "rejects: %d lines in %s\n", n, res.Plan.Rejects)
-		}
+		res.WriteHuman(stderr)
 	}
 	if res.Partial {
 		return errPartial

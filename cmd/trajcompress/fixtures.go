@@ -8,8 +8,7 @@ import (
 	"strings"
 
 	"github.com/trajcompress/trajcompress/fixtures/gen"
-	"github.com/trajcompress/trajcompress/format"
-	"github.com/trajcompress/trajcompress/traj"
+	"github.com/trajcompress/trajcompress/job"
 )
 
 func fixturesUsage() string {
@@ -57,31 +56,8 @@ func cmdFixtures(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(filepath.Dir(output), 0o755); err != nil {
 		return fmt.Errorf("--output %s: %w", output, err)
 	}
-	switch fmtName {
-	case format.JSONL, format.Parquet, format.Arrow:
-	default:
-		return usagef("fixtures: --format must be jsonl, parquet or arrow, got %q", fmtName)
-	}
-	w, err := format.Create(output, fmtName, format.Schema{}, "")
+	n, skipped, err := job.Fixtures(o, fmtName, output)
 	if err != nil {
-		return err
-	}
-	// Lines that are not trajectory objects cannot be Parquet or Arrow
-	// rows; they are left out there, and counted.
-	n, skipped := 0, 0
-	err = gen.Generate(o, func(line []byte) error {
-		if fmtName != format.JSONL && !decodable(line) {
-			skipped++
-			return nil
-		}
-		n++
-		return w.Write(line)
-	})
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		w.Abort()
 		return err
 	}
 	fmt.Fprintf(stderr, "wrote %d records to %s", n, output)
@@ -90,12 +66,4 @@ func cmdFixtures(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stderr)
 	return nil
-}
-
-// decodable keeps the lines a tabular file can hold: Parquet and Arrow
-// rows are objects, so a line that is not a valid trajectory object (the
-// generator's malformed profile) is left out.
-func decodable(line []byte) bool {
-	_, err := traj.Decode(line, traj.Pos{}, traj.Schema{})
-	return err == nil
 }

@@ -485,3 +485,39 @@ func TestNoticeIsBudgeted(t *testing.T) {
 		})
 	}
 }
+
+// TestNoNewPairingProblem: in an OpenAI record with a user turn between a
+// call and one of its results (broken input: b's result comes late), the
+// region used to start at that user turn and take b's result with it,
+// leaving call b without a result. Now the region keeps the pair whole:
+// the output has no pairing problem the input did not have.
+func TestNoNewPairingProblem(t *testing.T) {
+	comp := newComp(t, func(o *Options) {
+		o.Budget.Target = 40
+		o.Budget.SummaryTokens = 2
+		o.Budget.LastN = 2
+	})
+	call := func(ids ...string) string {
+		var cs []string
+		for _, id := range ids {
+			cs = append(cs, `{"id": "`+id+`", "type": "function", "function": {"name": "ls", "arguments": "{}"}}`)
+		}
+		return `{"role": "assistant", "content": null, "tool_calls": [` + strings.Join(cs, ", ") + `]}`
+	}
+	result := func(id string, n int) string {
+		return `{"role": "tool", "tool_call_id": "` + id + `", "content": "` + words(n, "r") + `"}`
+	}
+	line := `{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "q"}, ` +
+		call("a", "b") + `, ` + result("a", 3) + `, {"role": "user", "content": "` + words(10, "u") + `"}, ` + result("b", 20) + `, ` +
+		call("c") + `, ` + result("c", 20) + `, {"role": "assistant", "content": "` + words(10, "d") + `"}, ` +
+		`{"role": "assistant", "content": "done"}, {"role": "user", "content": "thanks"}]}`
+	res, err := comp.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Without snap.KeepPairs the region was [4,8) and call b lost its result.
+	if res.Obs.Region == nil || len(res.Pairing) > res.Obs.PairingProblemsBefore {
+		t.Fatalf("outcome %s region %v: %d pairing problems after, %d before: %v",
+			res.Obs.Outcome, res.Obs.Region, len(res.Pairing), res.Obs.PairingProblemsBefore, res.Pairing)
+	}
+}

@@ -223,8 +223,9 @@ type runner struct {
 
 	tx       *commit.Tx
 	staged   []string // where each file's output is written until the commit
-	rejects  *jsonl.Writer
-	outcomes *jsonl.Writer
+	rejects  format.Writer
+	outcomes format.Writer
+	vouched  []*vouched // the outputs the metrics vouch for
 	total    metrics.Summary
 }
 
@@ -338,7 +339,12 @@ func (r *runner) finish(start time.Time) (*Result, error) {
 	}
 	res := &Result{Plan: p, rejects: r.rejects != nil}
 	if r.cfg.Metrics.Enabled || r.spec.Metrics != "" {
-		if err := r.writeReport(p.Metrics, r.total.Report(r.runInfo(start))); err != nil {
+		info := r.runInfo(start)
+		var err error
+		if info.Outputs, err = r.outputs(p.Metrics); err != nil {
+			return nil, err
+		}
+		if err := r.writeReport(p.Metrics, r.total.Report(info)); err != nil {
 			return nil, err
 		}
 		res.Metrics = true
@@ -367,7 +373,7 @@ func (r *runner) stage(path string) (string, error) {
 
 // createJSONL opens a JSONL side file: staged in the commit, or written
 // directly when path is a device, a FIFO or "-" (no atomicity then).
-func (r *runner) createJSONL(path string) (*jsonl.Writer, error) {
+func (r *runner) createJSONL(path string) (format.Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil && path != "-" {
 		return nil, err
 	}
@@ -378,7 +384,11 @@ func (r *runner) createJSONL(path string) (*jsonl.Writer, error) {
 	if kind == commit.Direct {
 		return jsonl.NewDirect(path)
 	}
-	return jsonl.Create(sp)
+	w, err := jsonl.Create(sp)
+	if err != nil {
+		return nil, err
+	}
+	return r.vouch(path, sp, format.JSONL, w), nil
 }
 
 func (r *runner) writeReport(path string, rep metrics.Report) error {
@@ -472,7 +482,7 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 		if out, err = format.Create(r.staged[idx], f.OutFormat, in.Schema, extra); err != nil {
 			return renamed(err, r.staged[idx], f.Out)
 		}
-		out = namedWriter{out, r.staged[idx], f.Out}
+		out = r.vouch(f.Out, r.staged[idx], f.OutFormat, namedWriter{out, r.staged[idx], f.Out})
 		defer func() {
 			if err != nil {
 				out.Abort()

@@ -36,6 +36,16 @@ type RunInfo struct {
 	Config            json.RawMessage // effective configuration, as JSON
 	ConfigFingerprint string
 	InputFingerprint  string
+	// Outputs are the files the run wrote that these metrics vouch for.
+	Outputs []OutputFile
+}
+
+// OutputFile is one file a run wrote, as its metrics vouch for it:
+// `trajcompress check` refuses metrics whose files do not match.
+type OutputFile struct {
+	Path  string `json:"path"` // relative to the metrics file's directory, '/'-separated
+	Bytes int64  `json:"bytes"`
+	XXH3  string `json:"xxh3_128"` // hex xxh3-128 of the file's bytes
 }
 
 // Report is the aggregate metrics document. Marshalled with encoding/json it
@@ -215,6 +225,9 @@ type RunSection struct {
 	// bytes, in processing order.
 	ConfigFingerprint string `json:"config_fingerprint,omitempty"`
 	InputFingerprint  string `json:"input_fingerprint,omitempty"`
+	// Outputs are the files of the run (records, rejects, outcomes written
+	// as files) with their sizes and hashes.
+	Outputs []OutputFile `json:"outputs,omitempty"`
 }
 
 // BudgetSection is the planning budget, under the YAML key names.
@@ -310,7 +323,8 @@ func (s *Summary) Report(info RunInfo) Report {
 	r.Distributions = DistributionsSection{TokensBefore: QuantilesOf(&s.before), TokensAfter: QuantilesOf(&s.after)}
 	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,
 		TokenizerKind: info.TokenizerKind, TokenizerSplit: info.TokenizerSplit, TokenizerSHA256: info.TokenizerSHA256,
-		Config: info.Config, ConfigFingerprint: info.ConfigFingerprint, InputFingerprint: info.InputFingerprint}
+		Config: info.Config, ConfigFingerprint: info.ConfigFingerprint, InputFingerprint: info.InputFingerprint,
+		Outputs: info.Outputs}
 	if b := info.Budget; b != nil {
 		r.Run.Budget = &BudgetSection{
 			TargetMaxTokens: b.Target, SummaryTargetTokens: b.SummaryTokens, LastNTurns: b.LastN,

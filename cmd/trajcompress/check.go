@@ -29,8 +29,12 @@ YAML list:
     - {path: outcomes.compressed, max_decrease: 0.02, relative: true}
     - {path: outcomes.records_in, exact: true}
 
+It also refuses a RUN.json whose outputs are not the files it vouches for
+(run.outputs: each file's size and xxh3-128, paths relative to RUN.json),
+unless --no-verify-outputs.
+
 Exit status: 0 within bounds, 1 regressed, 2 usage, an unreadable or
-malformed metrics file, or a different setup.
+malformed metrics file, a different setup, or outputs that do not match.
 
 Flags:
 `
@@ -42,6 +46,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	maxFail := fs.Float64("max-failed-to-fit-increase", 0, "largest allowed rise of outcomes.failed_to_fit")
 	rulesPath := fs.String("rules", "", "YAML rules file replacing the default rules")
 	allow := fs.Bool("allow-different-setup", false, "compare even when tokenizer, config or input fingerprints differ")
+	noVerify := fs.Bool("no-verify-outputs", false, "do not check that the outputs RUN.json vouches for (run.outputs: sizes and hashes) are there and unchanged")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -56,6 +61,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	rules.AllowDifferentSetup = rules.AllowDifferentSetup || *allow
+	if !*noVerify {
+		if err := check.VerifyRunOutputs(fs.Arg(0)); err != nil {
+			return usageError{err}
+		}
+	}
 	res, err := check.CompareFiles(*baseline, fs.Arg(0), rules)
 	if err != nil {
 		// Not a regression: a missing or malformed file, or another setup.

@@ -115,3 +115,35 @@ func TestRecordsToDeviceRefused(t *testing.T) {
 		t.Fatalf("/dev/null is no longer a device: %v", err)
 	}
 }
+
+// TestCheckRefusesOutputsThatDoNotMatch: the metrics vouch for the files
+// of their run; check refuses them once an output was changed (or is
+// missing), and --no-verify-outputs compares the figures alone.
+func TestCheckRefusesOutputsThatDoNotMatch(t *testing.T) {
+	dir, in := smallInput(t)
+	out := filepath.Join(dir, "out.jsonl")
+	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--output", out}, nil, io.Discard, io.Discard); code != exitOK {
+		t.Fatalf("compress: exit %d", code)
+	}
+	m := filepath.Join(dir, "out_metrics.json")
+	check := func(extra ...string) (int, string) {
+		var stderr bytes.Buffer
+		args := append([]string{"check", "--baseline", m}, extra...)
+		code := run(context.Background(), append(args, m), nil, io.Discard, &stderr)
+		return code, stderr.String()
+	}
+	if code, msg := check(); code != exitOK {
+		t.Fatalf("check of an untouched run: exit %d: %s", code, msg)
+	}
+	os.WriteFile(out, []byte(`{"conversations":[{"from":"human","value":"other"}]}`+"\n"), 0o644)
+	if code, msg := check(); code != exitUsage || !strings.Contains(msg, "not the outputs of that run") {
+		t.Fatalf("check after the output changed: exit %d: %s", code, msg)
+	}
+	if code, msg := check("--no-verify-outputs"); code != exitOK {
+		t.Fatalf("--no-verify-outputs: exit %d: %s", code, msg)
+	}
+	os.Remove(out)
+	if code, msg := check(); code != exitUsage || !strings.Contains(msg, "cannot be read") {
+		t.Fatalf("check after the output was removed: exit %d: %s", code, msg)
+	}
+}

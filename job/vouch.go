@@ -1,0 +1,78 @@
+package job
+
+import (
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/metrics"
+)
+
+// vouched is an output the metrics vouch for: its final path, and its
+// size and hash, taken as it is written (JSONL: the records and their
+// newlines are the file's bytes) or from the staged file once closed
+// (Parquet, Arrow).
+type vouched struct {
+	path   string
+	staged string // read after Close when h is nil
+	h      *xxh3.Hasher
+	n      int64
+}
+
+// hashing is a JSONL writer that hashes what it writes.
+type hashing struct {
+	format.Writer
+	v *vouched
+}
+
+var newline = []byte{'\n'}
+
+func (w hashing) Write(rec []byte) error {
+	if err := w.Writer.Write(rec); err != nil {
+		return err
+	}
+	w.v.h.Write(rec)
+	w.v.h.Write(newline)
+	w.v.n += int64(len(rec)) + 1
+	return nil
+}
+
+// vouch registers the output at path, staged at staged, written as
+// format fmtName through w, and returns the writer to use.
+func (r *runner) vouch(path, staged, fmtName string, w format.Writer) format.Writer {
+	v := &vouched{path: path, staged: staged}
+	r.vouched = append(r.vouched, v)
+	if fmtName != format.JSONL {
+		return w
+	}
+	v.h = xxh3.New()
+	return hashing{w, v}
+}
+
+// outputs lists the vouched outputs for the metrics at metricsPath, with
+// paths relative to its directory.
+func (r *runner) outputs(metricsPath string) ([]metrics.OutputFile, error) {
+	base, _ := filepath.Abs(filepath.Dir(metricsPath))
+	var out []metrics.OutputFile
+	for _, v := range r.vouched {
+		n, sum := v.n, ""
+		if v.h != nil {
+			b := v.h.Sum128().Bytes()
+			sum = hex.EncodeToString(b[:])
+		} else {
+			var err error
+			if n, sum, err = metrics.HashFile(v.staged); err != nil {
+				return nil, fmt.Errorf("output %s: %w", v.path, err)
+			}
+		}
+		p, _ := filepath.Abs(v.path)
+		if rel, err := filepath.Rel(base, p); err == nil {
+			p = rel
+		}
+		out = append(out, metrics.OutputFile{Path: filepath.ToSlash(p), Bytes: n, XXH3: sum})
+	}
+	return out, nil
+}

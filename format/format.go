@@ -83,6 +83,8 @@ type Options struct {
 	// Ctx.
 	Hash io.Writer
 	Ctx  context.Context
+	// Stdin is what [Stdin] reads; nil means os.Stdin.
+	Stdin io.Reader
 }
 
 // Of names the format of a file by its name: JSONL for .jsonl and
@@ -99,10 +101,17 @@ func Of(path string) string {
 	return ""
 }
 
+// Stdin is the path that names standard input: JSONL (plain or gzip),
+// read as a stream.
+const Stdin = "-"
+
 // Detect names the format of the file at path: by its name (see [Of]),
 // else by its first bytes (Parquet's "PAR1", Arrow's "ARROW1"), else JSONL
-// (plain or gzip, told apart by content when it is read).
+// (plain or gzip, told apart by content when it is read). [Stdin] is JSONL.
 func Detect(path string) (string, error) {
+	if path == Stdin {
+		return JSONL, nil
+	}
 	if f := Of(path); f != "" {
 		return f, nil
 	}
@@ -141,24 +150,34 @@ func Stem(path string) string {
 	return base
 }
 
-// Open opens the file at path in its format (see [Detect]).
+// Open opens the file at path in its format (see [Detect]); [Stdin]
+// reads standard input.
 func Open(path string, o Options) (*Input, error) {
 	f, err := Detect(path)
 	if err != nil {
 		return nil, err
 	}
 	if f == JSONL {
-		fh, err := os.Open(path)
-		if err != nil {
-			return nil, err
+		var r io.Reader
+		var fh *os.File // nil for standard input, which is not ours to close
+		if path == Stdin {
+			if r = o.Stdin; r == nil {
+				r = os.Stdin
+			}
+		} else {
+			if fh, err = os.Open(path); err != nil {
+				return nil, err
+			}
+			r = fh
 		}
-		var r io.Reader = fh
 		if o.Hash != nil {
-			r = io.TeeReader(fh, o.Hash)
+			r = io.TeeReader(r, o.Hash)
 		}
 		rd, err := jsonl.NewReader(r, path)
 		if err != nil {
-			fh.Close()
+			if fh != nil {
+				fh.Close()
+			}
 			return nil, err
 		}
 		return &Input{Reader: closeBoth{rd, fh}, Format: JSONL, BytesRead: rd.BytesRead}, nil
@@ -194,6 +213,9 @@ type closeBoth struct {
 
 func (c closeBoth) Close() error {
 	c.Reader.Close()
+	if c.f == nil {
+		return nil
+	}
 	return c.f.Close()
 }
 

@@ -67,6 +67,8 @@ type Spec struct {
 	Wait bool
 	// Progress receives the run's events; nil for none.
 	Progress Progress
+	// Stdin is what an Input of "-" reads; nil means os.Stdin.
+	Stdin io.Reader
 }
 
 // Sample is a reproducible sample: Percent (0 < p <= 100) of each file's
@@ -457,7 +459,7 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 	// The input fingerprint covers every byte of every input, sampled or not.
 	fmt.Fprintf(r.inputHash, "%s\n", filepath.Base(f.In))
-	in, err := format.Open(f.In, format.Options{Hash: r.inputHash, Ctx: ctx})
+	in, err := format.Open(f.In, format.Options{Hash: r.inputHash, Ctx: ctx, Stdin: r.spec.Stdin})
 	if err != nil {
 		return err
 	}

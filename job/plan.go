@@ -34,6 +34,9 @@ type Plan struct {
 func NewPlan(spec Spec) (Plan, error) {
 	var p Plan
 	cfg := spec.Config
+	if spec.Input == format.Stdin {
+		return stdinPlan(spec)
+	}
 	st, err := os.Stat(spec.Input)
 	if err != nil {
 		return p, UsageError{fmt.Errorf("--input: %w", err)}
@@ -109,6 +112,36 @@ func NewPlan(spec Spec) (Plan, error) {
 	return p, checkPaths(p)
 }
 
+// stdinPlan is the plan of a run reading standard input: JSONL, read
+// once, so the output must be named and there is no sample.
+func stdinPlan(spec Spec) (Plan, error) {
+	var p Plan
+	if spec.Output == "" {
+		return p, usagef("--input -: name the output with --output (there is no input file name to derive it from)")
+	}
+	if spec.Sample != nil {
+		return p, usagef("--input -: --sample-percent reads the input twice, which standard input cannot be")
+	}
+	outF := spec.Config.Output.Format
+	if outF == "" {
+		outF = format.JSONL
+		if of := format.Of(spec.Output); of != "" && !spec.OutputFormatSet {
+			outF = of
+		}
+	}
+	p.Files = []File{{In: format.Stdin, Out: spec.Output, InFormat: format.JSONL, OutFormat: outF}}
+	p.Metrics = filepath.Join(filepath.Dir(spec.Output), format.Stem(spec.Output)+"_metrics.json")
+	p.Rejects = filepath.Join(filepath.Dir(spec.Output), format.Stem(spec.Output)+"_rejects.jsonl")
+	if spec.Metrics != "" {
+		p.Metrics = spec.Metrics
+	}
+	if spec.Rejects != "" {
+		p.Rejects = spec.Rejects
+	}
+	p.Outcomes = spec.Outcomes
+	return p, checkPaths(p)
+}
+
 // checkPaths refuses outputs that would overwrite an input or each other,
 // an output that is a directory, and gzip output.
 func checkPaths(p Plan) error {
@@ -129,7 +162,7 @@ func checkPaths(p Plan) error {
 			return usagef("output %s: gzip output is not supported (gzip input is); name it .jsonl", a.path)
 		}
 		for _, f := range p.Files {
-			if samePath(a.path, f.In) {
+			if f.In != format.Stdin && a.path != "-" && samePath(a.path, f.In) {
 				return usagef("refusing to write %s %s over its own input %s (choose another path)", a.what, a.path, f.In)
 			}
 		}

@@ -147,3 +147,27 @@ func TestCheckRefusesOutputsThatDoNotMatch(t *testing.T) {
 		t.Fatalf("check after the output was removed: exit %d: %s", code, msg)
 	}
 }
+
+// TestInputFromStdin: --input - reads JSONL (here gzip) from standard
+// input and writes the same records as the file would; it needs --output.
+func TestInputFromStdin(t *testing.T) {
+	dir := t.TempDir()
+	ex := filepath.Join(repoRoot(t), "fixtures", "example")
+	gz, err := os.ReadFile(filepath.Join(ex, "agent_runs.jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(ex, "trajectory_compression.yaml")
+	fromStdin, fromFile := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	c1 := run(context.Background(), []string{"compress", "--quiet", "--input", "-", "--output", fromStdin, "--config", cfg}, bytes.NewReader(gz), io.Discard, io.Discard)
+	c2 := run(context.Background(), []string{"compress", "--quiet", "--input", filepath.Join(ex, "agent_runs.jsonl.gz"), "--output", fromFile, "--config", cfg}, nil, io.Discard, io.Discard)
+	a, _ := os.ReadFile(fromStdin)
+	b, _ := os.ReadFile(fromFile)
+	if c1 != c2 || len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("stdin exit %d, %d bytes; file exit %d, %d bytes", c1, len(a), c2, len(b))
+	}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"compress", "--quiet", "--input", "-"}, bytes.NewReader(gz), io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "--output") {
+		t.Fatalf("without --output: exit %d: %s", code, stderr.String())
+	}
+}

@@ -50,10 +50,10 @@ type compressFlags struct {
 	dryRun, quiet, wait                                                           bool
 }
 
-func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var f compressFlags
 	fs := newFlagSet("compress", stderr, compressUsage, "\nExit status: 0 ok, 1 failed, 2 usage, 3 partial (rejects or failed summaries), 130 interrupted.\n")
-	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl, .jsonl.gz, .parquet or .arrow file, or a directory of them (required)")
+	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl, .jsonl.gz, .parquet or .arrow file, a directory of them, or - for JSONL on standard input (then --output is required) (required)")
 	fs.StringVar(&f.output, "output", "", "output file (or directory, for a directory input); default: input name + output_suffix")
 	fs.StringVar(&f.configPath, "config", "", "peer-compatible YAML `FILE` (trajectory_compression.yaml); default: built-in defaults")
 	fs.StringVar(&f.metricsPath, "metrics", "", "where to write the aggregate metrics JSON (default: beside the output file, or inside the output directory)")
@@ -91,7 +91,7 @@ func cmdCompress(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath,
 		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait,
 		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
-		Progress: newProgress(stderr, f.quiet),
+		Progress: newProgress(stderr, f.quiet), Stdin: stdin,
 	}
 	if set["sample-percent"] {
 		spec.Sample = &job.Sample{Percent: f.samplePercent, Seed: f.seed}

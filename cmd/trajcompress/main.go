@@ -119,7 +119,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	var err error
 	switch args[0] {
 	case "compress":
-		err = cmdCompress(ctx, args[1:], stdout, stderr)
+		err = cmdCompress(ctx, args[1:], stdin, stdout, stderr)
 	case "fixtures":
 		err = cmdFixtures(args[1:], stdout, stderr)
 	case "check":

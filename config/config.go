@@ -223,11 +223,21 @@ func (c Config) Validate() error {
 	if !c.Processing.SaveOverLimit {
 		bad("processing.save_over_limit: false is not supported: trajcompress never drops a row; trajectories still over limit are written and counted as failed_to_fit")
 	}
+	if strings.ContainsAny(c.Output.OutputSuffix, `/\`) || strings.Contains(c.Output.OutputSuffix, "..") {
+		bad("output.output_suffix %q must be a plain name suffix: no path separator and no \"..\" (it must not write outside the output's directory)", c.Output.OutputSuffix)
+	}
+	if c.Processing.NumWorkers > MaxWorkers {
+		bad("processing.num_workers %d is more than this program can use (at most %d; 0 means one per core)", c.Processing.NumWorkers, MaxWorkers)
+	}
 	if c.Metrics.OutputFile == "" {
 		bad("metrics.output_file must not be empty")
 	}
 	return errors.Join(errs...)
 }
+
+// MaxWorkers bounds processing.num_workers: the pipeline keeps 32 records
+// in flight per worker, so a huge figure would only exhaust memory.
+const MaxWorkers = 4096
 
 // Timeout is processing.per_trajectory_timeout as a duration (0: none).
 func (p Processing) Timeout() time.Duration {

@@ -69,6 +69,10 @@ func TestErrors(t *testing.T) {
 		{"method", "summarization:\n  method: magic\n", `summarization.method must be deterministic or llm, got "magic"`},
 		{"role", "output:\n  summary_role: tool\n", "output.summary_role must be user, assistant or system"},
 		{"not_yaml", "compression: [1, 2\n", "x.yaml:"},
+		{"summary_not_below_target", "compression:\n  target_max_tokens: 500\n  summary_target_tokens: 500\n", "compression.summary_target_tokens (500) must be below compression.target_max_tokens (500)"},
+		{"suffix_path", "output:\n  output_suffix: /../../evil\n", `output.output_suffix "/../../evil" must be a plain name suffix`},
+		{"workers", "processing:\n  num_workers: 100000000\n", "processing.num_workers 100000000 is more than this program can use"},
+		{"turn_overhead_huge", "tokenizer:\n  turn_overhead: 9223372036854775807\n", "tokenizer.turn_overhead must be in [0, 1048576]"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

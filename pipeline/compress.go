@@ -69,13 +69,18 @@ func (o Options) Validate() error {
 	return errors.Join(errs...)
 }
 
+// MaxTurnOverhead bounds tokenizer.turn_overhead: chat templates frame a
+// turn with a handful of tokens, and a per-turn figure beyond this would
+// overflow token totals of long records.
+const MaxTurnOverhead = 1 << 20
+
 // ValidateSettings checks the record path's own settings, naming each by
 // its config key: the one place they are checked (Options.Validate and
 // config.Validate call it). An empty role means user.
 func ValidateSettings(turnOverhead int, role traj.Role, alternate bool) error {
 	var errs []error
-	if turnOverhead < 0 {
-		errs = append(errs, fmt.Errorf("tokenizer.turn_overhead must be >= 0, got %d", turnOverhead))
+	if turnOverhead < 0 || turnOverhead > MaxTurnOverhead {
+		errs = append(errs, fmt.Errorf("tokenizer.turn_overhead must be in [0, %d], got %d", MaxTurnOverhead, turnOverhead))
 	}
 	switch role {
 	case "", traj.RoleUser, traj.RoleAssistant, traj.RoleSystem:

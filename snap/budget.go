@@ -65,6 +65,9 @@ func (b Budget) Validate() error {
 	if b.SummaryTokens < 0 {
 		errs = append(errs, budgetError(fmt.Sprintf("compression.summary_target_tokens must be >= 0, got %d", b.SummaryTokens)))
 	}
+	if b.Target > 0 && b.SummaryTokens >= b.Target {
+		errs = append(errs, budgetError(fmt.Sprintf("compression.summary_target_tokens (%d) must be below compression.target_max_tokens (%d): a summary that large can never make a record fit", b.SummaryTokens, b.Target)))
+	}
 	if b.LastN < 0 {
 		errs = append(errs, budgetError(fmt.Sprintf("protected_turns.last_n_turns must be >= 0, got %d", b.LastN)))
 	}

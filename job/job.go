@@ -438,6 +438,7 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 		PriceOut:         r.spec.PriceOut,
 		ToolVersion:      r.spec.ToolVersion,
 		InputFingerprint: inputFingerprint(r.inputHash),
+		DryRun:           r.spec.DryRun,
 	}
 	if ti := tokenize.Describe(r.counter); ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash

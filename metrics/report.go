@@ -38,6 +38,8 @@ type RunInfo struct {
 	InputFingerprint  string
 	// Outputs are the files the run wrote that these metrics vouch for.
 	Outputs []OutputFile
+	// DryRun: nothing was written, and LLM summaries were estimated.
+	DryRun bool
 }
 
 // OutputFile is one file a run wrote, as its metrics vouch for it:
@@ -228,6 +230,9 @@ type RunSection struct {
 	// Outputs are the files of the run (records, rejects, outcomes written
 	// as files) with their sizes and hashes.
 	Outputs []OutputFile `json:"outputs,omitempty"`
+	// DryRun marks the metrics of a dry run (absent otherwise): check
+	// refuses to compare them with a real run's.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // BudgetSection is the planning budget, under the YAML key names.
@@ -324,7 +329,7 @@ func (s *Summary) Report(info RunInfo) Report {
 	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,
 		TokenizerKind: info.TokenizerKind, TokenizerSplit: info.TokenizerSplit, TokenizerSHA256: info.TokenizerSHA256,
 		Config: info.Config, ConfigFingerprint: info.ConfigFingerprint, InputFingerprint: info.InputFingerprint,
-		Outputs: info.Outputs}
+		Outputs: info.Outputs, DryRun: info.DryRun}
 	if b := info.Budget; b != nil {
 		r.Run.Budget = &BudgetSection{
 			TargetMaxTokens: b.Target, SummaryTargetTokens: b.SummaryTokens, LastNTurns: b.LastN,

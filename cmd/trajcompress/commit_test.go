@@ -171,3 +171,23 @@ func TestInputFromStdin(t *testing.T) {
 		t.Fatalf("without --output: exit %d: %s", code, stderr.String())
 	}
 }
+
+// TestCheckRefusesDryRunAgainstRealRun: a dry run's metrics say so, and
+// check does not compare them with a real run's.
+func TestCheckRefusesDryRunAgainstRealRun(t *testing.T) {
+	dir, in := smallInput(t)
+	real, dry := filepath.Join(dir, "real.json"), filepath.Join(dir, "dry.json")
+	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--output", filepath.Join(dir, "o.jsonl"), "--metrics", real}, nil, io.Discard, io.Discard); code != exitOK {
+		t.Fatalf("real run: exit %d", code)
+	}
+	if code := run(context.Background(), []string{"compress", "--quiet", "--dry-run", "--input", in, "--metrics", dry}, nil, io.Discard, io.Discard); code != exitOK {
+		t.Fatalf("dry run: exit %d", code)
+	}
+	if b, _ := os.ReadFile(dry); !bytes.Contains(b, []byte(`"dry_run": true`)) {
+		t.Fatalf("dry-run metrics do not say so")
+	}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"check", "--baseline", real, dry}, nil, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), "run.dry_run") {
+		t.Fatalf("check real vs dry: exit %d: %s", code, stderr.String())
+	}
+}

@@ -41,9 +41,11 @@
 // # Setup
 //
 // Two runs are comparable only when run.tokenizer, run.tokenizer_kind,
-// run.tokenizer_sha256 (a tokenizer file's hash), run.config_fingerprint and
-// run.input_fingerprint are equal (a key absent from both documents counts as
-// equal). [Compare] returns an error wrapping [ErrSetupDiffers] that lists the
+// run.tokenizer_sha256 (a tokenizer file's hash), run.config_fingerprint,
+// run.input_fingerprint and run.dry_run (a dry run is not compared with a
+// real one) are equal (a key absent from both documents counts as equal).
+// [VerifyRunOutputs] checks, separately, that a run's outputs are the files
+// its metrics vouch for. [Compare] returns an error wrapping [ErrSetupDiffers] that lists the
 // differing keys unless Rules.AllowDifferentSetup is set, in which case the
 // differences are reported in Result.SetupDiffers and the comparison goes on.
 //

@@ -191,3 +191,21 @@ func TestCheckRefusesDryRunAgainstRealRun(t *testing.T) {
 		t.Fatalf("check real vs dry: exit %d: %s", code, stderr.String())
 	}
 }
+
+// TestMostlyRejectedIsExit4: a run whose records were all rejected (here
+// OpenAI records read with --format sharegpt) exits 4, not 3 like one bad
+// line among many, and says where the rejects are.
+func TestMostlyRejectedIsExit4(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte(strings.Repeat(`{"messages":[{"role":"user","content":"hi"}]}`+"\n", 4)), 0o644)
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--format", "sharegpt"}, nil, io.Discard, &stderr)
+	if code != exitRejected || !strings.Contains(stderr.String(), "4 of 4 records") || !strings.Contains(stderr.String(), "_rejects.jsonl") {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	os.WriteFile(in, []byte(strings.Repeat(`{"messages":[{"role":"user","content":"hi"}]}`+"\n", 4)+"not json\n"), 0o644)
+	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in}, nil, io.Discard, io.Discard); code != exitPartial {
+		t.Fatalf("one bad line in five: exit %d, want %d", code, exitPartial)
+	}
+}

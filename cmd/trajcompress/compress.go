@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"runtime/pprof"
@@ -45,14 +46,14 @@ Flags override the config file, which overrides the defaults.
 // settings (those are in configFlags).
 type compressFlags struct {
 	input, output, configPath, metricsPath, rejectsPath, outcomesPath, cpuProfile string
-	priceIn, priceOut, samplePercent                                              float64
+	priceIn, priceOut, samplePercent, maxRejectRate                               float64
 	seed                                                                          uint64
 	dryRun, quiet, wait                                                           bool
 }
 
 func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var f compressFlags
-	fs := newFlagSet("compress", stderr, compressUsage, "\nExit status: 0 ok, 1 failed, 2 usage, 3 partial (rejects or failed summaries), 130 interrupted.\n")
+	fs := newFlagSet("compress", stderr, compressUsage, "\nExit status: 0 ok, 1 failed, 2 usage (or another run holds these outputs), 3 partial (rejects or failed summaries), 4 mostly rejected (see --max-reject-rate), 130 interrupted.\n")
 	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl, .jsonl.gz, .parquet or .arrow file, a directory of them, or - for JSONL on standard input (then --output is required) (required)")
 	fs.StringVar(&f.output, "output", "", "output file (or directory, for a directory input); default: input name + output_suffix")
 	fs.StringVar(&f.configPath, "config", "", "peer-compatible YAML `FILE` (trajectory_compression.yaml); default: built-in defaults")
@@ -65,6 +66,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no summary on stderr")
 	fs.BoolVar(&f.wait, "wait", false, "when another run is writing the same outputs, wait for it to end (default: fail at once, exit 2)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof)")
+	fs.Float64Var(&f.maxRejectRate, "max-reject-rate", 0.5, "exit 4 instead of 3 when more than this fraction of the records is rejected (0 <= r <= 1)")
 	fs.Float64Var(&f.priceIn, "price-in", 0, "USD per million prompt tokens, for the cost figure in the metrics")
 	fs.Float64Var(&f.priceOut, "price-out", 0, "USD per million completion tokens, for the cost figure in the metrics")
 	cf := defineConfigFlags(fs)
@@ -81,6 +83,9 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	if set["sample-percent"] && !(f.samplePercent > 0 && f.samplePercent <= 100) { // NaN fails too
 		return usagef("--sample-percent must be in (0, 100], got %v", f.samplePercent)
+	}
+	if !(f.maxRejectRate >= 0 && f.maxRejectRate <= 1) {
+		return usagef("--max-reject-rate must be in [0, 1], got %v", f.maxRejectRate)
 	}
 	cfg, err := cf.effective(f.configPath, set)
 	if err != nil {
@@ -113,6 +118,10 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	if !f.quiet {
 		res.WriteHuman(stderr)
+	}
+	if in, rej := res.Total.RecordsIn(), res.Total.RecordsRejected(); in > 0 && float64(rej) > f.maxRejectRate*float64(in) {
+		return fmt.Errorf("%w: %d of %d records (%.0f%%), more than --max-reject-rate %v; see %s (is the input what --format and the config expect?)",
+			errRejected, rej, in, 100*float64(rej)/float64(in), f.maxRejectRate, res.Plan.Rejects)
 	}
 	if res.Partial {
 		return errPartial

@@ -30,6 +30,7 @@ const (
 	exitError       = 1
 	exitUsage       = 2
 	exitPartial     = 3
+	exitRejected    = 4
 	exitInterrupted = 130
 )
 
@@ -54,6 +55,9 @@ Exit status:
   2    bad usage or configuration
   3    partial: the run finished, but some records were rejected (see the
        rejects file) or their summary failed (written unchanged)
+  4    mostly rejected: more than --max-reject-rate of the records were
+       rejected (a wrong --format or input, most likely); the outputs and
+       the rejects file are in place to look at
   130  interrupted (Ctrl-C); finished output files are complete, the
        file being written is not put in place
 `
@@ -107,6 +111,10 @@ func (e usageError) Unwrap() error { return e.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
+// errRejected reports a finished run in which more than --max-reject-rate
+// of the records were rejected.
+var errRejected = errors.New("too many records were rejected")
+
 // errPartial reports a finished run in which some records were rejected or
 // not summarised.
 var errPartial = errors.New("some records were rejected or could not be summarised")
@@ -145,6 +153,9 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, errHelp):
 		return exitOK
+	case errors.Is(err, errRejected):
+		fmt.Fprintln(stderr, "trajcompress:", err)
+		return exitRejected
 	case errors.Is(err, errPartial):
 		return exitPartial
 	case errors.Is(err, context.Canceled):

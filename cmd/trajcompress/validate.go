@@ -60,9 +60,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stderr, "%d records: %d accepted, %d would be rejected by %s, %d not trajectories\n",
 		v.Total, v.Total-v.Rejected-v.Unreadable, v.Rejected, c, v.Unreadable)
 	if v.Rejected > 0 || v.Unreadable > 0 {
-		return errRejected
+		return errWouldReject
 	}
 	return nil
 }
 
-var errRejected = errors.New("validate: some records would be rejected")
+var errWouldReject = errors.New("validate: some records would be rejected")

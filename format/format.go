@@ -106,7 +106,8 @@ func Of(path string) string {
 const Stdin = "-"
 
 // Detect names the format of the file at path: by its name (see [Of]),
-// else by its first bytes (Parquet's "PAR1", Arrow's "ARROW1"), else JSONL
+// else by its first bytes (Parquet's "PAR1", Arrow's "ARROW1" or an Arrow
+// stream's 0xffffffff), else JSONL
 // (plain or gzip, told apart by content when it is read). [Stdin] is JSONL.
 func Detect(path string) (string, error) {
 	if path == Stdin {
@@ -125,7 +126,10 @@ func Detect(path string) (string, error) {
 	switch head = head[:n]; {
 	case bytes.HasPrefix(head, []byte("PAR1")):
 		return Parquet, nil
-	case bytes.HasPrefix(head, []byte("ARROW1")):
+	case bytes.HasPrefix(head, []byte("ARROW1")), bytes.HasPrefix(head, []byte{0xff, 0xff, 0xff, 0xff}):
+		// The Arrow file format, or the stream format (datasets'
+		// save_to_disk, and what we write), which starts with a
+		// continuation marker; JSON text cannot start with 0xff.
 		return Arrow, nil
 	}
 	return JSONL, nil

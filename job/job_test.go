@@ -1,0 +1,157 @@
+package job
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/pipeline"
+	"github.com/trajcompress/trajcompress/traj"
+)
+
+func input(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const rec = `{"conversations":[{"from":"human","value":"hi"}]}` + "\n"
+
+// TestPlanNamesAndRefusals: the peer's default names, and the outputs a
+// run refuses before it reads anything.
+func TestPlanNamesAndRefusals(t *testing.T) {
+	dir := t.TempDir()
+	in := input(t, dir, "a.jsonl.gz", rec)
+	plain := input(t, dir, "b.jsonl", rec)
+	p, err := NewPlan(Spec{Config: config.Default(), Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := filepath.Base(p.Files[0].Out) + " " + filepath.Base(p.Metrics) + " " + filepath.Base(p.Rejects); got != "a_compressed.jsonl a_compressed_metrics.json a_compressed_rejects.jsonl" {
+		t.Errorf("default names: %s", got)
+	}
+	for _, tc := range []struct {
+		name string
+		spec Spec
+		want string
+	}{
+		{"over_input", Spec{Input: plain, Output: plain}, "over its own input"},
+		{"same_files", Spec{Output: filepath.Join(dir, "o.jsonl"), Metrics: filepath.Join(dir, "o.jsonl")}, "are the same file"},
+		{"gzip_output", Spec{Output: filepath.Join(dir, "o.jsonl.gz")}, "gzip output is not supported"},
+		{"stdin_without_output", Spec{Input: "-"}, "name the output with --output"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.spec.Config = config.Default()
+			if tc.spec.Input == "" {
+				tc.spec.Input = in
+			}
+			_, err := NewPlan(tc.spec)
+			var ue UsageError
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !asUsage(err, &ue) {
+				t.Fatalf("err = %v, want a UsageError containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func asUsage(err error, ue *UsageError) bool {
+	u, ok := err.(UsageError)
+	*ue = u
+	return ok
+}
+
+// TestRunCommitsAndVouches: a run puts every output in place, leaves no
+// file of the commit behind, and its metrics vouch for its outputs.
+func TestRunCommitsAndVouches(t *testing.T) {
+	dir := t.TempDir()
+	in := input(t, dir, "a.jsonl", rec+"not json\n"+rec)
+	res, err := Run(context.Background(), Spec{Config: config.Default(), Input: in, Outcomes: filepath.Join(dir, "oc.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Partial || res.Total.RecordsIn() != 3 || res.Total.RecordsRejected() != 1 {
+		t.Fatalf("partial %v, in %d, rejected %d", res.Partial, res.Total.RecordsIn(), res.Total.RecordsRejected())
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if got := strings.Join(names, " "); got != "a.jsonl a_compressed.jsonl a_compressed_metrics.json a_compressed_rejects.jsonl oc.jsonl" {
+		t.Fatalf("files after the run: %s", got)
+	}
+	var m struct {
+		Run struct {
+			Outputs []struct{ Path string } `json:"outputs"`
+		} `json:"run"`
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "a_compressed_metrics.json"))
+	if err := json.Unmarshal(b, &m); err != nil || len(m.Run.Outputs) != 3 {
+		t.Fatalf("run.outputs %+v (%v)", m.Run.Outputs, err)
+	}
+}
+
+// TestFailedRunLeavesNothing: a run that fails (a truncated gzip input)
+// puts nothing in place and leaves no temporary file.
+func TestFailedRunLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	in := input(t, dir, "a.jsonl.gz", "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03truncated")
+	if _, err := Run(context.Background(), Spec{Config: config.Default(), Input: in}); err == nil {
+		t.Fatal("a truncated gzip input did not fail the run")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("left behind: %v", names)
+	}
+}
+
+// TestRejectLineKeepsEveryByte: a rejected line is kept as is, in
+// raw_base64 when it is not valid UTF-8.
+func TestRejectLineKeepsEveryByte(t *testing.T) {
+	b := RejectLine(&pipeline.Reject{Pos: traj.Pos{File: "f", Line: 7}, Reason: "invalid_json", Raw: []byte("bad \xff")})
+	var l struct {
+		File      string `json:"file"`
+		Line      int64  `json:"line"`
+		Raw       string `json:"raw"`
+		RawBase64 string `json:"raw_base64"`
+	}
+	if err := json.Unmarshal(b, &l); err != nil {
+		t.Fatal(err)
+	}
+	if l.File != "f" || l.Line != 7 || l.Raw != "" || l.RawBase64 != "YmFkIP8=" {
+		t.Fatalf("reject line %s", b)
+	}
+}
+
+// TestFingerprintIgnoresWhatCannotChangeOutput: workers, request limits,
+// the cache directory and output names do not change the fingerprint;
+// the target and the sample do.
+func TestFingerprintIgnoresWhatCannotChangeOutput(t *testing.T) {
+	a := config.Default()
+	_, fa := fingerprint(a, nil)
+	b := a
+	b.Processing.NumWorkers, b.Processing.MaxConcurrentRequests = 7, 3
+	b.Summarization.CacheDir, b.Output.OutputSuffix = "/elsewhere", "_x"
+	if _, fb := fingerprint(b, nil); fb != fa {
+		t.Errorf("settings that cannot change the output changed the fingerprint")
+	}
+	c := a
+	c.Compression.TargetMaxTokens++
+	if _, fc := fingerprint(c, nil); fc == fa {
+		t.Errorf("the target did not change the fingerprint")
+	}
+	if _, fs := fingerprint(a, &Sample{Percent: 10, Seed: 1}); fs == fa {
+		t.Errorf("sampling did not change the fingerprint")
+	}
+}

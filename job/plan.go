@@ -99,9 +99,19 @@ func NewPlan(spec Spec) (Plan, error) {
 			}
 		}
 		p.Files = []File{{In: spec.Input, Out: out, InFormat: inF, OutFormat: outF}}
-		p.Metrics = filepath.Join(filepath.Dir(out), format.Stem(out)+"_metrics.json")
-		p.Rejects = filepath.Join(filepath.Dir(out), format.Stem(out)+"_rejects.jsonl")
+		p.besideOutput(out)
 	}
+	return p.finish(spec)
+}
+
+// besideOutput names the metrics and rejects after the output file.
+func (p *Plan) besideOutput(out string) {
+	p.Metrics = filepath.Join(filepath.Dir(out), format.Stem(out)+"_metrics.json")
+	p.Rejects = filepath.Join(filepath.Dir(out), format.Stem(out)+"_rejects.jsonl")
+}
+
+// finish applies the side-file paths the spec names, and checks the plan.
+func (p Plan) finish(spec Spec) (Plan, error) {
 	if spec.Metrics != "" {
 		p.Metrics = spec.Metrics
 	}
@@ -130,16 +140,8 @@ func stdinPlan(spec Spec) (Plan, error) {
 		}
 	}
 	p.Files = []File{{In: format.Stdin, Out: spec.Output, InFormat: format.JSONL, OutFormat: outF}}
-	p.Metrics = filepath.Join(filepath.Dir(spec.Output), format.Stem(spec.Output)+"_metrics.json")
-	p.Rejects = filepath.Join(filepath.Dir(spec.Output), format.Stem(spec.Output)+"_rejects.jsonl")
-	if spec.Metrics != "" {
-		p.Metrics = spec.Metrics
-	}
-	if spec.Rejects != "" {
-		p.Rejects = spec.Rejects
-	}
-	p.Outcomes = spec.Outcomes
-	return p, checkPaths(p)
+	p.besideOutput(spec.Output)
+	return p.finish(spec)
 }
 
 // checkPaths refuses outputs that would overwrite an input or each other,

@@ -18,8 +18,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -163,6 +166,12 @@ func Parse(b []byte, name string) (Config, error) {
 	if err := d.Decode(&c); err != nil && !errors.Is(err, io.EOF) {
 		return Config{}, fmt.Errorf("config %s: %s", name, yamlMessage(err))
 	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err == nil && len(doc.Content) == 1 {
+		if err := wholeNumbers(doc.Content[0], reflect.TypeOf(c), ""); err != nil {
+			return Config{}, fmt.Errorf("config %s: %w", name, err)
+		}
+	}
 	if err := c.Validate(); err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", name, err)
 	}
@@ -231,6 +240,8 @@ func (c Config) Validate() error {
 	}
 	if c.Metrics.OutputFile == "" {
 		bad("metrics.output_file must not be empty")
+	} else if strings.ContainsAny(c.Metrics.OutputFile, `/\`) || c.Metrics.OutputFile == ".." || c.Metrics.OutputFile == "." {
+		bad("metrics.output_file %q must be a file name, written beside the output (use --metrics PATH for another place)", c.Metrics.OutputFile)
 	}
 	return errors.Join(errs...)
 }
@@ -265,4 +276,35 @@ func yamlMessage(err error) string {
 		}
 		return m
 	})
+}
+
+// wholeNumbers refuses a fractional number given for an integer key:
+// yaml.v3 would truncate "target_max_tokens: 15250.5" to 15250 without a
+// word. n is the YAML mapping decoded into a value of type t.
+func wholeNumbers(n *yaml.Node, t reflect.Type, prefix string) error {
+	if n.Kind != yaml.MappingNode || t.Kind() != reflect.Struct {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i].Value, n.Content[i+1]
+		for j := 0; j < t.NumField(); j++ {
+			f := t.Field(j)
+			if strings.Split(f.Tag.Get("yaml"), ",")[0] != key {
+				continue
+			}
+			switch f.Type.Kind() {
+			case reflect.Struct:
+				if err := wholeNumbers(val, f.Type, prefix+key+"."); err != nil {
+					return err
+				}
+			case reflect.Int, reflect.Int64:
+				if val.Kind == yaml.ScalarNode && val.Tag == "!!float" {
+					if x, err := strconv.ParseFloat(val.Value, 64); err != nil || x != math.Trunc(x) {
+						return fmt.Errorf("line %d: %s%s: %s is not a whole number", val.Line, prefix, key, val.Value)
+					}
+				}
+			}
+		}
+	}
+	return nil
 }

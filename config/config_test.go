@@ -103,3 +103,30 @@ func unwrapAll(err error) error {
 		err = u.Unwrap()
 	}
 }
+
+func TestFractionalIntegerRefused(t *testing.T) {
+	for _, c := range []struct{ yaml, want string }{
+		{"compression:\n  target_max_tokens: 15250.5\n", "line 2: compression.target_max_tokens: 15250.5 is not a whole number"},
+		{"protected_turns:\n  last_n_turns: 1.5\n", "protected_turns.last_n_turns: 1.5 is not a whole number"},
+		{"processing:\n  num_workers: 2.25\n", "processing.num_workers: 2.25"},
+	} {
+		_, err := Parse([]byte(c.yaml), "c.yaml")
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "c.yaml") {
+			t.Errorf("%q: err = %v, want it to contain %q and the file name", c.yaml, err, c.want)
+		}
+	}
+	// A whole number written as a float is that number.
+	c, err := Parse([]byte("compression:\n  target_max_tokens: 16000.0\n"), "c.yaml")
+	if err != nil || c.Compression.TargetMaxTokens != 16000 {
+		t.Errorf("16000.0: %v, %d", err, c.Compression.TargetMaxTokens)
+	}
+}
+
+func TestMetricsOutputFileIsAName(t *testing.T) {
+	for _, v := range []string{"../evil.json", "a/b.json", `a\b.json`, ".."} {
+		_, err := Parse([]byte("metrics:\n  output_file: '"+v+"'\n"), "c.yaml")
+		if err == nil || !strings.Contains(err.Error(), "metrics.output_file") {
+			t.Errorf("%q: err = %v", v, err)
+		}
+	}
+}

@@ -74,7 +74,7 @@ func (p Pos) String() string { return fmt.Sprintf("%s:%d", p.File, p.Line) }
 // stable code used in metrics and the rejects file.
 type DecodeError struct {
 	Pos    Pos
-	Reason string // invalid_json, not_an_object, no_turns, turns_not_a_list, bad_turn, unknown_shape
+	Reason string // invalid_json, not_an_object, no_turns, turns_not_a_list, bad_turn, no_role, unknown_shape
 	Detail string
 }
 
@@ -172,6 +172,9 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 	hasSystem := false
 	r.Turns = make([]Turn, 0, len(tv.Elems))
 	for i, el := range tv.Elems {
+		if _, ok := jsonx.Find(el.Members, roleKey); el.Object && !ok {
+			return nil, fail("no_role", "%s[%d] has no %q: every turn needs a role", turnsKey, i, roleKey)
+		}
 		t, err := r.decodeTurn(line, el)
 		if err != nil {
 			return nil, fail("bad_turn", "%s[%d]: %v", turnsKey, i, err)
@@ -236,7 +239,20 @@ func detect(line []byte, ms []jsonx.Member, s Schema) Dialect {
 			}
 		}
 	}
-	return DialectAuto
+	// A list of objects under one dialect's turns key alone is that
+	// dialect, even when its first turn lacks a role: Decode then reports
+	// the role-less turn as such, not the record as of unknown shape.
+	found := DialectAuto
+	for _, d := range []Dialect{DialectShareGPT, DialectOpenAI} {
+		turnsKey, _, _ := s.keys(d)
+		if m, ok := jsonx.Find(ms, turnsKey); ok && line[m.Start] == '[' && m.Elems[0].Object {
+			if found != DialectAuto {
+				return DialectAuto
+			}
+			found = d
+		}
+	}
+	return found
 }
 
 var shareGPTRoles = map[string]Role{

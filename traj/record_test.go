@@ -81,6 +81,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"turns_not_list", `{"conversations": "x"}`, "unknown_shape"},
 		{"turn_not_object", `{"conversations": [1]}`, "unknown_shape"},
 		{"value_not_string", `{"conversations": [{"from": "human", "value": 3}]}`, "bad_turn"},
+		{"first_turn_no_role", `{"conversations": [{"value": "hi"}, {"from": "gpt", "value": "x"}]}`, "no_role"},
+		{"later_turn_no_role", `{"conversations": [{"from": "human", "value": "a"}, {"value": "b"}]}`, "no_role"},
+		{"openai_no_role", `{"messages": [{"content": "hi"}]}`, "no_role"},
+		{"both_keys_no_role", `{"messages": [{"content": "hi"}], "conversations": [{"value": "x"}]}`, "unknown_shape"},
 		{"from_not_string", `{"conversations": [{"from": "human", "value": "a"}, {"from": 1, "value": "b"}]}`, "bad_turn"},
 	}
 	for _, c := range cases {

@@ -198,6 +198,9 @@ func Compare(baseline, run []byte, r Rules) (Result, error) {
 }
 
 func decode(b []byte) (map[string]any, error) {
+	if len(bytes.TrimSpace(b)) == 0 {
+		return nil, fmt.Errorf("the file is empty, not a metrics JSON document")
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any

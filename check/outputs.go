@@ -23,6 +23,9 @@ func VerifyRunOutputs(runPath string) error {
 			Outputs []metrics.OutputFile `json:"outputs"`
 		} `json:"run"`
 	}
+	if _, err := decode(b); err != nil {
+		return fmt.Errorf("check: run %s: %w", runPath, err)
+	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return fmt.Errorf("check: run %s: %w", runPath, err)
 	}

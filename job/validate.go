@@ -17,7 +17,8 @@ type Validated struct {
 // Validate reads every record of paths (any format [format.Open] reads)
 // and checks it as consumer c would; it prints the first limit rejected
 // records to report as "file:line: reason". A file that cannot be opened
-// is a [UsageError]; a read error stops the run.
+// is a [UsageError]; a read error (a truncated gzip, say) stops the run and
+// names the file and line.
 func Validate(paths []string, c validate.Consumer, schema traj.Schema, limit int, report io.Writer) (Validated, error) {
 	var v Validated
 	for _, path := range paths {

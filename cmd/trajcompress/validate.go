@@ -55,7 +55,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	}
 	v, err := job.Validate(fs.Args(), c, schema, *limit, stdout)
 	if err != nil {
-		return err
+		return usageError{err} // a file that cannot be opened or read to its end: exit 2, as the help says
 	}
 	fmt.Fprintf(stderr, "%d records: %d accepted, %d would be rejected by %s, %d not trajectories\n",
 		v.Total, v.Total-v.Rejected-v.Unreadable, v.Rejected, c, v.Unreadable)

@@ -25,6 +25,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -69,6 +70,9 @@ type Spec struct {
 	Progress Progress
 	// Stdin is what an Input of "-" reads; nil means os.Stdin.
 	Stdin io.Reader
+	// Notes receives one line for each setting the run adjusts (a worker
+	// count above the cores, capped); nil discards them.
+	Notes io.Writer
 }
 
 // Sample is a reproducible sample: Percent (0 < p <= 100) of each file's
@@ -146,6 +150,16 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if r.progress == nil {
 		r.progress = noProgress{}
 	}
+	// Workers bound the CPU work (the network has its own limit,
+	// max_concurrent_requests), so more than the cores only costs memory.
+	// The metrics keep the setting as given.
+	r.workers = cfg.Processing.NumWorkers
+	if n := runtime.GOMAXPROCS(0); r.workers > n {
+		if spec.Notes != nil {
+			fmt.Fprintf(spec.Notes, "note: %d workers requested, but they only bound CPU work and %d cores are available: using %d (LLM requests in flight are max_concurrent_requests)\n", r.workers, n, n)
+		}
+		r.workers = n
+	}
 	res, err := r.run(ctx)
 	if res != nil {
 		res.MemoHits, res.MemoMisses = counter.Stats()
@@ -217,6 +231,7 @@ type runner struct {
 	counter  *tokenize.MemoCounter
 	client   *llm.Client // nil unless the LLM summarizer is in use
 	progress Progress
+	workers  int // CPU workers: the setting, capped at the cores
 
 	// inputHash fingerprints the inputs. xxh3-128, not sha256: it detects a
 	// changed input as well (nothing here is adversarial) at a small part of
@@ -492,7 +507,7 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 			}
 		}()
 	}
-	cfg := pipeline.Config{Workers: r.cfg.Processing.NumWorkers, Network: r.cfg.Processing.MaxConcurrentRequests}
+	cfg := pipeline.Config{Workers: r.workers, Network: r.cfg.Processing.MaxConcurrentRequests}
 	cfg.OnResult = func(res pipeline.Result) error {
 		if res.Reject != nil && r.rejects != nil {
 			if err := r.rejects.Write(RejectLine(res.Reject)); err != nil {

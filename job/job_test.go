@@ -155,3 +155,43 @@ func TestFingerprintIgnoresWhatCannotChangeOutput(t *testing.T) {
 		t.Errorf("sampling did not change the fingerprint")
 	}
 }
+
+// TestMetricsOutputFileInFileMode: a metrics.output_file other than the
+// default names the metrics of a file input too; --metrics wins.
+func TestMetricsOutputFileInFileMode(t *testing.T) {
+	dir := t.TempDir()
+	in := input(t, dir, "a.jsonl", rec)
+	cfg := config.Default()
+	cfg.Metrics.OutputFile = "stats.json"
+	p, err := NewPlan(Spec{Config: cfg, Input: in, Output: filepath.Join(dir, "out", "b.jsonl")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "out", "stats.json"); p.Metrics != want {
+		t.Errorf("metrics %s, want %s", p.Metrics, want)
+	}
+	p, err = NewPlan(Spec{Config: cfg, Input: in, Metrics: filepath.Join(dir, "m.json")})
+	if err != nil || p.Metrics != filepath.Join(dir, "m.json") {
+		t.Errorf("--metrics: %v %s", err, p.Metrics)
+	}
+	p, err = NewPlan(Spec{Config: config.Default(), Input: in})
+	if err != nil || filepath.Base(p.Metrics) != "a_compressed_metrics.json" {
+		t.Errorf("default: %v %s", err, p.Metrics)
+	}
+}
+
+// TestWorkersCappedWithNote: more workers than cores run as many as the
+// cores, and the run says so.
+func TestWorkersCappedWithNote(t *testing.T) {
+	dir := t.TempDir()
+	in := input(t, dir, "a.jsonl", rec)
+	cfg := config.Default()
+	cfg.Processing.NumWorkers = 1000
+	var notes strings.Builder
+	if _, err := Run(context.Background(), Spec{Config: cfg, Input: in, Notes: &notes}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(notes.String(), "1000 workers requested") {
+		t.Errorf("notes %q", notes.String())
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
 )
 
@@ -31,6 +32,9 @@ type Plan struct {
 //	file a.jsonl → a_compressed.jsonl, a_compressed_metrics.json, a_compressed_rejects.jsonl
 //	dir  runs/   → runs_compressed/<same names> (x.jsonl.gz → x.jsonl),
 //	               runs_compressed/compression_metrics.json, runs_compressed_rejects.jsonl
+//
+// A metrics.output_file other than the default names the metrics file in
+// file mode too (beside the output); --metrics (Spec.Metrics) overrides both.
 func NewPlan(spec Spec) (Plan, error) {
 	var p Plan
 	cfg := spec.Config
@@ -100,6 +104,7 @@ func NewPlan(spec Spec) (Plan, error) {
 		}
 		p.Files = []File{{In: spec.Input, Out: out, InFormat: inF, OutFormat: outF}}
 		p.besideOutput(out)
+		p.metricsFile(cfg)
 	}
 	return p.finish(spec)
 }
@@ -108,6 +113,15 @@ func NewPlan(spec Spec) (Plan, error) {
 func (p *Plan) besideOutput(out string) {
 	p.Metrics = filepath.Join(filepath.Dir(out), format.Stem(out)+"_metrics.json")
 	p.Rejects = filepath.Join(filepath.Dir(out), format.Stem(out)+"_rejects.jsonl")
+}
+
+// metricsFile honours a metrics.output_file other than the peer's default
+// for a file input: that name, beside the output. The default keeps the
+// peer's file-mode name, <output stem>_metrics.json.
+func (p *Plan) metricsFile(cfg config.Config) {
+	if name := cfg.Metrics.OutputFile; name != config.Default().Metrics.OutputFile {
+		p.Metrics = filepath.Join(filepath.Dir(p.Files[0].Out), name)
+	}
 }
 
 // finish applies the side-file paths the spec names, and checks the plan.
@@ -141,6 +155,7 @@ func stdinPlan(spec Spec) (Plan, error) {
 	}
 	p.Files = []File{{In: format.Stdin, Out: spec.Output, InFormat: format.JSONL, OutFormat: outF}}
 	p.besideOutput(spec.Output)
+	p.metricsFile(spec.Config)
 	return p.finish(spec)
 }
 

@@ -209,3 +209,41 @@ func TestMostlyRejectedIsExit4(t *testing.T) {
 		t.Fatalf("one bad line in five: exit %d, want %d", code, exitPartial)
 	}
 }
+
+// TestExitCodesMatchHelp: the exit codes each command's --help promises,
+// for the inputs that broke them: validate on a truncated gzip and check
+// on an empty metrics file are "unreadable file" (2), and a role-less turn
+// is rejected as that.
+func TestExitCodesMatchHelp(t *testing.T) {
+	dir := t.TempDir()
+	gz, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "example", "agent_runs.jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	trunc := filepath.Join(dir, "trunc.jsonl.gz")
+	os.WriteFile(trunc, gz[:3000], 0o644)
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, nil, 0o644)
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"validate", "--dialect", "openai", trunc}, exitUsage, "trunc.jsonl.gz:2: unexpected EOF"},
+		{[]string{"check", "--baseline", empty, empty}, exitUsage, "the file is empty"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), c.args, nil, io.Discard, &stderr); code != c.code || !strings.Contains(stderr.String(), c.msg) {
+			t.Errorf("%v: exit %d, want %d; stderr %q, want %q", c.args, code, c.code, stderr.String(), c.msg)
+		}
+	}
+	in := filepath.Join(dir, "norole.jsonl")
+	os.WriteFile(in, []byte(`{"conversations":[{"value":"hi"},{"from":"gpt","value":"x"}]}`+"\n"), 0o644)
+	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in}, nil, io.Discard, io.Discard); code != exitRejected {
+		t.Errorf("role-less turn: exit %d", code)
+	}
+	rej, _ := os.ReadFile(filepath.Join(dir, "norole_compressed_rejects.jsonl"))
+	if !strings.Contains(string(rej), `"reason":"no_role"`) || !strings.Contains(string(rej), `conversations[0] has no \"from\"`) {
+		t.Errorf("rejects: %s", rej)
+	}
+}

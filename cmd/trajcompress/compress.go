@@ -96,7 +96,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath,
 		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait,
 		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
-		Progress: newProgress(stderr, f.quiet), Stdin: stdin,
+		Progress: newProgress(stderr, f.quiet), Stdin: stdin, Notes: prefixed{stderr},
 	}
 	if set["sample-percent"] {
 		spec.Sample = &job.Sample{Percent: f.samplePercent, Seed: f.seed}
@@ -127,4 +127,14 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return errPartial
 	}
 	return nil
+}
+
+// prefixed writes the job's notes as the CLI's other messages are written.
+type prefixed struct{ w io.Writer }
+
+func (p prefixed) Write(b []byte) (int, error) {
+	if _, err := fmt.Fprintf(p.w, "trajcompress: %s", b); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }

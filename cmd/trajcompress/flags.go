@@ -23,7 +23,7 @@ var configFlags = []configFlag{
 	{"target-max-tokens", "token budget per trajectory (config compression.target_max_tokens, default 15250)", func(c *config.Config) any { return &c.Compression.TargetMaxTokens }},
 	{"summary-target-tokens", "token budget of the summary turn (default 750)", func(c *config.Config) any { return &c.Compression.SummaryTargetTokens }},
 	{"protect-last-n", "number of final turns never compressed (default 4)", func(c *config.Config) any { return &c.ProtectedTurns.LastNTurns }},
-	{"workers", "CPU workers (default: all cores)", func(c *config.Config) any { return &c.Processing.NumWorkers }},
+	{"workers", "CPU workers (default: all cores; more than the cores are capped, with a note)", func(c *config.Config) any { return &c.Processing.NumWorkers }},
 	{"summarizer", "deterministic (default: offline, extractive) or llm (summarization.* settings)", func(c *config.Config) any { return &c.Summarization.Method }},
 	{"on-summary-failure", "skip (default: record written unchanged as summary_failed) or fallback (deterministic summary)", func(c *config.Config) any { return &c.Summarization.OnFailure }},
 	{"summary-role", "role of the summary turn: user (default), assistant or system", func(c *config.Config) any { return &c.Output.SummaryRole }},

@@ -20,7 +20,7 @@ const module = "github.com/trajcompress/trajcompress/"
 // packages of a strictly lower layer. Packages not listed (bench drivers,
 // cmd, test helpers) are on top and only checked against allowed.
 var layer = map[string]int{
-	"internal/jsonx": 0, "outcome": 0, "internal/atomicfile": 0, "internal/commit": 0, "internal/testenv": 0,
+	"internal/jsonx": 0, "outcome": 0, "task": 0, "internal/atomicfile": 0, "internal/commit": 0, "internal/testenv": 0,
 	"traj": 1, "tokenize": 1,
 	"snap": 2, "summary": 2,
 	"metrics": 3, "summary/llm": 3, "validate": 3, "format/internal/jsonval": 2,
@@ -32,7 +32,7 @@ var layer = map[string]int{
 
 // pure packages may not import anything that does I/O, networking,
 // processes or system calls.
-var pure = []string{"snap", "tokenize", "traj", "internal/jsonx", "outcome", "redact", "prepass"}
+var pure = []string{"snap", "tokenize", "traj", "internal/jsonx", "outcome", "redact", "prepass", "task"}
 
 var impure = []string{"os", "os/exec", "os/signal", "net", "syscall", "io/fs", "io/ioutil", "path/filepath", "runtime/pprof", "golang.org/x/sys"}
 

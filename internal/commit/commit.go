@@ -162,10 +162,13 @@ func Recover(anchor string) (bool, error) {
 // that was removed or replaced between open and lock (its holder released
 // it meanwhile) is opened again, so two runs never hold locks on
 // different files of one name; this is what lets release remove it.
-func lock(path string, wait bool) (*os.File, error) {
-	how := unix.LOCK_EX | unix.LOCK_NB
-	if wait {
-		how = unix.LOCK_EX
+func lock(path string, wait bool) (*os.File, error) { return flock(path, unix.LOCK_EX, wait) }
+
+// flock takes a lock of kind how (LOCK_EX or LOCK_SH) on the file at path;
+// see lock.
+func flock(path string, how int, wait bool) (*os.File, error) {
+	if !wait {
+		how |= unix.LOCK_NB
 	}
 	for {
 		lf, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
@@ -188,6 +191,37 @@ func lock(path string, wait bool) (*os.File, error) {
 			return lf, nil
 		}
 		lf.Close() // released and removed meanwhile: try the new file
+	}
+}
+
+// Shared is a shared lock on an output set: the processes of a sharded
+// run each hold one while they work on their own tasks, so that they run
+// together but no single run, and no merge, writes the same outputs
+// meanwhile ([Begin] takes the lock exclusively).
+type Shared struct{ f *os.File }
+
+// Share takes a shared lock on the output set anchored at anchor (whose
+// directory must exist): it fails at once with [ErrLocked] while a run
+// holds the exclusive lock, or waits when wait is set.
+func Share(anchor string, wait bool) (*Shared, error) {
+	anchor = resolve(anchor)
+	f, err := flock(LockPath(anchor), unix.LOCK_SH, wait)
+	if err != nil {
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, fmt.Errorf("%s: %w; wait for it, or pass --wait", anchor, ErrLocked)
+		}
+		return nil, fmt.Errorf("locking %s: %w", anchor, err)
+	}
+	return &Shared{f}, nil
+}
+
+// Release lets the shared lock go. The lock file stays (other processes
+// may hold it too); the next exclusive holder removes it.
+func (s *Shared) Release() {
+	if s != nil && s.f != nil {
+		unix.Flock(int(s.f.Fd()), unix.LOCK_UN)
+		s.f.Close()
+		s.f = nil
 	}
 }
 

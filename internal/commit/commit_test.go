@@ -441,3 +441,39 @@ func TestDamagedJournalRefused(t *testing.T) {
 		t.Fatalf("Begin with a damaged journal: %v", err)
 	}
 }
+
+// TestSharedLock: shared holders coexist; an exclusive Begin fails while
+// one holds it, and succeeds (removing the lock file) once all let go; a
+// shared lock fails while the exclusive one is held.
+func TestSharedLock(t *testing.T) {
+	anchor := filepath.Join(t.TempDir(), "out")
+	a, err := Share(anchor, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Share(anchor, false)
+	if err != nil {
+		t.Fatalf("second shared lock: %v", err)
+	}
+	if _, err := Begin(anchor, Options{}); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Begin while shared: %v", err)
+	}
+	a.Release()
+	b.Release()
+	tx, err := Begin(anchor, Options{})
+	if err != nil {
+		t.Fatalf("Begin after release: %v", err)
+	}
+	if _, err := Share(anchor, false); !errors.Is(err, ErrLocked) {
+		t.Fatalf("Share while exclusive: %v", err)
+	}
+	tx.Abort()
+	if _, err := os.Stat(LockPath(anchor)); !os.IsNotExist(err) {
+		t.Fatalf("lock file left: %v", err)
+	}
+	c, err := Share(anchor, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+}

@@ -540,8 +540,24 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 		size = st.Size()
 	}
 	r.progress.FileDone(size)
+	sum.Label(r.sourceName(f))
 	r.total.Merge(sum)
 	return nil
+}
+
+// sourceName names an input in the metrics' per-source breakdown: its
+// path relative to the input directory, or its base name, so that the
+// metrics do not depend on where the inputs are.
+func (r *runner) sourceName(f File) string {
+	if f.In == format.Stdin {
+		return "(standard input)"
+	}
+	if r.plan.Dir != "" {
+		if rel, err := filepath.Rel(r.spec.Input, f.In); err == nil {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.Base(f.In)
 }
 
 type noProgress struct{}

@@ -73,6 +73,9 @@ type Spec struct {
 	// Notes receives one line for each setting the run adjusts (a worker
 	// count above the cores, capped); nil discards them.
 	Notes io.Writer
+	// GroupBy names the top-level record field the metrics' per-source
+	// breakdown groups by; "" groups by input file.
+	GroupBy string
 }
 
 // Sample is a reproducible sample: Percent (0 < p <= 100) of each file's
@@ -142,7 +145,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	comp, client, err := compressor(cfg, counter, spec.DryRun)
+	comp, client, err := compressor(cfg, counter, spec.DryRun, spec.GroupBy)
 	if err != nil {
 		return nil, err
 	}
@@ -183,7 +186,7 @@ func BudgetOf(cfg config.Config) snap.Budget {
 // compressor builds the record path of a config: the summarizer (the LLM
 // client, its estimator in a dry run, or the deterministic one) and the
 // Compressor. client is nil unless the LLM client is in use.
-func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool) (*pipeline.Compressor, *llm.Client, error) {
+func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupBy string) (*pipeline.Compressor, *llm.Client, error) {
 	var summ summary.Summarizer
 	var client *llm.Client
 	var err error
@@ -207,6 +210,7 @@ func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool) (*pipe
 		NoticeText:       cfg.Output.SummaryNoticeText,
 		PerRecordMetrics: cfg.Metrics.PerTrajectory,
 		DryRun:           dryRun,
+		GroupBy:          groupBy,
 	}
 	if cfg.Summarization.OnFailure == "fallback" {
 		opts.Fallback = summary.Deterministic{Counter: counter}
@@ -454,6 +458,7 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 		ToolVersion:      r.spec.ToolVersion,
 		InputFingerprint: inputFingerprint(r.inputHash),
 		DryRun:           r.spec.DryRun,
+		GroupBy:          r.spec.GroupBy,
 	}
 	if ti := tokenize.Describe(r.counter); ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash
@@ -540,7 +545,9 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 		size = st.Size()
 	}
 	r.progress.FileDone(size)
-	sum.Label(r.sourceName(f))
+	if r.spec.GroupBy == "" {
+		sum.Label(r.sourceName(f))
+	}
 	r.total.Merge(sum)
 	return nil
 }

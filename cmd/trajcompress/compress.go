@@ -45,10 +45,10 @@ Flags override the config file, which overrides the defaults.
 // compressFlags are the command-line settings that are not config
 // settings (those are in configFlags).
 type compressFlags struct {
-	input, output, configPath, metricsPath, rejectsPath, outcomesPath, cpuProfile string
-	priceIn, priceOut, samplePercent, maxRejectRate                               float64
-	seed                                                                          uint64
-	dryRun, quiet, wait                                                           bool
+	input, output, configPath, metricsPath, rejectsPath, outcomesPath, cpuProfile, groupBy string
+	priceIn, priceOut, samplePercent, maxRejectRate                                        float64
+	seed                                                                                   uint64
+	dryRun, quiet, wait                                                                    bool
 }
 
 func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -60,6 +60,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.StringVar(&f.metricsPath, "metrics", "", "where to write the aggregate metrics JSON (default: beside the output file, or inside the output directory)")
 	fs.StringVar(&f.rejectsPath, "rejects", "", "where to write rejected lines as JSONL (default: <output stem>_rejects.jsonl)")
 	fs.StringVar(&f.outcomesPath, "outcomes", "", "write one JSON line per input record with its outcome to `PATH`")
+	fs.StringVar(&f.groupBy, "group-by", "", "break the metrics down (the \"groups\" section, the report's per-source table) by this top-level record `FIELD`, e.g. model or task, instead of by input file; at most 64 values are named, the rest counted as other")
 	fs.Float64Var(&f.samplePercent, "sample-percent", 0, "process a reproducible sample of this percentage (0 < p <= 100) of each file, in input order")
 	fs.Uint64Var(&f.seed, "seed", 42, "seed for --sample-percent")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "analyse and write the metrics, but write no output records (nor a rejects file, unless --rejects is given)")
@@ -97,6 +98,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait,
 		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
 		Progress: newProgress(stderr, f.quiet), Stdin: stdin, Notes: prefixed{stderr},
+		GroupBy: f.groupBy,
 	}
 	if set["sample-percent"] {
 		spec.Sample = &job.Sample{Percent: f.samplePercent, Seed: f.seed}

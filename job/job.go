@@ -5,7 +5,8 @@
 // package format's one factory, builds the token counter, the summarizer
 // and the [pipeline.Compressor] from the config, samples, runs each file
 // through [pipeline.Run], writes rejects and outcome lines, fingerprints
-// config and inputs, writes the metrics, and puts the outputs in place
+// config and inputs, writes the metrics (and, asked, their HTML report,
+// package report), and puts the outputs in place
 // together only when the whole run succeeded, through one
 // internal/commit transaction that also locks the output set against a
 // second run. It reports progress as
@@ -19,6 +20,7 @@
 package job
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +41,7 @@ import (
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/pipeline"
+	"github.com/trajcompress/trajcompress/report"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/summary/llm"
@@ -51,8 +54,9 @@ type Spec struct {
 	Config config.Config // effective and validated
 	Input  string        // a file or a directory of them
 	// Output, Metrics, Rejects and Outcomes are paths; "" means the default
-	// (see [Plan]; no outcomes file by default).
-	Output, Metrics, Rejects, Outcomes string
+	// (see [Plan]; no outcomes file by default). Report, when set, is where
+	// the run's HTML report goes (package report), with the worst cases.
+	Output, Metrics, Rejects, Outcomes, Report string
 	// OutputFormatSet says the output format was chosen explicitly (flag
 	// or config), so an --output name's extension does not choose it.
 	OutputFormatSet bool
@@ -248,6 +252,7 @@ type runner struct {
 	outcomes format.Writer
 	vouched  []*vouched // the outputs the metrics vouch for
 	total    metrics.Summary
+	worst    *report.Worst // for the HTML report; nil without one
 }
 
 func (r *runner) run(ctx context.Context) (_ *Result, err error) {
@@ -274,6 +279,9 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 		}
 	}()
 	r.inputHash = xxh3.New()
+	if p.Report != "" {
+		r.worst = report.NewWorst(report.DefaultWorst)
+	}
 	r.progress.Start(p.Files)
 	for i, f := range p.Files {
 		if err := r.file(ctx, i, f); err != nil {
@@ -344,8 +352,10 @@ func (r *runner) abort() {
 	r.tx.Abort()
 }
 
-// finish closes the side files, writes the metrics (staged last, so put in
-// place last) and commits.
+// finish closes the side files, writes the metrics and the HTML report
+// (staged last, so put in place last) and commits. The report is rendered
+// from the metrics' bytes, so it is the page `trajcompress report` makes
+// of them (with the worst cases, which only a run or its outcomes see).
 func (r *runner) finish(start time.Time) (*Result, error) {
 	p := r.plan
 	if r.rejects != nil {
@@ -359,16 +369,32 @@ func (r *runner) finish(start time.Time) (*Result, error) {
 		}
 	}
 	res := &Result{Plan: p, rejects: r.rejects != nil}
-	if r.cfg.Metrics.Enabled || r.spec.Metrics != "" {
+	metricsOn := r.cfg.Metrics.Enabled || r.spec.Metrics != ""
+	if metricsOn || p.Report != "" {
 		info := r.runInfo(start)
 		var err error
 		if info.Outputs, err = r.outputs(p.Metrics); err != nil {
 			return nil, err
 		}
-		if err := r.writeReport(p.Metrics, r.total.Report(info)); err != nil {
+		var doc bytes.Buffer
+		if err := r.total.Report(info).WriteJSON(&doc); err != nil {
 			return nil, err
 		}
-		res.Metrics = true
+		if metricsOn {
+			if err := r.writeSide(p.Metrics, "metrics", doc.Bytes()); err != nil {
+				return nil, err
+			}
+			res.Metrics = true
+		}
+		if p.Report != "" {
+			var page bytes.Buffer
+			if err := report.Render(&page, report.Input{Name: filepath.Base(p.Metrics), Metrics: doc.Bytes(), Worst: r.worst}); err != nil {
+				return nil, err
+			}
+			if err := r.writeSide(p.Report, "report", page.Bytes()); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := r.tx.Commit(); err != nil {
 		return nil, err
@@ -412,7 +438,9 @@ func (r *runner) createJSONL(path string) (format.Writer, error) {
 	return r.vouch(path, sp, format.JSONL, w), nil
 }
 
-func (r *runner) writeReport(path string, rep metrics.Report) error {
+// writeSide writes the side file data (the metrics, the HTML report) to
+// path: staged in the commit, or directly to a device, a FIFO or "-".
+func (r *runner) writeSide(path, what string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil && path != "-" {
 		return err
 	}
@@ -423,22 +451,23 @@ func (r *runner) writeReport(path string, rep metrics.Report) error {
 	if kind == commit.Direct {
 		w, err := jsonl.OpenDirect(path)
 		if err == nil {
-			err = rep.WriteJSON(w)
+			_, err = w.Write(data)
 			if cerr := w.Close(); err == nil {
 				err = cerr
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("metrics %s: %w", path, err)
+			return fmt.Errorf("%s %s: %w", what, path, err)
 		}
 		return nil
 	}
 	f, err := atomicfile.Create(sp)
 	if err == nil {
-		err = f.Finish(rep.WriteJSON(f))
+		_, werr := f.Write(data)
+		err = f.Finish(werr)
 	}
 	if err != nil {
-		return fmt.Errorf("metrics %s: %w", path, err)
+		return fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	return nil
 }
@@ -523,6 +552,9 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 			if err := r.outcomes.Write(res.Obs.AppendJSON(nil)); err != nil {
 				return fmt.Errorf("outcomes %s: %w", r.plan.Outcomes, err)
 			}
+		}
+		if r.worst != nil {
+			r.worst.Observe(res.Obs)
 		}
 		r.progress.Record(res, in.BytesRead())
 		return nil

@@ -23,6 +23,7 @@ type Plan struct {
 	Files                      []File
 	Dir                        string // output directory (directory input) or ""
 	Metrics, Rejects, Outcomes string
+	Report                     string // the HTML report, or "" for none
 }
 
 // NewPlan resolves spec's input into files and every output path, and
@@ -132,7 +133,7 @@ func (p Plan) finish(spec Spec) (Plan, error) {
 	if spec.Rejects != "" {
 		p.Rejects = spec.Rejects
 	}
-	p.Outcomes = spec.Outcomes
+	p.Outcomes, p.Report = spec.Outcomes, spec.Report
 	return p, checkPaths(p)
 }
 
@@ -167,7 +168,7 @@ func checkPaths(p Plan) error {
 	for _, f := range p.Files {
 		outs = append(outs, named{"output", f.Out})
 	}
-	outs = append(outs, named{"--metrics", p.Metrics}, named{"--rejects", p.Rejects}, named{"--outcomes", p.Outcomes})
+	outs = append(outs, named{"--metrics", p.Metrics}, named{"--rejects", p.Rejects}, named{"--outcomes", p.Outcomes}, named{"--report", p.Report})
 	for i, a := range outs {
 		if a.path == "" {
 			continue

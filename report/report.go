@@ -158,6 +158,11 @@ func build(in Input) (*page, error) {
 	if target > 0 {
 		p.Headline = append(p.Headline, intStat("target", "run.budget.target_max_tokens", target, "compression.target_max_tokens"))
 	}
+	for i, st := range p.Headline {
+		if len(st.Value) > 10 { // 1,000,000,000 and up: a smaller font keeps it on one line
+			p.Headline[i].Class = strings.TrimSpace(st.Class + " long")
+		}
+	}
 	p.Run = runInfo(r)
 	if r.Run.DryRun {
 		p.Notes = append(p.Notes, "A dry run: nothing was written, LLM summaries (if any) were estimated.")
@@ -329,14 +334,14 @@ func outcomeRows(o metrics.OutcomesSection) []barRow {
 	var rows []barRow
 	for _, oc := range outcome.All() {
 		n := counts[oc]
-		rows = append(rows, barRow{Label: string(oc), Key: string(oc), Class: "o-" + string(oc), Fill: outcomeFill[oc], Count: n, Share: pct(n, o.RecordsIn)})
+		rows = append(rows, barRow{Label: string(oc), Key: string(oc), Class: "o-" + string(oc), Fill: outcomeFill[oc], Count: n, N: comma(n), Share: pct(n, o.RecordsIn)})
 		if oc != outcome.Uncompressible {
 			continue
 		}
 		for _, rs := range outcome.AllReasons() {
 			if n := reasons[rs]; n > 0 {
 				rows = append(rows, barRow{Label: string(rs), Key: string(oc) + "." + string(rs), Class: "o-" + string(oc), Fill: outcomeFill[oc],
-					Indent: true, Count: n, Share: pct(n, o.RecordsIn)})
+					Indent: true, Count: n, N: comma(n), Share: pct(n, o.RecordsIn)})
 			}
 		}
 	}

@@ -130,11 +130,12 @@ type barRow struct {
 	Label, Key, Class, Fill string
 	Indent                  bool
 	Count                   int64
+	N                       string // Count with thousands separators
 	Share                   string // "73.0%"
 }
 
 const (
-	bcW, bcRow, bcLabel, bcBar = 720, 26, 210, 370
+	bcW, bcRow, bcLabel, bcBar = 600, 26, 175, 300
 )
 
 // barChart draws rows as horizontal bars scaled to total.
@@ -154,9 +155,9 @@ func barChart(id, label string, rows []barRow, total int64) *chart {
 		c.Rects = append(c.Rects, rect{X: f1(bcLabel), Y: f1(y + 3), W: f1(bcBar), H: f1(bcRow - 8), Class: "track", Fill: "#eef0f3"})
 		if r.Count > 0 {
 			c.Rects = append(c.Rects, rect{X: f1(bcLabel), Y: f1(y + 3), W: f1(max(w, 1)), H: f1(bcRow - 8), Class: r.Class, Fill: r.Fill,
-				Title: fmt.Sprintf("%s: %s records (%s)", r.Label, comma(r.Count), r.Share), DataOutcome: r.Key, DataCount: strconv.FormatInt(r.Count, 10)})
+				Title: fmt.Sprintf("%s: %s records (%s)", r.Label, r.N, r.Share), DataOutcome: r.Key, DataCount: strconv.FormatInt(r.Count, 10)})
 		}
-		c.Texts = append(c.Texts, text{X: f1(bcLabel + bcBar + 8), Y: f1(y + 17), Anchor: "start", Class: "bar-value", Text: comma(r.Count) + " · " + r.Share})
+		c.Texts = append(c.Texts, text{X: f1(bcLabel + bcBar + 8), Y: f1(y + 17), Anchor: "start", Class: "bar-value", Text: r.N + " · " + r.Share})
 	}
 	return c
 }

@@ -37,9 +37,9 @@ if [[ ! -x "$chromium" ]]; then
 	command -v apt-get >/dev/null || skip "$chromium is missing and there is no apt-get"
 	echo "test-browser: installing Debian's chromium (apt-get install chromium)"
 	apt() { $sudo env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 "$@"; }
-	if ! apt install -y -q --no-install-recommends chromium >/tmp/trajcompress-apt.log 2>&1; then
+	if ! apt install -y -q chromium >/tmp/trajcompress-apt.log 2>&1; then
 		apt update -q >>/tmp/trajcompress-apt.log 2>&1 || true
-		apt install -y -q --no-install-recommends chromium >>/tmp/trajcompress-apt.log 2>&1 ||
+		apt install -y -q chromium >>/tmp/trajcompress-apt.log 2>&1 ||
 			skip "apt-get install chromium failed (offline? see /tmp/trajcompress-apt.log)"
 	fi
 	[[ -x "$chromium" ]] || skip "apt-get installed chromium but $chromium is not there"

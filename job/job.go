@@ -109,6 +109,9 @@ func (res *Result) WriteHuman(w io.Writer) {
 	if res.Metrics {
 		fmt.Fprintf(w, "metrics: %s\n", res.Plan.Metrics)
 	}
+	if res.Plan.Report != "" {
+		fmt.Fprintf(w, "report: %s\n", res.Plan.Report)
+	}
 	if n := res.Total.RecordsRejected(); n > 0 && res.rejects {
 		fmt.Fprintf(w, "rejects: %d lines in %s\n", n, res.Plan.Rejects)
 	}

@@ -178,30 +178,20 @@ type GroupsSection struct {
 // and OverallCompressionRatio are derived from the others, as in the
 // outcomes and tokens sections.
 type GroupRow struct {
-	Name                    string `json:"name,omitempty"`
-	RecordsIn               int64  `json:"records_in"`
-	SkippedUnderTarget      int64  `json:"skipped_under_target"`
-	Compressed              int64  `json:"compressed"`
-	CompressedOverLimit     int64  `json:"compressed_over_limit"`
-	Uncompressible          int64  `json:"uncompressible"`
-	SummaryFailed           int64  `json:"summary_failed"`
-	Invalid                 int64  `json:"invalid"`
-	FailedToFit             int64  `json:"failed_to_fit"`
-	TokensBefore            int64  `json:"tokens_before"`
-	TokensAfter             int64  `json:"tokens_after"`
-	OverallCompressionRatio Float  `json:"overall_compression_ratio"` // round(after/max(before,1), 4)
+	Name      string `json:"name,omitempty"`
+	RecordsIn int64  `json:"records_in"`
+	OutcomeCounts
+	FailedToFit             int64 `json:"failed_to_fit"`
+	TokensBefore            int64 `json:"tokens_before"`
+	TokensAfter             int64 `json:"tokens_after"`
+	OverallCompressionRatio Float `json:"overall_compression_ratio"` // round(after/max(before,1), 4)
 }
 
 func rowOf(name string, c *GroupCounts) GroupRow {
 	return GroupRow{
 		Name:                    name,
 		RecordsIn:               c.RecordsIn(),
-		SkippedUnderTarget:      c.Count(outcome.SkippedUnderTarget),
-		Compressed:              c.Count(outcome.Compressed),
-		CompressedOverLimit:     c.Count(outcome.CompressedOverLimit),
-		Uncompressible:          c.Count(outcome.Uncompressible),
-		SummaryFailed:           c.Count(outcome.SummaryFailed),
-		Invalid:                 c.Count(outcome.Invalid),
+		OutcomeCounts:           outcomeCounts(c.Count),
 		FailedToFit:             c.Count(outcome.CompressedOverLimit) + c.Count(outcome.Uncompressible),
 		TokensBefore:            c.TokensBefore,
 		TokensAfter:             c.TokensAfter,
@@ -213,21 +203,7 @@ func rowOf(name string, c *GroupCounts) GroupRow {
 func (r GroupRow) counts() (GroupCounts, error) {
 	var c GroupCounts
 	for _, oc := range outcome.All() {
-		var n int64
-		switch oc {
-		case outcome.SkippedUnderTarget:
-			n = r.SkippedUnderTarget
-		case outcome.Compressed:
-			n = r.Compressed
-		case outcome.CompressedOverLimit:
-			n = r.CompressedOverLimit
-		case outcome.Uncompressible:
-			n = r.Uncompressible
-		case outcome.SummaryFailed:
-			n = r.SummaryFailed
-		case outcome.Invalid:
-			n = r.Invalid
-		}
+		n := r.Count(oc)
 		if n < 0 {
 			return c, fmt.Errorf("%s: negative count", oc)
 		}

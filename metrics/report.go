@@ -163,12 +163,7 @@ type ProcessingSection struct {
 // and per uncompressible reason. RecordsIn = RecordsOut + RecordsRejected
 // always; rejected records are the invalid ones.
 type OutcomesSection struct {
-	SkippedUnderTarget    int64         `json:"skipped_under_target"`
-	Compressed            int64         `json:"compressed"`
-	CompressedOverLimit   int64         `json:"compressed_over_limit"`
-	Uncompressible        int64         `json:"uncompressible"`
-	SummaryFailed         int64         `json:"summary_failed"`
-	Invalid               int64         `json:"invalid"`
+	OutcomeCounts
 	UncompressibleReasons ReasonsCounts `json:"uncompressible_reasons"`
 	FailedToFit           int64         `json:"failed_to_fit"` // compressed_over_limit + uncompressible
 	RecordsIn             int64         `json:"records_in"`
@@ -179,6 +174,48 @@ type OutcomesSection struct {
 	// OpenAI dialect). Compression never creates such a problem; these
 	// come from the input and are reported, not repaired.
 	RecordsWithPairingProblems int64 `json:"records_with_pairing_problems"`
+}
+
+// OutcomeCounts are records per outcome, under the outcomes' names (the
+// first keys of the outcomes section and of each group).
+type OutcomeCounts struct {
+	SkippedUnderTarget  int64 `json:"skipped_under_target"`
+	Compressed          int64 `json:"compressed"`
+	CompressedOverLimit int64 `json:"compressed_over_limit"`
+	Uncompressible      int64 `json:"uncompressible"`
+	SummaryFailed       int64 `json:"summary_failed"`
+	Invalid             int64 `json:"invalid"`
+}
+
+// outcomeCounts returns what count says for each outcome.
+func outcomeCounts(count func(outcome.Outcome) int64) OutcomeCounts {
+	return OutcomeCounts{
+		SkippedUnderTarget:  count(outcome.SkippedUnderTarget),
+		Compressed:          count(outcome.Compressed),
+		CompressedOverLimit: count(outcome.CompressedOverLimit),
+		Uncompressible:      count(outcome.Uncompressible),
+		SummaryFailed:       count(outcome.SummaryFailed),
+		Invalid:             count(outcome.Invalid),
+	}
+}
+
+// Count returns the records with outcome oc (0 for an unknown outcome).
+func (c OutcomeCounts) Count(oc outcome.Outcome) int64 {
+	switch oc {
+	case outcome.SkippedUnderTarget:
+		return c.SkippedUnderTarget
+	case outcome.Compressed:
+		return c.Compressed
+	case outcome.CompressedOverLimit:
+		return c.CompressedOverLimit
+	case outcome.Uncompressible:
+		return c.Uncompressible
+	case outcome.SummaryFailed:
+		return c.SummaryFailed
+	case outcome.Invalid:
+		return c.Invalid
+	}
+	return 0
 }
 
 // ReasonsCounts counts uncompressible records per outcome.Reason.
@@ -319,12 +356,7 @@ func (s *Summary) Report(info RunInfo) Report {
 		DurationSeconds: Round(info.End.Sub(info.Start).Seconds(), 2),
 	}
 	r.Outcomes = OutcomesSection{
-		SkippedUnderTarget:  s.Count(outcome.SkippedUnderTarget),
-		Compressed:          s.Count(outcome.Compressed),
-		CompressedOverLimit: s.Count(outcome.CompressedOverLimit),
-		Uncompressible:      s.Count(outcome.Uncompressible),
-		SummaryFailed:       s.Count(outcome.SummaryFailed),
-		Invalid:             s.Count(outcome.Invalid),
+		OutcomeCounts: outcomeCounts(s.Count),
 		UncompressibleReasons: ReasonsCounts{
 			NoMiddle:       s.ReasonCount(outcome.NoMiddle),
 			Collapsed:      s.ReasonCount(outcome.Collapsed),

@@ -202,24 +202,9 @@ func build(in Input) (*page, error) {
 // sameRecords checks that w saw the records the metrics count, outcome by
 // outcome: outcomes of another run would show someone else's worst cases.
 func sameRecords(w *Worst, o metrics.OutcomesSection) error {
-	want := [outcome.N]int64{}
 	for i, oc := range outcome.All() {
-		switch oc {
-		case outcome.SkippedUnderTarget:
-			want[i] = o.SkippedUnderTarget
-		case outcome.Compressed:
-			want[i] = o.Compressed
-		case outcome.CompressedOverLimit:
-			want[i] = o.CompressedOverLimit
-		case outcome.Uncompressible:
-			want[i] = o.Uncompressible
-		case outcome.SummaryFailed:
-			want[i] = o.SummaryFailed
-		case outcome.Invalid:
-			want[i] = o.Invalid
-		}
-		if w.counts[i] != want[i] {
-			return fmt.Errorf("report: the outcomes hold %d %s records, the metrics count %d: they are not from the same run", w.counts[i], oc, want[i])
+		if want := o.Count(oc); w.counts[i] != want {
+			return fmt.Errorf("report: the outcomes hold %d %s records, the metrics count %d: they are not from the same run", w.counts[i], oc, want)
 		}
 	}
 	return nil
@@ -322,18 +307,13 @@ var outcomeFill = map[outcome.Outcome]string{
 }
 
 func outcomeRows(o metrics.OutcomesSection) []barRow {
-	counts := map[outcome.Outcome]int64{
-		outcome.SkippedUnderTarget: o.SkippedUnderTarget, outcome.Compressed: o.Compressed,
-		outcome.CompressedOverLimit: o.CompressedOverLimit, outcome.Uncompressible: o.Uncompressible,
-		outcome.SummaryFailed: o.SummaryFailed, outcome.Invalid: o.Invalid,
-	}
 	reasons := map[outcome.Reason]int64{
 		outcome.NoMiddle: o.UncompressibleReasons.NoMiddle, outcome.Collapsed: o.UncompressibleReasons.Collapsed,
 		outcome.RegionTooSmall: o.UncompressibleReasons.RegionTooSmall, outcome.Alternation: o.UncompressibleReasons.Alternation,
 	}
 	var rows []barRow
 	for _, oc := range outcome.All() {
-		n := counts[oc]
+		n := o.Count(oc)
 		rows = append(rows, barRow{Label: string(oc), Key: string(oc), Class: "o-" + string(oc), Fill: outcomeFill[oc], Count: n, N: comma(n), Share: pct(n, o.RecordsIn)})
 		if oc != outcome.Uncompressible {
 			continue
@@ -388,8 +368,7 @@ func sources(r *metrics.Report) *sourcesView {
 	}
 	o := r.Outcomes
 	v.Total = sourceRowOf("all records", metrics.GroupRow{
-		RecordsIn: o.RecordsIn, SkippedUnderTarget: o.SkippedUnderTarget, Compressed: o.Compressed,
-		Invalid: o.Invalid, FailedToFit: o.FailedToFit, TokensBefore: r.Tokens.TotalBefore, TokensAfter: r.Tokens.TotalAfter,
+		RecordsIn: o.RecordsIn, OutcomeCounts: o.OutcomeCounts, FailedToFit: o.FailedToFit, TokensBefore: r.Tokens.TotalBefore, TokensAfter: r.Tokens.TotalAfter,
 		OverallCompressionRatio: r.Tokens.OverallCompressionRatio,
 	})
 	return v

@@ -128,11 +128,8 @@ func exampleWorst(t testing.TB, m []byte) *Worst {
 	o := r.Outcomes
 	w := NewWorst(3)
 	line := int64(0)
-	counts := map[outcome.Outcome]int64{outcome.SkippedUnderTarget: o.SkippedUnderTarget, outcome.Compressed: o.Compressed,
-		outcome.CompressedOverLimit: o.CompressedOverLimit, outcome.Uncompressible: o.Uncompressible,
-		outcome.SummaryFailed: o.SummaryFailed, outcome.Invalid: o.Invalid}
 	for _, oc := range outcome.All() {
-		for range counts[oc] {
+		for range o.Count(oc) {
 			line++
 			w.Add(Case{Source: "a.jsonl", Line: line, Outcome: oc, TokensBefore: 9000 + line%7, TokensAfter: 7000 + 3*(line%5)})
 		}

@@ -53,6 +53,10 @@ import (
 type Spec struct {
 	Config config.Config // effective and validated
 	Input  string        // a file or a directory of them
+	// NoRecursive keeps a directory input to its own files; by default its
+	// subdirectories are walked too, and their relative paths kept in the
+	// output directory.
+	NoRecursive bool
 	// Output, Metrics, Rejects and Outcomes are paths; "" means the default
 	// (see [Plan]; no outcomes file by default). Report, when set, is where
 	// the run's HTML report goes (package report), with the worst cases.
@@ -233,6 +237,11 @@ func schemaOf(cfg config.Config) traj.Schema {
 	return traj.Schema{Dialect: traj.Dialect(cfg.Input.Format), TurnsKey: cfg.Input.TurnsKey, RoleKey: cfg.Input.RoleKey, ContentKey: cfg.Input.ContentKey}
 }
 
+// commitFault is the run's commit fault hook ([commit.Options].Fault): nil
+// but in this package's tests, which fail or kill a run after each step of
+// its commit.
+var commitFault func(step string) error
+
 // runner carries one run.
 type runner struct {
 	spec     Spec
@@ -256,20 +265,19 @@ type runner struct {
 	vouched  []*vouched // the outputs the metrics vouch for
 	total    metrics.Summary
 	worst    *report.Worst // for the HTML report; nil without one
+	madeDirs []string      // output directories this run made, parents first
 }
 
 func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 	start := time.Now()
 	p := r.plan
-	if p.Dir != "" && !r.spec.DryRun {
-		if _, serr := os.Stat(p.Dir); os.IsNotExist(serr) {
-			defer func() {
-				if err != nil {
-					os.Remove(p.Dir) // only if still empty: ours, unused
-				}
-			}()
+	defer func() {
+		if err != nil {
+			r.removeMadeDirs()
 		}
-		if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+	}()
+	if p.Dir != "" && !r.spec.DryRun {
+		if err := r.mkdirs(p.Dir); err != nil {
 			return nil, err
 		}
 	}
@@ -309,10 +317,10 @@ func (r *runner) begin() (err error) {
 			anchor = p.Dir
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(anchor), 0o755); err != nil {
+	if err := r.mkdirs(filepath.Dir(anchor)); err != nil {
 		return err
 	}
-	if r.tx, err = commit.Begin(anchor, commit.Options{Wait: r.spec.Wait}); err != nil {
+	if r.tx, err = commit.Begin(anchor, commit.Options{Wait: r.spec.Wait, Fault: commitFault}); err != nil {
 		if errors.Is(err, commit.ErrLocked) {
 			return UsageError{err}
 		}
@@ -325,6 +333,9 @@ func (r *runner) begin() (err error) {
 	}()
 	if !dry {
 		for i := range p.Files {
+			if err := r.mkdirs(filepath.Dir(p.Files[i].Out)); err != nil {
+				return err
+			}
 			if r.staged[i], err = r.stage(p.Files[i].Out); err != nil {
 				return err
 			}
@@ -342,6 +353,33 @@ func (r *runner) begin() (err error) {
 		}
 	}
 	return nil
+}
+
+// mkdirs makes dir and its missing parents, remembering which it made.
+func (r *runner) mkdirs(dir string) error {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		missing = append(missing, d)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for i := len(missing) - 1; i >= 0; i-- {
+		r.madeDirs = append(r.madeDirs, missing[i])
+	}
+	return nil
+}
+
+// removeMadeDirs removes, deepest first, the directories mkdirs made, if
+// they are still empty: a failed run leaves no trace of its own.
+func (r *runner) removeMadeDirs() {
+	for i := len(r.madeDirs) - 1; i >= 0; i-- {
+		os.Remove(r.madeDirs[i])
+	}
+	r.madeDirs = nil
 }
 
 // abort discards everything begin started.
@@ -424,7 +462,7 @@ func (r *runner) stage(path string) (string, error) {
 // createJSONL opens a JSONL side file: staged in the commit, or written
 // directly when path is a device, a FIFO or "-" (no atomicity then).
 func (r *runner) createJSONL(path string) (format.Writer, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil && path != "-" {
+	if err := r.mkdirs(filepath.Dir(path)); err != nil && path != "-" {
 		return nil, err
 	}
 	sp, kind, err := r.tx.File(path)
@@ -444,7 +482,7 @@ func (r *runner) createJSONL(path string) (format.Writer, error) {
 // writeSide writes the side file data (the metrics, the HTML report) to
 // path: staged in the commit, or directly to a device, a FIFO or "-".
 func (r *runner) writeSide(path, what string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil && path != "-" {
+	if err := r.mkdirs(filepath.Dir(path)); err != nil && path != "-" {
 		return err
 	}
 	sp, kind, err := r.tx.File(path)

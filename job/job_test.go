@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,5 +194,95 @@ func TestWorkersCappedWithNote(t *testing.T) {
 	}
 	if !strings.Contains(notes.String(), "1000 workers requested") {
 		t.Errorf("notes %q", notes.String())
+	}
+}
+
+// TestDirectoryWalk: a directory input is walked recursively, keeping
+// relative paths in the output directory and leaving hidden entries out;
+// --no-recursive reads only its own files; side files and an output
+// directory inside the input are refused.
+func TestDirectoryWalk(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "ds")
+	for _, name := range []string{"b.jsonl", "data/train/part-0.jsonl", "data/a.jsonl", ".git/x.jsonl", "data/.cache/y.jsonl", "README.md", ".hidden.jsonl"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(in, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		input(t, in, name, rec)
+	}
+	files := func(p Plan) string {
+		var s []string
+		for _, f := range p.Files {
+			ri, _ := filepath.Rel(in, f.In)
+			ro, _ := filepath.Rel(p.Dir, f.Out)
+			s = append(s, ri+">"+ro)
+		}
+		return strings.Join(s, " ")
+	}
+	p, err := NewPlan(Spec{Config: config.Default(), Input: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := files(p), "b.jsonl>b.jsonl data/a.jsonl>data/a.jsonl data/train/part-0.jsonl>data/train/part-0.jsonl"; got != want {
+		t.Errorf("recursive: %s, want %s", got, want)
+	}
+	p, err = NewPlan(Spec{Config: config.Default(), Input: in, NoRecursive: true})
+	if err != nil || files(p) != "b.jsonl>b.jsonl" {
+		t.Errorf("--no-recursive: %v %s", err, files(p))
+	}
+	res, err := Run(context.Background(), Spec{Config: config.Default(), Input: in})
+	if err != nil || res.Total.RecordsIn() != 3 {
+		t.Fatalf("run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ds_compressed", "data", "train", "part-0.jsonl")); err != nil {
+		t.Errorf("nested output: %v", err)
+	}
+	for _, tc := range []struct {
+		name string
+		spec Spec
+	}{
+		{"metrics", Spec{Metrics: filepath.Join(in, "m.json")}},
+		{"rejects_nested", Spec{Rejects: filepath.Join(in, "data", "r.jsonl")}},
+		{"outcomes", Spec{Outcomes: filepath.Join(in, "o.jsonl")}},
+		{"output_dir", Spec{Output: filepath.Join(in, "out")}},
+		{"output_dir_is_input", Spec{Output: in, Config: func() config.Config { c := config.Default(); c.Output.Format = "parquet"; return c }()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.spec.Config.Tokenizer.Name == "" {
+				tc.spec.Config = config.Default()
+			}
+			tc.spec.Input = in
+			_, err := NewPlan(tc.spec)
+			var ue UsageError
+			if err == nil || !strings.Contains(err.Error(), "inside the input directory") || !asUsage(err, &ue) {
+				t.Fatalf("err = %v, want a refusal: inside the input directory", err)
+			}
+		})
+	}
+	// Not walked, so allowed: a hidden path, and a subdirectory with --no-recursive.
+	if _, err := NewPlan(Spec{Config: config.Default(), Input: in, Metrics: filepath.Join(in, ".m.json")}); err != nil {
+		t.Errorf("hidden metrics: %v", err)
+	}
+	if _, err := NewPlan(Spec{Config: config.Default(), Input: in, NoRecursive: true, Output: filepath.Join(in, "out"), Rejects: filepath.Join(dir, "r.jsonl")}); err != nil {
+		t.Errorf("--no-recursive output subdirectory: %v", err)
+	}
+}
+
+// TestPlanLinear: planning a directory of many files stats each path a
+// bounded number of times (it was quadratic: 3,000 files took 135 s).
+func TestPlanLinear(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "many")
+	os.Mkdir(in, 0o755)
+	for i := range 2000 {
+		input(t, in, fmt.Sprintf("f%04d.jsonl", i), rec)
+	}
+	p, err := NewPlan(Spec{Config: config.Default(), Input: in})
+	if err != nil || len(p.Files) != 2000 {
+		t.Fatalf("%v, %d files", err, len(p.Files))
+	}
+	// The same file named twice is still caught.
+	if err := checkPaths(Plan{Files: []File{{In: filepath.Join(in, "f0001.jsonl"), Out: filepath.Join(dir, "o.jsonl")}}, Metrics: filepath.Join(in, "..", "many", "f0001.jsonl")}); err == nil || !strings.Contains(err.Error(), "over its own input") {
+		t.Errorf("an input named another way: %v", err)
 	}
 }

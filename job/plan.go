@@ -2,10 +2,11 @@ package job
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
@@ -62,30 +63,27 @@ func NewPlan(spec Spec) (Plan, error) {
 				p.Dir = abs + suffix // "--input ." names its output after the directory, beside it
 			}
 		}
-		ents, err := os.ReadDir(in)
+		files, err := walkInputs(in, !spec.NoRecursive)
 		if err != nil {
 			return p, err
 		}
-		var names []string
-		for _, e := range ents {
-			if !e.IsDir() && format.Of(e.Name()) != "" {
-				names = append(names, e.Name())
+		if len(files) == 0 {
+			what := "this directory"
+			if !spec.NoRecursive {
+				what += " or below it"
 			}
+			return p, usagef("--input %s: no .jsonl, .jsonl.gz, .parquet or .arrow files in %s", in, what)
 		}
-		sort.Strings(names)
-		if len(names) == 0 {
-			return p, usagef("--input %s: no .jsonl, .jsonl.gz, .parquet or .arrow files in this directory", in)
-		}
-		seen := map[string]string{}
-		for _, n := range names {
-			inF := format.Of(n)
+		seen := make(map[string]string, len(files))
+		for _, rel := range files {
+			inF := format.Of(rel)
 			outF := outFormat(inF)
-			out := filepath.Join(p.Dir, format.Stem(n)+format.Ext(outF))
+			out := filepath.Join(p.Dir, filepath.Dir(rel), format.Stem(rel)+format.Ext(outF))
 			if prev, dup := seen[out]; dup {
-				return p, usagef("--input %s: %s and %s would both be written to %s", in, prev, n, out)
+				return p, usagef("--input %s: %s and %s would both be written to %s", in, prev, rel, out)
 			}
-			seen[out] = n
-			p.Files = append(p.Files, File{In: filepath.Join(in, n), Out: out, InFormat: inF, OutFormat: outF})
+			seen[out] = rel
+			p.Files = append(p.Files, File{In: filepath.Join(in, rel), Out: out, InFormat: inF, OutFormat: outF})
 		}
 		p.Metrics = filepath.Join(p.Dir, cfg.Metrics.OutputFile)
 		p.Rejects = filepath.Clean(p.Dir) + "_rejects.jsonl"
@@ -107,7 +105,11 @@ func NewPlan(spec Spec) (Plan, error) {
 		p.besideOutput(out)
 		p.metricsFile(cfg)
 	}
-	return p.finish(spec)
+	p, err = p.finish(spec)
+	if err == nil && st.IsDir() {
+		err = insideInput(p, spec.Input, !spec.NoRecursive)
+	}
+	return p, err
 }
 
 // besideOutput names the metrics and rejects after the output file.
@@ -160,8 +162,110 @@ func stdinPlan(spec Spec) (Plan, error) {
 	return p.finish(spec)
 }
 
+// walkInputs lists the input files under root, relative to it: files
+// whose names [format.Of] knows, in the order of a depth-first walk with
+// each directory's entries sorted by name, descending into subdirectories
+// when recursive. Hidden files and directories (a name starting with ".":
+// .git, .cache, and the temporary files of a run) are left out; a symbolic
+// link to a file is followed, one to a directory is not. An unreadable
+// directory is an error, not a silent gap.
+func walkInputs(root string, recursive bool) ([]string, error) {
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("--input: %w", err)
+		}
+		if path == root {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") || (d.IsDir() && !recursive) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || format.Of(d.Name()) == "" {
+			return nil
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+				return nil
+			}
+		} else if !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		files = append(files, rel)
+		return nil
+	})
+	return files, err
+}
+
+// insideInput refuses side files, and an output directory, that a later
+// run over the input directory in would read as input: a path under in
+// that the walk would list (see walkInputs).
+func insideInput(p Plan, in string, recursive bool) error {
+	root := absClean(in)
+	check := func(what, path string, dir bool) error {
+		if path == "" || path == format.Stdin {
+			return nil
+		}
+		rel, err := filepath.Rel(root, absClean(path))
+		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return nil
+		}
+		walked := !dir || rel == "." || recursive
+		if !dir && !recursive && strings.ContainsRune(rel, filepath.Separator) {
+			walked = false
+		}
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			if strings.HasPrefix(part, ".") && part != "." {
+				walked = false
+			}
+		}
+		if walked {
+			return usagef("%s %s is inside the input directory %s: a later run over it would read it as input (write it elsewhere)", what, path, in)
+		}
+		return nil
+	}
+	if err := check("the output directory (--output)", p.Dir, true); err != nil {
+		return err
+	}
+	for _, s := range []struct{ what, path string }{{"the metrics file (--metrics)", p.Metrics}, {"the rejects file (--rejects)", p.Rejects}, {"the outcomes file (--outcomes)", p.Outcomes}, {"the report (--report)", p.Report}} {
+		if err := check(s.what, s.path, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// absClean is path made absolute, with the symbolic links of its longest
+// existing prefix resolved, so that two names of one place compare equal.
+func absClean(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	dir, rest := abs, ""
+	for {
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return abs
+		}
+		rest = filepath.Join(filepath.Base(dir), rest)
+		dir = parent
+	}
+}
+
 // checkPaths refuses outputs that would overwrite an input or each other,
-// an output that is a directory, and gzip output.
+// an output that is a directory, and gzip output. It stats each path once
+// (a directory of thousands of files is checked in linear time).
 func checkPaths(p Plan) error {
 	type named struct{ what, path string }
 	var outs []named
@@ -169,37 +273,54 @@ func checkPaths(p Plan) error {
 		outs = append(outs, named{"output", f.Out})
 	}
 	outs = append(outs, named{"--metrics", p.Metrics}, named{"--rejects", p.Rejects}, named{"--outcomes", p.Outcomes}, named{"--report", p.Report})
-	for i, a := range outs {
+	inputs := make(map[fileKey]string, len(p.Files))
+	for _, f := range p.Files {
+		if f.In != format.Stdin {
+			k, _ := keyOf(f.In)
+			inputs[k] = f.In
+		}
+	}
+	written := make(map[fileKey]string, len(outs))
+	for _, a := range outs {
 		if a.path == "" {
 			continue
 		}
-		if st, err := os.Stat(a.path); err == nil && st.IsDir() {
+		k, isDir := keyOf(a.path)
+		if isDir {
 			return usagef("%s %s is a directory", a.what, a.path)
 		}
 		if a.what == "output" && strings.HasSuffix(a.path, ".gz") {
 			return usagef("output %s: gzip output is not supported (gzip input is); name it .jsonl", a.path)
 		}
-		for _, f := range p.Files {
-			if f.In != format.Stdin && a.path != "-" && samePath(a.path, f.In) {
-				return usagef("refusing to write %s %s over its own input %s (choose another path)", a.what, a.path, f.In)
-			}
+		if a.path == "-" {
+			continue
 		}
-		for _, b := range outs[i+1:] {
-			if b.path != "" && samePath(a.path, b.path) {
-				return usagef("%s and %s are the same file %s", a.what, b.what, a.path)
-			}
+		if in, ok := inputs[k]; ok {
+			return usagef("refusing to write %s %s over its own input %s (choose another path)", a.what, a.path, in)
 		}
+		if prev, ok := written[k]; ok {
+			return usagef("%s and %s are the same file %s", prev, a.what, a.path)
+		}
+		written[k] = a.what
 	}
 	return nil
 }
 
-func samePath(a, b string) bool {
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
-	if errA == nil && errB == nil {
-		return os.SameFile(sa, sb)
+// fileKey names a file: its device and inode when it exists (hard and
+// symbolic links to one file are one key), else its absolute path.
+type fileKey struct {
+	dev, ino uint64
+	path     string
+}
+
+// keyOf is path's key, and whether it is an existing directory.
+func keyOf(path string) (fileKey, bool) {
+	if st, err := os.Stat(path); err == nil {
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			return fileKey{dev: uint64(sys.Dev), ino: sys.Ino}, st.IsDir()
+		}
+		return fileKey{path: absClean(path)}, st.IsDir()
 	}
-	aa, _ := filepath.Abs(a)
-	ab, _ := filepath.Abs(b)
-	return aa == ab
+	abs, _ := filepath.Abs(path)
+	return fileKey{path: abs}, false
 }

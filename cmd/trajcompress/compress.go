@@ -23,6 +23,13 @@ record back in input order: unchanged when it fits the target (or cannot be
 compressed), otherwise with just enough of its middle replaced by one
 "[CONTEXT SUMMARY]:" turn. Tool results never lose the call they answer.
 
+A directory is walked recursively (Hugging Face repos keep shards under
+data/ and per-config subfolders), each directory's entries in name order,
+and the relative paths are kept in the output directory; hidden files and
+directories (.git, .cache) are left out; --no-recursive reads only the
+directory's own files. No output, metrics or rejects file may be inside the
+input directory, where a later run would read it as input.
+
 Outputs (defaults follow the peer trajectory_compressor.py):
   file a.jsonl  →  a_compressed.jsonl, a_compressed_metrics.json, a_compressed_rejects.jsonl
   dir  runs/    →  runs_compressed/<same names> (x.jsonl.gz → x.jsonl),
@@ -48,7 +55,7 @@ type compressFlags struct {
 	input, output, configPath, metricsPath, rejectsPath, outcomesPath, reportPath, cpuProfile, groupBy string
 	priceIn, priceOut, samplePercent, maxRejectRate                                                    float64
 	seed                                                                                               uint64
-	dryRun, quiet, wait                                                                                bool
+	dryRun, quiet, wait, noRecursive                                                                   bool
 }
 
 func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -65,6 +72,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.Float64Var(&f.samplePercent, "sample-percent", 0, "process a reproducible sample of this percentage (0 < p <= 100) of each file, in input order")
 	fs.Uint64Var(&f.seed, "seed", 42, "seed for --sample-percent")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "analyse and write the metrics, but write no output records (nor a rejects file, unless --rejects is given)")
+	fs.BoolVar(&f.noRecursive, "no-recursive", false, "for a directory --input, read only its own files, not its subdirectories")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no summary on stderr")
 	fs.BoolVar(&f.wait, "wait", false, "when another run is writing the same outputs, wait for it to end (default: fail at once, exit 2)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof)")
@@ -96,7 +104,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	spec := job.Spec{
 		Config: cfg, Input: f.input, Output: f.output,
 		Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath, Report: f.reportPath,
-		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait,
+		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait, NoRecursive: f.noRecursive,
 		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
 		Progress: newProgress(stderr, f.quiet), Stdin: stdin, Notes: prefixed{stderr},
 		GroupBy: f.groupBy,

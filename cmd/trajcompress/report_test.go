@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,4 +81,40 @@ func mustRead(t *testing.T, path string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestGroupsPerFile: a directory input's metrics break the run down per
+// file, named by the path under the input directory.
+func TestGroupsPerFile(t *testing.T) {
+	root := repoRoot(t)
+	in := filepath.Join(t.TempDir(), "runs")
+	lines := mustRead(t, filepath.Join(root, "fixtures/cases/sharegpt_mixed/input.jsonl"))
+	os.MkdirAll(filepath.Join(in, "sub"), 0o755)
+	os.WriteFile(filepath.Join(in, "a.jsonl"), lines, 0o644)
+	os.WriteFile(filepath.Join(in, "sub", "b.jsonl"), lines, 0o644)
+	m := filepath.Join(t.TempDir(), "m.json")
+	var stderr bytes.Buffer
+	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--metrics", m}, nil, &bytes.Buffer{}, &stderr); code != exitOK && code != exitPartial {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	var doc struct {
+		Outcomes struct {
+			RecordsIn int64 `json:"records_in"`
+		} `json:"outcomes"`
+		Groups struct {
+			By     string `json:"by"`
+			Values []struct {
+				Name      string `json:"name"`
+				RecordsIn int64  `json:"records_in"`
+			} `json:"values"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal(mustRead(t, m), &doc); err != nil {
+		t.Fatal(err)
+	}
+	g := doc.Groups
+	if g.By != "file" || len(g.Values) != 2 || g.Values[0].Name != "a.jsonl" || g.Values[1].Name != "sub/b.jsonl" ||
+		g.Values[0].RecordsIn+g.Values[1].RecordsIn != doc.Outcomes.RecordsIn {
+		t.Errorf("groups %+v, records in %d", g, doc.Outcomes.RecordsIn)
+	}
 }

@@ -17,8 +17,8 @@
 //     checksum — to a temporary name, syncs it and renames it to
 //     ".<anchor>.tc-journal": this rename is the commit point,
 //  3. for each target: renames the old target (if any) aside to
-//     ".<name>.tc-<run>.old", renames the staged file onto the target,
-//     syncs the directory,
+//     ".<name>.tc-<run>.old" and renames the staged file onto the target;
+//     then syncs each directory these renames touched, once,
 //  4. removes the journal, then the set-aside old files.
 //
 // A failure before the commit point removes the staged files: the previous
@@ -96,6 +96,7 @@ type Tx struct {
 	entries []entry
 	fault   func(string) error
 	done    bool
+	stale   map[string]map[string][]string // dir → output name → our leftovers there (cleanStale)
 }
 
 const (
@@ -253,7 +254,7 @@ func (t *Tx) stage(target string, dir bool) (string, Kind, error) {
 			return "", 0, fmt.Errorf("output %s is staged twice", target)
 		}
 	}
-	cleanStale(target)
+	t.cleanStale(target)
 	p := hidden(target, tag+t.id+".tmp")
 	var err error
 	if dir {
@@ -276,46 +277,72 @@ func (t *Tx) stage(target string, dir bool) (string, Kind, error) {
 // or ".old"), atomicfile's temporary files (".<name>.tmp-<digits>", also
 // beside a staged file) and the ".<name>.partial" of earlier versions. The
 // caller holds the lock, and no journal names them (Begin recovered it).
-func cleanStale(target string) {
+// Each directory is listed once per transaction, before this run stages
+// anything in it (a directory output of thousands of files is cleaned in
+// linear time).
+func (t *Tx) cleanStale(target string) {
 	dir, base := filepath.Dir(target), filepath.Base(target)
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return
-	}
-	for _, e := range ents {
-		if isOurs(e.Name(), base) {
-			os.RemoveAll(filepath.Join(dir, e.Name()))
-		}
-	}
-}
-
-func isOurs(name, base string) bool {
-	// What a run before the commit protocol left: ".<name>.partial".
-	if name == "."+base+".partial" {
-		return true
-	}
-	// A temporary file of atomicfile beside target: ".<name>.tmp-<digits>".
-	if rest, ok := strings.CutPrefix(name, "."+base+".tmp-"); ok {
-		return rest != "" && strings.Trim(rest, "0123456789") == ""
-	}
-	// A staged or set-aside file: ".<name>.tc-<16 hex>.tmp" or ".old", or
-	// atomicfile's temporary file beside a staged one.
-	rest, ok := strings.CutPrefix(name, "."+base+tag)
+	byBase, ok := t.stale[dir]
 	if !ok {
-		if inner, ok := strings.CutPrefix(name, "."); ok {
-			if i := strings.LastIndex(inner, ".tmp-"); i > 0 && strings.Trim(inner[i+5:], "0123456789") == "" && inner[i+5:] != "" {
-				return isOurs(inner[:i], base) && strings.HasSuffix(inner[:i], ".tmp")
+		byBase = map[string][]string{}
+		if ents, err := os.ReadDir(dir); err == nil {
+			for _, e := range ents {
+				if b, ok := ourBase(e.Name()); ok {
+					byBase[b] = append(byBase[b], e.Name())
+				}
 			}
 		}
-		return false
+		if t.stale == nil {
+			t.stale = map[string]map[string][]string{}
+		}
+		t.stale[dir] = byBase
 	}
-	if len(rest) != 16+4 {
-		return false
+	for _, name := range byBase[base] {
+		os.RemoveAll(filepath.Join(dir, name))
+	}
+	delete(byBase, base)
+}
+
+// isOurs reports whether the file name was left by this package (or by
+// atomicfile, or an earlier version) for the output named base.
+func isOurs(name, base string) bool {
+	b, ok := ourBase(name)
+	return ok && b == base
+}
+
+// ourBase parses a file name of this package's patterns (see cleanStale)
+// and returns the name of the output it belongs to.
+func ourBase(name string) (string, bool) {
+	inner, ok := strings.CutPrefix(name, ".")
+	if !ok {
+		return "", false
+	}
+	// What a run before the commit protocol left: ".<name>.partial".
+	if b, ok := strings.CutSuffix(inner, ".partial"); ok && b != "" {
+		return b, true
+	}
+	// atomicfile's temporary file: ".<name>.tmp-<digits>", where <name> is
+	// the target or a staged file of it.
+	if i := strings.LastIndex(inner, ".tmp-"); i > 0 && inner[i+5:] != "" && strings.Trim(inner[i+5:], "0123456789") == "" {
+		b := inner[:i]
+		if sb, ok := ourBase(b); ok && strings.HasSuffix(b, ".tmp") {
+			return sb, true
+		}
+		return b, true
+	}
+	// A staged or set-aside file: ".<name>.tc-<16 hex>.tmp" or ".old".
+	i := strings.LastIndex(inner, tag)
+	if i <= 0 {
+		return "", false
+	}
+	rest := inner[i+len(tag):]
+	if len(rest) != 16+4 || (rest[16:] != ".tmp" && rest[16:] != ".old") {
+		return "", false
 	}
 	if _, err := hex.DecodeString(rest[:16]); err != nil {
-		return false
+		return "", false
 	}
-	return rest[16:] == ".tmp" || rest[16:] == ".old"
+	return inner[:i], true
 }
 
 func (t *Tx) step(name string) error {
@@ -352,13 +379,34 @@ func (t *Tx) Commit() (err error) {
 		t.removeStaged()
 		return err
 	}
-	// 3. Apply.
+	// 3. Apply: the renames, then one sync of each directory they touched
+	// (not one per output: a directory output of thousands of files would
+	// pay thousands of syncs; the journal makes the renames recoverable
+	// until the syncs are done).
+	undo := func(i int, target string, err error) error {
+		if rerr := t.rollback(i); rerr != nil {
+			return fmt.Errorf("output %s: %w; undoing the commit failed too (%v): the next run on %s finishes it", target, err, rerr, t.anchor)
+		}
+		return fmt.Errorf("output %s: %w (the previous outputs are back in place)", target, err)
+	}
+	var dirs []entry // the first entry in each directory
+	synced := map[string]bool{}
 	for i, e := range t.entries {
 		if err := t.apply(e); err != nil {
-			if rerr := t.rollback(i); rerr != nil {
-				return fmt.Errorf("output %s: %w; undoing the commit failed too (%v): the next run on %s finishes it", e.target, err, rerr, t.anchor)
-			}
-			return fmt.Errorf("output %s: %w (the previous outputs are back in place)", e.target, err)
+			return undo(i, e.target, err)
+		}
+		if d := filepath.Dir(e.target); !synced[d] {
+			synced[d] = true
+			dirs = append(dirs, e)
+		}
+	}
+	for _, e := range dirs {
+		err := syncDir(filepath.Dir(e.target))
+		if err == nil {
+			err = t.step("sync dir of " + filepath.Base(e.target))
+		}
+		if err != nil {
+			return undo(len(t.entries)-1, filepath.Dir(e.target), err)
 		}
 	}
 	// 4. Done: every new output is in place. The journal goes, then the old
@@ -405,13 +453,7 @@ func (t *Tx) apply(e entry) error {
 	if err := os.Rename(e.staged, e.target); err != nil {
 		return err
 	}
-	if err := t.step("rename " + filepath.Base(e.target)); err != nil {
-		return err
-	}
-	if err := syncDir(filepath.Dir(e.target)); err != nil {
-		return err
-	}
-	return t.step("sync dir of " + filepath.Base(e.target))
+	return t.step("rename " + filepath.Base(e.target))
 }
 
 // rollback undoes the first n+1 entries' apply steps (entry n may be half

@@ -4,7 +4,7 @@ BIN      := bin/trajcompress
 # Packages that start goroutines or are shared across them: tested with -race.
 RACE_PKGS := ./pipeline/... ./cmd/... ./job/... ./internal/commit/... ./tokenize/... ./summary/...
 
-.PHONY: all build demo test test-go test-node vet fmt-check fuzz bench clean
+.PHONY: all build demo test test-go test-node test-browser vet fmt-check fuzz bench clean
 
 all: build
 
@@ -13,7 +13,7 @@ build:
 
 # Compress the bundled example (200 generated agent runs, gzip JSONL), show
 # what happened to each record, then gate the run against the committed
-# baseline metrics, as a CI job would.
+# baseline metrics, as a CI job would, and write the run's HTML report.
 demo: build
 	@rm -rf bin/demo && mkdir -p bin/demo
 	./$(BIN) compress --input fixtures/example/agent_runs.jsonl.gz --config fixtures/example/trajectory_compression.yaml \
@@ -23,8 +23,11 @@ demo: build
 	@sed -n '/"outcomes"/,/^  }/p' bin/demo/agent_runs_compressed_metrics.json
 	@echo; echo "== trajcompress check against fixtures/example/baseline_metrics.json"
 	./$(BIN) check --baseline fixtures/example/baseline_metrics.json bin/demo/agent_runs_compressed_metrics.json
+	@./$(BIN) report bin/demo/agent_runs_compressed_metrics.json --baseline fixtures/example/baseline_metrics.json \
+		--outcomes bin/demo/outcomes.jsonl --output bin/demo/report.html
+	@echo; echo "== report: $(CURDIR)/bin/demo/report.html"
 
-test: fmt-check vet test-go test-node
+test: fmt-check vet test-go test-node test-browser
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -48,6 +51,15 @@ test-node: build
 		./$(BIN) compress --quiet --input fixtures/example/agent_runs.jsonl.gz --config fixtures/example/trajectory_compression.yaml \
 			--output bin/nodecheck/out.$$f --output-format $$f; rc=$$?; test $$rc -eq 0 -o $$rc -eq 3 || exit $$rc; done
 	format/testdata/node/verify.sh --jsonl bin/nodecheck/out.jsonl --parquet bin/nodecheck/out.parquet --arrow bin/nodecheck/out.arrow
+
+# Opens HTML reports (the example, an empty run, an all-rejected run, the
+# example against its baseline, a million synthetic records) in headless
+# Chromium: no console error, no network request, the DOM's figures equal
+# the metrics; screenshots in bin/browser/shots. run.sh installs Debian's
+# chromium and the pinned playwright-core when missing, and prints
+# "test-browser: SKIPPED: <why>" where it cannot.
+test-browser:
+	report/testdata/browser/run.sh
 
 # Every fuzz target of the module (each `func FuzzXxx` in a _test.go file,
 # found by name so a new one is never left out), one after another, each for

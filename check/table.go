@@ -16,21 +16,28 @@ func (r Result) WriteTable(w io.Writer) {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "METRIC\tBASELINE\tRUN\tCHANGE\tLIMIT\tSTATUS")
-	failed := 0
 	for _, row := range r.Rows {
 		change := row.Change
 		if change == "" {
 			change = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", row.Rule.Path, row.Baseline, row.Run, change, row.Limit, row.Status)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, r.Verdict())
+}
+
+// Verdict is the last line of [Result.WriteTable]: "FAIL: n of m checks
+// regressed" or "ok: m checks within bounds".
+func (r Result) Verdict() string {
+	failed := 0
+	for _, row := range r.Rows {
 		if row.Status.Failed() {
 			failed++
 		}
 	}
-	tw.Flush()
 	if r.Regressed {
-		fmt.Fprintf(w, "FAIL: %d of %d checks regressed\n", failed, len(r.Rows))
-	} else {
-		fmt.Fprintf(w, "ok: %d checks within bounds\n", len(r.Rows))
+		return fmt.Sprintf("FAIL: %d of %d checks regressed", failed, len(r.Rows))
 	}
+	return fmt.Sprintf("ok: %d checks within bounds", len(r.Rows))
 }

@@ -5,7 +5,8 @@
 // package format's one factory, builds the token counter, the summarizer
 // and the [pipeline.Compressor] from the config, samples, runs each file
 // through [pipeline.Run], writes rejects and outcome lines, fingerprints
-// config and inputs, writes the metrics, and puts the outputs in place
+// config and inputs, writes the metrics (and, asked, their HTML report,
+// package report), and puts the outputs in place
 // together only when the whole run succeeded, through one
 // internal/commit transaction that also locks the output set against a
 // second run. It reports progress as
@@ -19,6 +20,7 @@
 package job
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +41,7 @@ import (
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/pipeline"
+	"github.com/trajcompress/trajcompress/report"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/summary/llm"
@@ -55,8 +58,9 @@ type Spec struct {
 	// output directory.
 	NoRecursive bool
 	// Output, Metrics, Rejects and Outcomes are paths; "" means the default
-	// (see [Plan]; no outcomes file by default).
-	Output, Metrics, Rejects, Outcomes string
+	// (see [Plan]; no outcomes file by default). Report, when set, is where
+	// the run's HTML report goes (package report), with the worst cases.
+	Output, Metrics, Rejects, Outcomes, Report string
 	// OutputFormatSet says the output format was chosen explicitly (flag
 	// or config), so an --output name's extension does not choose it.
 	OutputFormatSet bool
@@ -77,6 +81,9 @@ type Spec struct {
 	// Notes receives one line for each setting the run adjusts (a worker
 	// count above the cores, capped); nil discards them.
 	Notes io.Writer
+	// GroupBy names the top-level record field the metrics' per-source
+	// breakdown groups by; "" groups by input file.
+	GroupBy string
 }
 
 // Sample is a reproducible sample: Percent (0 < p <= 100) of each file's
@@ -105,6 +112,9 @@ func (res *Result) WriteHuman(w io.Writer) {
 	fmt.Fprintf(w, "token memo: %d hits, %d misses\n", res.MemoHits, res.MemoMisses)
 	if res.Metrics {
 		fmt.Fprintf(w, "metrics: %s\n", res.Plan.Metrics)
+	}
+	if res.Plan.Report != "" {
+		fmt.Fprintf(w, "report: %s\n", res.Plan.Report)
 	}
 	if n := res.Total.RecordsRejected(); n > 0 && res.rejects {
 		fmt.Fprintf(w, "rejects: %d lines in %s\n", n, res.Plan.Rejects)
@@ -146,7 +156,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	comp, client, err := compressor(cfg, counter, spec.DryRun)
+	comp, client, err := compressor(cfg, counter, spec.DryRun, spec.GroupBy)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +197,7 @@ func BudgetOf(cfg config.Config) snap.Budget {
 // compressor builds the record path of a config: the summarizer (the LLM
 // client, its estimator in a dry run, or the deterministic one) and the
 // Compressor. client is nil unless the LLM client is in use.
-func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool) (*pipeline.Compressor, *llm.Client, error) {
+func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupBy string) (*pipeline.Compressor, *llm.Client, error) {
 	var summ summary.Summarizer
 	var client *llm.Client
 	var err error
@@ -211,6 +221,7 @@ func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool) (*pipe
 		NoticeText:       cfg.Output.SummaryNoticeText,
 		PerRecordMetrics: cfg.Metrics.PerTrajectory,
 		DryRun:           dryRun,
+		GroupBy:          groupBy,
 	}
 	if cfg.Summarization.OnFailure == "fallback" {
 		opts.Fallback = summary.Deterministic{Counter: counter}
@@ -253,7 +264,8 @@ type runner struct {
 	outcomes format.Writer
 	vouched  []*vouched // the outputs the metrics vouch for
 	total    metrics.Summary
-	madeDirs []string // output directories this run made, parents first
+	worst    *report.Worst // for the HTML report; nil without one
+	madeDirs []string      // output directories this run made, parents first
 }
 
 func (r *runner) run(ctx context.Context) (_ *Result, err error) {
@@ -278,6 +290,9 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 		}
 	}()
 	r.inputHash = xxh3.New()
+	if p.Report != "" {
+		r.worst = report.NewWorst(report.DefaultWorst)
+	}
 	r.progress.Start(p.Files)
 	for i, f := range p.Files {
 		if err := r.file(ctx, i, f); err != nil {
@@ -378,8 +393,10 @@ func (r *runner) abort() {
 	r.tx.Abort()
 }
 
-// finish closes the side files, writes the metrics (staged last, so put in
-// place last) and commits.
+// finish closes the side files, writes the metrics and the HTML report
+// (staged last, so put in place last) and commits. The report is rendered
+// from the metrics' bytes, so it is the page `trajcompress report` makes
+// of them (with the worst cases, which only a run or its outcomes see).
 func (r *runner) finish(start time.Time) (*Result, error) {
 	p := r.plan
 	if r.rejects != nil {
@@ -393,16 +410,32 @@ func (r *runner) finish(start time.Time) (*Result, error) {
 		}
 	}
 	res := &Result{Plan: p, rejects: r.rejects != nil}
-	if r.cfg.Metrics.Enabled || r.spec.Metrics != "" {
+	metricsOn := r.cfg.Metrics.Enabled || r.spec.Metrics != ""
+	if metricsOn || p.Report != "" {
 		info := r.runInfo(start)
 		var err error
 		if info.Outputs, err = r.outputs(p.Metrics); err != nil {
 			return nil, err
 		}
-		if err := r.writeReport(p.Metrics, r.total.Report(info)); err != nil {
+		var doc bytes.Buffer
+		if err := r.total.Report(info).WriteJSON(&doc); err != nil {
 			return nil, err
 		}
-		res.Metrics = true
+		if metricsOn {
+			if err := r.writeSide(p.Metrics, "metrics", doc.Bytes()); err != nil {
+				return nil, err
+			}
+			res.Metrics = true
+		}
+		if p.Report != "" {
+			var page bytes.Buffer
+			if err := report.Render(&page, report.Input{Name: filepath.Base(p.Metrics), Metrics: doc.Bytes(), Worst: r.worst}); err != nil {
+				return nil, err
+			}
+			if err := r.writeSide(p.Report, "report", page.Bytes()); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := r.tx.Commit(); err != nil {
 		return nil, err
@@ -446,7 +479,9 @@ func (r *runner) createJSONL(path string) (format.Writer, error) {
 	return r.vouch(path, sp, format.JSONL, w), nil
 }
 
-func (r *runner) writeReport(path string, rep metrics.Report) error {
+// writeSide writes the side file data (the metrics, the HTML report) to
+// path: staged in the commit, or directly to a device, a FIFO or "-".
+func (r *runner) writeSide(path, what string, data []byte) error {
 	if err := r.mkdirs(filepath.Dir(path)); err != nil && path != "-" {
 		return err
 	}
@@ -457,22 +492,23 @@ func (r *runner) writeReport(path string, rep metrics.Report) error {
 	if kind == commit.Direct {
 		w, err := jsonl.OpenDirect(path)
 		if err == nil {
-			err = rep.WriteJSON(w)
+			_, err = w.Write(data)
 			if cerr := w.Close(); err == nil {
 				err = cerr
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("metrics %s: %w", path, err)
+			return fmt.Errorf("%s %s: %w", what, path, err)
 		}
 		return nil
 	}
 	f, err := atomicfile.Create(sp)
 	if err == nil {
-		err = f.Finish(rep.WriteJSON(f))
+		_, werr := f.Write(data)
+		err = f.Finish(werr)
 	}
 	if err != nil {
-		return fmt.Errorf("metrics %s: %w", path, err)
+		return fmt.Errorf("%s %s: %w", what, path, err)
 	}
 	return nil
 }
@@ -492,6 +528,7 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 		ToolVersion:      r.spec.ToolVersion,
 		InputFingerprint: inputFingerprint(r.inputHash),
 		DryRun:           r.spec.DryRun,
+		GroupBy:          r.spec.GroupBy,
 	}
 	if ti := tokenize.Describe(r.counter); ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash
@@ -557,6 +594,9 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 				return fmt.Errorf("outcomes %s: %w", r.plan.Outcomes, err)
 			}
 		}
+		if r.worst != nil {
+			r.worst.Observe(res.Obs)
+		}
 		r.progress.Record(res, in.BytesRead())
 		return nil
 	}
@@ -578,8 +618,26 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 		size = st.Size()
 	}
 	r.progress.FileDone(size)
+	if r.spec.GroupBy == "" {
+		sum.Label(r.sourceName(f))
+	}
 	r.total.Merge(sum)
 	return nil
+}
+
+// sourceName names an input in the metrics' per-source breakdown: its
+// path relative to the input directory, or its base name, so that the
+// metrics do not depend on where the inputs are.
+func (r *runner) sourceName(f File) string {
+	if f.In == format.Stdin {
+		return "(standard input)"
+	}
+	if r.plan.Dir != "" {
+		if rel, err := filepath.Rel(r.spec.Input, f.In); err == nil {
+			return filepath.ToSlash(rel)
+		}
+	}
+	return filepath.Base(f.In)
 }
 
 type noProgress struct{}

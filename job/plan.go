@@ -24,6 +24,7 @@ type Plan struct {
 	Files                      []File
 	Dir                        string // output directory (directory input) or ""
 	Metrics, Rejects, Outcomes string
+	Report                     string // the HTML report, or "" for none
 }
 
 // NewPlan resolves spec's input into files and every output path, and
@@ -134,7 +135,7 @@ func (p Plan) finish(spec Spec) (Plan, error) {
 	if spec.Rejects != "" {
 		p.Rejects = spec.Rejects
 	}
-	p.Outcomes = spec.Outcomes
+	p.Outcomes, p.Report = spec.Outcomes, spec.Report
 	return p, checkPaths(p)
 }
 
@@ -233,7 +234,7 @@ func insideInput(p Plan, in string, recursive bool) error {
 	if err := check("the output directory (--output)", p.Dir, true); err != nil {
 		return err
 	}
-	for _, s := range []struct{ what, path string }{{"the metrics file (--metrics)", p.Metrics}, {"the rejects file (--rejects)", p.Rejects}, {"the outcomes file (--outcomes)", p.Outcomes}} {
+	for _, s := range []struct{ what, path string }{{"the metrics file (--metrics)", p.Metrics}, {"the rejects file (--rejects)", p.Rejects}, {"the outcomes file (--outcomes)", p.Outcomes}, {"the report (--report)", p.Report}} {
 		if err := check(s.what, s.path, false); err != nil {
 			return err
 		}
@@ -271,7 +272,7 @@ func checkPaths(p Plan) error {
 	for _, f := range p.Files {
 		outs = append(outs, named{"output", f.Out})
 	}
-	outs = append(outs, named{"--metrics", p.Metrics}, named{"--rejects", p.Rejects}, named{"--outcomes", p.Outcomes})
+	outs = append(outs, named{"--metrics", p.Metrics}, named{"--rejects", p.Rejects}, named{"--outcomes", p.Outcomes}, named{"--report", p.Report})
 	inputs := make(map[fileKey]string, len(p.Files))
 	for _, f := range p.Files {
 		if f.In != format.Stdin {

@@ -18,8 +18,8 @@
 // The report ([Summary.Report]) keeps the peer's sections and keys in the
 // peer's order (summary, tokens, turns, averages, summarization, processing;
 // PEER.md §7) with the peer's rounding (Python round(x, n), see [Round]) and
-// Python's float printing (see [Float]), then adds outcomes, distributions
-// and run. Where we differ from the peer: total_trajectories counts every
+// Python's float printing (see [Float]), then adds outcomes, distributions,
+// groups and run. Where we differ from the peer: total_trajectories counts every
 // non-rejected record, summary_failed ones included (the peer excluded its
 // failed entries), and trajectories_still_over_limit counts every record
 // written over target (compressed_over_limit, uncompressible,
@@ -27,7 +27,19 @@
 //
 // Token distributions use a log-linear histogram with 128 sub-buckets per
 // power of two ([Hist]): bounded memory, exact merge, exact max, quantile
-// p = the value at rank ceil(p·N) with relative error at most 1/256.
+// p = the value at rank ceil(p·N) with relative error at most 1/256. The
+// report carries each histogram whole (distributions.tokens_*.histogram:
+// count, max and the non-empty buckets as [low, count] pairs: at most 128
+// per power of two of the counts, whatever the number of records), and
+// [Hist.UnmarshalJSON]
+// reads it back, so the metrics of several runs merge exactly and the HTML
+// report draws the distributions from the metrics alone.
+//
+// The groups section is the per-source breakdown ([Groups]): outcome
+// counts and token totals per input file ([Summary.Label]) or per value of
+// a record field ([Observation.Group], [GroupName]), for at most
+// [MaxGroups] names — the smallest in byte order, which keeps the
+// breakdown exactly mergeable — and "other" for the rest.
 //
 // Contract: no package state; nothing here starts goroutines or does I/O
 // except writing to the io.Writer a caller passes. [Summary] and [Hist] are

@@ -67,6 +67,18 @@ func (n Number) MarshalJSON() ([]byte, error) {
 	return appendPyFloat(nil, n.Value)
 }
 
+// UnmarshalJSON implements [json.Unmarshaler]: a number without a
+// fraction or exponent reads as an integer Number, any other as a float.
+func (n *Number) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || strings.ContainsAny(s, `"tfn{[`) {
+		return fmt.Errorf("metrics: %s is not a number", s)
+	}
+	*n = Number{Value: f, Int: !strings.ContainsAny(s, ".eE")}
+	return nil
+}
+
 // appendPyFloat appends Python's repr of x (float_repr_style "short").
 func appendPyFloat(dst []byte, x float64) ([]byte, error) {
 	if math.IsNaN(x) || math.IsInf(x, 0) {

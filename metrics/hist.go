@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"encoding/json"
+	"fmt"
 	"math/bits"
 	"slices"
 )
@@ -117,4 +119,95 @@ func (h *Hist) equal(o *Hist) bool {
 		b = b[:len(b)-1]
 	}
 	return h.n == o.n && h.max == o.max && slices.Equal(a, b)
+}
+
+// Bin is one non-empty bucket of a [Hist]: the values Low..Low+Width−1
+// and how many were recorded.
+type Bin struct {
+	Low, Width, Count int64
+}
+
+// Bins returns the non-empty buckets of h in ascending order. Their counts
+// sum to [Hist.Count]; the last one holds [Hist.Max].
+func (h *Hist) Bins() []Bin {
+	var out []Bin
+	for i, c := range h.counts {
+		if c > 0 {
+			low, w := bucketRange(i)
+			out = append(out, Bin{Low: low, Width: w, Count: c})
+		}
+	}
+	return out
+}
+
+// histJSON is the JSON form of a Hist: the count, the exact max, and the
+// non-empty buckets as [low, count] pairs in ascending order of low (the
+// bucket's width follows from low: 1 below 256, else 1/128 of the power of
+// two it lies in).
+type histJSON struct {
+	Count int64      `json:"count"`
+	Max   int64      `json:"max"`
+	Bins  [][2]int64 `json:"bins"`
+}
+
+// MarshalJSON implements [json.Marshaler]: {"count": N, "max": M, "bins":
+// [[low, count], ...]}, only the non-empty buckets, in ascending order.
+// [Hist.UnmarshalJSON] reads it back exactly, so histograms written by
+// several runs (shards) can be parsed and merged with [Hist.Merge].
+func (h *Hist) MarshalJSON() ([]byte, error) {
+	j := histJSON{Count: h.n, Max: h.max, Bins: [][2]int64{}}
+	for _, b := range h.Bins() {
+		j.Bins = append(j.Bins, [2]int64{b.Low, b.Count})
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON implements [json.Unmarshaler] for the form
+// [Hist.MarshalJSON] writes. It refuses, naming the bin, a low that is not
+// the start of a bucket, bins out of order or repeated, a count below 1,
+// counts that do not sum to count, and a max outside the last bin.
+func (h *Hist) UnmarshalJSON(b []byte) error {
+	var j histJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("metrics: histogram: %w", err)
+	}
+	var out Hist
+	var sum int64
+	prev := -1
+	for k, bin := range j.Bins {
+		low, c := bin[0], bin[1]
+		if low < 0 {
+			return fmt.Errorf("metrics: histogram: bin %d: negative low %d", k, low)
+		}
+		i := bucket(low)
+		if l, _ := bucketRange(i); l != low {
+			return fmt.Errorf("metrics: histogram: bin %d: %d is not where a bucket starts (that bucket starts at %d)", k, low, l)
+		}
+		if i <= prev {
+			return fmt.Errorf("metrics: histogram: bin %d: low %d is not above the previous bin's", k, low)
+		}
+		if c < 1 {
+			return fmt.Errorf("metrics: histogram: bin %d: count %d (only non-empty bins are listed)", k, c)
+		}
+		if sum += c; sum < 0 {
+			return fmt.Errorf("metrics: histogram: bin %d: counts overflow", k)
+		}
+		if i >= len(out.counts) {
+			out.counts = append(out.counts, make([]int64, i+1-len(out.counts))...)
+		}
+		out.counts[i] = c
+		prev = i
+	}
+	if sum != j.Count {
+		return fmt.Errorf("metrics: histogram: bins hold %d values, count says %d", sum, j.Count)
+	}
+	switch {
+	case j.Count == 0 && j.Max != 0:
+		return fmt.Errorf("metrics: histogram: max %d with no values", j.Max)
+	case j.Count > 0 && (j.Max < 0 || bucket(j.Max) != prev):
+		return fmt.Errorf("metrics: histogram: max %d is not in the last bin", j.Max)
+	}
+	out.n, out.max = j.Count, j.Max
+	*h = out
+	return nil
 }

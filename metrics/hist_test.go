@@ -1,9 +1,12 @@
 package metrics
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -114,6 +117,91 @@ func TestHistMergeExact(t *testing.T) {
 	for _, pm := range []int{500, 900, 990} {
 		if all.Quantile(pm) != b.Quantile(pm) {
 			t.Errorf("Quantile(%d): all %d, merged %d", pm, all.Quantile(pm), b.Quantile(pm))
+		}
+	}
+}
+
+// TestHistJSONMergeOfParsedParts: histograms written as JSON by several
+// parts (shards), parsed back and merged, equal the histogram of all the
+// values, and every field survives the round trip.
+func TestHistJSONMergeOfParsedParts(t *testing.T) {
+	for seed := range uint64(20) {
+		r := rand.New(rand.NewPCG(seed, 15))
+		var all Hist
+		parts := make([]Hist, 1+r.IntN(6))
+		for range r.IntN(3000) {
+			v := int64(math.Exp(r.Float64() * math.Log(3e6)))
+			if r.IntN(50) == 0 {
+				v = r.Int64N(300) // exact region too
+			}
+			all.Add(v)
+			parts[r.IntN(len(parts))].Add(v)
+		}
+		var merged Hist
+		for _, i := range r.Perm(len(parts)) {
+			b, err := json.Marshal(&parts[i])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var p Hist
+			if err := json.Unmarshal(b, &p); err != nil {
+				t.Fatalf("seed %d: parsing %s: %v", seed, b, err)
+			}
+			if !p.equal(&parts[i]) {
+				t.Fatalf("seed %d: part %d does not round-trip: %s", seed, i, b)
+			}
+			merged.Merge(&p)
+		}
+		if !merged.equal(&all) {
+			t.Fatalf("seed %d: merge of %d parsed parts differs from the whole", seed, len(parts))
+		}
+		a, _ := json.Marshal(&all)
+		m, _ := json.Marshal(&merged)
+		if !bytes.Equal(a, m) {
+			t.Fatalf("seed %d: JSON of the merge differs:\n%s\n%s", seed, a, m)
+		}
+	}
+}
+
+func TestHistJSONForm(t *testing.T) {
+	var h Hist
+	for _, v := range []int64{0, 5, 5, 300, 301, 100000} {
+		h.Add(v)
+	}
+	b, err := json.Marshal(&h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 300 and 301 share the bucket [300, 302); 100000 is in [99840, 100352).
+	if want := `{"count":6,"max":100000,"bins":[[0,1],[5,2],[300,2],[99840,1]]}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+	var empty Hist
+	if b, _ := json.Marshal(&empty); string(b) != `{"count":0,"max":0,"bins":[]}` {
+		t.Errorf("empty: %s", b)
+	}
+	bins := h.Bins()
+	if len(bins) != 4 || bins[2] != (Bin{Low: 300, Width: 2, Count: 2}) || bins[3].Width != 512 {
+		t.Errorf("Bins() = %+v", bins)
+	}
+}
+
+func TestHistUnmarshalRefuses(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{"count":1,"max":301,"bins":[[301,1]]}`, "not where a bucket starts"},
+		{`{"count":2,"max":9,"bins":[[9,1],[5,1]]}`, "not above the previous"},
+		{`{"count":2,"max":5,"bins":[[5,1],[5,1]]}`, "not above the previous"},
+		{`{"count":0,"max":0,"bins":[[5,0]]}`, "only non-empty"},
+		{`{"count":3,"max":5,"bins":[[5,2]]}`, "count says 3"},
+		{`{"count":2,"max":7,"bins":[[5,2]]}`, "not in the last bin"},
+		{`{"count":0,"max":4,"bins":[]}`, "with no values"},
+		{`{"count":1,"max":-1,"bins":[[-1,1]]}`, "negative"},
+		{`{"count":"x"}`, "cannot unmarshal"},
+	} {
+		var h Hist
+		err := json.Unmarshal([]byte(tc.in), &h)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one saying %q", tc.in, err, tc.want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/trajcompress/trajcompress/outcome"
@@ -40,6 +41,9 @@ type RunInfo struct {
 	Outputs []OutputFile
 	// DryRun: nothing was written, and LLM summaries were estimated.
 	DryRun bool
+	// GroupBy is the record field the per-source breakdown groups by
+	// (compress --group-by); "" means by input file.
+	GroupBy string
 }
 
 // OutputFile is one file a run wrote, as its metrics vouch for it:
@@ -53,8 +57,10 @@ type OutputFile struct {
 // Report is the aggregate metrics document. Marshalled with encoding/json it
 // has the peer's sections and keys in the peer's order (summary, tokens,
 // turns, averages, summarization, processing; PEER.md §7), then the
-// trajcompress sections outcomes, distributions and run. Build it with
-// [Summary.Report] and write it with [Report.WriteJSON].
+// trajcompress sections outcomes, distributions, groups and run. Build it
+// with [Summary.Report] and write it with [Report.WriteJSON]; it reads back
+// with encoding/json (metrics of older versions lack the histograms and
+// the groups: those fields are then nil).
 type Report struct {
 	Summary       SummarySection       `json:"summary"`
 	Tokens        TokensSection        `json:"tokens"`
@@ -64,6 +70,7 @@ type Report struct {
 	Processing    ProcessingSection    `json:"processing"`
 	Outcomes      OutcomesSection      `json:"outcomes"`
 	Distributions DistributionsSection `json:"distributions"`
+	Groups        *GroupsSection       `json:"groups,omitempty"`
 	Run           RunSection           `json:"run"`
 }
 
@@ -156,12 +163,7 @@ type ProcessingSection struct {
 // and per uncompressible reason. RecordsIn = RecordsOut + RecordsRejected
 // always; rejected records are the invalid ones.
 type OutcomesSection struct {
-	SkippedUnderTarget    int64         `json:"skipped_under_target"`
-	Compressed            int64         `json:"compressed"`
-	CompressedOverLimit   int64         `json:"compressed_over_limit"`
-	Uncompressible        int64         `json:"uncompressible"`
-	SummaryFailed         int64         `json:"summary_failed"`
-	Invalid               int64         `json:"invalid"`
+	OutcomeCounts
 	UncompressibleReasons ReasonsCounts `json:"uncompressible_reasons"`
 	FailedToFit           int64         `json:"failed_to_fit"` // compressed_over_limit + uncompressible
 	RecordsIn             int64         `json:"records_in"`
@@ -172,6 +174,48 @@ type OutcomesSection struct {
 	// OpenAI dialect). Compression never creates such a problem; these
 	// come from the input and are reported, not repaired.
 	RecordsWithPairingProblems int64 `json:"records_with_pairing_problems"`
+}
+
+// OutcomeCounts are records per outcome, under the outcomes' names (the
+// first keys of the outcomes section and of each group).
+type OutcomeCounts struct {
+	SkippedUnderTarget  int64 `json:"skipped_under_target"`
+	Compressed          int64 `json:"compressed"`
+	CompressedOverLimit int64 `json:"compressed_over_limit"`
+	Uncompressible      int64 `json:"uncompressible"`
+	SummaryFailed       int64 `json:"summary_failed"`
+	Invalid             int64 `json:"invalid"`
+}
+
+// outcomeCounts returns what count says for each outcome.
+func outcomeCounts(count func(outcome.Outcome) int64) OutcomeCounts {
+	return OutcomeCounts{
+		SkippedUnderTarget:  count(outcome.SkippedUnderTarget),
+		Compressed:          count(outcome.Compressed),
+		CompressedOverLimit: count(outcome.CompressedOverLimit),
+		Uncompressible:      count(outcome.Uncompressible),
+		SummaryFailed:       count(outcome.SummaryFailed),
+		Invalid:             count(outcome.Invalid),
+	}
+}
+
+// Count returns the records with outcome oc (0 for an unknown outcome).
+func (c OutcomeCounts) Count(oc outcome.Outcome) int64 {
+	switch oc {
+	case outcome.SkippedUnderTarget:
+		return c.SkippedUnderTarget
+	case outcome.Compressed:
+		return c.Compressed
+	case outcome.CompressedOverLimit:
+		return c.CompressedOverLimit
+	case outcome.Uncompressible:
+		return c.Uncompressible
+	case outcome.SummaryFailed:
+		return c.SummaryFailed
+	case outcome.Invalid:
+		return c.Invalid
+	}
+	return 0
 }
 
 // ReasonsCounts counts uncompressible records per outcome.Reason.
@@ -191,17 +235,22 @@ type DistributionsSection struct {
 
 // Quantiles summarises a [Hist]: p50, p90 and p99 as [Hist.Quantile] (value
 // at rank ceil(p·N), relative error <= 1/256) and the exact max; all 0 when
-// empty.
+// empty. Histogram is the histogram itself (its JSON form: count, max and
+// the non-empty bins, see [Hist.MarshalJSON]), so that the metrics of
+// several runs merge exactly and a report can draw the distribution
+// without the outputs; nil in metrics of older versions.
 type Quantiles struct {
-	P50 int64 `json:"p50"`
-	P90 int64 `json:"p90"`
-	P99 int64 `json:"p99"`
-	Max int64 `json:"max"`
+	P50       int64 `json:"p50"`
+	P90       int64 `json:"p90"`
+	P99       int64 `json:"p99"`
+	Max       int64 `json:"max"`
+	Histogram *Hist `json:"histogram,omitempty"`
 }
 
-// QuantilesOf returns the quantiles of h.
+// QuantilesOf returns the quantiles of h, with a copy of h.
 func QuantilesOf(h *Hist) Quantiles {
-	return Quantiles{P50: h.Quantile(500), P90: h.Quantile(900), P99: h.Quantile(990), Max: h.Max()}
+	c := Hist{counts: slices.Clone(h.counts), n: h.n, max: h.max}
+	return Quantiles{P50: h.Quantile(500), P90: h.Quantile(900), P99: h.Quantile(990), Max: h.Max(), Histogram: &c}
 }
 
 // RunSection describes the run.
@@ -307,12 +356,7 @@ func (s *Summary) Report(info RunInfo) Report {
 		DurationSeconds: Round(info.End.Sub(info.Start).Seconds(), 2),
 	}
 	r.Outcomes = OutcomesSection{
-		SkippedUnderTarget:  s.Count(outcome.SkippedUnderTarget),
-		Compressed:          s.Count(outcome.Compressed),
-		CompressedOverLimit: s.Count(outcome.CompressedOverLimit),
-		Uncompressible:      s.Count(outcome.Uncompressible),
-		SummaryFailed:       s.Count(outcome.SummaryFailed),
-		Invalid:             s.Count(outcome.Invalid),
+		OutcomeCounts: outcomeCounts(s.Count),
 		UncompressibleReasons: ReasonsCounts{
 			NoMiddle:       s.ReasonCount(outcome.NoMiddle),
 			Collapsed:      s.ReasonCount(outcome.Collapsed),
@@ -326,6 +370,7 @@ func (s *Summary) Report(info RunInfo) Report {
 		RecordsWithPairingProblems: c.pairingRecords,
 	}
 	r.Distributions = DistributionsSection{TokensBefore: QuantilesOf(&s.before), TokensAfter: QuantilesOf(&s.after)}
+	r.Groups = s.groups.Section(info.GroupBy)
 	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,
 		TokenizerKind: info.TokenizerKind, TokenizerSplit: info.TokenizerSplit, TokenizerSHA256: info.TokenizerSHA256,
 		Config: info.Config, ConfigFingerprint: info.ConfigFingerprint, InputFingerprint: info.InputFingerprint,
@@ -341,7 +386,8 @@ func (s *Summary) Report(info RunInfo) Report {
 }
 
 // WriteJSON writes r as JSON indented by two spaces, as the peer's
-// json.dump(indent=2), without HTML escaping, followed by a newline.
+// json.dump(indent=2), without HTML escaping, followed by a newline;
+// arrays of numbers only (the histograms' bins) are written on one line.
 func (r Report) WriteJSON(w io.Writer) error {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -350,10 +396,64 @@ func (r Report) WriteJSON(w io.Writer) error {
 	if err := enc.Encode(r); err != nil {
 		return fmt.Errorf("metrics: encoding report: %w", err)
 	}
-	if _, err := w.Write(buf.Bytes()); err != nil {
+	if _, err := w.Write(compactNumberArrays(buf.Bytes())); err != nil {
 		return fmt.Errorf("metrics: writing report: %w", err)
 	}
 	return nil
+}
+
+// compactNumberArrays returns the indented JSON b with every array that
+// holds only numbers and such arrays (no string, no object) written on one
+// line without spaces: [[256,3],[300,1]] instead of one number per line.
+func compactNumberArrays(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch c {
+		case '"':
+			end := i + 1
+			for end < len(b) && b[end] != '"' {
+				if b[end] == '\\' {
+					end++
+				}
+				end++
+			}
+			out = append(out, b[i:min(end+1, len(b))]...)
+			i = end
+			continue
+		case '[':
+			if end, ok := numberArrayEnd(b, i); ok {
+				for _, d := range b[i : end+1] {
+					if d != ' ' && d != '\n' {
+						out = append(out, d)
+					}
+				}
+				i = end
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// numberArrayEnd returns the index of the bracket closing the array that
+// opens at b[i], and whether that array holds no string and no object.
+func numberArrayEnd(b []byte, i int) (int, bool) {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"', '{':
+			return 0, false
+		case '[':
+			depth++
+		case ']':
+			if depth--; depth == 0 {
+				return j, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // pyISOFormat formats t like Python's naive datetime.isoformat().

@@ -46,6 +46,12 @@ type Observation struct {
 	// Fallback is set when the summary came from the deterministic
 	// fallback after the configured summarizer failed.
 	Fallback bool
+
+	// Group is the record's group in the per-source breakdown when the run
+	// groups by a record field (compress --group-by; see [GroupName]); ""
+	// otherwise: a run grouped by input file labels each input's Summary
+	// with [Summary.Label] instead.
+	Group string
 }
 
 // normalized returns o with the after counts equal to the before counts when
@@ -71,7 +77,8 @@ func (o Observation) normalized() Observation {
 // several with Merge.
 type Summary struct {
 	c             counters
-	before, after Hist // tokens before and after, non-rejected records
+	before, after Hist   // tokens before and after, non-rejected records
+	groups        Groups // the per-source breakdown
 }
 
 // counters holds every scalar of a Summary; it is comparable.
@@ -112,10 +119,19 @@ func (s *Summary) Observe(o Observation) {
 		s.c.reasons[ri]++
 	}
 	s.c.outcomes[oi]++
+	var g GroupCounts
+	g.Outcomes[oi] = 1
 	if o.Outcome == outcome.Invalid {
+		if o.Group != "" {
+			s.groups.Add(o.Group, &g)
+		}
 		return
 	}
 	o = o.normalized()
+	if o.Group != "" {
+		g.TokensBefore, g.TokensAfter = int64(o.TokensBefore), int64(o.TokensAfter)
+		s.groups.Add(o.Group, &g)
+	}
 	s.c.tokensBefore += int64(o.TokensBefore)
 	s.c.tokensAfter += int64(o.TokensAfter)
 	s.c.turnsBefore += int64(o.TurnsBefore)
@@ -168,7 +184,27 @@ func (s *Summary) Merge(o *Summary) {
 	s.c.fallbacks += o.c.fallbacks
 	s.before.Merge(&o.before)
 	s.after.Merge(&o.after)
+	s.groups.Merge(&o.groups)
 }
+
+// Label puts every record s has observed in the one group name, replacing
+// its breakdown: a run grouped by input file labels each input's Summary
+// with the file's name before merging them.
+func (s *Summary) Label(name string) {
+	g := GroupCounts{Outcomes: s.c.outcomes, TokensBefore: s.c.tokensBefore, TokensAfter: s.c.tokensAfter}
+	s.groups = Groups{}
+	if s.RecordsIn() > 0 {
+		s.groups.Add(name, &g)
+	}
+}
+
+// Groups returns the per-source breakdown of s; the caller must not
+// modify it.
+func (s *Summary) Groups() *Groups { return &s.groups }
+
+// Hists returns the histograms of tokens before and after over the
+// non-rejected records; the caller must not modify them.
+func (s *Summary) Hists() (before, after *Hist) { return &s.before, &s.after }
 
 // Count returns the number of records observed with outcome o (0 for an
 // unknown outcome).
@@ -211,7 +247,7 @@ func (s *Summary) compressed() int64 {
 
 // Equal reports whether s and o hold the same aggregate.
 func (s *Summary) Equal(o *Summary) bool {
-	return s.c == o.c && s.before.equal(&o.before) && s.after.equal(&o.after)
+	return s.c == o.c && s.before.equal(&o.before) && s.after.equal(&o.after) && s.groups.equal(&o.groups)
 }
 
 // fixed128 is an unsigned 64.64 fixed-point number; sums of them are exact

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -21,7 +22,8 @@ var update = flag.Bool("update", false, "rewrite testdata golden files")
 // plausible counts.
 func randomObservation(r *rand.Rand, line int64) Observation {
 	outs := outcome.All()
-	o := Observation{Source: "f.jsonl", Line: line, Outcome: outs[r.IntN(len(outs))]}
+	// More group names than MaxGroups, so that merges fold some into other.
+	o := Observation{Source: "f.jsonl", Line: line, Outcome: outs[r.IntN(len(outs))], Group: fmt.Sprintf("g%03d", r.IntN(MaxGroups*3/2))}
 	if o.Outcome == outcome.Invalid {
 		o.RejectReason = "not valid JSON"
 		return o
@@ -194,7 +196,9 @@ func TestReportGolden(t *testing.T) {
 		Start: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC),
 		End:   time.Date(2026, 11, 22, 9, 1, 2, 345678912, time.UTC),
 	}
-	got := reportJSON(t, goldenSummary(), info)
+	s := goldenSummary()
+	s.Label("agent_runs.jsonl")
+	got := reportJSON(t, s, info)
 	path := filepath.Join("testdata", "report.golden.json")
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
@@ -209,7 +213,7 @@ func TestReportGolden(t *testing.T) {
 		t.Errorf("report differs from %s (go test ./metrics -update to accept):\ngot:\n%s", path, got)
 	}
 	// Key order is part of the contract: the peer's sections first.
-	order := []string{`"summary"`, `"tokens"`, `"turns"`, `"averages"`, `"summarization"`, `"processing"`, `"outcomes"`, `"distributions"`, `"run"`}
+	order := []string{`"summary"`, `"tokens"`, `"turns"`, `"averages"`, `"summarization"`, `"processing"`, `"outcomes"`, `"distributions"`, `"groups"`, `"run"`}
 	last := -1
 	for _, k := range order {
 		i := strings.Index(got, k)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/snap"
@@ -46,6 +47,12 @@ type Options struct {
 
 	PerRecordMetrics bool // add "compression_metrics" to compressed records
 	DryRun           bool // plan and count; remote summarizers are not called
+
+	// GroupBy, when set, names the top-level record field whose value is
+	// each record's group in the metrics' per-source breakdown
+	// (Observation.Group, metrics.GroupName); a rejected line that is still
+	// a JSON object is grouped by it too.
+	GroupBy string
 }
 
 // Validate reports options that cannot work.
@@ -198,7 +205,13 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 	defer c.releaseHeld(&j)
 
 	if rej := c.decode(&j); rej != nil {
+		if c.opts.GroupBy != "" {
+			j.obs.Group = metrics.GroupName(jsonx.Lookup(raw, c.opts.GroupBy))
+		}
 		return Result{Obs: j.obs, Reject: rej}, nil
+	}
+	if c.opts.GroupBy != "" {
+		j.obs.Group = metrics.GroupName(j.rec.Field(c.opts.GroupBy))
 	}
 	c.measure(&j)
 	c.planRegion(&j)

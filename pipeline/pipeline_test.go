@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
@@ -165,6 +166,32 @@ func TestCompressInvalid(t *testing.T) {
 		if res.Out != nil || res.Reject == nil || res.Obs.Outcome != outcome.Invalid || res.Reject.Pos != pos || string(res.Reject.Raw) != line {
 			t.Errorf("%s: %+v", line, res)
 		}
+	}
+}
+
+// TestGroupBy: with Options.GroupBy each record's observation names the
+// value of that field, rejected lines that are JSON objects included.
+func TestGroupBy(t *testing.T) {
+	comp := newComp(t, func(o *Options) { o.GroupBy = "model" })
+	ok := shareGPTLine("system human gpt", 5, 5, 5)
+	for line, want := range map[string]string{
+		`{"model": "a", ` + ok[1:]:                 "a",
+		`{"model": 7, ` + ok[1:]:                   "7",
+		ok:                                         metrics.GroupNone,
+		`{"model": "b", "messages_typo": []}`:      "b",
+		`{"model": "c", "conversations": [`:        metrics.GroupNone,
+		`{"model": "d\u00e9", "conversations": 1}`: "dé",
+	} {
+		res, err := comp.Compress(context.Background(), []byte(line), pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Obs.Group != want {
+			t.Errorf("%s: group %q, want %q", line, res.Obs.Group, want)
+		}
+	}
+	if res, _ := newComp(t, nil).Compress(context.Background(), []byte(ok), pos); res.Obs.Group != "" {
+		t.Errorf("no GroupBy: group %q, want none", res.Obs.Group)
 	}
 }
 

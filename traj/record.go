@@ -113,6 +113,17 @@ type Record struct {
 // modify them.
 func (r *Record) Raw() []byte { return r.raw }
 
+// Field returns the raw JSON value of the record's top-level key (the
+// last one when the key repeats), sharing the record's bytes, and false
+// when there is no such key.
+func (r *Record) Field(key string) ([]byte, bool) {
+	m, ok := jsonx.Find(r.members, key)
+	if !ok {
+		return nil, false
+	}
+	return r.raw[m.Start:m.End], true
+}
+
 // Decode parses one JSON object as a trajectory. line is retained by the
 // record, and its turns' Raw and Text share its memory (texts without
 // escapes are not copied), so the caller must never modify or reuse it.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"io"
 
 	"github.com/trajcompress/trajcompress/check"
@@ -42,10 +43,7 @@ Flags:
 func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("check", stderr, checkUsage, "")
 	baseline := fs.String("baseline", "", "baseline metrics JSON (required)")
-	maxRatio := fs.Float64("max-ratio-regression", 0.01, "largest allowed rise of tokens.overall_compression_ratio (absolute)")
-	maxFail := fs.Float64("max-failed-to-fit-increase", 0, "largest allowed rise of outcomes.failed_to_fit")
-	rulesPath := fs.String("rules", "", "YAML rules file replacing the default rules")
-	allow := fs.Bool("allow-different-setup", false, "compare even when tokenizer, config or input fingerprints differ")
+	gate := defineGateFlags(fs)
 	noVerify := fs.Bool("no-verify-outputs", false, "do not check that the outputs RUN.json vouches for (run.outputs: sizes and hashes) are there and unchanged")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -53,14 +51,10 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	if *baseline == "" || fs.NArg() != 1 {
 		return usagef("check: want --baseline BASE.json and one RUN.json (see trajcompress check -h)")
 	}
-	rules := check.DefaultRules(*maxRatio, *maxFail)
-	if *rulesPath != "" {
-		var err error
-		if rules, err = check.LoadRules(*rulesPath); err != nil {
-			return usageError{err}
-		}
+	rules, err := gate.rules()
+	if err != nil {
+		return err
 	}
-	rules.AllowDifferentSetup = rules.AllowDifferentSetup || *allow
 	if !*noVerify {
 		if err := check.VerifyRunOutputs(fs.Arg(0)); err != nil {
 			return usageError{err}
@@ -76,6 +70,36 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		return errRegressed
 	}
 	return nil
+}
+
+// gateFlags are the flags that choose the gate's rules, shared by check
+// and report.
+type gateFlags struct {
+	maxRatio, maxFail *float64
+	rulesPath         *string
+	allow             *bool
+}
+
+func defineGateFlags(fs *flag.FlagSet) *gateFlags {
+	return &gateFlags{
+		maxRatio:  fs.Float64("max-ratio-regression", 0.01, "largest allowed rise of tokens.overall_compression_ratio (absolute)"),
+		maxFail:   fs.Float64("max-failed-to-fit-increase", 0, "largest allowed rise of outcomes.failed_to_fit"),
+		rulesPath: fs.String("rules", "", "YAML rules file replacing the default rules"),
+		allow:     fs.Bool("allow-different-setup", false, "compare even when tokenizer, config or input fingerprints differ"),
+	}
+}
+
+// rules returns the rules the flags choose.
+func (g *gateFlags) rules() (check.Rules, error) {
+	rules := check.DefaultRules(*g.maxRatio, *g.maxFail)
+	if *g.rulesPath != "" {
+		var err error
+		if rules, err = check.LoadRules(*g.rulesPath); err != nil {
+			return rules, usageError{err}
+		}
+	}
+	rules.AllowDifferentSetup = rules.AllowDifferentSetup || *g.allow
+	return rules, nil
 }
 
 // errRegressed: check found a regression (exit 1, the table says which).

@@ -43,7 +43,7 @@ file, line and reason; records in = records out + records rejected, always.
 Every record gets one outcome: skipped_under_target, compressed,
 compressed_over_limit, uncompressible (no_middle, collapsed,
 region_too_small, alternation), summary_failed, or invalid. The metrics JSON keeps the
-peer's sections and adds "outcomes" and "distributions".
+peer's sections and adds "outcomes", "distributions" (with the histograms) and "groups".
 
 Flags override the config file, which overrides the defaults.
 
@@ -52,10 +52,10 @@ Flags override the config file, which overrides the defaults.
 // compressFlags are the command-line settings that are not config
 // settings (those are in configFlags).
 type compressFlags struct {
-	input, output, configPath, metricsPath, rejectsPath, outcomesPath, cpuProfile string
-	priceIn, priceOut, samplePercent, maxRejectRate                               float64
-	seed                                                                          uint64
-	dryRun, quiet, wait, noRecursive                                              bool
+	input, output, configPath, metricsPath, rejectsPath, outcomesPath, reportPath, cpuProfile, groupBy string
+	priceIn, priceOut, samplePercent, maxRejectRate                                                    float64
+	seed                                                                                               uint64
+	dryRun, quiet, wait, noRecursive                                                                   bool
 }
 
 func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -67,6 +67,8 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.StringVar(&f.metricsPath, "metrics", "", "where to write the aggregate metrics JSON (default: beside the output file, or inside the output directory)")
 	fs.StringVar(&f.rejectsPath, "rejects", "", "where to write rejected lines as JSONL (default: <output stem>_rejects.jsonl)")
 	fs.StringVar(&f.outcomesPath, "outcomes", "", "write one JSON line per input record with its outcome to `PATH`")
+	fs.StringVar(&f.reportPath, "report", "", "also write the run's HTML report to `PATH`: the page \"trajcompress report\" makes of the metrics, with the worst cases of the run")
+	fs.StringVar(&f.groupBy, "group-by", "", "break the metrics down (the \"groups\" section, the report's per-source table) by this top-level record `FIELD`, e.g. model or task, instead of by input file; at most 64 values are named, the rest counted as other")
 	fs.Float64Var(&f.samplePercent, "sample-percent", 0, "process a reproducible sample of this percentage (0 < p <= 100) of each file, in input order")
 	fs.Uint64Var(&f.seed, "seed", 42, "seed for --sample-percent")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "analyse and write the metrics, but write no output records (nor a rejects file, unless --rejects is given)")
@@ -101,10 +103,11 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	spec := job.Spec{
 		Config: cfg, Input: f.input, Output: f.output,
-		Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath,
+		Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath, Report: f.reportPath,
 		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait, NoRecursive: f.noRecursive,
 		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
 		Progress: newProgress(stderr, f.quiet), Stdin: stdin, Notes: prefixed{stderr},
+		GroupBy: f.groupBy,
 	}
 	if set["sample-percent"] {
 		spec.Sample = &job.Sample{Percent: f.samplePercent, Seed: f.seed}

@@ -43,6 +43,7 @@ Usage:
   trajcompress compress --input PATH [flags]   compress a JSONL, Parquet or Arrow file, or a directory of them
   trajcompress fixtures --output PATH [flags]  generate synthetic trajectories from a seed
   trajcompress check --baseline B.json R.json  fail when a run's metrics regressed against a baseline
+  trajcompress report R.json --output R.html   a self-contained HTML page about a run (charts, tables, the gate)
   trajcompress validate --dialect D FILE...    report records a trainer would reject for their role order
   trajcompress version                         print the version
   trajcompress help                            this text
@@ -142,6 +143,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdFixtures(args[1:], stdout, stderr)
 	case "check":
 		err = cmdCheck(args[1:], stdout, stderr)
+	case "report":
+		err = cmdReport(args[1:], stdout, stderr)
 	case "validate":
 		err = cmdValidate(args[1:], stdout, stderr)
 	case "version", "--version", "-version":

@@ -98,6 +98,20 @@ func TestSavings(t *testing.T) {
 		t.Fatalf("check: exit %d\n%s%s", code, out.String(), stderr.String())
 	}
 
+	// A baseline from before the metrics carried histograms and groups
+	// (issue 15) still gates a run that has them.
+	old := doctor(t, base, func(m map[string]any) {
+		delete(m, "groups")
+		for _, k := range []string{"tokens_before", "tokens_after"} {
+			delete(m["distributions"].(map[string]any)[k].(map[string]any), "histogram")
+		}
+	})
+	oldBase := filepath.Join(tmp, "old_baseline.json")
+	os.WriteFile(oldBase, old, 0o644)
+	if code := run(context.Background(), []string{"check", "--baseline", oldBase, run1}, nil, &out, &stderr); code != exitOK {
+		t.Fatalf("check against a baseline without histograms: exit %d\n%s%s", code, out.String(), stderr.String())
+	}
+
 	// A worse ratio → 1, with the regressed row in the table.
 	worse := doctor(t, got, func(m map[string]any) {
 		tok := m["tokens"].(map[string]any)

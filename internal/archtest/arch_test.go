@@ -26,13 +26,13 @@ var layer = map[string]int{
 	"metrics": 3, "summary/llm": 3, "validate": 3, "format/internal/jsonval": 2,
 	"format/jsonl": 1, "format/internal/formattest": 3, "format/arrow": 3, "format/parquet": 3,
 	"format/internal/roundtrip": 5, "redact": 0, "redact/redacttest": 0, "redact/internal/rulegen": 0, "prepass": 2, "format": 4, "config": 6, "check": 4, "fixtures/gen": 2,
-	"pipeline": 5,
-	"job":      7,
+	"pipeline": 5, "report": 5,
+	"job": 7,
 }
 
 // pure packages may not import anything that does I/O, networking,
 // processes or system calls.
-var pure = []string{"snap", "tokenize", "traj", "internal/jsonx", "outcome", "redact", "prepass", "task"}
+var pure = []string{"snap", "tokenize", "traj", "internal/jsonx", "outcome", "redact", "prepass", "task", "report"}
 
 var impure = []string{"os", "os/exec", "os/signal", "net", "syscall", "io/fs", "io/ioutil", "path/filepath", "runtime/pprof", "golang.org/x/sys"}
 

@@ -25,6 +25,11 @@
 // written over target (compressed_over_limit, uncompressible,
 // summary_failed).
 //
+// [Summary.MarshalState] and [Summary.UnmarshalState] carry a Summary's
+// exact state (not the rounded report) between processes: each task of a
+// sharded or resumed run keeps its state beside its outputs, and the merge
+// of the states equals one process's Summary.
+//
 // Token distributions use a log-linear histogram with 128 sub-buckets per
 // power of two ([Hist]): bounded memory, exact merge, exact max, quantile
 // p = the value at rank ceil(p·N) with relative error at most 1/256. The

@@ -11,6 +11,10 @@
 //     line (JSONL: the physical line, blank lines counted) or row number,
 //     and io.EOF after the last record;
 //   - the returned bytes belong to the caller (never reused by the reader);
+//   - text is handed on as the file holds it: ill-formed UTF-8 in a JSONL
+//     line or in a Parquet or Arrow string value is neither repaired nor
+//     dropped here (the record path repairs and counts it, the same way for
+//     every format);
 //   - read errors name the file (and line, where there is one);
 //   - Close releases the file.
 //

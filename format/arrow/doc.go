@@ -18,7 +18,9 @@
 //     their raw integer → exact JSON integers; float16/32/64 → the shortest
 //     exact decimal, integral values with ".0"; NaN/±Inf → "NaN",
 //     "Infinity", "-Infinity".
-//   - utf8, large_utf8, utf8_view → strings, except fields tagged with the
+//   - utf8, large_utf8, utf8_view → strings, their bytes as stored
+//     (ill-formed UTF-8 is handed on, not repaired: the record path
+//     repairs and counts it), except fields tagged with the
 //     canonical arrow.json extension (datasets' Json() feature), whose text
 //     is embedded as the JSON value; binary, large_binary, binary_view,
 //     fixed_size_binary → base64 (standard encoding) strings;

@@ -260,7 +260,7 @@ func appendValue(dst []byte, f arrow.Field, arr arrow.Array, i int) ([]byte, err
 				dst = append(dst, ',')
 			}
 			if s, ok := keys.(*array.String); ok {
-				dst = jsonx.AppendString(dst, s.Value(int(k)))
+				dst = jsonx.AppendStringKeep(dst, s.Value(int(k)))
 			} else {
 				kb, err := appendValue(nil, mt.KeyField(), keys, int(k))
 				if err != nil {
@@ -328,11 +328,9 @@ func elemField(dt arrow.DataType) arrow.Field {
 
 func appendText(dst []byte, f arrow.Field, s string) []byte {
 	if isJSON(f) {
-		if v, err := jsonval.Decode([]byte(s)); err == nil {
-			return jsonval.Append(dst, v)
-		}
+		return jsonval.AppendEmbedded(dst, []byte(s))
 	}
-	return jsonx.AppendString(dst, s)
+	return jsonx.AppendStringKeep(dst, s)
 }
 
 func appendBase64(dst, b []byte) []byte {

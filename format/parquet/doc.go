@@ -20,7 +20,9 @@
 //     timestamp/decimal as their raw integer) → JSON integers, exact;
 //     float/double → the shortest exact decimal, integral values with ".0";
 //     NaN/±Inf → the strings "NaN", "Infinity", "-Infinity".
-//   - STRING/ENUM byte arrays → strings; JSON-annotated → the embedded JSON
+//   - STRING/ENUM byte arrays → strings, their bytes as stored (ill-formed
+//     UTF-8 is handed on, not repaired: the record path repairs and counts
+//     it); JSON-annotated → the embedded JSON
 //     value; other byte arrays and fixed-length byte arrays → base64
 //     (standard encoding) strings; INT96 → its decimal string (read only).
 //

@@ -337,7 +337,7 @@ func (a *assembler) instance(p *pnode) error {
 			}
 			a.cursor[p.key.col]++
 			if p.key.enc == eString {
-				a.out = jsonx.AppendString(a.out, string(kv.ByteArray()))
+				a.out = jsonx.AppendStringKeep(a.out, string(kv.ByteArray()))
 			} else {
 				a.out = jsonx.AppendString(a.out, string(appendLeaf(nil, p.key, kv)))
 			}
@@ -372,13 +372,9 @@ func appendLeaf(dst []byte, p *pnode, v pq.Value) []byte {
 	case eDouble:
 		return jsonval.AppendFloat(dst, v.Double(), 64)
 	case eString:
-		return jsonx.AppendString(dst, string(v.ByteArray()))
+		return jsonx.AppendStringKeep(dst, string(v.ByteArray()))
 	case eJSON:
-		b := v.ByteArray()
-		if jv, err := jsonval.Decode(b); err == nil {
-			return jsonval.Append(dst, jv)
-		}
-		return jsonx.AppendString(dst, string(b))
+		return jsonval.AppendEmbedded(dst, v.ByteArray())
 	case eInt96:
 		return jsonx.AppendString(dst, v.Int96().String())
 	default:

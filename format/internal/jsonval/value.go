@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
@@ -237,4 +238,23 @@ func ParseUint(v any, bits int) (uint64, error) {
 		return 0, fmt.Errorf("want an unsigned %d-bit integer, got %s", bits, n)
 	}
 	return u, nil
+}
+
+// AppendEmbedded appends the JSON text of a JSON-typed column value (a
+// Parquet JSON logical type, an Arrow arrow.json field) as the value it
+// holds, compact; text that is not one JSON value is appended as a
+// string. Like the string columns, ill-formed UTF-8 is handed on as read
+// (json.Compact keeps bytes; the record path repairs and counts it).
+func AppendEmbedded(dst, text []byte) []byte {
+	if !utf8.Valid(text) {
+		var buf bytes.Buffer
+		if json.Compact(&buf, text) == nil {
+			return append(dst, buf.Bytes()...)
+		}
+		return jsonx.AppendStringKeep(dst, string(text))
+	}
+	if v, err := Decode(text); err == nil {
+		return Append(dst, v)
+	}
+	return jsonx.AppendString(dst, string(text))
 }

@@ -27,6 +27,8 @@ func Create(path, format string, in Schema, extra string) (Writer, error) {
 	switch format {
 	case JSONL:
 		return jsonl.Create(path)
+	case JSON:
+		return jsonl.CreateArray(path)
 	case Parquet, Arrow:
 		s := &tabular{path: path, format: format, schema: in, extra: extra}
 		if (format == Parquet && in.parquet != nil) || (format == Arrow && in.arrow != nil) {
@@ -36,7 +38,7 @@ func Create(path, format string, in Schema, extra string) (Writer, error) {
 		}
 		return s, nil
 	}
-	return nil, fmt.Errorf("%s: unknown output format %q (want jsonl, parquet or arrow)", path, format)
+	return nil, fmt.Errorf("%s: unknown output format %q (want jsonl, json, parquet or arrow)", path, format)
 }
 
 // SchemaSample is how many records a tabular writer without an input

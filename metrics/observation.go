@@ -37,7 +37,8 @@ func (o *Observation) Settle(oc outcome.Outcome, tokens, turns int) {
 }
 
 // AppendJSON appends the --outcomes line of o (without a newline) to dst and
-// returns the extended slice. Keys, in order: source, line, outcome, reason
+// returns the extended slice. Keys, in order: source, line, record (only
+// for a record of a JSON array: its index), outcome, reason
 // (null when none; for invalid records the reject reason), tokens_before,
 // tokens_after, turns_before, turns_after, region ([start, end) in input
 // turn indices, or null), pairing_problems (of the record as written),
@@ -53,6 +54,10 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 	dst = jsonx.AppendString(dst, o.Source)
 	dst = append(dst, `,"line":`...)
 	dst = strconv.AppendInt(dst, o.Line, 10)
+	if o.Record > 0 {
+		dst = append(dst, `,"record":`...)
+		dst = strconv.AppendInt(dst, o.Record, 10)
+	}
 	dst = append(dst, `,"outcome":`...)
 	dst = jsonx.AppendString(dst, string(o.Outcome))
 	dst = append(dst, `,"reason":`...)

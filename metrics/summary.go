@@ -10,7 +10,10 @@ import (
 // Observation is what the pipeline records about one input record.
 type Observation struct {
 	Source string // input file the record came from
-	Line   int64  // 1-based line (JSONL) or row (Parquet/Arrow) of the record
+	Line   int64  // 1-based line (JSONL; JSON array: where it starts) or row (Parquet/Arrow) of the record
+	// Record is the record's 1-based index in a JSON array, whose records
+	// may share a line; 0 for the other formats.
+	Record int64
 
 	Outcome outcome.Outcome
 	// Reason is the [outcome.Reason] of an Uncompressible outcome; for other

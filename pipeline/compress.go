@@ -197,7 +197,7 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 // the run's bound on requests in flight.
 func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
 	j := job{raw: raw, pos: pos, deadline: c.deadline(), lim: lim}
-	j.obs = metrics.Observation{Source: pos.File, Line: pos.Line}
+	j.obs = metrics.Observation{Source: pos.File, Line: pos.Line, Record: pos.Record}
 	if err := lim.acquireCPU(ctx); err != nil {
 		return Result{}, err
 	}

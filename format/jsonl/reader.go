@@ -10,9 +10,10 @@ import (
 // Reader reads the lines of a JSONL file.
 type Reader struct {
 	*text
-	f    io.Closer
-	line int64
-	buf  []byte
+	f     io.Closer
+	line  int64
+	index int64 // records returned
+	buf   []byte
 }
 
 // Open opens a JSONL file, gzip-compressed or not.
@@ -61,6 +62,7 @@ func (r *Reader) Next() ([]byte, int64, error) {
 		}
 		r.lineEnd(end)
 		if out != nil {
+			r.index++
 			return out, r.line, nil
 		}
 		if err == io.EOF {

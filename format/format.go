@@ -63,8 +63,21 @@ type Reader interface {
 // the same format so it keeps its columns; the zero Schema (JSONL input)
 // makes a tabular writer infer one from the records.
 type Schema struct {
-	parquet *parquet.Schema
-	arrow   *arrow.Schema
+	parquet   *parquet.Schema
+	arrow     *arrow.Schema
+	arrowFile bool // the Arrow input is in the IPC file format
+}
+
+// Metadata is the schema's key/value metadata entry for key (for example
+// "huggingface"); none for JSONL.
+func (s Schema) Metadata(key string) (string, bool) {
+	switch {
+	case s.parquet != nil:
+		return s.parquet.Metadata(key)
+	case s.arrow != nil:
+		return s.arrow.Metadata(key)
+	}
+	return "", false
 }
 
 // Columns lists a tabular input's columns (nil for JSONL).
@@ -99,6 +112,10 @@ type Options struct {
 	Ctx  context.Context
 	// Stdin is what [Stdin] reads; nil means os.Stdin.
 	Stdin io.Reader
+	// JSONText names top-level string columns of a Parquet or Arrow input
+	// that hold JSON text, read as the JSON values they hold
+	// (compression_metrics, which earlier versions wrote as text).
+	JSONText []string
 }
 
 // Of names the format of a file by its name: JSONL for .jsonl and
@@ -245,17 +262,18 @@ func Open(path string, o Options) (*Input, error) {
 	in := &Input{Format: f, BytesRead: func() int64 { return 0 }}
 	switch f {
 	case Parquet:
-		r, err := parquet.Open(path)
+		r, err := parquet.Open(path, o.JSONText...)
 		if err != nil {
 			return nil, err
 		}
 		in.Reader, in.Schema.parquet = rowReader{r.Next, r.Close}, r.Schema()
 	case Arrow:
-		r, err := arrow.Open(path)
+		r, err := arrow.Open(path, o.JSONText...)
 		if err != nil {
 			return nil, err
 		}
 		in.Reader, in.Schema.arrow = rowReader{r.Next, r.Close}, r.Schema()
+		in.Schema.arrowFile = r.Format() == "file"
 	}
 	return in, nil
 }

@@ -17,7 +17,7 @@ func Fixtures(o gen.Options, fmtName, output string) (written, skipped int, err 
 	default:
 		return 0, 0, usagef("fixtures: --format must be jsonl, json, parquet or arrow, got %q", fmtName)
 	}
-	w, err := format.Create(output, fmtName, format.Schema{}, "")
+	w, err := format.Create(output, fmtName, format.Schema{}, format.Column{})
 	if err != nil {
 		return 0, 0, err
 	}

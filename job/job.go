@@ -550,7 +550,11 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 	// The input fingerprint covers every byte of every input, sampled or not.
 	fmt.Fprintf(r.inputHash, "%s\n", filepath.Base(f.In))
-	in, err := format.Open(f.In, format.Options{Hash: r.inputHash, Ctx: ctx, Stdin: r.spec.Stdin})
+	opts := format.Options{Hash: r.inputHash, Ctx: ctx, Stdin: r.spec.Stdin}
+	if r.cfg.Metrics.PerTrajectory {
+		opts.JSONText = []string{metrics.TrajectoryKey} // written as text by earlier versions
+	}
+	in, err := format.Open(f.In, opts)
 	if err != nil {
 		return err
 	}
@@ -568,9 +572,9 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 	}
 	var out format.Writer
 	if !r.spec.DryRun {
-		extra := ""
+		var extra format.Column
 		if r.cfg.Metrics.PerTrajectory {
-			extra = metrics.TrajectoryKey
+			extra = trajectoryColumn
 		}
 		if out, err = format.Create(r.staged[idx], f.OutFormat, in.Schema, extra); err != nil {
 			return renamed(err, r.staged[idx], f.Out)
@@ -639,6 +643,18 @@ func (r *runner) sourceName(f File) string {
 	}
 	return filepath.Base(f.In)
 }
+
+// trajectoryColumn is compression_metrics as a column: in a Parquet or
+// Arrow output that lacks it, a struct of the fields of
+// metrics.TrajectoryMetrics, typed from its zero value (ints, a float
+// ratio, booleans, the region struct), whatever the records hold.
+var trajectoryColumn = func() format.Column {
+	sample, err := metrics.Observation{}.TrajectoryJSON()
+	if err != nil {
+		panic(err) // a fixed value: cannot fail
+	}
+	return format.Column{Name: metrics.TrajectoryKey, Sample: sample}
+}()
 
 type noProgress struct{}
 

@@ -34,7 +34,7 @@ func cmdFixtures(args []string, stdout, stderr io.Writer) error {
 	var o gen.Options
 	var output, fmtName string
 	fs.StringVar(&output, "output", "", "file to write (required); written atomically")
-	fs.IntVar(&o.Count, "count", 100, "number of records (lines); Parquet and Arrow leave out the malformed ones, which cannot be rows")
+	fs.IntVar(&o.Count, "count", 100, "number of records (lines); JSON arrays, Parquet and Arrow leave out the malformed ones, which cannot be records there")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed: the same seed and flags give the same bytes")
 	fs.StringVar(&o.Dialect, "dialect", "sharegpt", "sharegpt (Hermes conversations/from/value) or openai (messages with tool_calls)")
 	fs.StringVar(&o.Profile, "profile", "mix", "profile (see above)")

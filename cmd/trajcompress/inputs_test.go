@@ -20,6 +20,8 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/trajcompress/trajcompress/format"
+	arrowfmt "github.com/trajcompress/trajcompress/format/arrow"
+	"github.com/trajcompress/trajcompress/format/parquet"
 )
 
 // pythonLoads reads path with CPython, strictly: the file decoded as
@@ -485,5 +487,199 @@ func TestDirectoryJSONMembers(t *testing.T) {
 	b, _ := os.ReadFile(m)
 	if !bytes.Contains(b, []byte(`"records_in": 3`)) || !bytes.Contains(b, []byte(`"records_rejected": 0`)) {
 		t.Errorf("metrics:\n%s", b)
+	}
+}
+
+// hfFeatures is the `datasets` features JSON of the generator's records.
+const hfFeatures = `{"info":{"features":{"id":{"dtype":"string","_type":"Value"},"conversations":{"feature":{"from":{"dtype":"string","_type":"Value"},"value":{"dtype":"string","_type":"Value"}},"_type":"Sequence"},"model":{"dtype":"string","_type":"Value"},"completed":{"dtype":"bool","_type":"Value"},"metadata":{"generator":{"dtype":"string","_type":"Value"},"profile":{"dtype":"string","_type":"Value"},"index":{"dtype":"int64","_type":"Value"}}}}}`
+
+// hubInputs writes the same generated records as JSONL, a JSON array,
+// Parquet and Arrow (stream and file format), the tabular ones with the
+// "huggingface" features metadata `datasets` writes.
+func hubInputs(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	src := filepath.Join(dir, "src.jsonl")
+	mustRun(t, "fixtures", "--output", src, "--count", "60", "--seed", "11", "--profile", "coding", "--median-tokens", "3000")
+	var recs [][]byte
+	for _, r := range lines(t, src) {
+		if json.Valid(r) && r[0] == '{' {
+			recs = append(recs, r)
+		}
+	}
+	os.WriteFile(src, append(bytes.Join(recs, []byte("\n")), '\n'), 0o644)
+	files := map[string]string{"jsonl": src, "json": filepath.Join(dir, "src.json")}
+	llamaFactoryJSON(t, files["json"], recs)
+	pqIn := filepath.Join(dir, "src.parquet")
+	mustRun(t, "compress", "--quiet", "--input", src, "--output", pqIn, "--target-max-tokens", "100000000", "--config", writeConfig(t, dir, "metrics:\n  per_trajectory: false\n"))
+	r, err := parquet.Open(pqIn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sch := r.Schema().WithKeyValues(parquet.KeyValue{Key: "huggingface", Value: hfFeatures})
+	r.Close()
+	files["parquet"] = filepath.Join(dir, "hub.parquet")
+	w, err := parquet.Create(files["parquet"], sch, parquet.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rec := range recs {
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{"stream", "file"} {
+		p := filepath.Join(dir, "hub_"+kind+".arrow")
+		as, err := arrowfmt.InferSchema(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		aw, err := arrowfmt.Create(p, as.WithMetadata(map[string]string{"huggingface": hfFeatures}), arrowfmt.WriterOptions{Format: kind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rec := range recs {
+			if err := aw.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := aw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		files["arrow "+kind] = p
+	}
+	return files
+}
+
+var outExt = map[string]string{"jsonl": ".jsonl", "json": ".json", "parquet": ".parquet", "arrow stream": ".arrow", "arrow file": ".arrow"}
+
+// checkMetricsColumn: every compression_metrics in the file is null or an
+// object with the per-record fields (never JSON text), and there is at
+// least one object.
+func checkMetricsColumn(t *testing.T, path string) {
+	t.Helper()
+	objects := 0
+	for i, b := range readRecords(t, path) {
+		var r map[string]json.RawMessage
+		if err := json.Unmarshal(b, &r); err != nil {
+			t.Fatal(err)
+		}
+		m, ok := r["compression_metrics"]
+		if !ok || string(m) == "null" {
+			continue
+		}
+		var o map[string]any
+		if err := json.Unmarshal(m, &o); err != nil || o["original_tokens"] == nil || o["compression_region"] == nil {
+			t.Fatalf("%s record %d: compression_metrics is %.80s, want an object", filepath.Base(path), i+1, m)
+		}
+		objects++
+	}
+	if objects == 0 {
+		t.Fatalf("%s: no compression_metrics object", filepath.Base(path))
+	}
+}
+
+// TestRecompressOwnOutput: the tool compresses its own output again, in
+// every format pair (Parquet and Arrow failed: "key compression_metrics:
+// want a string, got object"), with a tighter target so that records
+// compressed before are compressed again; compression_metrics is an
+// object in JSONL and JSON and a struct column in Parquet and Arrow,
+// whatever the pair.
+func TestRecompressOwnOutput(t *testing.T) {
+	tmp := t.TempDir()
+	ins := hubInputs(t, tmp)
+	for from, in := range ins {
+		first := filepath.Join(tmp, "first_"+strings.ReplaceAll(from, " ", "_")+outExt[from])
+		mustRun(t, "compress", "--quiet", "--input", in, "--output", first, "--target-max-tokens", "4000", "--summary-target-tokens", "200")
+		checkMetricsColumn(t, first)
+		for _, to := range []string{"jsonl", "json", "parquet", "arrow"} {
+			t.Run(from+"_to_"+to, func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), "again."+to)
+				outcomes := filepath.Join(t.TempDir(), "o.jsonl")
+				mustRun(t, "compress", "--quiet", "--input", first, "--output", out, "--target-max-tokens", "2500", "--summary-target-tokens", "200", "--outcomes", outcomes)
+				checkMetricsColumn(t, out)
+				if to == "json" {
+					pythonLoads(t, out, true)
+				}
+				again := 0
+				for _, l := range lines(t, outcomes) {
+					if bytes.Contains(l, []byte(`"outcome":"compressed`)) {
+						again++
+					}
+				}
+				if again == 0 {
+					t.Fatal("nothing was compressed the second time: the test proves nothing")
+				}
+			})
+		}
+	}
+}
+
+// TestArrowIPCFormatKept: Arrow file format in gives file format out,
+// stream in gives stream out.
+func TestArrowIPCFormatKept(t *testing.T) {
+	tmp := t.TempDir()
+	ins := hubInputs(t, tmp)
+	for kind, magic := range map[string][]byte{"stream": {0xff, 0xff, 0xff, 0xff}, "file": []byte("ARROW1")} {
+		out := filepath.Join(tmp, "out_"+kind+".arrow")
+		mustRun(t, "compress", "--quiet", "--input", ins["arrow "+kind], "--output", out, "--target-max-tokens", "2500")
+		b, _ := os.ReadFile(out)
+		if !bytes.HasPrefix(b, magic) {
+			t.Errorf("%s in: output starts with %x, want %x", kind, b[:8], magic)
+		}
+		if kind == "file" && !bytes.HasSuffix(b, []byte("ARROW1")) {
+			t.Error("file format out has no footer magic")
+		}
+	}
+}
+
+// TestHuggingFaceMetadataSurvives: the "huggingface" features survive
+// Parquet → Parquet, Arrow → Parquet, Parquet → Arrow and Arrow → Arrow,
+// with compression_metrics added as the struct it is; the features name
+// exactly the output's columns, as `datasets` requires.
+func TestHuggingFaceMetadataSurvives(t *testing.T) {
+	tmp := t.TempDir()
+	ins := hubInputs(t, tmp)
+	for _, from := range []string{"parquet", "arrow stream"} {
+		for _, to := range []string{"parquet", "arrow"} {
+			t.Run(from+"_to_"+to, func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), "out."+to)
+				mustRun(t, "compress", "--quiet", "--input", ins[from], "--output", out, "--target-max-tokens", "2500")
+				in, err := format.Open(out, format.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer in.Close()
+				meta, ok := in.Schema.Metadata("huggingface")
+				if !ok {
+					t.Fatal("no huggingface metadata in the output")
+				}
+				var hf struct {
+					Info struct {
+						Features map[string]json.RawMessage `json:"features"`
+					} `json:"info"`
+				}
+				if err := json.Unmarshal([]byte(meta), &hf); err != nil {
+					t.Fatal(err)
+				}
+				cols := in.Schema.Columns()
+				if len(hf.Info.Features) != len(cols) {
+					t.Errorf("features %d, columns %v", len(hf.Info.Features), cols)
+				}
+				for _, c := range cols {
+					if _, ok := hf.Info.Features[c]; !ok {
+						t.Errorf("column %s has no feature", c)
+					}
+				}
+				if cm := string(hf.Info.Features["compression_metrics"]); !strings.Contains(cm, `"original_tokens":{"dtype":"int64","_type":"Value"}`) {
+					t.Errorf("compression_metrics feature: %s", cm)
+				}
+				if !strings.Contains(string(hf.Info.Features["conversations"]), `"_type":"Sequence"`) {
+					t.Errorf("conversations feature changed: %s", hf.Info.Features["conversations"])
+				}
+			})
+		}
 	}
 }

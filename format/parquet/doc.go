@@ -32,10 +32,12 @@
 // layout, logical types and key/value metadata, e.g. "huggingface") or from
 // [InferSchema] (rules in [InferSchema] and jsonval.Infer: union of keys in
 // first-seen order, int64/double/bool/string, lists in the 3-level layout,
-// mixed kinds as JSON-annotated strings). [WriterOptions.ExtraJSONColumn]
-// appends one optional string column; the "huggingface" features get a
-// matching entry and pyarrow's "ARROW:schema" entry is dropped in that case
-// because it would no longer match. Write is the exact inverse of reading:
+// mixed kinds as JSON-annotated strings). [WriterOptions.Extra] makes sure
+// of one more column (compression_metrics): appended, typed from a sample
+// value, when the schema lacks it — the "huggingface" features then get a
+// matching entry and pyarrow's "ARROW:schema" entry is dropped because it
+// would no longer match — and taking its value as JSON or as JSON text
+// either way. Write is the exact inverse of reading:
 // values are checked against the column types, a key that is not a column
 // or a value of the wrong kind is an error naming the key path, and nothing
 // is silently dropped. Absent keys and null are both written as null.

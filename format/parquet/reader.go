@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -42,8 +43,12 @@ type Reader struct {
 }
 
 // Open opens a Parquet file for reading. Only the footer is read here; rows
-// are read lazily by [Reader.Next]. Errors name the file.
-func Open(path string) (r *Reader, err error) {
+// are read lazily by [Reader.Next]. Errors name the file. A top-level
+// string column named in jsonText is read like a JSON-annotated one: its
+// text, when it is one JSON value, is embedded as that value (for
+// compression_metrics, which versions before the struct column wrote as
+// JSON text).
+func Open(path string, jsonText ...string) (r *Reader, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -69,6 +74,11 @@ func Open(path string) (r *Reader, err error) {
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, c := range plan.children {
+		if c.kind == kLeaf && c.enc == eString && slices.Contains(jsonText, c.name) {
+			c.enc = eJSON
+		}
 	}
 	s := &Schema{root: root}
 	for _, kv := range file.Metadata().KeyValueMetadata {

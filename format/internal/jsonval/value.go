@@ -258,3 +258,27 @@ func AppendEmbedded(dst, text []byte) []byte {
 	}
 	return jsonx.AppendString(dst, string(text))
 }
+
+// AsColumn returns v, the value of an extra column (see the parquet and
+// arrow WriterOptions.Extra), in the form its column takes: for a string
+// column (text), a value that is not a string as its JSON text; for any
+// other column, a string holding a JSON object or array as that value.
+// Either way one column accepts both forms, so records written by
+// versions that kept compression_metrics as text still fit.
+func AsColumn(v any, text bool) any {
+	s, isString := v.(string)
+	switch {
+	case v == nil:
+		return nil
+	case text && !isString:
+		return string(Append(nil, v))
+	case !text && isString:
+		if x, err := Decode([]byte(s)); err == nil {
+			switch x.(type) {
+			case *Object, []any:
+				return x
+			}
+		}
+	}
+	return v
+}

@@ -160,7 +160,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, progress: spec.Progress, staged: make([]string, len(plan.Files))}
+	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, progress: spec.Progress, staged: make([]string, len(plan.Files)), rows: make([]int64, len(plan.Files))}
 	if r.progress == nil {
 		r.progress = noProgress{}
 	}
@@ -260,6 +260,7 @@ type runner struct {
 
 	tx       *commit.Tx
 	staged   []string // where each file's output is written until the commit
+	rows     []int64  // records written to each file's output
 	rejects  format.Writer
 	outcomes format.Writer
 	vouched  []*vouched // the outputs the metrics vouch for
@@ -408,6 +409,9 @@ func (r *runner) finish(start time.Time) (*Result, error) {
 		if err := r.outcomes.Close(); err != nil {
 			return nil, fmt.Errorf("outcomes %s: %w", p.Outcomes, err)
 		}
+	}
+	if err := r.diskDatasets(); err != nil {
+		return nil, err
 	}
 	res := &Result{Plan: p, rejects: r.rejects != nil}
 	metricsOn := r.cfg.Metrics.Enabled || r.spec.Metrics != ""
@@ -626,6 +630,7 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 		sum.Label(r.sourceName(f))
 	}
 	r.total.Merge(sum)
+	r.rows[idx] = sum.RecordsOut()
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -681,5 +682,179 @@ func TestHuggingFaceMetadataSurvives(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// saveToDisk writes a `datasets` save_to_disk directory of recs in
+// shards: data-0000x-of-0000n.arrow (IPC streams with the "huggingface"
+// metadata), state.json and dataset_info.json as datasets writes them.
+func saveToDisk(t *testing.T, dir, split string, recs [][]byte, shards int) {
+	t.Helper()
+	os.MkdirAll(dir, 0o755)
+	as, err := arrowfmt.InferSchema(recs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	as = as.WithMetadata(map[string]string{"huggingface": hfFeatures})
+	var files []string
+	for s := range shards {
+		name := fmt.Sprintf("data-%05d-of-%05d.arrow", s, shards)
+		files = append(files, `{"filename": "`+name+`"}`)
+		w, err := arrowfmt.Create(filepath.Join(dir, name), as, arrowfmt.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := s; i < len(recs); i += shards {
+			if err := w.Write(recs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := `{"_data_files": [` + strings.Join(files, ", ") + `], "_fingerprint": "4c2f3f0c2b2a1d0e", "_format_columns": null, "_format_kwargs": {}, "_format_type": null, "_output_all_columns": false, "_split": "` + split + `"}`
+	var features struct {
+		Info struct {
+			Features json.RawMessage `json:"features"`
+		} `json:"info"`
+	}
+	json.Unmarshal([]byte(hfFeatures), &features)
+	info := `{"builder_name": "json", "citation": "", "config_name": "default", "dataset_name": "json", "dataset_size": 999, "description": "", "download_size": 100, "features": ` + string(features.Info.Features) +
+		`, "homepage": "", "license": "", "size_in_bytes": 1099, "splits": {"` + split + `": {"name": "` + split + `", "num_bytes": 999, "num_examples": ` + fmt.Sprint(len(recs)) + `, "dataset_name": "json"}}, "version": {"version_str": "0.0.0", "major": 0, "minor": 0, "patch": 0}}`
+	for name, body := range map[string]string{"state.json": state, "dataset_info.json": info} {
+		var b bytes.Buffer
+		json.Indent(&b, []byte(body), "", "  ")
+		os.WriteFile(filepath.Join(dir, name), b.Bytes(), 0o644)
+	}
+}
+
+// checkLoadFromDisk checks dir as datasets.load_from_disk would read it
+// (Dataset.load_from_disk and Dataset.__init__): state.json names data
+// files that are Arrow IPC streams; dataset_info.json's features name
+// exactly the files' columns and equal the features in each file's
+// schema metadata (datasets compares the types and raises "External
+// features info don't match the dataset"); the split's num_examples is
+// the rows. It returns the state and the info.
+func checkLoadFromDisk(t *testing.T, dir string) (state, info map[string]any) {
+	t.Helper()
+	for name, v := range map[string]*map[string]any{"state.json": &state, "dataset_info.json": &info} {
+		pythonLoads(t, filepath.Join(dir, name), true)
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	infoFeatures, _ := json.Marshal(info["features"])
+	rows := 0
+	for _, f := range state["_data_files"].([]any) {
+		p := filepath.Join(dir, f.(map[string]any)["filename"].(string))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte{0xff, 0xff, 0xff, 0xff}) {
+			t.Errorf("%s is not an Arrow IPC stream", p)
+		}
+		in, err := format.Open(p, format.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta, _ := in.Schema.Metadata("huggingface")
+		var hf struct {
+			Info struct {
+				Features map[string]any `json:"features"`
+			} `json:"info"`
+		}
+		json.Unmarshal([]byte(meta), &hf)
+		fileFeatures, _ := json.Marshal(hf.Info.Features)
+		if string(fileFeatures) != string(infoFeatures) {
+			t.Errorf("%s: dataset_info.json features\n%s\ndiffer from the file's\n%s", p, infoFeatures, fileFeatures)
+		}
+		cols := in.Schema.Columns()
+		if len(cols) != len(hf.Info.Features) {
+			t.Errorf("%s: columns %v, features %d", p, cols, len(hf.Info.Features))
+		}
+		for {
+			if _, _, err := in.Next(); err != nil {
+				break
+			}
+			rows++
+		}
+		in.Close()
+	}
+	split := state["_split"].(string)
+	if n := info["splits"].(map[string]any)[split].(map[string]any)["num_examples"].(float64); int(n) != rows {
+		t.Errorf("num_examples %v, rows %d", n, rows)
+	}
+	return state, info
+}
+
+// TestSaveToDiskDirectory: a datasets save_to_disk directory (a Dataset,
+// and a DatasetDict of two splits) gives a directory of the layout
+// load_from_disk expects: the Arrow streams under the same names,
+// state.json with a new fingerprint and the same data files,
+// dataset_info.json with the features of the written files
+// (compression_metrics included) and the split's rows and bytes.
+func TestSaveToDiskDirectory(t *testing.T) {
+	tmp := t.TempDir()
+	ins := hubInputs(t, tmp)
+	recs := readRecords(t, ins["jsonl"])
+	ds := filepath.Join(tmp, "ds")
+	saveToDisk(t, ds, "train", recs, 2)
+	dict := filepath.Join(tmp, "dict")
+	saveToDisk(t, filepath.Join(dict, "train"), "train", recs[:40], 2)
+	saveToDisk(t, filepath.Join(dict, "test"), "test", recs[40:], 1)
+	os.WriteFile(filepath.Join(dict, "dataset_dict.json"), []byte(`{"splits": ["train", "test"]}`), 0o644)
+
+	out := filepath.Join(tmp, "ds_small")
+	m := filepath.Join(tmp, "m.json")
+	mustRun(t, "compress", "--quiet", "--input", ds, "--output", out, "--target-max-tokens", "2500", "--metrics", m)
+	state, info := checkLoadFromDisk(t, out)
+	if fp := state["_fingerprint"].(string); fp == "4c2f3f0c2b2a1d0e" || len(fp) != 16 {
+		t.Errorf("fingerprint %q: want a new 16-hex-digit one", fp)
+	}
+	if _, ok := info["features"].(map[string]any)["compression_metrics"]; !ok {
+		t.Error("dataset_info.json features lack compression_metrics")
+	}
+	split := info["splits"].(map[string]any)["train"].(map[string]any)
+	var size int64
+	for _, n := range []string{"data-00000-of-00002.arrow", "data-00001-of-00002.arrow"} {
+		st, _ := os.Stat(filepath.Join(out, n))
+		size += st.Size()
+	}
+	if int64(split["num_bytes"].(float64)) != size || int64(info["dataset_size"].(float64)) != size || int64(info["size_in_bytes"].(float64)) != size+100 {
+		t.Errorf("sizes: num_bytes %v, dataset_size %v, size_in_bytes %v; want %d, %d, %d", split["num_bytes"], info["dataset_size"], info["size_in_bytes"], size, size, size+100)
+	}
+	if b, _ := os.ReadFile(m); !bytes.Contains(b, []byte(`"path": "ds_small/state.json"`)) || !bytes.Contains(b, []byte(`"path": "ds_small/dataset_info.json"`)) {
+		t.Errorf("the metrics do not vouch for state.json and dataset_info.json:\n%s", b)
+	}
+	// Run again: the same bytes (the fingerprint is derived, not random).
+	b1, _ := os.ReadFile(filepath.Join(out, "state.json"))
+	mustRun(t, "compress", "--quiet", "--input", ds, "--output", filepath.Join(tmp, "again"), "--target-max-tokens", "2500")
+	if b2, _ := os.ReadFile(filepath.Join(tmp, "again", "state.json")); !bytes.Equal(b1, b2) {
+		t.Errorf("state.json differs between two identical runs:\n%s\n%s", b1, b2)
+	}
+
+	dictOut := filepath.Join(tmp, "dict_small")
+	mustRun(t, "compress", "--quiet", "--input", dict, "--output", dictOut, "--target-max-tokens", "2500")
+	for _, s := range []string{"train", "test"} {
+		st, _ := checkLoadFromDisk(t, filepath.Join(dictOut, s))
+		if st["_split"] != s {
+			t.Errorf("%s: _split %v", s, st["_split"])
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dictOut, "dataset_dict.json")); err != nil || string(b) != `{"splits": ["train", "test"]}` {
+		t.Errorf("dataset_dict.json: %q, %v", b, err)
+	}
+
+	// Written as Parquet, it is no longer a save_to_disk directory: no
+	// state.json, and a note says why.
+	stderr := mustRun(t, "compress", "--input", ds, "--output", filepath.Join(tmp, "pq"), "--output-format", "parquet", "--target-max-tokens", "2500")
+	if _, err := os.Stat(filepath.Join(tmp, "pq", "state.json")); err == nil || !strings.Contains(stderr, "load_from_disk reads Arrow") {
+		t.Errorf("parquet output: state.json written or no note (%v):\n%s", err, stderr)
 	}
 }

@@ -2,14 +2,12 @@ package jsonl
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"testing/iotest"
 )
 
 type rec struct {
@@ -75,15 +73,7 @@ func TestArrayReader(t *testing.T) {
 		{"escapes", `[{"a":"\\\"]\\"}, {"b":"\\\\"}]`, []rec{{`{"a":"\\\"]\\"}`, 1, 1}, {`{"b":"\\\\"}`, 1, 2}}},
 	}
 	for _, c := range cases {
-		var gz bytes.Buffer
-		zw := gzip.NewWriter(&gz)
-		zw.Write([]byte(c.in))
-		zw.Close()
-		for kind, src := range map[string]func() io.Reader{
-			"plain":   func() io.Reader { return strings.NewReader(c.in) },
-			"onebyte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(c.in)) },
-			"gzip":    func() io.Reader { return bytes.NewReader(gz.Bytes()) },
-		} {
+		for kind, src := range sources(c.in) {
 			t.Run(c.name+"/"+kind, func(t *testing.T) {
 				r, err := NewJSON(src(), "d.json")
 				if err != nil {
@@ -96,14 +86,7 @@ func TestArrayReader(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(got) != len(c.want) {
-					t.Fatalf("got %v, want %v", got, c.want)
-				}
-				for i := range got {
-					if got[i] != c.want[i] {
-						t.Errorf("record %d: got %v, want %v", i, got[i], c.want[i])
-					}
-				}
+				same(t, got, c.want)
 			})
 		}
 	}
@@ -249,14 +232,7 @@ func FuzzArrayReader(f *testing.F) {
 		if rerr != nil {
 			t.Fatalf("%q: valid array, error %v", in, rerr)
 		}
-		if len(got) != len(want) {
-			t.Fatalf("%q: got %v, want %v", in, got, want)
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("%q: record %d: got %v, want %v", in, i, got[i], want[i])
-			}
-		}
+		same(t, got, want)
 	})
 }
 

@@ -185,30 +185,41 @@ func TestReaderLineEnds(t *testing.T) {
 		{"invalid utf-8 kept", "{\"a\":\"\xe9\"}\n", []line{{"{\"a\":\"\xe9\"}", 1}}},
 	}
 	for _, c := range cases {
-		var gz bytes.Buffer
-		zw := gzip.NewWriter(&gz)
-		zw.Write([]byte(c.in))
-		zw.Close()
-		for kind, src := range map[string]func() io.Reader{
-			"plain":   func() io.Reader { return strings.NewReader(c.in) },
-			"onebyte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(c.in)) },
-			"gzip":    func() io.Reader { return bytes.NewReader(gz.Bytes()) },
-		} {
+		for kind, src := range sources(c.in) {
 			t.Run(c.name+"/"+kind, func(t *testing.T) {
 				r, err := NewReader(src(), "f.jsonl")
 				if err != nil {
 					t.Fatal(err)
 				}
-				got := readAll(t, r)
-				if len(got) != len(c.want) {
-					t.Fatalf("got %v, want %v", got, c.want)
-				}
-				for i := range got {
-					if got[i] != c.want[i] {
-						t.Errorf("line %d: got %v, want %v", i, got[i], c.want[i])
-					}
-				}
+				same(t, readAll(t, r), c.want)
 			})
+		}
+	}
+}
+
+// sources gives in as a plain reader, a one-byte-at-a-time reader and a
+// gzip stream, each made anew by its function.
+func sources(in string) map[string]func() io.Reader {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(in))
+	zw.Close()
+	return map[string]func() io.Reader{
+		"plain":   func() io.Reader { return strings.NewReader(in) },
+		"onebyte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(in)) },
+		"gzip":    func() io.Reader { return bytes.NewReader(gz.Bytes()) },
+	}
+}
+
+// same fails the test unless got and want hold the same elements.
+func same[T comparable](t testing.TB, got, want []T) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("element %d: got %v, want %v (all: %v)", i, got[i], want[i], got)
 		}
 	}
 }
@@ -282,14 +293,6 @@ func FuzzReader(f *testing.F) {
 			}
 			got = append(got, line{string(b), n})
 		}
-		want := splitSpec(string(in))
-		if len(got) != len(want) {
-			t.Fatalf("%q: got %v, want %v", in, got, want)
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("%q: got %v, want %v", in, got, want)
-			}
-		}
+		same(t, got, splitSpec(string(in)))
 	})
 }

@@ -74,7 +74,7 @@ func (r *runner) diskDatasets() error {
 		if err != nil {
 			return err
 		}
-		if err := r.writeSide(filepath.Join(out, format.DatasetDictFile), b); err != nil {
+		if err := r.writeMeta(filepath.Join(out, format.DatasetDictFile), b); err != nil {
 			return err
 		}
 	}
@@ -138,15 +138,15 @@ func (r *runner) diskDataset(ds *format.DiskDataset, out string, files []int) (w
 	if err != nil {
 		return "", err
 	}
-	if err := r.writeSide(filepath.Join(out, format.StateFile), state); err != nil {
+	if err := r.writeMeta(filepath.Join(out, format.StateFile), state); err != nil {
 		return "", err
 	}
-	return "", r.writeSide(filepath.Join(out, format.DatasetInfoFile), info)
+	return "", r.writeMeta(filepath.Join(out, format.DatasetInfoFile), info)
 }
 
-// writeSide writes a small side output, staged in the commit and vouched
+// writeMeta writes a save_to_disk metadata file, staged in the commit and vouched
 // for by the metrics.
-func (r *runner) writeSide(path string, b []byte) error {
+func (r *runner) writeMeta(path string, b []byte) error {
 	sp, err := r.stage(path)
 	if err != nil {
 		return err

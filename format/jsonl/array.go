@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 )
 
 // ArrayReader streams the elements of a file holding one JSON array of
@@ -31,26 +30,6 @@ type ArrayReader struct {
 	done  bool
 	buf   []byte
 	err   error // sticky
-}
-
-// OpenJSON opens a ".json" file, gzip-compressed or not, with [NewJSON].
-func OpenJSON(path string) (Records, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	r, err := NewJSON(f, path)
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	switch r := r.(type) {
-	case *Reader:
-		r.f = f
-	case *ArrayReader:
-		r.f = f
-	}
-	return r, nil
 }
 
 // Records is what [NewJSON] returns: a [Reader] or an [ArrayReader].

@@ -520,6 +520,26 @@ func hubInputs(t *testing.T, dir string) map[string]string {
 	r.Close()
 	files["parquet"] = filepath.Join(dir, "hub.parquet")
 	w, err := parquet.Create(files["parquet"], sch, parquet.WriterOptions{})
+	writeAll(t, w, err, recs)
+	for _, kind := range []string{"stream", "file"} {
+		p := filepath.Join(dir, "hub_"+kind+".arrow")
+		as, err := arrowfmt.InferSchema(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		aw, err := arrowfmt.Create(p, as.WithMetadata(map[string]string{"huggingface": hfFeatures}), arrowfmt.WriterOptions{Format: kind})
+		writeAll(t, aw, err, recs)
+		files["arrow "+kind] = p
+	}
+	return files
+}
+
+// writeAll writes recs through w (made with error err) and closes it.
+func writeAll(t *testing.T, w interface {
+	Write([]byte) error
+	Close() error
+}, err error, recs [][]byte) {
+	t.Helper()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -531,27 +551,6 @@ func hubInputs(t *testing.T, dir string) map[string]string {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{"stream", "file"} {
-		p := filepath.Join(dir, "hub_"+kind+".arrow")
-		as, err := arrowfmt.InferSchema(recs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		aw, err := arrowfmt.Create(p, as.WithMetadata(map[string]string{"huggingface": hfFeatures}), arrowfmt.WriterOptions{Format: kind})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, rec := range recs {
-			if err := aw.Write(rec); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := aw.Close(); err != nil {
-			t.Fatal(err)
-		}
-		files["arrow "+kind] = p
-	}
-	return files
 }
 
 var outExt = map[string]string{"jsonl": ".jsonl", "json": ".json", "parquet": ".parquet", "arrow stream": ".arrow", "arrow file": ".arrow"}
@@ -700,18 +699,12 @@ func saveToDisk(t *testing.T, dir, split string, recs [][]byte, shards int) {
 	for s := range shards {
 		name := fmt.Sprintf("data-%05d-of-%05d.arrow", s, shards)
 		files = append(files, `{"filename": "`+name+`"}`)
-		w, err := arrowfmt.Create(filepath.Join(dir, name), as, arrowfmt.WriterOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		var shard [][]byte
 		for i := s; i < len(recs); i += shards {
-			if err := w.Write(recs[i]); err != nil {
-				t.Fatal(err)
-			}
+			shard = append(shard, recs[i])
 		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		w, err := arrowfmt.Create(filepath.Join(dir, name), as, arrowfmt.WriterOptions{})
+		writeAll(t, w, err, shard)
 	}
 	state := `{"_data_files": [` + strings.Join(files, ", ") + `], "_fingerprint": "4c2f3f0c2b2a1d0e", "_format_columns": null, "_format_kwargs": {}, "_format_type": null, "_output_all_columns": false, "_split": "` + split + `"}`
 	var features struct {

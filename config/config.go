@@ -91,7 +91,7 @@ type Output struct {
 	OutputSuffix      string `yaml:"output_suffix" json:"output_suffix"`
 	SummaryRole       string `yaml:"summary_role" json:"summary_role"` // ours: user (default), assistant or system
 	Alternation       bool   `yaml:"alternation" json:"alternation"`   // ours: keep strict user/assistant alternation
-	Format            string `yaml:"format" json:"format"`             // ours: jsonl, parquet or arrow; "" = as the input
+	Format            string `yaml:"format" json:"format"`             // ours: jsonl, json (one array), parquet or arrow; "" = as the input
 }
 
 // Processing is the processing section.
@@ -213,9 +213,9 @@ func (c Config) Validate() error {
 		bad("summarization.rpm and tpm must be >= 0")
 	}
 	switch c.Output.Format {
-	case "", "jsonl", "parquet", "arrow":
+	case "", "jsonl", "json", "parquet", "arrow":
 	default:
-		bad("output.format must be jsonl, parquet or arrow, got %q", c.Output.Format)
+		bad("output.format must be jsonl, json, parquet or arrow, got %q", c.Output.Format)
 	}
 	if c.Processing.NumWorkers < 0 {
 		bad("processing.num_workers must be >= 0, got %d", c.Processing.NumWorkers)

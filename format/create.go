@@ -3,7 +3,6 @@ package format
 import (
 	"bytes"
 	"fmt"
-	"slices"
 
 	"github.com/trajcompress/trajcompress/format/arrow"
 	"github.com/trajcompress/trajcompress/format/jsonl"
@@ -18,15 +17,33 @@ type Writer interface {
 	Abort() error
 }
 
+// Column is a top-level field the records may carry beyond the input's
+// columns (compression_metrics): Name, and Sample, a JSON value whose type
+// the column gets in a Parquet or Arrow output that lacks it (nil: a
+// string column of JSON text).
+type Column struct {
+	Name   string
+	Sample []byte
+}
+
+// HFMetadata is the schema metadata key of the `datasets` features.
+const HFMetadata = "huggingface"
+
 // Create makes the writer of a file at path in format. A Parquet or Arrow
-// output keeps the input's schema when the input was of the same format;
-// otherwise it infers one from the first records (see [SchemaSample]).
-// extra names a JSON column to add when the schema lacks it (e.g.
-// "compression_metrics"; "" for none).
-func Create(path, format string, in Schema, extra string) (Writer, error) {
+// output keeps the input's schema when the input was of the same format
+// (and an Arrow output the input's IPC format, file or stream); otherwise
+// it infers one from the first records (see [SchemaSample]) and carries
+// over the input's "huggingface" metadata (Arrow → Parquet, Parquet →
+// Arrow). extra is a column to add when the schema lacks it (Name "" for
+// none): it is left out of the inference and gets its own type, so that
+// its type does not depend on the records (see the parquet and arrow
+// WriterOptions.Extra).
+func Create(path, format string, in Schema, extra Column) (Writer, error) {
 	switch format {
 	case JSONL:
 		return jsonl.Create(path)
+	case JSON:
+		return jsonl.CreateArray(path)
 	case Parquet, Arrow:
 		s := &tabular{path: path, format: format, schema: in, extra: extra}
 		if (format == Parquet && in.parquet != nil) || (format == Arrow && in.arrow != nil) {
@@ -36,7 +53,7 @@ func Create(path, format string, in Schema, extra string) (Writer, error) {
 		}
 		return s, nil
 	}
-	return nil, fmt.Errorf("%s: unknown output format %q (want jsonl, parquet or arrow)", path, format)
+	return nil, fmt.Errorf("%s: unknown output format %q (want jsonl, json, parquet or arrow)", path, format)
 }
 
 // SchemaSample is how many records a tabular writer without an input
@@ -50,7 +67,7 @@ const SchemaSample = 1000
 type tabular struct {
 	path, format string
 	schema       Schema
-	extra        string
+	extra        Column
 	buf          [][]byte
 	w            Writer
 }
@@ -58,27 +75,41 @@ type tabular struct {
 func (s *tabular) open() error {
 	var w Writer
 	var err error
+	var except []string
+	if s.extra.Name != "" {
+		except = []string{s.extra.Name}
+	}
+	hf, carry := s.schema.Metadata(HFMetadata)
 	switch s.format {
 	case Parquet:
 		sch := s.schema.parquet
 		if sch == nil {
-			if sch, err = parquet.InferSchema(s.buf); err != nil {
+			if sch, err = parquet.InferSchema(s.buf, except...); err != nil {
 				return fmt.Errorf("%s: %w", s.path, err)
+			}
+			if carry {
+				sch = sch.WithKeyValues(parquet.KeyValue{Key: HFMetadata, Value: hf})
 			}
 		}
 		var pw *parquet.Writer
-		if pw, err = parquet.Create(s.path, sch, parquet.WriterOptions{ExtraJSONColumn: s.extraFor(sch.Columns())}); err == nil {
+		if pw, err = parquet.Create(s.path, sch, parquet.WriterOptions{Extra: parquet.Column(s.extra)}); err == nil {
 			w = pw
 		}
 	case Arrow:
 		sch := s.schema.arrow
+		o := arrow.WriterOptions{Extra: arrow.Column(s.extra)}
 		if sch == nil {
-			if sch, err = arrow.InferSchema(s.buf); err != nil {
+			if sch, err = arrow.InferSchema(s.buf, except...); err != nil {
 				return fmt.Errorf("%s: %w", s.path, err)
 			}
+			if carry {
+				sch = sch.WithMetadata(map[string]string{HFMetadata: hf})
+			}
+		} else if s.schema.arrowFile {
+			o.Format = "file" // Arrow file format in, file format out
 		}
 		var aw *arrow.Writer
-		if aw, err = arrow.Create(s.path, sch, arrow.WriterOptions{ExtraJSONColumn: s.extraFor(sch.Columns())}); err == nil {
+		if aw, err = arrow.Create(s.path, sch, o); err == nil {
 			w = aw
 		}
 	}
@@ -93,16 +124,6 @@ func (s *tabular) open() error {
 	}
 	s.buf = nil
 	return nil
-}
-
-// extraFor returns the extra column to add to a schema with these
-// columns: none when the schema has it already (an input compressed
-// before, or a schema inferred from records that carry it).
-func (s *tabular) extraFor(columns []string) string {
-	if slices.Contains(columns, s.extra) {
-		return ""
-	}
-	return s.extra
 }
 
 func (s *tabular) Write(rec []byte) error {

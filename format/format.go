@@ -1,21 +1,34 @@
 // Package format is the one way trajcompress opens record files and
-// creates them: [Open] chooses the reader for JSONL (plain or gzip),
-// Parquet or Arrow by the file's name or, for a name it does not know, by
-// its content; [Create] makes the writer for an output format. The
-// per-format packages (jsonl, parquet, arrow) do the work.
+// creates them: [Open] chooses the reader for JSONL (plain or gzip), a
+// JSON array of records (".json", plain or gzip), Parquet or Arrow by the
+// file's name or, for a name it does not know, by its content; [Create]
+// makes the writer for an output format. The per-format packages (jsonl,
+// parquet, arrow) do the work.
+//
+// A ".json" file, a file of unknown name and standard input are told apart
+// by content: a JSON array when the first byte that is not white space is
+// '[' (LLaMA-Factory's datasets, datasets' to_json(lines=False)), JSON
+// Lines otherwise (a ".json" file is often JSON Lines under another name).
 //
 // Every [Reader] keeps one contract, whatever the format:
 //
 //   - Next returns one record as the bytes of a JSON object (a JSONL line
-//     as written, a Parquet or Arrow row converted to JSON), its 1-based
-//     line (JSONL: the physical line, blank lines counted) or row number,
-//     and io.EOF after the last record;
+//     as written, an element of a JSON array compacted to one line, a
+//     Parquet or Arrow row converted to JSON), its position — the 1-based
+//     line where it starts (JSONL: the physical line, blank lines counted;
+//     a JSON array: the line of the element's first byte) or row number —
+//     and io.EOF after the last record; for a JSON array, [Input.Record]
+//     is the record's 1-based index in the file, which tells apart
+//     records that start on the same line;
 //   - the returned bytes belong to the caller (never reused by the reader);
+//   - text is handed on as the file holds it: ill-formed UTF-8 in a JSONL
+//     line or in a Parquet or Arrow string value is neither repaired nor
+//     dropped here (the record path repairs and counts it, the same way for
+//     every format);
 //   - read errors name the file (and line, where there is one);
+//   - memory is one record (one row group or batch for Parquet and
+//     Arrow), never the file: a JSON array is streamed too;
 //   - Close releases the file.
-//
-// A streaming JSON-array reader (a ".json" file holding one array of
-// records) would be one more case of [Open] under the same contract.
 package format
 
 import (
@@ -35,6 +48,7 @@ import (
 // The formats, by the names the CLI and config use.
 const (
 	JSONL   = "jsonl"
+	JSON    = "json" // one JSON array of records
 	Parquet = "parquet"
 	Arrow   = "arrow"
 )
@@ -49,8 +63,21 @@ type Reader interface {
 // the same format so it keeps its columns; the zero Schema (JSONL input)
 // makes a tabular writer infer one from the records.
 type Schema struct {
-	parquet *parquet.Schema
-	arrow   *arrow.Schema
+	parquet   *parquet.Schema
+	arrow     *arrow.Schema
+	arrowFile bool // the Arrow input is in the IPC file format
+}
+
+// Metadata is the schema's key/value metadata entry for key (for example
+// "huggingface"); none for JSONL.
+func (s Schema) Metadata(key string) (string, bool) {
+	switch {
+	case s.parquet != nil:
+		return s.parquet.Metadata(key)
+	case s.arrow != nil:
+		return s.arrow.Metadata(key)
+	}
+	return "", false
 }
 
 // Columns lists a tabular input's columns (nil for JSONL).
@@ -67,7 +94,7 @@ func (s Schema) Columns() []string {
 // Input is an opened input file.
 type Input struct {
 	Reader
-	Format string // JSONL, Parquet or Arrow
+	Format string // JSONL, JSON, Parquet or Arrow
 	Schema Schema
 	// BytesRead is how far into the file reading has come, for progress
 	// (compressed bytes for gzip); safe to call from another goroutine.
@@ -85,14 +112,22 @@ type Options struct {
 	Ctx  context.Context
 	// Stdin is what [Stdin] reads; nil means os.Stdin.
 	Stdin io.Reader
+	// JSONText names top-level string columns of a Parquet or Arrow input
+	// that hold JSON text, read as the JSON values they hold
+	// (compression_metrics, which earlier versions wrote as text).
+	JSONText []string
 }
 
 // Of names the format of a file by its name: JSONL for .jsonl and
-// .jsonl.gz, Parquet for .parquet, Arrow for .arrow; "" for any other name.
+// .jsonl.gz, JSON for .json and .json.gz, Parquet for .parquet, Arrow for
+// .arrow; "" for any other name. (A .json input may hold JSON Lines:
+// [Detect] reads it to tell.)
 func Of(path string) string {
 	switch {
 	case strings.HasSuffix(path, ".jsonl"), strings.HasSuffix(path, ".jsonl.gz"):
 		return JSONL
+	case strings.HasSuffix(path, ".json"), strings.HasSuffix(path, ".json.gz"):
+		return JSON
 	case strings.HasSuffix(path, ".parquet"):
 		return Parquet
 	case strings.HasSuffix(path, ".arrow"):
@@ -106,14 +141,17 @@ func Of(path string) string {
 const Stdin = "-"
 
 // Detect names the format of the file at path: by its name (see [Of]),
-// else by its first bytes (Parquet's "PAR1", Arrow's "ARROW1" or an Arrow
-// stream's 0xffffffff), else JSONL
-// (plain or gzip, told apart by content when it is read). [Stdin] is JSONL.
+// except that a .json file holding JSON Lines is JSONL; else by its first
+// bytes (Parquet's "PAR1", Arrow's "ARROW1" or an Arrow stream's
+// 0xffffffff, a JSON array's '['), else JSONL (plain or gzip, told apart
+// by content when it is read). [Stdin] is JSONL (a JSON array on standard
+// input is read as one all the same: see [Open]).
 func Detect(path string) (string, error) {
 	if path == Stdin {
 		return JSONL, nil
 	}
-	if f := Of(path); f != "" {
+	f := Of(path)
+	if f != "" && f != JSON {
 		return f, nil
 	}
 	fh, err := os.Open(path)
@@ -121,32 +159,54 @@ func Detect(path string) (string, error) {
 		return "", err
 	}
 	defer fh.Close()
-	head := make([]byte, 6)
-	n, _ := io.ReadFull(fh, head)
-	switch head = head[:n]; {
-	case bytes.HasPrefix(head, []byte("PAR1")):
-		return Parquet, nil
-	case bytes.HasPrefix(head, []byte("ARROW1")), bytes.HasPrefix(head, []byte{0xff, 0xff, 0xff, 0xff}):
-		// The Arrow file format, or the stream format (datasets'
-		// save_to_disk, and what we write), which starts with a
-		// continuation marker; JSON text cannot start with 0xff.
-		return Arrow, nil
+	if f == "" {
+		head := make([]byte, 6)
+		n, _ := io.ReadFull(fh, head)
+		switch head = head[:n]; {
+		case bytes.HasPrefix(head, []byte("PAR1")):
+			return Parquet, nil
+		case bytes.HasPrefix(head, []byte("ARROW1")), bytes.HasPrefix(head, []byte{0xff, 0xff, 0xff, 0xff}):
+			// The Arrow file format, or the stream format (datasets'
+			// save_to_disk, and what we write), which starts with a
+			// continuation marker; JSON text cannot start with 0xff.
+			return Arrow, nil
+		}
+		if _, err := fh.Seek(0, io.SeekStart); err != nil {
+			return "", err
+		}
+	}
+	if array, err := jsonl.IsArray(fh); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	} else if array {
+		return JSON, nil
 	}
 	return JSONL, nil
 }
 
-// Ext is the file extension of a format's outputs.
-func Ext(format string) string {
-	if format == JSONL {
-		return ".jsonl"
+// Member reports in which format a file found in a directory input is
+// read, or "" when it is not an input: the data extensions of [Of], but a
+// .json file only when it holds a JSON array. Other .json files beside
+// data are metadata — datasets' dataset_info.json and state.json,
+// LLaMA-Factory's dataset_info.json, metrics — not records.
+func Member(path string) (string, error) {
+	switch f := Of(path); f {
+	case "":
+		return "", nil
+	case JSON:
+		if f, err := Detect(path); err != nil || f != JSON {
+			return "", err
+		}
 	}
-	return "." + format
+	return Of(path), nil
 }
+
+// Ext is the file extension of a format's outputs.
+func Ext(format string) string { return "." + format }
 
 // Stem strips a known data extension: runs/a.jsonl.gz → a.
 func Stem(path string) string {
 	base := filepath.Base(path)
-	for _, ext := range []string{".jsonl.gz", ".jsonl", ".json", ".parquet", ".arrow"} {
+	for _, ext := range []string{".jsonl.gz", ".jsonl", ".json.gz", ".json", ".parquet", ".arrow"} {
 		if strings.HasSuffix(base, ext) {
 			return strings.TrimSuffix(base, ext)
 		}
@@ -155,13 +215,13 @@ func Stem(path string) string {
 }
 
 // Open opens the file at path in its format (see [Detect]); [Stdin]
-// reads standard input.
+// reads standard input, JSON Lines or a JSON array told apart by content.
 func Open(path string, o Options) (*Input, error) {
 	f, err := Detect(path)
 	if err != nil {
 		return nil, err
 	}
-	if f == JSONL {
+	if f == JSONL || f == JSON {
 		var r io.Reader
 		var fh *os.File // nil for standard input, which is not ours to close
 		if path == Stdin {
@@ -177,14 +237,22 @@ func Open(path string, o Options) (*Input, error) {
 		if o.Hash != nil {
 			r = io.TeeReader(r, o.Hash)
 		}
-		rd, err := jsonl.NewReader(r, path)
+		var rd jsonl.Records
+		if f == JSONL && path != Stdin {
+			rd, err = jsonl.NewReader(r, path) // a .jsonl name is JSON Lines, whatever its first byte
+		} else {
+			rd, err = jsonl.NewJSON(r, path)
+		}
 		if err != nil {
 			if fh != nil {
 				fh.Close()
 			}
 			return nil, err
 		}
-		return &Input{Reader: closeBoth{rd, fh}, Format: JSONL, BytesRead: rd.BytesRead}, nil
+		if _, array := rd.(*jsonl.ArrayReader); array {
+			f = JSON
+		}
+		return &Input{Reader: closeBoth{rd, fh}, Format: f, BytesRead: rd.BytesRead}, nil
 	}
 	if o.Hash != nil {
 		if err := hashFile(o.Ctx, o.Hash, path); err != nil {
@@ -194,29 +262,30 @@ func Open(path string, o Options) (*Input, error) {
 	in := &Input{Format: f, BytesRead: func() int64 { return 0 }}
 	switch f {
 	case Parquet:
-		r, err := parquet.Open(path)
+		r, err := parquet.Open(path, o.JSONText...)
 		if err != nil {
 			return nil, err
 		}
 		in.Reader, in.Schema.parquet = rowReader{r.Next, r.Close}, r.Schema()
 	case Arrow:
-		r, err := arrow.Open(path)
+		r, err := arrow.Open(path, o.JSONText...)
 		if err != nil {
 			return nil, err
 		}
 		in.Reader, in.Schema.arrow = rowReader{r.Next, r.Close}, r.Schema()
+		in.Schema.arrowFile = r.Format() == "file"
 	}
 	return in, nil
 }
 
-// closeBoth closes a JSONL reader and the file under it.
+// closeBoth closes a JSONL or JSON array reader and the file under it.
 type closeBoth struct {
-	*jsonl.Reader
+	jsonl.Records
 	f *os.File
 }
 
 func (c closeBoth) Close() error {
-	c.Reader.Close()
+	c.Records.Close()
 	if c.f == nil {
 		return nil
 	}
@@ -239,6 +308,16 @@ func (r rowReader) Next() ([]byte, int64, error) {
 }
 
 func (r rowReader) Close() error { return r.close() }
+
+// Record is, for a JSON array, the 1-based index in the file of the
+// record Next returned last: several records may start on one line. It is
+// 0 for the other formats, whose line or row number names a record.
+func (in *Input) Record() int64 {
+	if cb, ok := in.Reader.(closeBoth); ok && in.Format == JSON {
+		return cb.Records.Record()
+	}
+	return 0
+}
 
 // hashFile copies a file's bytes to h, stopping once ctx is done so that a
 // long pre-pass heeds Ctrl-C.
@@ -272,7 +351,7 @@ func (c ctxReader) Read(p []byte) (int, error) {
 // JSONL inputs pass.
 func (in *Input) CheckTurnsColumn(path, turnsKey string) error {
 	cols := in.Schema.Columns()
-	if in.Format == JSONL {
+	if in.Format == JSONL || in.Format == JSON {
 		return nil
 	}
 	want := []string{"conversations", "messages"}

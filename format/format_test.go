@@ -35,7 +35,7 @@ func write(t *testing.T, dir string) map[string]string {
 	os.WriteFile(files["gzip"], gz.Bytes(), 0o644)
 	for _, f := range []string{Parquet, Arrow} {
 		p := filepath.Join(dir, "r"+Ext(f))
-		w, err := Create(p, f, Schema{}, "")
+		w, err := Create(p, f, Schema{}, Column{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +149,7 @@ func TestStdin(t *testing.T) {
 }
 
 func TestUnknownOutputFormat(t *testing.T) {
-	if _, err := Create(filepath.Join(t.TempDir(), "x.csv"), "csv", Schema{}, ""); err == nil || !strings.Contains(err.Error(), "unknown output format") {
+	if _, err := Create(filepath.Join(t.TempDir(), "x.csv"), "csv", Schema{}, Column{}); err == nil || !strings.Contains(err.Error(), "unknown output format") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -64,7 +64,7 @@ func writeInputs(t testing.TB, l runLayout, root, gen string) Spec {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		w, err := format.Create(path, l.format, format.Schema{}, "")
+		w, err := format.Create(path, l.format, format.Schema{}, format.Column{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,16 +7,17 @@ import (
 )
 
 // Fixtures writes the records gen makes from o to output in format
-// (format.JSONL, Parquet or Arrow) through format.Create. Lines that are
-// not trajectory objects (the malformed profile) cannot be Parquet or
-// Arrow rows: they are left out there, and counted in skipped.
+// (format.JSONL, JSON, Parquet or Arrow) through format.Create. Lines that
+// are not trajectory objects (the malformed profile) cannot be elements
+// of a JSON array nor Parquet or Arrow rows: they are left out there, and
+// counted in skipped.
 func Fixtures(o gen.Options, fmtName, output string) (written, skipped int, err error) {
 	switch fmtName {
-	case format.JSONL, format.Parquet, format.Arrow:
+	case format.JSONL, format.JSON, format.Parquet, format.Arrow:
 	default:
-		return 0, 0, usagef("fixtures: --format must be jsonl, parquet or arrow, got %q", fmtName)
+		return 0, 0, usagef("fixtures: --format must be jsonl, json, parquet or arrow, got %q", fmtName)
 	}
-	w, err := format.Create(output, fmtName, format.Schema{}, "")
+	w, err := format.Create(output, fmtName, format.Schema{}, format.Column{})
 	if err != nil {
 		return 0, 0, err
 	}

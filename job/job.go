@@ -157,7 +157,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, progress: spec.Progress, staged: make([]string, len(plan.Files))}
+	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, progress: spec.Progress, staged: make([]string, len(plan.Files)), rows: make([]int64, len(plan.Files))}
 	if r.progress == nil {
 		r.progress = noProgress{}
 	}
@@ -257,6 +257,7 @@ type runner struct {
 
 	tx       *commit.Tx
 	staged   []string // where each file's output is written until the commit
+	rows     []int64  // records written to each file's output
 	rejects  format.Writer
 	outcomes format.Writer
 	vouched  []*vouched // the outputs the metrics vouch for
@@ -406,6 +407,9 @@ func (r *runner) finish(start time.Time) (*Result, error) {
 			return nil, fmt.Errorf("outcomes %s: %w", p.Outcomes, err)
 		}
 	}
+	if err := r.diskDatasets(); err != nil {
+		return nil, err
+	}
 	res := &Result{Plan: p, rejects: r.rejects != nil}
 	metricsOn := r.cfg.Metrics.Enabled || r.spec.Metrics != ""
 	if metricsOn || p.Report != "" {
@@ -547,7 +551,11 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 	// The input fingerprint covers every byte of every input, sampled or not.
 	fmt.Fprintf(r.inputHash, "%s\n", filepath.Base(f.In))
-	in, err := format.Open(f.In, format.Options{Hash: r.inputHash, Ctx: ctx, Stdin: r.spec.Stdin})
+	opts := format.Options{Hash: r.inputHash, Ctx: ctx, Stdin: r.spec.Stdin}
+	if r.cfg.Metrics.PerTrajectory {
+		opts.JSONText = []string{metrics.TrajectoryKey} // written as text by earlier versions
+	}
+	in, err := format.Open(f.In, opts)
 	if err != nil {
 		return err
 	}
@@ -565,9 +573,9 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 	}
 	var out format.Writer
 	if !r.spec.DryRun {
-		extra := ""
+		var extra format.Column
 		if r.cfg.Metrics.PerTrajectory {
-			extra = metrics.TrajectoryKey
+			extra = trajectoryColumn
 		}
 		if out, err = format.Create(r.staged[idx], f.OutFormat, in.Schema, extra); err != nil {
 			return renamed(err, r.staged[idx], f.Out)
@@ -619,6 +627,7 @@ func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 		sum.Label(r.sourceName(f))
 	}
 	r.total.Merge(sum)
+	r.rows[idx] = sum.RecordsOut()
 	return nil
 }
 
@@ -636,6 +645,18 @@ func (r *runner) sourceName(f File) string {
 	}
 	return filepath.Base(f.In)
 }
+
+// trajectoryColumn is compression_metrics as a column: in a Parquet or
+// Arrow output that lacks it, a struct of the fields of
+// metrics.TrajectoryMetrics, typed from its zero value (ints, a float
+// ratio, booleans, the region struct), whatever the records hold.
+var trajectoryColumn = func() format.Column {
+	sample, err := metrics.Observation{}.TrajectoryJSON()
+	if err != nil {
+		panic(err) // a fixed value: cannot fail
+	}
+	return format.Column{Name: metrics.TrajectoryKey, Sample: sample}
+}()
 
 type noProgress struct{}
 

@@ -72,7 +72,7 @@ func NewPlan(spec Spec) (Plan, error) {
 			if !spec.NoRecursive {
 				what += " or below it"
 			}
-			return p, usagef("--input %s: no .jsonl, .jsonl.gz, .parquet or .arrow files in %s", in, what)
+			return p, usagef("--input %s: no .jsonl, .jsonl.gz, .json (JSON array), .parquet or .arrow files in %s", in, what)
 		}
 		seen := make(map[string]string, len(files))
 		for _, rel := range files {
@@ -163,7 +163,8 @@ func stdinPlan(spec Spec) (Plan, error) {
 }
 
 // walkInputs lists the input files under root, relative to it: files
-// whose names [format.Of] knows, in the order of a depth-first walk with
+// whose names [format.Of] knows (a .json file only when it holds a JSON
+// array, see [format.Member]), in the order of a depth-first walk with
 // each directory's entries sorted by name, descending into subdirectories
 // when recursive. Hidden files and directories (a name starting with ".":
 // .git, .cache, and the temporary files of a run) are left out; a symbolic
@@ -193,6 +194,14 @@ func walkInputs(root string, recursive bool) ([]string, error) {
 			}
 		} else if !d.Type().IsRegular() {
 			return nil
+		}
+		if format.Of(d.Name()) == format.JSON {
+			// A .json file is an input when it holds an array; beside
+			// data it is more often metadata (dataset_info.json,
+			// state.json): see format.Member.
+			if f, err := format.Member(path); err != nil || f == "" {
+				return err
+			}
 		}
 		rel, err := filepath.Rel(root, path)
 		if err != nil {

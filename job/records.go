@@ -17,19 +17,21 @@ import (
 	"github.com/trajcompress/trajcompress/pipeline"
 )
 
-// RejectLine is one line of the rejects file: where the line came from, why
-// it was rejected, and the line itself ("raw" when it is valid UTF-8,
-// "raw_base64" otherwise, so nothing is lost).
+// RejectLine is one line of the rejects file: where the line came from
+// (and, in a JSON array, the record's index), why it was rejected, and the
+// line itself ("raw" when it is valid UTF-8, "raw_base64" otherwise, so
+// nothing is lost).
 func RejectLine(r *pipeline.Reject) []byte {
 	type line struct {
 		File      string `json:"file"`
 		Line      int64  `json:"line"`
+		Record    int64  `json:"record,omitempty"`
 		Reason    string `json:"reason"`
 		Detail    string `json:"detail,omitempty"`
 		Raw       string `json:"raw,omitempty"`
 		RawBase64 string `json:"raw_base64,omitempty"`
 	}
-	l := line{File: r.Pos.File, Line: r.Pos.Line, Reason: r.Reason, Detail: r.Detail}
+	l := line{File: r.Pos.File, Line: r.Pos.Line, Record: r.Pos.Record, Reason: r.Reason, Detail: r.Detail}
 	if utf8.Valid(r.Raw) {
 		l.Raw = string(r.Raw)
 	} else {
@@ -99,6 +101,14 @@ func (s *sampledSource) Next() ([]byte, int64, error) {
 			return b, line, nil
 		}
 	}
+}
+
+// Record is the source's record index (see pipeline.Indexed).
+func (s *sampledSource) Record() int64 {
+	if ix, ok := s.src.(pipeline.Indexed); ok {
+		return ix.Record()
+	}
+	return 0
 }
 
 // fingerprint returns the effective config as JSON, and a sha256 over the

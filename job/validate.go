@@ -36,7 +36,8 @@ func Validate(paths []string, c validate.Consumer, schema traj.Schema, limit int
 				return v, err
 			}
 			v.Total++
-			rec, err := traj.Decode(line, traj.Pos{File: path, Line: n}, schema)
+			pos := traj.Pos{File: path, Line: n, Record: src.Record()}
+			rec, err := traj.Decode(line, pos, schema)
 			if err != nil {
 				v.Unreadable++
 				continue
@@ -47,7 +48,7 @@ func Validate(paths []string, c validate.Consumer, schema traj.Schema, limit int
 			}
 			v.Rejected++
 			if v.Rejected <= limit {
-				fmt.Fprintf(report, "%s:%d: %s\n", path, n, ps[0])
+				fmt.Fprintf(report, "%s: %s\n", pos, ps[0])
 			}
 		}
 		src.Close()

@@ -38,6 +38,9 @@ func (s *Summary) Human(w io.Writer) {
 	tw.Flush()
 	c := &s.c
 	fmt.Fprintf(w, "records: %d in, %d out, %d rejected\n", in, s.RecordsOut(), s.RecordsRejected())
+	if c.utf8Repaired > 0 {
+		fmt.Fprintf(w, "utf-8:   %d records had ill-formed UTF-8, written with U+FFFD in its place\n", c.utf8Repaired)
+	}
 	fmt.Fprintf(w, "tokens:  %d before, %d after, %d saved (ratio %s)\n",
 		c.tokensBefore, c.tokensAfter, c.tokensBefore-c.tokensAfter,
 		Round(float64(c.tokensAfter)/float64(max(c.tokensBefore, 1)), 4))

@@ -37,11 +37,13 @@ func (o *Observation) Settle(oc outcome.Outcome, tokens, turns int) {
 }
 
 // AppendJSON appends the --outcomes line of o (without a newline) to dst and
-// returns the extended slice. Keys, in order: source, line, outcome, reason
+// returns the extended slice. Keys, in order: source, line, record (only
+// for a record of a JSON array: its index), outcome, reason
 // (null when none; for invalid records the reject reason), tokens_before,
 // tokens_after, turns_before, turns_after, region ([start, end) in input
 // turn indices, or null), pairing_problems (of the record as written),
-// pairing_problems_before (as read). After counts are normalised as in
+// pairing_problems_before (as read), and utf8_repaired (ill-formed UTF-8
+// sequences replaced) only when there were any. After counts are normalised as in
 // [Summary.Observe]. Strings are escaped per RFC 8259, invalid UTF-8 becomes
 // U+FFFD.
 func (o Observation) AppendJSON(dst []byte) []byte {
@@ -52,6 +54,10 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 	dst = jsonx.AppendString(dst, o.Source)
 	dst = append(dst, `,"line":`...)
 	dst = strconv.AppendInt(dst, o.Line, 10)
+	if o.Record > 0 {
+		dst = append(dst, `,"record":`...)
+		dst = strconv.AppendInt(dst, o.Record, 10)
+	}
 	dst = append(dst, `,"outcome":`...)
 	dst = jsonx.AppendString(dst, string(o.Outcome))
 	dst = append(dst, `,"reason":`...)
@@ -86,6 +92,10 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(o.PairingProblems), 10)
 	dst = append(dst, `,"pairing_problems_before":`...)
 	dst = strconv.AppendInt(dst, int64(o.PairingProblemsBefore), 10)
+	if o.UTF8Repaired > 0 {
+		dst = append(dst, `,"utf8_repaired":`...)
+		dst = strconv.AppendInt(dst, int64(o.UTF8Repaired), 10)
+	}
 	return append(dst, '}')
 }
 

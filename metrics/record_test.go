@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/trajcompress/trajcompress/outcome"
@@ -49,4 +51,37 @@ func TestObservationSteps(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestOutcomeLineUTF8Repaired: the outcome line carries utf8_repaired only
+// when the record had ill-formed UTF-8, and the summary counts such
+// records (merge-exact) in records_utf8_repaired, absent when zero.
+func TestOutcomeLineUTF8Repaired(t *testing.T) {
+	o := Observation{Source: "f", Line: 3, Outcome: outcome.SkippedUnderTarget, TokensBefore: 5, TurnsBefore: 1}
+	if b := string(o.AppendJSON(nil)); strings.Contains(b, "utf8") {
+		t.Errorf("valid record: %s", b)
+	}
+	var s, a, b Summary
+	s.Observe(o)
+	a.Observe(o)
+	if strings.Contains(string(must(json.Marshal(s.Report(RunInfo{})))), "utf8") {
+		t.Error("records_utf8_repaired present with none repaired")
+	}
+	o.UTF8Repaired = 2
+	if b := string(o.AppendJSON(nil)); !strings.HasSuffix(b, `"pairing_problems_before":0,"utf8_repaired":2}`) {
+		t.Errorf("repaired record: %s", b)
+	}
+	s.Observe(o)
+	b.Observe(o)
+	a.Merge(&b)
+	if !a.Equal(&s) || s.Report(RunInfo{}).Outcomes.RecordsUTF8Repaired != 1 {
+		t.Errorf("records_utf8_repaired = %d, want 1 (merged equal: %v)", s.Report(RunInfo{}).Outcomes.RecordsUTF8Repaired, a.Equal(&s))
+	}
+}
+
+func must(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }

@@ -174,6 +174,10 @@ type OutcomesSection struct {
 	// OpenAI dialect). Compression never creates such a problem; these
 	// come from the input and are reported, not repaired.
 	RecordsWithPairingProblems int64 `json:"records_with_pairing_problems"`
+	// RecordsUTF8Repaired counts records written with ill-formed UTF-8
+	// replaced by U+FFFD (the outcome lines say how many sequences each);
+	// absent when there were none.
+	RecordsUTF8Repaired int64 `json:"records_utf8_repaired,omitempty"`
 }
 
 // OutcomeCounts are records per outcome, under the outcomes' names (the
@@ -368,6 +372,7 @@ func (s *Summary) Report(info RunInfo) Report {
 		RecordsOut:                 s.RecordsOut(),
 		RecordsRejected:            s.RecordsRejected(),
 		RecordsWithPairingProblems: c.pairingRecords,
+		RecordsUTF8Repaired:        c.utf8Repaired,
 	}
 	r.Distributions = DistributionsSection{TokensBefore: QuantilesOf(&s.before), TokensAfter: QuantilesOf(&s.after)}
 	r.Groups = s.groups.Section(info.GroupBy)

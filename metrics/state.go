@@ -34,6 +34,7 @@ type summaryState struct {
 	CompletionTokens int64                 `json:"completion_tokens"`
 	PairingRecords   int64                 `json:"pairing_records"`
 	Fallbacks        int64                 `json:"fallbacks"`
+	UTF8Repaired     int64                 `json:"utf8_repaired,omitempty"`
 	Before           *Hist                 `json:"before"`
 	After            *Hist                 `json:"after"`
 	Groups           map[string]groupState `json:"groups"`
@@ -59,7 +60,7 @@ func (s *Summary) MarshalState() ([]byte, error) {
 		RatioSum: [2]uint64{c.ratioSum.hi, c.ratioSum.lo}, TokensSavedSum: c.tokensSavedSum, TurnsRemovedSum: c.turnsRemovedSum,
 		SummaryCalls: c.summaryCalls, SummaryErrors: c.summaryErrors, CacheHits: c.cacheHits,
 		PromptTokens: c.promptTokens, CompletionTokens: c.completionTokens,
-		PairingRecords: c.pairingRecords, Fallbacks: c.fallbacks,
+		PairingRecords: c.pairingRecords, Fallbacks: c.fallbacks, UTF8Repaired: c.utf8Repaired,
 		Before: &s.before, After: &s.after, Groups: map[string]groupState{},
 	}
 	for i, r := range outcome.AllReasons() {
@@ -106,7 +107,7 @@ func (s *Summary) UnmarshalState(b []byte) error {
 	c.tokensSavedSum, c.turnsRemovedSum = st.TokensSavedSum, st.TurnsRemovedSum
 	c.summaryCalls, c.summaryErrors, c.cacheHits = st.SummaryCalls, st.SummaryErrors, st.CacheHits
 	c.promptTokens, c.completionTokens = st.PromptTokens, st.CompletionTokens
-	c.pairingRecords, c.fallbacks = st.PairingRecords, st.Fallbacks
+	c.pairingRecords, c.fallbacks, c.utf8Repaired = st.PairingRecords, st.Fallbacks, st.UTF8Repaired
 	if st.Before != nil {
 		out.before = *st.Before
 	}

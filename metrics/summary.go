@@ -10,7 +10,10 @@ import (
 // Observation is what the pipeline records about one input record.
 type Observation struct {
 	Source string // input file the record came from
-	Line   int64  // 1-based line (JSONL) or row (Parquet/Arrow) of the record
+	Line   int64  // 1-based line (JSONL; JSON array: where it starts) or row (Parquet/Arrow) of the record
+	// Record is the record's 1-based index in a JSON array, whose records
+	// may share a line; 0 for the other formats.
+	Record int64
 
 	Outcome outcome.Outcome
 	// Reason is the [outcome.Reason] of an Uncompressible outcome; for other
@@ -52,6 +55,10 @@ type Observation struct {
 	// otherwise: a run grouped by input file labels each input's Summary
 	// with [Summary.Label] instead.
 	Group string
+
+	// UTF8Repaired counts the ill-formed UTF-8 sequences of the record as
+	// read that were replaced by U+FFFD (0: the record was valid UTF-8).
+	UTF8Repaired int
 }
 
 // normalized returns o with the after counts equal to the before counts when
@@ -101,6 +108,7 @@ type counters struct {
 
 	pairingRecords int64 // records written with tool-pairing problems
 	fallbacks      int64 // records summarised by the fallback
+	utf8Repaired   int64 // records written with ill-formed UTF-8 replaced
 }
 
 // Observe adds one record's observation. It panics if o.Outcome is not one
@@ -154,6 +162,9 @@ func (s *Summary) Observe(o Observation) {
 	if o.Fallback {
 		s.c.fallbacks++
 	}
+	if o.UTF8Repaired > 0 {
+		s.c.utf8Repaired++
+	}
 	s.before.Add(int64(o.TokensBefore))
 	s.after.Add(int64(o.TokensAfter))
 }
@@ -182,6 +193,7 @@ func (s *Summary) Merge(o *Summary) {
 	s.c.completionTokens += o.c.completionTokens
 	s.c.pairingRecords += o.c.pairingRecords
 	s.c.fallbacks += o.c.fallbacks
+	s.c.utf8Repaired += o.c.utf8Repaired
 	s.before.Merge(&o.before)
 	s.after.Merge(&o.after)
 	s.groups.Merge(&o.groups)

@@ -183,7 +183,7 @@ type noticedTurn struct {
 // run must stop: ctx was cancelled, or the summarizer failed with
 // [summary.ErrFatal].
 //
-// The steps, in order: decode the line, measure its turns, plan the region
+// The steps, in order: decode the line (repairing ill-formed UTF-8), measure its turns, plan the region
 // (snap), place the summary (alternation mode), summarize the region,
 // assemble the new turns, account for their tokens, encode the record.
 // Each step may settle the record early; it is then written unchanged.
@@ -197,7 +197,7 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 // the run's bound on requests in flight.
 func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
 	j := job{raw: raw, pos: pos, deadline: c.deadline(), lim: lim}
-	j.obs = metrics.Observation{Source: pos.File, Line: pos.Line}
+	j.obs = metrics.Observation{Source: pos.File, Line: pos.Line, Record: pos.Record}
 	if err := lim.acquireCPU(ctx); err != nil {
 		return Result{}, err
 	}
@@ -259,14 +259,20 @@ func (c *Compressor) releaseHeld(j *job) {
 func (j *job) unchanged() Result { return Result{Out: j.raw, Obs: j.obs} }
 
 // decode reads the line as a trajectory; a line that is not one becomes a
-// Reject (and an invalid observation).
+// Reject (and an invalid observation). Ill-formed UTF-8 is repaired first
+// (jsonx.RepairUTF8: U+FFFD per maximal subpart, counted in the
+// observation), so that every output is valid UTF-8 whatever the input
+// held and token counts are of the text as written; a rejected line keeps
+// its bytes as read.
 func (c *Compressor) decode(j *job) *Reject {
+	read := j.raw
+	j.raw, j.obs.UTF8Repaired = jsonx.RepairUTF8(j.raw)
 	rec, err := traj.Decode(j.raw, j.pos, c.opts.Schema)
 	if err != nil {
 		var de *traj.DecodeError
 		errors.As(err, &de)
 		j.obs.Reject(de.Reason)
-		return &Reject{Pos: j.pos, Reason: de.Reason, Detail: de.Detail, Raw: j.raw}
+		return &Reject{Pos: j.pos, Reason: de.Reason, Detail: de.Detail, Raw: read}
 	}
 	j.rec = rec
 	return nil

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
@@ -192,6 +193,33 @@ func TestGroupBy(t *testing.T) {
 	}
 	if res, _ := newComp(t, nil).Compress(context.Background(), []byte(ok), pos); res.Obs.Group != "" {
 		t.Errorf("no GroupBy: group %q, want none", res.Obs.Group)
+	}
+}
+
+// TestCompressRepairsUTF8: ill-formed UTF-8 is replaced by U+FFFD before
+// decoding, in the record written (compressed or not) and counted; a
+// rejected line keeps its bytes as read.
+func TestCompressRepairsUTF8(t *testing.T) {
+	comp := newComp(t, nil)
+	short := "{\"conversations\": [{\"from\": \"human\", \"value\": \"caf\xe9 \xe2\x82\"}]}"
+	long := strings.Replace(shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100), `"value": "`, "\"value\": \"\xff", 3)
+	for _, c := range []struct {
+		line    string
+		n       int
+		outcome outcome.Outcome
+	}{{short, 2, outcome.SkippedUnderTarget}, {long, 3, outcome.Compressed}} {
+		res, err := comp.Compress(context.Background(), []byte(c.line), pos)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Obs.Outcome != c.outcome || res.Obs.UTF8Repaired != c.n || !utf8.Valid(res.Out) || !bytes.Contains(res.Out, []byte("\uFFFD")) {
+			t.Errorf("%.40q: outcome %s, repaired %d, valid %v; want %s, %d, valid", c.line, res.Obs.Outcome, res.Obs.UTF8Repaired, utf8.Valid(res.Out), c.outcome, c.n)
+		}
+	}
+	bad := "{\"conversations\": \"\xe9\"}"
+	res, _ := comp.Compress(context.Background(), []byte(bad), pos)
+	if res.Reject == nil || string(res.Reject.Raw) != bad {
+		t.Errorf("reject raw = %q, want the line as read", res.Reject.Raw)
 	}
 }
 

@@ -22,6 +22,15 @@ type Source interface {
 	Next() ([]byte, int64, error)
 }
 
+// Indexed is a Source that also gives the 1-based index in its file of
+// the record Next returned last, when the line does not name the record
+// alone (a JSON array), and 0 otherwise; [Run] puts it in traj.Pos.Record.
+// A format.Input is one.
+type Indexed interface {
+	Source
+	Record() int64
+}
+
 // Sink receives output records in input order. Run only writes; putting
 // the output in place (or discarding it) is the caller's, after Run
 // returns. Every format.Writer is a Sink.
@@ -128,6 +137,9 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 				return context.Cause(gctx)
 			}
 			pos := traj.Pos{File: name, Line: line}
+			if ix, ok := src.(Indexed); ok {
+				pos.Record = ix.Record()
+			}
 			g.Go(func() error {
 				res, err := c.compress(gctx, raw, pos, lim)
 				if err != nil {

@@ -61,14 +61,24 @@ func (s Schema) keys(d Dialect) (turns, role, content string) {
 	return
 }
 
-// Pos is where a record came from: a file and the 1-based line (JSONL) or
-// row (Parquet, Arrow) in it.
+// Pos is where a record came from: a file and the 1-based line (JSONL;
+// for a JSON array, the line where the record starts) or row (Parquet,
+// Arrow) in it.
 type Pos struct {
 	File string
 	Line int64
+	// Record is the record's 1-based index in the file when its line does
+	// not name it alone (a JSON array may hold several records on one
+	// line); 0 otherwise.
+	Record int64
 }
 
-func (p Pos) String() string { return fmt.Sprintf("%s:%d", p.File, p.Line) }
+func (p Pos) String() string {
+	if p.Record > 0 {
+		return fmt.Sprintf("%s:%d (record %d)", p.File, p.Line, p.Record)
+	}
+	return fmt.Sprintf("%s:%d", p.File, p.Line)
+}
 
 // DecodeError says why a line is not a usable trajectory. Reason is a short
 // stable code used in metrics and the rejects file.

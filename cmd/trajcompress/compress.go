@@ -17,8 +17,9 @@ const compressUsage = `Usage: trajcompress compress --input PATH [flags]
 
 Reads ShareGPT/Hermes ({"conversations":[{"from","value"}]}) or OpenAI
 ({"messages":[{"role","content",…}]}) trajectories from JSONL (.jsonl,
-.jsonl.gz), Parquet (.parquet, e.g. Hugging Face hub shards) or Arrow
-(.arrow, datasets save_to_disk) files, or a directory of them, and writes every
+.jsonl.gz), JSON arrays (.json, LLaMA-Factory datasets; streamed), Parquet
+(.parquet, e.g. Hugging Face hub shards) or Arrow (.arrow, datasets
+save_to_disk) files, or a directory of them, and writes every
 record back in input order: unchanged when it fits the target (or cannot be
 compressed), otherwise with just enough of its middle replaced by one
 "[CONTEXT SUMMARY]:" turn. Tool results never lose the call they answer.
@@ -39,6 +40,10 @@ column when per-trajectory metrics are on; --output-format converts.
 Each output is written to a temporary file and renamed into place when
 complete. Lines that are not trajectories go to the rejects file with their
 file, line and reason; records in = records out + records rejected, always.
+Every output is valid UTF-8: ill-formed bytes in the input are replaced by
+U+FFFD and counted (outcomes.records_utf8_repaired); a rejected line keeps
+its bytes (raw_base64). A UTF-8 BOM is skipped; LF, CRLF and CR end lines;
+output lines end in LF.
 
 Every record gets one outcome: skipped_under_target, compressed,
 compressed_over_limit, uncompressible (no_middle, collapsed,
@@ -61,7 +66,7 @@ type compressFlags struct {
 func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var f compressFlags
 	fs := newFlagSet("compress", stderr, compressUsage, "\nExit status: 0 ok, 1 failed, 2 usage (or another run holds these outputs), 3 partial (rejects or failed summaries), 4 mostly rejected (see --max-reject-rate), 130 interrupted.\n")
-	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl, .jsonl.gz, .parquet or .arrow file, a directory of them, or - for JSONL on standard input (then --output is required) (required)")
+	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl, .jsonl.gz, .json (JSON array), .parquet or .arrow file, a directory of them, or - for JSONL or a JSON array on standard input (then --output is required) (required)")
 	fs.StringVar(&f.output, "output", "", "output file (or directory, for a directory input); default: input name + output_suffix")
 	fs.StringVar(&f.configPath, "config", "", "peer-compatible YAML `FILE` (trajectory_compression.yaml); default: built-in defaults")
 	fs.StringVar(&f.metricsPath, "metrics", "", "where to write the aggregate metrics JSON (default: beside the output file, or inside the output directory)")

@@ -34,13 +34,13 @@ func cmdFixtures(args []string, stdout, stderr io.Writer) error {
 	var o gen.Options
 	var output, fmtName string
 	fs.StringVar(&output, "output", "", "file to write (required); written atomically")
-	fs.IntVar(&o.Count, "count", 100, "number of records (lines); Parquet and Arrow leave out the malformed ones, which cannot be rows")
+	fs.IntVar(&o.Count, "count", 100, "number of records (lines); JSON arrays, Parquet and Arrow leave out the malformed ones, which cannot be records there")
 	fs.Uint64Var(&o.Seed, "seed", 1, "seed: the same seed and flags give the same bytes")
 	fs.StringVar(&o.Dialect, "dialect", "sharegpt", "sharegpt (Hermes conversations/from/value) or openai (messages with tool_calls)")
 	fs.StringVar(&o.Profile, "profile", "mix", "profile (see above)")
 	fs.IntVar(&o.MedianTokens, "median-tokens", 0, "median record length in tokens (log-normal; default 8000)")
 	fs.IntVar(&o.P99Tokens, "p99-tokens", 0, "99th percentile record length in tokens (default 10 × median)")
-	fs.StringVar(&fmtName, "format", "jsonl", "jsonl, parquet or arrow")
+	fs.StringVar(&fmtName, "format", "jsonl", "jsonl, json (one JSON array), parquet or arrow")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -62,7 +62,7 @@ func cmdFixtures(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "wrote %d records to %s", n, output)
 	if skipped > 0 {
-		fmt.Fprintf(stderr, " (%d malformed lines left out: %s rows must be objects)", skipped, fmtName)
+		fmt.Fprintf(stderr, " (%d malformed lines left out: %s records must be objects)", skipped, fmtName)
 	}
 	fmt.Fprintln(stderr)
 	return nil

@@ -28,7 +28,7 @@ var configFlags = []configFlag{
 	{"on-summary-failure", "skip (default: record written unchanged as summary_failed) or fallback (deterministic summary)", func(c *config.Config) any { return &c.Summarization.OnFailure }},
 	{"summary-role", "role of the summary turn: user (default), assistant or system", func(c *config.Config) any { return &c.Output.SummaryRole }},
 	{"format", "record dialect: sharegpt or openai (default: detected per record)", func(c *config.Config) any { return &c.Input.Format }},
-	{"output-format", "jsonl, parquet or arrow (default: the input's format)", func(c *config.Config) any { return &c.Output.Format }},
+	{"output-format", "jsonl, json (one JSON array of records, as LLaMA-Factory's datasets), parquet or arrow (default: the input's format)", func(c *config.Config) any { return &c.Output.Format }},
 	{"alternation", "keep strict user/assistant alternation (LLaMA-Factory, Mistral templates): merge the summary into the adjacent user-side turn instead of inserting one; see trajcompress validate", func(c *config.Config) any { return &c.Output.Alternation }},
 	{"model", "LLM summarizer: model (summarization.model)", func(c *config.Config) any { return &c.Summarization.Model }},
 	{"base-url", "LLM summarizer: OpenAI-compatible base URL; POST {base-url}/chat/completions (summarization.base_url)", func(c *config.Config) any { return &c.Summarization.BaseURL }},

@@ -40,7 +40,7 @@ var version = "dev"
 const usage = `trajcompress — make agent trajectories fit a token budget, losing no row.
 
 Usage:
-  trajcompress compress --input PATH [flags]   compress a JSONL, Parquet or Arrow file, or a directory of them
+  trajcompress compress --input PATH [flags]   compress a JSONL, JSON, Parquet or Arrow file, or a directory of them
   trajcompress fixtures --output PATH [flags]  generate synthetic trajectories from a seed
   trajcompress check --baseline B.json R.json  fail when a run's metrics regressed against a baseline
   trajcompress report R.json --output R.html   a self-contained HTML page about a run (charts, tables, the gate)

@@ -25,7 +25,8 @@ each (file:line: reason), before you spend a training run finding out:
                 calls; tool results pair with calls by id.
 
 "trajcompress compress --alternation" places summaries so that the output
-passes these checks. Files may be JSONL (plain or gzip), Parquet or Arrow.
+passes these checks. Files may be JSONL (plain or gzip), JSON arrays, Parquet
+or Arrow.
 
 Exit status: 0 every record accepted; 1 some would be rejected, or some
 lines are not trajectories at all (counted separately); 2 usage or an

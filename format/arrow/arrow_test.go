@@ -272,7 +272,7 @@ func TestExtraColumn(t *testing.T) {
 	writeDatasets(t, in, false, 1)
 	got, schema := readAll(t, in)
 	out := filepath.Join(dir, "out.arrow")
-	w, err := Create(out, schema, WriterOptions{ExtraJSONColumn: "compression_metrics"})
+	w, err := Create(out, schema, WriterOptions{Extra: Column{Name: "compression_metrics"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -291,8 +291,62 @@ func TestExtraColumn(t *testing.T) {
 	if v, _ := s2.Metadata("huggingface"); v != want {
 		t.Errorf("huggingface = %s", v)
 	}
-	if _, err := Create(filepath.Join(dir, "x.arrow"), schema, WriterOptions{ExtraJSONColumn: "id"}); err == nil {
-		t.Error("clashing extra column: want error")
+	// A column the schema has is kept, not added again.
+	w, err = Create(filepath.Join(dir, "x.arrow"), schema, WriterOptions{Extra: Column{Name: "id"}})
+	if err != nil || len(w.Schema().Columns()) != len(schema.Columns()) {
+		t.Errorf("extra column the schema has: %v, columns %v", err, w.Schema().Columns())
+	}
+	w.Abort()
+}
+
+// TestExtraStructColumn: an extra column with a sample is typed from it
+// (a struct here) and its feature set in the "huggingface" metadata; it
+// takes its value as an object or as JSON text; in a utf8 column already
+// in the schema (files written before) an object is stored as JSON text.
+func TestExtraStructColumn(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.arrow")
+	writeDatasets(t, in, false, 1)
+	got, schema := readAll(t, in)
+	out := filepath.Join(dir, "out.arrow")
+	w, err := Create(out, schema, WriterOptions{Extra: Column{Name: "m", Sample: []byte(`{"n":0,"r":0.0,"ok":false}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{`{"n":3,"r":0.5,"ok":true}`, `"{\"n\":4,\"r\":1.0,\"ok\":false}"`, `null`} {
+		if err := w.Write([]byte(strings.TrimSuffix(got[0], "}") + `,"m":` + v + `}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back, s2 := readAll(t, out)
+	for i, want := range []string{`,"m":{"n":3,"r":0.5,"ok":true}}`, `,"m":{"n":4,"r":1.0,"ok":false}}`, `,"m":null}`} {
+		if !strings.HasSuffix(back[i], want) {
+			t.Errorf("row %d: %s, want …%s", i, back[i], want)
+		}
+	}
+	wantHF := `{"info":{"features":{"id":{"dtype":"int64","_type":"Value"},"m":{"n":{"dtype":"int64","_type":"Value"},"r":{"dtype":"float64","_type":"Value"},"ok":{"dtype":"bool","_type":"Value"}}}}}`
+	if v, _ := s2.Metadata("huggingface"); v != wantHF {
+		t.Errorf("huggingface = %s", v)
+	}
+	// The same column already a utf8 one: kept, an object stored as text.
+	textIn := filepath.Join(dir, "text.arrow")
+	tw, _ := Create(textIn, schema, WriterOptions{Extra: Column{Name: "m"}})
+	tw.Write([]byte(strings.TrimSuffix(got[0], "}") + `,"m":"{}"}`))
+	tw.Close()
+	_, ts := readAll(t, textIn)
+	w, err = Create(filepath.Join(dir, "again.arrow"), ts, WriterOptions{Extra: Column{Name: "m", Sample: []byte(`{"n":0}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write([]byte(strings.TrimSuffix(got[0], "}") + `,"m":{"n":5}}`)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if again, _ := readAll(t, filepath.Join(dir, "again.arrow")); !strings.HasSuffix(again[0], `,"m":"{\"n\":5}"}`) {
+		t.Errorf("utf8 column: %s", again[0])
 	}
 }
 
@@ -455,7 +509,7 @@ func TestCorruptionNeverPanics(t *testing.T) {
 		if strings.Contains(variant, " ") {
 			step = 13 // a corrupt compressed buffer may still inflate to 64 MiB: slower
 		}
-		failed, tried := formattest.FlipSweep(t, data, filepath.Join(dir, "bad.arrow"), step, formattest.Drain(Open))
+		failed, tried := formattest.FlipSweep(t, data, filepath.Join(dir, "bad.arrow"), step, formattest.Drain(func(p string) (*Reader, error) { return Open(p) }))
 		t.Logf("%s: %d of %d corruptions detected (%v)", variant, failed, tried, time.Since(start))
 		if failed == 0 {
 			t.Fatalf("%s: no corruption was detected at all", variant)

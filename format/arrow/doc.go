@@ -18,7 +18,9 @@
 //     their raw integer → exact JSON integers; float16/32/64 → the shortest
 //     exact decimal, integral values with ".0"; NaN/±Inf → "NaN",
 //     "Infinity", "-Infinity".
-//   - utf8, large_utf8, utf8_view → strings, except fields tagged with the
+//   - utf8, large_utf8, utf8_view → strings, their bytes as stored
+//     (ill-formed UTF-8 is handed on, not repaired: the record path
+//     repairs and counts it), except fields tagged with the
 //     canonical arrow.json extension (datasets' Json() feature), whose text
 //     is embedded as the JSON value; binary, large_binary, binary_view,
 //     fixed_size_binary → base64 (standard encoding) strings;
@@ -32,8 +34,11 @@
 // [InferSchema] (int64, float64, bool, utf8, list<item>, struct, and
 // arrow.json-tagged utf8 for mixed kinds; all nullable). The default output
 // is the IPC stream format, uncompressed, 1000-row batches, as `datasets`
-// writes. [WriterOptions.ExtraJSONColumn] appends one nullable utf8 column
-// and adds it to the "huggingface" features. Write validates the whole row
+// writes; WriterOptions.Format "file" writes the IPC file format (for an
+// input that was one). [WriterOptions.Extra] makes sure of one more column
+// (compression_metrics): appended, typed from a sample value, and added to
+// the "huggingface" features when the schema lacks it, and taking its
+// value as JSON or as JSON text either way. Write validates the whole row
 // against the schema before appending it: a key that is not a column, a
 // value of the wrong kind, or a null in a non-nullable field is an error
 // naming the key path, and nothing is silently dropped. Absent keys and

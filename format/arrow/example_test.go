@@ -23,7 +23,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	fmt.Println(schema.Arrow().Field(0).Type)
-	w, err := arrow.Create(path, schema, arrow.WriterOptions{ExtraJSONColumn: "compression_metrics"})
+	w, err := arrow.Create(path, schema, arrow.WriterOptions{Extra: arrow.Column{Name: "compression_metrics"}})
 	if err != nil {
 		log.Fatal(err)
 	}

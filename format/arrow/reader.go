@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 
 	"github.com/apache/arrow/go/v17/arrow"
@@ -29,7 +30,8 @@ type Reader struct {
 	file   *ipc.FileReader // file format
 	schema *Schema
 
-	batch    int // 0-based index of the current batch
+	jsonText []bool // per top-level field: string text embedded as JSON
+	batch    int    // 0-based index of the current batch
 	rec      arrow.Record
 	recOwned bool // rec must be released by us (file format)
 	i        int  // next row in rec
@@ -40,8 +42,31 @@ type Reader struct {
 
 // Open opens an Arrow IPC file. It tries the stream format first (what
 // `datasets` writes for data-*.arrow cache files) and falls back to the
-// file format, like the datasets arrow loader. Errors name the file.
-func Open(path string) (_ *Reader, err error) {
+// file format, like the datasets arrow loader. Errors name the file. A
+// top-level utf8 field named in jsonText is read like an arrow.json one:
+// its text, when it is one JSON value, is embedded as that value (for
+// compression_metrics, which versions before the struct column wrote as
+// JSON text).
+func Open(path string, jsonText ...string) (_ *Reader, err error) {
+	r, err := open(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range r.schema.s.Fields() {
+		r.jsonText = append(r.jsonText, slices.Contains(jsonText, f.Name))
+	}
+	return r, nil
+}
+
+// Format is the IPC format of the file: "file" or "stream".
+func (r *Reader) Format() string {
+	if r.file != nil {
+		return "file"
+	}
+	return "stream"
+}
+
+func open(path string) (_ *Reader, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -184,6 +209,12 @@ func (r *Reader) appendRow(dst []byte, rec arrow.Record, i int) ([]byte, error) 
 		}
 		dst = jsonx.AppendString(dst, f.Name)
 		dst = append(dst, ':')
+		if r.jsonText[j] && !isJSON(f) {
+			switch f.Type.ID() {
+			case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+				f = arrow.Field{Name: f.Name, Type: f.Type, Nullable: f.Nullable, Metadata: arrow.NewMetadata([]string{extNameKey}, []string{jsonExt})}
+			}
+		}
 		var err error
 		if dst, err = appendValue(dst, f, rec.Column(j), i); err != nil {
 			return nil, fmt.Errorf("column %q: %w", f.Name, err)
@@ -260,7 +291,7 @@ func appendValue(dst []byte, f arrow.Field, arr arrow.Array, i int) ([]byte, err
 				dst = append(dst, ',')
 			}
 			if s, ok := keys.(*array.String); ok {
-				dst = jsonx.AppendString(dst, s.Value(int(k)))
+				dst = jsonx.AppendStringKeep(dst, s.Value(int(k)))
 			} else {
 				kb, err := appendValue(nil, mt.KeyField(), keys, int(k))
 				if err != nil {
@@ -328,11 +359,9 @@ func elemField(dt arrow.DataType) arrow.Field {
 
 func appendText(dst []byte, f arrow.Field, s string) []byte {
 	if isJSON(f) {
-		if v, err := jsonval.Decode([]byte(s)); err == nil {
-			return jsonval.Append(dst, v)
-		}
+		return jsonval.AppendEmbedded(dst, []byte(s))
 	}
-	return jsonx.AppendString(dst, s)
+	return jsonx.AppendStringKeep(dst, s)
 }
 
 func appendBase64(dst, b []byte) []byte {

@@ -2,6 +2,8 @@ package arrow
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/apache/arrow/go/v17/arrow"
 
@@ -67,9 +69,10 @@ func jsonField(name string) arrow.Field {
 // InferSchema derives a schema from sample JSON objects with the rules of
 // the package doc: int64, float64, bool, utf8, list<item: …> (the name the
 // `datasets` in-memory Arrow uses), struct, and arrow.json-tagged utf8 for
-// mixed kinds. All fields are nullable. There is no metadata.
-func InferSchema(sample [][]byte) (*Schema, error) {
-	t, err := jsonval.Infer(sample)
+// mixed kinds. All fields are nullable. There is no metadata. Keys named
+// in except are left out (see [WriterOptions.Extra]).
+func InferSchema(sample [][]byte, except ...string) (*Schema, error) {
+	t, err := jsonval.Infer(sample, except...)
 	if err != nil {
 		return nil, fmt.Errorf("arrow: infer schema: %w", err)
 	}
@@ -108,24 +111,53 @@ func fieldOf(name string, t *jsonval.Type) arrow.Field {
 	return f
 }
 
-// withExtraColumn appends a nullable utf8 column and registers it in the
-// "huggingface" features metadata when that parses.
-func (s *Schema) withExtraColumn(name string) (*Schema, error) {
-	if name == "" {
-		return s, nil
+// WithMetadata returns s with the given schema metadata entries set: an
+// entry of the same key replaced in place, others appended.
+func (s *Schema) WithMetadata(kv map[string]string) *Schema {
+	md := s.s.Metadata()
+	keys, vals := append([]string(nil), md.Keys()...), append([]string(nil), md.Values()...)
+	for _, k := range slices.Sorted(maps.Keys(kv)) {
+		if i := slices.Index(keys, k); i >= 0 {
+			vals[i] = kv[k]
+		} else {
+			keys, vals = append(keys, k), append(vals, kv[k])
+		}
 	}
-	if len(s.s.FieldIndices(name)) > 0 {
-		return nil, fmt.Errorf("extra column %q already exists in the schema", name)
+	m := arrow.NewMetadata(keys, vals)
+	return &Schema{s: arrow.NewSchema(s.s.Fields(), &m)}
+}
+
+// withExtraColumn returns s with the column c (see [WriterOptions.Extra]),
+// and whether Write must store non-string values of it as JSON text (a
+// string column). A column s lacks is appended last, nullable, typed from
+// c.Sample, and its feature set in the "huggingface" features metadata
+// when that parses.
+func (s *Schema) withExtraColumn(c Column) (*Schema, bool, error) {
+	if c.Name == "" {
+		return s, false, nil
 	}
-	fields := append(append([]arrow.Field(nil), s.s.Fields()...),
-		arrow.Field{Name: name, Type: arrow.BinaryTypes.String, Nullable: true})
+	if i := s.s.FieldIndices(c.Name); len(i) > 0 {
+		switch s.s.Field(i[0]).Type.ID() {
+		case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+			return s, !isJSON(s.s.Field(i[0])), nil
+		}
+		return s, false, nil
+	}
+	t := &jsonval.Type{Kind: jsonval.KindString}
+	if c.Sample != nil {
+		var err error
+		if t, err = jsonval.TypeOf(c.Sample); err != nil {
+			return nil, false, fmt.Errorf("extra column %q: sample: %w", c.Name, err)
+		}
+	}
+	fields := append(append([]arrow.Field(nil), s.s.Fields()...), fieldOf(c.Name, t))
 	md := s.s.Metadata()
 	keys, vals := append([]string(nil), md.Keys()...), append([]string(nil), md.Values()...)
 	for i, k := range keys {
 		if k == "huggingface" {
-			vals[i] = jsonval.AddHFFeature(vals[i], name)
+			vals[i] = jsonval.SetHFFeature(vals[i], c.Name, t)
 		}
 	}
 	m := arrow.NewMetadata(keys, vals)
-	return &Schema{s: arrow.NewSchema(fields, &m)}, nil
+	return &Schema{s: arrow.NewSchema(fields, &m)}, t.Kind == jsonval.KindString, nil
 }

@@ -17,12 +17,23 @@ import (
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 )
 
+// Column is a top-level column a writer makes sure its schema has.
+type Column struct {
+	Name string
+	// Sample is a JSON value of the column, whose type (by the rules of
+	// [InferSchema]) the column gets; nil: a utf8 column of JSON text.
+	Sample []byte
+}
+
 // WriterOptions configure [Create]. The zero value is valid.
 type WriterOptions struct {
-	// ExtraJSONColumn, if set, appends a nullable utf8 column of that name
-	// (for example "compression_metrics"); Write stores any JSON value
-	// there as JSON text.
-	ExtraJSONColumn string
+	// Extra, if its Name is set, is a column the records may carry beyond
+	// the schema's (for example "compression_metrics"). A schema without
+	// it gets it appended, nullable, typed from Extra.Sample. In a utf8
+	// column (appended so, or already in the schema, as files written
+	// before kept it), Write stores any JSON value as its JSON text; a
+	// column of another type in the schema is kept, and values must fit it.
+	Extra Column
 	// Format is "stream" (default: what `datasets` save_to_disk writes) or
 	// "file" (Arrow IPC file / Feather v2).
 	Format string
@@ -41,19 +52,20 @@ type WriterOptions struct {
 // temporary file that [Writer.Close] syncs and renames into place. It is
 // not safe for concurrent use.
 type Writer struct {
-	path     string
-	f        *atomicfile.File
-	stream   *ipc.Writer
-	file     *ipc.FileWriter
-	schema   *Schema
-	b        *array.RecordBuilder
-	extra    string
-	maxRows  int
-	maxBytes int64
-	n        int
-	size     int64
-	rows     int64
-	err      error // sticky
+	path      string
+	f         *atomicfile.File
+	stream    *ipc.Writer
+	file      *ipc.FileWriter
+	schema    *Schema
+	b         *array.RecordBuilder
+	extra     string // WriterOptions.Extra.Name
+	extraText bool   // the extra column is a utf8 column
+	maxRows   int
+	maxBytes  int64
+	n         int
+	size      int64
+	rows      int64
+	err       error // sticky
 }
 
 // Create starts writing an Arrow IPC file at path with schema s (from
@@ -62,10 +74,11 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	if s == nil {
 		return nil, fmt.Errorf("%s: nil schema", path)
 	}
-	out, err := s.withExtraColumn(o.ExtraJSONColumn)
+	out, text, err := s.withExtraColumn(o.Extra)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+
 	opts := []ipc.Option{ipc.WithSchema(out.s)}
 	switch strings.ToLower(o.Compression) {
 	case "", "none":
@@ -85,7 +98,7 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 		return nil, err
 	}
 	w := &Writer{
-		path: path, f: f, schema: out, extra: o.ExtraJSONColumn,
+		path: path, f: f, schema: out, extra: o.Extra.Name, extraText: text,
 		b: array.NewRecordBuilder(memory.DefaultAllocator, out.s), maxRows: o.BatchRows, maxBytes: o.BatchBytes,
 	}
 	if w.maxRows <= 0 {
@@ -133,11 +146,9 @@ func (w *Writer) Write(obj []byte) error {
 	// leaves no partial values behind.
 	for _, f := range fields {
 		v, _ := o.Get(f.Name)
-		if w.extra != "" && f.Name == w.extra {
-			if _, isString := v.(string); !isString && v != nil {
-				v = string(jsonval.Append(nil, v))
-				o.Vals[slices.Index(o.Keys, f.Name)] = v
-			}
+		if w.extra != "" && f.Name == w.extra && v != nil {
+			v = jsonval.AsColumn(v, w.extraText)
+			o.Vals[slices.Index(o.Keys, f.Name)] = v
 		}
 		if err := check(f, v, f.Name); err != nil {
 			return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)

@@ -164,3 +164,135 @@ func TestReaderErrorAfterGoodLines(t *testing.T) {
 		t.Fatalf("%d lines then %v; want 10 lines then an error at f.jsonl:11", n, err)
 	}
 }
+
+// TestReaderLineEnds: LF, CRLF and a lone CR each end a line, line
+// numbers count every physical line, and a UTF-8 BOM at the start is
+// skipped, plain or gzip, whatever the read sizes.
+func TestReaderLineEnds(t *testing.T) {
+	cases := []struct {
+		name, in string
+		want     []line
+	}{
+		{"lf", "{\"a\":1}\n{\"b\":2}\n", []line{{`{"a":1}`, 1}, {`{"b":2}`, 2}}},
+		{"crlf", "{\"a\":1}\r\n\r\n{\"b\":2}\r\n", []line{{`{"a":1}`, 1}, {`{"b":2}`, 3}}},
+		{"cr only", "{\"a\":1}\r\r{\"b\":2}\r{\"c\":3}", []line{{`{"a":1}`, 1}, {`{"b":2}`, 3}, {`{"c":3}`, 4}}},
+		{"mixed", "{\"a\":1}\r\n{\"b\":2}\r{\"c\":3}\n\r\n{\"d\":4}", []line{{`{"a":1}`, 1}, {`{"b":2}`, 2}, {`{"c":3}`, 3}, {`{"d":4}`, 5}}},
+		{"cr cr lf", "{\"a\":1}\r\r\n{\"b\":2}", []line{{`{"a":1}`, 1}, {`{"b":2}`, 3}}},
+		{"bom", "\xef\xbb\xbf{\"a\":1}\n", []line{{`{"a":1}`, 1}}},
+		{"bom crlf", "\xef\xbb\xbf{\"a\":1}\r\n{\"b\":2}\r\n", []line{{`{"a":1}`, 1}, {`{"b":2}`, 2}}},
+		{"bom only once", "\xef\xbb\xbf\n\xef\xbb\xbf{\"a\":1}\n", []line{{"\xef\xbb\xbf{\"a\":1}", 2}}},
+		{"bom alone", "\xef\xbb\xbf", nil},
+		{"invalid utf-8 kept", "{\"a\":\"\xe9\"}\n", []line{{"{\"a\":\"\xe9\"}", 1}}},
+	}
+	for _, c := range cases {
+		for kind, src := range sources(c.in) {
+			t.Run(c.name+"/"+kind, func(t *testing.T) {
+				r, err := NewReader(src(), "f.jsonl")
+				if err != nil {
+					t.Fatal(err)
+				}
+				same(t, readAll(t, r), c.want)
+			})
+		}
+	}
+}
+
+// sources gives in as a plain reader, a one-byte-at-a-time reader and a
+// gzip stream, each made anew by its function.
+func sources(in string) map[string]func() io.Reader {
+	var gz bytes.Buffer
+	zw := gzip.NewWriter(&gz)
+	zw.Write([]byte(in))
+	zw.Close()
+	return map[string]func() io.Reader{
+		"plain":   func() io.Reader { return strings.NewReader(in) },
+		"onebyte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(in)) },
+		"gzip":    func() io.Reader { return bytes.NewReader(gz.Bytes()) },
+	}
+}
+
+// same fails the test unless got and want hold the same elements.
+func same[T comparable](t testing.TB, got, want []T) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("element %d: got %v, want %v (all: %v)", i, got[i], want[i], got)
+		}
+	}
+}
+
+// TestReaderCRLFAcrossBuffers: a CR at the very end of the read buffer and
+// its LF at the start of the next fill are one line end.
+func TestReaderCRLFAcrossBuffers(t *testing.T) {
+	rec := `{"a":"` + strings.Repeat("x", bufSize-10) + `"}`
+	in := rec + "\r\n" + rec + "\r\n" + `{"b":2}` + "\r\n"
+	for _, off := range []int{-2, -1, 0, 1} {
+		pad := strings.Repeat(" ", 8+off) // moves the CRLF across the buffer's end
+		r, err := NewReader(strings.NewReader(pad+in), "f.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(t, r)
+		if len(got) != 3 || got[2] != (line{`{"b":2}`, 3}) || got[1].no != 2 {
+			t.Fatalf("offset %d: %d lines, last %.20q", off, len(got), got[len(got)-1].text)
+		}
+	}
+}
+
+func TestReaderUTF16Refused(t *testing.T) {
+	for _, head := range []string{"\xff\xfe{\x00", "\xfe\xff\x00{"} {
+		_, err := NewReader(strings.NewReader(head), "u.jsonl")
+		if err == nil || !strings.Contains(err.Error(), "u.jsonl: the file is UTF-16") {
+			t.Errorf("%x: err = %v, want a UTF-16 error naming the file", head, err)
+		}
+	}
+}
+
+// splitSpec is the reader's line rule, stated simply: skip a leading BOM,
+// split on CRLF, CR or LF, number the pieces from 1, drop the blank ones
+// and a last empty piece.
+func splitSpec(in string) []line {
+	in = strings.TrimPrefix(in, "\xef\xbb\xbf")
+	in = strings.ReplaceAll(in, "\r\n", "\n")
+	in = strings.ReplaceAll(in, "\r", "\n")
+	var out []line
+	for i, l := range strings.Split(in, "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, line{l, int64(i + 1)})
+		}
+	}
+	return out
+}
+
+func FuzzReader(f *testing.F) {
+	f.Add([]byte("\xef\xbb\xbf{\"a\":1}\r\n\r{\"b\":2}\n\n x \r"), uint8(0))
+	f.Add([]byte("a\rb\r\nc\n"), uint8(1))
+	f.Fuzz(func(t *testing.T, in []byte, chunk uint8) {
+		if bytes.HasPrefix(in, []byte{0x1f, 0x8b}) || bytes.HasPrefix(in, []byte{0xff, 0xfe}) || bytes.HasPrefix(in, []byte{0xfe, 0xff}) {
+			return // gzip and UTF-16 have their own tests
+		}
+		var src io.Reader = bytes.NewReader(in)
+		if chunk%2 == 1 {
+			src = iotest.OneByteReader(src)
+		}
+		r, err := NewReader(src, "f")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []line
+		for {
+			b, n, err := r.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, line{string(b), n})
+		}
+		same(t, got, splitSpec(string(in)))
+	})
+}

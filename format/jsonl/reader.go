@@ -1,36 +1,19 @@
 package jsonl
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sync/atomic"
 )
 
 // Reader reads the lines of a JSONL file.
 type Reader struct {
-	name string
-	f    io.Closer
-	gz   *gzip.Reader
-	br   *bufio.Reader
-	line int64
-	buf  []byte
-	cnt  *countingReader
-}
-
-type countingReader struct {
-	r io.Reader
-	n atomic.Int64
-}
-
-func (c *countingReader) Read(p []byte) (int, error) {
-	n, err := c.r.Read(p)
-	c.n.Add(int64(n))
-	return n, err
+	*text
+	f     io.Closer
+	line  int64
+	index int64 // records returned
+	buf   []byte
 }
 
 // Open opens a JSONL file, gzip-compressed or not.
@@ -49,69 +32,98 @@ func Open(path string) (*Reader, error) {
 }
 
 // NewReader reads JSONL from r; name is used in errors. gzip input is
-// detected from its first two bytes.
+// detected from its first two bytes; a UTF-8 byte order mark at the start
+// is skipped, and a UTF-16 one is an error.
 func NewReader(r io.Reader, name string) (*Reader, error) {
-	cnt := &countingReader{r: r}
-	br := bufio.NewReaderSize(cnt, 1<<20)
-	rd := &Reader{name: name, br: br, cnt: cnt}
-	if magic, err := br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		rd.gz = gz
-		rd.br = bufio.NewReaderSize(gz, 1<<20)
+	t, err := newText(r, name)
+	if err != nil {
+		return nil, err
 	}
-	return rd, nil
+	return &Reader{text: t}, nil
 }
 
 // Next returns the next non-blank line (without its line ending) and its
-// 1-based line number, or io.EOF after the last line. The returned slice is
-// freshly allocated and owned by the caller. A read or decompression error
-// names the file and line.
+// 1-based line number, or io.EOF after the last line. LF, CRLF and a lone
+// CR each end a line. The returned slice is freshly allocated and owned by
+// the caller. A read or decompression error names the file and line.
 func (r *Reader) Next() ([]byte, int64, error) {
 	for {
-		// A line that fits the reader's buffer is copied once, straight
-		// out of it; a longer one is gathered in r.buf first.
-		line, err := r.br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			r.buf = append(r.buf[:0], line...)
-			for errors.Is(err, bufio.ErrBufferFull) {
-				line, err = r.br.ReadSlice('\n')
-				r.buf = append(r.buf, line...)
-			}
-			line = r.buf
-		}
+		line, end, err := r.readLine()
 		if err != nil && err != io.EOF {
 			return nil, 0, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
 		}
-		if len(line) == 0 && err == io.EOF {
+		if len(line) == 0 && end == 0 && err == io.EOF {
 			return nil, 0, io.EOF
 		}
 		r.line++
-		line = bytes.TrimRight(line, "\r\n")
-		if len(bytes.TrimSpace(line)) == 0 {
-			if err == io.EOF {
-				return nil, 0, io.EOF
-			}
-			continue
+		var out []byte
+		if len(bytes.TrimSpace(line)) > 0 {
+			out = bytes.Clone(line) // before lineEnd: a refill may overwrite line
 		}
-		return bytes.Clone(line), r.line, nil
+		r.lineEnd(end)
+		if out != nil {
+			r.index++
+			return out, r.line, nil
+		}
+		if err == io.EOF {
+			return nil, 0, io.EOF
+		}
 	}
 }
 
-// BytesRead is how many bytes of the file (compressed bytes, for gzip) have
-// been consumed so far; for progress reporting. Unlike the other methods
-// it is safe to call from another goroutine.
-func (r *Reader) BytesRead() int64 { return r.cnt.n.Load() }
+// readLine reads up to the next LF or CR and returns the line without it,
+// and the line end byte it consumed (0 at the end of the input, with
+// io.EOF). The line is valid until the next read: a line that fits the
+// reader's buffer is returned straight out of it, a longer one is gathered
+// in r.buf.
+func (r *Reader) readLine() (line []byte, end byte, err error) {
+	gathered := false
+	r.buf = r.buf[:0]
+	for {
+		if r.br.Buffered() == 0 {
+			if _, err := r.br.Peek(1); err != nil {
+				return r.buf, 0, err
+			}
+		}
+		w, _ := r.br.Peek(r.br.Buffered())
+		// The first LF, then a CR before it (CR is rare in JSONL: JSON
+		// strings cannot hold one raw), each found with a vectorised scan.
+		i := bytes.IndexByte(w, '\n')
+		lim := i
+		if i < 0 {
+			lim = len(w)
+		}
+		if j := bytes.IndexByte(w[:lim], '\r'); j >= 0 {
+			i = j
+		}
+		if i < 0 {
+			r.buf = append(r.buf, w...)
+			r.br.Discard(len(w))
+			gathered = true
+			continue
+		}
+		end = w[i]
+		if gathered {
+			r.buf = append(r.buf, w[:i]...)
+			line = r.buf
+		} else {
+			line = w[:i]
+		}
+		r.br.Discard(i + 1)
+		return line, end, nil
+	}
+}
 
 // Close closes the file.
 func (r *Reader) Close() error {
-	if r.gz != nil {
-		r.gz.Close()
-	}
+	r.text.close()
 	if r.f != nil {
 		return r.f.Close()
 	}
 	return nil
 }
+
+// BytesRead is how many bytes of the file (compressed bytes, for gzip) have
+// been consumed so far; for progress reporting. Unlike the other methods
+// it is safe to call from another goroutine.
+func (r *Reader) BytesRead() int64 { return r.bytesRead() }

@@ -95,3 +95,58 @@ func NewDirect(path string) (*Writer, error) {
 	d := direct{File: f, close: path != "-"}
 	return &Writer{f: d, bw: bufio.NewWriterSize(f, 1<<20)}, nil
 }
+
+// ArrayWriter writes a JSON array of records: "[", then one record per
+// line, separated by commas, then "]" and a newline ("[]" for none). Like
+// [Writer] it writes to a temporary file that becomes the target only when
+// [ArrayWriter.Close] succeeds, so the target is always a complete, valid
+// array (a run interrupted half-way leaves the previous file, or none).
+type ArrayWriter struct {
+	w *Writer
+	n int64
+}
+
+// CreateArray starts writing a JSON array at path (see [atomicfile.Create]).
+func CreateArray(path string) (*ArrayWriter, error) {
+	w, err := Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return &ArrayWriter{w: w}, nil
+}
+
+// Write writes one record, a JSON value on one line. Errors are sticky.
+func (a *ArrayWriter) Write(rec []byte) error {
+	w := a.w
+	if w.err != nil {
+		return w.err
+	}
+	sep := ",\n"
+	if a.n == 0 {
+		sep = "[\n"
+	}
+	a.n++
+	if _, err := w.bw.WriteString(sep); err != nil {
+		w.err = err
+		return err
+	}
+	_, w.err = w.bw.Write(rec)
+	return w.err
+}
+
+// Close ends the array, flushes, syncs and renames the file into place. On
+// any error the temporary file is removed and the target left as it was.
+func (a *ArrayWriter) Close() error {
+	w := a.w
+	if w.err == nil {
+		end := "\n]\n"
+		if a.n == 0 {
+			end = "[]\n"
+		}
+		_, w.err = w.bw.WriteString(end)
+	}
+	return w.Close()
+}
+
+// Abort discards everything written; the target is left as it was.
+func (a *ArrayWriter) Abort() error { return a.w.Abort() }

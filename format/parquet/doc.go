@@ -20,7 +20,9 @@
 //     timestamp/decimal as their raw integer) → JSON integers, exact;
 //     float/double → the shortest exact decimal, integral values with ".0";
 //     NaN/±Inf → the strings "NaN", "Infinity", "-Infinity".
-//   - STRING/ENUM byte arrays → strings; JSON-annotated → the embedded JSON
+//   - STRING/ENUM byte arrays → strings, their bytes as stored (ill-formed
+//     UTF-8 is handed on, not repaired: the record path repairs and counts
+//     it); JSON-annotated → the embedded JSON
 //     value; other byte arrays and fixed-length byte arrays → base64
 //     (standard encoding) strings; INT96 → its decimal string (read only).
 //
@@ -30,10 +32,12 @@
 // layout, logical types and key/value metadata, e.g. "huggingface") or from
 // [InferSchema] (rules in [InferSchema] and jsonval.Infer: union of keys in
 // first-seen order, int64/double/bool/string, lists in the 3-level layout,
-// mixed kinds as JSON-annotated strings). [WriterOptions.ExtraJSONColumn]
-// appends one optional string column; the "huggingface" features get a
-// matching entry and pyarrow's "ARROW:schema" entry is dropped in that case
-// because it would no longer match. Write is the exact inverse of reading:
+// mixed kinds as JSON-annotated strings). [WriterOptions.Extra] makes sure
+// of one more column (compression_metrics): appended, typed from a sample
+// value, when the schema lacks it — the "huggingface" features then get a
+// matching entry and pyarrow's "ARROW:schema" entry is dropped because it
+// would no longer match — and taking its value as JSON or as JSON text
+// either way. Write is the exact inverse of reading:
 // values are checked against the column types, a key that is not a column
 // or a value of the wrong kind is an error naming the key path, and nothing
 // is silently dropped. Absent keys and null are both written as null.

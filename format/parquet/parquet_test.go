@@ -304,7 +304,7 @@ func TestExtraColumnAndMetadata(t *testing.T) {
 	writeHub(t, in, rows[:1], 1, 10, pq.Compression(&pq.Snappy), "huggingface", hf, "ARROW:schema", "stale")
 	got, schema := readAll(t, in)
 	out := filepath.Join(dir, "out.parquet")
-	w, err := Create(out, schema, WriterOptions{ExtraJSONColumn: "compression_metrics"})
+	w, err := Create(out, schema, WriterOptions{Extra: Column{Name: "compression_metrics"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,8 +326,58 @@ func TestExtraColumnAndMetadata(t *testing.T) {
 	if _, ok := s2.Metadata("ARROW:schema"); ok {
 		t.Error("stale ARROW:schema kept after adding a column")
 	}
-	if _, err := Create(filepath.Join(dir, "dup.parquet"), schema, WriterOptions{ExtraJSONColumn: "id"}); err == nil {
-		t.Error("extra column clashing with an existing one: want error")
+	// A column the schema has is kept, not added again.
+	w, err = Create(filepath.Join(dir, "dup.parquet"), schema, WriterOptions{Extra: Column{Name: "id"}})
+	if err != nil || len(w.Schema().Columns()) != len(schema.Columns()) {
+		t.Errorf("extra column the schema has: %v", err)
+	}
+	w.Abort()
+
+	// With a sample, the column is typed from it (a struct) and takes an
+	// object or its JSON text; the features get the struct's entry.
+	w, err = Create(filepath.Join(dir, "struct.parquet"), schema, WriterOptions{Extra: Column{Name: "m", Sample: []byte(`{"n":0,"r":0.0,"ok":false}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{`{"n":3,"r":0.5,"ok":true}`, `"{\"n\":4,\"r\":1.0,\"ok\":false}"`} {
+		if err := w.Write([]byte(strings.TrimSuffix(got[0], "}") + `,"m":` + v + `}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	back, s3 := readAll(t, filepath.Join(dir, "struct.parquet"))
+	if !strings.HasSuffix(back[0], `,"m":{"n":3,"r":0.5,"ok":true}}`) || !strings.HasSuffix(back[1], `,"m":{"n":4,"r":1.0,"ok":false}}`) {
+		t.Errorf("struct column: %s / %s", back[0], back[1])
+	}
+	wantHF = `{"info":{"features":{"id":{"dtype":"int64","_type":"Value"},"m":{"n":{"dtype":"int64","_type":"Value"},"r":{"dtype":"float64","_type":"Value"},"ok":{"dtype":"bool","_type":"Value"}}}}}`
+	if v, _ := s3.Metadata("huggingface"); v != wantHF {
+		t.Errorf("huggingface = %s", v)
+	}
+}
+
+// TestReadJSONText: a top-level string column named in Open's jsonText is
+// read as the JSON value its text holds (text that is not JSON stays a
+// string).
+func TestReadJSONText(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.parquet")
+	schema, _ := InferSchema([][]byte{[]byte(`{"m":"x","s":"y"}`)})
+	w, _ := Create(p, schema, WriterOptions{})
+	w.Write([]byte(`{"m":"{\"a\":[1,2]}","s":"{\"a\":1}"}`))
+	w.Write([]byte(`{"m":"not json","s":null}`))
+	w.Close()
+	r, err := Open(p, "m")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, want := range []string{`{"m":{"a":[1,2]},"s":"{\"a\":1}"}`, `{"m":"not json","s":null}`} {
+		b, _, err := r.Next()
+		if err != nil || string(b) != want {
+			t.Errorf("got %s, %v; want %s", b, err, want)
+		}
 	}
 }
 
@@ -569,7 +619,7 @@ func TestCorruptionNeverPanics(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	failed, _ := formattest.FlipSweep(t, data, filepath.Join(dir, "bad.parquet"), 17, formattest.Drain(Open))
+	failed, _ := formattest.FlipSweep(t, data, filepath.Join(dir, "bad.parquet"), 17, formattest.Drain(func(p string) (*Reader, error) { return Open(p) }))
 	if failed == 0 {
 		t.Fatal("no corruption was detected at all")
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -42,8 +43,12 @@ type Reader struct {
 }
 
 // Open opens a Parquet file for reading. Only the footer is read here; rows
-// are read lazily by [Reader.Next]. Errors name the file.
-func Open(path string) (r *Reader, err error) {
+// are read lazily by [Reader.Next]. Errors name the file. A top-level
+// string column named in jsonText is read like a JSON-annotated one: its
+// text, when it is one JSON value, is embedded as that value (for
+// compression_metrics, which versions before the struct column wrote as
+// JSON text).
+func Open(path string, jsonText ...string) (r *Reader, err error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -69,6 +74,11 @@ func Open(path string) (r *Reader, err error) {
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for _, c := range plan.children {
+		if c.kind == kLeaf && c.enc == eString && slices.Contains(jsonText, c.name) {
+			c.enc = eJSON
+		}
 	}
 	s := &Schema{root: root}
 	for _, kv := range file.Metadata().KeyValueMetadata {
@@ -337,7 +347,7 @@ func (a *assembler) instance(p *pnode) error {
 			}
 			a.cursor[p.key.col]++
 			if p.key.enc == eString {
-				a.out = jsonx.AppendString(a.out, string(kv.ByteArray()))
+				a.out = jsonx.AppendStringKeep(a.out, string(kv.ByteArray()))
 			} else {
 				a.out = jsonx.AppendString(a.out, string(appendLeaf(nil, p.key, kv)))
 			}
@@ -372,13 +382,9 @@ func appendLeaf(dst []byte, p *pnode, v pq.Value) []byte {
 	case eDouble:
 		return jsonval.AppendFloat(dst, v.Double(), 64)
 	case eString:
-		return jsonx.AppendString(dst, string(v.ByteArray()))
+		return jsonx.AppendStringKeep(dst, string(v.ByteArray()))
 	case eJSON:
-		b := v.ByteArray()
-		if jv, err := jsonval.Decode(b); err == nil {
-			return jsonval.Append(dst, jv)
-		}
-		return jsonx.AppendString(dst, string(b))
+		return jsonval.AppendEmbedded(dst, v.ByteArray())
 	case eInt96:
 		return jsonx.AppendString(dst, v.Int96().String())
 	default:

@@ -3,6 +3,7 @@ package parquet
 import (
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 
 	pq "github.com/parquet-go/parquet-go"
@@ -135,9 +136,10 @@ func ownNode(n pq.Node) pq.Node {
 // doc for the rules). Lists are written in the standard 3-level layout
 // (`optional group x (LIST) { repeated group list { optional element } }`),
 // as pyarrow writes them; structs become optional groups, JSON-kind
-// columns become strings annotated JSON.
-func InferSchema(sample [][]byte) (*Schema, error) {
-	t, err := jsonval.Infer(sample)
+// columns become strings annotated JSON. Keys named in except are left
+// out (see [WriterOptions.Extra]).
+func InferSchema(sample [][]byte, except ...string) (*Schema, error) {
+	t, err := jsonval.Infer(sample, except...)
 	if err != nil {
 		return nil, fmt.Errorf("parquet: infer schema: %w", err)
 	}
@@ -178,19 +180,45 @@ func listOf(elem pq.Node) pq.Node {
 	return newGroup(listType, named("list", pq.Repeated(newGroup(nil, named("element", elem)))))
 }
 
-// withExtraColumn returns s plus an optional string column name appended
-// last. When the "huggingface" metadata holds a features map, the column is
-// added to it as {"dtype":"string","_type":"Value"} so `datasets` accepts
-// the file; metadata that does not parse is kept as is.
-func (s *Schema) withExtraColumn(name string) (*Schema, error) {
-	if name == "" {
-		return s, nil
+// WithKeyValues returns s with the given key/value metadata entries set:
+// an entry of the same key replaced in place, others appended.
+func (s *Schema) WithKeyValues(kvs ...KeyValue) *Schema {
+	out := &Schema{root: s.root, metadata: s.KeyValues()}
+	for _, kv := range kvs {
+		i := slices.IndexFunc(out.metadata, func(e KeyValue) bool { return e.Key == kv.Key })
+		if i >= 0 {
+			out.metadata[i] = kv
+		} else {
+			out.metadata = append(out.metadata, kv)
+		}
+	}
+	return out
+}
+
+// withExtraColumn returns s with the column c (see [WriterOptions.Extra]),
+// and whether Write must store non-string values of it as JSON text (a
+// string column). A column s lacks is appended last, optional, typed from
+// c.Sample; when the "huggingface" metadata holds a features map, the
+// column's feature is set in it so `datasets` accepts the file (metadata
+// that does not parse is kept as is), and pyarrow's "ARROW:schema" entry,
+// which would no longer match, is dropped.
+func (s *Schema) withExtraColumn(c Column) (*Schema, bool, error) {
+	if c.Name == "" {
+		return s, false, nil
 	}
 	g := s.root.(*group)
-	if g.lookup(name) != nil {
-		return nil, fmt.Errorf("extra column %q already exists in the schema", name)
+	if f := g.lookup(c.Name); f != nil {
+		text := f.Leaf() && encOf(f.Type()) == eString
+		return s, text, nil
 	}
-	fields := append(append([]pq.Field(nil), g.fields...), named(name, pq.Optional(pq.String())))
+	t := &jsonval.Type{Kind: jsonval.KindString}
+	if c.Sample != nil {
+		var err error
+		if t, err = jsonval.TypeOf(c.Sample); err != nil {
+			return nil, false, fmt.Errorf("extra column %q: sample: %w", c.Name, err)
+		}
+	}
+	fields := append(append([]pq.Field(nil), g.fields...), named(c.Name, pq.Optional(nodeOf(t))))
 	out := &Schema{root: newGroup(nil, fields...)}
 	for _, kv := range s.metadata {
 		switch kv.Key {
@@ -199,11 +227,16 @@ func (s *Schema) withExtraColumn(name string) (*Schema, error) {
 			// readers fall back to the Parquet schema without it.
 			continue
 		case "huggingface":
-			kv.Value = jsonval.AddHFFeature(kv.Value, name)
+			kv.Value = jsonval.SetHFFeature(kv.Value, c.Name, t)
 		}
 		out.metadata = append(out.metadata, kv)
 	}
-	return out, nil
+	return out, t.Kind == jsonval.KindString, nil
+}
+
+func encOf(t pq.Type) int {
+	e, _ := encodingOf(t)
+	return e
 }
 
 // plan kinds.

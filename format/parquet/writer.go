@@ -13,12 +13,23 @@ import (
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 )
 
+// Column is a top-level column a writer makes sure its schema has.
+type Column struct {
+	Name string
+	// Sample is a JSON value of the column, whose type (by the rules of
+	// [InferSchema]) the column gets; nil: a string column of JSON text.
+	Sample []byte
+}
+
 // WriterOptions configure [Create]. The zero value is valid.
 type WriterOptions struct {
-	// ExtraJSONColumn, if set, appends an optional string column of that
-	// name (for example "compression_metrics"). Write accepts the key with
-	// any JSON value and stores it as JSON text.
-	ExtraJSONColumn string
+	// Extra, if its Name is set, is a column the records may carry beyond
+	// the schema's (for example "compression_metrics"). A schema without
+	// it gets it appended, optional, typed from Extra.Sample. In a string
+	// column (appended so, or already in the schema, as files written
+	// before kept it), Write stores any JSON value as its JSON text; a
+	// column of another type in the schema is kept, and values must fit it.
+	Extra Column
 	// Compression is "snappy" (default, as pyarrow and the hub use), "zstd",
 	// "gzip" or "none".
 	Compression string
@@ -41,7 +52,8 @@ type Writer struct {
 	w         *pq.Writer
 	schema    *Schema
 	plan      *pnode
-	extra     string
+	extra     string // WriterOptions.Extra.Name
+	extraText bool   // the extra column is a string column
 	groupMax  int64
 	groupSize int64
 	rows      int64
@@ -61,10 +73,11 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	out, err := s.withExtraColumn(o.ExtraJSONColumn)
+	out, text, err := s.withExtraColumn(o.Extra)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
+
 	plan, ncols, err := compile(out.root)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -83,7 +96,7 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	}
 	return &Writer{
 		path: path, f: f, w: pq.NewWriter(f, opts...), schema: out, plan: plan,
-		extra: o.ExtraJSONColumn, groupMax: groupMax, cols: make([][]pq.Value, ncols),
+		extra: o.Extra.Name, extraText: text, groupMax: groupMax, cols: make([][]pq.Value, ncols),
 	}, nil
 }
 
@@ -119,9 +132,7 @@ func (w *Writer) Write(obj []byte) error {
 	}
 	if w.extra != "" {
 		if i := slices.Index(o.Keys, w.extra); i >= 0 {
-			if _, isString := o.Vals[i].(string); !isString && o.Vals[i] != nil {
-				o.Vals[i] = string(jsonval.Append(nil, o.Vals[i]))
-			}
+			o.Vals[i] = jsonval.AsColumn(o.Vals[i], w.extraText)
 		}
 	}
 	for i := range w.cols {

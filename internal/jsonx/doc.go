@@ -3,8 +3,9 @@
 // scanner that lists an object's members and an array's elements as byte
 // spans ([ValidMembers], [Members], [Elements], [Find]), so that untouched
 // fields can be written back byte for byte, string decoding and encoding
-// ([Unquote], [AppendString]), and small lookups on raw objects ([Lookup],
-// [Fields], [NumbersFitFloat64]).
+// ([Unquote], [AppendString], [AppendStringKeep]), the repair of
+// ill-formed UTF-8 ([RepairUTF8]), and small lookups on raw objects
+// ([Lookup], [Fields], [NumbersFitFloat64]).
 //
 // It knows nothing about trajectories (package traj builds records on it).
 //

@@ -278,7 +278,16 @@ func hex4(s []byte, i int) (rune, bool) {
 // <, > and &, so text reads as in the input; invalid UTF-8 bytes become
 // U+FFFD (JSON output must be valid). Every JSON string trajcompress writes
 // goes through it.
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s, true) }
+
+// AppendStringKeep is [AppendString] that keeps invalid UTF-8 bytes as
+// they are instead of replacing them: for readers that hand on text as the
+// file holds it (a Parquet or Arrow string value), so that the one repair
+// step ([RepairUTF8], in package pipeline) sees and counts it, as it does
+// for a JSONL line. Its output is JSON only when s is valid UTF-8.
+func AppendStringKeep(dst []byte, s string) []byte { return appendString(dst, s, false) }
+
+func appendString(dst []byte, s string, repair bool) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0
@@ -318,7 +327,7 @@ func AppendString(dst []byte, s string) []byte {
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
+		if r == utf8.RuneError && size == 1 && repair {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, "\ufffd"...)
 			i++

@@ -6,8 +6,10 @@
 // stay [json.Number] text, so integers above 2^53 are never rounded through
 // float64. Append writes such a tree back as compact JSON; AppendFloat is
 // the float encoder both codecs use when they turn a row into a JSON object
-// (strings go through jsonx.AppendString, as everywhere: control characters
-// escaped, HTML characters not, invalid UTF-8 as U+FFFD).
+// (strings go through jsonx.AppendStringKeep: control characters escaped,
+// HTML characters not, ill-formed UTF-8 handed on as read for the record
+// path to repair and count); AppendEmbedded writes the text of a
+// JSON-typed column as the value it holds.
 //
 // Infer derives a column [Type] tree from sample JSON objects; the rules are
 // documented on [Infer].

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -52,8 +53,9 @@ type Field struct {
 //     Every column is nullable.
 //
 // An empty sample or a sample line that is not a JSON object is an error
-// naming the 0-based sample index.
-func Infer(samples [][]byte) (*Type, error) {
+// naming the 0-based sample index. Top-level keys named in except are left
+// out (a column whose type the caller sets, see [TypeOf]).
+func Infer(samples [][]byte, except ...string) (*Type, error) {
 	if len(samples) == 0 {
 		return nil, errors.New("cannot infer a schema from an empty sample")
 	}
@@ -63,10 +65,27 @@ func Infer(samples [][]byte) (*Type, error) {
 		if err != nil {
 			return nil, fmt.Errorf("sample %d: %w", i, err)
 		}
+		for _, k := range except {
+			if j := slices.Index(o.Keys, k); j >= 0 {
+				o.Keys, o.Vals = slices.Delete(o.Keys, j, j+1), slices.Delete(o.Vals, j, j+1)
+			}
+		}
 		root = merge(root, o)
 	}
 	finalize(root)
 	return root, nil
+}
+
+// TypeOf is the type [Infer] gives a column whose only value is the JSON
+// value v.
+func TypeOf(v []byte) (*Type, error) {
+	x, err := Decode(v)
+	if err != nil {
+		return nil, err
+	}
+	t := merge(&Type{Kind: KindNull}, x)
+	finalize(t)
+	return t, nil
 }
 
 func kindOf(v any) Kind {

@@ -183,3 +183,22 @@ func TestAddHFFeature(t *testing.T) {
 		t.Fatalf("unparsable metadata changed: %s", got)
 	}
 }
+
+func TestSetHFFeature(t *testing.T) {
+	typ, err := Infer([][]byte{[]byte(`{"m":{"n":1,"r":0.5,"ok":true,"region":{"s":-1}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := typ.Fields[0].Type
+	want := `{"n":{"dtype":"int64","_type":"Value"},"r":{"dtype":"float64","_type":"Value"},"ok":{"dtype":"bool","_type":"Value"},"region":{"s":{"dtype":"int64","_type":"Value"}}}`
+	in := `{"info":{"features":{"a":{"dtype":"string","_type":"Value"}}}}`
+	got := SetHFFeature(in, "compression_metrics", m)
+	if got != `{"info":{"features":{"a":{"dtype":"string","_type":"Value"},"compression_metrics":`+want+`}}}` {
+		t.Fatalf("appended: %s", got)
+	}
+	// A string feature from an earlier version is replaced in place.
+	in = `{"info":{"features":{"compression_metrics":{"dtype":"string","_type":"Value"},"a":{"dtype":"string","_type":"Value"}}}}`
+	if got := SetHFFeature(in, "compression_metrics", m); got != `{"info":{"features":{"compression_metrics":`+want+`,"a":{"dtype":"string","_type":"Value"}}}}` {
+		t.Fatalf("replaced: %s", got)
+	}
+}

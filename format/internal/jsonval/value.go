@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
@@ -237,4 +238,47 @@ func ParseUint(v any, bits int) (uint64, error) {
 		return 0, fmt.Errorf("want an unsigned %d-bit integer, got %s", bits, n)
 	}
 	return u, nil
+}
+
+// AppendEmbedded appends the JSON text of a JSON-typed column value (a
+// Parquet JSON logical type, an Arrow arrow.json field) as the value it
+// holds, compact; text that is not one JSON value is appended as a
+// string. Like the string columns, ill-formed UTF-8 is handed on as read
+// (json.Compact keeps bytes; the record path repairs and counts it).
+func AppendEmbedded(dst, text []byte) []byte {
+	if !utf8.Valid(text) {
+		var buf bytes.Buffer
+		if json.Compact(&buf, text) == nil {
+			return append(dst, buf.Bytes()...)
+		}
+		return jsonx.AppendStringKeep(dst, string(text))
+	}
+	if v, err := Decode(text); err == nil {
+		return Append(dst, v)
+	}
+	return jsonx.AppendString(dst, string(text))
+}
+
+// AsColumn returns v, the value of an extra column (see the parquet and
+// arrow WriterOptions.Extra), in the form its column takes: for a string
+// column (text), a value that is not a string as its JSON text; for any
+// other column, a string holding a JSON object or array as that value.
+// Either way one column accepts both forms, so records written by
+// versions that kept compression_metrics as text still fit.
+func AsColumn(v any, text bool) any {
+	s, isString := v.(string)
+	switch {
+	case v == nil:
+		return nil
+	case text && !isString:
+		return string(Append(nil, v))
+	case !text && isString:
+		if x, err := Decode([]byte(s)); err == nil {
+			switch x.(type) {
+			case *Object, []any:
+				return x
+			}
+		}
+	}
+	return v
 }

@@ -1,0 +1,65 @@
+package format
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDiskDatasetUpdated(t *testing.T) {
+	dir := t.TempDir()
+	if d, err := OpenDiskDataset(dir); d != nil || err != nil {
+		t.Fatalf("no state.json: %v, %v", d, err)
+	}
+	os.WriteFile(filepath.Join(dir, StateFile), []byte(`{"_data_files": [{"filename": "data-00000-of-00002.arrow"}, {"filename": "data-00001-of-00002.arrow"}], "_fingerprint": "aaaa", "_format_columns": null, "_split": "train"}`), 0o644)
+	os.WriteFile(filepath.Join(dir, DatasetInfoFile), []byte(`{"dataset_size": 10, "download_size": 7, "features": {"a": {"dtype": "string", "_type": "Value"}}, "size_in_bytes": 17, "splits": {"train": {"name": "train", "num_bytes": 6, "num_examples": 3}, "test": {"name": "test", "num_bytes": 4, "num_examples": 1}}}`), 0o644)
+	d, err := OpenDiskDataset(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, err := d.DataFiles()
+	if err != nil || strings.Join(files, " ") != "data-00000-of-00002.arrow data-00001-of-00002.arrow" || d.Fingerprint() != "aaaa" {
+		t.Fatalf("%v %v %s", files, err, d.Fingerprint())
+	}
+	hf := `{"info":{"features":{"a":{"dtype":"string","_type":"Value"},"compression_metrics":{"n":{"dtype":"int64","_type":"Value"}}}}}`
+	state, info, err := d.Updated(DiskUpdate{HF: hf, Rows: 2, Bytes: 100, Fingerprint: "bbbb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantState := `{
+  "_data_files": [
+    {
+      "filename": "data-00000-of-00002.arrow"
+    },
+    {
+      "filename": "data-00001-of-00002.arrow"
+    }
+  ],
+  "_fingerprint": "bbbb",
+  "_format_columns": null,
+  "_split": "train"
+}`
+	if string(state) != wantState {
+		t.Errorf("state.json:\n%s\nwant\n%s", state, wantState)
+	}
+	for _, want := range []string{`"dataset_size": 104,`, `"size_in_bytes": 111,`, `"num_bytes": 100,
+      "num_examples": 2`, `"compression_metrics": {
+      "n": {`, `"test": {
+      "name": "test",
+      "num_bytes": 4,
+      "num_examples": 1`} {
+		if !strings.Contains(string(info), want) {
+			t.Errorf("dataset_info.json lacks %s:\n%s", want, info)
+		}
+	}
+	os.WriteFile(filepath.Join(dir, StateFile), []byte(`{"_data_files": [{"filename": "../x.arrow"}]}`), 0o644)
+	d, _ = OpenDiskDataset(dir)
+	if _, err := d.DataFiles(); err == nil {
+		t.Error("a data file outside the directory: want an error")
+	}
+	os.WriteFile(filepath.Join(dir, StateFile), []byte(`[]`), 0o644)
+	if _, err := OpenDiskDataset(dir); err == nil || !strings.Contains(err.Error(), "state.json") {
+		t.Errorf("state.json not an object: %v", err)
+	}
+}

@@ -1,0 +1,171 @@
+package job
+
+import (
+	"encoding/hex"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/zeebo/xxh3"
+
+	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
+)
+
+// diskDatasets writes, for a directory input, the metadata that makes each
+// compressed `datasets` save_to_disk directory loadable again with
+// datasets.load_from_disk: beside the Arrow data files, the input's
+// state.json and dataset_info.json updated for what was written (new
+// fingerprint, the written files' features, rows and sizes; see
+// format.DiskDataset.Updated), and a DatasetDict's dataset_dict.json as
+// it was. They are staged in the run's commit like every output, and
+// vouched for by the metrics. A save_to_disk directory whose files are
+// written in another format than Arrow (load_from_disk reads only Arrow),
+// or whose state.json names files the run did not write, gets none, with
+// a note saying why.
+func (r *runner) diskDatasets() error {
+	p := r.plan
+	if p.Dir == "" || r.spec.DryRun {
+		return nil
+	}
+	type dirFiles struct {
+		in, out string
+		files   []int // indices in p.Files
+	}
+	var dirs []*dirFiles
+	byDir := map[string]*dirFiles{}
+	for i, f := range p.Files {
+		d := filepath.Dir(f.In)
+		if byDir[d] == nil {
+			byDir[d] = &dirFiles{in: d, out: filepath.Dir(f.Out)}
+			dirs = append(dirs, byDir[d])
+		}
+		byDir[d].files = append(byDir[d].files, i)
+	}
+	parents := map[string]string{} // input dir of a DatasetDict → its output dir
+	for _, d := range dirs {
+		ds, err := format.OpenDiskDataset(d.in)
+		if err != nil {
+			return err
+		}
+		if ds == nil {
+			continue
+		}
+		why, err := r.diskDataset(ds, d.out, d.files)
+		if err != nil {
+			return err
+		}
+		if why != "" {
+			r.note("note: %s: not written in the output: %s, so the output directory is not a save_to_disk dataset\n", filepath.Join(d.in, format.StateFile), why)
+			continue
+		}
+		if d.in != filepath.Clean(r.spec.Input) { // the parent is inside the input
+			parents[filepath.Dir(d.in)] = filepath.Dir(d.out)
+		}
+	}
+	for _, in := range slices.Sorted(maps.Keys(parents)) {
+		out := parents[in]
+		b, err := os.ReadFile(filepath.Join(in, format.DatasetDictFile))
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if err := r.writeMeta(filepath.Join(out, format.DatasetDictFile), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// diskDataset writes the metadata of one save_to_disk directory whose
+// data files are p.Files[files] (see diskDatasets); why says why it wrote
+// none.
+func (r *runner) diskDataset(ds *format.DiskDataset, out string, files []int) (why string, err error) {
+	p := r.plan
+	names, err := ds.DataFiles()
+	if err != nil {
+		return "", err
+	}
+	written := map[string]int{}
+	for _, i := range files {
+		if p.Files[i].OutFormat != format.Arrow {
+			return "the data files are written as " + p.Files[i].OutFormat + ", and load_from_disk reads Arrow", nil
+		}
+		written[filepath.Base(p.Files[i].In)] = i
+	}
+	u := format.DiskUpdate{}
+	if r.cfg.Metrics.PerTrajectory {
+		u.Extra = trajectoryColumn
+	}
+	for _, n := range names {
+		i, ok := written[n]
+		if !ok {
+			return fmt.Sprintf("it names %s, which this run did not write", n), nil
+		}
+		st, err := os.Stat(r.staged[i])
+		if err != nil {
+			return "", err
+		}
+		u.Rows += r.rows[i]
+		u.Bytes += st.Size()
+		if u.HF == "" {
+			in, err := format.Open(r.staged[i], format.Options{})
+			if err != nil {
+				return "", renamed(err, r.staged[i], p.Files[i].Out)
+			}
+			u.HF, _ = in.Schema.Metadata(format.HFMetadata)
+			in.Close()
+		}
+	}
+	if !slices.Equal(slices.Sorted(maps.Keys(written)), slices.Sorted(slices.Values(names))) {
+		return "its _data_files do not list every data file of the directory", nil
+	}
+	// The data changed, so the fingerprint must: derived from the old one
+	// and the settings that shape the output, so that the same run gives
+	// the same bytes.
+	_, cfp := fingerprint(r.cfg, r.spec.Sample)
+	sum := xxh3.HashString(ds.Fingerprint() + "\x00" + cfp)
+	var b [8]byte
+	for k := range b {
+		b[k] = byte(sum >> (56 - 8*k))
+	}
+	u.Fingerprint = hex.EncodeToString(b[:])
+	state, info, err := ds.Updated(u)
+	if err != nil {
+		return "", err
+	}
+	if err := r.writeMeta(filepath.Join(out, format.StateFile), state); err != nil {
+		return "", err
+	}
+	return "", r.writeMeta(filepath.Join(out, format.DatasetInfoFile), info)
+}
+
+// writeMeta writes a save_to_disk metadata file, staged in the commit and vouched
+// for by the metrics.
+func (r *runner) writeMeta(path string, b []byte) error {
+	sp, err := r.stage(path)
+	if err != nil {
+		return err
+	}
+	f, err := atomicfile.Create(sp)
+	if err == nil {
+		_, werr := f.Write(b)
+		err = f.Finish(werr)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	r.vouched = append(r.vouched, &vouched{path: path, staged: sp})
+	return nil
+}
+
+// note writes one line to the spec's Notes.
+func (r *runner) note(f string, a ...any) {
+	if r.spec.Notes != nil {
+		fmt.Fprintf(r.spec.Notes, f, a...)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
@@ -49,3 +51,13 @@ func WalkInputs(root string, recursive bool) ([]string, error) { return walkInpu
 // records it, and its fingerprint (as [Run] computes them for a run
 // without a sample).
 func ConfigFingerprint(cfg config.Config) (json.RawMessage, string) { return fingerprint(cfg, nil) }
+
+// InputOptions are the options an input is opened with (format.Open)
+// under cfg.
+func InputOptions(cfg config.Config) format.Options {
+	var o format.Options
+	if cfg.Metrics.PerTrajectory {
+		o.JSONText = []string{metrics.TrajectoryKey} // written as text by earlier versions
+	}
+	return o
+}

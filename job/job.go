@@ -551,10 +551,8 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
 	// The input fingerprint covers every byte of every input, sampled or not.
 	fmt.Fprintf(r.inputHash, "%s\n", filepath.Base(f.In))
-	opts := format.Options{Hash: r.inputHash, Ctx: ctx, Stdin: r.spec.Stdin}
-	if r.cfg.Metrics.PerTrajectory {
-		opts.JSONText = []string{metrics.TrajectoryKey} // written as text by earlier versions
-	}
+	opts := InputOptions(r.cfg)
+	opts.Hash, opts.Ctx, opts.Stdin = r.inputHash, ctx, r.spec.Stdin
 	in, err := format.Open(f.In, opts)
 	if err != nil {
 		return err

@@ -17,11 +17,13 @@ import (
 	"github.com/trajcompress/trajcompress/traj"
 )
 
-// textFn turns a line textio read into a Record, dropping what the
-// pool's JSONL reader drops: the line's trailing carriage returns, and
-// blank lines. A file the plan does not name (a glob's match that is not
-// a source) is dropped; textGlobs only uses a directory glob that matches
-// the sources exactly.
+// textFn turns a line textio read into records, by the pool's JSONL
+// line rule: textio ends a line at LF only, while LF, CRLF and a lone CR
+// each end one for our reader, so the line is cut at every CR (a CR just
+// before the LF is a CRLF's: its empty remainder is no line), and blank
+// lines are dropped. A file the plan does not name (a glob's match that
+// is not a source) is dropped; textGlobs only uses a directory glob that
+// matches the sources exactly.
 type textFn struct {
 	Index map[string]int `json:"index"`
 }
@@ -31,11 +33,16 @@ func (fn *textFn) ProcessElement(file, line string, emit func(Record)) {
 	if !ok {
 		return
 	}
-	line = strings.TrimRight(line, "\r\n")
-	if strings.TrimSpace(line) == "" {
-		return
+	for {
+		part, rest, cut := strings.Cut(line, "\r")
+		if strings.TrimSpace(part) != "" {
+			emit(Record{Source: i, Raw: []byte(part)})
+		}
+		if !cut {
+			return
+		}
+		line = rest
 	}
-	emit(Record{Source: i, Raw: []byte(line)})
 }
 
 // compressFn runs the pool's per-record function,
@@ -68,7 +75,7 @@ func (fn *compressFn) ProcessElement(ctx context.Context, r Record, out func([]b
 		return fmt.Errorf("trajbeam: record of unknown source %d", r.Source)
 	}
 	src := fn.Sources[r.Source]
-	res, err := fn.comp.Compress(ctx, r.Raw, traj.Pos{File: src.Path, Line: r.Line})
+	res, err := fn.comp.Compress(ctx, r.Raw, traj.Pos{File: src.Path, Line: r.Line, Record: r.Record})
 	if err != nil {
 		return err // the run must stop: cancelled, or a fatal summarizer error
 	}

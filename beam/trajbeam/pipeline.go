@@ -31,7 +31,7 @@ func Build(s beam.Scope, p Plan, o Options) Outputs {
 	comp := &compressFn{Config: o.Config, GroupBy: o.GroupBy, Sources: p.Sources}
 	outs, rejects, sums := beam.ParDo3(s.Scope("compress"), comp, records)
 	parts := beam.ParDo(s.Scope("write"), &writeFn{Temp: p.Temp}, outs)
-	rejectParts := beam.ParDo(s.Scope("rejects"), &rejectsFn{Sources: p.Sources, Temp: p.Temp, TurnsKey: o.Config.Input.TurnsKey}, beam.GroupByKey(s.Scope("rejects"), rejects))
+	rejectParts := beam.ParDo(s.Scope("rejects"), &rejectsFn{Sources: p.Sources, Temp: p.Temp, Config: o.Config}, beam.GroupByKey(s.Scope("rejects"), rejects))
 	summary := beam.Combine(s.Scope("metrics"), &summaryFn{}, sums)
 	fin := &finalizeFn{Plan: p, Config: o.Config, GroupBy: o.GroupBy, ToolVersion: o.ToolVersion, Overwrite: o.Overwrite, Start: o.Start}
 	beam.ParDo0(s.Scope("commit"), fin, beam.Impulse(s),
@@ -61,7 +61,7 @@ func read(s beam.Scope, p Plan, o Options) beam.PCollection {
 		}
 	}
 	if len(units) > 0 {
-		cols = append(cols, beam.ParDo(s, &readUnitFn{Sources: p.Sources, TurnsKey: o.Config.Input.TurnsKey}, beam.CreateList(s, units)))
+		cols = append(cols, beam.ParDo(s, &readUnitFn{Sources: p.Sources, Config: o.Config}, beam.CreateList(s, units)))
 	}
 	if len(cols) == 1 {
 		return cols[0]
@@ -148,6 +148,7 @@ func sameFiles(glob string, files []string) bool {
 type Record struct {
 	Source int    // index in the plan's sources
 	Line   int64  // 1-based line or row; 0 when textio read it (it does not number lines)
+	Record int64  // in a JSON array, the record's 1-based index; else 0
 	Raw    []byte // the record: a JSONL line, or a row as its JSON object
 }
 

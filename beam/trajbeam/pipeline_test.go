@@ -43,10 +43,12 @@ func (fn *saveStateFn) ProcessElement(s *metrics.Summary) error {
 func init() { register.DoFn1x1[*metrics.Summary, error](&saveStateFn{}) }
 
 // corpus writes an input directory that exercises every reading path:
-// plain JSONL through textio (with CRLF endings, blank lines, malformed
-// lines, the same invalid line twice), in a subdirectory too; gzip JSONL,
-// a gzip file named .jsonl, and Parquet through our readers; a hidden
-// file both runs leave out.
+// plain JSONL through textio (with CRLF and lone CR line ends, blank
+// lines, malformed lines, the same invalid line twice, ill-formed UTF-8
+// in a record and in a rejected line), in a subdirectory too; gzip JSONL,
+// a gzip file named .jsonl, a JSON array (records told apart by index), a
+// JSONL file with a byte order mark, and Parquet through our readers; a
+// hidden file both runs leave out.
 func corpus(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "runs")
@@ -85,11 +87,17 @@ func corpus(t *testing.T) string {
 			a.WriteString("\r\n")
 		case 3:
 			a.WriteString("\n  \n")
+		case 5:
+			a.WriteString("\r") // a lone CR ends a line too
 		default:
 			a.WriteString("\n")
 		}
 		if i == 10 || i == 50 {
 			a.WriteString(`{"conversations": "not a list"}` + "\n")
+		}
+		if i == 20 {
+			a.WriteString(`{"conversations":[{"from":"human","value":"caf\xe9"},{"from":"gpt","value":"ok"}]}` + "\n")
+			a.WriteString(`{"conversations": "\xff"}` + "\n")
 		}
 	}
 	a.WriteString("not json at all") // last line, no newline
@@ -105,7 +113,7 @@ func corpus(t *testing.T) string {
 
 	o.Count, o.Seed = 40, 4
 	pq := filepath.Join(dir, "d.parquet")
-	w, err := format.Create(pq, format.Parquet, format.Schema{}, "")
+	w, err := format.Create(pq, format.Parquet, format.Schema{}, format.Column{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +127,13 @@ func corpus(t *testing.T) string {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+	o.Count, o.Seed = 20, 5
+	arr := lines(o)[:15]
+	arr = append(arr, []byte(`{"conversations": 5}`))
+	write("e.json", append(append([]byte("[\n  "), bytes.Join(arr, []byte(",\n  "))...), "\n]\n"...))
+	o.Count, o.Seed = 10, 6
+	write("sub/bom.jsonl", append([]byte("\xef\xbb\xbf"), bytes.Join(lines(o), []byte("\n"))...))
+
 	write(".hidden.jsonl", []byte(`{"conversations":[{"from":"human","value":"never read"}]}`+"\n"))
 	return dir
 }
@@ -163,7 +178,7 @@ func TestPipelineEqualsPool(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plan.Sources) != 5 {
+	if len(plan.Sources) != 7 {
 		t.Fatalf("sources: %+v", plan.Sources)
 	}
 	// What a bundle that failed after writing leaves: a part nobody names.

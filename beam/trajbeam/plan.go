@@ -177,26 +177,36 @@ func listRemote(ctx context.Context, glob string) ([]Source, error) {
 	return out, nil
 }
 
-// sourceOf detects a file's format: by name, else by content as
-// format.Detect does; a JSONL file is read with textio only when its
-// first bytes are not gzip's.
+// sourceOf detects a file's format as format.Detect does (by name, else
+// by content). Only plain JSONL is read with textio: not gzip, and
+// without a byte order mark, which our reader skips (UTF-8) or refuses
+// (UTF-16) at the start of the file, where textio cannot tell a line is.
 func sourceOf(ctx context.Context, p, name string) (Source, error) {
-	src := Source{Path: p, Name: name}
+	src := Source{Path: p, Name: name, Format: format.Of(p)}
+	if src.Format == "" && !isRemote(p) {
+		f, err := format.Detect(p)
+		if err != nil {
+			return src, fmt.Errorf("--input: %w", err)
+		}
+		src.Format = f
+	}
 	head, err := readHead(ctx, p, 6)
 	if err != nil {
 		return src, fmt.Errorf("--input: %w", err)
 	}
-	switch f := format.Of(p); {
-	case f != "":
-		src.Format = f
-	case strings.HasPrefix(string(head), "PAR1"):
+	h := string(head)
+	switch {
+	case src.Format != "":
+	case strings.HasPrefix(h, "PAR1"):
 		src.Format = format.Parquet
-	case strings.HasPrefix(string(head), "ARROW1"), strings.HasPrefix(string(head), "\xff\xff\xff\xff"):
+	case strings.HasPrefix(h, "ARROW1"), strings.HasPrefix(h, "\xff\xff\xff\xff"):
 		src.Format = format.Arrow
 	default:
-		src.Format = format.JSONL
+		src.Format = format.JSONL // a remote file of unknown name: our reader tells an array apart
 	}
-	src.Text = src.Format == format.JSONL && !strings.HasPrefix(string(head), "\x1f\x8b")
+	marked := strings.HasPrefix(h, "\x1f\x8b") || strings.HasPrefix(h, "\xef\xbb\xbf") ||
+		strings.HasPrefix(h, "\xff\xfe") || strings.HasPrefix(h, "\xfe\xff")
+	src.Text = src.Format == format.JSONL && strings.HasSuffix(p, ".jsonl") && !marked
 	return src, nil
 }
 

@@ -10,44 +10,47 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
+	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/job"
 )
 
 // readUnitFn reads a unit of work through our readers (package format:
 // gzip JSONL, Parquet row group by row group, Arrow record batches) and
 // emits its records with their line or row numbers.
 type readUnitFn struct {
-	Sources []Source `json:"sources"`
-	// TurnsKey is input.turns_key, for the early check that a tabular
-	// file has a column to read trajectories from.
-	TurnsKey string `json:"turns_key"`
+	Sources []Source      `json:"sources"`
+	Config  config.Config `json:"config"` // how to open and check inputs (job.InputOptions)
 }
 
 func (fn *readUnitFn) ProcessElement(ctx context.Context, u Unit, emit func(Record)) error {
 	if u.Source < 0 || u.Source >= len(fn.Sources) {
 		return fmt.Errorf("trajbeam: unit of unknown source %d", u.Source)
 	}
-	return eachRecord(ctx, fn.Sources[u.Source], fn.TurnsKey, func(raw []byte, line int64) error {
-		emit(Record{Source: u.Source, Line: line, Raw: raw})
+	return eachRecord(ctx, fn.Sources[u.Source], fn.Config, func(raw []byte, line, record int64) error {
+		emit(Record{Source: u.Source, Line: line, Record: record, Raw: raw})
 		return nil
 	})
 }
 
-// eachRecord calls f with every record of src and its line or row
-// number, through format.Open (a remote file is first copied to a local
+// eachRecord calls f with every record of src, its line or row number
+// and, in a JSON array, its index, through format.Open with the options
+// compress opens it with (a remote file is first copied to a local
 // temporary file: our readers read local files).
-func eachRecord(ctx context.Context, src Source, turnsKey string, f func(raw []byte, line int64) error) error {
+func eachRecord(ctx context.Context, src Source, cfg config.Config, f func(raw []byte, line, record int64) error) error {
 	local, cleanup, err := localCopy(ctx, src.Path)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	in, err := format.Open(local, format.Options{Ctx: ctx})
+	opts := job.InputOptions(cfg)
+	opts.Ctx = ctx
+	in, err := format.Open(local, opts)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	if err := in.CheckTurnsColumn(src.Path, turnsKey); err != nil {
+	if err := in.CheckTurnsColumn(src.Path, cfg.Input.TurnsKey); err != nil {
 		return err
 	}
 	for {
@@ -58,7 +61,7 @@ func eachRecord(ctx context.Context, src Source, turnsKey string, f func(raw []b
 		if err != nil {
 			return err
 		}
-		if err := f(raw, line); err != nil {
+		if err := f(raw, line, in.Record()); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/job"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/traj"
@@ -19,9 +20,9 @@ import (
 // records with such a hash are exactly the rejected ones; a count that
 // does not match means the file changed during the run, an error.
 type rejectsFn struct {
-	Sources  []Source `json:"sources"`
-	Temp     string   `json:"temp"`
-	TurnsKey string   `json:"turns_key"`
+	Sources []Source      `json:"sources"`
+	Temp    string        `json:"temp"`
+	Config  config.Config `json:"config"`
 }
 
 type rejectInfo struct {
@@ -49,7 +50,7 @@ func (fn *rejectsFn) ProcessElement(ctx context.Context, source int, rejected fu
 	if err != nil {
 		return err
 	}
-	err = eachRecord(ctx, src, fn.TurnsKey, func(raw []byte, line int64) error {
+	err = eachRecord(ctx, src, fn.Config, func(raw []byte, line, record int64) error {
 		ri, ok := want[hashOf(raw)]
 		if !ok {
 			return nil
@@ -59,7 +60,7 @@ func (fn *rejectsFn) ProcessElement(ctx context.Context, source int, rejected fu
 		}
 		ri.left--
 		total--
-		return w.write(job.RejectLine(&pipeline.Reject{Pos: traj.Pos{File: src.Path, Line: line}, Reason: ri.reason, Detail: ri.detail, Raw: raw}))
+		return w.write(job.RejectLine(&pipeline.Reject{Pos: traj.Pos{File: src.Path, Line: line, Record: record}, Reason: ri.reason, Detail: ri.detail, Raw: raw}))
 	})
 	if err == nil && total != 0 {
 		err = fmt.Errorf("%s: %d rejected records are no longer in the file: it changed during the run", src.Path, total)

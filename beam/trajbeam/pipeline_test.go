@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -14,7 +15,9 @@ import (
 	"time"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	_ "github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/local"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem/memfs"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
@@ -332,4 +335,195 @@ func fileSize(t *testing.T, p string) int64 {
 		t.Fatal(err)
 	}
 	return st.Size()
+}
+
+// TestRemoteFileSystem runs the pipeline on Beam's in-memory file system
+// (memfs://), the code path of gs:// and s3:// inputs and outputs:
+// listing a glob, textio on it, a remote gzip and Parquet file copied to
+// the worker for our readers, parts renamed and the temporary directory
+// removed through the file system's interface. The records and the
+// Summary equal the pool's on the same files on disk; the rejects too,
+// but for the file names.
+func TestRemoteFileSystem(t *testing.T) {
+	in := corpus(t)
+	cfg := testConfig(t)
+	root := "memfs://" + randomID() // memfs is one per process: -count=2 must not see this run's outputs
+	var names []string
+	for _, rel := range []string{"a.jsonl", "sub/b.jsonl", "sub/c.jsonl.gz", "d.parquet"} {
+		b, err := os.ReadFile(filepath.Join(in, rel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		memfs.Write(root+"/in/"+filepath.Base(rel), b)
+		names = append(names, filepath.Base(rel))
+	}
+	local := filepath.Join(t.TempDir(), "in")
+	for _, rel := range []string{"a.jsonl", "sub/b.jsonl", "sub/c.jsonl.gz", "d.parquet"} {
+		b, _ := os.ReadFile(filepath.Join(in, rel))
+		if err := os.MkdirAll(local, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(local, filepath.Base(rel)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	poolOut := filepath.Join(t.TempDir(), "pool")
+	res, err := job.Run(context.Background(), job.Spec{Config: cfg, Input: local, Output: poolOut, OutputFormatSet: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	opts := Options{Config: cfg, Input: root + "/in/*", Output: root + "/out", Start: time.Now()}
+	plan, err := NewPlan(context.Background(), opts, "memfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range plan.Sources {
+		got = append(got, s.Name)
+	}
+	slices.Sort(names)
+	if !slices.Equal(got, names) {
+		t.Fatalf("sources %v, want %v", got, names)
+	}
+	p, s := beam.NewPipelineWithRoot()
+	outs := Build(s, plan, opts)
+	statePath := filepath.Join(t.TempDir(), "state.json")
+	beam.ParDo0(s, &saveStateFn{Path: statePath}, outs.Summary)
+	if err := ptest.Run(p); err != nil {
+		t.Fatal(err)
+	}
+
+	fs := memfs.New(context.Background())
+	all, err := fs.List(context.Background(), root+"/out/*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var beamRecs []string
+	var rejects []byte
+	for _, f := range all {
+		b, err := filesystem.Read(context.Background(), fs, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch base := f[strings.LastIndex(f, "/")+1:]; {
+		case strings.HasPrefix(base, tempPrefix):
+			t.Errorf("temporary file %s left behind", f)
+		case strings.HasPrefix(base, partPrefix):
+			beamRecs = append(beamRecs, strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")...)
+		case base == RejectsName:
+			rejects = b
+		}
+	}
+	poolRecs := readLines(t, poolOut, ".jsonl")
+	slices.Sort(poolRecs)
+	slices.Sort(beamRecs)
+	if len(poolRecs) == 0 || !slices.Equal(poolRecs, beamRecs) {
+		t.Errorf("output records differ: pool %d, beam %d", len(poolRecs), len(beamRecs))
+	}
+	poolRej, err := os.ReadFile(poolOut + "_rejects.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	poolRej = bytes.ReplaceAll(poolRej, []byte(`"file":"`+local+`/`), []byte(`"file":"`+root+`/in/`))
+	if len(poolRej) == 0 || !bytes.Equal(poolRej, rejects) {
+		t.Errorf("rejects differ:\npool:\n%s\nbeam:\n%s", poolRej, rejects)
+	}
+	b, err := os.ReadFile(statePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum metrics.Summary
+	if err := sum.UnmarshalState(b); err != nil {
+		t.Fatal(err)
+	}
+	if !sum.Equal(&res.Total) {
+		t.Errorf("merged Summary differs from the pool's")
+	}
+}
+
+// TestPlanRefusals: what NewPlan refuses before a pipeline is built.
+func TestPlanRefusals(t *testing.T) {
+	in := corpus(t)
+	cfg := testConfig(t)
+	out := filepath.Join(t.TempDir(), "out")
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(out, "part-00000-of-00001.jsonl"), []byte("{}\n"), 0o644)
+	llm := cfg
+	llm.Summarization.Method = "llm"
+	parquet := cfg
+	parquet.Output.Format = format.Parquet
+	for _, tc := range []struct {
+		name string
+		o    Options
+		want string
+	}{
+		{"no_output", Options{Config: cfg, Input: in}, "--output: name the output directory"},
+		{"inside_input", Options{Config: cfg, Input: in, Output: filepath.Join(in, "out")}, "inside the input directory"},
+		{"earlier_run", Options{Config: cfg, Input: in, Output: out}, "pass --overwrite"},
+		{"llm", Options{Config: llm, Input: in, Output: t.TempDir()}, "deterministic summarizer only"},
+		{"parquet_out", Options{Config: parquet, Input: in, Output: t.TempDir()}, "writes JSONL part files"},
+		{"missing", Options{Config: cfg, Input: filepath.Join(in, "nope"), Output: t.TempDir()}, "no such file"},
+		{"empty_dir", Options{Config: cfg, Input: t.TempDir(), Output: t.TempDir()}, "no .jsonl"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewPlan(context.Background(), tc.o, "x")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want one containing %q", err, tc.want)
+			}
+		})
+	}
+	if _, err := NewPlan(context.Background(), Options{Config: cfg, Input: in, Output: out, Overwrite: true}, "x"); err != nil {
+		t.Errorf("--overwrite: %v", err)
+	}
+}
+
+// TestCommitParts: the commit names the parts of the committed bundles
+// part-NNNNN-of-NNNNN.jsonl in the order of their temporary names, can be
+// done again (a retried commit), and with Overwrite removes the part
+// files of an earlier run these did not replace.
+func TestCommitParts(t *testing.T) {
+	out := t.TempDir()
+	temp := filepath.Join(out, tempPrefix+"x")
+	os.MkdirAll(temp, 0o755)
+	var parts []Part
+	for _, n := range []string{"b", "a", "c"} {
+		p := filepath.Join(temp, partPrefix+n+".jsonl")
+		os.WriteFile(p, []byte(n+"\n"), 0o644)
+		parts = append(parts, Part{Temp: p, Source: -1, Records: 1, Bytes: 2})
+	}
+	stale := filepath.Join(out, "part-00007-of-00009.jsonl")
+	os.WriteFile(stale, []byte("old\n"), 0o644)
+	fn := &finalizeFn{Plan: Plan{Output: out, Temp: temp}, Overwrite: true}
+	iter := func() func(*Part) bool {
+		i := 0
+		return func(p *Part) bool {
+			if i == len(parts) {
+				return false
+			}
+			*p = parts[i]
+			i++
+			return true
+		}
+	}
+	for try := 0; try < 2; try++ {
+		outputs, err := fn.commitParts(context.Background(), collect(iter()))
+		if err != nil {
+			t.Fatalf("try %d: %v", try, err)
+		}
+		if len(outputs) != 3 {
+			t.Fatalf("outputs %+v", outputs)
+		}
+		for i, want := range []string{"a", "b", "c"} {
+			b, err := os.ReadFile(filepath.Join(out, fmt.Sprintf("part-%05d-of-00003.jsonl", i)))
+			if err != nil || string(b) != want+"\n" {
+				t.Errorf("try %d: part %d = %q, %v; want %q", try, i, b, err, want)
+			}
+		}
+		if _, err := os.Stat(stale); !os.IsNotExist(err) {
+			t.Errorf("the earlier run's %s is still there", stale)
+		}
+	}
 }

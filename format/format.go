@@ -29,6 +29,11 @@
 //   - memory is one record (one row group or batch for Parquet and
 //     Arrow), never the file: a JSON array is streamed too;
 //   - Close releases the file.
+//
+// A task of a file (package task; [Options].Task) is read by the same
+// contract: a byte range of a JSON Lines file (the lines that start in
+// it), or a run of Parquet row groups or Arrow record batches, rows
+// numbered as in the whole file. [LayoutOf] reads what splitting needs.
 package format
 
 import (
@@ -43,6 +48,7 @@ import (
 	"github.com/trajcompress/trajcompress/format/arrow"
 	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/format/parquet"
+	"github.com/trajcompress/trajcompress/task"
 )
 
 // The formats, by the names the CLI and config use.
@@ -116,6 +122,15 @@ type Options struct {
 	// that hold JSON text, read as the JSON values they hold
 	// (compression_metrics, which earlier versions wrote as text).
 	JSONText []string
+	// Task, when set, reads one task of the file (package task): a task of
+	// a file split in several reads its byte range (JSONL), or its row
+	// groups or record batches (Parquet, Arrow). Hash then receives only
+	// the bytes of the task's fingerprint blocks ([task.Task.Blocks]).
+	Task *task.Task
+	// FirstLine is the number of lines (rows, for Parquet and Arrow: set
+	// by the reader itself) before the task's first one, when known; 0
+	// numbers a JSONL range's lines from 1.
+	FirstLine int64
 }
 
 // Of names the format of a file by its name: JSONL for .jsonl and
@@ -221,6 +236,20 @@ func Open(path string, o Options) (*Input, error) {
 	if err != nil {
 		return nil, err
 	}
+	split := o.Task != nil && o.Task.Parts > 1
+	if f == JSONL && split {
+		// The range's bytes are its blocks' (ranges start and end on
+		// block boundaries, but for the file's end).
+		var h io.Writer
+		if a, e := hashWindow(o.Task); o.Hash != nil && e > a {
+			h = o.Hash
+		}
+		rd, err := jsonl.OpenRange(path, o.Task.Start, o.Task.End, o.FirstLine, h)
+		if err != nil {
+			return nil, err
+		}
+		return &Input{Reader: rangeReader{rd}, Format: JSONL, BytesRead: rd.BytesRead}, nil
+	}
 	if f == JSONL || f == JSON {
 		var r io.Reader
 		var fh *os.File // nil for standard input, which is not ours to close
@@ -255,7 +284,11 @@ func Open(path string, o Options) (*Input, error) {
 		return &Input{Reader: closeBoth{rd, fh}, Format: f, BytesRead: rd.BytesRead}, nil
 	}
 	if o.Hash != nil {
-		if err := hashFile(o.Ctx, o.Hash, path); err != nil {
+		from, to := int64(0), int64(-1)
+		if o.Task != nil {
+			from, to = hashWindow(o.Task)
+		}
+		if err := hashFile(o.Ctx, o.Hash, path, from, to); err != nil {
 			return nil, err
 		}
 	}
@@ -263,12 +296,22 @@ func Open(path string, o Options) (*Input, error) {
 	switch f {
 	case Parquet:
 		r, err := parquet.Open(path, o.JSONText...)
+		if err == nil && split {
+			if err = r.Groups(int(o.Task.Start), int(o.Task.End)); err != nil {
+				r.Close()
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
 		in.Reader, in.Schema.parquet = rowReader{r.Next, r.Close}, r.Schema()
 	case Arrow:
 		r, err := arrow.Open(path, o.JSONText...)
+		if err == nil && split {
+			if err = r.Batches(int(o.Task.Start), int(o.Task.End)); err != nil {
+				r.Close()
+			}
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -276,6 +319,18 @@ func Open(path string, o Options) (*Input, error) {
 		in.Schema.arrowFile = r.Format() == "file"
 	}
 	return in, nil
+}
+
+// rangeReader is a JSONL byte range: lines are caller-owned already.
+type rangeReader struct{ *jsonl.Reader }
+
+// Lines reports how many lines of the file a range reader has read, plus
+// its FirstLine; see jsonl.Reader.Lines.
+func (in *Input) Lines() (int64, bool) {
+	if rr, ok := in.Reader.(rangeReader); ok {
+		return rr.Lines(), true
+	}
+	return 0, false
 }
 
 // closeBoth closes a JSONL or JSON array reader and the file under it.
@@ -319,9 +374,16 @@ func (in *Input) Record() int64 {
 	return 0
 }
 
-// hashFile copies a file's bytes to h, stopping once ctx is done so that a
-// long pre-pass heeds Ctrl-C.
-func hashFile(ctx context.Context, h io.Writer, path string) error {
+// hashWindow is the byte range [from, to) of a task's fingerprint blocks
+// (to may lie past the end of the file, which ends the last block).
+func hashWindow(t *task.Task) (from, to int64) {
+	a, e := t.Blocks()
+	return a * task.BlockSize, e * task.BlockSize
+}
+
+// hashFile copies the bytes [from, to) of a file (to -1: to its end) to
+// h, stopping once ctx is done so that a long pre-pass heeds Ctrl-C.
+func hashFile(ctx context.Context, h io.Writer, path string, from, to int64) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -330,7 +392,11 @@ func hashFile(ctx context.Context, h io.Writer, path string) error {
 		return err
 	}
 	defer f.Close()
-	_, err = io.Copy(h, ctxReader{ctx, f})
+	var r io.Reader = f
+	if to >= 0 {
+		r = io.NewSectionReader(f, from, to-from) // reads stop at the end of the file
+	}
+	_, err = io.Copy(h, ctxReader{ctx, r})
 	return err
 }
 

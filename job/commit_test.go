@@ -250,7 +250,9 @@ func wantIn(want map[string]map[string]int64, root string) map[string]map[string
 // TestRunFailureAtEveryCommitStep: an error injected after each step of
 // the commit fails the run, and a reader finds entirely the previous run's
 // outputs (or, when it comes after the commit is complete, the new run's,
-// reported as success); the next run leaves nothing of ours behind.
+// reported as success). A failed run keeps its finished tasks: run again,
+// it resumes and puts the new outputs in place without reading a record;
+// the next run after that leaves nothing of ours behind.
 func TestRunFailureAtEveryCommitStep(t *testing.T) {
 	for _, l := range runLayouts {
 		want, steps, mkroot := expected(t, l)
@@ -268,7 +270,8 @@ func TestRunFailureAtEveryCommitStep(t *testing.T) {
 					return nil
 				})
 				got := readerFinds(t, p, wantIn(want, root))
-				if step == "remove journal" { // after the last rename: done
+				done := strings.HasPrefix(step, "remove ") // after the last rename: done
+				if done {
 					if err != nil || got != "new" {
 						t.Fatalf("err %v, reader finds %s", err, got)
 					}
@@ -276,6 +279,9 @@ func TestRunFailureAtEveryCommitStep(t *testing.T) {
 					t.Fatalf("err %v, reader finds %s: want the injected error and the old outputs", err, got)
 				}
 				t.Logf("%-12s | fail after %-40s | reader finds %s", l.name, step, got)
+				if !done {
+					resumeNew(t, l, root, p, want)
+				}
 				if _, err := runGen(t, l, root, "next", nil); err != nil {
 					t.Fatal(err)
 				}
@@ -284,6 +290,31 @@ func TestRunFailureAtEveryCommitStep(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// resumeNew runs the new generation again over a run that failed or was
+// killed with every task done: it must resume (no task run again) and put
+// the new outputs in place.
+func resumeNew(t testing.TB, l runLayout, root string, p Plan, want map[string]map[string]int64) {
+	t.Helper()
+	if _, err := os.Stat(runDirOf(p.anchor(false))); err != nil {
+		t.Fatalf("the failed run did not keep its tasks: %v", err)
+	}
+	spec := writeInputsSpec(l, root)
+	var notes strings.Builder
+	spec.Notes = &notes
+	if _, err := Run(context.Background(), spec); err != nil {
+		t.Fatalf("resumed run: %v", err)
+	}
+	if !strings.Contains(notes.String(), "resuming") {
+		t.Fatalf("the run did not resume: %q", notes.String())
+	}
+	if got := readerFinds(t, p, wantIn(want, root)); got != "new" {
+		t.Fatalf("after resuming, a reader finds %s", got)
+	}
+	if _, err := os.Stat(runDirOf(p.anchor(false))); err == nil {
+		t.Fatalf("the finished run left its run directory")
 	}
 }
 
@@ -342,6 +373,11 @@ func TestRunKillAtEveryCommitStep(t *testing.T) {
 				raw = "mixed"
 			}
 			matrix = append(matrix, fmt.Sprintf("%-12s | kill after %-40s | right after: %-5s | recovered %-5v | then: %s", l.name, step, raw, recovered, after))
+			if after == "old" {
+				resumeNew(t, l, root, p, want)
+			} else if _, err := os.Stat(runDirOf(p.anchor(false))); err == nil {
+				t.Fatalf("%s/%s: the new outputs are in place but the run directory is left", l.name, step)
+			}
 			if _, err := runGen(t, l, root, "next", nil); err != nil {
 				t.Fatal(err)
 			}

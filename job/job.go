@@ -20,7 +20,6 @@
 package job
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -30,8 +29,6 @@ import (
 	"runtime"
 	"strings"
 	"time"
-
-	"github.com/zeebo/xxh3"
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
@@ -45,6 +42,7 @@ import (
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/summary/llm"
+	"github.com/trajcompress/trajcompress/task"
 	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -84,6 +82,19 @@ type Spec struct {
 	// GroupBy names the top-level record field the metrics' per-source
 	// breakdown groups by; "" groups by input file.
 	GroupBy string
+	// TaskSize is the target size of a task (package task); 0 means
+	// task.DefaultSize. It decides how work is split, resumed and shared
+	// out, never the output bytes.
+	TaskSize int64
+	// Shard is the share of the tasks this process runs; the zero Shard
+	// (or task.Single) runs them all and puts the outputs in place. A
+	// shard of several leaves its tasks' parts for [Merge].
+	Shard task.Shard
+	// Resume requires an unfinished run of the same outputs to go on with
+	// (one with the same config, inputs and task size is resumed anyway);
+	// Overwrite discards an unfinished run instead of refusing one that
+	// differs.
+	Resume, Overwrite bool
 }
 
 // Sample is a reproducible sample: Percent (0 < p <= 100) of each file's
@@ -102,7 +113,13 @@ type Result struct {
 	MemoHits, MemoMisses int64
 	// Partial: some records were rejected or their summary failed.
 	Partial bool
-	rejects bool // a rejects file was written
+	// Shard is the share of the run this process ran; a shard of several
+	// (Count > 1) put nothing in place: Total is its own tasks', Tasks how
+	// many of them are done, Missing how many tasks of the whole run are
+	// still to do (by any shard) before Merge.
+	Shard          task.Shard
+	Tasks, Missing int
+	rejects        bool // a rejects file was written
 }
 
 // WriteHuman writes the run's summary for a person: the outcome table,
@@ -121,6 +138,23 @@ func (res *Result) WriteHuman(w io.Writer) {
 	}
 }
 
+// KeptError is the error of a run that failed (or was interrupted) after
+// some of its tasks were done: they are kept in Dir for a run that goes
+// on from there.
+type KeptError struct {
+	Err         error
+	Done, Tasks int
+	Dir         string
+}
+
+func (e KeptError) Error() string { return e.Err.Error() + "\n" + e.Note() }
+func (e KeptError) Unwrap() error { return e.Err }
+
+// Note says what was kept and how to go on.
+func (e KeptError) Note() string {
+	return fmt.Sprintf("%d of %d tasks are done and kept in %s: run the same command again to go on from there, or pass --overwrite to start over", e.Done, e.Tasks, e.Dir)
+}
+
 // UsageError is a mistake in the spec or configuration.
 type UsageError struct{ Err error }
 
@@ -131,13 +165,14 @@ func usagef(f string, a ...any) error { return UsageError{fmt.Errorf(f, a...)} }
 
 // Progress receives a run's events, all from one goroutine at a time.
 type Progress interface {
-	// Start announces the files of the run.
-	Start(files []File)
+	// Start announces the bytes of input the run's tasks will read.
+	Start(total int64)
 	// Record is called for every record, in input order; readBytes is how
-	// far into the current file reading has come.
+	// far into the current task reading has come.
 	Record(res pipeline.Result, readBytes int64)
-	// FileDone is called when a file is complete, with its size.
-	FileDone(size int64)
+	// Done is called when a task is complete, or found done by an earlier
+	// run, with its bytes of input.
+	Done(bytes int64)
 	// Finish is called once, when the records are done (or the run failed).
 	Finish()
 }
@@ -157,7 +192,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, progress: spec.Progress, staged: make([]string, len(plan.Files)), rows: make([]int64, len(plan.Files))}
+	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, progress: spec.Progress}
 	if r.progress == nil {
 		r.progress = noProgress{}
 	}
@@ -249,21 +284,48 @@ type runner struct {
 	client   *llm.Client // nil unless the LLM summarizer is in use
 	progress Progress
 	workers  int // CPU workers: the setting, capped at the cores
+	shard    task.Shard
 
-	// inputHash fingerprints the inputs. xxh3-128, not sha256: it detects a
-	// changed input as well (nothing here is adversarial) at a small part of
-	// the cost; sha256 was 4% of a run's CPU (bench/README.md).
-	inputHash *xxh3.Hasher
+	layouts []format.Layout
+	tasks   []task.Task
+	dir     *runDir
+	markers []*marker // per task: its marker once done
+	// committed is how far the markers cover each segment; segs are the
+	// segments open for appending.
+	committed map[string]int64
+	segs      map[string]*segFile
 
-	tx       *commit.Tx
-	staged   []string // where each file's output is written until the commit
-	rows     []int64  // records written to each file's output
-	rejects  format.Writer
-	outcomes format.Writer
+	anchor  string         // the output set's anchor (Plan.anchor, or in scratch)
+	scratch string         // a private directory to remove at the end, or ""
+	tx      *commit.Tx     // the run's commit (one process for every task, merge)
+	shared  *commit.Shared // a shard's share of the output set's lock
+
+	wantRejects                   bool          // a rejects file is written
+	directRejects, directOutcomes *jsonl.Writer // side files written in place (devices, FIFOs, -)
+
 	vouched  []*vouched // the outputs the metrics vouch for
+	rows     []int64    // records written to each file's output
+	staged   []string   // where each file's output is staged in the commit
 	total    metrics.Summary
+	llm      llmStats
+	inputFP  string
 	worst    *report.Worst // for the HTML report; nil without one
 	madeDirs []string      // output directories this run made, parents first
+}
+
+// Anchor is the path a run's output set is named after, the --output
+// that merge takes: the output file, the output directory, or (a dry run)
+// the metrics file.
+func (p Plan) Anchor(dry bool) string { return p.anchor(dry) }
+
+func (p Plan) anchor(dry bool) string {
+	switch {
+	case dry:
+		return filepath.Clean(p.Metrics)
+	case p.Dir != "":
+		return filepath.Clean(p.Dir)
+	}
+	return filepath.Clean(p.Files[0].Out)
 }
 
 func (r *runner) run(ctx context.Context) (_ *Result, err error) {
@@ -279,46 +341,129 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 			return nil, err
 		}
 	}
+	r.shard = r.spec.Shard
+	if r.shard.Count < 1 {
+		r.shard = task.Single
+	}
+	if r.shard.Count > 1 && p.Files[0].In == format.Stdin {
+		return nil, usagef("--input -: standard input cannot be sharded (each shard reads its own share of the files)")
+	}
+	if r.layouts, r.tasks, err = listing(p, r.spec.Sample != nil, r.spec.TaskSize); err != nil {
+		return nil, err
+	}
 	if err := r.begin(); err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
 			r.abort()
+			if kept := r.dropEmptyRun(); kept > 0 {
+				err = KeptError{Err: err, Done: kept, Tasks: len(r.tasks), Dir: r.dir.path}
+			}
 		}
 	}()
-	r.inputHash = xxh3.New()
-	if p.Report != "" {
-		r.worst = report.NewWorst(report.DefaultWorst)
+	if err := r.openRun(); err != nil {
+		return nil, err
 	}
-	r.progress.Start(p.Files)
-	for i, f := range p.Files {
-		if err := r.file(ctx, i, f); err != nil {
+	var total int64
+	var mine []task.Task
+	for _, t := range r.tasks {
+		if t.Mine(r.shard.Index, r.shard.Count) {
+			mine = append(mine, t)
+			total += t.SpanEnd - t.SpanStart
+		}
+	}
+	r.progress.Start(total)
+	for _, t := range mine {
+		if r.markers[t.Index] != nil {
+			r.progress.Done(t.SpanEnd - t.SpanStart)
+			continue
+		}
+		if err := r.runLocked(ctx, t); err != nil {
 			r.progress.Finish()
 			return nil, err
 		}
+		r.progress.Done(t.SpanEnd - t.SpanStart)
 	}
 	r.progress.Finish()
-	return r.finish(start)
+	if err := r.closeSegs(); err != nil {
+		return nil, err
+	}
+	if r.shard.Count > 1 {
+		return r.shardResult()
+	}
+	return r.assemble(start)
 }
 
-// begin starts the run's commit (internal/commit): every output is staged
-// in it, put in place together and only when the whole run succeeded; its
-// lock keeps a second run off the same outputs. It stages the record
-// outputs and opens the rejects and outcomes files.
-func (r *runner) begin() (err error) {
-	p, dry := r.plan, r.spec.DryRun
-	anchor := p.Metrics
-	if !dry {
-		anchor = p.Files[0].Out
-		if p.Dir != "" {
-			anchor = p.Dir
+// runLocked runs task t; a shard takes the task's lock first, so that
+// two processes given the same shard never run one task together (the
+// second leaves it to the first).
+func (r *runner) runLocked(ctx context.Context, t task.Task) error {
+	if r.shard.Count == 1 {
+		return r.runTask(ctx, t)
+	}
+	lk, ok, err := r.dir.lockTask(t.Index)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		r.note("note: task %d is being run by another process: left to it\n", t.Index)
+		return nil
+	}
+	defer lk.Abort()
+	if m, err := r.dir.marker(t.Index); err != nil || m != nil { // done meanwhile
+		r.markers[t.Index] = m
+		return err
+	}
+	return r.runTask(ctx, t)
+}
+
+// dropEmptyRun removes, after a failure, the run directory of a run of
+// every task that finished none: there is nothing to resume, and a failed
+// run leaves nothing behind. One that finished some keeps them; it
+// returns how many, for the error to say so.
+func (r *runner) dropEmptyRun() (kept int) {
+	if r.dir == nil {
+		return 0
+	}
+	for _, m := range r.markers {
+		if m != nil {
+			kept++
 		}
 	}
+	if kept == 0 && r.shard.Count == 1 {
+		os.RemoveAll(r.dir.path)
+	}
+	return kept
+}
+
+// begin locks the output set: exclusively for a run of every task (its
+// commit puts the outputs in place), shared for a shard (shards run
+// together; a whole run or a merge waits for them). It opens the side
+// files written in place (devices, FIFOs, -).
+func (r *runner) begin() (err error) {
+	p, dry := r.plan, r.spec.DryRun
+	anchor := p.anchor(dry)
+	if commit.IsDirect(anchor) {
+		// A dry run whose metrics go to a device, a FIFO or -: there is no
+		// output set to lock, and its tasks are kept in a private
+		// directory for the time of the run (it cannot be resumed).
+		tmp, err := os.MkdirTemp("", "trajcompress-run-")
+		if err != nil {
+			return err
+		}
+		r.scratch, anchor = tmp, filepath.Join(tmp, "run")
+	}
+	r.anchor = anchor
 	if err := r.mkdirs(filepath.Dir(anchor)); err != nil {
 		return err
 	}
-	if r.tx, err = commit.Begin(anchor, commit.Options{Wait: r.spec.Wait, Fault: commitFault}); err != nil {
+	if r.shard.Count > 1 {
+		r.shared, err = commit.Share(anchor, r.spec.Wait)
+	} else {
+		r.tx, err = commit.Begin(anchor, commit.Options{Wait: r.spec.Wait, Fault: commitFault})
+	}
+	if err != nil {
 		if errors.Is(err, commit.ErrLocked) {
 			return UsageError{err}
 		}
@@ -329,28 +474,103 @@ func (r *runner) begin() (err error) {
 			r.abort()
 		}
 	}()
-	if !dry {
-		for i := range p.Files {
-			if err := r.mkdirs(filepath.Dir(p.Files[i].Out)); err != nil {
-				return err
-			}
-			if r.staged[i], err = r.stage(p.Files[i].Out); err != nil {
-				return err
-			}
-		}
-	}
 	// A dry run writes only the metrics (and the files named explicitly).
-	if !dry || r.spec.Rejects != "" {
-		if r.rejects, err = r.createJSONL(p.Rejects); err != nil {
+	r.wantRejects = !dry || r.spec.Rejects != ""
+	if r.wantRejects && commit.IsDirect(p.Rejects) {
+		if r.directRejects, err = directSide(p.Rejects); err != nil {
 			return err
 		}
 	}
-	if p.Outcomes != "" {
-		if r.outcomes, err = r.createJSONL(p.Outcomes); err != nil {
+	if p.Outcomes != "" && commit.IsDirect(p.Outcomes) {
+		if r.directOutcomes, err = directSide(p.Outcomes); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// openRun opens (or creates) the run directory and reads the markers of
+// the tasks already done.
+func (r *runner) openRun() error {
+	want, err := r.manifest()
+	if err != nil {
+		return err
+	}
+	if r.dir, err = openRunDir(r.anchor, want, r.spec.Resume, r.spec.Overwrite, r.note); err != nil {
+		return err
+	}
+	r.markers = make([]*marker, len(r.tasks))
+	r.committed, r.segs = map[string]int64{}, map[string]*segFile{}
+	done := 0
+	for _, t := range r.tasks {
+		m, err := r.dir.marker(t.Index)
+		if err != nil {
+			return err
+		}
+		r.markers[t.Index] = m
+		if m == nil {
+			continue
+		}
+		done++
+		for _, sp := range []*span{m.Output, m.Rejects, m.Outcomes} {
+			if sp != nil {
+				r.committed[sp.Seg] = max(r.committed[sp.Seg], sp.End)
+			}
+		}
+	}
+	if done > 0 && r.shard.Count == 1 {
+		r.note("note: resuming the unfinished run in %s: %d of %d tasks are done\n", r.dir.path, done, len(r.tasks))
+	}
+	return nil
+}
+
+// manifest describes this run for its run directory.
+func (r *runner) manifest() (manifest, error) {
+	cfgJSON, cfgFP := fingerprint(r.cfg, r.spec.Sample)
+	m := manifest{
+		Version: runVersion, Tool: r.spec.ToolVersion, Config: cfgFP, Listing: listingFingerprint(r.plan, r.spec.Input),
+		TaskSize: task.Round(r.spec.TaskSize), Tasks: len(r.tasks),
+		Spec: specJSON{
+			Config: cfgJSON, Input: r.spec.Input, NoRecursive: r.spec.NoRecursive,
+			Output: r.spec.Output, Metrics: r.spec.Metrics, Rejects: r.spec.Rejects, Outcomes: r.spec.Outcomes, Report: r.spec.Report,
+			OutputFormatSet: r.spec.OutputFormatSet, DryRun: r.spec.DryRun, Sample: r.spec.Sample,
+			PriceIn: r.spec.PriceIn, PriceOut: r.spec.PriceOut, GroupBy: r.spec.GroupBy, TaskSize: r.spec.TaskSize,
+		},
+	}
+	if r.counter != nil {
+		m.Tokenizer = tokenize.Describe(r.counter)
+	}
+	return m, nil
+}
+
+// shardResult is what a shard did: its own tasks' metrics, and where the
+// merge will put the outputs.
+func (r *runner) shardResult() (*Result, error) {
+	res := &Result{Plan: r.plan, Shard: r.shard, rejects: r.wantRejects}
+	for _, t := range r.tasks {
+		if m := r.markers[t.Index]; m != nil && t.Mine(r.shard.Index, r.shard.Count) {
+			s, err := m.summary()
+			if err != nil {
+				return nil, err
+			}
+			res.Total.Merge(s)
+			res.Tasks++
+		}
+	}
+	for _, t := range r.tasks { // what the other shards did meanwhile
+		if r.markers[t.Index] == nil {
+			if m, err := r.dir.marker(t.Index); err == nil {
+				r.markers[t.Index] = m
+			}
+		}
+	}
+	res.Missing = len(r.missingTasks())
+	if err := r.closeDirect(); err != nil {
+		return nil, err
+	}
+	r.abort() // releases the shared lock; the parts stay
+	res.Partial = res.Total.RecordsRejected() > 0 || res.Total.Count(outcome.SummaryFailed) > 0
+	return res, nil
 }
 
 // mkdirs makes dir and its missing parents, remembering which it made.
@@ -380,70 +600,31 @@ func (r *runner) removeMadeDirs() {
 	r.madeDirs = nil
 }
 
-// abort discards everything begin started.
+// abort discards everything begin started: the staged outputs, the lock.
+// The run directory stays: its finished tasks are what a resumed run
+// skips.
 func (r *runner) abort() {
-	if r.rejects != nil {
-		r.rejects.Abort()
+	for name, sg := range r.segs {
+		sg.close()
+		delete(r.segs, name)
 	}
-	if r.outcomes != nil {
-		r.outcomes.Abort()
+	if r.tx != nil {
+		r.tx.Abort()
 	}
-	r.tx.Abort()
+	if r.shared != nil {
+		r.shared.Release()
+		r.shared = nil
+	}
+	r.dropScratch()
 }
 
-// finish closes the side files, writes the metrics and the HTML report
-// (staged last, so put in place last) and commits. The report is rendered
-// from the metrics' bytes, so it is the page `trajcompress report` makes
-// of them (with the worst cases, which only a run or its outcomes see).
-func (r *runner) finish(start time.Time) (*Result, error) {
-	p := r.plan
-	if r.rejects != nil {
-		if err := r.rejects.Close(); err != nil {
-			return nil, fmt.Errorf("rejects %s: %w", p.Rejects, err)
-		}
+// dropScratch removes the private run directory of a dry run that writes
+// no file.
+func (r *runner) dropScratch() {
+	if r.scratch != "" {
+		os.RemoveAll(r.scratch)
+		r.scratch = ""
 	}
-	if r.outcomes != nil {
-		if err := r.outcomes.Close(); err != nil {
-			return nil, fmt.Errorf("outcomes %s: %w", p.Outcomes, err)
-		}
-	}
-	if err := r.diskDatasets(); err != nil {
-		return nil, err
-	}
-	res := &Result{Plan: p, rejects: r.rejects != nil}
-	metricsOn := r.cfg.Metrics.Enabled || r.spec.Metrics != ""
-	if metricsOn || p.Report != "" {
-		info := r.runInfo(start)
-		var err error
-		if info.Outputs, err = r.outputs(p.Metrics); err != nil {
-			return nil, err
-		}
-		var doc bytes.Buffer
-		if err := r.total.Report(info).WriteJSON(&doc); err != nil {
-			return nil, err
-		}
-		if metricsOn {
-			if err := r.writeSide(p.Metrics, "metrics", doc.Bytes()); err != nil {
-				return nil, err
-			}
-			res.Metrics = true
-		}
-		if p.Report != "" {
-			var page bytes.Buffer
-			if err := report.Render(&page, report.Input{Name: filepath.Base(p.Metrics), Metrics: doc.Bytes(), Worst: r.worst}); err != nil {
-				return nil, err
-			}
-			if err := r.writeSide(p.Report, "report", page.Bytes()); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := r.tx.Commit(); err != nil {
-		return nil, err
-	}
-	res.Total = r.total
-	res.Partial = r.total.RecordsRejected() > 0 || r.total.Count(outcome.SummaryFailed) > 0
-	return res, nil
 }
 
 // stage stages the regular-file output path in the run's commit and
@@ -458,26 +639,6 @@ func (r *runner) stage(path string) (string, error) {
 		return "", usagef("output %s is not a regular file: record outputs are written to files (rejects, outcomes and metrics may go to a device, a FIFO or -)", path)
 	}
 	return sp, nil
-}
-
-// createJSONL opens a JSONL side file: staged in the commit, or written
-// directly when path is a device, a FIFO or "-" (no atomicity then).
-func (r *runner) createJSONL(path string) (format.Writer, error) {
-	if err := r.mkdirs(filepath.Dir(path)); err != nil && path != "-" {
-		return nil, err
-	}
-	sp, kind, err := r.tx.File(path)
-	if err != nil {
-		return nil, UsageError{err}
-	}
-	if kind == commit.Direct {
-		return jsonl.NewDirect(path)
-	}
-	w, err := jsonl.Create(sp)
-	if err != nil {
-		return nil, err
-	}
-	return r.vouch(path, sp, format.JSONL, w), nil
 }
 
 // writeSide writes the side file data (the metrics, the HTML report) to
@@ -527,106 +688,23 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 		PriceIn:          r.spec.PriceIn,
 		PriceOut:         r.spec.PriceOut,
 		ToolVersion:      r.spec.ToolVersion,
-		InputFingerprint: inputFingerprint(r.inputHash),
+		InputFingerprint: r.inputFP,
 		DryRun:           r.spec.DryRun,
 		GroupBy:          r.spec.GroupBy,
 	}
-	if ti := tokenize.Describe(r.counter); ti.Hash != "" {
+	if ti := r.dir.man.Tokenizer; ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash
 	}
 	info.Config, info.ConfigFingerprint = fingerprint(r.cfg, r.spec.Sample)
 	if r.cfg.Summarization.Method == "llm" {
 		info.Model = r.cfg.Summarization.Model
 		info.Estimated = r.spec.DryRun
-		if r.client != nil && !r.spec.DryRun {
-			st := r.client.Stats()
-			info.RetriesByCause, info.ErrorsByCause = st.Retries, st.ErrorsByCause
-			info.CacheMisses = &st.CacheMisses
+		if !r.spec.DryRun {
+			info.RetriesByCause, info.ErrorsByCause = r.llm.Retries, r.llm.ErrorsByCause
+			info.CacheMisses = &r.llm.CacheMisses
 		}
 	}
 	return info
-}
-
-// file runs one input file through the pipeline into its staged output.
-func (r *runner) file(ctx context.Context, idx int, f File) (err error) {
-	// The input fingerprint covers every byte of every input, sampled or not.
-	fmt.Fprintf(r.inputHash, "%s\n", filepath.Base(f.In))
-	opts := InputOptions(r.cfg)
-	opts.Hash, opts.Ctx, opts.Stdin = r.inputHash, ctx, r.spec.Stdin
-	in, err := format.Open(f.In, opts)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	if err := in.CheckTurnsColumn(f.In, r.cfg.Input.TurnsKey); err != nil {
-		return err
-	}
-	var src pipeline.Source = in
-	if s := r.spec.Sample; s != nil {
-		keep, err := sampleLines(ctx, f.In, s.Percent, s.Seed, idx)
-		if err != nil {
-			return err
-		}
-		src = &sampledSource{src: in, keep: keep}
-	}
-	var out format.Writer
-	if !r.spec.DryRun {
-		var extra format.Column
-		if r.cfg.Metrics.PerTrajectory {
-			extra = trajectoryColumn
-		}
-		if out, err = format.Create(r.staged[idx], f.OutFormat, in.Schema, extra); err != nil {
-			return renamed(err, r.staged[idx], f.Out)
-		}
-		out = r.vouch(f.Out, r.staged[idx], f.OutFormat, namedWriter{out, r.staged[idx], f.Out})
-		defer func() {
-			if err != nil {
-				out.Abort()
-			}
-		}()
-	}
-	cfg := pipeline.Config{Workers: r.workers, Network: r.cfg.Processing.MaxConcurrentRequests}
-	cfg.OnResult = func(res pipeline.Result) error {
-		if res.Reject != nil && r.rejects != nil {
-			if err := r.rejects.Write(RejectLine(res.Reject)); err != nil {
-				return fmt.Errorf("rejects %s: %w", r.plan.Rejects, err)
-			}
-		}
-		if r.outcomes != nil {
-			if err := r.outcomes.Write(res.Obs.AppendJSON(nil)); err != nil {
-				return fmt.Errorf("outcomes %s: %w", r.plan.Outcomes, err)
-			}
-		}
-		if r.worst != nil {
-			r.worst.Observe(res.Obs)
-		}
-		r.progress.Record(res, in.BytesRead())
-		return nil
-	}
-	var sink pipeline.Sink
-	if out != nil {
-		sink = out
-	}
-	sum, err := pipeline.Run(ctx, f.In, src, sink, r.comp, cfg)
-	if err != nil {
-		return err
-	}
-	if out != nil {
-		if err := out.Close(); err != nil {
-			return fmt.Errorf("output %s: %w", f.Out, err)
-		}
-	}
-	size := int64(0)
-	if st, err := os.Stat(f.In); err == nil {
-		size = st.Size()
-	}
-	r.progress.FileDone(size)
-	if r.spec.GroupBy == "" {
-		sum.Label(r.sourceName(f))
-	}
-	r.total.Merge(sum)
-	r.rows[idx] = sum.RecordsOut()
-	return nil
 }
 
 // sourceName names an input in the metrics' per-source breakdown: its
@@ -658,9 +736,9 @@ var trajectoryColumn = func() format.Column {
 
 type noProgress struct{}
 
-func (noProgress) Start([]File)                  {}
+func (noProgress) Start(int64)                   {}
 func (noProgress) Record(pipeline.Result, int64) {}
-func (noProgress) FileDone(int64)                {}
+func (noProgress) Done(int64)                    {}
 func (noProgress) Finish()                       {}
 
 // namedWriter reports its errors under the user's output name, not the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/internal/commit"
 )
 
 // File is one input file and where its records go.
@@ -297,6 +298,9 @@ func checkPaths(p Plan) error {
 		k, isDir := keyOf(a.path)
 		if isDir {
 			return usagef("%s %s is a directory", a.what, a.path)
+		}
+		if a.what == "output" && commit.IsDirect(a.path) {
+			return usagef("output %s is not a regular file: record outputs are written to files (rejects, outcomes and metrics may go to a device, a FIFO or -)", a.path)
 		}
 		if a.what == "output" && strings.HasSuffix(a.path, ".gz") {
 			return usagef("output %s: gzip output is not supported (gzip input is); name it .jsonl", a.path)

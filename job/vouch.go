@@ -17,9 +17,10 @@ import (
 // (Parquet, Arrow).
 type vouched struct {
 	path   string
-	staged string // read after Close when h is nil
+	staged string // read after Close when h is nil and sum ""
 	h      *xxh3.Hasher
 	n      int64
+	sum    string // the hash (hex), when known before (a segment renamed into place)
 }
 
 // hashing is a JSONL writer that hashes what it writes.
@@ -58,8 +59,9 @@ func (r *runner) outputs(metricsPath string) ([]metrics.OutputFile, error) {
 	base, _ := filepath.Abs(filepath.Dir(metricsPath))
 	var out []metrics.OutputFile
 	for _, v := range r.vouched {
-		n, sum := v.n, ""
-		if v.h != nil {
+		n, sum := v.n, v.sum
+		if sum != "" {
+		} else if v.h != nil {
 			b := v.h.Sum128().Bytes()
 			sum = hex.EncodeToString(b[:])
 		} else {

@@ -76,6 +76,73 @@ func (w *Worst) Add(c Case) {
 	}
 }
 
+// Merge adds what o kept and counted, as records seen after w's, with
+// shift added to their line numbers (a task of a split file counts its
+// lines from its own start). Merging the Worst of consecutive parts of a
+// run, in order, gives the Worst of the whole: a case not kept by its part
+// had k better (or as good and earlier) cases there.
+func (w *Worst) Merge(o *Worst, shift int64) {
+	for i, n := range o.counts {
+		w.counts[i] += n
+	}
+	better := func(over bool) func(a, b Case) bool {
+		if over {
+			return func(a, b Case) bool { return a.TokensAfter > b.TokensAfter }
+		}
+		return func(a, b Case) bool { return a.saved() > b.saved() }
+	}
+	for _, c := range o.over {
+		c.Line += shift
+		w.over = keep(w.over, c, w.k, better(true))
+	}
+	for _, c := range o.saved {
+		c.Line += shift
+		w.saved = keep(w.saved, c, w.k, better(false))
+	}
+}
+
+// worstJSON is the JSON form of a Worst: what it keeps and counts.
+type worstJSON struct {
+	K      int              `json:"k"`
+	Over   []Case           `json:"over"`
+	Saved  []Case           `json:"saved"`
+	Counts map[string]int64 `json:"counts"`
+}
+
+// MarshalJSON implements json.Marshaler: the state a task of a sharded or
+// resumed run keeps, read back by [Worst.UnmarshalJSON].
+func (w *Worst) MarshalJSON() ([]byte, error) {
+	j := worstJSON{K: w.k, Over: w.over, Saved: w.saved, Counts: map[string]int64{}}
+	for i, oc := range outcome.All() {
+		if w.counts[i] != 0 {
+			j.Counts[string(oc)] = w.counts[i]
+		}
+	}
+	return json.Marshal(j)
+}
+
+// UnmarshalJSON implements json.Unmarshaler for the form MarshalJSON
+// writes.
+func (w *Worst) UnmarshalJSON(b []byte) error {
+	var j worstJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return fmt.Errorf("report: worst cases: %w", err)
+	}
+	out := Worst{k: max(j.K, 1), over: j.Over, saved: j.Saved}
+	for name, n := range j.Counts {
+		i := outcome.Outcome(name).Index()
+		if i < 0 {
+			return fmt.Errorf("report: worst cases: unknown outcome %q", name)
+		}
+		out.counts[i] = n
+	}
+	if len(out.over) > out.k || len(out.saved) > out.k {
+		return fmt.Errorf("report: worst cases: more than %d cases", out.k)
+	}
+	*w = out
+	return nil
+}
+
 // keep inserts c into the list sorted by better (strictly better first,
 // earlier first among equals) and keeps at most k.
 func keep(list []Case, c Case, k int, better func(a, b Case) bool) []Case {

@@ -2,6 +2,9 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -68,5 +71,48 @@ func TestReadOutcomesRefuses(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)
 		}
+	}
+}
+
+// TestWorstMergeOfParts: the Worst of consecutive parts of a run, taken
+// through JSON and merged in order (lines counted from each part's start,
+// shifted back), equals the Worst of the whole run.
+func TestWorstMergeOfParts(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	outs := outcome.All()
+	var obs []metrics.Observation
+	for i := range 3000 {
+		o := metrics.Observation{Source: "a.jsonl", Line: int64(i + 1), Outcome: outs[r.IntN(len(outs))], TokensBefore: r.IntN(50) * 100}
+		o.TokensAfter = r.IntN(o.TokensBefore + 1) // ties on purpose
+		if o.Outcome == outcome.Uncompressible {
+			o.Reason = "collapsed"
+		}
+		obs = append(obs, o)
+	}
+	whole := NewWorst(DefaultWorst)
+	for _, o := range obs {
+		whole.Observe(o)
+	}
+	merged := NewWorst(DefaultWorst)
+	for start := 0; start < len(obs); {
+		end := min(len(obs), start+1+r.IntN(400))
+		part := NewWorst(DefaultWorst)
+		for _, o := range obs[start:end] {
+			o.Line -= int64(start) // relative to the part
+			part.Observe(o)
+		}
+		b, err := json.Marshal(part)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var back Worst
+		if err := json.Unmarshal(b, &back); err != nil {
+			t.Fatal(err)
+		}
+		merged.Merge(&back, int64(start))
+		start = end
+	}
+	if !reflect.DeepEqual(merged, whole) {
+		t.Fatalf("merged parts:\n%+v\nwhole:\n%+v", merged, whole)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 
 	"github.com/trajcompress/trajcompress/job"
+	"github.com/trajcompress/trajcompress/task"
 )
 
 var errHelp = flag.ErrHelp
@@ -45,6 +46,16 @@ U+FFFD and counted (outcomes.records_utf8_repaired); a rejected line keeps
 its bytes (raw_base64). A UTF-8 BOM is skipped; LF, CRLF and CR end lines;
 output lines end in LF.
 
+A run is a set of tasks (--target-task-size): each commits its part of the
+outputs on its own in a hidden run directory beside the output, so a run
+that is killed or fails goes on from its finished tasks when run again
+with the same config and inputs (--resume; --overwrite starts over). Its
+outputs are put in place when every task is done, exactly as one pass
+would write them. --shard I --num-shards N (or a Slurm, Kubernetes or AWS
+Batch array's index) runs one share of the tasks, on any number of
+machines sharing the output's file system; "trajcompress merge --output
+OUTPUT" then puts the outputs together.
+
 Every record gets one outcome: skipped_under_target, compressed,
 compressed_over_limit, uncompressible (no_middle, collapsed,
 region_too_small, alternation), summary_failed, or invalid. The metrics JSON keeps the
@@ -61,6 +72,9 @@ type compressFlags struct {
 	priceIn, priceOut, samplePercent, maxRejectRate                                                    float64
 	seed                                                                                               uint64
 	dryRun, quiet, wait, noRecursive                                                                   bool
+	taskSize                                                                                           string
+	shard, numShards                                                                                   int
+	resume, overwrite                                                                                  bool
 }
 
 func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
@@ -80,6 +94,11 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.BoolVar(&f.noRecursive, "no-recursive", false, "for a directory --input, read only its own files, not its subdirectories")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no summary on stderr")
 	fs.BoolVar(&f.wait, "wait", false, "when another run is writing the same outputs, wait for it to end (default: fail at once, exit 2)")
+	fs.StringVar(&f.taskSize, "target-task-size", "256MiB", "split the run into tasks of about `SIZE` of input (8MiB, 256MiB, 1GiB; 1000MB): a large JSONL file by byte range, Parquet and Arrow files by row groups and record batches; tasks are what a resumed run skips and shards share out, never a change to the output bytes")
+	fs.BoolVar(&f.resume, "resume", false, "go on with the unfinished run of these outputs (also the default when one with the same config and inputs is there); fail if there is none")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "discard an unfinished run of these outputs instead of refusing one with other settings")
+	fs.IntVar(&f.shard, "shard", -1, "run only the tasks whose number modulo --num-shards is `I` (0-based), leaving their parts for trajcompress merge; default from the environment of Slurm job arrays, Kubernetes Indexed Jobs or AWS Batch array jobs")
+	fs.IntVar(&f.numShards, "num-shards", -1, "how many shards share the run (`N`); default SLURM_ARRAY_TASK_COUNT under Slurm, required with --shard, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof)")
 	fs.Float64Var(&f.maxRejectRate, "max-reject-rate", 0.5, "exit 4 instead of 3 when more than this fraction of the records is rejected (0 <= r <= 1)")
 	fs.Float64Var(&f.priceIn, "price-in", 0, "USD per million prompt tokens, for the cost figure in the metrics")
@@ -106,10 +125,22 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return err
 	}
+	taskSize, err := task.ParseSize(f.taskSize)
+	if err != nil {
+		return usagef("--target-task-size: %v", err)
+	}
+	shard, err := task.ShardOf(f.shard, f.numShards, os.Getenv)
+	if err != nil {
+		return usageError{err}
+	}
+	if f.resume && f.overwrite {
+		return usagef("--resume and --overwrite: choose one")
+	}
 	spec := job.Spec{
 		Config: cfg, Input: f.input, Output: f.output,
 		Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath, Report: f.reportPath,
 		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait, NoRecursive: f.noRecursive,
+		TaskSize: taskSize, Shard: shard, Resume: f.resume, Overwrite: f.overwrite,
 		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
 		Progress: newProgress(stderr, f.quiet), Stdin: stdin, Notes: prefixed{stderr},
 		GroupBy: f.groupBy,
@@ -135,9 +166,23 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if !f.quiet {
 		res.WriteHuman(stderr)
 	}
-	if in, rej := res.Total.RecordsIn(), res.Total.RecordsRejected(); in > 0 && float64(rej) > f.maxRejectRate*float64(in) {
+	if res.Shard.Count > 1 {
+		from := ""
+		if res.Shard.From != "--shard" {
+			from = " (from " + res.Shard.From + ")"
+		}
+		fmt.Fprintf(stderr, "trajcompress: shard %d of %d%s: %d tasks done here; %d tasks of the run still to do by any shard. When every shard is done: trajcompress merge --output %s\n",
+			res.Shard.Index, res.Shard.Count, from, res.Tasks, res.Missing, res.Plan.Anchor(f.dryRun))
+	}
+	return resultCode(res, f.maxRejectRate)
+}
+
+// resultCode is the error (exit code) of a finished run or merge: too
+// many rejects (exit 4), partial (3), or none.
+func resultCode(res *job.Result, maxRejectRate float64) error {
+	if in, rej := res.Total.RecordsIn(), res.Total.RecordsRejected(); in > 0 && float64(rej) > maxRejectRate*float64(in) {
 		return fmt.Errorf("%w: %d of %d records (%.0f%%), more than --max-reject-rate %v; see %s (is the input what --format and the config expect?)",
-			errRejected, rej, in, 100*float64(rej)/float64(in), f.maxRejectRate, res.Plan.Rejects)
+			errRejected, rej, in, 100*float64(rej)/float64(in), maxRejectRate, res.Plan.Rejects)
 	}
 	if res.Partial {
 		return errPartial

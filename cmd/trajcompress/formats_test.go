@@ -206,7 +206,9 @@ func writeConfig(t *testing.T, dir, body string) string {
 
 // TestFailureLeavesNothingInPlace: in directory mode, a read error in a
 // later file leaves no output of an earlier file in place, nor a rejects
-// file that would look complete.
+// file that would look complete. The earlier file's finished task is kept
+// in the hidden run directory, for a run that goes on from there, and the
+// error says so.
 func TestFailureLeavesNothingInPlace(t *testing.T) {
 	tmp := t.TempDir()
 	runs := filepath.Join(tmp, "runs")
@@ -221,9 +223,13 @@ func TestFailureLeavesNothingInPlace(t *testing.T) {
 	os.WriteFile(filepath.Join(runs, "b.jsonl.gz"), gz.Bytes()[:gz.Len()/2], 0o644)
 	var stderr bytes.Buffer
 	code := run(context.Background(), []string{"compress", "--quiet", "--input", runs}, nil, &bytes.Buffer{}, &stderr)
-	if code != exitError || !strings.Contains(stderr.String(), "b.jsonl.gz") {
+	if code != exitError || !strings.Contains(stderr.String(), "b.jsonl.gz") || !strings.Contains(stderr.String(), "1 of 2 tasks are done and kept in") {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
+	if _, err := os.Stat(filepath.Join(tmp, ".runs_compressed.tc-run")); err != nil {
+		t.Fatalf("the finished task was not kept: %v", err)
+	}
+	os.RemoveAll(filepath.Join(tmp, ".runs_compressed.tc-run"))
 	ents, _ := os.ReadDir(tmp)
 	if len(ents) != 1 {
 		var names []string

@@ -44,6 +44,7 @@ Usage:
   trajcompress fixtures --output PATH [flags]  generate synthetic trajectories from a seed
   trajcompress check --baseline B.json R.json  fail when a run's metrics regressed against a baseline
   trajcompress report R.json --output R.html   a self-contained HTML page about a run (charts, tables, the gate)
+  trajcompress merge --output OUTPUT           put a sharded run's outputs together once every shard is done
   trajcompress validate --dialect D FILE...    report records a trainer would reject for their role order
   trajcompress version                         print the version
   trajcompress help                            this text
@@ -61,8 +62,8 @@ Exit status:
        rejected (a wrong --format or input, most likely); the outputs and
        the rejects file are in place to look at
   130  interrupted (Ctrl-C, SIGTERM, SIGHUP); nothing of the run is put
-       in place (a second signal kills at once; the next run on the same
-       outputs cleans up)
+       in place, its finished tasks are kept for the next run on the same
+       outputs to go on from (a second signal kills at once)
 `
 
 func main() {
@@ -145,6 +146,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		err = cmdCheck(args[1:], stdout, stderr)
 	case "report":
 		err = cmdReport(args[1:], stdout, stderr)
+	case "merge":
+		err = cmdMerge(args[1:], stdout, stderr)
 	case "validate":
 		err = cmdValidate(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
@@ -173,6 +176,10 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitPartial
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "trajcompress: interrupted; no partial output was put in place")
+		var kept job.KeptError
+		if errors.As(err, &kept) {
+			fmt.Fprintln(stderr, "trajcompress:", kept.Note())
+		}
 		return exitInterrupted
 	case errors.As(err, &ue), errors.As(err, &je):
 		fmt.Fprintln(stderr, "trajcompress:", err)

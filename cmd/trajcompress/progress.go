@@ -19,7 +19,7 @@ import (
 type progress struct {
 	out     io.Writer
 	bar     *progressbar.ProgressBar
-	done    int64 // bytes of finished files
+	done    int64 // bytes of finished tasks
 	records int64
 	counts  map[outcome.Outcome]int64
 	calls   int64 // summarizer requests
@@ -80,13 +80,7 @@ func newProgress(stderr io.Writer, quiet bool) job.Progress {
 	return &progress{out: stderr, counts: map[outcome.Outcome]int64{}}
 }
 
-func (p *progress) Start(files []job.File) {
-	var total int64
-	for _, f := range files {
-		if st, err := os.Stat(f.In); err == nil {
-			total += st.Size()
-		}
-	}
+func (p *progress) Start(total int64) {
 	p.bar = progressbar.NewOptions64(total,
 		progressbar.OptionSetWriter(p.out),
 		progressbar.OptionShowBytes(true),
@@ -98,7 +92,7 @@ func (p *progress) Start(files []job.File) {
 	)
 }
 
-func (p *progress) Record(res pipeline.Result, fileBytes int64) {
+func (p *progress) Record(res pipeline.Result, taskBytes int64) {
 	p.records++
 	p.counts[res.Obs.Outcome]++
 	p.calls += int64(res.Obs.SummaryCalls)
@@ -127,10 +121,10 @@ func (p *progress) Record(res pipeline.Result, fileBytes int64) {
 	}
 	desc := fitDesc(parts, p.width-barRest)
 	p.bar.Describe(desc)
-	p.bar.Set64(p.done + fileBytes)
+	p.bar.Set64(p.done + taskBytes)
 }
 
-func (p *progress) FileDone(fileBytes int64) { p.done += fileBytes }
+func (p *progress) Done(bytes int64) { p.done += bytes }
 
 func (p *progress) Finish() {
 	if p.bar != nil {

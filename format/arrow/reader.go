@@ -29,6 +29,9 @@ type Reader struct {
 	stream *ipc.Reader     // stream format
 	file   *ipc.FileReader // file format
 	schema *Schema
+	layout ipcLayout // from the validation walk
+	size   int64
+	end    int // read batches before this one (Batches), or all (-1)
 
 	jsonText []bool // per top-level field: string text embedded as JSON
 	batch    int    // 0-based index of the current batch
@@ -77,7 +80,7 @@ func open(path string) (_ *Reader, err error) {
 			err = fmt.Errorf("%s: not a readable Arrow IPC stream or file: %v", path, p)
 		}
 	}()
-	r := &Reader{path: path, f: f}
+	r := &Reader{path: path, f: f, end: -1}
 	head := make([]byte, len(fileMagic))
 	n, _ := io.ReadFull(f, head)
 	isFile := n == len(fileMagic) && bytes.Equal(head, fileMagic)
@@ -86,7 +89,8 @@ func open(path string) (_ *Reader, err error) {
 		f.Close()
 		return nil, err
 	}
-	if err := validateIPC(f, st.Size(), isFile); err != nil {
+	r.size = st.Size()
+	if err := validateIPC(f, st.Size(), isFile, &r.layout); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: not a readable Arrow IPC %s: %w", path, map[bool]string{true: "file", false: "stream"}[isFile], err)
 	}
@@ -159,6 +163,9 @@ func (r *Reader) nextBatch() error {
 		r.batch++
 	}
 	r.i = 0
+	if r.end >= 0 && r.batch >= r.end {
+		return io.EOF
+	}
 	if r.file != nil {
 		if r.batch >= r.file.NumRecords() {
 			return io.EOF
@@ -177,6 +184,46 @@ func (r *Reader) nextBatch() error {
 		return io.EOF
 	}
 	r.rec, r.recOwned = r.stream.Record(), false // owned by the stream reader until its next Next
+	return nil
+}
+
+// Layout describes how the Arrow file at path may be split into tasks:
+// where each record batch starts and how many rows it holds (from the
+// footer of an IPC file, or the message headers of a stream, bodies
+// skipped). splittable is false when the file holds dictionary batches:
+// their batches are read in one piece.
+func Layout(path string) (offsets, rows []int64, splittable bool, err error) {
+	r, err := open(path)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	defer r.Close()
+	return r.layout.offsets, r.layout.rows, r.layout.dicts == 0, nil
+}
+
+// Batches restricts the reader to the record batches [start, end), before
+// the first Next: rows keep their indexes in the file. A file with
+// dictionary batches is read whole (see [Layout]).
+func (r *Reader) Batches(start, end int) error {
+	lay := &r.layout
+	if start < 0 || end < start || end > len(lay.offsets) || (lay.dicts > 0 && (start != 0 || end != len(lay.offsets))) {
+		return fmt.Errorf("%s: record batches [%d, %d) of %d", r.path, start, end, len(lay.offsets))
+	}
+	r.batch, r.end, r.row = start, end, 0
+	for _, n := range lay.rows[:start] {
+		r.row += n
+	}
+	if r.stream == nil || start == 0 {
+		return nil
+	}
+	// A stream: its schema message, then the messages from batch start on.
+	r.stream.Release()
+	from := lay.offsets[start]
+	sr, err := ipc.NewReader(io.MultiReader(io.NewSectionReader(r.f, 0, lay.afterSchema), io.NewSectionReader(r.f, from, r.size-from)))
+	if err != nil {
+		return fmt.Errorf("%s: batch %d: %w", r.path, start, err)
+	}
+	r.stream = sr
 	return nil
 }
 

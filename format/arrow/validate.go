@@ -21,14 +21,25 @@ import (
 // kilobytes.
 const maxMetadata = 64 << 20
 
-func validateIPC(f *os.File, size int64, fileFormat bool) (err error) {
+// ipcLayout is what the walk learns of a file's record batches, for
+// reading a range of them (Reader.Batches): where each starts (its
+// message, or its footer block), how many rows it holds, whether
+// dictionary batches are present, and (stream) where the messages after
+// the schema start.
+type ipcLayout struct {
+	offsets, rows []int64
+	dicts         int
+	afterSchema   int64
+}
+
+func validateIPC(f *os.File, size int64, fileFormat bool, lay *ipcLayout) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("corrupt metadata: %v", p)
 		}
 	}()
 	if fileFormat {
-		return validateFile(f, size)
+		return validateFile(f, size, lay)
 	}
 	off := int64(0)
 	if _, err := f.Seek(off, io.SeekStart); err != nil {
@@ -65,6 +76,14 @@ func validateIPC(f *os.File, size int64, fileFormat bool) (err error) {
 		info, err := checkMessage(meta)
 		if err != nil {
 			return fmt.Errorf("message %d at offset %d: %w", msg, off, err)
+		}
+		switch info.htype {
+		case 1:
+			lay.afterSchema = off + hdr + metaLen + info.body
+		case 2:
+			lay.dicts++
+		case 3:
+			lay.offsets, lay.rows = append(lay.offsets, off), append(lay.rows, info.rows)
 		}
 		off += hdr + metaLen
 		if info.body < 0 || info.body > size-off {
@@ -136,6 +155,8 @@ func (fb fbuf) elemTable(start flatbuffers.UOffsetT, i int) flatbuffers.Table {
 
 // msgInfo is what checkBody needs from a message.
 type msgInfo struct {
+	htype      byte  // 1 schema, 2 dictionary batch, 3 record batch
+	rows       int64 // a record batch's length
 	body       int64
 	buffers    [][2]int64 // offset, length inside the body
 	compressed bool
@@ -160,6 +181,7 @@ func checkMessage(meta []byte) (msgInfo, error) {
 	if o := msg.Offset(4 + 2*1); o != 0 {
 		htype = msg.GetByte(flatbuffers.UOffsetT(o) + msg.Pos)
 	}
+	info.htype = htype
 	h, ok := fb.table(msg, 2)
 	if !ok {
 		return info, nil
@@ -171,7 +193,10 @@ func checkMessage(meta []byte) (msgInfo, error) {
 		if rb, ok := fb.table(h, 1); ok {
 			err = fb.recordBatch(rb, &info)
 		}
-	case 3: // RecordBatch
+	case 3: // RecordBatch{length, nodes, buffers, compression}
+		if o := h.Offset(4); o != 0 {
+			info.rows = h.GetInt64(flatbuffers.UOffsetT(o) + h.Pos)
+		}
 		err = fb.recordBatch(h, &info)
 	}
 	if err != nil {
@@ -300,7 +325,7 @@ func (fb fbuf) recordBatch(rb flatbuffers.Table, info *msgInfo) error {
 // validateFile checks the IPC file footer (its schema, and that every
 // block's offset, metadata length and body length lie inside the file) and
 // the message metadata each block points at.
-func validateFile(f *os.File, size int64) error {
+func validateFile(f *os.File, size int64, lay *ipcLayout) error {
 	if size < 8+10 {
 		return errors.New("file too short for an Arrow IPC file")
 	}
@@ -357,6 +382,11 @@ func validateFile(f *os.File, size int64) error {
 			}
 			if info.body != blen {
 				return fmt.Errorf("block %d at offset %d: body length %d, footer says %d", i, boff, info.body, blen)
+			}
+			if slot == 2 {
+				lay.dicts++
+			} else {
+				lay.offsets, lay.rows = append(lay.offsets, boff), append(lay.rows, info.rows)
 			}
 			if err := checkBody(f, boff+mlen, info); err != nil {
 				return fmt.Errorf("block %d at offset %d: %w", i, boff, err)

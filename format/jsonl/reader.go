@@ -14,6 +14,12 @@ type Reader struct {
 	line  int64
 	index int64 // records returned
 	buf   []byte
+	// A byte range (OpenRange): base is the file offset of the first byte
+	// read, and no line starting at end or after it is read (0: no end).
+	// started is set once a line was read or the range starts past byte 0
+	// (the first line of a file starts at 0, before its BOM).
+	base, end int64
+	started   bool
 }
 
 // Open opens a JSONL file, gzip-compressed or not.
@@ -48,7 +54,11 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 // the caller. A read or decompression error names the file and line.
 func (r *Reader) Next() ([]byte, int64, error) {
 	for {
+		if r.end > 0 && r.started && r.pos() >= r.end {
+			return nil, 0, io.EOF
+		}
 		line, end, err := r.readLine()
+		r.started = true
 		if err != nil && err != io.EOF {
 			return nil, 0, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
 		}

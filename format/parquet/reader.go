@@ -30,6 +30,7 @@ type Reader struct {
 	ncols  int
 
 	rg      int     // index of the current row group
+	rgEnd   int     // read row groups before this one (Groups), or all (-1)
 	rows    pq.Rows // rows of the current row group, nil between groups
 	rgRow   int64   // 0-based row inside the current row group
 	row     int64   // 0-based row in the file of the next row to return
@@ -85,7 +86,7 @@ func Open(path string, jsonText ...string) (r *Reader, err error) {
 		s.metadata = append(s.metadata, KeyValue{Key: kv.Key, Value: kv.Value})
 	}
 	return &Reader{
-		path: path, f: f, file: file, schema: s, plan: plan, ncols: ncols,
+		path: path, f: f, file: file, schema: s, plan: plan, ncols: ncols, rgEnd: -1,
 		buf: make([]pq.Row, readBatch), cols: make([][]pq.Value, ncols), cursor: make([]int, ncols),
 	}, nil
 }
@@ -93,6 +94,49 @@ func Open(path string, jsonText ...string) (r *Reader, err error) {
 // Schema returns the file's schema and key/value metadata; pass it to
 // [Create] to write the same layout back.
 func (r *Reader) Schema() *Schema { return r.schema }
+
+// Groups restricts the reader to the row groups [start, end), before the
+// first Next: rows keep their indexes in the file.
+func (r *Reader) Groups(start, end int) error {
+	groups := r.file.RowGroups()
+	if start < 0 || end < start || end > len(groups) {
+		return fmt.Errorf("%s: row groups [%d, %d) of %d", r.path, start, end, len(groups))
+	}
+	r.rg, r.rgEnd, r.row = start, end, 0
+	for _, g := range groups[:start] {
+		r.row += g.NumRows()
+	}
+	return nil
+}
+
+// Layout describes how the Parquet file at path may be split into tasks:
+// where each row group starts (the smallest offset of its column chunks'
+// pages) and how many rows it holds, from the footer alone.
+func Layout(path string) (offsets, rows []int64, err error) {
+	r, err := Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer r.Close()
+	for i, g := range r.file.Metadata().RowGroups {
+		start := int64(-1)
+		for _, c := range g.Columns {
+			off := c.MetaData.DataPageOffset
+			if c.MetaData.DictionaryPageOffset > 0 && c.MetaData.DictionaryPageOffset < off {
+				off = c.MetaData.DictionaryPageOffset
+			}
+			if start < 0 || off < start {
+				start = off
+			}
+		}
+		if start < 0 || (i > 0 && start <= offsets[i-1]) {
+			return nil, nil, fmt.Errorf("%s: row group %d: its column chunks do not follow the previous group's", path, i)
+		}
+		offsets = append(offsets, start)
+		rows = append(rows, g.NumRows)
+	}
+	return offsets, rows, nil
+}
 
 // NumRows returns the row count recorded in the file footer.
 func (r *Reader) NumRows() int64 { return r.file.NumRows() }
@@ -145,6 +189,9 @@ func (r *Reader) fill() error {
 	groups := r.file.RowGroups()
 	for {
 		if r.rows == nil {
+			if r.rgEnd >= 0 && r.rg >= r.rgEnd {
+				return io.EOF
+			}
 			if r.rg >= len(groups) {
 				if r.row != r.file.NumRows() {
 					return fmt.Errorf("%s: footer says %d rows but the row groups hold %d", r.path, r.file.NumRows(), r.row)

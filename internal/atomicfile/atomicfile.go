@@ -28,6 +28,8 @@ package atomicfile
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -45,6 +47,7 @@ type File struct {
 	*os.File
 	path    string
 	done    bool
+	inPlace bool  // Append: written at path itself; Commit does not rename
 	written int64 // bytes written through Write
 	flushed int64 // bytes whose write-back was started
 	dropped int64 // bytes dropped from the page cache
@@ -91,6 +94,43 @@ func Create(path string) (*File, error) {
 	return &File{File: f, path: path}, nil
 }
 
+// Append opens path to write after its first keep bytes: it is created
+// when missing and cut to keep bytes when longer (what a killed writer
+// left past its last checkpoint). Writes go to path itself, with the same
+// write-back and page-cache drop as [Create]'s; [File.Checkpoint] makes
+// them durable, Commit syncs and closes (no rename), Abort closes. It is
+// for the segments of a resumable run, whose commit point is elsewhere.
+func Append(path string, keep int64) (*File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() < keep {
+		err = fmt.Errorf("%s: %d bytes, %d expected: the segment was cut", path, st.Size(), keep)
+	}
+	if err == nil {
+		err = f.Truncate(keep)
+	}
+	if err == nil {
+		_, err = f.Seek(keep, io.SeekStart)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &File{File: f, path: path, inPlace: true, written: keep, flushed: keep, dropped: keep}, nil
+}
+
+// Checkpoint makes everything written so far durable (fsync), or returns
+// the write-back error an earlier Write saw.
+func (f *File) Checkpoint() error {
+	if f.err != nil {
+		return f.err
+	}
+	return f.Sync()
+}
+
 // Path is the destination.
 func (f *File) Path() string { return f.path }
 
@@ -109,6 +149,9 @@ func (f *File) Commit() error {
 	}
 	if cerr := f.File.Close(); err == nil {
 		err = cerr
+	}
+	if f.inPlace {
+		return err
 	}
 	if err == nil {
 		err = os.Rename(f.Name(), f.path)
@@ -143,6 +186,9 @@ func (f *File) Abort() error {
 	}
 	f.done = true
 	f.File.Close()
+	if f.inPlace {
+		return nil
+	}
 	if err := os.Remove(f.Name()); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}

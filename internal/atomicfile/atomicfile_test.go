@@ -85,3 +85,33 @@ func TestFinish(t *testing.T) {
 		t.Fatalf("Finish(nil) did not commit: %q", b)
 	}
 }
+
+// TestAppend: a segment reopened after a checkpoint is cut to what the
+// checkpoint covered and written on from there; a file shorter than the
+// checkpoint is refused.
+func TestAppend(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "seg")
+	f, err := Append(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("one\n"))
+	if err := f.Checkpoint(); err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("lost\n")) // after the checkpoint: a kill would leave it
+	f.Abort()
+	if f, err = Append(path, 4); err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("two\n"))
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "one\ntwo\n" {
+		t.Fatalf("segment %q", b)
+	}
+	if _, err := Append(path, 100); err == nil {
+		t.Fatal("a segment shorter than its checkpoint was accepted")
+	}
+}

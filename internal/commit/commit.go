@@ -94,6 +94,7 @@ type Tx struct {
 	lock    *os.File
 	id      string
 	entries []entry
+	remove  []string // directories the commit removes once its outputs are in place
 	fault   func(string) error
 	done    bool
 	stale   map[string]map[string][]string // dir → output name → our leftovers there (cleanStale)
@@ -386,6 +387,14 @@ func (t *Tx) step(name string) error {
 	return nil
 }
 
+// RemoveAfter makes the commit remove the directory at path once every
+// output is in place — and makes a recovery of a killed commit do so too:
+// the directory goes exactly when the new outputs are in place. A run
+// removes the scratch space its outputs were assembled from this way (a
+// resumable run's task directory), so that no run that finished leaves it,
+// and none that did not loses it.
+func (t *Tx) RemoveAfter(path string) { t.remove = append(t.remove, path) }
+
 // Commit puts every staged output in place together (see the package doc)
 // and releases the lock. The caller has closed the staged files. On error
 // the previous outputs are in place, or (after a failure while applying
@@ -443,10 +452,15 @@ func (t *Tx) Commit() (err error) {
 			return undo(len(t.entries)-1, filepath.Dir(e.target), err)
 		}
 	}
-	// 4. Done: every new output is in place. The journal goes, then the old
-	// files; a failure here changes nothing a reader sees (a journal left
-	// behind is rolled forward as a no-op by the next run, and its old files
-	// removed then), so it is not the run's failure.
+	// 4. Done: every new output is in place. The directories to remove go,
+	// then the journal, then the old files; a failure here changes nothing
+	// a reader sees (a journal left behind is rolled forward as a no-op by
+	// the next run, and its old files and directories removed then), so it
+	// is not the run's failure.
+	for _, d := range t.remove {
+		os.RemoveAll(d)
+		t.step("remove " + filepath.Base(d))
+	}
 	os.Remove(JournalPath(t.anchor))
 	t.step("remove journal")
 	syncDir(filepath.Dir(t.anchor))
@@ -519,9 +533,10 @@ func (t *Tx) rollback(n int) error {
 	return nil
 }
 
-// The journal is one line per entry, "F|D <staged>\t<target>", then
-// "end <sha256 of the lines before>". A journal without a valid end line
-// was never renamed into place (it is written under a temporary name).
+// The journal is one line per entry, "F|D <staged>\t<target>", one per
+// directory to remove, "R <path>", then "end <sha256 of the lines
+// before>". A journal without a valid end line was never renamed into
+// place (it is written under a temporary name).
 func (t *Tx) writeJournal() error {
 	var b bytes.Buffer
 	for _, e := range t.entries {
@@ -530,6 +545,9 @@ func (t *Tx) writeJournal() error {
 			k = "D"
 		}
 		fmt.Fprintf(&b, "%s %s\t%s\n", k, e.staged, e.target)
+	}
+	for _, d := range t.remove {
+		fmt.Fprintf(&b, "R %s\n", d)
 	}
 	sum := sha256.Sum256(b.Bytes())
 	fmt.Fprintf(&b, "end %x\n", sum)
@@ -570,29 +588,34 @@ func (t *Tx) writeJournal() error {
 	return nil
 }
 
-func readJournal(path string) ([]entry, error) {
+func readJournal(path string) ([]entry, []string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	i := bytes.LastIndex(b[:max(len(b)-1, 0)], []byte("\n")) + 1
 	body, last := b[:i], strings.TrimSpace(string(b[i:]))
 	sum := sha256.Sum256(body)
 	if last != "end "+hex.EncodeToString(sum[:]) {
-		return nil, fmt.Errorf("commit journal %s is damaged", path)
+		return nil, nil, fmt.Errorf("commit journal %s is damaged", path)
 	}
 	var es []entry
+	var remove []string
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		k, rest, _ := strings.Cut(sc.Text(), " ")
+		if k == "R" && rest != "" {
+			remove = append(remove, rest)
+			continue
+		}
 		staged, target, ok := strings.Cut(rest, "\t")
 		if !ok || (k != "F" && k != "D") {
-			return nil, fmt.Errorf("commit journal %s: bad line %q", path, sc.Text())
+			return nil, nil, fmt.Errorf("commit journal %s: bad line %q", path, sc.Text())
 		}
 		es = append(es, entry{staged: staged, target: target, dir: k == "D"})
 	}
-	return es, sc.Err()
+	return es, remove, sc.Err()
 }
 
 // recoverLocked rolls a journal forward. Each entry is in one of three
@@ -602,7 +625,7 @@ func readJournal(path string) ([]entry, error) {
 func recoverLocked(anchor string) error {
 	jp := JournalPath(anchor)
 	os.Remove(jp + ".tmp") // a journal never renamed: nothing was applied
-	es, err := readJournal(jp)
+	es, remove, err := readJournal(jp)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -628,6 +651,11 @@ func recoverLocked(anchor string) error {
 			return fmt.Errorf("finishing the commit of %s: %w", e.target, err)
 		}
 		syncDir(filepath.Dir(e.target))
+	}
+	for _, d := range remove {
+		if err := os.RemoveAll(d); err != nil {
+			return fmt.Errorf("finishing the commit of %s: %w", anchor, err)
+		}
 	}
 	if err := os.Remove(jp); err != nil {
 		return err

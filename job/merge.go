@@ -1,0 +1,124 @@
+package job
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/internal/commit"
+	"github.com/trajcompress/trajcompress/task"
+)
+
+// MergeSpec is one merge invocation.
+type MergeSpec struct {
+	// Output is the output the shards were given (--output): the output
+	// file or directory — or, for a dry run, its metrics file.
+	Output string
+	// Wait makes the merge wait for shards still holding the output.
+	Wait bool
+	// Notes receives notes; nil discards them.
+	Notes io.Writer
+}
+
+// ErrNothingToMerge is returned by [Merge] when the output holds no
+// unfinished run: nothing was sharded there, or it was merged already.
+var ErrNothingToMerge = errors.New("nothing to merge")
+
+// Merge finishes a sharded run once every shard is done: the outputs put
+// together from the tasks' parts in input order, the metrics merged from
+// their exact states (equal to one process's, but for times), all put in
+// place by one commit that also removes the run directory. It refuses,
+// naming them, while tasks are missing; run again, it finds nothing to do
+// ([ErrNothingToMerge]). The run's settings come from its manifest, and
+// its inputs must be as the shards listed them.
+func Merge(spec MergeSpec) (*Result, error) {
+	start := time.Now()
+	anchor := filepath.Clean(spec.Output)
+	dir := runDirOf(anchor)
+	if _, err := os.Stat(filepath.Join(dir, manifestName)); errors.Is(err, fs.ErrNotExist) {
+		if _, err := commit.Recover(anchor); err != nil { // a merge killed half-way
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %s holds no unfinished run (looked for %s; merged already?)", ErrNothingToMerge, spec.Output, dir)
+	}
+	tx, err := commit.Begin(anchor, commit.Options{Wait: spec.Wait, Fault: commitFault})
+	if err != nil {
+		if errors.Is(err, commit.ErrLocked) {
+			return nil, UsageError{fmt.Errorf("%w (are shards still running?)", err)}
+		}
+		return nil, err
+	}
+	r := &runner{tx: tx, anchor: anchor, shard: task.Single, progress: noProgress{}}
+	res, err := r.merge(spec, dir, start)
+	if err != nil {
+		tx.Abort()
+	}
+	return res, err
+}
+
+func (r *runner) merge(ms MergeSpec, dir string, start time.Time) (*Result, error) {
+	man, err := readManifest(filepath.Join(dir, manifestName))
+	if errors.Is(err, fs.ErrNotExist) { // merged by another process meanwhile
+		return nil, fmt.Errorf("%w: %s holds no unfinished run (merged already?)", ErrNothingToMerge, ms.Output)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var cfg config.Config
+	if err := json.Unmarshal(man.Spec.Config, &cfg); err != nil {
+		return nil, fmt.Errorf("%s: the run's config: %w", dir, err)
+	}
+	s := man.Spec
+	r.spec = Spec{Config: cfg, Input: s.Input, NoRecursive: s.NoRecursive, Output: s.Output, Metrics: s.Metrics, Rejects: s.Rejects,
+		Outcomes: s.Outcomes, Report: s.Report, OutputFormatSet: s.OutputFormatSet, DryRun: s.DryRun, Sample: s.Sample,
+		PriceIn: s.PriceIn, PriceOut: s.PriceOut, GroupBy: s.GroupBy, TaskSize: s.TaskSize, ToolVersion: man.Tool, Notes: ms.Notes}
+	r.cfg = cfg
+	if r.plan, err = NewPlan(r.spec); err != nil {
+		return nil, err
+	}
+	if got := filepath.Clean(r.plan.anchor(s.DryRun)); got != r.anchor {
+		return nil, usagef("%s: the run there writes %s, not %s", dir, got, r.anchor)
+	}
+	if fp := listingFingerprint(r.plan, s.Input); fp != man.Listing {
+		return nil, usagef("the inputs of the run in %s changed since its shards read them (names, sizes or modification times): run it again with --overwrite", dir)
+	}
+	if r.layouts, r.tasks, err = listing(r.plan, s.Sample != nil, s.TaskSize); err != nil {
+		return nil, err
+	}
+	if len(r.tasks) != man.Tasks {
+		return nil, usagef("%s: the run had %d tasks, its inputs now make %d", dir, man.Tasks, len(r.tasks))
+	}
+	r.dir = &runDir{path: dir, man: man}
+	r.markers = make([]*marker, len(r.tasks))
+	for _, t := range r.tasks {
+		if r.markers[t.Index], err = r.dir.marker(t.Index); err != nil {
+			return nil, err
+		}
+	}
+	if missing := r.missingTasks(); len(missing) > 0 {
+		var names []string
+		for _, i := range missing[:min(len(missing), 20)] {
+			names = append(names, fmt.Sprintf("%d (%s)", i, filepath.Base(r.plan.Files[r.tasks[i].File].In)))
+		}
+		more := ""
+		if len(missing) > 20 {
+			more = fmt.Sprintf(" and %d more", len(missing)-20)
+		}
+		return nil, UsageError{fmt.Errorf("%w: %d of %d tasks are not done: %s%s; run the shards that hold them (task i belongs to shard i mod --num-shards) and merge again",
+			ErrTasksMissing, len(missing), len(r.tasks), strings.Join(names, ", "), more)}
+	}
+	r.wantRejects = !s.DryRun || s.Rejects != ""
+	r.committed, r.segs = map[string]int64{}, map[string]*segFile{}
+	return r.assemble(start)
+}
+
+// ErrTasksMissing is returned by [Merge] while tasks of the run are not
+// done.
+var ErrTasksMissing = errors.New("the run is not finished")

@@ -1,0 +1,388 @@
+package job
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
+	"github.com/trajcompress/trajcompress/internal/commit"
+	"github.com/trajcompress/trajcompress/metrics"
+	"github.com/trajcompress/trajcompress/report"
+	"github.com/trajcompress/trajcompress/summary/llm"
+	"github.com/trajcompress/trajcompress/tokenize"
+)
+
+// The run directory of an output set keeps a run's tasks until its final
+// outputs are in place: ".<anchor>.tc-run" beside the anchor (the output
+// file, or the output directory; the metrics of a dry run), hidden so that
+// no walk of an input directory reads it. It holds
+//
+//	run.json          the manifest: what the run is (config, inputs, task
+//	                  size, tool version) and the spec merge finishes it with
+//	tasks/000017.json a task's marker, written last: the task's commit point
+//	seg/              the segments the markers point into
+//
+// A task writes its records, rejects and outcome lines to segments, makes
+// them durable, then renames its marker into place (internal/atomicfile:
+// temporary file, fsync, rename, directory fsync). The marker records the
+// byte range of each segment the task wrote, its metrics state and its
+// share of the input fingerprint; bytes past the ranges the markers name
+// are what a killed task left, cut off when a later run appends. One
+// process running every task (no shards) appends each file's records to
+// one segment and every rejected and outcome line to one each, so that
+// when the run ends they become the outputs by a rename (JSON Lines) or
+// are read once (other formats); the processes of a sharded run write one
+// segment per task, which merge puts together in input order.
+const (
+	runDirSuffix = ".tc-run"
+	manifestName = "run.json"
+	runVersion   = 1
+)
+
+// runDirOf is the run directory of the output set anchored at anchor.
+func runDirOf(anchor string) string {
+	return filepath.Join(filepath.Dir(anchor), "."+filepath.Base(anchor)+runDirSuffix)
+}
+
+// manifest is a run directory's run.json.
+type manifest struct {
+	Version  int    `json:"version"`
+	Tool     string `json:"tool_version"`
+	Config   string `json:"config_fingerprint"`
+	Listing  string `json:"listing_fingerprint"`
+	TaskSize int64  `json:"target_task_size"`
+	Tasks    int    `json:"tasks"`
+	Created  string `json:"created"`
+	// Tokenizer is the tokenizer file's description (tokenize.Describe),
+	// for the metrics of the run however its tasks are shared out.
+	Tokenizer tokenize.Info `json:"tokenizer"`
+	// Spec is what merge finishes the run with.
+	Spec specJSON `json:"spec"`
+}
+
+// specJSON is the part of a [Spec] that decides what a run writes.
+type specJSON struct {
+	Config          json.RawMessage `json:"config"`
+	Input           string          `json:"input"`
+	NoRecursive     bool            `json:"no_recursive,omitempty"`
+	Output          string          `json:"output,omitempty"`
+	Metrics         string          `json:"metrics,omitempty"`
+	Rejects         string          `json:"rejects,omitempty"`
+	Outcomes        string          `json:"outcomes,omitempty"`
+	Report          string          `json:"report,omitempty"`
+	OutputFormatSet bool            `json:"output_format_set,omitempty"`
+	DryRun          bool            `json:"dry_run,omitempty"`
+	Sample          *Sample         `json:"sample,omitempty"`
+	PriceIn         float64         `json:"price_in,omitempty"`
+	PriceOut        float64         `json:"price_out,omitempty"`
+	GroupBy         string          `json:"group_by,omitempty"`
+	TaskSize        int64           `json:"target_task_size"`
+}
+
+// span is a byte range of a segment.
+type span struct {
+	Seg        string `json:"seg"`
+	Start, End int64
+	// Format of an output segment: JSONL (records appended by one task or
+	// several), or the output's own format (the whole output of a file
+	// read in one task).
+	Format string `json:"format,omitempty"`
+	// XXH3 is the hash of the segment's bytes [0, End) when the writer
+	// saw them all (hex xxh3-128), for vouching without a second read.
+	XXH3 string `json:"xxh3,omitempty"`
+}
+
+// marker is a task's record of what it did: written last, it is the
+// task's commit point.
+type marker struct {
+	Version int   `json:"version"`
+	Task    int   `json:"task"`
+	File    int   `json:"file"`
+	Part    int   `json:"part"`
+	Parts   int   `json:"parts"`
+	Lines   int64 `json:"lines"` // lines (rows) of the input the task read
+	// Relative: the task's line numbers (in rejects, outcomes and worst
+	// cases) count from its first line, not the file's; merge adds the
+	// lines of the tasks before it.
+	Relative bool  `json:"relative,omitempty"`
+	RowsOut  int64 `json:"rows_out"`
+	Output   *span `json:"output,omitempty"`
+	Rejects  *span `json:"rejects,omitempty"`
+	Outcomes *span `json:"outcomes,omitempty"`
+	// FirstBlock and Blocks: the task's share of the input fingerprint,
+	// the xxh3-64 of each of its blocks (package task) from FirstBlock on.
+	FirstBlock int64    `json:"first_block"`
+	Blocks     []string `json:"blocks"`
+	// State is the task's metrics.Summary (MarshalState), labelled with
+	// its file when the run groups by file.
+	State json.RawMessage `json:"state"`
+	Worst *report.Worst   `json:"worst,omitempty"`
+	// LLM is what the task's summaries cost the LLM client.
+	LLM   *llmStats `json:"llm,omitempty"`
+	Start string    `json:"start"`
+	End   string    `json:"end"`
+}
+
+// llmStats is the part of llm.Stats the metrics' run block reports.
+type llmStats struct {
+	Retries       map[string]int64 `json:"retries,omitempty"`
+	ErrorsByCause map[string]int64 `json:"errors_by_cause,omitempty"`
+	CacheMisses   int64            `json:"cache_misses"`
+}
+
+// llmDelta is what happened between two snapshots of the client's stats.
+func llmDelta(before, after llm.Stats) *llmStats {
+	d := &llmStats{CacheMisses: after.CacheMisses - before.CacheMisses}
+	sub := func(a, b map[string]int64) map[string]int64 {
+		var m map[string]int64
+		for k, v := range a {
+			if n := v - b[k]; n != 0 {
+				if m == nil {
+					m = map[string]int64{}
+				}
+				m[k] = n
+			}
+		}
+		return m
+	}
+	d.Retries, d.ErrorsByCause = sub(after.Retries, before.Retries), sub(after.ErrorsByCause, before.ErrorsByCause)
+	return d
+}
+
+func (s *llmStats) add(o *llmStats) {
+	if o == nil {
+		return
+	}
+	s.CacheMisses += o.CacheMisses
+	for _, p := range []struct {
+		dst *map[string]int64
+		src map[string]int64
+	}{{&s.Retries, o.Retries}, {&s.ErrorsByCause, o.ErrorsByCause}} {
+		for k, v := range p.src {
+			if *p.dst == nil {
+				*p.dst = map[string]int64{}
+			}
+			(*p.dst)[k] += v
+		}
+	}
+}
+
+func (m *marker) summary() (*metrics.Summary, error) {
+	var s metrics.Summary
+	if err := s.UnmarshalState(m.State); err != nil {
+		return nil, fmt.Errorf("task %d: %w", m.Task, err)
+	}
+	return &s, nil
+}
+
+// runDir is an opened run directory.
+type runDir struct {
+	path string
+	man  manifest
+}
+
+func (d *runDir) markerPath(t int) string {
+	return filepath.Join(d.path, "tasks", fmt.Sprintf("%06d.json", t))
+}
+
+func (d *runDir) segPath(name string) string { return filepath.Join(d.path, "seg", name) }
+
+// mismatch says how two manifests differ, "" when a run of one may go on
+// as the other.
+func (m manifest) mismatch(o manifest) string {
+	var diffs []string
+	if m.Version != o.Version || m.Tool != o.Tool {
+		diffs = append(diffs, fmt.Sprintf("trajcompress %s (format %d), this is %s (format %d)", m.Tool, m.Version, o.Tool, o.Version))
+	}
+	if m.Config != o.Config {
+		diffs = append(diffs, "the config differs (settings that change the output)")
+	}
+	if m.Listing != o.Listing {
+		diffs = append(diffs, "the input files differ (names, sizes or modification times)")
+	}
+	if m.TaskSize != o.TaskSize || m.Tasks != o.Tasks {
+		diffs = append(diffs, fmt.Sprintf("--target-task-size %d (%d tasks), now %d (%d tasks)", m.TaskSize, m.Tasks, o.TaskSize, o.Tasks))
+	}
+	if m.Spec.DryRun != o.Spec.DryRun {
+		diffs = append(diffs, "one of the runs is a dry run")
+	}
+	return strings.Join(diffs, "; ")
+}
+
+// ErrNothingToResume is returned by a run with Resume set when its output
+// holds no unfinished run.
+var ErrNothingToResume = errors.New("nothing to resume")
+
+// openRunDir opens the run directory beside anchor for a run described
+// by want, creating it when there is none. An unfinished run there with
+// another manifest is an error unless overwrite, which discards it; with
+// resume, a missing one is. Several shard processes may open it at once:
+// the first to link its manifest into place creates the run.
+func openRunDir(anchor string, want manifest, resume, overwrite bool, notes func(string, ...any)) (*runDir, error) {
+	d := &runDir{path: runDirOf(anchor), man: want}
+	mp := filepath.Join(d.path, manifestName)
+	have, err := readManifest(mp)
+	switch {
+	case err == nil && have.Spec.Input == "-":
+		notes("note: %s: a run that read standard input cannot be resumed: started over\n", d.path)
+		if err := os.RemoveAll(d.path); err != nil {
+			return nil, err
+		}
+	case err == nil:
+		if why := have.mismatch(want); why != "" {
+			if !overwrite {
+				return nil, usagef("the output holds an unfinished run (%s) that differs from this one: %s; pass --overwrite to discard it, or run with the settings it was started with", d.path, why)
+			}
+			notes("note: %s: an unfinished run with other settings was discarded (--overwrite): %s\n", d.path, why)
+			if err := os.RemoveAll(d.path); err != nil {
+				return nil, err
+			}
+		} else if overwrite {
+			if err := os.RemoveAll(d.path); err != nil {
+				return nil, err
+			}
+		} else {
+			d.man = have
+			return d, nil
+		}
+	case errors.Is(err, fs.ErrNotExist):
+	default:
+		return nil, err
+	}
+	if resume {
+		return nil, usagef("--resume: %w: %s holds no unfinished run of this output", ErrNothingToResume, filepath.Dir(anchor))
+	}
+	for _, sub := range []string{"tasks", "seg"} {
+		if err := os.MkdirAll(filepath.Join(d.path, sub), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	want.Created = time.Now().UTC().Format(time.RFC3339)
+	b, _ := json.MarshalIndent(want, "", "  ")
+	tmp, err := os.CreateTemp(d.path, ".run.json.tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(tmp.Name(), mp) // fails if another process made it first
+	}
+	os.Remove(tmp.Name())
+	if errors.Is(err, fs.ErrExist) {
+		if have, err = readManifest(mp); err != nil {
+			return nil, err
+		}
+		if why := have.mismatch(want); why != "" {
+			return nil, usagef("another process started a run of this output (%s) that differs from this one: %s", d.path, why)
+		}
+		d.man = have
+		return d, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	syncDir(d.path)
+	return d, nil
+}
+
+func readManifest(path string) (manifest, error) {
+	var m manifest
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return m, err
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return m, fmt.Errorf("%s: damaged run manifest (%v): remove the directory to start over", path, err)
+	}
+	return m, nil
+}
+
+// marker reads the marker of task t: nil when the task is not done.
+func (d *runDir) marker(t int) (*marker, error) {
+	b, err := os.ReadFile(d.markerPath(t))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m marker
+	if err := json.Unmarshal(b, &m); err != nil || m.Task != t {
+		return nil, fmt.Errorf("%s: damaged task marker (%v): remove it to run the task again", d.markerPath(t), err)
+	}
+	return &m, nil
+}
+
+// commitMarker puts the marker of a task in place: its commit point.
+func (d *runDir) commitMarker(m *marker) error {
+	f, err := atomicfile.Create(d.markerPath(m.Task))
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(m)
+	_, werr := f.Write(append(b, '\n'))
+	return f.Finish(werr)
+}
+
+// lockTask keeps another process off task t while this one runs it (two
+// shards given the same index by mistake, a scheduler's retry): nil and
+// false when another holds it.
+func (d *runDir) lockTask(t int) (*commit.Tx, bool, error) {
+	tx, err := commit.Begin(strings.TrimSuffix(d.markerPath(t), ".json"), commit.Options{})
+	if errors.Is(err, commit.ErrLocked) {
+		return nil, false, nil
+	}
+	return tx, err == nil, err
+}
+
+// listingFingerprint is what a resumed run must find unchanged of its
+// inputs: each file's name (relative to the input), size and modification
+// time. The input fingerprint of the metrics hashes their bytes.
+func listingFingerprint(p Plan, input string) string {
+	h := sha256.New()
+	for _, f := range p.Files {
+		name := f.In
+		if rel, err := filepath.Rel(input, f.In); err == nil && p.Dir != "" {
+			name = rel
+		}
+		size, mtime := int64(0), int64(0)
+		if st, err := os.Stat(f.In); err == nil {
+			size, mtime = st.Size(), st.ModTime().UnixNano()
+		}
+		fmt.Fprintf(h, "%q %d %d %s\n", filepath.ToSlash(name), size, mtime, f.OutFormat)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}
+
+// equalJSON reports whether two JSON documents hold the same value.
+func equalJSON(a, b []byte) bool {
+	var x, y any
+	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
+		return bytes.Equal(a, b)
+	}
+	ab, _ := json.Marshal(x)
+	bb, _ := json.Marshal(y)
+	return bytes.Equal(ab, bb)
+}

@@ -1,7 +1,13 @@
 package job
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/zeebo/xxh3"
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
@@ -61,3 +67,37 @@ func InputOptions(cfg config.Config) format.Options {
 	}
 	return o
 }
+
+// BlockHashes returns the fingerprint block hashes (package task's
+// blocks, as a task of a run hashes them) of the bytes of r, which start
+// on a block boundary: a runner other than Run computes the run's input
+// fingerprint with them and [Fingerprint].
+func BlockHashes(r io.Reader) ([]string, error) {
+	b := newBlockHasher()
+	_, err := io.Copy(b, r)
+	return b.done(), err
+}
+
+// Fingerprint is the input fingerprint of a run as Run computes it from
+// its tasks: for each input file in run order, File, then Block for each
+// of its blocks in order.
+type Fingerprint struct{ h *xxh3.Hasher }
+
+// NewFingerprint starts an input fingerprint.
+func NewFingerprint() *Fingerprint { return &Fingerprint{h: xxh3.New()} }
+
+// File starts the blocks of the input file at path.
+func (f *Fingerprint) File(path string) { fmt.Fprintf(f.h, "%s\n", filepath.Base(path)) }
+
+// Block adds the hash of the file's next block (as BlockHashes returns it).
+func (f *Fingerprint) Block(hash string) error {
+	raw, err := hex.DecodeString(hash)
+	if err != nil || len(raw) != 8 {
+		return fmt.Errorf("bad block hash %q", hash)
+	}
+	f.h.Write(raw)
+	return nil
+}
+
+// String is the fingerprint, as the metrics' run block records it.
+func (f *Fingerprint) String() string { return inputFingerprint(f.h) }

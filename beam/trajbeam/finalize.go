@@ -33,8 +33,12 @@ type finalizeFn struct {
 	Start       time.Time     `json:"start"`
 }
 
-func (fn *finalizeFn) ProcessElement(ctx context.Context, _ []byte, sums func(**metrics.Summary) bool, parts, rejects func(*Part) bool) error {
+func (fn *finalizeFn) ProcessElement(ctx context.Context, _ []byte, sums func(**metrics.Summary) bool, parts, rejects func(*Part) bool, blocks func(*Blocks) bool) error {
 	total := summaryOf(sums)
+	fp, err := inputFingerprint(fn.Plan.Sources, blocks)
+	if err != nil {
+		return err
+	}
 	outputs, err := fn.commitParts(ctx, collect(parts))
 	if err != nil {
 		return err
@@ -44,7 +48,7 @@ func (fn *finalizeFn) ProcessElement(ctx context.Context, _ []byte, sums func(**
 		return err
 	}
 	outputs = append(outputs, rej)
-	if err := fn.writeMetrics(ctx, total, outputs); err != nil {
+	if err := fn.writeMetrics(ctx, total, fp, outputs); err != nil {
 		return err
 	}
 	return removeTemp(ctx, fn.Plan.Temp)
@@ -151,10 +155,8 @@ func copyLines(ctx context.Context, w *partWriter, p string) error {
 }
 
 // writeMetrics writes the report of the merged Summary, as compress
-// writes it: same sections and run block (no input fingerprint: the
-// pool's hashes every input byte in order, which a distributed run does
-// not read in order).
-func (fn *finalizeFn) writeMetrics(ctx context.Context, total *metrics.Summary, outputs []metrics.OutputFile) error {
+// writes it: same sections and run block.
+func (fn *finalizeFn) writeMetrics(ctx context.Context, total *metrics.Summary, inputFP string, outputs []metrics.OutputFile) error {
 	_, counter, err := job.NewCompressor(fn.Config, false, fn.GroupBy)
 	if err != nil {
 		return err
@@ -170,6 +172,8 @@ func (fn *finalizeFn) writeMetrics(ctx context.Context, total *metrics.Summary, 
 		ToolVersion:  fn.ToolVersion,
 		Outputs:      outputs,
 		GroupBy:      fn.GroupBy,
+
+		InputFingerprint: inputFP,
 	}
 	if ti := tokenize.Describe(counter); ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash

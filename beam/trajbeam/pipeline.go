@@ -10,6 +10,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/textio"
 
 	"github.com/trajcompress/trajcompress/metrics"
+	"github.com/trajcompress/trajcompress/task"
 )
 
 // Outputs are the PCollections of a built pipeline that a caller may
@@ -33,9 +34,11 @@ func Build(s beam.Scope, p Plan, o Options) Outputs {
 	parts := beam.ParDo(s.Scope("write"), &writeFn{Temp: p.Temp}, outs)
 	rejectParts := beam.ParDo(s.Scope("rejects"), &rejectsFn{Sources: p.Sources, Temp: p.Temp, Config: o.Config}, beam.GroupByKey(s.Scope("rejects"), rejects))
 	summary := beam.Combine(s.Scope("metrics"), &summaryFn{}, sums)
+	spans := beam.Reshuffle(s.Scope("fingerprint"), beam.CreateList(s.Scope("fingerprint"), p.Spans))
+	blocks := beam.ParDo(s.Scope("fingerprint"), &hashFn{Sources: p.Sources}, spans)
 	fin := &finalizeFn{Plan: p, Config: o.Config, GroupBy: o.GroupBy, ToolVersion: o.ToolVersion, Overwrite: o.Overwrite, Start: o.Start}
 	beam.ParDo0(s.Scope("commit"), fin, beam.Impulse(s),
-		beam.SideInput{Input: summary}, beam.SideInput{Input: parts}, beam.SideInput{Input: rejectParts})
+		beam.SideInput{Input: summary}, beam.SideInput{Input: parts}, beam.SideInput{Input: rejectParts}, beam.SideInput{Input: blocks})
 	return Outputs{Summary: summary, Parts: parts}
 }
 
@@ -54,14 +57,12 @@ func read(s beam.Scope, p Plan, o Options) beam.PCollection {
 		lines := textio.ReadWithFilename(s, glob, textio.ReadUncompressed())
 		cols = append(cols, beam.ParDo(s, &textFn{Index: index}, lines))
 	}
-	var units []Unit
-	for i, src := range p.Sources {
-		if !src.Text {
-			units = append(units, Unit{Source: i})
-		}
-	}
-	if len(units) > 0 {
-		cols = append(cols, beam.ParDo(s, &readUnitFn{Sources: p.Sources, Config: o.Config}, beam.CreateList(s, units)))
+	if len(p.Units) > 0 {
+		// A reshuffle of the units (not of records): a runner that fuses
+		// the created list with its reader would read every unit in one
+		// bundle.
+		units := beam.Reshuffle(s, beam.CreateList(s, p.Units))
+		cols = append(cols, beam.ParDo(s, &readUnitFn{Sources: p.Sources, Config: o.Config}, units))
 	}
 	if len(cols) == 1 {
 		return cols[0]
@@ -152,10 +153,25 @@ type Record struct {
 	Raw    []byte // the record: a JSONL line, or a row as its JSON object
 }
 
-// Unit is a unit of work of a source read through our readers: the whole
-// file.
+// Unit is a unit of work of a source read through our readers: a task
+// of package task (a run of row groups or record batches) when Task.Parts
+// > 1, else the whole file.
 type Unit struct {
 	Source int
+	Task   task.Task
+}
+
+// Span is a run of fingerprint blocks [First, End) of a source.
+type Span struct {
+	Source     int
+	First, End int64
+}
+
+// Blocks are the hashes of a span's fingerprint blocks.
+type Blocks struct {
+	Source int
+	First  int64
+	Hashes []string
 }
 
 // Rejected is what the compressor says of a rejected record: the record

@@ -24,6 +24,7 @@ import (
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/fixtures/gen"
 	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/format/parquet"
 	"github.com/trajcompress/trajcompress/job"
 	"github.com/trajcompress/trajcompress/metrics"
 )
@@ -114,17 +115,25 @@ func corpus(t *testing.T) string {
 	write("sub/c.jsonl.gz", gz(c))
 	write("sub/deeper/gzipped-by-content.jsonl", gz(c[:len(c)/2]))
 
-	o.Count, o.Seed = 40, 4
-	pq := filepath.Join(dir, "d.parquet")
-	w, err := format.Create(pq, format.Parquet, format.Schema{}, format.Column{})
+	// Parquet in row groups of 256 KiB, several units at a 1 MiB task size.
+	o.Count, o.Seed = 300, 4
+	var rows [][]byte
+	for _, l := range lines(o) {
+		if json.Valid(l) && bytes.HasPrefix(l, []byte("{")) {
+			rows = append(rows, l)
+		}
+	}
+	sch, err := parquet.InferSchema(rows)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, l := range lines(o) {
-		if json.Valid(l) && bytes.HasPrefix(l, []byte("{")) {
-			if err := w.Write(l); err != nil {
-				t.Fatal(err)
-			}
+	w, err := parquet.Create(filepath.Join(dir, "d.parquet"), sch, parquet.WriterOptions{RowGroupBytes: 256 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if err := w.Close(); err != nil {
@@ -176,13 +185,22 @@ func TestPipelineEqualsPool(t *testing.T) {
 	}
 
 	beamOut := filepath.Join(work, "beam")
-	opts := Options{Config: cfg, Input: in, Output: beamOut, Start: time.Now()}
+	opts := Options{Config: cfg, Input: in, Output: beamOut, Start: time.Now(), TaskSize: 1 << 20}
 	plan, err := NewPlan(context.Background(), opts, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(plan.Sources) != 7 {
 		t.Fatalf("sources: %+v", plan.Sources)
+	}
+	groups := 0
+	for _, u := range plan.Units {
+		if plan.Sources[u.Source].Format == format.Parquet && u.Task.Parts > 1 {
+			groups++
+		}
+	}
+	if groups < 2 {
+		t.Fatalf("the Parquet file is %d units of row groups, want several: %+v", groups, plan.Units)
 	}
 	// What a bundle that failed after writing leaves: a part nobody names.
 	orphan := filepath.Join(plan.Temp, partPrefix+"failed-bundle.jsonl")
@@ -207,7 +225,7 @@ func TestPipelineEqualsPool(t *testing.T) {
 		t.Fatalf("pool wrote %d records, its metrics say %d", len(poolRecs), res.Total.RecordsOut())
 	}
 	t.Logf("pool: %d records out, %d rejected; beam: %d records in %d part files, rejects %d bytes",
-		len(poolRecs), res.Total.RecordsRejected(), len(beamRecs), len(readParts(t, beamOut)), fileSize(t, plan.Rejects))
+		len(poolRecs), res.Total.RecordsRejected(), len(beamRecs), len(readParts(t, beamOut)), sizeOf(t, plan.Rejects))
 	slices.Sort(poolRecs)
 	slices.Sort(beamRecs)
 	if !slices.Equal(poolRecs, beamRecs) {
@@ -243,6 +261,9 @@ func TestPipelineEqualsPool(t *testing.T) {
 	// The metrics JSON, but for what must differ.
 	poolDoc := metricsDoc(t, filepath.Join(poolOut, cfg.Metrics.OutputFile))
 	beamDoc := metricsDoc(t, plan.Metrics)
+	if fp, _ := beamDoc["run"].(map[string]any)["input_fingerprint"].(string); !strings.HasPrefix(fp, "xxh3-128:") {
+		t.Errorf("beam metrics: input fingerprint %q", fp)
+	}
 	if !reflect.DeepEqual(poolDoc, beamDoc) {
 		pj, _ := json.MarshalIndent(poolDoc, "", " ")
 		bj, _ := json.MarshalIndent(beamDoc, "", " ")
@@ -300,8 +321,7 @@ func readLines(t *testing.T, dir, ext string, skip ...string) []string {
 }
 
 // metricsDoc is a metrics file as JSON, without what differs between two
-// runs of the same input: the processing times, the input fingerprint
-// (the pipeline does not compute it) and the output files.
+// runs of the same input: the processing times and the output files.
 func metricsDoc(t *testing.T, path string) map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -314,7 +334,6 @@ func metricsDoc(t *testing.T, path string) map[string]any {
 	}
 	delete(doc, "processing")
 	run := doc["run"].(map[string]any)
-	delete(run, "input_fingerprint")
 	delete(run, "outputs")
 	return doc
 }
@@ -328,7 +347,7 @@ func readParts(t *testing.T, dir string) []string {
 	return parts
 }
 
-func fileSize(t *testing.T, p string) int64 {
+func sizeOf(t *testing.T, p string) int64 {
 	t.Helper()
 	st, err := os.Stat(p)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/job"
+	"github.com/trajcompress/trajcompress/task"
 )
 
 // Options are what a user asks of one run of the pipeline.
@@ -39,6 +40,11 @@ type Options struct {
 	ToolVersion string
 	// Start is when the run started, for the metrics.
 	Start time.Time
+	// TaskSize is the target size of a unit of work of a Parquet or
+	// Arrow file, a run of its row groups or record batches (compress's
+	// --target-task-size; 0: task.DefaultSize). Plain JSONL is split by
+	// textio, gzip JSONL and JSON arrays are read whole.
+	TaskSize int64
 }
 
 // Source is one input file.
@@ -52,12 +58,20 @@ type Source struct {
 	Format string `json:"format"` // format.JSONL, format.Parquet or format.Arrow
 	// Text says the file is read with Beam's textio: plain (uncompressed)
 	// JSONL. Gzip JSONL, Parquet and Arrow are read through our readers.
-	Text bool `json:"text"`
+	Text bool  `json:"text"`
+	Size int64 `json:"size"` // bytes, for the input fingerprint
 }
 
 // Plan is where a run reads and writes.
 type Plan struct {
 	Sources []Source `json:"sources"`
+	// Units are the units of work of the sources textio does not read:
+	// runs of row groups or record batches of a local Parquet or Arrow
+	// file (task.Split of its format.LayoutOf), else whole files.
+	Units []Unit `json:"units"`
+	// Spans are the runs of fingerprint blocks the input fingerprint is
+	// hashed in, in parallel.
+	Spans []Span `json:"spans"`
 	// Output is the output directory; Metrics and Rejects are the files
 	// in it, Temp the hidden directory the bundles write to until the
 	// end of the run.
@@ -92,6 +106,9 @@ func NewPlan(ctx context.Context, o Options, runID string) (Plan, error) {
 		p.Sources, err = listLocal(o.Input, !o.NoRecursive)
 	}
 	if err != nil {
+		return p, err
+	}
+	if err := p.split(ctx, o.TaskSize); err != nil {
 		return p, err
 	}
 	p.Output = o.Output
@@ -306,4 +323,58 @@ func isDir(p string) (bool, error) {
 		return false, err
 	}
 	return st.IsDir(), nil
+}
+
+// spanBlocks is how many fingerprint blocks a span of a local file holds
+// (64 MiB): spans are read in parallel, each from its offset.
+const spanBlocks = 64
+
+// split plans the units of work of the sources not read with textio, and
+// the spans of every source's fingerprint blocks.
+func (p *Plan) split(ctx context.Context, size int64) error {
+	for i := range p.Sources {
+		src := &p.Sources[i]
+		n, err := fileSize(ctx, src.Path)
+		if err != nil {
+			return fmt.Errorf("--input: %w", err)
+		}
+		src.Size = n
+		blocks := (n + task.BlockSize - 1) / task.BlockSize
+		step := int64(spanBlocks)
+		if isRemote(src.Path) {
+			step = max(blocks, 1) // a remote file is read from its start: one span
+		}
+		for b := int64(0); b < blocks; b += step {
+			p.Spans = append(p.Spans, Span{Source: i, First: b, End: min(b+step, blocks)})
+		}
+		if src.Text {
+			continue
+		}
+		if isRemote(src.Path) || (src.Format != format.Parquet && src.Format != format.Arrow) {
+			p.Units = append(p.Units, Unit{Source: i})
+			continue
+		}
+		l, err := format.LayoutOf(src.Path)
+		if err != nil {
+			return fmt.Errorf("--input: %w", err)
+		}
+		if l.Kind != task.Units {
+			p.Units = append(p.Units, Unit{Source: i})
+			continue
+		}
+		for _, t := range task.Split([]task.Input{l.Input}, size) {
+			p.Units = append(p.Units, Unit{Source: i, Task: t})
+		}
+	}
+	return nil
+}
+
+// fileSize is the size of a file on its file system.
+func fileSize(ctx context.Context, p string) (int64, error) {
+	fs, err := filesystem.New(ctx, p)
+	if err != nil {
+		return 0, err
+	}
+	defer fs.Close()
+	return fs.Size(ctx, p)
 }

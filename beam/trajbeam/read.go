@@ -13,6 +13,7 @@ import (
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/job"
+	"github.com/trajcompress/trajcompress/task"
 )
 
 // readUnitFn reads a unit of work through our readers (package format:
@@ -27,24 +28,28 @@ func (fn *readUnitFn) ProcessElement(ctx context.Context, u Unit, emit func(Reco
 	if u.Source < 0 || u.Source >= len(fn.Sources) {
 		return fmt.Errorf("trajbeam: unit of unknown source %d", u.Source)
 	}
-	return eachRecord(ctx, fn.Sources[u.Source], fn.Config, func(raw []byte, line, record int64) error {
+	var t *task.Task
+	if u.Task.Parts > 1 {
+		t = &u.Task
+	}
+	return eachRecord(ctx, fn.Sources[u.Source], fn.Config, t, func(raw []byte, line, record int64) error {
 		emit(Record{Source: u.Source, Line: line, Record: record, Raw: raw})
 		return nil
 	})
 }
 
-// eachRecord calls f with every record of src, its line or row number
-// and, in a JSON array, its index, through format.Open with the options
-// compress opens it with (a remote file is first copied to a local
+// eachRecord calls f with every record of src (of its task t, when not
+// nil), its line or row number and, in a JSON array, its index, through
+// format.Open with the options compress opens it with (a remote file is first copied to a local
 // temporary file: our readers read local files).
-func eachRecord(ctx context.Context, src Source, cfg config.Config, f func(raw []byte, line, record int64) error) error {
+func eachRecord(ctx context.Context, src Source, cfg config.Config, t *task.Task, f func(raw []byte, line, record int64) error) error {
 	local, cleanup, err := localCopy(ctx, src.Path)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
 	opts := job.InputOptions(cfg)
-	opts.Ctx = ctx
+	opts.Ctx, opts.Task = ctx, t
 	in, err := format.Open(local, opts)
 	if err != nil {
 		return err

@@ -12,7 +12,7 @@ import (
 
 // The functions and types a worker must know by name.
 func init() {
-	for _, t := range []any{Record{}, Unit{}, Rejected{}, Part{}, Source{}, Plan{}} {
+	for _, t := range []any{Record{}, Unit{}, Span{}, Blocks{}, Rejected{}, Part{}, Source{}, Plan{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 	beam.RegisterCoder(reflect.TypeOf((*metrics.Summary)(nil)), encodeSummary, decodeSummary)
@@ -22,7 +22,8 @@ func init() {
 	register.DoFn5x1[context.Context, Record, func([]byte), func(int, Rejected), func(*metrics.Summary), error](&compressFn{})
 	register.DoFn3x1[context.Context, []byte, func(Part), error](&writeFn{})
 	register.DoFn4x1[context.Context, int, func(*Rejected) bool, func(Part), error](&rejectsFn{})
-	register.DoFn5x1[context.Context, []byte, func(**metrics.Summary) bool, func(*Part) bool, func(*Part) bool, error](&finalizeFn{})
+	register.DoFn6x1[context.Context, []byte, func(**metrics.Summary) bool, func(*Part) bool, func(*Part) bool, func(*Blocks) bool, error](&finalizeFn{})
+	register.DoFn3x1[context.Context, Span, func(Blocks), error](&hashFn{})
 	register.Combiner1[*metrics.Summary](&summaryFn{})
 
 	register.Emitter1[Record]()
@@ -30,7 +31,9 @@ func init() {
 	register.Emitter2[int, Rejected]()
 	register.Emitter1[*metrics.Summary]()
 	register.Emitter1[Part]()
+	register.Emitter1[Blocks]()
 	register.Iter1[Rejected]()
 	register.Iter1[*metrics.Summary]()
 	register.Iter1[Part]()
+	register.Iter1[Blocks]()
 }

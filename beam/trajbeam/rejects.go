@@ -50,7 +50,7 @@ func (fn *rejectsFn) ProcessElement(ctx context.Context, source int, rejected fu
 	if err != nil {
 		return err
 	}
-	err = eachRecord(ctx, src, fn.Config, func(raw []byte, line, record int64) error {
+	err = eachRecord(ctx, src, fn.Config, nil, func(raw []byte, line, record int64) error {
 		ri, ok := want[hashOf(raw)]
 		if !ok {
 			return nil

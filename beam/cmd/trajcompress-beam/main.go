@@ -30,6 +30,7 @@ import (
 	"github.com/trajcompress/trajcompress/beam/trajbeam"
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/metrics"
+	"github.com/trajcompress/trajcompress/task"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -43,6 +44,7 @@ var (
 	overwrite   = flag.Bool("overwrite", false, "replace the outputs of an earlier run in --output")
 	groupBy     = flag.String("group-by", "", "break the metrics down by this top-level record field instead of by input file")
 	maxReject   = flag.Float64("max-reject-rate", 0.5, "exit 4 when more than this share of the records was rejected")
+	taskSize    = flag.String("target-task-size", "256MiB", "size of a unit of work of a Parquet or Arrow file (a run of row groups or record batches), as compress's: 8MiB, 256MiB, 1GiB; plain JSONL is split by textio (64 MB), gzip JSONL and JSON arrays are read whole")
 
 	tokenizer     = flag.String("tokenizer", "", "o200k_base (default), cl100k_base, chars4, or a tokenizer.json path the workers can read (config tokenizer.name)")
 	targetMax     = flag.Int("target-max-tokens", 0, "token budget per trajectory (config compression.target_max_tokens, default 15250)")
@@ -88,10 +90,14 @@ func run(ctx context.Context, stderr io.Writer) int {
 	}
 	start := time.Now()
 	cfg, err := effectiveConfig()
+	size, serr := task.ParseSize(*taskSize)
+	if err == nil && serr != nil {
+		err = usageError{fmt.Errorf("--target-task-size: %w", serr)}
+	}
 	if err == nil {
 		var plan trajbeam.Plan
 		opts := trajbeam.Options{Config: cfg, Input: *input, NoRecursive: *noRecursive, Output: *output,
-			Overwrite: *overwrite, GroupBy: *groupBy, ToolVersion: version, Start: start}
+			Overwrite: *overwrite, GroupBy: *groupBy, ToolVersion: version, Start: start, TaskSize: size}
 		runID := fmt.Sprintf("%s-%d", start.UTC().Format("20060102T150405"), os.Getpid())
 		if plan, err = trajbeam.NewPlan(ctx, opts, runID); err != nil {
 			err = usageError{err}

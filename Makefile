@@ -4,12 +4,17 @@ BIN      := bin/trajcompress
 # Packages that start goroutines or are shared across them: tested with -race.
 RACE_PKGS := ./pipeline/... ./cmd/... ./job/... ./internal/commit/... ./tokenize/... ./summary/...
 
-.PHONY: all build demo test test-go test-beam test-node test-browser vet fmt-check fuzz bench clean
+.PHONY: all build build-beam demo test test-go test-beam test-node test-browser vet fmt-check fuzz bench clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/trajcompress
+
+# The Apache Beam pipeline's main (README, "Apache Beam"): a module of its
+# own, built apart.
+build-beam:
+	cd beam && $(GO) build -o ../bin/trajcompress-beam ./cmd/trajcompress-beam
 
 # Compress the bundled example (200 generated agent runs, gzip JSONL), show
 # what happened to each record, then gate the run against the committed

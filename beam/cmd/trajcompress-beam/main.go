@@ -38,7 +38,7 @@ var version = "dev"
 
 var (
 	input       = flag.String("input", "", "a .jsonl/.jsonl.gz/.parquet/.arrow file or a directory of them (walked as compress walks it), or a glob on a Beam file system (gs://bucket/runs/*.jsonl)")
-	output      = flag.String("output", "", "output directory (local, gs://, s3://): part-NNNNN-of-NNNNN.jsonl, rejects.jsonl and the metrics")
+	output      = flag.String("output", "", "output directory, local or gs://bucket/dir: part-NNNNN-of-NNNNN.jsonl, rejects.jsonl and the metrics")
 	configPath  = flag.String("config", "", "the peer's YAML config (trajectory_compression.yaml); the flags below override it")
 	noRecursive = flag.Bool("no-recursive", false, "read only a directory input's own files, not its subdirectories")
 	overwrite   = flag.Bool("overwrite", false, "replace the outputs of an earlier run in --output")

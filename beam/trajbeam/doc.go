@@ -19,8 +19,10 @@
 //
 // What differs from compress: the output is a directory of JSONL part
 // files whose order (across and within parts) is the runner's, so the
-// records equal compress's as a multiset, not as a sequence; the metrics'
-// run block has no input fingerprint. The deterministic summarizer only.
+// records equal compress's as a multiset, not as a sequence; the metrics
+// equal compress's but for the times and the list of output files (the
+// input fingerprint is compress's, hashed by spans in parallel). The
+// deterministic summarizer only.
 //
 // Apart from the Beam runtime, the package starts no goroutine and holds
 // one shared value: a Compressor per config in each worker process (its

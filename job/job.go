@@ -339,11 +339,6 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 			r.removeMadeDirs()
 		}
 	}()
-	if p.Dir != "" && !r.spec.DryRun {
-		if err := r.mkdirs(p.Dir); err != nil {
-			return nil, err
-		}
-	}
 	r.shard = r.spec.Shard
 	if r.shard.Count < 1 {
 		r.shard = task.Single

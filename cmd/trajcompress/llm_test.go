@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trajcompress/trajcompress/bench/mockllm/mock"
+	"github.com/trajcompress/trajcompress/fixtures/gen"
 )
 
 const testKey = "sk-test-DO-NOT-LEAK-4f1c"
@@ -226,4 +229,121 @@ func TestLLMFatalKeepsFinishedWork(t *testing.T) {
 	if sent := srv.Requests() - 3; sent != int64(compressed-2) {
 		t.Fatalf("rerun sent %d requests for %d summaries: the 2 finished before the 401 were not reused", sent, compressed)
 	}
+}
+
+// TestResumeSendsNoRequestTwice (issue 13, item 3): an LLM run stopped
+// half-way — by a fatal error, then by SIGKILL — and run again pays for
+// no summary twice: the summaries finished before the stop are in the
+// cache, the finished tasks are not run again. The mock server counts the
+// requests: after a clean stop (a 401, one request in flight at most)
+// the run and its resume send as many as one uninterrupted run plus the
+// refused one, none twice; after a kill, only requests the killed process
+// had not cached yet are sent again: at most the 2 in flight and the 2
+// whose answers were being checked and cached (the client lets a request's
+// slot go when the answer has arrived). The resumed outputs hold the same
+// conversations.
+func TestResumeSendsNoRequestTwice(t *testing.T) {
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "in.jsonl")
+	var b bytes.Buffer
+	gen.Generate(gen.Options{Count: 160, Seed: 31, MedianTokens: 3000, P99Tokens: 20000}, func(line []byte) error {
+		b.Write(line)
+		return b.WriteByte('\n')
+	})
+	os.WriteFile(in, b.Bytes(), 0o644)
+	cfg := filepath.Join(tmp, "c.yaml")
+	os.WriteFile(cfg, []byte("compression:\n  target_max_tokens: 4000\nsummarization:\n  method: llm\n  api_key_env: TRAJ_TEST_KEY\n  max_retries: 1\n  retry_delay: 0.01\n  model: mock-model\n"), 0o644)
+	t.Setenv("TRAJ_TEST_KEY", testKey)
+	args := func(url, out, cache string) []string {
+		return []string{"compress", "--quiet", "--config", cfg, "--input", in, "--output", out, "--target-task-size", "1MiB",
+			"--base-url", url + "/v1", "--cache-dir", cache, "--max-concurrent-requests", "2"}
+	}
+	// One uninterrupted run: how many requests, which conversations.
+	srv := mock.New(mock.Config{})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ref := filepath.Join(tmp, "ref.jsonl")
+	var stderr0 bytes.Buffer
+	if code := run(context.Background(), args(hs.URL, ref, filepath.Join(tmp, "c0")), nil, io.Discard, &stderr0); code != exitOK && code != exitPartial {
+		t.Fatalf("uninterrupted: exit %d: %s", code, stderr0.String())
+	}
+	want := srv.Requests()
+	refB, _ := os.ReadFile(ref)
+	if want < 20 {
+		t.Fatalf("only %d summaries: the test needs more", want)
+	}
+
+	bodies := func(s *mock.Server) (dups int) {
+		seen := map[string]bool{}
+		for _, r := range s.Received() {
+			if r.Fault != mock.KindOK {
+				continue
+			}
+			if seen[string(r.Raw)] {
+				dups++
+			}
+			seen[string(r.Raw)] = true
+		}
+		return dups
+	}
+	t.Run("fatal", func(t *testing.T) {
+		srv := mock.New(mock.Config{Record: true})
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		var script []mock.Fault
+		for range want / 2 {
+			script = append(script, mock.Fault{Kind: mock.KindOK})
+		}
+		srv.Push(append(script, mock.Fault{Kind: mock.KindUnauthorized})...)
+		out, cache := filepath.Join(tmp, "fatal.jsonl"), filepath.Join(tmp, "c1")
+		var stderr bytes.Buffer
+		a := append(args(hs.URL, out, cache)[:len(args(hs.URL, out, cache))-2], "--max-concurrent-requests", "1")
+		if code := run(context.Background(), a, nil, io.Discard, &stderr); code != exitError || !strings.Contains(stderr.String(), "tasks are done and kept") {
+			t.Fatalf("first run: exit %d: %s", code, stderr.String())
+		}
+		first := srv.Requests()
+		if code := run(context.Background(), a, nil, io.Discard, io.Discard); code != exitOK && code != exitPartial {
+			t.Fatalf("resumed: exit %d", code)
+		}
+		got := srv.Requests()
+		t.Logf("uninterrupted: %d requests; stopped by a 401 after %d (%d answered), resumed: %d more, %d in all; %d answered twice",
+			want, first, first-1, got-first, got, bodies(srv))
+		if got != want+1 || bodies(srv) != 0 {
+			t.Fatalf("%d requests in all (want %d + the refused one), %d answered twice", got, want, bodies(srv))
+		}
+		outB, _ := os.ReadFile(out)
+		if conversations(t, outB) != conversations(t, refB) {
+			t.Fatal("the resumed run's conversations differ from the uninterrupted run's")
+		}
+	})
+	t.Run("kill", func(t *testing.T) {
+		srv := mock.New(mock.Config{Record: true, Latency: 5 * time.Millisecond})
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		out, cache := filepath.Join(tmp, "kill.jsonl"), filepath.Join(tmp, "c2")
+		cmd := cliCmd(t, nil, args(hs.URL, out, cache)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		for srv.Requests() < want/2 {
+			time.Sleep(time.Millisecond)
+		}
+		cmd.Process.Kill()
+		cmd.Wait()
+		first := srv.Requests()
+		if code := run(context.Background(), args(hs.URL, out, cache), nil, io.Discard, io.Discard); code != exitOK && code != exitPartial {
+			t.Fatalf("resumed: exit %d", code)
+		}
+		got := srv.Requests()
+		dups := bodies(srv)
+		t.Logf("uninterrupted: %d requests; killed after %d, resumed: %d more, %d in all; %d sent again (not yet cached at the kill: at most 4)",
+			want, first, got-first, got, dups)
+		if dups > 4 || got > want+4 {
+			t.Fatalf("%d requests in all for %d summaries, %d sent twice: more than the killed process could have had uncached", got, want, dups)
+		}
+		outB, _ := os.ReadFile(out)
+		if conversations(t, outB) != conversations(t, refB) {
+			t.Fatal("the resumed run's conversations differ from the uninterrupted run's")
+		}
+	})
 }

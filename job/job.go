@@ -3,20 +3,29 @@
 // [Result]: it resolves the inputs into files and plans every output path
 // (refusing collisions before anything is read), opens inputs through
 // package format's one factory, builds the token counter, the summarizer
-// and the [pipeline.Compressor] from the config, samples, runs each file
-// through [pipeline.Run], writes rejects and outcome lines, fingerprints
-// config and inputs, writes the metrics (and, asked, their HTML report,
-// package report), and puts the outputs in place
-// together only when the whole run succeeded, through one
-// internal/commit transaction that also locks the output set against a
-// second run. It reports progress as
-// events to a [Progress] and leaves presentation (the bar, the summary on
-// stderr, exit codes) to its caller.
+// and the [pipeline.Compressor] from the config, and samples.
+//
+// A run is a set of tasks (package task: files, JSONL byte ranges, runs of
+// row groups or record batches). Each task runs through [pipeline.Run]
+// and commits on its own in the run directory beside the output (see
+// rundir.go): its records, rejects and outcome lines in segments, then a
+// marker with its exact metrics state. When every task is done the outputs
+// are put together from the segments — the same names and bytes one pass
+// writes — with the merged metrics (and, asked, their HTML report,
+// package report), and put in place together by one internal/commit
+// transaction that also removes the run directory and locks the output
+// set against a second run. A run that fails or is killed keeps its
+// finished tasks, and the same run goes on from them; a shard
+// (Spec.Shard) runs its share of the tasks under a shared lock and leaves
+// the rest to [Merge]. It reports progress as events to a [Progress] and
+// leaves presentation (the bar, the summary on stderr, exit codes) to its
+// caller.
 //
 // Errors: a [UsageError] is a mistake in the spec or config (the CLI's
-// exit 2); any other error failed the run (nothing was put in place); a
-// Result with Partial set is a finished run with rejected or unsummarised
-// records. The package starts no goroutine: concurrency is pipeline's.
+// exit 2); any other error failed the run (nothing was put in place; a
+// [KeptError] says which tasks are kept); a Result with Partial set is a
+// finished run with rejected or unsummarised records. The package starts
+// no goroutine: concurrency is pipeline's.
 package job
 
 import (

@@ -30,8 +30,14 @@
 // inside JSON that is itself a string (\"key\": \"value\") is found.
 //
 // [Redactor.Redact] on a text with no secret allocates nothing and returns
-// its input unchanged. bench/redact measures false positives, recall and
-// speed on the real data (bench/README.md, "Secret redaction"). A text is
-// whatever the caller decoded: a turn's content, a tool call's arguments
-// (often JSON, with \n escapes, which the rules tolerate).
+// its input unchanged. A text is whatever the caller decoded: a turn's
+// content, a tool call's arguments (often JSON, with \n escapes, which the
+// rules tolerate). [Redactor.RedactLine] redacts a whole JSON line (a
+// record) as if each of its strings were redacted on its own, without
+// decoding them in the common case ([Redactor.RedactEncoded] scans the
+// encoded line; a line with a finding, or with an escape the scan cannot
+// read in place, is decoded string by string); the pipeline redacts every
+// input line so. bench/redact measures false positives, recall (per
+// string and through whole lines) and speed on the real data
+// (bench/README.md, "Secret redaction").
 package redact

@@ -726,7 +726,7 @@ func (r *Redactor) RedactString(s string) (string, Counts) {
 
 // Func returns a function that redacts one string and adds what it
 // redacted to counts (not nil), reporting whether it changed the string:
-// the shape traj.MapStrings and traj.Record.MapTurnStrings take, to redact
+// the shape jsonx.MapStrings and traj.Record.MapTurnStrings take, to redact
 // every string of a turn or field in place.
 func (r *Redactor) Func(counts Counts) func(string) (string, bool) {
 	return func(s string) (string, bool) {

@@ -39,6 +39,8 @@ import (
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/pipeline"
+	"github.com/trajcompress/trajcompress/prepass"
+	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/summary/llm"
@@ -210,6 +212,12 @@ func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool) (*pipe
 	}
 	if cfg.Summarization.OnFailure == "fallback" {
 		opts.Fallback = summary.Deterministic{Counter: counter}
+	}
+	if cfg.Redaction.Enabled {
+		opts.Redactor = redact.Default()
+	}
+	if cfg.Compression.Prepass {
+		opts.Prepass = &prepass.Config{}
 	}
 	comp, err := pipeline.NewCompressor(opts)
 	if err != nil {
@@ -454,6 +462,8 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 		ToolVersion:      r.spec.ToolVersion,
 		InputFingerprint: inputFingerprint(r.inputHash),
 		DryRun:           r.spec.DryRun,
+		Prepass:          r.cfg.Compression.Prepass,
+		Redaction:        r.cfg.Redaction.Enabled,
 	}
 	if ti := tokenize.Describe(r.counter); ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash

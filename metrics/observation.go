@@ -41,7 +41,8 @@ func (o *Observation) Settle(oc outcome.Outcome, tokens, turns int) {
 // (null when none; for invalid records the reject reason), tokens_before,
 // tokens_after, turns_before, turns_after, region ([start, end) in input
 // turn indices, or null), pairing_problems (of the record as written),
-// pairing_problems_before (as read). After counts are normalised as in
+// pairing_problems_before (as read), prepass, redactions and retention
+// (see appendQuality). After counts are normalised as in
 // [Summary.Observe]. Strings are escaped per RFC 8259, invalid UTF-8 becomes
 // U+FFFD.
 func (o Observation) AppendJSON(dst []byte) []byte {
@@ -86,6 +87,7 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 	dst = strconv.AppendInt(dst, int64(o.PairingProblems), 10)
 	dst = append(dst, `,"pairing_problems_before":`...)
 	dst = strconv.AppendInt(dst, int64(o.PairingProblemsBefore), 10)
+	dst = o.appendQuality(dst)
 	return append(dst, '}')
 }
 

@@ -40,6 +40,9 @@ type RunInfo struct {
 	Outputs []OutputFile
 	// DryRun: nothing was written, and LLM summaries were estimated.
 	DryRun bool
+	// Prepass and Redaction say whether compression.prepass and
+	// redaction.enabled were on: their report sections are present then.
+	Prepass, Redaction bool
 }
 
 // OutputFile is one file a run wrote, as its metrics vouch for it:
@@ -53,7 +56,8 @@ type OutputFile struct {
 // Report is the aggregate metrics document. Marshalled with encoding/json it
 // has the peer's sections and keys in the peer's order (summary, tokens,
 // turns, averages, summarization, processing; PEER.md §7), then the
-// trajcompress sections outcomes, distributions and run. Build it with
+// trajcompress sections outcomes, distributions, prepass and redaction
+// (when on), retention and run. Build it with
 // [Summary.Report] and write it with [Report.WriteJSON].
 type Report struct {
 	Summary       SummarySection       `json:"summary"`
@@ -64,6 +68,9 @@ type Report struct {
 	Processing    ProcessingSection    `json:"processing"`
 	Outcomes      OutcomesSection      `json:"outcomes"`
 	Distributions DistributionsSection `json:"distributions"`
+	Prepass       *PrepassSection      `json:"prepass,omitempty"`
+	Redaction     *RedactionSection    `json:"redaction,omitempty"`
+	Retention     RetentionSection     `json:"retention"`
 	Run           RunSection           `json:"run"`
 }
 
@@ -326,6 +333,13 @@ func (s *Summary) Report(info RunInfo) Report {
 		RecordsWithPairingProblems: c.pairingRecords,
 	}
 	r.Distributions = DistributionsSection{TokensBefore: QuantilesOf(&s.before), TokensAfter: QuantilesOf(&s.after)}
+	if info.Prepass {
+		r.Prepass = s.q.prepassSection()
+	}
+	if info.Redaction {
+		r.Redaction = s.q.redactionSection()
+	}
+	r.Retention = s.q.retentionSection()
 	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,
 		TokenizerKind: info.TokenizerKind, TokenizerSplit: info.TokenizerSplit, TokenizerSHA256: info.TokenizerSHA256,
 		Config: info.Config, ConfigFingerprint: info.ConfigFingerprint, InputFingerprint: info.InputFingerprint,

@@ -46,6 +46,14 @@ type Observation struct {
 	// Fallback is set when the summary came from the deterministic
 	// fallback after the configured summarizer failed.
 	Fallback bool
+
+	// Prepass is what the prepass did (quality.go).
+	Prepass Prepass
+	// Redactions counts the secrets replaced in the record, per kind
+	// (package redact's marker kinds); it never holds a value.
+	Redactions map[string]int
+	// Retention is what the summary kept of the region it replaced.
+	Retention Retention
 }
 
 // normalized returns o with the after counts equal to the before counts when
@@ -71,7 +79,8 @@ func (o Observation) normalized() Observation {
 // several with Merge.
 type Summary struct {
 	c             counters
-	before, after Hist // tokens before and after, non-rejected records
+	q             quality // prepass, redaction, retention (quality.go)
+	before, after Hist    // tokens before and after, non-rejected records
 }
 
 // counters holds every scalar of a Summary; it is comparable.
@@ -112,6 +121,7 @@ func (s *Summary) Observe(o Observation) {
 		s.c.reasons[ri]++
 	}
 	s.c.outcomes[oi]++
+	s.q.observe(&o) // a rejected line's secrets are redacted too
 	if o.Outcome == outcome.Invalid {
 		return
 	}
@@ -166,6 +176,7 @@ func (s *Summary) Merge(o *Summary) {
 	s.c.completionTokens += o.c.completionTokens
 	s.c.pairingRecords += o.c.pairingRecords
 	s.c.fallbacks += o.c.fallbacks
+	s.q.merge(&o.q)
 	s.before.Merge(&o.before)
 	s.after.Merge(&o.after)
 }
@@ -211,7 +222,7 @@ func (s *Summary) compressed() int64 {
 
 // Equal reports whether s and o hold the same aggregate.
 func (s *Summary) Equal(o *Summary) bool {
-	return s.c == o.c && s.before.equal(&o.before) && s.after.equal(&o.after)
+	return s.c == o.c && s.q.equal(&o.q) && s.before.equal(&o.before) && s.after.equal(&o.after)
 }
 
 // fixed128 is an unsigned 64.64 fixed-point number; sums of them are exact

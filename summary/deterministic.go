@@ -47,6 +47,11 @@ func (d Deterministic) Summarize(_ context.Context, req Request) (Result, error)
 // long outputs, and tool outputs can be megabytes long).
 const errorWindow = 4096
 
+// ErrorLine returns the first line of s that looks like an error (the
+// deterministic summary's detector, which the prepass's terminal digests
+// use too), searching the first and then the last 4 KiB.
+func ErrorLine(s string) (string, bool) { return errorLine(s) }
+
 // errorLine returns the first line of s that looks like an error,
 // searching the first and then the last errorWindow bytes.
 func errorLine(s string) (string, bool) {

@@ -33,10 +33,26 @@ Each output is written to a temporary file and renamed into place when
 complete. Lines that are not trajectories go to the rejects file with their
 file, line and reason; records in = records out + records rejected, always.
 
+Secrets — cloud, VCS, chat and LLM provider keys, private key blocks,
+JWTs, passwords in URLs, NAME=value of secret-named variables (gitleaks'
+rules) — are replaced with typed markers such as [REDACTED:aws_access_token]
+in every record written, every rejected line, and so in every text sent to
+a summarizer; the metrics count them per kind ("redaction"), never a value.
+Config redaction.enabled: false turns this off.
+
+--prepass (config compression.prepass) first makes a record over target
+smaller without removing a turn, within the middle only: identical tool
+results become back-references, large old ones one-line digests, oversized
+tool-call arguments are shrunk; a region is summarised only if that is not
+enough. The metrics ("prepass") and outcome lines say which records fit by
+the prepass alone and the tokens each step saved.
+
 Every record gets one outcome: skipped_under_target, compressed,
 compressed_over_limit, uncompressible (no_middle, collapsed,
 region_too_small, alternation), summary_failed, or invalid. The metrics JSON keeps the
-peer's sections and adds "outcomes" and "distributions".
+peer's sections and adds "outcomes", "distributions", "prepass", "redaction"
+and "retention" (the share of the region's tool names and of the paths and
+commands of its tool calls that its summary names).
 
 Flags override the config file, which overrides the defaults.
 

@@ -227,3 +227,52 @@ func TestLLMFatalKeepsFinishedWork(t *testing.T) {
 		t.Fatalf("rerun sent %d requests for %d summaries: the 2 finished before the 401 were not reused", sent, compressed)
 	}
 }
+
+// TestLLMRequestsRedacted: a secret in a region to summarise reaches the
+// endpoint as its marker only; with redaction off it would be sent.
+func TestLLMRequestsRedacted(t *testing.T) {
+	root := repoRoot(t)
+	in := filepath.Join(root, "fixtures/cases/prepass_secrets/input.jsonl")
+	raw, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const jwtStart = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhZ2VudCIs"
+	if !bytes.Contains(raw, []byte(jwtStart)) {
+		t.Fatal("the input lost its planted JWT")
+	}
+	for _, redaction := range []bool{true, false} {
+		srv := mock.New(mock.Config{Record: true})
+		hs := httptest.NewServer(srv)
+		tmp := t.TempDir()
+		cfgPath := filepath.Join(tmp, "c.yaml")
+		cfg := "summarization:\n  method: llm\n  api_key_env: TRAJ_TEST_KEY\n  model: mock-model\n"
+		if !redaction {
+			cfg += "redaction:\n  enabled: false\n"
+		}
+		os.WriteFile(cfgPath, []byte(cfg), 0o644)
+		t.Setenv("TRAJ_TEST_KEY", testKey)
+		args := []string{"compress", "--quiet", "--config", cfgPath, "--input", in, "--output", filepath.Join(tmp, "o.jsonl"),
+			"--base-url", hs.URL + "/v1", "--cache-dir", "-", "--target-max-tokens", "2500", "--summary-target-tokens", "200"}
+		var stderr bytes.Buffer
+		code := run(context.Background(), args, nil, &bytes.Buffer{}, &stderr)
+		hs.Close()
+		if code != exitPartial { // one malformed line
+			t.Fatalf("redaction %v: exit %d: %s", redaction, code, stderr.String())
+		}
+		sent, marked := false, false
+		for _, rq := range srv.Received() {
+			sent = sent || bytes.Contains(rq.Raw, []byte(jwtStart))
+			marked = marked || bytes.Contains(rq.Raw, []byte("[REDACTED:jwt]"))
+		}
+		if len(srv.Received()) == 0 {
+			t.Fatalf("redaction %v: no request sent", redaction)
+		}
+		if redaction && (sent || !marked) {
+			t.Errorf("redaction on: JWT sent %v, marker sent %v", sent, marked)
+		}
+		if !redaction && !sent {
+			t.Errorf("redaction off: the JWT was not in any request (the test does not reach the region)")
+		}
+	}
+}

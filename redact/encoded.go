@@ -92,8 +92,13 @@ const viewByte = 0x80
 // backslash at i on, as [Redactor.RedactEncoded] describes, and reports
 // whether it met one it cannot stand for.
 func unescapeView(buf []byte, i int) (mixed bool) {
-	for i >= 0 && i+1 < len(buf) {
-		next := i + 2
+	view := unsafe.String(unsafe.SliceData(buf), len(buf))
+	next := i // the first byte not part of an escape already read
+	eachPosition(view, i, 0, '\\', false, func(i int) bool {
+		if i < next || i+1 >= len(buf) {
+			return true // the second backslash of an escaped one, or the last byte
+		}
+		next = i + 2
 		switch buf[i+1] {
 		case 'n':
 			buf[i+1] = '\n'
@@ -121,12 +126,8 @@ func unescapeView(buf []byte, i int) (mixed bool) {
 				next = i + 6
 			}
 		}
-		j := bytes.IndexByte(buf[next:], '\\')
-		if j < 0 {
-			return mixed
-		}
-		i = next + j
-	}
+		return true
+	})
 	return mixed
 }
 

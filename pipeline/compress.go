@@ -203,7 +203,8 @@ type noticedTurn struct {
 // turns, plan the region (snap), run the prepass on the middle (which may
 // make the record fit with no region summarised), place the summary
 // (alternation mode), summarize the region, assemble the new turns,
-// account for their tokens, encode the record. Each step may settle the
+// account for their tokens (and what the summary kept of the region),
+// encode the record. Each step may settle the
 // record early; it is then written unchanged (its secrets redacted).
 // Compress itself bounds nothing; [Run] adds its limits.
 func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Result, error) {
@@ -253,6 +254,7 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 	if !ok {
 		return j.unchanged(), nil
 	}
+	j.retain(req, sum.Text)
 	a := c.assemble(&j, sum.Text)
 	pairing := c.account(&j, a, sum.Tokens)
 	return c.encode(&j, a, pairing)
@@ -516,6 +518,13 @@ func (c *Compressor) summarize(ctx context.Context, j *job, req summary.Request)
 	}
 	sum.Text, sum.Tokens, j.obs.Fallback = fb.Text, fb.Tokens, true
 	return sum, true, nil
+}
+
+// retain records what the summary kept of the region it replaces: its
+// tool names, paths and commands (summary.Retention).
+func (j *job) retain(req summary.Request, text string) {
+	r := &j.obs.Retention
+	r.Tools, r.ToolsKept, r.Args, r.ArgsKept = summary.Retention(req.Turns, text)
 }
 
 // callSummarizer calls the summarizer within the record's deadline.

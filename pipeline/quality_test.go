@@ -286,6 +286,10 @@ func TestPrepassThenSummary(t *testing.T) {
 	if !strings.Contains(strings.Join(rs.texts, ""), "[same output as turn 9]") {
 		t.Errorf("the summarizer did not get the prepassed turns: %q", rs.texts)
 	}
+	// The region called read_file on paths the summary "s" does not name.
+	if r := o.Retention; r.Tools != 1 || r.ToolsKept != 0 || r.Args == 0 || r.ArgsKept != 0 {
+		t.Errorf("retention %+v", r)
+	}
 	// Without the prepass the same record needs a region too, of more
 	// tokens.
 	plain := newComp(t, func(o *Options) { o.Summarizer = &recordingSummarizer{}; o.Budget.Target = 150; o.Budget.LastN = 2 })

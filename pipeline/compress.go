@@ -337,9 +337,10 @@ func (c *Compressor) turnBudget(j *job) snap.Budget {
 
 // planRegion chooses the region to summarise (snap.Compute). The region
 // is sized for everything the output holds besides the summary text: a
-// record that is to be compressed is planned again with that reserve. In
-// the OpenAI dialect the region is then kept off call/result pairs by id
-// (snap.KeepPairs).
+// record that is to be compressed is planned again with that reserve. An
+// earlier summary of ours in the middle is then taken into the region
+// (snap.Absorb), and in the OpenAI dialect the region is kept off
+// call/result pairs by id (snap.KeepPairs).
 func (c *Compressor) planRegion(j *job) {
 	j.reserve = 0
 	j.plan = snap.Compute(j.roles, j.tok, c.turnBudget(j))
@@ -348,10 +349,31 @@ func (c *Compressor) planRegion(j *job) {
 			j.plan = snap.Compute(j.roles, j.tok, c.turnBudget(j))
 		}
 	}
+	// A summary of ours in the middle is taken into the region: one
+	// updated summary, never a second beside it.
+	j.plan = snap.Absorb(j.plan, j.roles, j.tok, earlierSummaries(j))
 	if j.plan.Outcome == outcome.Compressed && j.rec.Dialect == traj.DialectOpenAI {
 		// Never separate a call from its result, even in broken input.
 		j.plan = snap.KeepPairs(j.plan, j.roles, j.tok, snap.PairCuts(j.turns), c.turnBudget(j))
 	}
+}
+
+// earlierSummaries marks the turns of a Compressed plan's middle that hold
+// a summary trajcompress wrote (summary.IsSummary); nil when none does.
+func earlierSummaries(j *job) []bool {
+	if j.plan.Outcome != outcome.Compressed {
+		return nil
+	}
+	var marks []bool
+	for i := j.plan.HeadEnd; i < j.plan.TailStart; i++ {
+		if summary.IsSummary(j.turns[i].Text) {
+			if marks == nil {
+				marks = make([]bool, len(j.turns))
+			}
+			marks[i] = true
+		}
+	}
+	return marks
 }
 
 // reserve measures what assembling j adds besides the summary text: the

@@ -349,3 +349,75 @@ func mustDecode(t *testing.T, line string) *traj.Record {
 	}
 	return rec
 }
+
+// TestRecompressOneSummary: compressing our own output again gives one
+// updated summary, which carries the earlier one's lines, never a summary
+// of a summary nor two summaries side by side.
+func TestRecompressOneSummary(t *testing.T) {
+	roles := "system human gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt human"
+	sizes := make([]int, len(strings.Fields(roles)))
+	for i := range sizes {
+		sizes[i] = 60
+	}
+	line := shareGPTLine(roles, sizes...)
+	det := func(target int) *Compressor {
+		return newComp(t, func(o *Options) {
+			o.Summarizer = summary.Deterministic{Counter: wordCounter{}}
+			o.Budget.Target, o.Budget.SummaryTokens, o.Budget.LastN = target, 80, 3
+		})
+	}
+	first, err := det(900).Compress(context.Background(), []byte(line), pos)
+	if err != nil || first.Obs.Outcome != outcome.Compressed {
+		t.Fatalf("first pass: %s %v", first.Obs.Outcome, err)
+	}
+	for _, target := range []int{700, 400} {
+		second, err := det(target).Compress(context.Background(), first.Out, pos)
+		if err != nil || !second.Obs.Outcome.WasCompressed() {
+			t.Fatalf("target %d: %s %s %v", target, second.Obs.Outcome, second.Obs.Reason, err)
+		}
+		rec := mustDecode(t, string(second.Out))
+		n := 0
+		for _, tr := range rec.Turns {
+			n += strings.Count(tr.Text, summary.Prefix)
+		}
+		if n != 1 {
+			t.Fatalf("target %d: %d summaries in the output:\n%s", target, n, second.Out)
+		}
+		if !strings.Contains(string(second.Out), "[earlier ") {
+			t.Errorf("target %d: the earlier summary's lines were not carried:\n%s", target, second.Out)
+		}
+		first = second
+	}
+}
+
+// TestRecompressAbsorbs: when the region of the second pass ends before
+// the earlier summary (the head is shorter now), the region is widened
+// over it: still one summary.
+func TestRecompressAbsorbs(t *testing.T) {
+	roles := "system human gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt human"
+	sizes := make([]int, len(strings.Fields(roles)))
+	for i := range sizes {
+		sizes[i] = 60
+	}
+	first, err := newComp(t, func(o *Options) {
+		o.Summarizer = summary.Deterministic{Counter: wordCounter{}}
+		o.Budget.Target, o.Budget.SummaryTokens, o.Budget.LastN = 800, 80, 3
+	}).Compress(context.Background(), []byte(shareGPTLine(roles, sizes...)), pos)
+	if err != nil || first.Obs.Outcome != outcome.Compressed || first.Obs.Region[0] != 4 {
+		t.Fatalf("first pass: %s region %v %v", first.Obs.Outcome, first.Obs.Region, err)
+	}
+	second, err := newComp(t, func(o *Options) {
+		o.Summarizer = summary.Deterministic{Counter: wordCounter{}}
+		o.Budget.Target, o.Budget.SummaryTokens, o.Budget.LastN = first.Obs.TokensAfter-30, 20, 3
+		o.Budget.ProtectFirstAssistant, o.Budget.ProtectFirstTool = false, false
+	}).Compress(context.Background(), first.Out, pos)
+	if err != nil || !second.Obs.Outcome.WasCompressed() {
+		t.Fatalf("second pass: %s %s %v", second.Obs.Outcome, second.Obs.Reason, err)
+	}
+	if r := second.Obs.Region; r[0] != 2 || r[1] <= 4 {
+		t.Errorf("region %v: want [2, >4), over the summary at 4", r)
+	}
+	if n := strings.Count(string(second.Out), "[CONTEXT SUMMARY]"); n != 1 {
+		t.Errorf("%d summaries:\n%s", n, second.Out)
+	}
+}

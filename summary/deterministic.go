@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -312,9 +314,28 @@ func build(counter tokenize.Counter, req Request) (string, int) {
 	toolCount := map[string]int{}  // calls per tool
 	callArgs := map[int][]string{} // piece seq → the paths and commands it names
 	add(0, "")                     // the tools line, filled in below
+	var earlierNamed []string      // from earlier summaries' "Also named:" lines
 	for i, t := range req.Turns {
 		idx := req.Start + i
 		switch {
+		case IsSummary(t.Text):
+			// A summary we wrote before (our own output compressed again):
+			// its lines are carried into this one, never quoted whole.
+			for _, l := range fold(SummaryBody(t.Text)) {
+				switch {
+				case l.tools != nil:
+					for _, tc := range l.tools {
+						if _, ok := toolCount[tc.name]; !ok {
+							toolNames = append(toolNames, tc.name)
+						}
+						toolCount[tc.name] += tc.n
+					}
+				case l.named != nil:
+					earlierNamed = append(earlierNamed, l.named...)
+				default:
+					add(l.prio, l.text)
+				}
+			}
 		case t.Role == traj.RoleUser:
 			if s := clip(t.Text, 240); s != "" {
 				add(1, fmt.Sprintf("[%d user] %s", idx, s))
@@ -390,6 +411,9 @@ func build(counter tokenize.Counter, req Request) (string, int) {
 	// the calls whose lines do not fit (alsoNamed).
 	sort.SliceStable(pieces, func(i, j int) bool { return pieces[i].prio < pieces[j].prio })
 	budget := req.TargetTokens
+	if len(earlierNamed) > 0 {
+		callArgs[-1] = earlierNamed // named before the calls of this region
+	}
 	used := counter.Count(head) + min(namesCost(counter, callArgs, budget/2), budget/2)
 	var kept, dropped []piece
 	for _, p := range pieces {
@@ -466,6 +490,9 @@ func alsoNamed(counter tokenize.Counter, kept, dropped []piece, callArgs map[int
 	}
 	have := collapse(keptText.String())
 	sort.Slice(dropped, func(i, j int) bool { return dropped[i].seq < dropped[j].seq })
+	if v := callArgs[-1]; v != nil { // an earlier summary's, first
+		dropped = append([]piece{{seq: -1}}, dropped...)
+	}
 	const lead = "Also named:"
 	line := lead
 	done := map[string]bool{}
@@ -486,6 +513,77 @@ func alsoNamed(counter tokenize.Counter, kept, dropped []piece, callArgs map[int
 		return ""
 	}
 	return line
+}
+
+// foldedLine is one line of an earlier summary, as build carries it: a
+// piece of the given priority, or the tools or names it lists.
+type foldedLine struct {
+	prio  int
+	text  string
+	tools []toolUse
+	named []string
+}
+
+type toolUse struct {
+	name string
+	n    int
+}
+
+var (
+	headLine  = regexp.MustCompile(`^\d+ turns \(\d+–\d+\) condensed\.`)
+	turnLine  = regexp.MustCompile(`^\[(?:\d+|earlier) ([^\]\s]+)\] (.*)$`)
+	toolsLine = regexp.MustCompile(`^Tools:((?: [^ ,]+ ×\d+,?)+)$`)
+)
+
+// fold reads the body of an earlier summary (ours: [Deterministic]'s
+// lines, or an LLM's handoff note) into the lines build carries over: its
+// head line is dropped (the new one replaces it), "Tools:" and "Also
+// named:" lines are merged into the new ones, "[12 call] …" lines become
+// "[earlier call] …" pieces of their kind's priority (turn numbers of the
+// record before it was compressed mean nothing now; "same as turn" lines
+// are dropped), and any other line (an LLM's handoff sections) is kept as
+// a piece as telling as what the user asked.
+func fold(body string) []foldedLine {
+	prios := map[string]int{"user": 1, "error": 2, "call": 3, "result": 4, "assistant": 5}
+	var out []foldedLine
+	for _, l := range strings.Split(body, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "" || headLine.MatchString(l):
+		case toolsLine.MatchString(l):
+			var tools []toolUse
+			for _, part := range strings.Split(strings.TrimPrefix(l, "Tools:"), ",") {
+				name, count, ok := strings.Cut(strings.TrimSpace(part), " ×")
+				if n, err := strconv.Atoi(count); ok && err == nil {
+					tools = append(tools, toolUse{name, n})
+				}
+			}
+			out = append(out, foldedLine{tools: tools})
+		case strings.HasPrefix(l, "Also named:"):
+			var named []string
+			for _, v := range strings.Split(strings.TrimPrefix(l, "Also named:"), ";") {
+				if v = strings.TrimSpace(v); v != "" {
+					named = append(named, v)
+				}
+			}
+			out = append(out, foldedLine{named: named})
+		default:
+			m := turnLine.FindStringSubmatch(l)
+			if m == nil {
+				out = append(out, foldedLine{prio: 1, text: clip(l, 240)})
+				continue
+			}
+			if strings.HasPrefix(m[2], "same as turn ") {
+				continue
+			}
+			prio, ok := prios[m[1]]
+			if !ok {
+				prio = 6
+			}
+			out = append(out, foldedLine{prio: prio, text: "[earlier " + m[1] + "] " + m[2]})
+		}
+	}
+	return out
 }
 
 // clipTokens shortens text (keeping the prefix) until it fits budget.

@@ -73,8 +73,15 @@ type Spec struct {
 	// Stdin is what an Input of "-" reads; nil means os.Stdin.
 	Stdin io.Reader
 	// Notes receives one line for each setting the run adjusts (a worker
-	// count above the cores, capped); nil discards them.
+	// count above the cores, capped) and for each batch file imported; nil
+	// discards them.
 	Notes io.Writer
+	// BatchExport, when set, makes the run write its LLM summary requests
+	// to this path as an OpenAI Batch input file instead of sending them,
+	// and nothing else (batch.go); BatchImport are Batch output or error
+	// files read into the summary cache before the run.
+	BatchExport string
+	BatchImport []string
 }
 
 // Sample is a reproducible sample: Percent (0 < p <= 100) of each file's
@@ -93,6 +100,10 @@ type Result struct {
 	MemoHits, MemoMisses int64
 	// Partial: some records were rejected or their summary failed.
 	Partial bool
+	// Export and Import say what --batch-export wrote and --batch-import
+	// read (nil when not asked).
+	Export  *llm.ExportStats
+	Import  *llm.ImportStats
 	rejects bool // a rejects file was written
 }
 
@@ -144,11 +155,26 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	comp, client, err := compressor(cfg, counter, spec.DryRun)
+	if err := checkBatch(spec, plan); err != nil {
+		return nil, err
+	}
+	imported, err := importBatches(spec, counter)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, progress: spec.Progress, staged: make([]string, len(plan.Files))}
+	var export *llm.Exporter
+	if spec.BatchExport != "" {
+		spec.DryRun = true // nothing but the requests is written
+		if export, err = newExporter(cfg, counter); err != nil {
+			return nil, err
+		}
+	}
+	comp, client, err := compressor(cfg, counter, spec.DryRun, export)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, export: export, imported: imported,
+		progress: spec.Progress, staged: make([]string, len(plan.Files))}
 	if r.progress == nil {
 		r.progress = noProgress{}
 	}
@@ -183,13 +209,16 @@ func BudgetOf(cfg config.Config) snap.Budget {
 }
 
 // compressor builds the record path of a config: the summarizer (the LLM
-// client, its estimator in a dry run, or the deterministic one) and the
-// Compressor. client is nil unless the LLM client is in use.
-func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool) (*pipeline.Compressor, *llm.Client, error) {
+// client, its estimator in a dry run, the batch exporter when given, or
+// the deterministic one) and the Compressor. client is nil unless the LLM
+// client is in use.
+func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, export *llm.Exporter) (*pipeline.Compressor, *llm.Client, error) {
 	var summ summary.Summarizer
 	var client *llm.Client
 	var err error
-	if cfg.Summarization.Method == "llm" {
+	if export != nil {
+		summ = export
+	} else if cfg.Summarization.Method == "llm" {
 		if summ, client, err = newLLM(cfg, counter, dryRun); err != nil {
 			return nil, nil, err
 		}
@@ -237,7 +266,9 @@ type runner struct {
 	plan     Plan
 	comp     *pipeline.Compressor
 	counter  *tokenize.MemoCounter
-	client   *llm.Client // nil unless the LLM summarizer is in use
+	client   *llm.Client   // nil unless the LLM summarizer is in use
+	export   *llm.Exporter // --batch-export
+	imported *llm.ImportStats
 	progress Progress
 	workers  int // CPU workers: the setting, capped at the cores
 
@@ -296,6 +327,9 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 func (r *runner) begin() (err error) {
 	p, dry := r.plan, r.spec.DryRun
 	anchor := p.Metrics
+	if r.export != nil {
+		anchor = r.spec.BatchExport
+	}
 	if !dry {
 		anchor = p.Files[0].Out
 		if p.Dir != "" {
@@ -362,8 +396,16 @@ func (r *runner) finish(start time.Time) (*Result, error) {
 			return nil, fmt.Errorf("outcomes %s: %w", p.Outcomes, err)
 		}
 	}
-	res := &Result{Plan: p, rejects: r.rejects != nil}
-	if r.cfg.Metrics.Enabled || r.spec.Metrics != "" {
+	res := &Result{Plan: p, rejects: r.rejects != nil, Import: r.imported}
+	if r.export != nil {
+		st, err := r.writeExport()
+		if err != nil {
+			return nil, err
+		}
+		res.Export = &st
+	}
+	// An export made nothing final: its metrics only if asked for.
+	if r.export == nil && r.cfg.Metrics.Enabled || r.spec.Metrics != "" {
 		info := r.runInfo(start)
 		var err error
 		if info.Outputs, err = r.outputs(p.Metrics); err != nil {

@@ -227,14 +227,25 @@ func prepassLine(big int) string {
 	return `{"conversations": [` + strings.Join(turns, ", ") + `]}`
 }
 
-func TestPrepassFitsAlone(t *testing.T) {
-	line := prepassLine(600)
-	rs := &recordingSummarizer{}
-	c := newComp(t, func(o *Options) { o.Prepass = &prepass.Config{}; o.Summarizer = rs; o.PerRecordMetrics = true })
-	res, err := c.Compress(context.Background(), []byte(line), pos)
+// compressPrepass compresses prepassLine(600) with the prepass on and the
+// options mod sets.
+func compressPrepass(t *testing.T, mod func(*Options)) Result {
+	t.Helper()
+	c := newComp(t, func(o *Options) {
+		o.Prepass = &prepass.Config{}
+		mod(o)
+	})
+	res, err := c.Compress(context.Background(), []byte(prepassLine(600)), pos)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return res
+}
+
+func TestPrepassFitsAlone(t *testing.T) {
+	line := prepassLine(600)
+	rs := &recordingSummarizer{}
+	res := compressPrepass(t, func(o *Options) { o.Summarizer = rs; o.PerRecordMetrics = true })
 	o := res.Obs
 	if o.Outcome != outcome.Compressed || o.Region != nil || !o.Prepass.Ran || !o.Prepass.Fit || len(rs.texts) != 0 {
 		t.Fatalf("outcome %s region %v prepass %+v, %d summary calls", o.Outcome, o.Region, o.Prepass, len(rs.texts))
@@ -269,16 +280,7 @@ func TestPrepassThenSummary(t *testing.T) {
 	rs := &recordingSummarizer{}
 	// A target the prepass cannot reach: the region is planned on the
 	// prepassed turns and summarised.
-	c := newComp(t, func(o *Options) {
-		o.Prepass = &prepass.Config{}
-		o.Summarizer = rs
-		o.Budget.Target = 150
-		o.Budget.LastN = 2
-	})
-	res, err := c.Compress(context.Background(), []byte(line), pos)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := compressPrepass(t, func(o *Options) { o.Summarizer = rs; o.Budget.Target, o.Budget.LastN = 150, 2 })
 	o := res.Obs
 	if !o.Prepass.Ran || o.Prepass.Fit || o.Region == nil || len(rs.texts) == 0 {
 		t.Fatalf("outcome %s region %v prepass %+v", o.Outcome, o.Region, o.Prepass)
@@ -304,16 +306,7 @@ func TestPrepassNoRegion(t *testing.T) {
 	// not enough; after them the region is too small to summarise. The
 	// record is written as the prepass left it, still over target.
 	line := prepassLine(600)
-	c := newComp(t, func(o *Options) {
-		o.Prepass = &prepass.Config{}
-		o.Budget.Target = 100
-		o.Budget.SummaryTokens = 50
-		o.Budget.LastN = 7
-	})
-	res, err := c.Compress(context.Background(), []byte(line), pos)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := compressPrepass(t, func(o *Options) { o.Budget.Target, o.Budget.SummaryTokens, o.Budget.LastN = 100, 50, 7 })
 	o := res.Obs
 	if o.Outcome != outcome.CompressedOverLimit || o.Region != nil || o.Prepass.Fit || o.Prepass.Saved[1] == 0 {
 		t.Fatalf("outcome %s %s region %v prepass %+v", o.Outcome, o.Reason, o.Region, o.Prepass)
@@ -325,16 +318,10 @@ func TestPrepassNoRegion(t *testing.T) {
 
 func TestPrepassLeftUnchangedOnSummaryFailure(t *testing.T) {
 	line := prepassLine(600)
-	c := newComp(t, func(o *Options) {
-		o.Prepass = &prepass.Config{}
+	res := compressPrepass(t, func(o *Options) {
 		o.Summarizer = &fixedSummarizer{err: errors.New("down")}
-		o.Budget.Target = 150
-		o.Budget.LastN = 2
+		o.Budget.Target, o.Budget.LastN = 150, 2
 	})
-	res, err := c.Compress(context.Background(), []byte(line), pos)
-	if err != nil {
-		t.Fatal(err)
-	}
 	o := res.Obs
 	if o.Outcome != outcome.SummaryFailed || string(res.Out) != line || o.Prepass.Saved != [3]int{} || !o.Prepass.Ran {
 		t.Errorf("outcome %s, output changed %v, prepass %+v", o.Outcome, string(res.Out) != line, o.Prepass)
@@ -354,12 +341,7 @@ func mustDecode(t *testing.T, line string) *traj.Record {
 // updated summary, which carries the earlier one's lines, never a summary
 // of a summary nor two summaries side by side.
 func TestRecompressOneSummary(t *testing.T) {
-	roles := "system human gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt human"
-	sizes := make([]int, len(strings.Fields(roles)))
-	for i := range sizes {
-		sizes[i] = 60
-	}
-	line := shareGPTLine(roles, sizes...)
+	line := uniformLine("system human gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt human", 60)
 	det := func(target int) *Compressor {
 		return newComp(t, func(o *Options) {
 			o.Summarizer = summary.Deterministic{Counter: wordCounter{}}
@@ -394,15 +376,10 @@ func TestRecompressOneSummary(t *testing.T) {
 // the earlier summary (the head is shorter now), the region is widened
 // over it: still one summary.
 func TestRecompressAbsorbs(t *testing.T) {
-	roles := "system human gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt human"
-	sizes := make([]int, len(strings.Fields(roles)))
-	for i := range sizes {
-		sizes[i] = 60
-	}
 	first, err := newComp(t, func(o *Options) {
 		o.Summarizer = summary.Deterministic{Counter: wordCounter{}}
 		o.Budget.Target, o.Budget.SummaryTokens, o.Budget.LastN = 800, 80, 3
-	}).Compress(context.Background(), []byte(shareGPTLine(roles, sizes...)), pos)
+	}).Compress(context.Background(), []byte(uniformLine("system human gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt human", 60)), pos)
 	if err != nil || first.Obs.Outcome != outcome.Compressed || first.Obs.Region[0] != 4 {
 		t.Fatalf("first pass: %s region %v %v", first.Obs.Outcome, first.Obs.Region, err)
 	}
@@ -420,4 +397,13 @@ func TestRecompressAbsorbs(t *testing.T) {
 	if n := strings.Count(string(second.Out), "[CONTEXT SUMMARY]"); n != 1 {
 		t.Errorf("%d summaries:\n%s", n, second.Out)
 	}
+}
+
+// uniformLine is shareGPTLine with every turn size words long.
+func uniformLine(roles string, size int) string {
+	sizes := make([]int, len(strings.Fields(roles)))
+	for i := range sizes {
+		sizes[i] = size
+	}
+	return shareGPTLine(roles, sizes...)
 }

@@ -85,14 +85,12 @@ func namedArgs(raw []byte) []string {
 		if !ok {
 			continue
 		}
-		if i >= len(PathKeys) { // a command
-			if nl := strings.IndexByte(strings.TrimSpace(s), '\n'); nl >= 0 {
-				s = strings.TrimSpace(s)[:nl]
+		if i >= len(PathKeys) { // a command: its first line's start
+			s = strings.TrimSpace(s)
+			if nl := strings.IndexByte(s, '\n'); nl >= 0 {
+				s = s[:nl]
 			}
-			s = collapse(s)
-			if utf8.RuneCountInString(s) > commandPrefix {
-				s = s[:byteOffsetOfRune(s, commandPrefix)]
-			}
+			s = strings.TrimSuffix(clip(s, commandPrefix), "…")
 		}
 		out = append(out, collapse(s))
 	}
@@ -102,17 +100,6 @@ func namedArgs(raw []byte) []string {
 // collapse trims s and turns every run of blanks into one space.
 func collapse(s string) string {
 	return strings.Join(strings.FieldsFunc(s, unicode.IsSpace), " ")
-}
-
-// byteOffsetOfRune is the byte index of the n-th rune of s.
-func byteOffsetOfRune(s string, n int) int {
-	for i := range s {
-		if n == 0 {
-			return i
-		}
-		n--
-	}
-	return len(s)
 }
 
 // containsWord reports whether s holds w with no letter, digit or '_' on

@@ -6,14 +6,9 @@
 #   bench/retention/run.sh [TARGETS]     (default "15250 4000"; extra compress flags in ARGS)
 # Skips (exit 0) when ../shared/data/real is absent. Needs python3 to read the metrics.
 set -euo pipefail
-root=$(cd "$(dirname "$0")/../.." && pwd)
-cd "$root"
-real=${REAL:-$root/../shared/data/real}
-if [ ! -d "$real" ]; then echo "real data absent ($real): nothing to measure"; exit 0; fi
-out=bench/out/retention
-mkdir -p "$out"
-go build -o "$out/trajcompress" ./cmd/trajcompress
-echo "# $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD), args: ${ARGS:-none}"
+# shellcheck source=bench/realdata.sh
+. "$(dirname "$0")/../realdata.sh"
+realdata retention
 printf '%-62s %6s %7s %18s %22s\n' source target regions "tool names" "paths and commands"
 for t in ${1:-15250 4000}; do
 	: > "$out/tally"

@@ -103,10 +103,10 @@ func TestImportBatch(t *testing.T) {
 	}
 	key := func(n byte) string { return strings.Repeat(string("0123456789abcdef"[n]), 64) }
 	in := strings.Join([]string{
-		resultLine(customID(40, 500, key(1)), "<think>plan</think>[CONTEXT SUMMARY]: fine."),                 // imported, normalised
-		resultLine(customID(40, 500, key(2)), "[CONTEXT SUMMARY]: "+strings.Repeat("too long ", 100)),       // over 1.5 × 40
+		resultLine(customID(40, 500, key(1)), "<think>plan</think>[CONTEXT SUMMARY]: fine."),               // imported, normalised
+		resultLine(customID(40, 500, key(2)), "[CONTEXT SUMMARY]: "+strings.Repeat("too long ", 100)),      // over 1.5 × 40
 		resultLine(customID(40, 8, key(3)), "[CONTEXT SUMMARY]: not shorter than the region it replaces."), // region of 8 tokens
-		resultLine(customID(40, 500, key(4)), ""),                                                         // empty
+		resultLine(customID(40, 500, key(4)), ""),                                                          // empty
 		`{"custom_id": "` + customID(40, 500, key(5)) + `", "response": {"status_code": 429, "body": {"error": {"message": "slow down"}}}, "error": null}`,
 		`{"custom_id": "` + customID(40, 500, key(6)) + `", "response": null, "error": {"code": "batch_expired", "message": "expired"}}`,
 		resultLine(customID(40, 500, key(1)), "[CONTEXT SUMMARY]: again."), // repeated

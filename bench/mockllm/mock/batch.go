@@ -132,31 +132,31 @@ func (s *Server) serveBatchAPI(w http.ResponseWriter, r *http.Request) bool {
 		s.uploadFile(w, r)
 	case strings.Contains(p, "/files/") && strings.HasSuffix(p, "/content") && r.Method == http.MethodGet:
 		id := p[strings.LastIndex(p, "/files/")+len("/files/") : len(p)-len("/content")]
-		s.mu.Lock()
-		b, ok := s.store.files[id]
-		s.mu.Unlock()
-		if !ok {
-			writeError(w, http.StatusNotFound, "invalid_request_error", "no file "+id)
-			return true
+		if b, ok := stored(s, s.store.files, w, "file", id); ok {
+			w.Header().Set("Content-Type", "application/jsonl")
+			w.Write(b)
 		}
-		w.Header().Set("Content-Type", "application/jsonl")
-		w.Write(b)
 	case strings.HasSuffix(p, "/batches") && r.Method == http.MethodPost:
 		s.createBatch(w, r)
 	case strings.Contains(p, "/batches/") && r.Method == http.MethodGet:
-		id := p[strings.LastIndex(p, "/batches/")+len("/batches/"):]
-		s.mu.Lock()
-		b, ok := s.store.batches[id]
-		s.mu.Unlock()
-		if !ok {
-			writeError(w, http.StatusNotFound, "invalid_request_error", "no batch "+id)
-			return true
+		if b, ok := stored(s, s.store.batches, w, "batch", p[strings.LastIndex(p, "/batches/")+len("/batches/"):]); ok {
+			writeJSON(w, b)
 		}
-		writeJSON(w, b)
 	default:
 		return false
 	}
 	return true
+}
+
+// stored looks id up in m (a file or a batch), answering 404 when absent.
+func stored[T any](s *Server, m map[string]T, w http.ResponseWriter, what, id string) (T, bool) {
+	s.mu.Lock()
+	v, ok := m[id]
+	s.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusNotFound, "invalid_request_error", "no "+what+" "+id)
+	}
+	return v, ok
 }
 
 func (s *Server) uploadFile(w http.ResponseWriter, r *http.Request) {

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"mime/multipart"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -346,4 +350,295 @@ func TestResumeSendsNoRequestTwice(t *testing.T) {
 			t.Fatal("the resumed run's conversations differ from the uninterrupted run's")
 		}
 	})
+}
+
+// TestLLMRequestsRedacted: a secret in a region to summarise reaches the
+// endpoint as its marker only; with redaction off it would be sent.
+func TestLLMRequestsRedacted(t *testing.T) {
+	root := repoRoot(t)
+	in := filepath.Join(root, "fixtures/cases/prepass_secrets/input.jsonl")
+	raw, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const jwtStart = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJhZ2VudCIs"
+	if !bytes.Contains(raw, []byte(jwtStart)) {
+		t.Fatal("the input lost its planted JWT")
+	}
+	for _, redaction := range []bool{true, false} {
+		srv := mock.New(mock.Config{Record: true})
+		hs := httptest.NewServer(srv)
+		tmp := t.TempDir()
+		cfgPath := filepath.Join(tmp, "c.yaml")
+		cfg := "summarization:\n  method: llm\n  api_key_env: TRAJ_TEST_KEY\n  model: mock-model\n"
+		if !redaction {
+			cfg += "redaction:\n  enabled: false\n"
+		}
+		os.WriteFile(cfgPath, []byte(cfg), 0o644)
+		t.Setenv("TRAJ_TEST_KEY", testKey)
+		args := []string{"compress", "--quiet", "--config", cfgPath, "--input", in, "--output", filepath.Join(tmp, "o.jsonl"),
+			"--base-url", hs.URL + "/v1", "--cache-dir", "-", "--target-max-tokens", "2500", "--summary-target-tokens", "200"}
+		var stderr bytes.Buffer
+		code := run(context.Background(), args, nil, &bytes.Buffer{}, &stderr)
+		hs.Close()
+		if code != exitPartial { // one malformed line
+			t.Fatalf("redaction %v: exit %d: %s", redaction, code, stderr.String())
+		}
+		sent, marked := false, false
+		for _, rq := range srv.Received() {
+			sent = sent || bytes.Contains(rq.Raw, []byte(jwtStart))
+			marked = marked || bytes.Contains(rq.Raw, []byte("[REDACTED:jwt]"))
+		}
+		if len(srv.Received()) == 0 {
+			t.Fatalf("redaction %v: no request sent", redaction)
+		}
+		if redaction && (sent || !marked) {
+			t.Errorf("redaction on: JWT sent %v, marker sent %v", sent, marked)
+		}
+		if !redaction && !sent {
+			t.Errorf("redaction off: the JWT was not in any request (the test does not reach the region)")
+		}
+	}
+}
+
+// batchArgs are the compress arguments of the batch tests: input (from
+// the repository root) through the LLM summarizer at srvURL, cache in
+// cache.
+func batchArgs(t *testing.T, tmp, srvURL, cache, input string, extra ...string) []string {
+	t.Helper()
+	cfgPath := filepath.Join(tmp, "c.yaml")
+	os.WriteFile(cfgPath, []byte("summarization:\n  method: llm\n  api_key_env: TRAJ_TEST_KEY\n  max_retries: 2\n  retry_delay: 0.01\n  model: mock-model\n"), 0o644)
+	t.Setenv("TRAJ_TEST_KEY", testKey)
+	in := filepath.Join(repoRoot(t), input)
+	return append([]string{"compress", "--quiet", "--config", cfgPath, "--input", in, "--output", filepath.Join(tmp, "out.jsonl"),
+		"--rejects", filepath.Join(tmp, "rejects.jsonl"), "--base-url", srvURL + "/v1", "--cache-dir", cache,
+		"--target-max-tokens", "1200", "--summary-target-tokens", "120"}, extra...)
+}
+
+type batchReq struct {
+	CustomID string `json:"custom_id"`
+	Method   string `json:"method"`
+	URL      string `json:"url"`
+	Body     struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Content string `json:"content"`
+		} `json:"messages"`
+	} `json:"body"`
+}
+
+func readBatchReqs(t *testing.T, path string) []batchReq {
+	t.Helper()
+	var out []batchReq
+	for _, l := range readLines(t, path) {
+		var r batchReq
+		if err := json.Unmarshal(l, &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// runMockBatch runs the requests file through the mock's Files and
+// Batches routes, as a user would through OpenAI's, and returns the
+// downloaded output file's path.
+func runMockBatch(t *testing.T, url, reqPath, tmp string) string {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("purpose", "batch")
+	fw, _ := mw.CreateFormFile("file", "requests.jsonl")
+	b, _ := os.ReadFile(reqPath)
+	fw.Write(b)
+	mw.Close()
+	var file, batch map[string]any
+	post := func(path, ctype string, r io.Reader, into *map[string]any) {
+		resp, err := http.Post(url+path, ctype, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		json.NewDecoder(resp.Body).Decode(into)
+	}
+	post("/v1/files", mw.FormDataContentType(), &body, &file)
+	post("/v1/batches", "application/json", strings.NewReader(`{"input_file_id": "`+file["id"].(string)+`", "endpoint": "/v1/chat/completions", "completion_window": "24h"}`), &batch)
+	if batch["status"] != "completed" || batch["error_file_id"] != nil {
+		t.Fatalf("batch %v", batch)
+	}
+	resp, err := http.Get(url + "/v1/files/" + batch["output_file_id"].(string) + "/content")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out := filepath.Join(tmp, "results.jsonl")
+	data, _ := io.ReadAll(resp.Body)
+	os.WriteFile(out, data, 0o644)
+	return out
+}
+
+const (
+	mixed   = "fixtures/cases/sharegpt_mixed/input.jsonl"
+	example = "fixtures/example/agent_runs.jsonl.gz"
+)
+
+// TestBatchRoundTrip: --batch-export writes the requests and nothing
+// else, sending nothing; the mock runs them as a batch; --batch-import
+// caches the answers and the run sends zero requests, giving the same
+// records as a live run.
+func TestBatchRoundTrip(t *testing.T) {
+	srv := mock.New(mock.Config{})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	tmp, cache := t.TempDir(), t.TempDir()
+	reqPath := filepath.Join(tmp, "requests.jsonl")
+	var stderr bytes.Buffer
+	code := run(context.Background(), batchArgs(t, tmp, hs.URL, cache, mixed, "--batch-export", reqPath), nil, &bytes.Buffer{}, &stderr)
+	if code != exitPartial { // the input has malformed lines
+		t.Fatalf("export: exit %d: %s", code, stderr.String())
+	}
+	if srv.Requests() != 0 {
+		t.Fatalf("export sent %d requests", srv.Requests())
+	}
+	for _, f := range []string{"out.jsonl", "out_metrics.json", "compression_metrics.json"} {
+		if _, err := os.Stat(filepath.Join(tmp, f)); err == nil {
+			t.Errorf("export wrote %s", f)
+		}
+	}
+	reqs := readBatchReqs(t, reqPath)
+	if len(reqs) == 0 || !strings.Contains(stderr.String(), "wrote "+strconv.Itoa(len(reqs))+" summary requests") || !strings.Contains(stderr.String(), "--batch-import") {
+		t.Fatalf("%d requests; stderr: %s", len(reqs), stderr.String())
+	}
+	for _, r := range reqs {
+		if !strings.HasPrefix(r.CustomID, "tc1-120-") || r.Method != "POST" || r.URL != "/v1/chat/completions" || r.Body.Model != "mock-model" || len(r.Body.Messages) != 1 {
+			t.Fatalf("request %+v", r)
+		}
+	}
+
+	results := runMockBatch(t, hs.URL, reqPath, tmp)
+	before := srv.Requests()
+	stderr.Reset()
+	code = run(context.Background(), batchArgs(t, tmp, hs.URL, cache, mixed, "--batch-import", results), nil, &bytes.Buffer{}, &stderr)
+	if code != exitPartial {
+		t.Fatalf("import: exit %d: %s", code, stderr.String())
+	}
+	if n := srv.Requests() - before; n != 0 {
+		t.Fatalf("the run after the import sent %d requests", n)
+	}
+	if !strings.Contains(stderr.String(), fmt.Sprintf("%d summaries imported", len(reqs))) {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	batchOut, _ := os.ReadFile(filepath.Join(tmp, "out.jsonl"))
+	if !bytes.Contains(batchOut, []byte("mock summary")) {
+		t.Fatal("no summary in the output")
+	}
+
+	// A live run with an empty cache writes the same records.
+	live := t.TempDir()
+	if code := run(context.Background(), batchArgs(t, live, hs.URL, t.TempDir(), mixed), nil, &bytes.Buffer{}, &bytes.Buffer{}); code != exitPartial {
+		t.Fatalf("live: exit %d", code)
+	}
+	// (Their per-record metrics differ: a cached summary made no call.)
+	liveOut, _ := os.ReadFile(filepath.Join(live, "out.jsonl"))
+	if a, b := withoutRecordMetrics(t, batchOut), withoutRecordMetrics(t, liveOut); a != b {
+		t.Errorf("records from the batch differ from a live run's:\n%s\n%s", a, b)
+	}
+	// Exporting again finds every summary cached.
+	stderr.Reset()
+	run(context.Background(), batchArgs(t, tmp, hs.URL, cache, mixed, "--batch-export", filepath.Join(tmp, "again.jsonl")), nil, &bytes.Buffer{}, &stderr)
+	if len(readLines(t, filepath.Join(tmp, "again.jsonl"))) != 0 || !strings.Contains(stderr.String(), "nothing to request") {
+		t.Errorf("second export: %s", stderr.String())
+	}
+}
+
+// TestBatchImportHandMade: a results file with an answer, a failed
+// request, an answer the checks reject, a repeated line, a line not of
+// ours, a broken line, and missing ids: only the good answer is cached,
+// and the run requests every other region live.
+func TestBatchImportHandMade(t *testing.T) {
+	srv := mock.New(mock.Config{Record: true})
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	tmp, cache := t.TempDir(), t.TempDir()
+	reqPath := filepath.Join(tmp, "requests.jsonl")
+	if code := run(context.Background(), batchArgs(t, tmp, hs.URL, cache, example, "--target-max-tokens", "8000", "--batch-export", reqPath), nil, &bytes.Buffer{}, &bytes.Buffer{}); code != exitPartial {
+		t.Fatalf("export: exit %d", code)
+	}
+	reqs := readBatchReqs(t, reqPath)
+	if len(reqs) < 4 {
+		t.Fatalf("only %d requests; the test needs 4", len(reqs))
+	}
+	answer := func(id, content string) string {
+		body, _ := json.Marshal(map[string]any{"id": "chatcmpl-x", "object": "chat.completion", "model": "mock-model",
+			"choices": []any{map[string]any{"index": 0, "message": map[string]any{"role": "assistant", "content": content}, "finish_reason": "stop"}},
+			"usage":   map[string]any{"prompt_tokens": 100, "completion_tokens": 10}})
+		return `{"id": "batch_req_1", "custom_id": "` + id + `", "response": {"status_code": 200, "request_id": "r1", "body": ` + string(body) + `}, "error": null}`
+	}
+	lines := []string{
+		answer(reqs[0].CustomID, "[CONTEXT SUMMARY]: the agent read the files and ran the tests."),
+		`{"id": "batch_req_2", "custom_id": "` + reqs[1].CustomID + `", "response": null, "error": {"code": "server_error", "message": "internal"}}`,
+		answer(reqs[2].CustomID, "[CONTEXT SUMMARY]: "+strings.Repeat("far too long ", 400)),
+		answer(reqs[0].CustomID, "[CONTEXT SUMMARY]: a second answer to the first request."),
+		answer("someone-else-7", "[CONTEXT SUMMARY]: not ours"),
+		`{"custom_id": "tc1-120-5-`,
+		// reqs[3:] are missing.
+	}
+	results := filepath.Join(tmp, "results.jsonl")
+	os.WriteFile(results, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
+	var stderr bytes.Buffer
+	code := run(context.Background(), batchArgs(t, tmp, hs.URL, cache, example, "--target-max-tokens", "8000", "--batch-import", results), nil, &bytes.Buffer{}, &stderr)
+	if code != exitPartial {
+		t.Fatalf("import: exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"6 lines: 1 summaries imported", "1 requests failed in the batch map[server_error:1]", "1 answers rejected", "1 repeated", "1 lines of requests trajcompress did not write", "1 lines that are not Batch output lines (lines [6])"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q: %s", want, stderr.String())
+		}
+	}
+	// Every request but the first was made live (the rejected answer was
+	// not cached), each once.
+	sent := map[string]bool{}
+	for _, rq := range srv.Received() {
+		sent[rq.Request.Messages[0].Content] = true
+	}
+	if len(srv.Received()) != len(reqs)-1 || sent[reqs[0].Body.Messages[0].Content] {
+		t.Errorf("%d live requests for %d exported; the imported one sent: %v", len(srv.Received()), len(reqs), sent[reqs[0].Body.Messages[0].Content])
+	}
+	out, _ := os.ReadFile(filepath.Join(tmp, "out.jsonl"))
+	if !bytes.Contains(out, []byte("the agent read the files and ran the tests.")) || bytes.Contains(out, []byte("far too long")) {
+		t.Error("the output does not hold the imported answer, or holds the rejected one")
+	}
+}
+
+func TestBatchExportRefused(t *testing.T) {
+	tmp := t.TempDir()
+	in := filepath.Join(repoRoot(t), "fixtures/cases/sharegpt_mixed/input.jsonl")
+	for _, args := range [][]string{
+		{"compress", "--input", in, "--output", filepath.Join(tmp, "o.jsonl"), "--batch-export", filepath.Join(tmp, "r.jsonl")},                                                 // deterministic
+		{"compress", "--input", in, "--summarizer", "llm", "--cache-dir", "-", "--output", filepath.Join(tmp, "o.jsonl"), "--batch-export", filepath.Join(tmp, "r.jsonl")},      // no cache
+		{"compress", "--input", in, "--summarizer", "llm", "--cache-dir", t.TempDir(), "--output", filepath.Join(tmp, "o.jsonl"), "--batch-export", in},                         // over the input
+		{"compress", "--input", in, "--summarizer", "llm", "--cache-dir", t.TempDir(), "--output", filepath.Join(tmp, "o.jsonl"), "--batch-import", filepath.Join(tmp, "none")}, // missing file
+	} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d: %s", args[len(args)-2:], code, exitUsage, stderr.String())
+		}
+	}
+}
+
+// withoutRecordMetrics is a JSONL file's records without their
+// compression_metrics.
+func withoutRecordMetrics(t *testing.T, b []byte) string {
+	t.Helper()
+	var out []string
+	for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var m map[string]any
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatal(err)
+		}
+		delete(m, "compression_metrics")
+		j, _ := json.Marshal(m)
+		out = append(out, string(j))
+	}
+	return strings.Join(out, "\n")
 }

@@ -194,6 +194,7 @@ func newBacktrack(v *vocab, mt *mergeTable) *backtrack {
 	size := 1 << bits.Len(uint(len(b.tok)+len(b.tok)/2+16))
 	b.pairs, b.pairShift = make([]uint64, size), uint(64-bits.Len(uint(size-1)))
 	b.bloom = make([]uint64, 1<<bloomBits/64)
+	b.bytePair = make([]uint32, 1<<16)
 	assign := func(t, x, y int32, r uint32) {
 		b.tok[t].meta |= r + 1
 		b.tok[t].left, b.tok[t].right = x, y
@@ -293,6 +294,7 @@ func newBacktrack(v *vocab, mt *mergeTable) *backtrack {
 	if lowest != noRank {
 		clear(b.pairs)
 		clear(b.bloom)
+		clear(b.bytePair)
 		for t := int32(256); t < int32(len(b.tok)); t++ {
 			if nd := &b.tok[t]; nd.len() > 0 {
 				b.addPair(nd.left, nd.right, uint32(nd.rho()))
@@ -586,6 +588,10 @@ func pairKey(x, y int32) uint64 { return uint64(x)<<btIdxBits | uint64(y) }
 func bloomMask(h uint64) uint64 { return 1<<(h&63) | 1<<(h>>6&63) }
 
 func (b *backtrack) addPair(x, y int32, r uint32) {
+	if x|y < 256 {
+		b.bytePair[x<<8|y] = r + 1
+		return
+	}
 	key := pairKey(x, y)
 	h := key * 0x9E3779B97F4A7C15
 	b.bloom[h>>(64-bloomBits+6)] |= bloomMask(h)
@@ -600,20 +606,13 @@ func (b *backtrack) addPair(x, y int32, r uint32) {
 // freezePairs moves the pairs from the open addressing of the build to
 // the tables the search reads.
 func (b *backtrack) freezePairs() {
-	b.bytePair = make([]uint32, 1<<16)
 	b.start = make([]int32, len(b.tok)+1)
 	n := 0
 	for _, e := range b.pairs {
-		if e == 0 {
-			continue
+		if e != 0 {
+			b.start[e>>(btLenShift+btIdxBits)+1]++
+			n++
 		}
-		x, y := int32(e>>(btLenShift+btIdxBits)), int32(e>>btLenShift&(1<<btIdxBits-1))
-		if x < 256 && y < 256 {
-			b.bytePair[x<<8|y] = uint32(e & (1<<btLenShift - 1))
-			continue
-		}
-		b.start[x+1]++
-		n++
 	}
 	for i := 1; i < len(b.start); i++ {
 		b.start[i] += b.start[i-1]
@@ -621,10 +620,10 @@ func (b *backtrack) freezePairs() {
 	b.partners = make([]uint64, n)
 	fill := make([]int32, len(b.tok))
 	for _, e := range b.pairs {
-		x, y := int32(e>>(btLenShift+btIdxBits)), int32(e>>btLenShift&(1<<btIdxBits-1))
-		if e == 0 || x < 256 && y < 256 {
+		if e == 0 {
 			continue
 		}
+		x, y := int32(e>>(btLenShift+btIdxBits)), int32(e>>btLenShift&(1<<btIdxBits-1))
 		b.partners[b.start[x]+fill[x]] = uint64(y)<<32 | e&(1<<btLenShift-1)
 		fill[x]++
 	}
@@ -639,7 +638,7 @@ func (b *backtrack) freezePairs() {
 // merges (see backtrack), even where the merges list has it or its bytes
 // are a token.
 func (b *backtrack) pairRank(x, y int32) uint32 {
-	if x|y < 256 && b.bytePair != nil {
+	if x|y < 256 {
 		return b.bytePair[x<<8|y] - 1
 	}
 	key := pairKey(x, y)
@@ -723,7 +722,13 @@ func (b *backtrack) longest(p string, pos int) int32 {
 func (b *backtrack) compatible(x, y int32, limit uint32) bool {
 	nx, ny := &b.tok[x], &b.tok[y]
 	for {
-		if r := b.pairRank(x, y); r < limit {
+		var r uint32
+		if x|y < 256 {
+			r = b.bytePair[x<<8|y] - 1
+		} else {
+			r = b.pairRank(x, y)
+		}
+		if r < limit {
 			return false
 		}
 		rx, ry := nx.rho(), ny.rho()
@@ -750,11 +755,16 @@ func (b *backtrack) compatibleAt(p string, at int, x, y int32) bool {
 	if nx.mono() && ny.mono() {
 		return b.compatible(x, y, noRank)
 	}
-	q := p[at-nx.len() : at+ny.len()]
+	return b.compatibleRef(p[at-nx.len():at+ny.len()], nx.len())
+}
+
+// compatibleRef reports whether merging q, two tokens' bytes of which the
+// first has k, as the reference does gives the two tokens back.
+func (b *backtrack) compatibleRef(q string, k int) bool {
 	var sc refScratch
 	m := b.refMerger(q, &sc)
 	parts, _ := refMerge(&m, len(q), 1, sc.start[:len(q)+1], sc.rank[:len(q)])
-	return parts == 2 && int(sc.start[1]) == nx.len()
+	return parts == 2 && int(sc.start[1]) == k
 }
 
 // btScratch holds the buffers of one backtracking run; pooled.
@@ -785,10 +795,10 @@ func (b *backtrack) encode(p string, sc *btScratch) []int32 {
 			last = toks[len(toks)-1]
 		}
 		for {
-			end := pos + b.tok[tok].len()
+			end := uint(pos + b.tok[tok].len())
 			if dead[end/64]&(1<<(end%64)) == 0 && (last < 0 || b.compatibleAt(p, pos, last, tok)) {
 				toks = append(toks, tok)
-				pos = end
+				pos = int(end)
 				if pos < n {
 					tok = b.longest(p, pos)
 				}
@@ -803,7 +813,7 @@ func (b *backtrack) encode(p string, sc *btScratch) []int32 {
 				sc.toks = toks
 				return nil
 			}
-			dead[pos/64] |= 1 << (pos % 64)
+			dead[uint(pos)/64] |= 1 << (uint(pos) % 64)
 			toks = toks[:len(toks)-1]
 			pos -= b.tok[last].len()
 			tok = last

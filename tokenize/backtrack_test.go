@@ -1,9 +1,14 @@
 package tokenize
 
 import (
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -67,11 +72,14 @@ func (c btVocab) ref(p string) []int {
 // btSynthetic returns two small vocabularies whose trees are not all
 // monotone, as Llama-3's: "abc" is merged from "a" and "bc" at a rank
 // below the one that makes "bc". One has tiktoken ranks, the other
-// tokenizer.json merges.
+// tokenizer.json merges. Two traps: the walk of compatible would take
+// "x", "abc" for compatible, but "xa" merges first and gives "xa", "bc";
+// and "yabc" looks made of "ya" and "bc" until the pair "a", "bc" of the
+// token "abc" (which the build meets only later) is known.
 func btSynthetic(t testing.TB) []btVocab {
 	t.Helper()
 	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
-	extra := []string{"abc", "bc", "ab", "abcabc", "ca", "cab", "aa", "aaaa", "abcab"}
+	extra := []string{"abc", "xa", "bc", "ab", "abcabc", "ca", "cab", "aa", "aaaa", "abcab", "ya", "yabc"}
 	rows := allBytes()
 	for i, s := range extra {
 		rows = append(rows, b64(s)+" "+strconv.Itoa(256+i))
@@ -82,7 +90,7 @@ func btSynthetic(t testing.TB) []btVocab {
 		t.Fatal(err)
 	}
 	// The same tokens with these merges, in this order.
-	merges := []string{"a bc", "b c", "a b", "abc abc", "c a", "c ab", "a a", "aa aa", "abc ab"}
+	merges := []string{"a bc", "x a", "b c", "a b", "abc abc", "c a", "c ab", "a a", "aa aa", "abc ab", "y a", "ya bc", "y abc"}
 	var vb, mb strings.Builder
 	vb.WriteString("{")
 	for b := range 256 {
@@ -143,69 +151,168 @@ func btVocabs(t *testing.T, f func(t *testing.T, c btVocab)) {
 // merging where it can, so this is the check that it may.
 func TestBacktrackTables(t *testing.T) {
 	btVocabs(t, func(t *testing.T, c btVocab) {
-		b := c.tables(t)
-		if b == nil {
-			t.Fatal("no tables")
-		}
-		var sc refScratch
-		tokBytes, index := c.bytesOf(b)
 		step := int32(1)
 		if testing.Short() {
 			step = 7 // a sample: under -race the whole takes minutes
 		}
-		reachable, notMono := 0, 0
-		for ti := int32(0); ti < int32(len(b.tok)); ti += step {
-			nd := &b.tok[ti]
-			id := int32(b.id[ti])
-			s := tokBytes[ti]
-			// Reachable: the reference's own linear scan gives the token.
-			got := c.ref(s)
-			one := len(got) == 1 && got[0] == int(id)
-			if one != (nd.len() > 0) {
-				t.Fatalf("token %d %q: reachable %v, tables say length %d", id, s, one, nd.len())
-			}
-			if !one {
-				continue
-			}
-			reachable++
-			if len(s) == 1 {
-				if nd.rho() != -1 || nd.left != -1 || nd.right != -1 || !nd.mono() {
-					t.Fatalf("byte token %d: %+v", id, *nd)
-				}
-				continue
-			}
-			m := b.refMerger(s, &sc)
-			k, r := refMerge(&m, len(s), 2, sc.start[:len(s)+1], sc.rank[:len(s)])
-			mid := sc.start[1]
-			if k != 2 || uint32(nd.rho()) != r || tokBytes[nd.left] != s[:mid] || tokBytes[nd.right] != s[mid:] {
-				t.Fatalf("token %d %q: split %q+%q at rank %d, want %q+%q at rank %d", id, s, tokBytes[nd.left], tokBytes[nd.right], nd.rho(), s[:mid], s[mid:], r)
-			}
-			l, rt := &b.tok[nd.left], &b.tok[nd.right]
-			mono := l.mono() && rt.mono() && l.rho() < nd.rho() && rt.rho() < nd.rho()
-			if nd.mono() != mono {
-				t.Fatalf("token %d %q: monotone %v, want %v", id, s, nd.mono(), mono)
-			}
-			if !mono {
-				notMono++
-			}
-			// The longest reachable proper prefix.
-			want := int32(-1)
-			for j := len(s) - 1; j > 0 && want < 0; j-- {
-				if r := c.v.lookup(s[:j]); r != noRank {
-					if x, ok := index[r]; ok && b.tok[x].len() > 0 {
-						want = x
-					}
-				}
-			}
-			if nd.nextPrefix != want {
-				t.Fatalf("token %d %q: next prefix %d, want %d", id, s, nd.nextPrefix, want)
-			}
-		}
-		t.Logf("%d tokens, %d reachable, %d not monotone", len(b.tok), reachable, notMono)
+		reachable, notMono := checkTables(t, c, step)
+		t.Logf("%d reachable tokens checked, %d not monotone", reachable, notMono)
 		if strings.HasPrefix(c.name, "synthetic") && notMono == 0 && step == 1 {
 			t.Error("the synthetic vocabulary should have tokens that are not monotone")
 		}
 	})
+}
+
+// checkTables checks every step-th token of c's tables against the
+// reference merge (see TestBacktrackTables) and returns how many
+// reachable tokens it checked and how many of them are not monotone.
+func checkTables(t *testing.T, c btVocab, step int32) (reachable, notMono int) {
+	t.Helper()
+	b := c.tables(t)
+	if b == nil {
+		t.Fatal("no tables")
+	}
+	var sc refScratch
+	tokBytes, index := c.bytesOf(b)
+	for ti := int32(0); ti < int32(len(b.tok)); ti += step {
+		nd := &b.tok[ti]
+		id := int32(b.id[ti])
+		s := tokBytes[ti]
+		// Reachable: the reference's own linear scan gives the token.
+		got := c.ref(s)
+		one := len(got) == 1 && got[0] == int(id)
+		if one != (nd.len() > 0) {
+			t.Fatalf("token %d %q: reachable %v, tables say length %d", id, s, one, nd.len())
+		}
+		if !one {
+			continue
+		}
+		reachable++
+		if len(s) == 1 {
+			if nd.rho() != -1 || nd.left != -1 || nd.right != -1 || !nd.mono() {
+				t.Fatalf("byte token %d: %+v", id, *nd)
+			}
+			continue
+		}
+		m := b.refMerger(s, &sc)
+		k, r := refMerge(&m, len(s), 2, sc.start[:len(s)+1], sc.rank[:len(s)])
+		mid := sc.start[1]
+		if k != 2 || uint32(nd.rho()) != r || tokBytes[nd.left] != s[:mid] || tokBytes[nd.right] != s[mid:] {
+			t.Fatalf("token %d %q: split %q+%q at rank %d, want %q+%q at rank %d", id, s, tokBytes[nd.left], tokBytes[nd.right], nd.rho(), s[:mid], s[mid:], r)
+		}
+		l, rt := &b.tok[nd.left], &b.tok[nd.right]
+		mono := l.mono() && rt.mono() && l.rho() < nd.rho() && rt.rho() < nd.rho()
+		if nd.mono() != mono {
+			t.Fatalf("token %d %q: monotone %v, want %v", id, s, nd.mono(), mono)
+		}
+		if !mono {
+			notMono++
+		}
+		// The longest reachable proper prefix.
+		want := int32(-1)
+		for j := len(s) - 1; j > 0 && want < 0; j-- {
+			if r := c.v.lookup(s[:j]); r != noRank {
+				if x, ok := index[r]; ok && b.tok[x].len() > 0 {
+					want = x
+				}
+			}
+		}
+		if nd.nextPrefix != want {
+			t.Fatalf("token %d %q: next prefix %d, want %d", id, s, nd.nextPrefix, want)
+		}
+	}
+	return reachable, notMono
+}
+
+// randomVocab returns a small vocabulary over the bytes of alpha: tokens
+// made by merging two earlier ones, at random, with ranks (tiktoken) or a
+// merges list order (tokenizer.json) shuffled, so that many merges come
+// before the merges of their parts and the split trees are far from
+// monotone.
+func randomVocab(t testing.TB, rng *rand.Rand, alpha string, tiktoken bool) btVocab {
+	t.Helper()
+	toks := strings.Split(alpha, "")
+	seen := map[string]bool{}
+	type merge struct{ a, b string }
+	var merges []merge
+	for n := 10 + rng.IntN(30); len(merges) < n; {
+		a, b := toks[rng.IntN(len(toks))], toks[rng.IntN(len(toks))]
+		if len(a)+len(b) > 8 || seen[a+b] {
+			continue
+		}
+		seen[a+b] = true
+		toks = append(toks, a+b)
+		merges = append(merges, merge{a, b})
+	}
+	for i := range merges {
+		if rng.IntN(3) == 0 {
+			j := rng.IntN(len(merges))
+			merges[i], merges[j] = merges[j], merges[i]
+		}
+	}
+	if tiktoken {
+		rows := allBytes()
+		for i, m := range merges {
+			rows = append(rows, base64.StdEncoding.EncodeToString([]byte(m.a+m.b))+" "+strconv.Itoa(256+i))
+		}
+		text := strings.Join(rows, "\n")
+		v, err := parseVocab("random.tiktoken", strings.NewReader(text), len(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return btVocab{"random-tiktoken", v, nil}
+	}
+	var vb, mb strings.Builder
+	vb.WriteString("{")
+	for b := range 256 {
+		fmt.Fprintf(&vb, "%q: %d,", string(byteLevelChar[b]), b)
+	}
+	for i, m := range merges {
+		if i > 0 {
+			vb.WriteString(",")
+			mb.WriteString(",")
+		}
+		fmt.Fprintf(&vb, "%q: %d", m.a+m.b, 256+i)
+		fmt.Fprintf(&mb, "%q", m.a+" "+m.b)
+	}
+	vb.WriteString("}")
+	m, err := buildHFModel([]byte(vb.String()), []byte("["+mb.String()+"]"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return btVocab{"random-merges", m.tok, m}
+}
+
+// TestBacktrackRandomVocabularies checks the tables and the ids of many
+// small random vocabularies whose trees are not monotone: it fails within
+// a few vocabularies if compatibleAt walks the split trees of tokens that
+// are not monotone instead of merging their bytes, or if the build keeps
+// splits found by the walk above the first token that is not.
+func TestBacktrackRandomVocabularies(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	vocabs := 400
+	if testing.Short() {
+		vocabs = 60
+	}
+	notMono := 0
+	for k := range vocabs {
+		c := randomVocab(t, rng, "abcd", k%2 == 0)
+		_, nm := checkTables(t, c, 1)
+		notMono += nm
+		b := c.tables(t)
+		for range 20 {
+			var sb strings.Builder
+			for n := 2 + rng.IntN(200); sb.Len() < n; {
+				sb.WriteByte("abcd"[rng.IntN(4)])
+			}
+			p := sb.String()
+			want := c.ref(p)
+			if got, _, ok := b.run(p, nil, true); !ok || !slices.Equal(got, want) {
+				t.Fatalf("%s %d %q: backtracking %v, reference %v", c.name, k, p, got, want)
+			}
+		}
+	}
+	t.Logf("%d vocabularies, %d tokens not monotone", vocabs, notMono)
 }
 
 // btInputs returns adversarial pieces for vocabulary c: runs of one unit,
@@ -229,7 +336,7 @@ func btInputs(c btVocab, short bool) []string {
 	pick := func(s ...string) func() string { return func() string { return s[rng.IntN(len(s))] } }
 	var out []string
 	for _, n := range sizes {
-		for _, unit := range []string{"a", "ab", "abc", " ", "\n", "\t", " \n", "\r\n", "-", "=", "0", "00", ".", "我", "🎉", " a", "é", "\x00", "\xff", "bc", "cab"} {
+		for _, unit := range []string{"a", "ab", "abc", " ", "\n", "\t", " \n", "\r\n", "-", "=", "0", "00", ".", "我", "🎉", " a", "é", "\x00", "\xff", "bc", "cab", "xabc", "yabc", "xyabc"} {
 			out = append(out, strings.Repeat(unit, n/len(unit)))
 		}
 		out = append(out,
@@ -238,6 +345,7 @@ func btInputs(c btVocab, short bool) []string {
 			random(n, func() string { return string(rune('a' + rng.IntN(26))) }),
 			random(n, pick("a", "b", "c")),
 			random(n, pick("a", "b", "c", "ab", "bc", "abc")),
+			random(n, pick("a", "b", "c", "x", "y")),
 			random(n, pick(" ", " ", "\t", "\n", "\r\n", "\u3000", "\u00a0")),
 			random(n, func() string { return string(rune(0x4e00 + rng.IntN(2000))) }),
 			random(n, pick("🎉", "👍🏽", "é", "\u0301", "ก\u0e31")),
@@ -291,6 +399,72 @@ func TestBacktrackMatchesReference(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestLongPiecesOracle checks Encode and Count on long one-piece inputs
+// (testdata/long_golden.jsonl, from testdata/hf/gen_long.mjs) against the
+// references themselves: npm tiktoken for o200k_base and cl100k_base, npm
+// tokenizers for the tokenizer.json models (skipped, saying why, when
+// those files cannot be installed). The file holds each sequence's length
+// and SHA-256, not the ids.
+func TestLongPiecesOracle(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "long_golden.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type digest struct {
+		N      int    `json:"n"`
+		SHA256 string `json:"sha256"`
+	}
+	var rows []map[string]json.RawMessage
+	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+		var row map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, row)
+	}
+	check := func(t *testing.T, key string, c Counter, encode func(string) []int) {
+		long := 0
+		for _, row := range rows {
+			var name, b64 string
+			var want digest
+			if json.Unmarshal(row["name"], &name) != nil || json.Unmarshal(row["text"], &b64) != nil || json.Unmarshal(row[key], &want) != nil {
+				t.Fatalf("long_golden.jsonl: a row without name, text or %s", key)
+			}
+			text, err := base64.StdEncoding.DecodeString(b64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids := encode(string(text))
+			strs := make([]string, len(ids))
+			for i, id := range ids {
+				strs[i] = strconv.Itoa(id)
+			}
+			sum := sha256.Sum256([]byte(strings.Join(strs, ",")))
+			if n := c.Count(string(text)); n != want.N || len(ids) != want.N || hex.EncodeToString(sum[:]) != want.SHA256 {
+				t.Errorf("%s %s: Count %d, %d ids, want %d and the reference's ids", key, name, n, len(ids), want.N)
+			}
+			long++
+		}
+		t.Logf("%s: %d long inputs equal to the reference", key, long)
+	}
+	encs, models := []string{O200kBase, CL100kBase}, hfModelOrder
+	if testing.Short() { // as btVocabs
+		encs, models = encs[:1], []string{"llama3"}
+	}
+	for _, name := range encs {
+		t.Run(name, func(t *testing.T) {
+			enc := mustEncoding(t, name)
+			check(t, name, enc, enc.Encode)
+		})
+	}
+	for _, key := range models {
+		t.Run(key, func(t *testing.T) {
+			tk := hfTokenizer(t, key)
+			check(t, key, tk, tk.Encode)
+		})
+	}
 }
 
 // TestBacktrackNotForSharedRanks: a tiktoken file in which two tokens
@@ -355,9 +529,10 @@ func TestBacktrackConcurrent(t *testing.T) {
 
 // FuzzBacktrack compares the backtracking encoder with the reference's
 // linear merge on any bytes taken as one piece, for o200k_base,
-// cl100k_base and the synthetic vocabularies that are not monotone.
+// cl100k_base, the synthetic vocabularies and two random ones over "abcd"
+// (none of the last four monotone).
 func FuzzBacktrack(f *testing.F) {
-	for _, s := range []string{"abcabcabc", "aaaaaaaaaaaa", "  \n\n\t  ", "我需要为生成一张发票", "\xff\xfe\x00abc", "cabcabcab", strings.Repeat("ab", 300)} {
+	for _, s := range []string{"abcabcabc", "xabcxabc", "yabcyabc", "dadcdabcdbbcadd", "aaaaaaaaaaaa", "  \n\n\t  ", "我需要为生成一张发票", "\xff\xfe\x00abc", "cabcabcab", strings.Repeat("ab", 300)} {
 		f.Add(s)
 	}
 	var vocabs []btVocab
@@ -365,6 +540,8 @@ func FuzzBacktrack(f *testing.F) {
 		vocabs = append(vocabs, btVocab{name, mustEncoding(f, name).v, nil})
 	}
 	vocabs = append(vocabs, btSynthetic(f)...)
+	rng := rand.New(rand.NewPCG(5, 5))
+	vocabs = append(vocabs, randomVocab(f, rng, "abcd", true), randomVocab(f, rng, "abcd", false))
 	f.Fuzz(func(t *testing.T, s string) {
 		if len(s) == 0 || len(s) > 3000 {
 			t.Skip()

@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -498,32 +497,21 @@ func TestBacktrackConcurrent(t *testing.T) {
 		for i, p := range inputs {
 			want[i] = c.ref(p)
 		}
-		var wg sync.WaitGroup
-		errs := make(chan string, 4)
-		for g := range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for k := range inputs {
-					i := (k + g*7) % len(inputs)
-					var got []int
-					if c.m == nil {
-						got, _ = c.v.mergeLarge(inputs[i], nil, true)
-					} else {
-						got, _ = c.m.merge(inputs[i], nil, true)
-					}
-					if !slices.Equal(got, want[i]) {
-						errs <- fmt.Sprintf("%s input %d: differs from the reference at token %d", c.name, i, firstDiff(got, want[i]))
-						return
-					}
+		concurrently(t, func(g int) string {
+			for k := range inputs {
+				i := (k + g*7) % len(inputs)
+				var got []int
+				if c.m == nil {
+					got, _ = c.v.mergeLarge(inputs[i], nil, true)
+				} else {
+					got, _ = c.m.merge(inputs[i], nil, true)
 				}
-			}()
-		}
-		wg.Wait()
-		close(errs)
-		for e := range errs {
-			t.Error(e)
-		}
+				if !slices.Equal(got, want[i]) {
+					return fmt.Sprintf("%s input %d: differs from the reference at token %d", c.name, i, firstDiff(got, want[i]))
+				}
+			}
+			return ""
+		})
 	}
 }
 

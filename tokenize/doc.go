@@ -78,7 +78,7 @@
 // ranks and exact for every vocabulary (where its fast compatibility test
 // does not apply to a token, it merges that pair as the reference does).
 // Its tables (about 10 MB for a 200k-token vocabulary) are built on the
-// first such piece, once per process, in 50-150 ms. Pieces of 97 bytes to
+// first such piece, once per process, in 0.05-0.3 s. Pieces of 97 bytes to
 // 1 KiB, and every long piece of a tiktoken file in which two tokens
 // share a rank, are merged through per-rank FIFO buckets
 // (mergequeue.go) instead of the reference's quadratic scan. So no input

@@ -786,6 +786,12 @@ func (b *backtrack) encode(p string, sc *btScratch) []int32 {
 	}
 	dead := sc.dead[:words]
 	clear(dead)
+	// A token holds at least one byte: n int32s are enough, allocated once
+	// (growing by append would copy a 50 MB piece's stack several times
+	// over, and hold two copies at the peak).
+	if cap(sc.toks) < n {
+		sc.toks = make([]int32, 0, n)
+	}
 	toks := sc.toks[:0]
 	pos := 0
 	tok := b.longest(p, 0)

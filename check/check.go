@@ -29,13 +29,20 @@ const ignoredPrefix = "processing"
 // MaxDecrease how far it may fall (both are non-negative magnitudes); a nil
 // limit means that direction is unbounded. With Relative the limits are
 // fractions of |baseline| (0.02 = 2 %). Exact demands equality and is the only
-// rule that accepts non-numeric values.
+// rule that accepts non-numeric values. Min and Max bound the run's value
+// itself, whatever the baseline's (a floor under a retention rate, say).
+// An Optional rule's change limits are skipped when the baseline has no
+// number at its path (an older baseline, or a rate that was null there);
+// Min and Max still apply.
 type Rule struct {
 	Path        string   `yaml:"path"`
 	MaxIncrease *float64 `yaml:"max_increase"`
 	MaxDecrease *float64 `yaml:"max_decrease"`
 	Relative    bool     `yaml:"relative"`
 	Exact       bool     `yaml:"exact"`
+	Min         *float64 `yaml:"min"`
+	Max         *float64 `yaml:"max"`
+	Optional    bool     `yaml:"optional"`
 }
 
 // Rules is a gate: the rules to apply and whether a setup mismatch is
@@ -57,10 +64,12 @@ func (r Rules) Validate() error {
 			return fmt.Errorf("check: rule %d: empty path", n)
 		case ru.Path == ignoredPrefix || strings.HasPrefix(ru.Path, ignoredPrefix+"."):
 			return fmt.Errorf("check: rule %d (%s): processing.* varies between identical runs and cannot be gated", n, ru.Path)
-		case ru.Exact && (ru.MaxIncrease != nil || ru.MaxDecrease != nil || ru.Relative):
-			return fmt.Errorf("check: rule %d (%s): exact cannot be combined with max_increase, max_decrease or relative", n, ru.Path)
-		case !ru.Exact && ru.MaxIncrease == nil && ru.MaxDecrease == nil:
-			return fmt.Errorf("check: rule %d (%s): needs max_increase, max_decrease or exact", n, ru.Path)
+		case ru.Exact && (ru.MaxIncrease != nil || ru.MaxDecrease != nil || ru.Relative || ru.Min != nil || ru.Max != nil):
+			return fmt.Errorf("check: rule %d (%s): exact cannot be combined with max_increase, max_decrease, relative, min or max", n, ru.Path)
+		case !ru.Exact && ru.MaxIncrease == nil && ru.MaxDecrease == nil && ru.Min == nil && ru.Max == nil:
+			return fmt.Errorf("check: rule %d (%s): needs max_increase, max_decrease, min, max or exact", n, ru.Path)
+		case ru.Min != nil && ru.Max != nil && *ru.Min > *ru.Max:
+			return fmt.Errorf("check: rule %d (%s): min %v is above max %v", n, ru.Path, *ru.Min, *ru.Max)
 		case ru.MaxIncrease != nil && !(*ru.MaxIncrease >= 0) || ru.MaxDecrease != nil && !(*ru.MaxDecrease >= 0):
 			return fmt.Errorf("check: rule %d (%s): limits must be non-negative numbers", n, ru.Path)
 		}
@@ -73,6 +82,26 @@ func (r Rules) Validate() error {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// RetentionRules bounds what summaries keep (the metrics' retention
+// section): each rate may fall by at most maxDrop from the baseline's
+// (skipped when the baseline has no rate: older metrics, or no region
+// summarised), and, when minTools or minPaths is above 0, may not be
+// under it.
+func RetentionRules(maxDrop, minTools, minPaths float64) []Rule {
+	var out []Rule
+	for _, r := range []struct {
+		path string
+		min  float64
+	}{{"retention.tool_names.rate", minTools}, {"retention.paths_commands.rate", minPaths}} {
+		ru := Rule{Path: r.path, MaxDecrease: ptr(maxDrop), Optional: true}
+		if r.min > 0 {
+			ru.Min = ptr(r.min)
+		}
+		out = append(out, ru)
+	}
+	return out
+}
 
 // DefaultRules returns the gate described by the CLI flags
 // --max-ratio-regression and --max-failed-to-fit-increase: the overall
@@ -102,6 +131,7 @@ const (
 	StatusRegressed Status = "REGRESSED"
 	StatusMissing   Status = "MISSING"
 	StatusInvalid   Status = "INVALID"
+	StatusSkipped   Status = "skipped" // an optional rule the baseline has no number for
 )
 
 // Failed reports whether the status fails the gate.
@@ -271,12 +301,28 @@ func evaluate(ru Rule, bdoc, rdoc map[string]any) Row {
 	bv, bok := lookup(bdoc, ru.Path)
 	rv, rok := lookup(rdoc, ru.Path)
 	row := Row{Rule: ru, Baseline: show(bv, bok), Run: show(rv, rok), Limit: limitText(ru), Change: "", Delta: math.NaN()}
+	bf, bnum := number(bv)
+	rf, rnum := number(rv)
+	if needsBase := ru.Exact || ru.MaxIncrease != nil || ru.MaxDecrease != nil; !bnum && (ru.Optional || !needsBase) {
+		// Only the bounds on the run's own value apply.
+		switch {
+		case ru.Min == nil && ru.Max == nil:
+			row.Status = StatusSkipped
+		case !rok:
+			row.Status = StatusMissing
+		case !rnum:
+			row.Status = StatusInvalid
+		case ru.Min != nil && rf < *ru.Min || ru.Max != nil && rf > *ru.Max:
+			row.Status = StatusRegressed
+		default:
+			row.Status = StatusOK
+		}
+		return row
+	}
 	if !bok || !rok {
 		row.Status = StatusMissing
 		return row
 	}
-	bf, bnum := number(bv)
-	rf, rnum := number(rv)
 	if ru.Exact && !(bnum && rnum) {
 		row.Status = StatusOK
 		row.Change = "="
@@ -314,7 +360,8 @@ func evaluate(ru Rule, bdoc, rdoc map[string]any) Row {
 		return amount > *lim*scale+tol
 	}
 	switch {
-	case over(ru.MaxIncrease, d) || over(ru.MaxDecrease, -d):
+	case over(ru.MaxIncrease, d) || over(ru.MaxDecrease, -d),
+		ru.Min != nil && rf < *ru.Min-tol, ru.Max != nil && rf > *ru.Max+tol:
 		row.Status = StatusRegressed
 	case ru.MaxIncrease != nil && ru.MaxDecrease == nil && d < -tol,
 		ru.MaxDecrease != nil && ru.MaxIncrease == nil && d > tol:
@@ -373,6 +420,12 @@ func limitText(ru Rule) string {
 	}
 	if ru.MaxDecrease != nil {
 		parts = append(parts, "≥ -"+unit(*ru.MaxDecrease))
+	}
+	if ru.Min != nil {
+		parts = append(parts, "≥ "+num(*ru.Min))
+	}
+	if ru.Max != nil {
+		parts = append(parts, "≤ "+num(*ru.Max))
 	}
 	return strings.Join(parts, ", ")
 }

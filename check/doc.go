@@ -22,7 +22,11 @@
 // --max-ratio-regression, outcomes.failed_to_fit may rise by at most
 // --max-failed-to-fit-increase, outcomes.records_rejected, outcomes.invalid and
 // summary.trajectories_failed may not rise at all, and outcomes.records_in
-// must be equal. [LoadRules] reads the same thing from a small YAML file:
+// must be equal. [RetentionRules] adds bounds on what summaries keep
+// (retention.tool_names.rate and retention.paths_commands.rate): each may
+// fall by a limit from the baseline's when the baseline has it (Optional),
+// and may not be under a floor (Min) when one is given. [LoadRules] reads
+// the same thing from a small YAML file:
 //
 //	allow_different_setup: false
 //	rules:
@@ -33,6 +37,8 @@
 //	    relative: true
 //	  - path: outcomes.records_in
 //	    exact: true
+//	  - path: retention.paths_commands.rate
+//	    min: 0.9
 //
 // Unknown keys are errors naming the key and its line. Limits are compared
 // with a tolerance of 1e-9 relative to the magnitudes involved, so a ratio

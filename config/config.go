@@ -44,6 +44,7 @@ type Config struct {
 	Processing     Processing     `yaml:"processing" json:"processing"`
 	Metrics        Metrics        `yaml:"metrics" json:"metrics"`
 	Input          Input          `yaml:"input" json:"input"`
+	Redaction      Redaction      `yaml:"redaction" json:"redaction"` // ours
 }
 
 // Tokenizer is the tokenizer section.
@@ -58,6 +59,10 @@ type Tokenizer struct {
 type Compression struct {
 	TargetMaxTokens     int `yaml:"target_max_tokens" json:"target_max_tokens"`
 	SummaryTargetTokens int `yaml:"summary_target_tokens" json:"summary_target_tokens"`
+	// Prepass (ours) digests the compressible middle before any region is
+	// summarised: duplicate tool results, large old tool results, oversized
+	// tool-call arguments (package prepass). Off by default.
+	Prepass bool `yaml:"prepass" json:"prepass"`
 }
 
 // ProtectedTurns is the protected_turns section.
@@ -118,6 +123,15 @@ type Input struct {
 	ContentKey string `yaml:"content_key" json:"content_key"` // … "value"/"content"
 }
 
+// Redaction is ours: secrets (cloud, VCS, chat and LLM provider keys,
+// private key blocks, JWTs, passwords in URLs, secret-named assignments)
+// are replaced with typed markers, "[REDACTED:kind]", in every output
+// record and so in every text sent to a summarization endpoint (package
+// redact). On by default.
+type Redaction struct {
+	Enabled bool `yaml:"enabled" json:"enabled"`
+}
+
 // Default returns the peer's dataclass defaults, except the tokenizer:
 // ours is exact tiktoken o200k_base, offline. The peer's default
 // (moonshotai/Kimi-K2-Thinking, a Hugging Face tokenizer) cannot be loaded
@@ -145,6 +159,7 @@ func Default() Config {
 		},
 		Processing: Processing{MaxConcurrentRequests: 50, SkipUnderTarget: true, SaveOverLimit: true, PerTrajectoryTimeout: 300},
 		Metrics:    Metrics{Enabled: true, PerTrajectory: true, OutputFile: "compression_metrics.json"},
+		Redaction:  Redaction{Enabled: true},
 	}
 }
 
@@ -262,7 +277,7 @@ var sections = map[string]string{
 	"config.Config": "", "config.Tokenizer": "tokenizer.", "config.Compression": "compression.",
 	"config.ProtectedTurns": "protected_turns.", "config.Summarization": "summarization.",
 	"config.Output": "output.", "config.Processing": "processing.", "config.Metrics": "metrics.",
-	"config.Input": "input.",
+	"config.Input": "input.", "config.Redaction": "redaction.",
 }
 
 var notFound = regexp.MustCompile(`field (\S+) not found in type (\S+)`)

@@ -58,6 +58,23 @@ func TestPartialOverride(t *testing.T) {
 	}
 }
 
+func TestPrepassAndRedaction(t *testing.T) {
+	d := Default()
+	if d.Compression.Prepass || !d.Redaction.Enabled {
+		t.Fatalf("defaults: prepass %v, redaction %v; want off and on", d.Compression.Prepass, d.Redaction.Enabled)
+	}
+	c, err := Parse([]byte("compression:\n  prepass: true\nredaction:\n  enabled: false\n"), "x.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Compression.Prepass || c.Redaction.Enabled {
+		t.Errorf("got prepass %v, redaction %v", c.Compression.Prepass, c.Redaction.Enabled)
+	}
+	if _, err := Parse([]byte("redaction:\n  enable: false\n"), "x.yaml"); err == nil || !strings.Contains(err.Error(), "unknown key redaction.enable") {
+		t.Errorf("misspelt key: %v", err)
+	}
+}
+
 func TestErrors(t *testing.T) {
 	cases := []struct{ name, yaml, want string }{
 		{"unknown_key", "compression:\n  target_max_tokens: 10\n  tagret: 3\n", "x.yaml: unmarshal errors:\n  line 3: unknown key compression.tagret"},

@@ -399,8 +399,16 @@ func (r *runner) closeDirect() error {
 // finishMetrics writes the metrics and the report and commits the run.
 func (r *runner) finishMetrics(start time.Time) (*Result, error) {
 	p := r.plan
-	res := &Result{Plan: p, rejects: r.wantRejects}
-	metricsOn := r.cfg.Metrics.Enabled || r.spec.Metrics != ""
+	res := &Result{Plan: p, rejects: r.wantRejects, Import: r.imported}
+	if r.export != nil {
+		st, err := r.writeExport()
+		if err != nil {
+			return nil, err
+		}
+		res.Export = &st
+	}
+	// An export made nothing final: its metrics only if asked for.
+	metricsOn := r.export == nil && r.cfg.Metrics.Enabled || r.spec.Metrics != ""
 	if metricsOn || p.Report != "" {
 		info := r.runInfo(start)
 		var err error

@@ -3,20 +3,29 @@
 // [Result]: it resolves the inputs into files and plans every output path
 // (refusing collisions before anything is read), opens inputs through
 // package format's one factory, builds the token counter, the summarizer
-// and the [pipeline.Compressor] from the config, samples, runs each file
-// through [pipeline.Run], writes rejects and outcome lines, fingerprints
-// config and inputs, writes the metrics (and, asked, their HTML report,
-// package report), and puts the outputs in place
-// together only when the whole run succeeded, through one
-// internal/commit transaction that also locks the output set against a
-// second run. It reports progress as
-// events to a [Progress] and leaves presentation (the bar, the summary on
-// stderr, exit codes) to its caller.
+// and the [pipeline.Compressor] from the config, and samples.
+//
+// A run is a set of tasks (package task: files, JSONL byte ranges, runs of
+// row groups or record batches). Each task runs through [pipeline.Run]
+// and commits on its own in the run directory beside the output (see
+// rundir.go): its records, rejects and outcome lines in segments, then a
+// marker with its exact metrics state. When every task is done the outputs
+// are put together from the segments — the same names and bytes one pass
+// writes — with the merged metrics (and, asked, their HTML report,
+// package report), and put in place together by one internal/commit
+// transaction that also removes the run directory and locks the output
+// set against a second run. A run that fails or is killed keeps its
+// finished tasks, and the same run goes on from them; a shard
+// (Spec.Shard) runs its share of the tasks under a shared lock and leaves
+// the rest to [Merge]. It reports progress as events to a [Progress] and
+// leaves presentation (the bar, the summary on stderr, exit codes) to its
+// caller.
 //
 // Errors: a [UsageError] is a mistake in the spec or config (the CLI's
-// exit 2); any other error failed the run (nothing was put in place); a
-// Result with Partial set is a finished run with rejected or unsummarised
-// records. The package starts no goroutine: concurrency is pipeline's.
+// exit 2); any other error failed the run (nothing was put in place; a
+// [KeptError] says which tasks are kept); a Result with Partial set is a
+// finished run with rejected or unsummarised records. The package starts
+// no goroutine: concurrency is pipeline's.
 package job
 
 import (
@@ -38,6 +47,8 @@ import (
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/pipeline"
+	"github.com/trajcompress/trajcompress/prepass"
+	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/report"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
@@ -77,7 +88,8 @@ type Spec struct {
 	// Stdin is what an Input of "-" reads; nil means os.Stdin.
 	Stdin io.Reader
 	// Notes receives one line for each setting the run adjusts (a worker
-	// count above the cores, capped); nil discards them.
+	// count above the cores, capped) and for each batch file imported; nil
+	// discards them.
 	Notes io.Writer
 	// GroupBy names the top-level record field the metrics' per-source
 	// breakdown groups by; "" groups by input file.
@@ -95,6 +107,12 @@ type Spec struct {
 	// Overwrite discards an unfinished run instead of refusing one that
 	// differs.
 	Resume, Overwrite bool
+	// BatchExport, when set, makes the run write its LLM summary requests
+	// to this path as an OpenAI Batch input file instead of sending them,
+	// and nothing else (batch.go); BatchImport are Batch output or error
+	// files read into the summary cache before the run.
+	BatchExport string
+	BatchImport []string
 }
 
 // Sample is a reproducible sample: Percent (0 < p <= 100) of each file's
@@ -119,7 +137,11 @@ type Result struct {
 	// still to do (by any shard) before Merge.
 	Shard          task.Shard
 	Tasks, Missing int
-	rejects        bool // a rejects file was written
+	// Export and Import say what --batch-export wrote and --batch-import
+	// read (nil when not asked).
+	Export  *llm.ExportStats
+	Import  *llm.ImportStats
+	rejects bool // a rejects file was written
 }
 
 // WriteHuman writes the run's summary for a person: the outcome table,
@@ -188,11 +210,26 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	comp, client, err := compressor(cfg, counter, spec.DryRun, spec.GroupBy)
+	if err := checkBatch(spec, plan); err != nil {
+		return nil, err
+	}
+	imported, err := importBatches(spec, counter)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, progress: spec.Progress}
+	var export *llm.Exporter
+	if spec.BatchExport != "" {
+		spec.DryRun = true // nothing but the requests is written
+		if export, err = newExporter(cfg, counter); err != nil {
+			return nil, err
+		}
+	}
+	comp, client, err := compressor(cfg, counter, spec.DryRun, spec.GroupBy, export)
+	if err != nil {
+		return nil, err
+	}
+	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, export: export, imported: imported,
+		progress: spec.Progress}
 	if r.progress == nil {
 		r.progress = noProgress{}
 	}
@@ -227,13 +264,16 @@ func BudgetOf(cfg config.Config) snap.Budget {
 }
 
 // compressor builds the record path of a config: the summarizer (the LLM
-// client, its estimator in a dry run, or the deterministic one) and the
-// Compressor. client is nil unless the LLM client is in use.
-func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupBy string) (*pipeline.Compressor, *llm.Client, error) {
+// client, its estimator in a dry run, the batch exporter when given, or
+// the deterministic one) and the Compressor. client is nil unless the LLM
+// client is in use.
+func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupBy string, export *llm.Exporter) (*pipeline.Compressor, *llm.Client, error) {
 	var summ summary.Summarizer
 	var client *llm.Client
 	var err error
-	if cfg.Summarization.Method == "llm" {
+	if export != nil {
+		summ = export
+	} else if cfg.Summarization.Method == "llm" {
 		if summ, client, err = newLLM(cfg, counter, dryRun); err != nil {
 			return nil, nil, err
 		}
@@ -258,6 +298,12 @@ func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	if cfg.Summarization.OnFailure == "fallback" {
 		opts.Fallback = summary.Deterministic{Counter: counter}
 	}
+	if cfg.Redaction.Enabled {
+		opts.Redactor = redact.Default()
+	}
+	if cfg.Compression.Prepass {
+		opts.Prepass = &prepass.Config{}
+	}
 	comp, err := pipeline.NewCompressor(opts)
 	if err != nil {
 		return nil, nil, UsageError{err}
@@ -281,7 +327,9 @@ type runner struct {
 	plan     Plan
 	comp     *pipeline.Compressor
 	counter  *tokenize.MemoCounter
-	client   *llm.Client // nil unless the LLM summarizer is in use
+	client   *llm.Client   // nil unless the LLM summarizer is in use
+	export   *llm.Exporter // --batch-export
+	imported *llm.ImportStats
 	progress Progress
 	workers  int // CPU workers: the setting, capped at the cores
 	shard    task.Shard
@@ -295,10 +343,11 @@ type runner struct {
 	committed map[string]int64
 	segs      map[string]*segFile
 
-	anchor  string         // the output set's anchor (Plan.anchor, or in scratch)
-	scratch string         // a private directory to remove at the end, or ""
-	tx      *commit.Tx     // the run's commit (one process for every task, merge)
-	shared  *commit.Shared // a shard's share of the output set's lock
+	anchor    string         // the output set's anchor (Plan.anchor, or in scratch), locked
+	runAnchor string         // where the run directory is named after: anchor, or in scratch
+	scratch   string         // a private directory to remove at the end, or ""
+	tx        *commit.Tx     // the run's commit (one process for every task, merge)
+	shared    *commit.Shared // a shard's share of the output set's lock
 
 	wantRejects                   bool          // a rejects file is written
 	directRejects, directOutcomes *jsonl.Writer // side files written in place (devices, FIFOs, -)
@@ -336,17 +385,15 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 			r.removeMadeDirs()
 		}
 	}()
-	if p.Dir != "" && !r.spec.DryRun {
-		if err := r.mkdirs(p.Dir); err != nil {
-			return nil, err
-		}
-	}
 	r.shard = r.spec.Shard
 	if r.shard.Count < 1 {
 		r.shard = task.Single
 	}
 	if r.shard.Count > 1 && p.Files[0].In == format.Stdin {
 		return nil, usagef("--input -: standard input cannot be sharded (each shard reads its own share of the files)")
+	}
+	if r.shard.Count > 1 && r.export != nil {
+		return nil, usagef("--batch-export gathers the requests of the whole run in one process: it cannot be sharded")
 	}
 	if r.layouts, r.tasks, err = listing(p, r.spec.Sample != nil, r.spec.TaskSize); err != nil {
 		return nil, err
@@ -444,15 +491,23 @@ func (r *runner) dropEmptyRun() (kept int) {
 func (r *runner) begin() (err error) {
 	p, dry := r.plan, r.spec.DryRun
 	anchor := p.anchor(dry)
-	if commit.IsDirect(anchor) {
-		// A dry run whose metrics go to a device, a FIFO or -: there is no
-		// output set to lock, and its tasks are kept in a private
-		// directory for the time of the run (it cannot be resumed).
+	if r.export != nil {
+		anchor = filepath.Clean(r.spec.BatchExport)
+	}
+	r.runAnchor = anchor
+	if commit.IsDirect(anchor) || r.export != nil {
+		// A dry run whose metrics go to a device, a FIFO or -, and a batch
+		// export (whose requests are gathered in memory): their tasks are
+		// kept in a private directory for the time of the run, which
+		// cannot be resumed. An export still locks its file.
 		tmp, err := os.MkdirTemp("", "trajcompress-run-")
 		if err != nil {
 			return err
 		}
-		r.scratch, anchor = tmp, filepath.Join(tmp, "run")
+		r.scratch, r.runAnchor = tmp, filepath.Join(tmp, "run")
+		if commit.IsDirect(anchor) {
+			anchor = r.runAnchor
+		}
 	}
 	r.anchor = anchor
 	if err := r.mkdirs(filepath.Dir(anchor)); err != nil {
@@ -496,7 +551,7 @@ func (r *runner) openRun() error {
 	if err != nil {
 		return err
 	}
-	if r.dir, err = openRunDir(r.anchor, want, r.spec.Resume, r.spec.Overwrite, r.note); err != nil {
+	if r.dir, err = openRunDir(r.runAnchor, want, r.spec.Resume, r.spec.Overwrite, r.note); err != nil {
 		return err
 	}
 	r.markers = make([]*marker, len(r.tasks))
@@ -691,6 +746,8 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 		InputFingerprint: r.inputFP,
 		DryRun:           r.spec.DryRun,
 		GroupBy:          r.spec.GroupBy,
+		Prepass:          r.cfg.Compression.Prepass,
+		Redaction:        r.cfg.Redaction.Enabled,
 	}
 	if ti := r.dir.man.Tokenizer; ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash

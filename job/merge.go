@@ -46,7 +46,10 @@ func Merge(spec MergeSpec) (*Result, error) {
 		if _, err := commit.Recover(anchor); err != nil { // a merge killed half-way
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: %s holds no unfinished run (looked for %s; merged already?)", ErrNothingToMerge, spec.Output, dir)
+		if _, err := os.Stat(anchor); err != nil {
+			return nil, usagef("%s: no run of this output to merge (looked for %s): have the shards started, and were they given this --output?", spec.Output, dir)
+		}
+		return nil, fmt.Errorf("%w: %s holds no unfinished run (looked for %s): merged already", ErrNothingToMerge, spec.Output, dir)
 	}
 	tx, err := commit.Begin(anchor, commit.Options{Wait: spec.Wait, Fault: commitFault})
 	if err != nil {

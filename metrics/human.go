@@ -44,4 +44,5 @@ func (s *Summary) Human(w io.Writer) {
 	fmt.Fprintf(w, "tokens:  %d before, %d after, %d saved (ratio %s)\n",
 		c.tokensBefore, c.tokensAfter, c.tokensBefore-c.tokensAfter,
 		Round(float64(c.tokensAfter)/float64(max(c.tokensBefore, 1)), 4))
+	s.q.human(w)
 }

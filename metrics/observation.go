@@ -42,8 +42,9 @@ func (o *Observation) Settle(oc outcome.Outcome, tokens, turns int) {
 // (null when none; for invalid records the reject reason), tokens_before,
 // tokens_after, turns_before, turns_after, region ([start, end) in input
 // turn indices, or null), pairing_problems (of the record as written),
-// pairing_problems_before (as read), and utf8_repaired (ill-formed UTF-8
-// sequences replaced) only when there were any. After counts are normalised as in
+// pairing_problems_before (as read), utf8_repaired (ill-formed UTF-8
+// sequences replaced) only when there were any, prepass, redactions and
+// retention (see appendQuality). After counts are normalised as in
 // [Summary.Observe]. Strings are escaped per RFC 8259, invalid UTF-8 becomes
 // U+FFFD.
 func (o Observation) AppendJSON(dst []byte) []byte {
@@ -96,6 +97,7 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 		dst = append(dst, `,"utf8_repaired":`...)
 		dst = strconv.AppendInt(dst, int64(o.UTF8Repaired), 10)
 	}
+	dst = o.appendQuality(dst)
 	return append(dst, '}')
 }
 

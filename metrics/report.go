@@ -44,6 +44,9 @@ type RunInfo struct {
 	// GroupBy is the record field the per-source breakdown groups by
 	// (compress --group-by); "" means by input file.
 	GroupBy string
+	// Prepass and Redaction say whether compression.prepass and
+	// redaction.enabled were on: their report sections are present then.
+	Prepass, Redaction bool
 }
 
 // OutputFile is one file a run wrote, as its metrics vouch for it:
@@ -57,10 +60,11 @@ type OutputFile struct {
 // Report is the aggregate metrics document. Marshalled with encoding/json it
 // has the peer's sections and keys in the peer's order (summary, tokens,
 // turns, averages, summarization, processing; PEER.md §7), then the
-// trajcompress sections outcomes, distributions, groups and run. Build it
-// with [Summary.Report] and write it with [Report.WriteJSON]; it reads back
-// with encoding/json (metrics of older versions lack the histograms and
-// the groups: those fields are then nil).
+// trajcompress sections outcomes, distributions, groups, prepass and
+// redaction (when on), retention and run. Build it with [Summary.Report]
+// and write it with [Report.WriteJSON]; it reads back with encoding/json
+// (metrics of older versions lack the histograms, the groups and the
+// quality sections: those fields are then nil or zero).
 type Report struct {
 	Summary       SummarySection       `json:"summary"`
 	Tokens        TokensSection        `json:"tokens"`
@@ -71,6 +75,9 @@ type Report struct {
 	Outcomes      OutcomesSection      `json:"outcomes"`
 	Distributions DistributionsSection `json:"distributions"`
 	Groups        *GroupsSection       `json:"groups,omitempty"`
+	Prepass       *PrepassSection      `json:"prepass,omitempty"`
+	Redaction     *RedactionSection    `json:"redaction,omitempty"`
+	Retention     RetentionSection     `json:"retention"`
 	Run           RunSection           `json:"run"`
 }
 
@@ -376,6 +383,13 @@ func (s *Summary) Report(info RunInfo) Report {
 	}
 	r.Distributions = DistributionsSection{TokensBefore: QuantilesOf(&s.before), TokensAfter: QuantilesOf(&s.after)}
 	r.Groups = s.groups.Section(info.GroupBy)
+	if info.Prepass {
+		r.Prepass = s.q.prepassSection()
+	}
+	if info.Redaction {
+		r.Redaction = s.q.redactionSection()
+	}
+	r.Retention = s.q.retentionSection()
 	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,
 		TokenizerKind: info.TokenizerKind, TokenizerSplit: info.TokenizerSplit, TokenizerSHA256: info.TokenizerSHA256,
 		Config: info.Config, ConfigFingerprint: info.ConfigFingerprint, InputFingerprint: info.InputFingerprint,

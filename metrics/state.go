@@ -34,11 +34,22 @@ type summaryState struct {
 	CompletionTokens int64                 `json:"completion_tokens"`
 	PairingRecords   int64                 `json:"pairing_records"`
 	Fallbacks        int64                 `json:"fallbacks"`
+	Quality          qualityState          `json:"quality"`
 	UTF8Repaired     int64                 `json:"utf8_repaired,omitempty"`
 	Before           *Hist                 `json:"before"`
 	After            *Hist                 `json:"after"`
 	Groups           map[string]groupState `json:"groups"`
 	Other            *groupState           `json:"other,omitempty"`
+}
+
+// qualityState is the state of the prepass, redaction and retention
+// counters (quality.go).
+type qualityState struct {
+	PrepassRan, PrepassChanged, PrepassFit int64
+	PrepassSaved                           [NumPrepassSteps]int64
+	RedactedRecords                        int64
+	Regions, Tools, ToolsKept, Args, Kept  int64
+	Redactions                             map[string]int64 `json:",omitempty"`
 }
 
 type groupState struct {
@@ -68,6 +79,10 @@ func (s *Summary) MarshalState() ([]byte, error) {
 			st.Reasons[string(r)] = c.reasons[i]
 		}
 	}
+	q := &s.q.qcounters
+	st.Quality = qualityState{PrepassRan: q.prepassRan, PrepassChanged: q.prepassChanged, PrepassFit: q.prepassFit, PrepassSaved: q.prepassSaved,
+		RedactedRecords: q.redactedRecords, Regions: q.regions, Tools: q.tools, ToolsKept: q.toolsKept, Args: q.args, Kept: q.kept,
+		Redactions: s.q.redactions}
 	for name, g := range s.groups.named {
 		st.Groups[name] = groupStateOf(g)
 	}
@@ -108,6 +123,12 @@ func (s *Summary) UnmarshalState(b []byte) error {
 	c.summaryCalls, c.summaryErrors, c.cacheHits = st.SummaryCalls, st.SummaryErrors, st.CacheHits
 	c.promptTokens, c.completionTokens = st.PromptTokens, st.CompletionTokens
 	c.pairingRecords, c.fallbacks, c.utf8Repaired = st.PairingRecords, st.Fallbacks, st.UTF8Repaired
+	qs := st.Quality
+	out.q.qcounters = qcounters{prepassRan: qs.PrepassRan, prepassChanged: qs.PrepassChanged, prepassFit: qs.PrepassFit, prepassSaved: qs.PrepassSaved,
+		redactedRecords: qs.RedactedRecords, regions: qs.Regions, tools: qs.Tools, toolsKept: qs.ToolsKept, args: qs.Args, kept: qs.Kept}
+	if len(qs.Redactions) > 0 {
+		out.q.redactions = qs.Redactions
+	}
 	if st.Before != nil {
 		out.before = *st.Before
 	}

@@ -80,6 +80,8 @@ func TestStateCoversEveryCounter(t *testing.T) {
 	for i := range s.c.reasons {
 		s.c.reasons[i] = int64(100 + i)
 	}
+	fill(reflect.ValueOf(&s.q.qcounters).Elem())
+	s.q.redactions = map[string]int64{"aws_access_key": 3, "jwt": 1}
 	var g GroupCounts
 	fill(reflect.ValueOf(&g).Elem())
 	s.groups.Add("a", &g)
@@ -95,7 +97,7 @@ func TestStateCoversEveryCounter(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !back.Equal(&s) {
-		t.Fatalf("state lost a counter:\nwant %+v\ngot  %+v\n%s", s.c, back.c, b)
+		t.Fatalf("state lost a counter:\nwant %+v %+v\ngot  %+v %+v\n%s", s.c, s.q, back.c, back.q, b)
 	}
 }
 

@@ -59,6 +59,13 @@ type Observation struct {
 	// UTF8Repaired counts the ill-formed UTF-8 sequences of the record as
 	// read that were replaced by U+FFFD (0: the record was valid UTF-8).
 	UTF8Repaired int
+	// Prepass is what the prepass did (quality.go).
+	Prepass Prepass
+	// Redactions counts the secrets replaced in the record, per kind
+	// (package redact's marker kinds); it never holds a value.
+	Redactions map[string]int
+	// Retention is what the summary kept of the region it replaced.
+	Retention Retention
 }
 
 // normalized returns o with the after counts equal to the before counts when
@@ -84,8 +91,9 @@ func (o Observation) normalized() Observation {
 // several with Merge.
 type Summary struct {
 	c             counters
-	before, after Hist   // tokens before and after, non-rejected records
-	groups        Groups // the per-source breakdown
+	q             quality // prepass, redaction, retention (quality.go)
+	before, after Hist    // tokens before and after, non-rejected records
+	groups        Groups  // the per-source breakdown
 }
 
 // counters holds every scalar of a Summary; it is comparable.
@@ -129,6 +137,7 @@ func (s *Summary) Observe(o Observation) {
 	s.c.outcomes[oi]++
 	var g GroupCounts
 	g.Outcomes[oi] = 1
+	s.q.observe(&o) // a rejected line's secrets are redacted too
 	if o.Outcome == outcome.Invalid {
 		if o.Group != "" {
 			s.groups.Add(o.Group, &g)
@@ -194,6 +203,7 @@ func (s *Summary) Merge(o *Summary) {
 	s.c.pairingRecords += o.c.pairingRecords
 	s.c.fallbacks += o.c.fallbacks
 	s.c.utf8Repaired += o.c.utf8Repaired
+	s.q.merge(&o.q)
 	s.before.Merge(&o.before)
 	s.after.Merge(&o.after)
 	s.groups.Merge(&o.groups)
@@ -259,7 +269,7 @@ func (s *Summary) compressed() int64 {
 
 // Equal reports whether s and o hold the same aggregate.
 func (s *Summary) Equal(o *Summary) bool {
-	return s.c == o.c && s.before.equal(&o.before) && s.after.equal(&o.after) && s.groups.equal(&o.groups)
+	return s.c == o.c && s.q.equal(&o.q) && s.before.equal(&o.before) && s.after.equal(&o.after) && s.groups.equal(&o.groups)
 }
 
 // fixed128 is an unsigned 64.64 fixed-point number; sums of them are exact

@@ -46,6 +46,17 @@ func randomObservation(r *rand.Rand, line int64) Observation {
 	case outcome.SummaryFailed:
 		o.SummaryCalls, o.SummaryErrors = 3, 3
 	}
+	if r.IntN(3) == 0 {
+		o.Prepass = Prepass{Ran: true, Fit: r.IntN(2) == 0, Saved: [NumPrepassSteps]int{r.IntN(100), r.IntN(5000), r.IntN(300)}}
+	}
+	if r.IntN(4) == 0 {
+		kinds := []string{"aws_access_token", "jwt", "url_password"}
+		o.Redactions = map[string]int{kinds[r.IntN(3)]: 1 + r.IntN(3), kinds[r.IntN(3)]: 1}
+	}
+	if o.Region != nil {
+		o.Retention = Retention{Tools: r.IntN(5), Args: r.IntN(20)}
+		o.Retention.ToolsKept, o.Retention.ArgsKept = r.IntN(o.Retention.Tools+1), r.IntN(o.Retention.Args+1)
+	}
 	return o
 }
 
@@ -59,7 +70,7 @@ func reportJSON(t *testing.T, s *Summary, info RunInfo) string {
 }
 
 func TestMergeEqualsObservingAll(t *testing.T) {
-	info := RunInfo{Tokenizer: "o200k_base"}
+	info := RunInfo{Tokenizer: "o200k_base", Prepass: true, Redaction: true}
 	for seed := range uint64(25) {
 		r := rand.New(rand.NewPCG(seed, 99))
 		n := r.IntN(400)
@@ -93,6 +104,12 @@ func TestEqualDetectsDifferences(t *testing.T) {
 	b.Observe(Observation{Outcome: outcome.Compressed, TokensBefore: 100, TokensAfter: 51})
 	if a.Equal(&b) {
 		t.Error("summaries with different tokens after compare equal")
+	}
+	var c, d Summary
+	c.Observe(Observation{Outcome: outcome.SkippedUnderTarget, Redactions: map[string]int{"jwt": 1}})
+	d.Observe(Observation{Outcome: outcome.SkippedUnderTarget, Redactions: map[string]int{"jwt": 2}})
+	if c.Equal(&d) {
+		t.Error("summaries with different redaction counts compare equal")
 	}
 }
 
@@ -174,14 +191,16 @@ func goldenSummary() *Summary {
 	var s Summary
 	obs := []Observation{
 		{Source: "runs/a.jsonl", Line: 1, Outcome: outcome.SkippedUnderTarget, TokensBefore: 9000, TurnsBefore: 12},
-		{Source: "runs/a.jsonl", Line: 2, Outcome: outcome.Compressed, TokensBefore: 30000, TokensAfter: 14000, TurnsBefore: 60, TurnsAfter: 21, Region: &[2]int{4, 44}, SummaryCalls: 1, PromptTokens: 16000, CompletionTokens: 700},
+		{Source: "runs/a.jsonl", Line: 2, Outcome: outcome.Compressed, TokensBefore: 30000, TokensAfter: 14000, TurnsBefore: 60, TurnsAfter: 21, Region: &[2]int{4, 44}, SummaryCalls: 1, PromptTokens: 16000, CompletionTokens: 700,
+			Prepass: Prepass{Ran: true, Saved: [NumPrepassSteps]int{120, 3000, 0}}, Retention: Retention{Tools: 4, ToolsKept: 4, Args: 20, ArgsKept: 17}, Redactions: map[string]int{"github_pat": 1}},
 		{Source: "runs/a.jsonl", Line: 3, Outcome: outcome.CompressedOverLimit, TokensBefore: 50000, TokensAfter: 20001, TurnsBefore: 80, TurnsAfter: 9, Region: &[2]int{4, 76}, SummaryCalls: 2, SummaryErrors: 1, CacheHit: true},
 		{Source: "runs/a.jsonl", Line: 4, Outcome: outcome.Uncompressible, Reason: string(outcome.NoMiddle), TokensBefore: 16000, TurnsBefore: 4},
 		{Source: "runs/a.jsonl", Line: 5, Outcome: outcome.Uncompressible, Reason: string(outcome.Collapsed), TokensBefore: 17000, TurnsBefore: 10},
 		{Source: "runs/b.jsonl", Line: 1, Outcome: outcome.Uncompressible, Reason: string(outcome.RegionTooSmall), TokensBefore: 15251, TurnsBefore: 7},
 		{Source: "runs/b.jsonl", Line: 2, Outcome: outcome.SummaryFailed, Reason: "timeout", TokensBefore: 40000, TurnsBefore: 33, SummaryCalls: 3, SummaryErrors: 3},
-		{Source: "runs/b.jsonl", Line: 3, Outcome: outcome.Invalid, RejectReason: "line 3: not a JSON object"},
-		{Source: "runs/b.jsonl", Line: 4, Outcome: outcome.Compressed, TokensBefore: 20000, TokensAfter: 15250, TurnsBefore: 30, TurnsAfter: 25, Region: &[2]int{5, 11}, SummaryCalls: 1},
+		{Source: "runs/b.jsonl", Line: 3, Outcome: outcome.Invalid, RejectReason: "line 3: not a JSON object", Redactions: map[string]int{"url_password": 1}},
+		{Source: "runs/b.jsonl", Line: 4, Outcome: outcome.Compressed, TokensBefore: 20000, TokensAfter: 15250, TurnsBefore: 30, TurnsAfter: 25, Region: &[2]int{5, 11}, SummaryCalls: 1,
+			Prepass: Prepass{Ran: true, Saved: [NumPrepassSteps]int{0, 800, 40}}, Retention: Retention{Tools: 2, ToolsKept: 2, Args: 3, ArgsKept: 2}},
 	}
 	for _, o := range obs {
 		s.Observe(o)
@@ -192,7 +211,7 @@ func goldenSummary() *Summary {
 func TestReportGolden(t *testing.T) {
 	b := snap.DefaultBudget()
 	info := RunInfo{
-		Tokenizer: "o200k_base", TurnOverhead: 3, Budget: &b,
+		Tokenizer: "o200k_base", TurnOverhead: 3, Budget: &b, Prepass: true, Redaction: true,
 		Start: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC),
 		End:   time.Date(2026, 11, 22, 9, 1, 2, 345678912, time.UTC),
 	}
@@ -213,7 +232,7 @@ func TestReportGolden(t *testing.T) {
 		t.Errorf("report differs from %s (go test ./metrics -update to accept):\ngot:\n%s", path, got)
 	}
 	// Key order is part of the contract: the peer's sections first.
-	order := []string{`"summary"`, `"tokens"`, `"turns"`, `"averages"`, `"summarization"`, `"processing"`, `"outcomes"`, `"distributions"`, `"groups"`, `"run"`}
+	order := []string{`"summary"`, `"tokens"`, `"turns"`, `"averages"`, `"summarization"`, `"processing"`, `"outcomes"`, `"distributions"`, `"groups"`, `"prepass"`, `"redaction"`, `"retention"`, `"run"`}
 	last := -1
 	for _, k := range order {
 		i := strings.Index(got, k)
@@ -236,13 +255,20 @@ func TestObservationAppendJSON(t *testing.T) {
 	}{
 		{"compressed_with_region",
 			Observation{Source: "runs/a.jsonl", Line: 2, Outcome: outcome.Compressed, TokensBefore: 30000, TokensAfter: 14000, TurnsBefore: 60, TurnsAfter: 21, Region: &[2]int{4, 44}},
-			`{"source":"runs/a.jsonl","line":2,"outcome":"compressed","reason":null,"tokens_before":30000,"tokens_after":14000,"turns_before":60,"turns_after":21,"region":[4,44],"pairing_problems":0,"pairing_problems_before":0}`},
+			`{"source":"runs/a.jsonl","line":2,"outcome":"compressed","reason":null,"tokens_before":30000,"tokens_after":14000,"turns_before":60,"turns_after":21,"region":[4,44],"pairing_problems":0,"pairing_problems_before":0,"prepass":null,"redactions":{},"retention":null}`},
 		{"uncompressible_reason_after_equals_before",
 			Observation{Source: "a", Line: 9, Outcome: outcome.Uncompressible, Reason: "no_middle", TokensBefore: 20000, TurnsBefore: 4},
-			`{"source":"a","line":9,"outcome":"uncompressible","reason":"no_middle","tokens_before":20000,"tokens_after":20000,"turns_before":4,"turns_after":4,"region":null,"pairing_problems":0,"pairing_problems_before":0}`},
+			`{"source":"a","line":9,"outcome":"uncompressible","reason":"no_middle","tokens_before":20000,"tokens_after":20000,"turns_before":4,"turns_after":4,"region":null,"pairing_problems":0,"pairing_problems_before":0,"prepass":null,"redactions":{},"retention":null}`},
 		{"invalid_uses_reject_reason_and_escapes",
 			Observation{Source: "dir/\"q\".jsonl", Line: 3, Outcome: outcome.Invalid, RejectReason: "bad\tline\x01 é \xff"},
-			`{"source":"dir/\"q\".jsonl","line":3,"outcome":"invalid","reason":"bad\tline\u0001 é �","tokens_before":0,"tokens_after":0,"turns_before":0,"turns_after":0,"region":null,"pairing_problems":0,"pairing_problems_before":0}`},
+			`{"source":"dir/\"q\".jsonl","line":3,"outcome":"invalid","reason":"bad\tline\u0001 é �","tokens_before":0,"tokens_after":0,"turns_before":0,"turns_after":0,"region":null,"pairing_problems":0,"pairing_problems_before":0,"prepass":null,"redactions":{},"retention":null}`},
+		{"prepass_redactions_retention",
+			Observation{Source: "a", Line: 1, Outcome: outcome.Compressed, TokensBefore: 900, TokensAfter: 500, TurnsBefore: 9, TurnsAfter: 9,
+				Prepass:    Prepass{Ran: true, Fit: true, Saved: [NumPrepassSteps]int{10, 380, 0}},
+				Redactions: map[string]int{"url_password": 1, "aws_access_token": 2},
+				Retention:  Retention{Tools: 3, ToolsKept: 3, Args: 10, ArgsKept: 9}},
+			`{"source":"a","line":1,"outcome":"compressed","reason":null,"tokens_before":900,"tokens_after":500,"turns_before":9,"turns_after":9,"region":null,"pairing_problems":0,"pairing_problems_before":0,` +
+				`"prepass":{"fit":true,"saved":{"duplicates":10,"digests":380,"arguments":0}},"redactions":{"aws_access_token":2,"url_password":1},"retention":{"tool_names":[3,3],"paths_commands":[9,10]}}`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -295,7 +321,8 @@ func TestHuman(t *testing.T) {
 	goldenSummary().Human(&buf)
 	out := buf.String()
 	for _, want := range []string{"skipped_under_target", "compressed_over_limit", "region_too_small", "failed to fit",
-		"records: 9 in, 8 out, 1 rejected", "tokens:  197251 before, 146502 after, 50749 saved (ratio 0.7427)"} {
+		"records: 9 in, 8 out, 1 rejected", "tokens:  197251 before, 146502 after, 50749 saved (ratio 0.7427)",
+		"prepass: 0 of 2 records over target fit by the prepass alone; 3960 tokens saved", "redacted: 2 secrets in 2 records"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("Human output lacks %q:\n%s", want, out)
 		}

@@ -9,6 +9,8 @@ import (
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
+	"github.com/trajcompress/trajcompress/prepass"
+	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/tokenize"
@@ -53,6 +55,15 @@ type Options struct {
 	// (Observation.Group, metrics.GroupName); a rejected line that is still
 	// a JSON object is grouped by it too.
 	GroupBy string
+	// Redactor, when set (redaction.enabled), replaces the secrets of every
+	// input line with typed markers before any other step reads it: see
+	// [Compressor.Compress].
+	Redactor *redact.Redactor
+	// Prepass, when set (compression.prepass), makes a record over target
+	// smaller without removing a turn before any region of it is
+	// summarised (package prepass). Its Counter and ErrorLine are the
+	// Compressor's counter and summary.ErrorLine when unset.
+	Prepass *prepass.Config
 }
 
 // Validate reports options that cannot work.
@@ -138,6 +149,16 @@ func NewCompressor(opts Options) (*Compressor, error) {
 	if opts.SummaryRole == "" {
 		opts.SummaryRole = traj.RoleUser
 	}
+	if opts.Prepass != nil {
+		pc := *opts.Prepass
+		if pc.Counter == nil {
+			pc.Counter = opts.Counter
+		}
+		if pc.ErrorLine == nil {
+			pc.ErrorLine = summary.ErrorLine
+		}
+		opts.Prepass = &pc
+	}
 	return &Compressor{opts: opts}, nil
 }
 
@@ -156,6 +177,7 @@ type job struct {
 	cpuHeld  bool      // a CPU slot of lim is held and must be released
 
 	rec   *traj.Record // decode
+	turns []traj.Turn  // measure: the record's turns; the prepass may change some
 	roles []traj.Role  // measure: per turn
 	tok   []int        // measure: per turn, as counted by c.count
 	ext   int          // measure: tokens of a system prompt outside the turns
@@ -183,10 +205,14 @@ type noticedTurn struct {
 // run must stop: ctx was cancelled, or the summarizer failed with
 // [summary.ErrFatal].
 //
-// The steps, in order: decode the line (repairing ill-formed UTF-8), measure its turns, plan the region
-// (snap), place the summary (alternation mode), summarize the region,
-// assemble the new turns, account for their tokens, encode the record.
-// Each step may settle the record early; it is then written unchanged.
+// The steps, in order: redact the line's secrets, decode it (repairing
+// ill-formed UTF-8), measure its
+// turns, plan the region (snap), run the prepass on the middle (which may
+// make the record fit with no region summarised), place the summary
+// (alternation mode), summarize the region, assemble the new turns,
+// account for their tokens (and what the summary kept of the region),
+// encode the record. Each step may settle the
+// record early; it is then written unchanged (its secrets redacted).
 // Compress itself bounds nothing; [Run] adds its limits.
 func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Result, error) {
 	return c.compress(ctx, raw, pos, limits{})
@@ -204,6 +230,7 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 	j.cpuHeld = true
 	defer c.releaseHeld(&j)
 
+	c.redact(&j)
 	if rej := c.decode(&j); rej != nil {
 		if c.opts.GroupBy != "" {
 			j.obs.Group = metrics.GroupName(jsonx.Lookup(raw, c.opts.GroupBy))
@@ -215,9 +242,17 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 	}
 	c.measure(&j)
 	c.planRegion(&j)
+	if c.prepass(&j) { // fits with no region summarised
+		return c.prepassOnly(&j)
+	}
 	c.place(&j)
 	if j.plan.Outcome != outcome.Compressed {
-		j.obs.Leave(j.plan.Outcome, string(j.plan.Reason))
+		if j.obs.Prepass.Saved != ([metrics.NumPrepassSteps]int{}) {
+			// No region can be summarised, but the prepass made the
+			// record smaller: written so, still over target.
+			return c.prepassOnly(&j)
+		}
+		j.leave(j.plan.Outcome, string(j.plan.Reason))
 		return j.unchanged(), nil
 	}
 	j.obs.Region = &[2]int{j.plan.Start, j.plan.End}
@@ -232,6 +267,7 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 	if !ok {
 		return j.unchanged(), nil
 	}
+	j.retain(req, sum.Text)
 	a := c.assemble(&j, sum.Text)
 	pairing := c.account(&j, a, sum.Tokens)
 	return c.encode(&j, a, pairing)
@@ -255,8 +291,16 @@ func (c *Compressor) releaseHeld(j *job) {
 	}
 }
 
-// unchanged is the result of a record written as it came in.
+// unchanged is the result of a record written as it came in (its secrets
+// redacted).
 func (j *job) unchanged() Result { return Result{Out: j.raw, Obs: j.obs} }
+
+// leave settles a record that is written unchanged: what the prepass
+// would have saved is not written either.
+func (j *job) leave(oc outcome.Outcome, reason string) {
+	j.obs.Leave(oc, reason)
+	j.obs.Prepass.Fit, j.obs.Prepass.Saved = false, [metrics.NumPrepassSteps]int{}
+}
 
 // decode reads the line as a trajectory; a line that is not one becomes a
 // Reject (and an invalid observation). Ill-formed UTF-8 is repaired first
@@ -281,14 +325,18 @@ func (c *Compressor) decode(j *job) *Reject {
 // measure counts every turn, and a system prompt kept outside the turn
 // list, and reports the input's tool-pairing problems.
 func (c *Compressor) measure(j *job) {
-	n := len(j.rec.Turns)
+	j.turns = j.rec.Turns
+	n := len(j.turns)
 	j.roles, j.tok = make([]traj.Role, n), make([]int, n)
-	for i, t := range j.rec.Turns {
+	total := 0
+	for i, t := range j.turns {
 		j.roles[i], j.tok[i] = t.Role, c.count(t)
+		total += j.tok[i]
 	}
 	if j.rec.SystemKey != "" {
 		j.ext = c.opts.Counter.Count(j.rec.System) + c.opts.TurnOverhead
 	}
+	j.obs.Measure(total+j.ext, n)
 	if j.rec.Dialect == traj.DialectOpenAI {
 		// Reported for every record: a record written unchanged carries the
 		// problems of its input; a compressed one is rechecked in account.
@@ -308,34 +356,64 @@ func (c *Compressor) turnBudget(j *job) snap.Budget {
 
 // planRegion chooses the region to summarise (snap.Compute). The region
 // is sized for everything the output holds besides the summary text: a
-// record that is to be compressed is planned again with that reserve. In
-// the OpenAI dialect the region is then kept off call/result pairs by id
-// (snap.KeepPairs).
+// record that is to be compressed is planned again with that reserve. An
+// earlier summary of ours in the middle is then taken into the region
+// (snap.Absorb), and in the OpenAI dialect the region is kept off
+// call/result pairs by id (snap.KeepPairs).
 func (c *Compressor) planRegion(j *job) {
+	j.reserve = 0
 	j.plan = snap.Compute(j.roles, j.tok, c.turnBudget(j))
-	j.obs.Measure(j.plan.Total+j.ext, len(j.roles))
 	if j.plan.Outcome == outcome.Compressed {
 		if j.reserve = c.reserve(j); j.reserve > 0 {
 			j.plan = snap.Compute(j.roles, j.tok, c.turnBudget(j))
 		}
 	}
+	// A summary of ours in the middle is taken into the region: one
+	// updated summary, never a second beside it.
+	j.plan = snap.Absorb(j.plan, j.roles, j.tok, earlierSummaries(j))
 	if j.plan.Outcome == outcome.Compressed && j.rec.Dialect == traj.DialectOpenAI {
 		// Never separate a call from its result, even in broken input.
-		j.plan = snap.KeepPairs(j.plan, j.roles, j.tok, snap.PairCuts(j.rec.Turns), c.turnBudget(j))
+		j.plan = snap.KeepPairs(j.plan, j.roles, j.tok, snap.PairCuts(j.turns), c.turnBudget(j))
 	}
 }
 
-// reserve measures what assembling j adds besides the summary text: the
-// summary turn's framing (TurnOverhead) and the notice, appended to the
-// system turns before the region or else to the system prompt outside the
-// turns. (The region's start does not depend on the reserve, so the
-// noticed turns are the same after planning again.)
-func (c *Compressor) reserve(j *job) int {
-	r := c.opts.TurnOverhead
-	if !c.opts.AddNotice {
-		return r
+// earlierSummaries marks the turns of a Compressed plan's middle that hold
+// a summary trajcompress wrote (summary.IsSummary); nil when none does.
+func earlierSummaries(j *job) []bool {
+	if j.plan.Outcome != outcome.Compressed {
+		return nil
 	}
-	for i, t := range j.rec.Turns[:j.plan.Start] {
+	var marks []bool
+	for i := j.plan.HeadEnd; i < j.plan.TailStart; i++ {
+		if summary.IsSummary(j.turns[i].Text) {
+			if marks == nil {
+				marks = make([]bool, len(j.turns))
+			}
+			marks[i] = true
+		}
+	}
+	return marks
+}
+
+// reserve measures what assembling j adds besides the summary text: the
+// summary turn's framing (TurnOverhead) and the notice (see notice). (The
+// region's start does not depend on the reserve, so the noticed turns are
+// the same after planning again.)
+func (c *Compressor) reserve(j *job) int {
+	return max(c.opts.TurnOverhead+c.notice(j, j.plan.Start), 0)
+}
+
+// notice measures what the notice adds to a record compressed from turn
+// start on: it is appended to the system turns before start, or else to
+// the system prompt outside the turns. It records the noticed texts and
+// their counts in j for assemble and account.
+func (c *Compressor) notice(j *job, start int) int {
+	j.noticed, j.sys, j.sysTok = j.noticed[:0], "", 0
+	if !c.opts.AddNotice {
+		return 0
+	}
+	r := 0
+	for i, t := range j.turns[:start] {
 		if t.Role == traj.RoleSystem {
 			nt := j.rec.AppendText(t, c.opts.NoticeText)
 			k := c.count(nt)
@@ -348,7 +426,57 @@ func (c *Compressor) reserve(j *job) int {
 		j.sysTok = c.opts.Counter.Count(j.sys) + c.opts.TurnOverhead
 		r += j.sysTok - j.ext
 	}
-	return max(r, 0)
+	return r
+}
+
+// prepass makes a record over target smaller without removing a turn,
+// before any region is summarised (Options.Prepass): within the middle
+// between the protected head and tail, identical tool results become
+// back-references, large old ones one-line digests, oversized tool-call
+// arguments are shrunk, in that order, until the record fits (package
+// prepass). It reports whether the record now fits with no region
+// summarised (notice included). When the prepass changed the record but
+// it still does not fit, the region is planned again on the changed
+// turns.
+func (c *Compressor) prepass(j *job) bool {
+	p := j.plan
+	if c.opts.Prepass == nil || p.Outcome == outcome.SkippedUnderTarget || p.HeadEnd >= p.TailStart {
+		return false
+	}
+	j.obs.Prepass.Ran = true
+	limit := c.opts.Budget.Target - j.ext - c.notice(j, p.HeadEnd)
+	fits := func(saved int) bool { return p.Total-saved <= limit }
+	turns, rep := prepass.Apply(j.rec, j.turns, p.HeadEnd, p.TailStart, fits, *c.opts.Prepass)
+	if rep.Total() == 0 {
+		return false
+	}
+	for s, n := range rep.Saved {
+		j.obs.Prepass.Saved[s] = n
+	}
+	j.turns = turns
+	for i := p.HeadEnd; i < p.TailStart; i++ {
+		if turns[i].Made() {
+			j.tok[i] = c.count(turns[i])
+		}
+	}
+	if rep.Fits {
+		j.obs.Prepass.Fit = true
+		return true
+	}
+	c.planRegion(j)
+	return false
+}
+
+// prepassOnly settles a record that the prepass changed and in which no
+// region is summarised: it fits, or no region can be summarised (it is
+// then compressed_over_limit). The notice is added as for any compressed
+// record.
+func (c *Compressor) prepassOnly(j *job) (Result, error) {
+	h := j.plan.HeadEnd
+	j.plan = snap.Plan{Outcome: outcome.Compressed, Start: h, End: h, HeadEnd: h, TailStart: j.plan.TailStart}
+	c.notice(j, h)
+	a := c.assemble(j, "")
+	return c.encode(j, a, c.account(j, a, 0))
 }
 
 // place decides, in alternation mode, how the summary joins its neighbours
@@ -362,7 +490,7 @@ func (c *Compressor) place(j *job) {
 // request is the summary request for the planned region.
 func (c *Compressor) request(j *job) summary.Request {
 	return summary.Request{
-		Turns:        j.rec.Turns[j.plan.Start:j.plan.End],
+		Turns:        j.turns[j.plan.Start:j.plan.End],
 		Start:        j.plan.Start,
 		TargetTokens: c.opts.Budget.SummaryTokens,
 		RecordID:     j.pos.String(),
@@ -421,16 +549,23 @@ func (c *Compressor) summarize(ctx context.Context, j *job, req summary.Request)
 		return sum, false, fmt.Errorf("%s: %w", j.pos, err)
 	}
 	if c.opts.Fallback == nil {
-		j.obs.Leave(outcome.SummaryFailed, err.Error())
+		j.leave(outcome.SummaryFailed, err.Error())
 		return sum, false, nil
 	}
 	fb, ferr := c.opts.Fallback.Summarize(ctx, req)
 	if ferr != nil {
-		j.obs.Leave(outcome.SummaryFailed, ferr.Error())
+		j.leave(outcome.SummaryFailed, ferr.Error())
 		return sum, false, nil
 	}
 	sum.Text, sum.Tokens, j.obs.Fallback = fb.Text, fb.Tokens, true
 	return sum, true, nil
+}
+
+// retain records what the summary kept of the region it replaces: its
+// tool names, paths and commands (summary.Retention).
+func (j *job) retain(req summary.Request, text string) {
+	r := &j.obs.Retention
+	r.Tools, r.ToolsKept, r.Args, r.ArgsKept = summary.Retention(req.Turns, text)
 }
 
 // callSummarizer calls the summarizer within the record's deadline.
@@ -456,13 +591,14 @@ type assembly struct {
 // assemble splices the summary text into the record as the plan says: the
 // head (with the notice on its system turns, or on the system prompt
 // outside them), the summary as a turn of its own or merged into a
-// neighbour, then the rest.
+// neighbour, then the rest. An empty text (the prepass made the record
+// fit) adds no summary.
 func (c *Compressor) assemble(j *job, text string) assembly {
 	rec, p := j.rec, j.plan
 	a := assembly{sysTokens: j.ext}
 	out := make([]traj.Turn, 0, p.TurnsAfter(len(j.roles)))
 	noticed := false
-	for i, t := range rec.Turns[:p.Start] {
+	for i, t := range j.turns[:p.Start] {
 		if c.opts.AddNotice && t.Role == traj.RoleSystem {
 			if k := noticedAt(j.noticed, i); k >= 0 { // measured by reserve
 				t = j.noticed[k].t
@@ -483,14 +619,15 @@ func (c *Compressor) assemble(j *job, text string) assembly {
 		a.fields = append(a.fields, rec.SystemField(j.sys))
 		a.sysTokens = j.sysTok
 	}
-	rest := rec.Turns[p.End:]
-	switch p.Placement {
-	case snap.Insert:
+	rest := j.turns[p.End:]
+	switch {
+	case text == "":
+	case p.Placement == snap.Insert:
 		out = append(out, rec.NewTurn(c.opts.SummaryRole, text))
-	case snap.MergeNext:
+	case p.Placement == snap.MergeNext:
 		out = append(out, rec.PrependText(rest[0], text+"\n\n"))
 		rest = rest[1:]
-	case snap.MergePrev:
+	case p.Placement == snap.MergePrev:
 		last := len(out) - 1
 		out[last] = rec.AppendText(out[last], "\n\n"+text)
 	}

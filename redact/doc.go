@@ -19,7 +19,13 @@
 // "ghp_", or gitleaks' keyword template "(?i)[\w.-]{0,50}?(?:key|…)…")
 // runs anchored at each keyword occurrence, after quick necessary checks
 // (the literal and the class of bytes that must follow it; for the
-// template, an assignment operator and a long enough value); any other
+// template, an assignment operator within reach and a run of the bytes
+// the secret can hold, long enough and ending where a secret may end).
+// A template rule runs at the words of its template group (which its
+// keywords name, except for lob, New Relic and Typeform, whose keywords
+// lie inside the secret and are implied by it); gitleaks' JWT rule runs
+// from ".ey", its second segment's start, back to the first (its keyword
+// "ey" is in every "they" and "key"). Any other
 // rule runs on a window around each occurrence (its longest possible
 // match on each side, counting 256 repetitions for an unbounded one, 16
 // KiB for private key blocks; a match that reaches the window's end is
@@ -28,10 +34,24 @@
 // (gitleaks' generic-api-key and our two rules). Gitleaks' value
 // templates are made to accept backslashes around a value, so a secret
 // inside JSON that is itself a string (\"key\": \"value\") is found.
+// TestMatchesReference checks all of this against running every rule's
+// whole expression over the whole text, gitleaks' way.
+//
+// Keywords are found by probing a bit table of hashed 4-grams at every
+// position: eight positions at a time with AVX2 where the CPU has it
+// (probe_amd64.s, a gather per eight positions), one at a time otherwise
+// (build tag purego forces that); the 2-byte keywords, and the escapes
+// RedactEncoded reads, by searching for their bytes 32 at a time.
 //
 // [Redactor.Redact] on a text with no secret allocates nothing and returns
-// its input unchanged. bench/redact measures false positives, recall and
-// speed on the real data (bench/README.md, "Secret redaction"). A text is
-// whatever the caller decoded: a turn's content, a tool call's arguments
-// (often JSON, with \n escapes, which the rules tolerate).
+// its input unchanged. A text is whatever the caller decoded: a turn's
+// content, a tool call's arguments (often JSON, with \n escapes, which the
+// rules tolerate). [Redactor.RedactLine] redacts a whole JSON line (a
+// record) as if each of its strings were redacted on its own, without
+// decoding them in the common case ([Redactor.RedactEncoded] scans the
+// encoded line; a line with a finding, or with an escape the scan cannot
+// read in place, is decoded string by string); the pipeline redacts every
+// input line so. bench/redact measures false positives, recall (per
+// string and through whole lines) and speed on the real data
+// (bench/README.md, "Secret redaction").
 package redact

@@ -1,6 +1,7 @@
 package redact
 
 import (
+	"math/bits"
 	"strings"
 	"unsafe"
 )
@@ -26,6 +27,7 @@ type keywordIndex struct {
 	// starting with it (0: none).
 	byPair [1 << 16]uint16
 	lists  [][]int32
+	long   [][]int32 // lists without the 2-byte keywords (which shortHits finds)
 	words  []string
 }
 
@@ -56,9 +58,13 @@ func newKeywordIndex(words []string) *keywordIndex {
 		p := pairKey(w[0], w[1])
 		if k.byPair[p] == 0 {
 			k.lists = append(k.lists, nil)
+			k.long = append(k.long, nil)
 			k.byPair[p] = uint16(len(k.lists))
 		}
 		k.lists[k.byPair[p]-1] = append(k.lists[k.byPair[p]-1], int32(i))
+		if len(w) > 2 {
+			k.long[k.byPair[p]-1] = append(k.long[k.byPair[p]-1], int32(i))
+		}
 		switch {
 		case len(w) == 2:
 			k.short = append(k.short, int32(i))
@@ -94,9 +100,8 @@ func (k *keywordIndex) bit(x uint32) uint64 {
 // order, then those of 2 bytes, keyword by keyword.
 func (k *keywordIndex) scan(text string, hit func(word int32, end int)) {
 	k.walk(text, func(i int) bool {
-		for _, w := range k.lists[k.byPair[pairKey(text[i], text[i+1])]-1] {
-			word := k.words[w]
-			if !k.isShort(w) && hasFoldedPrefix(text[i:], word) {
+		for _, w := range k.long[k.byPair[pairKey(text[i], text[i+1])]-1] {
+			if word := k.words[w]; hasFoldedPrefix(text[i:], word) {
 				hit(w, i+len(word))
 			}
 		}
@@ -105,16 +110,6 @@ func (k *keywordIndex) scan(text string, hit func(word int32, end int)) {
 	for _, w := range k.short {
 		k.shortHits(text, w, func(end int) bool { hit(w, end); return true })
 	}
-}
-
-// isShort reports whether word w is searched for by shortHits.
-func (k *keywordIndex) isShort(w int32) bool {
-	for _, s := range k.short {
-		if s == w {
-			return true
-		}
-	}
-	return false
 }
 
 // shortHits calls at(end) for each occurrence of the 2-byte keyword w
@@ -139,20 +134,43 @@ func (k *keywordIndex) shortHits(text string, w int32, at func(end int) bool) bo
 }
 
 // searchPair calls at(end) after each occurrence of the bytes a, b in
-// text (a compared case-folded when foldA), found by searching for b.
+// text (a compared case-folded when foldA).
 func searchPair(text string, a, b byte, foldA bool, at func(end int) bool) bool {
-	for i := 1; i < len(text); {
-		j := strings.IndexByte(text[i:], b)
+	return eachPosition(text, 1, a, b, foldA, func(p int) bool { return at(p + 1) })
+}
+
+// eachPosition calls f(p) for each p >= from, in order, with text[p] == c1
+// and, unless c0 is 0, text[p-1] == c0 (ASCII case folded with folded,
+// c0 being a lower-case letter then), while f returns true; false if stopped. from
+// must be >= 1 when c0 is not 0. With AVX2 it records positions 32 bytes
+// at a time (positions, probe_amd64.s); the bytes it matches come often
+// (a backslash, '.'), too often for a bytes.IndexByte call each.
+func eachPosition(text string, from int, c0, c1 byte, folded bool, f func(p int) bool) bool {
+	n := len(text)
+	i := from
+	if useAVX2 {
+		var pos [64]int32
+		p := unsafe.StringData(text)
+		for i+32 <= n {
+			cnt, next := positions(p, i, n, c0, c1, folded, &pos)
+			for _, q := range pos[:cnt] {
+				if !f(int(q)) {
+					return false
+				}
+			}
+			i = next
+		}
+	}
+	for i < n {
+		j := strings.IndexByte(text[i:], c1)
 		if j < 0 {
 			return true
 		}
 		i += j
-		c := text[i-1]
-		if foldA {
-			c = fold(c)
-		}
-		if c == a && !at(i+1) {
-			return false
+		if c0 == 0 || text[i-1] == c0 || folded && fold(text[i-1]) == c0 {
+			if !f(i) {
+				return false
+			}
 		}
 		i++
 	}
@@ -163,8 +181,8 @@ func searchPair(text string, a, b byte, foldA bool, at func(end int) bool) bool 
 func (k *keywordIndex) any(text string) bool {
 	found := false
 	k.walk(text, func(i int) bool {
-		for _, w := range k.lists[k.byPair[pairKey(text[i], text[i+1])]-1] {
-			if !k.isShort(w) && hasFoldedPrefix(text[i:], k.words[w]) {
+		for _, w := range k.long[k.byPair[pairKey(text[i], text[i+1])]-1] {
+			if hasFoldedPrefix(text[i:], k.words[w]) {
 				found = true
 				return false
 			}
@@ -189,6 +207,27 @@ func (k *keywordIndex) walk(text string, at func(i int) bool) {
 	}
 	p := unsafe.StringData(text)
 	i := 0
+	if useAVX2 {
+		// Eight positions per step (probe_amd64.s); the hits are checked
+		// here, position by position.
+		for i+16 <= n {
+			pos, mask := probe8(p, i, n, &k.grams)
+			if mask == 0 {
+				i = pos
+				break
+			}
+			for ; mask != 0; mask &= mask - 1 {
+				j := pos + bits.TrailingZeros32(mask)
+				if k.byPair[pairKey(text[j], text[j+1])] == 0 {
+					continue
+				}
+				if !at(j) {
+					return
+				}
+			}
+			i = pos + 8
+		}
+	}
 	// Four positions per step from one 8-byte load: a step that probes
 	// nothing costs 8 table loads and no branch taken.
 	for ; i+8 <= n; i += 4 {

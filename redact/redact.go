@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode"
 	"unsafe"
 )
 
@@ -28,6 +29,11 @@ type ruleSpec struct {
 	// quick necessary condition checked at each keyword occurrence s[at:]
 	// before the expression runs.
 	Pre func(s string, at int) bool
+	// Locate, for a rule whose Keywords lie inside its matches rather
+	// than at their start (see locators), maps a keyword occurring at
+	// s[at:] to where a match would start, or -1; the expression then runs
+	// anchored there.
+	Locate func(s string, at int) int
 }
 
 // allowSpec is one gitleaks allowlist: a finding is allowed when its
@@ -65,6 +71,10 @@ type rule struct {
 	anchored *regexp.Regexp
 	template bool // anchored is a keyword-template rule's tail
 	minValue int  // a template rule's shortest secret (its first group)
+	// reach, for a template rule, bounds how far after the keyword's
+	// start the assignment operator can be: the keyword group's longest
+	// match, 20 identifier bytes and 5 quotes or blanks.
+	reach int
 	// wordStart: the anchored expression began with \b, checked by hand
 	// against the byte before the keyword.
 	wordStart bool
@@ -76,6 +86,15 @@ type rule struct {
 	// keyword-prefixed rule starts with (nil: not known).
 	prefixes []string
 	pre      func(s string, at int) bool // ruleSpec.Pre
+	locate   func(s string, at int) int  // ruleSpec.Locate
+	// secret, for a template rule, marks the bytes its secret can hold:
+	// a necessary condition templateTail checks before the expression runs
+	// (nil: not known).
+	secret *[256]bool
+	// anchors are the words a template rule runs at: the literal starts of
+	// its keyword group (what its match holds right after the identifier
+	// prefix), lower-cased.
+	anchors []string
 }
 
 // follow is one alternative's start: a literal (compared ignoring ASCII
@@ -200,7 +219,7 @@ func New(disabled ...string) (*Redactor, error) {
 	if r.ours, err = compileAllow(ourGlobal); err != nil {
 		return nil, fmt.Errorf("redact: our global allowlist: %w", err)
 	}
-	var words []string
+	var kwords []string
 	wordIdx := map[string]int32{}
 	for _, s := range builtinSpecs() {
 		if slices.Contains(disabled, s.ID) {
@@ -212,17 +231,21 @@ func New(disabled ...string) (*Redactor, error) {
 		}
 		idx := int32(len(r.rules))
 		r.rules = append(r.rules, ru)
-		if len(s.Keywords) == 0 {
+		words := s.Keywords
+		if ru.anchors != nil {
+			words = ru.anchors
+		}
+		if len(words) == 0 {
 			r.always = append(r.always, idx)
 			continue
 		}
-		for _, w := range s.Keywords {
+		for _, w := range words {
 			w = strings.ToLower(w)
 			wi, ok := wordIdx[w]
 			if !ok {
-				wi = int32(len(words))
+				wi = int32(len(kwords))
 				wordIdx[w] = wi
-				words = append(words, w)
+				kwords = append(kwords, w)
 				r.kwRules = append(r.kwRules, nil)
 			}
 			if !slices.Contains(r.kwRules[wi], idx) {
@@ -230,10 +253,10 @@ func New(disabled ...string) (*Redactor, error) {
 			}
 		}
 	}
-	r.kw = newKeywordIndex(words)
+	r.kw = newKeywordIndex(kwords)
 	r.kw.cases = map[int32][]string{}
 	for _, w := range r.kw.short {
-		if sp := r.exactSpellings(words[w], r.kwRules[w]); sp != nil {
+		if sp := r.exactSpellings(kwords[w], r.kwRules[w]); sp != nil {
 			r.kw.cases[w] = sp
 		}
 	}
@@ -279,7 +302,7 @@ func compileRule(s ruleSpec) (rule, error) {
 	ru := rule{
 		id: s.ID, marker: "[REDACTED:" + Kind(s.ID) + "]", re: re, entropy: s.Entropy,
 		group: s.SecretGroup, generic: strings.HasPrefix(s.ID, "generic-") || s.Generic, keywords: s.Keywords,
-		pre: s.Pre,
+		pre: s.Pre, locate: s.Locate,
 	}
 	syn, err := syntax.Parse(s.Regex, syntax.Perl)
 	if err != nil {
@@ -299,10 +322,21 @@ func compileRule(s ruleSpec) (rule, error) {
 		ru.template = true
 		if g := firstGroup(syn); g != nil {
 			ru.minValue = minWidth(g)
+			if secretThenEnd(syn, g) {
+				ru.secret = byteClass(g)
+			}
 		}
-	} else if startsWithKeyword(syn, s.Keywords) {
-		// Every match starts with one of the rule's keywords: run the
-		// expression anchored at each keyword occurrence.
+		ru.anchors = templateAnchors(rest)
+		ru.reach = 64
+		if g, err := syntax.Parse(`(?i)(?:`+rest, syntax.Perl); err == nil && g.Op == syntax.OpConcat {
+			if w := maxWidth(g.Sub[0], unboundedRepeat); w >= 0 {
+				ru.reach = w + 20 + 5 + 1
+			}
+		}
+	} else if s.Locate != nil || startsWithKeyword(syn, s.Keywords) {
+		// Every match starts with one of the rule's keywords (or where
+		// Locate says): run the expression anchored at each keyword
+		// occurrence.
 		ru.anchored, err = regexp.Compile(`^(?:` + s.Regex + `)`)
 		if err != nil {
 			return rule{}, err
@@ -313,7 +347,7 @@ func compileRule(s ruleSpec) (rule, error) {
 		}
 		src := strings.TrimPrefix(s.Regex, "(?i)")
 		ru.wordStart = strings.HasPrefix(src, `\b`) || strings.HasPrefix(src, `(\b`)
-		if ru.wordStart {
+		if ru.wordStart && s.Locate == nil {
 			for _, k := range s.Keywords {
 				if !isWordByte(k[0]) {
 					// \b before a non-word byte means something else.
@@ -329,6 +363,12 @@ func compileRule(s ruleSpec) (rule, error) {
 		// longer one), and the shorter slice lets regexp backtrack instead
 		// of running its NFA. It still holds a shortest match of 4-byte runes.
 		ru.window = max(maxRunes(syn.Simplify(), unboundedRepeat), 4*minWidth(syn))
+	}
+	if ru.anchored != nil {
+		// Only the anchored form runs (find); the program of the whole
+		// expression, a few KB for a template rule, would only weigh on
+		// the heap, and so on every garbage collection's goal.
+		ru.re = nil
 	}
 	for _, a := range s.Allow {
 		al, err := compileAllow(a)
@@ -553,6 +593,92 @@ func isWordByte(b byte) bool {
 // run of up to 50 bytes, lazily, then a group of keywords.
 const templatePrefix = `(?i)[\w.-]{0,50}?(?:`
 
+// templateEnd ends them (as jsonTolerant rewrites it): what may follow
+// the secret.
+const templateEnd = `(?:[\x60'"\s;\\]|$)`
+
+// secretThenEnd reports whether re, a template rule's expression, ends
+// with its secret g followed by templateEnd and nothing else.
+func secretThenEnd(re, g *syntax.Regexp) bool {
+	if re.Op != syntax.OpConcat || len(re.Sub) < 2 || re.Sub[len(re.Sub)-2] != g {
+		return false
+	}
+	end, err := syntax.Parse(`(?i)`+templateEnd, syntax.Perl) // as the rule reads it
+	return err == nil && re.Sub[len(re.Sub)-1].Equal(end)
+}
+
+// templateAnchors returns the words a template rule's match holds after
+// its identifier prefix: the literal starts of its keyword group rest
+// (the expression after templatePrefix), lower-cased and of 2 bytes at
+// least; nil when they are not known. They are the rule's anchors rather
+// than its gitleaks keywords because some rules' keywords lie inside the
+// secret ("test_" in lob's "(live|test)_[a-f0-9]{35}" after "lob"): run
+// at those, the anchored expression could never match.
+func templateAnchors(rest string) []string {
+	re, err := syntax.Parse(`(?i)(?:`+rest, syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	set, _ := litSet(re)
+	var out []string
+	for _, w := range set {
+		w = strings.ToLower(w)
+		if len(w) < 2 {
+			return nil
+		}
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// byteClass marks the bytes a match of re can hold (any byte 0x80 and
+// above for a non-ASCII rune); nil when not known.
+func byteClass(re *syntax.Regexp) *[256]bool {
+	var t [256]bool
+	var walk func(re *syntax.Regexp) bool
+	walk = func(re *syntax.Regexp) bool {
+		switch re.Op {
+		case syntax.OpLiteral:
+			for _, r := range re.Rune {
+				if r >= 0x80 {
+					for c := 0x80; c < 256; c++ {
+						t[c] = true
+					}
+					continue
+				}
+				t[r] = true
+				if re.Flags&syntax.FoldCase != 0 {
+					t[unicode.ToLower(r)], t[unicode.ToUpper(r)] = true, true
+				}
+			}
+			return true
+		case syntax.OpCharClass:
+			ct := classTable(re)
+			for c := range t {
+				t[c] = t[c] || ct[c]
+			}
+			return true
+		case syntax.OpEmptyMatch, syntax.OpBeginText, syntax.OpEndText, syntax.OpBeginLine, syntax.OpEndLine,
+			syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+			return true
+		case syntax.OpCapture, syntax.OpConcat, syntax.OpAlternate, syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+			for _, sub := range re.Sub {
+				if !walk(sub) {
+					return false
+				}
+			}
+			return true
+		}
+		return false // any character, or an op not listed
+	}
+	if !walk(re) {
+		return nil
+	}
+	return &t
+}
+
 // unboundedRepeat is how many repetitions maxWidth counts for x*, x+ and
 // x{n,}: secrets are shorter than that. A match reaching the end of its
 // window is searched again in a longer one (see match), so a longer one
@@ -726,7 +852,7 @@ func (r *Redactor) RedactString(s string) (string, Counts) {
 
 // Func returns a function that redacts one string and adds what it
 // redacted to counts (not nil), reporting whether it changed the string:
-// the shape traj.MapStrings and traj.Record.MapTurnStrings take, to redact
+// the shape jsonx.MapStrings and traj.Record.MapTurnStrings take, to redact
 // every string of a turn or field in place.
 func (r *Redactor) Func(counts Counts) func(string) (string, bool) {
 	return func(s string) (string, bool) {
@@ -816,6 +942,12 @@ func (r *Redactor) find(s string) ([]finding, *scratch) {
 		start := end - len(r.kw.words[w])
 		for _, ri := range r.kwRules[w] {
 			ru := &r.rules[ri]
+			if ru.locate != nil {
+				if at := ru.locate(s, start); at >= 0 && ru.anchored != nil {
+					r.matchAnchored(sc, ru, ri, s, at)
+				}
+				continue
+			}
 			if ru.anchored != nil {
 				r.matchAnchored(sc, ru, ri, s, start)
 				continue
@@ -833,9 +965,17 @@ func (r *Redactor) find(s string) ([]finding, *scratch) {
 			r.match(sc, ru, ri, s, start, end)
 		}
 	}
-	f := sc.findings
+	sc.findings = r.resolve(sc.findings)
+	return sc.findings, sc
+}
+
+// resolve keeps non-overlapping findings, in order: earliest first; on
+// the same bytes a specific rule's finding replaces a generic one, else the
+// first one stays (extended by an overlapping one of the same kind of rule
+// that ends later). f is reordered in place.
+func (r *Redactor) resolve(f []finding) []finding {
 	if len(f) < 2 {
-		return f, sc
+		return f
 	}
 	// Keep non-overlapping findings: earliest first; on the same start,
 	// specific rules before generic ones, then the longer one.
@@ -864,8 +1004,7 @@ func (r *Redactor) find(s string) ([]finding, *scratch) {
 		}
 		out = append(out, x)
 	}
-	sc.findings = out
-	return out, sc
+	return out
 }
 
 // widen moves start back to a line start and end forward to a line end,
@@ -912,7 +1051,7 @@ func (r *Redactor) matchAnchored(sc *scratch, ru *rule, ri int32, s string, at i
 			return
 		}
 	}
-	if ru.template && !templateTail(s, at, ru.minValue) {
+	if ru.template && !templateTail(s, at, ru.reach, ru.minValue, ru.secret) {
 		return
 	}
 	end := min(len(s), at+ru.window)
@@ -934,10 +1073,14 @@ func (r *Redactor) matchAnchored(sc *scratch, ru *rule, ri int32, s string, at i
 // templateTail is a necessary condition of gitleaks' keyword template
 // after a keyword at s[at:]: identifier bytes and blanks (the rest of the
 // keyword and up to 20 more), up to 5 quotes, blanks or backslashes, then
-// an assignment operator, then after up to 7 quotes, blanks, '=' or
-// backslashes, minValue bytes that are neither blanks nor quotes.
-func templateTail(s string, at, minValue int) bool {
-	i, end := at, min(len(s), at+64)
+// an assignment operator, before reach bytes from the keyword's start, then after up to 7 quotes, blanks, '=' or
+// backslashes, minValue bytes that are neither blanks nor quotes; and,
+// when the secret's bytes are known (secret), a run of them of minValue
+// bytes at least that ends where what may follow a secret (templateEnd)
+// does: the secret is a part of that run and nothing but its end can be
+// followed by templateEnd.
+func templateTail(s string, at, reach, minValue int, secret *[256]bool) bool {
+	i, end := at, min(len(s), at+reach)
 	for i < end && (isIdent(s[i]) || s[i] == ' ' || s[i] == '\t') {
 		i++
 	}
@@ -948,8 +1091,24 @@ func templateTail(s string, at, minValue int) bool {
 		return false
 	}
 	i++
+	v0 := i
 	for n := 0; n < 8 && i < len(s) && (isQuoteSpace(s[i]) || s[i] == '=' || s[i] == '`' || s[i] == ':' || s[i] == '>' || s[i] == '|'); n++ {
 		i++
+	}
+	if secret != nil {
+		// The run holding the secret: back over skipped bytes that a
+		// secret may hold too ('='), forward to its end.
+		v := i
+		for v > v0 && secret[s[v-1]] {
+			v--
+		}
+		e := i
+		for e < len(s) && secret[s[e]] {
+			e++
+		}
+		if e-v < max(minValue, 1) || e < len(s) && !isTemplateEnd(s[e]) {
+			return false
+		}
 	}
 	n := 0
 	for ; n < minValue && i+n < len(s); n++ {
@@ -971,6 +1130,16 @@ func firstGroup(re *syntax.Regexp) *syntax.Regexp {
 		}
 	}
 	return nil
+}
+
+// isTemplateEnd reports whether b is what templateEnd accepts after a
+// secret: a backtick, a quote, a blank, ';' or a backslash.
+func isTemplateEnd(b byte) bool {
+	switch b {
+	case '`', '\'', '"', ' ', '\t', '\n', '\r', '\f', '\v', ';', '\\':
+		return true
+	}
+	return false
 }
 
 func isQuoteSpace(b byte) bool {
@@ -1039,13 +1208,13 @@ func (r *Redactor) accept(sc *scratch, ru *rule, ri int32, s string, start int, 
 			return
 		}
 		match := s[start+ms+matchFrom : start+me]
-		line := lineOf(s, start+ms, start+me)
-		if r.global.allows(secret, match, line) || r.ours.allows(secret, match, line) {
+		line := lineRef{s: s, start: start + ms, end: start + me}
+		if r.global.allows(secret, match, &line) || r.ours.allows(secret, match, &line) {
 			return
 		}
 		allowed := false
 		for i := range ru.allow {
-			if ru.allow[i].allows(secret, match, line) {
+			if ru.allow[i].allows(secret, match, &line) {
 				allowed = true
 				break
 			}
@@ -1071,7 +1240,22 @@ func lineOf(s string, start, end int) string {
 	return s[start:end]
 }
 
-func (a *allowList) allows(secret, match, line string) bool {
+// lineRef is the line of a match, found only if an allowlist asks for it.
+type lineRef struct {
+	s          string
+	start, end int
+	line       string
+	found      bool
+}
+
+func (l *lineRef) get() string {
+	if !l.found {
+		l.line, l.found = lineOf(l.s, l.start, l.end), true
+	}
+	return l.line
+}
+
+func (a *allowList) allows(secret, match string, line *lineRef) bool {
 	if a.never {
 		return false
 	}
@@ -1080,7 +1264,7 @@ func (a *allowList) allows(secret, match, line string) bool {
 	case "match":
 		target = match
 	case "line":
-		target = line
+		target = line.get()
 	}
 	reOK := a.re != nil && target != "" && a.re.MatchString(target)
 	stopOK := false

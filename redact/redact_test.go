@@ -3,6 +3,7 @@ package redact
 import (
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -180,11 +181,19 @@ func TestAnchoring(t *testing.T) {
 			t.Errorf("rule %s is not anchored", id)
 		}
 	}
+	for _, ru := range r.rules {
+		if ru.id == "jwt" && (ru.locate == nil || !slices.Equal(ru.keywords, []string{".ey"})) {
+			t.Errorf("jwt runs at %v, want .ey with its locator", ru.keywords)
+		}
+		if ru.id == "lob-api-key" && !slices.Equal(ru.anchors, []string{"lob"}) {
+			t.Errorf("lob-api-key runs at %v, want lob", ru.anchors)
+		}
+	}
 	got := map[string][]string{}
 	for w, sp := range r.kw.cases {
 		got[r.kw.words[w]] = sp
 	}
-	for w, want := range map[string]string{"ey": "ey", "sk": "SK"} {
+	for w, want := range map[string]string{"sk": "SK"} {
 		if strings.Join(got[w], ",") != want {
 			t.Errorf("keyword %q searched as %v, want %s", w, got[w], want)
 		}

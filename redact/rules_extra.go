@@ -75,10 +75,46 @@ var tunings = map[string][]allowSpec{
 	"generic-api-key": {{Regexes: []string{hashLike}}},
 }
 
-// tuned returns s with our allowlists for it appended.
+// locator replaces a rule's keywords with rarer ones its every match
+// holds, and says where a match starts from one of them.
+type locator struct {
+	keywords []string
+	locate   func(s string, at int) int
+}
+
+// locators, by rule id. gitleaks' JWT rule has the keyword "ey", which
+// prose is full of ("they", "key"): its matches also hold ".ey" (the
+// second segment's start) after a run of 17 or more letters and digits
+// that starts with "ey" at a word boundary, which is found from there.
+var locators = map[string]locator{
+	"jwt": {keywords: []string{".ey"}, locate: jwtStart},
+}
+
+// jwtStart is where a JWT whose second segment starts at s[at:] (".ey")
+// begins: the start of the run of letters and digits before at, when it
+// starts with "ey" and is long enough; -1 otherwise.
+func jwtStart(s string, at int) int {
+	q := at
+	for q > 0 && at-q < 1<<14 && isAlnum(s[q-1]) {
+		q--
+	}
+	if at-q < 19 || s[q] != 'e' || s[q+1] != 'y' {
+		return -1
+	}
+	return q
+}
+
+func isAlnum(b byte) bool {
+	return '0' <= b && b <= '9' || 'a' <= b && b <= 'z' || 'A' <= b && b <= 'Z'
+}
+
+// tuned returns s with our allowlists for it appended and its locator.
 func tuned(s ruleSpec) ruleSpec {
 	if extra := tunings[s.ID]; len(extra) > 0 {
 		s.Allow = append(append([]allowSpec(nil), s.Allow...), extra...)
+	}
+	if l, ok := locators[s.ID]; ok {
+		s.Keywords, s.Locate = l.keywords, l.locate
 	}
 	return s
 }

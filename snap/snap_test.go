@@ -543,3 +543,39 @@ func TestCheckPairing(t *testing.T) {
 		})
 	}
 }
+
+func TestAbsorb(t *testing.T) {
+	roles := []traj.Role{traj.RoleSystem, traj.RoleUser, traj.RoleAssistant, traj.RoleTool, traj.RoleUser, traj.RoleAssistant, traj.RoleTool, traj.RoleAssistant, traj.RoleUser, traj.RoleAssistant}
+	tok := []int{10, 10, 10, 10, 50, 10, 10, 10, 10, 10}
+	base := Plan{Outcome: outcome.Compressed, Start: 2, End: 4, HeadEnd: 2, TailStart: 8, RegionTokens: 20}
+	mark := func(is ...int) []bool {
+		m := make([]bool, len(roles))
+		for _, i := range is {
+			m[i] = true
+		}
+		return m
+	}
+	tests := []struct {
+		name       string
+		p          Plan
+		summaries  []bool
+		start, end int
+	}{
+		{"none", base, nil, 2, 4},
+		{"after the region", base, mark(4), 2, 5},
+		{"before the region", Plan{Outcome: outcome.Compressed, Start: 5, End: 7, HeadEnd: 2, TailStart: 8}, mark(4), 4, 7},
+		{"end moved off a tool result", base, mark(5), 2, 7},
+		{"in the head", base, mark(1), 2, 4},
+		{"in the tail", base, mark(9), 2, 4},
+		{"not compressed", Plan{Outcome: outcome.SkippedUnderTarget, HeadEnd: 2, TailStart: 8}, mark(4), 0, 0},
+	}
+	for _, tt := range tests {
+		got := Absorb(tt.p, roles, tok, tt.summaries)
+		if got.Start != tt.start || got.End != tt.end {
+			t.Errorf("%s: region [%d, %d), want [%d, %d)", tt.name, got.Start, got.End, tt.start, tt.end)
+		}
+		if got.Outcome == outcome.Compressed && got.RegionTokens != sum(tok, got.Start, got.End) {
+			t.Errorf("%s: region tokens %d", tt.name, got.RegionTokens)
+		}
+	}
+}

@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -46,6 +48,11 @@ func (d Deterministic) Summarize(_ context.Context, req Request) (Result, error)
 // errorWindow bytes of a result are searched (errors sit at either end of
 // long outputs, and tool outputs can be megabytes long).
 const errorWindow = 4096
+
+// ErrorLine returns the first line of s that looks like an error (the
+// deterministic summary's detector, which the prepass's terminal digests
+// use too), searching the first and then the last 4 KiB.
+func ErrorLine(s string) (string, bool) { return errorLine(s) }
 
 // errorLine returns the first line of s that looks like an error,
 // searching the first and then the last errorWindow bytes.
@@ -285,6 +292,14 @@ type piece struct {
 }
 
 // build returns the summary and its count under counter (0 when unknown).
+//
+// What the summary keeps, most telling first when the budget runs out:
+// the tools used (one line, every name, with counts), what the user
+// asked, errors, each distinct call with its key arguments (a call
+// repeated as it was made before says only so), results, what the
+// assistant said. Then, if budget is left, the paths and commands of the
+// calls whose lines did not fit (so a region's files and commands survive
+// even when its calls are too many to quote one by one).
 func build(counter tokenize.Counter, req Request) (string, int) {
 	var pieces []piece
 	add := func(prio int, text string) {
@@ -293,10 +308,34 @@ func build(counter tokenize.Counter, req Request) (string, int) {
 	end := req.Start + len(req.Turns)
 	head := fmt.Sprintf("%s %d turns (%d–%d) condensed.", Prefix, len(req.Turns), req.Start, end-1)
 	var ncalls, nerrors int
-	seen := map[string]int{}
+	seen := map[string]int{}       // result or error text → first turn
+	seenCall := map[string]int{}   // call line → first turn
+	var toolNames []string         // in order of first use
+	toolCount := map[string]int{}  // calls per tool
+	callArgs := map[int][]string{} // piece seq → the paths and commands it names
+	add(0, "")                     // the tools line, filled in below
+	var earlierNamed []string      // from earlier summaries' "Also named:" lines
 	for i, t := range req.Turns {
 		idx := req.Start + i
 		switch {
+		case IsSummary(t.Text):
+			// A summary we wrote before (our own output compressed again):
+			// its lines are carried into this one, never quoted whole.
+			for _, l := range fold(SummaryBody(t.Text)) {
+				switch {
+				case l.tools != nil:
+					for _, tc := range l.tools {
+						if _, ok := toolCount[tc.name]; !ok {
+							toolNames = append(toolNames, tc.name)
+						}
+						toolCount[tc.name] += tc.n
+					}
+				case l.named != nil:
+					earlierNamed = append(earlierNamed, l.named...)
+				default:
+					add(l.prio, l.text)
+				}
+			}
 		case t.Role == traj.RoleUser:
 			if s := clip(t.Text, 240); s != "" {
 				add(1, fmt.Sprintf("[%d user] %s", idx, s))
@@ -317,13 +356,30 @@ func build(counter tokenize.Counter, req Request) (string, int) {
 				seen[body] = idx
 				add(prio, fmt.Sprintf("[%d %s] %s", idx, kind, body))
 			}
-		case t.Role == traj.RoleAssistant:
-			calls := toolCalls(t)
-			for _, c := range calls {
+		case t.Role == traj.RoleAssistant || t.Name == "function_call":
+			calls := rawCalls(t)
+			for _, rc := range calls {
 				ncalls++
-				add(3, fmt.Sprintf("[%d call] %s(%s)", idx, c.name, c.args))
+				c := call{"call", clip(rc.body, 100)}
+				if rc.body == "" {
+					c = call{rc.name, argsSummary(rc.args)}
+				}
+				if _, ok := toolCount[c.name]; !ok && rc.body == "" {
+					toolNames = append(toolNames, c.name)
+				}
+				if rc.body == "" {
+					toolCount[c.name]++
+				}
+				sig := c.name + "(" + c.args + ")"
+				if first, ok := seenCall[sig]; ok {
+					add(6, fmt.Sprintf("[%d call] same as turn %d", idx, first))
+					continue
+				}
+				seenCall[sig] = idx
+				add(3, fmt.Sprintf("[%d call] %s", idx, sig))
+				callArgs[len(pieces)-1] = namedArgs(rc.args)
 			}
-			if len(calls) == 0 {
+			if len(calls) == 0 && t.Role == traj.RoleAssistant {
 				if s := clip(withoutThink(t.Text), 160); s != "" {
 					add(5, fmt.Sprintf("[%d assistant] %s", idx, s))
 				}
@@ -337,22 +393,45 @@ func build(counter tokenize.Counter, req Request) (string, int) {
 	if ncalls > 0 || nerrors > 0 {
 		head += fmt.Sprintf(" %d tool calls, %d errors.", ncalls, nerrors)
 	}
+	if len(toolNames) > 0 {
+		var b strings.Builder
+		b.WriteString("Tools:")
+		for k, name := range toolNames {
+			if k > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, " %s ×%d", name, toolCount[name])
+		}
+		pieces[0].text = b.String()
+	} else {
+		pieces = pieces[1:]
+	}
 	// Keep the most telling pieces that fit, then print them in turn order.
+	// Up to half the budget is kept back for the paths and commands of
+	// the calls whose lines do not fit (alsoNamed).
 	sort.SliceStable(pieces, func(i, j int) bool { return pieces[i].prio < pieces[j].prio })
 	budget := req.TargetTokens
-	used := counter.Count(head)
-	var kept []piece
+	if len(earlierNamed) > 0 {
+		callArgs[-1] = earlierNamed // named before the calls of this region
+	}
+	used := counter.Count(head) + min(namesCost(counter, callArgs, budget/2), budget/2)
+	var kept, dropped []piece
 	for _, p := range pieces {
 		// Most pieces do not fit once the budget is nearly spent: counting
 		// stops as soon as one is known not to (the decision is the same).
 		c := tokenize.CountAtMost(counter, p.text, budget-used-1) + 1
 		if used+c > budget {
+			dropped = append(dropped, p)
 			continue
 		}
 		used += c
 		kept = append(kept, p)
 	}
 	sort.Slice(kept, func(i, j int) bool { return kept[i].seq < kept[j].seq })
+	used -= min(namesCost(counter, callArgs, budget/2), budget/2)
+	if also := alsoNamed(counter, kept, dropped, callArgs, budget-used-1); also != "" {
+		kept = append(kept, piece{text: also})
+	}
 	for {
 		var b strings.Builder
 		b.WriteString(head)
@@ -372,6 +451,141 @@ func build(counter tokenize.Counter, req Request) (string, int) {
 	}
 }
 
+// namesCost is the tokens of a line naming every path and command of the
+// calls, counted up to limit.
+func namesCost(counter tokenize.Counter, callArgs map[int][]string, limit int) int {
+	if len(callArgs) == 0 {
+		return 0
+	}
+	seqs := make([]int, 0, len(callArgs))
+	for k := range callArgs {
+		seqs = append(seqs, k)
+	}
+	sort.Ints(seqs)
+	var b strings.Builder
+	b.WriteString("Also named:")
+	done := map[string]bool{}
+	for _, k := range seqs {
+		for _, v := range callArgs[k] {
+			if v != "" && !done[v] {
+				done[v] = true
+				b.WriteString(" " + v + ";")
+			}
+		}
+	}
+	if len(done) == 0 {
+		return 0
+	}
+	return tokenize.CountAtMost(counter, b.String(), limit+1) + 1
+}
+
+// alsoNamed is the line naming the paths and commands of the dropped call
+// pieces that no kept piece names, as many as fit in budget tokens, in
+// turn order; "" when none does.
+func alsoNamed(counter tokenize.Counter, kept, dropped []piece, callArgs map[int][]string, budget int) string {
+	var keptText strings.Builder
+	for _, p := range kept {
+		keptText.WriteString(p.text)
+		keptText.WriteByte('\n')
+	}
+	have := collapse(keptText.String())
+	sort.Slice(dropped, func(i, j int) bool { return dropped[i].seq < dropped[j].seq })
+	if v := callArgs[-1]; v != nil { // an earlier summary's, first
+		dropped = append([]piece{{seq: -1}}, dropped...)
+	}
+	const lead = "Also named:"
+	line := lead
+	done := map[string]bool{}
+	for _, p := range dropped {
+		for _, v := range callArgs[p.seq] {
+			if v == "" || done[v] || strings.Contains(have, v) {
+				continue
+			}
+			done[v] = true
+			next := line + " " + v + ";"
+			if tokenize.CountAtMost(counter, next, budget+1) > budget {
+				continue
+			}
+			line = next
+		}
+	}
+	if line == lead {
+		return ""
+	}
+	return line
+}
+
+// foldedLine is one line of an earlier summary, as build carries it: a
+// piece of the given priority, or the tools or names it lists.
+type foldedLine struct {
+	prio  int
+	text  string
+	tools []toolUse
+	named []string
+}
+
+type toolUse struct {
+	name string
+	n    int
+}
+
+var (
+	headLine  = regexp.MustCompile(`^\d+ turns \(\d+–\d+\) condensed\.`)
+	turnLine  = regexp.MustCompile(`^\[(?:\d+|earlier) ([^\]\s]+)\] (.*)$`)
+	toolsLine = regexp.MustCompile(`^Tools:((?: [^ ,]+ ×\d+,?)+)$`)
+)
+
+// fold reads the body of an earlier summary (ours: [Deterministic]'s
+// lines, or an LLM's handoff note) into the lines build carries over: its
+// head line is dropped (the new one replaces it), "Tools:" and "Also
+// named:" lines are merged into the new ones, "[12 call] …" lines become
+// "[earlier call] …" pieces of their kind's priority (turn numbers of the
+// record before it was compressed mean nothing now; "same as turn" lines
+// are dropped), and any other line (an LLM's handoff sections) is kept as
+// a piece as telling as what the user asked.
+func fold(body string) []foldedLine {
+	prios := map[string]int{"user": 1, "error": 2, "call": 3, "result": 4, "assistant": 5}
+	var out []foldedLine
+	for _, l := range strings.Split(body, "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "" || headLine.MatchString(l):
+		case toolsLine.MatchString(l):
+			var tools []toolUse
+			for _, part := range strings.Split(strings.TrimPrefix(l, "Tools:"), ",") {
+				name, count, ok := strings.Cut(strings.TrimSpace(part), " ×")
+				if n, err := strconv.Atoi(count); ok && err == nil {
+					tools = append(tools, toolUse{name, n})
+				}
+			}
+			out = append(out, foldedLine{tools: tools})
+		case strings.HasPrefix(l, "Also named:"):
+			var named []string
+			for _, v := range strings.Split(strings.TrimPrefix(l, "Also named:"), ";") {
+				if v = strings.TrimSpace(v); v != "" {
+					named = append(named, v)
+				}
+			}
+			out = append(out, foldedLine{named: named})
+		default:
+			m := turnLine.FindStringSubmatch(l)
+			if m == nil {
+				out = append(out, foldedLine{prio: 1, text: clip(l, 240)})
+				continue
+			}
+			if strings.HasPrefix(m[2], "same as turn ") {
+				continue
+			}
+			prio, ok := prios[m[1]]
+			if !ok {
+				prio = 6
+			}
+			out = append(out, foldedLine{prio: prio, text: "[earlier " + m[1] + "] " + m[2]})
+		}
+	}
+	return out
+}
+
 // clipTokens shortens text (keeping the prefix) until it fits budget.
 func clipTokens(c tokenize.Counter, text string, budget int) string {
 	for c.Count(text) > budget && len(text) > len(Prefix) {
@@ -389,10 +603,31 @@ func clipTokens(c tokenize.Counter, text string, budget int) string {
 // (also a bare JSON call as in LLaMA-Factory function_call turns).
 func toolCalls(t traj.Turn) []call {
 	var out []call
+	for _, rc := range rawCalls(t) {
+		if rc.body != "" {
+			out = append(out, call{"call", clip(rc.body, 100)})
+			continue
+		}
+		out = append(out, call{rc.name, argsSummary(rc.args)})
+	}
+	return out
+}
+
+// rawCall is one tool call as written: its name and raw arguments, or
+// the body of a <tool_call> block that is not a call (body set).
+type rawCall struct {
+	name string
+	args json.RawMessage
+	body string
+}
+
+// rawCalls lists the calls of an assistant turn (see toolCalls).
+func rawCalls(t traj.Turn) []rawCall {
+	var out []rawCall
 	if len(t.CallIDs) > 0 {
 		if tcs := t.ToolCalls(); len(tcs) > 0 {
 			for _, tc := range tcs {
-				out = append(out, call{tc.Name, argsSummary(tc.Arguments)})
+				out = append(out, rawCall{name: tc.Name, args: tc.Arguments})
 			}
 			return out
 		}
@@ -407,7 +642,7 @@ func toolCalls(t traj.Turn) []call {
 			Arguments json.RawMessage `json:"arguments"`
 		}
 		if json.Unmarshal([]byte(body), &c) == nil && c.Name != "" {
-			out = append(out, call{c.Name, argsSummary(c.Arguments)})
+			out = append(out, rawCall{name: c.Name, args: c.Arguments})
 			continue
 		}
 		var list []struct {
@@ -416,11 +651,11 @@ func toolCalls(t traj.Turn) []call {
 		}
 		if json.Unmarshal([]byte(body), &list) == nil {
 			for _, c := range list {
-				out = append(out, call{c.Name, argsSummary(c.Arguments)})
+				out = append(out, rawCall{name: c.Name, args: c.Arguments})
 			}
 			continue
 		}
-		out = append(out, call{"call", clip(body, 100)})
+		out = append(out, rawCall{body: body})
 	}
 	return out
 }

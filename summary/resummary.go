@@ -1,10 +1,6 @@
 package summary
 
-import (
-	"strings"
-
-	"github.com/trajcompress/trajcompress/traj"
-)
+import "strings"
 
 // EndMarker ends the text of an LLM summary (package llm appends it), so a
 // reader, or a later run, sees where the summary stops.
@@ -26,24 +22,4 @@ func SummaryBody(text string) string {
 		s = s[:i]
 	}
 	return strings.TrimSpace(s)
-}
-
-// WidenToSummary makes a region [lo, hi) that an earlier summary precedes
-// take that summary in: it returns the index of the nearest summary turn
-// in [minLo, lo) (minLo: the protected head's end), else lo. The region
-// [result, hi) then yields one updated summary instead of a second one
-// beside the first. A summary turn is never a tool result, so the widened
-// region still keeps every call with its results. A summary turn inside the
-// region needs nothing more: the summarizer sees it (package llm's prompt
-// folds an earlier summary in).
-func WidenToSummary(turns []traj.Turn, minLo, lo, hi int) int {
-	if lo > len(turns) || lo >= hi {
-		return lo
-	}
-	for i := lo - 1; i >= max(minLo, 0); i-- {
-		if IsSummary(turns[i].Text) {
-			return i
-		}
-	}
-	return lo
 }

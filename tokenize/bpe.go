@@ -3,7 +3,7 @@ package tokenize
 import "sync"
 
 // smallPiece is the longest piece merged with the reference's linear scan;
-// longer pieces use a heap over a linked list (O(n log n)).
+// longer pieces go to mergeLarge.
 const smallPiece = 96
 
 // pieceTokens appends the token ids of one pre-tokenizer piece to out (when
@@ -206,9 +206,18 @@ func mergeQueued(m *pairMerger, n, nranks int, sc *mergeScratch) int {
 	return count
 }
 
-// mergeLarge computes the same merges as mergeSmall for long pieces, with
-// mergeQueued.
+// mergeLarge computes the same merges as mergeSmall for long pieces: with
+// the backtracking encoder from backtrackMin bytes on, where it applies
+// (backtrack.go), else with queueMerge.
 func (v *vocab) mergeLarge(p string, out []int, emit bool) ([]int, int) {
+	if out, n, ok := v.bt.merge(v, nil, p, out, emit); ok {
+		return out, n
+	}
+	return v.queueMerge(p, out, emit)
+}
+
+// queueMerge computes the same merges as mergeSmall with mergeQueued.
+func (v *vocab) queueMerge(p string, out []int, emit bool) ([]int, int) {
 	sc := scratchPool.Get().(*mergeScratch)
 	count := mergeQueued(&pairMerger{v: v, p: p}, len(p), maxRank+1, sc)
 	if emit {

@@ -216,18 +216,29 @@ func TestHFConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	concurrently(t, func(g int) string {
+		for k := range cases {
+			c := cases[(k+g*97)%len(cases)]
+			if n := tk.Count(c.raw); n != len(c.ids["qwen3"]) {
+				return fmt.Sprintf("golden.jsonl:%d: Count %d, want %d", c.line, n, len(c.ids["qwen3"]))
+			}
+		}
+		return ""
+	})
+}
+
+// concurrently runs f(0) to f(3) on four goroutines at once and reports
+// the failures they return (an empty string: none).
+func concurrently(t *testing.T, f func(g int) string) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan string, 4)
 	for g := range 4 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for k := range cases {
-				c := cases[(k+g*97)%len(cases)]
-				if n := tk.Count(c.raw); n != len(c.ids["qwen3"]) {
-					errs <- fmt.Sprintf("golden.jsonl:%d: Count %d, want %d", c.line, n, len(c.ids["qwen3"]))
-					return
-				}
+			if e := f(g); e != "" {
+				errs <- e
 			}
 		}()
 	}

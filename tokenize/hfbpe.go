@@ -120,6 +120,8 @@ type hfModel struct {
 	// token itself is learnt on the first sighting of each token and kept
 	// here: bit 2*id set = known, bit 2*id+1 set = merges give the token.
 	selfMerge []atomic.Uint32
+
+	bt btLazy // the backtracking encoder's tables, built on first need
 }
 
 // selfMerges reports, for a piece that is token id, whether byte-pair
@@ -280,9 +282,18 @@ func (m *hfModel) mergeLinear(p string, id, rank []uint32, out []int, emit bool)
 	return out, n
 }
 
-// mergeHeap computes the same merges as mergeLinear for long pieces, with
-// mergeQueued.
+// mergeHeap computes the same merges as mergeLinear for long pieces: with
+// the backtracking encoder from backtrackMin bytes on, where it applies
+// (backtrack.go), else with queueMerge.
 func (m *hfModel) mergeHeap(p string, out []int, emit bool) ([]int, int) {
+	if out, n, ok := m.bt.merge(m.tok, m.merges, p, out, emit); ok {
+		return out, n
+	}
+	return m.queueMerge(p, out, emit)
+}
+
+// queueMerge computes the same merges as mergeLinear with mergeQueued.
+func (m *hfModel) queueMerge(p string, out []int, emit bool) ([]int, int) {
 	n := len(p)
 	sc := scratchPool.Get().(*mergeScratch)
 	id := growU32(sc.id, n)

@@ -26,26 +26,27 @@ func longPieces() []string {
 	return append(out, strings.Repeat("我需要", 400), strings.Repeat("ab", 2000))
 }
 
-// TestMergeQueueMatchesLinear checks the long-piece merges (mergeQueue)
+// TestMergeQueueMatchesLinear checks the queued merges (queueMerge)
 // against the reference's linear scan, which they replace above
-// smallPiece bytes, for tiktoken ranks and a tokenizer.json's merges.
+// smallPiece bytes where the backtracking encoder does not, for tiktoken
+// ranks and a tokenizer.json's merges.
 func TestMergeQueueMatchesLinear(t *testing.T) {
 	enc := mustEncoding(t, O200kBase)
 	for _, p := range longPieces() {
 		n := len(p) + 1
 		want, _ := enc.v.mergeLinear(p, make([]int32, n), make([]uint32, n), nil, true)
-		got, cnt := enc.v.mergeLarge(p, nil, true)
+		got, cnt := enc.v.queueMerge(p, nil, true)
 		if !slices.Equal(got, want) || cnt != len(want) {
-			t.Fatalf("o200k %.40q (%d bytes): mergeLarge differs from mergeLinear at token %d", p, len(p), firstDiff(got, want))
+			t.Fatalf("o200k %.40q (%d bytes): queueMerge differs from mergeLinear at token %d", p, len(p), firstDiff(got, want))
 		}
 	}
 	for _, key := range []string{"qwen3", "llama3"} {
 		m := hfTokenizer(t, key).model
 		for _, p := range longPieces() {
 			want, _ := m.mergeLinear(p, make([]uint32, len(p)), make([]uint32, len(p)), nil, true)
-			got, cnt := m.mergeHeap(p, nil, true)
+			got, cnt := m.queueMerge(p, nil, true)
 			if !slices.Equal(got, want) || cnt != len(want) {
-				t.Fatalf("%s %.40q (%d bytes): mergeHeap differs from mergeLinear at token %d", key, p, len(p), firstDiff(got, want))
+				t.Fatalf("%s %.40q (%d bytes): queueMerge differs from mergeLinear at token %d", key, p, len(p), firstDiff(got, want))
 			}
 		}
 	}

@@ -47,6 +47,8 @@ type vocab struct {
 
 	byteRank [256]uint32 // rank of each single byte
 	pairRank []uint32    // rank of each two-byte string, index b0<<8|b1
+
+	bt btLazy // the backtracking encoder's tables (tiktoken ranks), built on first need
 }
 
 // b64 maps a standard base64 character to its 6-bit value, 0xFF if invalid.

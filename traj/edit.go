@@ -114,73 +114,12 @@ func (r *Record) redecode(t Turn, raw []byte) Turn {
 	return nt
 }
 
-// MapStrings returns the valid JSON value v with every string value (at
-// any depth; object keys excluded) for which f returns a new string and
-// true replaced by that string, encoded as [AppendString] does. Every other
-// byte is kept. changed is false (and v is returned) when f changed
-// nothing. It is meant for rewriting texts wherever they sit in a record,
-// such as redacting secrets.
-func MapStrings(v []byte, f func(string) (string, bool)) (out []byte, changed bool) {
-	type splice struct {
-		start, end int
-		value      []byte
-	}
-	var splices []splice
-	var walk func(i int) int
-	walk = func(i int) int {
-		i = jsonx.SkipSpace(v, i)
-		switch v[i] {
-		case '"':
-			end := jsonx.SkipString(v, i)
-			if s, ok := jsonx.Unquote(v[i:end]); ok {
-				if ns, ok := f(s); ok && ns != s {
-					splices = append(splices, splice{i, end, jsonx.AppendString(nil, ns)})
-				}
-			}
-			return end
-		case '{':
-			ms, close, err := jsonx.Members(v, i)
-			if err != nil {
-				return jsonx.SkipValue(v, i)
-			}
-			for _, m := range ms {
-				walk(m.Start)
-			}
-			return close + 1
-		case '[':
-			els := jsonx.Elements(v, i)
-			for _, el := range els {
-				walk(el[0])
-			}
-			return jsonx.SkipValue(v, i)
-		}
-		return jsonx.SkipValue(v, i)
-	}
-	if len(skipSpaceBytes(v)) == 0 {
-		return v, false
-	}
-	walk(0)
-	if len(splices) == 0 {
-		return v, false
-	}
-	out = make([]byte, 0, len(v))
-	pos := 0
-	for _, s := range splices {
-		out = append(out, v[pos:s.start]...)
-		out = append(out, s.value...)
-		pos = s.end
-	}
-	return append(out, v[pos:]...), true
-}
-
-func skipSpaceBytes(b []byte) []byte { return b[jsonx.SkipSpace(b, 0):] }
-
-// MapTurnStrings is [MapStrings] over t, a turn of r: every string in the
+// MapTurnStrings is jsonx.MapStrings over t, a turn of r: every string in the
 // turn's JSON (its content, content parts, reasoning, tool-call arguments,
 // the role too) may be rewritten; the copy is decoded again. changed is
 // false (and t is returned) when f changed nothing.
 func (r *Record) MapTurnStrings(t Turn, f func(string) (string, bool)) (Turn, bool) {
-	raw, changed := MapStrings(t.Raw, f)
+	raw, changed := jsonx.MapStrings(t.Raw, f)
 	if !changed {
 		return t, false
 	}

@@ -11,5 +11,11 @@
 // It prints the base URL ("http://127.0.0.1:PORT/v1") on the first line of
 // stdout, serves until SIGINT or SIGTERM, and then prints the number of
 // requests answered by kind to stderr. Exit status: 0 after a signal, 1 if
-// it cannot listen, 2 on a usage error.
+// it cannot listen, 2 on a usage error. The server also speaks OpenAI's
+// Files and Batches routes (upload a Batch input file, run it, download
+// the output and error files).
+//
+//	mockllm -run-batch requests.jsonl -batch-output results.jsonl -batch-errors errors.jsonl
+//
+// answers a Batch input file offline instead, as `vllm run-batch` does.
 package main

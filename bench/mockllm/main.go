@@ -36,6 +36,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&cfg.RetryAfter, "retry-after", "1", "Retry-After header of injected 429s")
 	fs.StringVar(&cfg.APIKey, "api-key", "", "if set, require this bearer key (401 otherwise)")
 	fs.BoolVar(&cfg.OmitUsage, "omit-usage", false, "answer without a usage object")
+	runBatch := fs.String("run-batch", "", "answer the OpenAI Batch input `FILE` (as vllm run-batch does) instead of serving: answers to -batch-output, failures to -batch-errors, then exit")
+	batchOut := fs.String("batch-output", "", "with -run-batch: the output file (200 answers)")
+	batchErrs := fs.String("batch-errors", "", "with -run-batch: the error file (failed requests)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -46,6 +49,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		(cfg.ContextStyle != "vllm" && cfg.ContextStyle != "llamacpp") {
 		fmt.Fprintln(stderr, "mockllm: bad arguments; see -h")
 		return 2
+	}
+	if *runBatch != "" {
+		return batchFiles(mock.New(cfg), *runBatch, *batchOut, *batchErrs, stderr)
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -81,5 +87,40 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, ", %s %d", k, counts[k])
 	}
 	fmt.Fprintln(stderr)
+	return 0
+}
+
+// batchFiles answers the Batch input file in into the output and error
+// files.
+func batchFiles(srv *mock.Server, in, out, errs string, stderr io.Writer) int {
+	if out == "" || errs == "" {
+		fmt.Fprintln(stderr, "mockllm: -run-batch needs -batch-output and -batch-errors")
+		return 2
+	}
+	fin, err := os.Open(in)
+	if err != nil {
+		fmt.Fprintf(stderr, "mockllm: %v\n", err)
+		return 1
+	}
+	defer fin.Close()
+	fo, err := os.Create(out)
+	if err != nil {
+		fmt.Fprintf(stderr, "mockllm: %v\n", err)
+		return 1
+	}
+	fe, err := os.Create(errs)
+	if err != nil {
+		fmt.Fprintf(stderr, "mockllm: %v\n", err)
+		return 1
+	}
+	counts, err := srv.RunBatch(fin, fo, fe)
+	if cerr := errors.Join(fo.Close(), fe.Close()); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "mockllm: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stderr, "mockllm: batch of %d requests: %d completed, %d failed\n", counts.Total, counts.Completed, counts.Failed)
 	return 0
 }

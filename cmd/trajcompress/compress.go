@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/trajcompress/trajcompress/job"
+	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/task"
 )
 
@@ -56,10 +58,40 @@ Batch array's index) runs one share of the tasks, on any number of
 machines sharing the output's file system; "trajcompress merge --output
 OUTPUT" then puts the outputs together.
 
+Secrets — cloud, VCS, chat and LLM provider keys, private key blocks,
+JWTs, passwords in URLs, NAME=value of secret-named variables (gitleaks'
+rules) — are replaced with typed markers such as [REDACTED:aws_access_token]
+in every record written, every rejected line, and so in every text sent to
+a summarizer; the metrics count them per kind ("redaction"), never a value.
+Config redaction.enabled: false turns this off.
+
+--prepass (config compression.prepass) first makes a record over target
+smaller without removing a turn, within the middle only: identical tool
+results become back-references, large old ones one-line digests, oversized
+tool-call arguments are shrunk; a region is summarised only if that is not
+enough. The metrics ("prepass") and outcome lines say which records fit by
+the prepass alone and the tokens each step saved.
+
 Every record gets one outcome: skipped_under_target, compressed,
 compressed_over_limit, uncompressible (no_middle, collapsed,
 region_too_small, alternation), summary_failed, or invalid. The metrics JSON keeps the
-peer's sections and adds "outcomes", "distributions" (with the histograms) and "groups".
+peer's sections and adds "outcomes", "distributions" (with the histograms),
+"groups", "prepass", "redaction" and "retention" (the share of the region's
+tool names and of the paths and commands of its tool calls that its summary
+names).
+
+OpenAI Batch (half the price, no rate limits; --summarizer llm):
+  --batch-export requests.jsonl   writes the summary requests the run needs
+      (regions already in the summary cache left out) as an OpenAI Batch
+      input file and exits: no records, no metrics (unless --metrics).
+      Run it (OpenAI: upload with purpose "batch", endpoint
+      /v1/chat/completions, completion_window 24h; or locally
+      vllm run-batch -i requests.jsonl -o results.jsonl), then
+  --batch-import results.jsonl [--batch-import errors.jsonl]
+      reads the batch's output (and error) file into the summary cache,
+      each answer checked as a live one, and compresses: the regions
+      answered cost no request. With --batch-export too, it exports what is
+      still missing instead.
 
 Flags override the config file, which overrides the defaults.
 
@@ -75,11 +107,19 @@ type compressFlags struct {
 	taskSize                                                                                           string
 	shard, numShards                                                                                   int
 	resume, overwrite                                                                                  bool
+	batchExport                                                                                        string
+	batchImport                                                                                        stringList
 }
+
+// stringList is a flag that may be given more than once.
+type stringList []string
+
+func (l *stringList) String() string     { return strings.Join(*l, ",") }
+func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 
 func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var f compressFlags
-	fs := newFlagSet("compress", stderr, compressUsage, "\nExit status: 0 ok, 1 failed, 2 usage (or another run holds these outputs), 3 partial (rejects or failed summaries), 4 mostly rejected (see --max-reject-rate), 130 interrupted.\n")
+	fs := newFlagSet("compress", stderr, compressUsage, "\nExit status: 0 ok, 1 failed, 2 usage (or another run holds these outputs), 3 partial (rejects or failed summaries), 4 mostly rejected (see --max-reject-rate), 130 interrupted.\nWith --batch-export: 0 when the requests file is written (no records were: import its results and run again), 3 when some input lines were rejected, 2 usage (not --summarizer llm, or the summary cache disabled).\n")
 	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl, .jsonl.gz, .json (JSON array), .parquet or .arrow file, a directory of them, or - for JSONL or a JSON array on standard input (then --output is required) (required)")
 	fs.StringVar(&f.output, "output", "", "output file (or directory, for a directory input); default: input name + output_suffix")
 	fs.StringVar(&f.configPath, "config", "", "peer-compatible YAML `FILE` (trajectory_compression.yaml); default: built-in defaults")
@@ -103,6 +143,8 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.Float64Var(&f.maxRejectRate, "max-reject-rate", 0.5, "exit 4 instead of 3 when more than this fraction of the records is rejected (0 <= r <= 1)")
 	fs.Float64Var(&f.priceIn, "price-in", 0, "USD per million prompt tokens, for the cost figure in the metrics")
 	fs.Float64Var(&f.priceOut, "price-out", 0, "USD per million completion tokens, for the cost figure in the metrics")
+	fs.StringVar(&f.batchExport, "batch-export", "", "write the LLM summary requests of the run to `FILE` as an OpenAI Batch input file and exit, writing no records (see above)")
+	fs.Var(&f.batchImport, "batch-import", "read an OpenAI Batch output or error `FILE` into the summary cache before the run (repeatable; see above)")
 	cf := defineConfigFlags(fs)
 	if err := parse(fs, args); err != nil {
 		return err
@@ -143,7 +185,8 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		TaskSize: taskSize, Shard: shard, Resume: f.resume, Overwrite: f.overwrite,
 		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
 		Progress: newProgress(stderr, f.quiet), Stdin: stdin, Notes: prefixed{stderr},
-		GroupBy: f.groupBy,
+		GroupBy:     f.groupBy,
+		BatchExport: f.batchExport, BatchImport: f.batchImport,
 	}
 	if set["sample-percent"] {
 		spec.Sample = &job.Sample{Percent: f.samplePercent, Seed: f.seed}
@@ -163,8 +206,11 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return err
 	}
-	if !f.quiet {
+	if !f.quiet && res.Export == nil {
 		res.WriteHuman(stderr)
+	}
+	if res.Export != nil {
+		writeExportNext(stderr, res, f.batchExport)
 	}
 	if res.Shard.Count > 1 {
 		from := ""
@@ -198,4 +244,26 @@ func (p prefixed) Write(b []byte) (int, error) {
 		return 0, err
 	}
 	return len(b), nil
+}
+
+// writeExportNext tells what --batch-export wrote and what to do next.
+func writeExportNext(w io.Writer, res *job.Result, path string) {
+	e := res.Export
+	fmt.Fprintf(w, "trajcompress: wrote %d summary requests (%.1f MB) to %s; %d regions were in the summary cache already, %d repeated a request. No records were written.\n",
+		e.Requests, float64(e.Bytes)/1e6, path, e.Cached, e.Repeated)
+	if e.Requests == 0 {
+		fmt.Fprintln(w, "trajcompress: nothing to request: run again without --batch-export; every summary is in the cache.")
+		return
+	}
+	if e.Requests > llm.BatchMaxRequests || e.Bytes > llm.BatchMaxBytes {
+		fmt.Fprintf(w, "trajcompress: note: OpenAI takes at most %d requests and %d MB per batch file; split it (any lines, any order) or run it with vllm run-batch.\n", llm.BatchMaxRequests, llm.BatchMaxBytes>>20)
+	}
+	fmt.Fprintf(w, `Next:
+  1. run the batch: OpenAI Files API (purpose "batch"), then POST /v1/batches with
+     {"input_file_id": …, "endpoint": "/v1/chat/completions", "completion_window": "24h"};
+     when it is completed, download output_file_id (and error_file_id, if any).
+     Or locally: vllm run-batch -i %[1]s -o results.jsonl --model <model>
+  2. run the same command again with --batch-import results.jsonl (and --batch-import errors.jsonl)
+     in place of --batch-export: each answer is checked and cached, and the run compresses with them.
+`, path)
 }

@@ -22,6 +22,7 @@ var configFlags = []configFlag{
 	{"turn-overhead", "tokens added per turn for chat-template framing", func(c *config.Config) any { return &c.Tokenizer.TurnOverhead }},
 	{"target-max-tokens", "token budget per trajectory (config compression.target_max_tokens, default 15250)", func(c *config.Config) any { return &c.Compression.TargetMaxTokens }},
 	{"summary-target-tokens", "token budget of the summary turn (default 750)", func(c *config.Config) any { return &c.Compression.SummaryTargetTokens }},
+	{"prepass", "before summarising, digest the compressible middle: duplicate tool results become back-references, large old ones one-line digests, oversized tool-call arguments are shrunk, until the record fits; no turn is removed (config compression.prepass)", func(c *config.Config) any { return &c.Compression.Prepass }},
 	{"protect-last-n", "number of final turns never compressed (default 4)", func(c *config.Config) any { return &c.ProtectedTurns.LastNTurns }},
 	{"workers", "CPU workers (default: all cores; more than the cores are capped, with a note)", func(c *config.Config) any { return &c.Processing.NumWorkers }},
 	{"summarizer", "deterministic (default: offline, extractive) or llm (summarization.* settings)", func(c *config.Config) any { return &c.Summarization.Method }},

@@ -23,8 +23,9 @@ directory (for a dry run, the metrics file); with no --output, the name
 compress derived, which each shard prints at its end. The run's settings
 are read from its directory: no other flag is needed.
 
-While tasks are missing, merge names them and changes nothing (exit 2);
-run again after the merge, it finds nothing to do and says so (exit 0).
+While tasks are missing (or no shard has started), merge names them and
+changes nothing (exit 2); run again after the merge, it finds nothing to
+do and says so (exit 0).
 
 `
 

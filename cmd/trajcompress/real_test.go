@@ -10,9 +10,11 @@ import (
 	"testing"
 
 	"github.com/trajcompress/trajcompress/format/jsonl"
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/internal/testenv"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/pipeline"
+	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/traj"
 	"github.com/trajcompress/trajcompress/validate"
@@ -47,13 +49,26 @@ func readLines(t *testing.T, path string) [][]byte {
 }
 
 type outcomeLine struct {
-	Line    int64           `json:"line"`
-	Outcome outcome.Outcome `json:"outcome"`
-	Region  *[2]int         `json:"region"`
+	Line       int64           `json:"line"`
+	Outcome    outcome.Outcome `json:"outcome"`
+	Region     *[2]int         `json:"region"`
+	Redactions map[string]int  `json:"redactions"`
+}
+
+// redacted is line with every string redacted one by one, decoded (the
+// exact answer the pipeline's scan of the encoded line stands in for), and
+// the counts.
+func redacted(line []byte) ([]byte, redact.Counts) {
+	counts := redact.Counts{}
+	out, _ := jsonx.MapStrings(line, redact.Default().Func(counts))
+	return out, counts
 }
 
 // TestRealData compresses every real file at a target that forces
 // compression and checks, record by record: records in = out + rejected;
+// the secrets redacted are those of redacting the input's strings one by
+// one (no more, no fewer, same counts), and a record written unchanged is
+// exactly that;
 // in every compressed record the turn after the summary is not a tool
 // turn, every kept turn is byte-identical to its input turn (system turns
 // of the head differ only by the appended notice), so every kept tool
@@ -112,13 +127,17 @@ func checkRealFile(t *testing.T, in, target, sumTarget string) {
 		}
 		got := outputs[k]
 		k++
+		in, counts := redacted(inputs[i])
+		if counts.Total() != redact.Counts(o.Redactions).Total() || len(counts) != len(o.Redactions) {
+			t.Errorf("line %d: redactions %v, redacting each string gives %v", o.Line, o.Redactions, counts)
+		}
 		if o.Outcome != outcome.Compressed && o.Outcome != outcome.CompressedOverLimit {
-			if !bytes.Equal(got, inputs[i]) {
+			if !bytes.Equal(got, in) {
 				t.Errorf("line %d (%s): written changed", o.Line, o.Outcome)
 			}
 			continue
 		}
-		checkCompressed(t, o, inputs[i], got)
+		checkCompressed(t, o, in, got)
 	}
 	t.Logf("%d records: %v", len(inputs), counts)
 }

@@ -42,7 +42,7 @@ func TestReport(t *testing.T) {
 	if code := run(context.Background(), []string{"report", "--baseline", exampleBaseline, "--max-failed-to-fit-increase", "0", metricsPath, "--output", "-"}, nil, &out, &stderr); code != exitOK {
 		t.Fatalf("report --baseline: exit %d: %s", code, stderr.String())
 	}
-	if !strings.Contains(out.String(), "ok: 6 checks within bounds") {
+	if !strings.Contains(out.String(), "ok: 8 checks within bounds") {
 		t.Error("the page does not give check's verdict")
 	}
 	worse := doctor(t, mustRead(t, metricsPath), func(m map[string]any) {
@@ -54,7 +54,7 @@ func TestReport(t *testing.T) {
 	if code := run(context.Background(), []string{"report", "--baseline", exampleBaseline, worsePath, "--output", "-"}, nil, &out, &stderr); code != exitOK {
 		t.Fatalf("report of a regressed run: exit %d: %s", code, stderr.String())
 	}
-	if !strings.Contains(out.String(), "FAIL: 1 of 6 checks regressed") {
+	if !strings.Contains(out.String(), "FAIL: 1 of 8 checks regressed") {
 		t.Error("the page of a regressed run does not say FAIL")
 	}
 

@@ -127,6 +127,22 @@ func TestSavings(t *testing.T) {
 		t.Errorf("table does not name the regression:\n%s", out.String())
 	}
 
+	// A summary that names fewer paths and commands → 1; a floor the run
+	// does not reach → 1.
+	lessKept := doctor(t, got, func(m map[string]any) {
+		pc := m["retention"].(map[string]any)["paths_commands"].(map[string]any)
+		pc["rate"] = pc["rate"].(float64) - 0.05
+	})
+	runLess := filepath.Join(tmp, "less.json")
+	os.WriteFile(runLess, lessKept, 0o644)
+	out.Reset()
+	if code := run(context.Background(), []string{"check", "--no-verify-outputs", "--baseline", exampleBaseline, runLess}, nil, &out, &bytes.Buffer{}); code != exitError || !strings.Contains(out.String(), "retention.paths_commands.rate") {
+		t.Fatalf("check on a run that kept less: exit %d\n%s", code, out.String())
+	}
+	if code := run(context.Background(), []string{"check", "--no-verify-outputs", "--min-path-retention", "0.999", "--baseline", exampleBaseline, runLess}, nil, &bytes.Buffer{}, &bytes.Buffer{}); code != exitError {
+		t.Fatalf("check under --min-path-retention: exit %d", code)
+	}
+
 	// Another input → 2 (a changed setup is not a regression)…
 	other := doctor(t, got, func(m map[string]any) { m["run"].(map[string]any)["input_fingerprint"] = "sha256:other" })
 	runOther := filepath.Join(tmp, "other.json")

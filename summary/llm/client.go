@@ -54,7 +54,14 @@ var _ summary.Summarizer = (*Client)(nil)
 // c.APIKeyEnv, and opens the cache. It fails if the variable is unset or
 // empty (the error names the variable, never a value) or the cache
 // directory cannot be created.
-func New(c Config) (*Client, error) {
+func New(c Config) (*Client, error) { return newClient(c, true) }
+
+// NewOffline is [New] without an API key, for what needs the client's
+// requests, cache and answer checks but sends nothing: a batch import
+// ([Client.ImportBatch]). Its Summarize fails.
+func NewOffline(c Config) (*Client, error) { return newClient(c, false) }
+
+func newClient(c Config, needKey bool) (*Client, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
@@ -62,9 +69,12 @@ func New(c Config) (*Client, error) {
 	if _, err := json.Marshal(c.ExtraBody); err != nil {
 		return nil, fmt.Errorf("llm: config: extra body is not JSON: %w", err)
 	}
-	key := strings.TrimSpace(os.Getenv(c.APIKeyEnv))
-	if key == "" {
-		return nil, fmt.Errorf("llm: environment variable %s is unset or empty: it must hold the API key for %s", c.APIKeyEnv, c.BaseURL)
+	key := ""
+	if needKey {
+		key = strings.TrimSpace(os.Getenv(c.APIKeyEnv))
+		if key == "" {
+			return nil, fmt.Errorf("llm: environment variable %s is unset or empty: it must hold the API key for %s", c.APIKeyEnv, c.BaseURL)
+		}
 	}
 	ch, err := openCache(c.CacheDir)
 	if err != nil {
@@ -166,6 +176,9 @@ func (c *Client) Summarize(ctx context.Context, req summary.Request) (summary.Re
 	if f := c.fatal.Load(); f != nil {
 		c.count(func(s *Stats) { s.Fatal++ })
 		return res, *f
+	}
+	if c.apiKey == "" {
+		return res, fmt.Errorf("%w: llm: no API key (an offline client sends nothing)", summary.ErrFatal)
 	}
 	run := &call{c: c, res: &res, target: req.TargetTokens, net: req.Network}
 	msgs := []message{{Role: "user", Content: RegionPrompt(req.Turns, req.Start, req.TargetTokens)}}

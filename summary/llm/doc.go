@@ -64,6 +64,21 @@
 // [EstimateRequest] and [Client.Estimate] give a request's cost without
 // sending anything, for dry runs.
 //
+// # OpenAI Batch
+//
+// [Exporter] stands in for the client in a run that writes no records: it
+// writes each summary request the run would send (regions already cached
+// left out, repeats once) as a line of an OpenAI Batch input file
+// ({"custom_id", "method", "url", "body"}, the body exactly as a live
+// request's). The custom_id, "tc1-<target>-<region tokens>-<cache key>",
+// carries what checking the answer needs, so [Client.ImportBatch] reads a
+// Batch output or error file, in any order, through the checks of a live
+// answer ([Normalize], [Validate]) into the cache under the key a run
+// looks up; a run then sends no request for those regions. Rejected
+// answers are never cached; failed requests, foreign ids and broken lines
+// are counted. [NewOffline] makes a client that needs no API key, for an
+// import.
+//
 // # Secrets
 //
 // The API key is read once, in [New], from the environment variable named by

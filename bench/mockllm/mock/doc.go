@@ -18,6 +18,10 @@
 // ([Server.Requests]) and, when [Config.Record] is set, the decoded request
 // bodies and Authorization headers ([Server.Received]).
 //
+// It also answers OpenAI Batch input files ([Server.RunBatch]), through
+// the same answer logic, and the Files and Batches routes that upload one,
+// run it and download the output and error files (batch.go).
+//
 // All methods are safe for concurrent use. A hanging fault blocks until the
 // client goes away, [Config.HangMax] passes, or [Server.Close] is called, so
 // closing an httptest server that wraps a Server never waits on a hang:

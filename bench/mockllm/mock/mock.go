@@ -113,6 +113,7 @@ type Server struct {
 	peak     int
 	byKind   map[Kind]int64
 	closed   bool
+	store    batchStore // the Files and Batches routes' files and batches
 }
 
 // New returns a server with the given configuration.
@@ -189,8 +190,12 @@ var transient = []Kind{KindRateLimit, KindServerError, KindServerError, KindServ
 
 var serverErrorCodes = []int{500, 502, 503}
 
-// ServeHTTP answers POST requests whose path ends in /chat/completions.
+// ServeHTTP answers POST requests whose path ends in /chat/completions,
+// and the Files and Batches routes (batch.go).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveBatchAPI(w, r) {
+		return
+	}
 	if !strings.HasSuffix(r.URL.Path, "/chat/completions") {
 		writeError(w, http.StatusNotFound, "not_found", "no route "+r.URL.Path)
 		return
@@ -231,7 +236,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 	})
 	defer leave()
-	if d := s.cfg.Latency + f.Delay; d > 0 {
+	d := s.cfg.Latency + f.Delay
+	if r.Header.Get(batchHeader) != "" {
+		d = f.Delay
+	}
+	if d > 0 {
 		select {
 		case <-time.After(d):
 		case <-r.Context().Done():

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -273,5 +274,90 @@ func TestDefaultReply(t *testing.T) {
 				t.Errorf("DefaultReply = %q, want prefix %q", got, tt.want)
 			}
 		})
+	}
+}
+
+func TestRunBatch(t *testing.T) {
+	s := New(Config{})
+	s.Push(Fault{Kind: KindOK}, Fault{Kind: KindServerError, Status: 503}, Fault{Kind: KindDrop}, Fault{Kind: KindLength})
+	in := strings.Join([]string{
+		`{"custom_id": "a", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", "messages": [{"role": "user", "content": "[Turn 3 - USER]: hi"}]}}`,
+		`{"custom_id": "b", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", "messages": []}}`,
+		`not json`,
+		`{"custom_id": "c", "method": "GET", "url": "/v1/embeddings", "body": {}}`,
+		`{"custom_id": "d", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", "messages": []}}`,
+		`{"custom_id": "e", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", "messages": []}}`,
+	}, "\n")
+	var out, errs bytes.Buffer
+	c, err := s.RunBatch(strings.NewReader(in), &out, &errs)
+	if err != nil || c.Total != 6 || c.Completed != 2 || c.Failed != 4 {
+		t.Fatalf("counts %+v, %v\nout:\n%s\nerrs:\n%s", c, err, out.String(), errs.String())
+	}
+	var first struct {
+		CustomID string `json:"custom_id"`
+		Response struct {
+			StatusCode int `json:"status_code"`
+			Body       struct {
+				Choices []struct {
+					Message struct{ Content string } `json:"message"`
+				} `json:"choices"`
+			} `json:"body"`
+		} `json:"response"`
+	}
+	if err := json.Unmarshal([]byte(strings.Split(out.String(), "\n")[0]), &first); err != nil || first.CustomID != "a" ||
+		first.Response.StatusCode != 200 || !strings.Contains(first.Response.Body.Choices[0].Message.Content, "of turns 3-3") {
+		t.Errorf("first output line %+v %v", first, err)
+	}
+	for _, want := range []string{`"custom_id":"b"`, `"status_code":503`, `"code":"invalid_json"`, `"code":"invalid_url"`, `"custom_id":"d"`, `"code":"server_error"`} {
+		if !strings.Contains(errs.String(), want) {
+			t.Errorf("error file lacks %s:\n%s", want, errs.String())
+		}
+	}
+	if !strings.Contains(out.String(), `"custom_id":"e"`) || !strings.Contains(out.String(), `"finish_reason":"length"`) {
+		t.Errorf("a 200 with finish_reason length goes to the output file (the client judges it):\n%s", out.String())
+	}
+}
+
+func TestBatchRoutes(t *testing.T) {
+	s := New(Config{})
+	hs := httptest.NewServer(s)
+	defer hs.Close()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.WriteField("purpose", "batch")
+	fw, _ := mw.CreateFormFile("file", "in.jsonl")
+	fw.Write([]byte(`{"custom_id": "x", "method": "POST", "url": "/v1/chat/completions", "body": {"model": "m", "messages": [{"role": "user", "content": "hi"}]}}` + "\n"))
+	mw.Close()
+	resp, err := http.Post(hs.URL+"/v1/files", mw.FormDataContentType(), &body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var file struct{ ID string }
+	json.NewDecoder(resp.Body).Decode(&file)
+	resp.Body.Close()
+	resp, err = http.Post(hs.URL+"/v1/batches", "application/json", strings.NewReader(`{"input_file_id": "`+file.ID+`", "endpoint": "/v1/chat/completions", "completion_window": "24h"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b struct{ ID, Status, OutputFileID string }
+	var raw map[string]any
+	json.NewDecoder(resp.Body).Decode(&raw)
+	resp.Body.Close()
+	b.ID, _ = raw["id"].(string)
+	b.Status, _ = raw["status"].(string)
+	b.OutputFileID, _ = raw["output_file_id"].(string)
+	if b.Status != "completed" || b.OutputFileID == "" {
+		t.Fatalf("batch %v", raw)
+	}
+	resp, _ = http.Get(hs.URL + "/v1/batches/" + b.ID)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("GET batch: %d", resp.StatusCode)
+	}
+	resp, _ = http.Get(hs.URL + "/v1/files/" + b.OutputFileID + "/content")
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(out), `"custom_id":"x"`) || !strings.Contains(string(out), "mock summary") {
+		t.Errorf("output file: %s", out)
 	}
 }

@@ -1,0 +1,60 @@
+package jsonx
+
+// MapStrings returns the valid JSON value v with every string value (at
+// any depth; object keys excluded) for which f returns a new string and
+// true replaced by that string, encoded as [AppendString] does. Every other
+// byte is kept. changed is false (and v is returned) when f changed
+// nothing. It is meant for rewriting texts wherever they sit in a record,
+// such as redacting secrets.
+func MapStrings(v []byte, f func(string) (string, bool)) (out []byte, changed bool) {
+	type splice struct {
+		start, end int
+		value      []byte
+	}
+	var splices []splice
+	var walk func(i int) int
+	walk = func(i int) int {
+		i = SkipSpace(v, i)
+		switch v[i] {
+		case '"':
+			end := SkipString(v, i)
+			if s, ok := Unquote(v[i:end]); ok {
+				if ns, ok := f(s); ok && ns != s {
+					splices = append(splices, splice{i, end, AppendString(nil, ns)})
+				}
+			}
+			return end
+		case '{':
+			ms, close, err := Members(v, i)
+			if err != nil {
+				return SkipValue(v, i)
+			}
+			for _, m := range ms {
+				walk(m.Start)
+			}
+			return close + 1
+		case '[':
+			els := Elements(v, i)
+			for _, el := range els {
+				walk(el[0])
+			}
+			return SkipValue(v, i)
+		}
+		return SkipValue(v, i)
+	}
+	if len(v[SkipSpace(v, 0):]) == 0 {
+		return v, false
+	}
+	walk(0)
+	if len(splices) == 0 {
+		return v, false
+	}
+	out = make([]byte, 0, len(v))
+	pos := 0
+	for _, s := range splices {
+		out = append(out, v[pos:s.start]...)
+		out = append(out, s.value...)
+		pos = s.end
+	}
+	return append(out, v[pos:]...), true
+}

@@ -1,0 +1,153 @@
+package redact
+
+import (
+	"bytes"
+	"sync"
+	"unsafe"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
+)
+
+// RedactLine redacts one input line, a JSON text such as a record: every
+// string value in it (at any depth; object keys and every other byte are
+// kept) as [Redactor.Redact] would, and a line that is not JSON (a line a
+// reader will reject) in its bytes as they are, escapes read as the
+// characters they stand for. It returns line itself and nil counts when
+// nothing is found.
+//
+// The line is scanned as it is encoded ([Redactor.RedactEncoded]): in the
+// common case, nothing found, nothing is decoded. When the scan finds
+// something, or meets an escape it cannot read in place, a JSON line has
+// its strings decoded and redacted one by one (jsonx.MapStrings), which
+// is the exact answer the scan stands in for.
+func (r *Redactor) RedactLine(line []byte) ([]byte, Counts) {
+	out, counts, mixed := r.RedactEncoded(nil, line)
+	if counts == nil && !mixed {
+		return line, nil
+	}
+	if !jsonx.Valid(line) {
+		return out, counts
+	}
+	counts = Counts{}
+	out, changed := jsonx.MapStrings(line, r.Func(counts))
+	if !changed {
+		return line, nil
+	}
+	return out, counts
+}
+
+// RedactEncoded redacts a JSON text as it is encoded — a record's line —
+// finding what [Redactor.Redact] finds in its decoded strings without
+// decoding them. It scans a view of line of the same length in which each
+// escape \n, \t, \r, \b and \f stands as a backslash and the control byte
+// it encodes, and each \uXXXX of a non-ASCII character as six bytes that
+// are, like the character to the rules, neither a word nor a space
+// character; so what the rules see at a secret's edges (a line start, a
+// word boundary) is what they see in the decoded text, and the offsets
+// found are line's. The markers need no escaping, so the output is JSON
+// again when a secret lies inside one string.
+//
+// Two escapes cannot be stood for: \/ and \u of an ASCII character (which
+// may spell part of a keyword or a secret). mixed reports them: the caller
+// must then decode the strings (as [Redactor.RedactLine] does) for the
+// exact answer, as it should for a line with a finding at all when the
+// line is valid JSON, since object keys and the syntax are scanned too.
+//
+// It returns line itself and nil counts when nothing is found (the common
+// case, without allocating); otherwise line with the findings replaced,
+// appended to dst[:0]. line is never modified.
+func (r *Redactor) RedactEncoded(dst, line []byte) (out []byte, counts Counts, mixed bool) {
+	if len(line) == 0 {
+		return line, nil, false
+	}
+	view := unsafe.String(unsafe.SliceData(line), len(line))
+	if i := bytes.IndexByte(line, '\\'); i >= 0 {
+		bp := viewPool.Get().(*[]byte)
+		defer viewPool.Put(bp)
+		buf := append((*bp)[:0], line...)
+		mixed = unescapeView(buf, i)
+		*bp = buf
+		view = unsafe.String(unsafe.SliceData(buf), len(buf))
+	}
+	f, sc := r.find(view)
+	if sc == nil {
+		return line, nil, mixed
+	}
+	defer r.scratch.Put(sc)
+	if len(f) == 0 {
+		return line, nil, mixed
+	}
+	out, counts = r.apply(dst[:0], unsafe.String(unsafe.SliceData(line), len(line)), f)
+	return out, counts, mixed
+}
+
+var viewPool = sync.Pool{New: func() any { return new([]byte) }}
+
+// viewByte is what a \uXXXX escape of a non-ASCII character becomes in the
+// view, six times: a byte that starts no UTF-8 sequence, so the rules read
+// it as U+FFFD, which is neither a word nor a space character.
+const viewByte = 0x80
+
+// unescapeView rewrites, in place, the escapes of buf from its first
+// backslash at i on, as [Redactor.RedactEncoded] describes, and reports
+// whether it met one it cannot stand for.
+func unescapeView(buf []byte, i int) (mixed bool) {
+	view := unsafe.String(unsafe.SliceData(buf), len(buf))
+	next := i // the first byte not part of an escape already read
+	eachPosition(view, i, 0, '\\', false, func(i int) bool {
+		if i < next || i+1 >= len(buf) {
+			return true // the second backslash of an escaped one, or the last byte
+		}
+		next = i + 2
+		switch buf[i+1] {
+		case 'n':
+			buf[i+1] = '\n'
+		case 't':
+			buf[i+1] = '\t'
+		case 'r':
+			buf[i+1] = '\r'
+		case 'b':
+			buf[i+1] = '\b'
+		case 'f':
+			buf[i+1] = '\f'
+		case '/':
+			mixed = true
+		case 'u':
+			cp, ok := hex4(buf[i+2:])
+			switch {
+			case !ok:
+			case cp < 0x80:
+				mixed = true
+				next = i + 6
+			default:
+				for k := i; k < i+6; k++ {
+					buf[k] = viewByte
+				}
+				next = i + 6
+			}
+		}
+		return true
+	})
+	return mixed
+}
+
+// hex4 reads four hex digits at the start of b.
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var v rune
+	for _, c := range b[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			v = v<<4 | rune(c-'0')
+		case 'a' <= c && c <= 'f':
+			v = v<<4 | rune(c-'a'+10)
+		case 'A' <= c && c <= 'F':
+			v = v<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}

@@ -41,7 +41,7 @@ func NewCompressor(cfg config.Config, dryRun bool, groupBy string) (*pipeline.Co
 	if err != nil {
 		return nil, nil, err
 	}
-	comp, _, err := compressor(cfg, counter, dryRun, groupBy)
+	comp, _, err := compressor(cfg, counter, dryRun, groupBy, nil)
 	if err != nil {
 		return nil, nil, err
 	}

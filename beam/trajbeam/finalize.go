@@ -172,6 +172,8 @@ func (fn *finalizeFn) writeMetrics(ctx context.Context, total *metrics.Summary, 
 		ToolVersion:  fn.ToolVersion,
 		Outputs:      outputs,
 		GroupBy:      fn.GroupBy,
+		Prepass:      fn.Config.Compression.Prepass,
+		Redaction:    fn.Config.Redaction.Enabled,
 
 		InputFingerprint: inputFP,
 	}

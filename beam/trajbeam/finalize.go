@@ -85,7 +85,7 @@ func (fn *finalizeFn) commitParts(ctx context.Context, parts []Part) ([]metrics.
 		outputs = append(outputs, metrics.OutputFile{Path: name, Bytes: p.Bytes, XXH3: p.XXH3})
 	}
 	if fn.Overwrite {
-		old, err := listGlob(escapeGlob(join(fn.Plan.Output, partPrefix)) + "*")
+		old, err := listGlob(ctx, escapeGlob(join(fn.Plan.Output, partPrefix))+"*")
 		if err != nil {
 			return nil, err
 		}
@@ -141,12 +141,7 @@ func (fn *finalizeFn) writeRejects(ctx context.Context, parts []Part) (metrics.O
 
 // copyLines appends the lines of the JSONL file p to w.
 func copyLines(ctx context.Context, w *partWriter, p string) error {
-	fs, err := filesystem.New(ctx, p)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	r, err := fs.OpenRead(ctx, p)
+	r, err := openAt(ctx, p, 0)
 	if err != nil {
 		return err
 	}
@@ -186,12 +181,8 @@ func (fn *finalizeFn) writeMetrics(ctx context.Context, total *metrics.Summary, 
 		return err
 	}
 	tmp := join(fn.Plan.Temp, "metrics.json")
-	fs, err := filesystem.New(ctx, tmp)
+	err = withFS(ctx, tmp, func(fs filesystem.Interface) error { return filesystem.Write(ctx, fs, tmp, doc.Bytes()) })
 	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	if err := filesystem.Write(ctx, fs, tmp, doc.Bytes()); err != nil {
 		return err
 	}
 	return rename(ctx, tmp, fn.Plan.Metrics)
@@ -200,7 +191,7 @@ func (fn *finalizeFn) writeMetrics(ctx context.Context, total *metrics.Summary, 
 // removeTemp removes the run's temporary directory and everything in it
 // (files of failed or retried bundles).
 func removeTemp(ctx context.Context, dir string) error {
-	left, err := listGlob(escapeGlob(joinDir(dir, "")) + "*")
+	left, err := listGlob(ctx, escapeGlob(joinDir(dir, ""))+"*")
 	if err != nil {
 		return err
 	}

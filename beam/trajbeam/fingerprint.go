@@ -6,8 +6,6 @@ import (
 	"io"
 	"slices"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
-
 	"github.com/trajcompress/trajcompress/job"
 	"github.com/trajcompress/trajcompress/task"
 )
@@ -35,32 +33,6 @@ func (fn *hashFn) ProcessElement(ctx context.Context, sp Span, emit func(Blocks)
 	}
 	emit(Blocks{Source: sp.Source, First: sp.First, Hashes: hashes})
 	return nil
-}
-
-// openAt opens a file on its file system, positioned at off.
-func openAt(ctx context.Context, p string, off int64) (io.ReadCloser, error) {
-	fs, err := filesystem.New(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	defer fs.Close()
-	r, err := fs.OpenRead(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	if off == 0 {
-		return r, nil
-	}
-	if sk, ok := r.(io.Seeker); ok {
-		_, err = sk.Seek(off, io.SeekStart)
-	} else {
-		_, err = io.CopyN(io.Discard, r, off)
-	}
-	if err != nil {
-		r.Close()
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	return r, nil
 }
 
 // inputFingerprint is the input fingerprint of the sources, in their

@@ -1,6 +1,7 @@
 package trajbeam
 
 import (
+	"context"
 	"path"
 	"path/filepath"
 	"slices"
@@ -129,7 +130,7 @@ func joinDir(dir, name string) string {
 
 // sameFiles reports whether glob lists exactly files (as keys).
 func sameFiles(glob string, files []string) bool {
-	got, err := listGlob(glob)
+	got, err := listGlob(context.Background(), glob)
 	if err != nil || len(got) != len(files) {
 		return false
 	}

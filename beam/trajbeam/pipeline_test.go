@@ -246,17 +246,7 @@ func TestPipelineEqualsPool(t *testing.T) {
 	}
 
 	// The Summary, exactly.
-	b, err := os.ReadFile(statePath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got metrics.Summary
-	if err := got.UnmarshalState(b); err != nil {
-		t.Fatal(err)
-	}
-	if !got.Equal(&res.Total) {
-		t.Errorf("merged Summary differs from the pool's")
-	}
+	sameSummary(t, statePath, &res.Total)
 
 	// The metrics JSON, but for what must differ.
 	poolDoc := metricsDoc(t, filepath.Join(poolOut, cfg.Metrics.OutputFile))
@@ -448,15 +438,22 @@ func TestRemoteFileSystem(t *testing.T) {
 	if len(poolRej) == 0 || !bytes.Equal(poolRej, rejects) {
 		t.Errorf("rejects differ:\npool:\n%s\nbeam:\n%s", poolRej, rejects)
 	}
-	b, err := os.ReadFile(statePath)
+	sameSummary(t, statePath, &res.Total)
+}
+
+// sameSummary checks that the Summary state saveStateFn wrote to path
+// equals the pool's.
+func sameSummary(t *testing.T, path string, pool *metrics.Summary) {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum metrics.Summary
-	if err := sum.UnmarshalState(b); err != nil {
+	var got metrics.Summary
+	if err := got.UnmarshalState(b); err != nil {
 		t.Fatal(err)
 	}
-	if !sum.Equal(&res.Total) {
+	if !got.Equal(pool) {
 		t.Errorf("merged Summary differs from the pool's")
 	}
 }

@@ -4,15 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
@@ -167,12 +164,7 @@ func listLocal(in string, recursive bool) ([]Source, error) {
 
 // listRemote lists a glob on a Beam file system, in name order.
 func listRemote(ctx context.Context, glob string) ([]Source, error) {
-	fs, err := filesystem.New(ctx, glob)
-	if err != nil {
-		return nil, fmt.Errorf("--input %s: %w", glob, err)
-	}
-	defer fs.Close()
-	names, err := fs.List(ctx, glob)
+	names, err := listGlob(ctx, glob)
 	if err != nil {
 		return nil, fmt.Errorf("--input %s: %w", glob, err)
 	}
@@ -227,26 +219,6 @@ func sourceOf(ctx context.Context, p, name string) (Source, error) {
 	return src, nil
 }
 
-// readHead reads the first n bytes of a file (fewer if it is shorter).
-func readHead(ctx context.Context, p string, n int) ([]byte, error) {
-	fs, err := filesystem.New(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	defer fs.Close()
-	r, err := fs.OpenRead(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	b := make([]byte, n)
-	k, err := io.ReadFull(r, b)
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %w", p, err)
-	}
-	return b[:k], nil
-}
-
 // checkOutput refuses an output directory that holds another run's
 // outputs (unless Overwrite), and, for a local directory input, one that
 // a later run over the input would read as input.
@@ -272,16 +244,11 @@ func (p Plan) checkOutput(ctx context.Context, o Options) error {
 // earlierOutputs lists the files of an earlier run in the output
 // directory: part files, rejects, metrics.
 func earlierOutputs(ctx context.Context, p Plan) ([]string, error) {
-	fs, err := filesystem.New(ctx, p.Output)
-	if err != nil {
-		return nil, fmt.Errorf("--output %s: %w", p.Output, err)
-	}
-	defer fs.Close()
 	var old []string
 	for _, glob := range []string{escapeGlob(join(p.Output, partPrefix)) + "*", escapeGlob(p.Rejects), escapeGlob(p.Metrics)} {
-		names, err := fs.List(ctx, glob)
+		names, err := listGlob(ctx, glob)
 		if err != nil {
-			continue // nothing there yet (a local directory that does not exist)
+			return nil, fmt.Errorf("--output %s: %w", p.Output, err)
 		}
 		old = append(old, names...)
 	}
@@ -367,14 +334,4 @@ func (p *Plan) split(ctx context.Context, size int64) error {
 		}
 	}
 	return nil
-}
-
-// fileSize is the size of a file on its file system.
-func fileSize(ctx context.Context, p string) (int64, error) {
-	fs, err := filesystem.New(ctx, p)
-	if err != nil {
-		return 0, err
-	}
-	defer fs.Close()
-	return fs.Size(ctx, p)
 }

@@ -8,8 +8,6 @@ import (
 	"os"
 	"path"
 
-	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
-
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/job"
@@ -78,12 +76,7 @@ func localCopy(ctx context.Context, p string) (string, func(), error) {
 	if !isRemote(p) {
 		return p, func() {}, nil
 	}
-	fs, err := filesystem.New(ctx, p)
-	if err != nil {
-		return "", nil, err
-	}
-	defer fs.Close()
-	r, err := fs.OpenRead(ctx, p)
+	r, err := openAt(ctx, p, 0)
 	if err != nil {
 		return "", nil, err
 	}

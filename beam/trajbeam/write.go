@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/zeebo/xxh3"
@@ -75,12 +74,11 @@ type partWriter struct {
 }
 
 func newPartWriter(ctx context.Context, path string, source int) (*partWriter, error) {
-	fs, err := filesystem.New(ctx, path)
-	if err != nil {
-		return nil, err
-	}
-	defer fs.Close()
-	wc, err := fs.OpenWrite(ctx, path)
+	var wc io.WriteCloser
+	err := withFS(ctx, path, func(fs filesystem.Interface) (err error) {
+		wc, err = fs.OpenWrite(ctx, path)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -132,56 +130,3 @@ func (w *partWriter) abort(ctx context.Context) {
 	w.wc.Close()
 	remove(ctx, w.part.Temp)
 }
-
-// listGlob lists a glob on its file system.
-func listGlob(glob string) ([]string, error) {
-	ctx := context.Background()
-	fs, err := filesystem.New(ctx, glob)
-	if err != nil {
-		return nil, err
-	}
-	defer fs.Close()
-	return fs.List(ctx, glob)
-}
-
-// rename moves a file within its file system (a copy and a delete where
-// the file system cannot rename, as on object stores).
-func rename(ctx context.Context, from, to string) error {
-	fs, err := filesystem.New(ctx, from)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	if err := filesystem.Rename(ctx, fs, from, to); err != nil {
-		return fmt.Errorf("renaming %s to %s: %w", from, to, err)
-	}
-	return nil
-}
-
-// remove deletes a file; a file system that cannot delete keeps it.
-func remove(ctx context.Context, p string) error {
-	fs, err := filesystem.New(ctx, p)
-	if err != nil {
-		return err
-	}
-	defer fs.Close()
-	rm, ok := fs.(filesystem.Remover)
-	if !ok {
-		return fmt.Errorf("%s: the file system cannot remove files", p)
-	}
-	return rm.Remove(ctx, p)
-}
-
-// exists reports whether the file p exists.
-func exists(ctx context.Context, p string) (bool, error) {
-	fs, err := filesystem.New(ctx, p)
-	if err != nil {
-		return false, err
-	}
-	defer fs.Close()
-	names, err := fs.List(ctx, escapeGlob(p))
-	return len(names) > 0, err
-}
-
-// removeLocalDir removes an empty local directory.
-func removeLocalDir(dir string) error { return os.Remove(dir) }

@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/report"
@@ -328,15 +327,33 @@ func (d *runDir) marker(t int) (*marker, error) {
 	return &m, nil
 }
 
-// commitMarker puts the marker of a task in place: its commit point.
+// commitMarker puts the marker of a task in place: its commit point. The
+// marker is written under a temporary name, synced and renamed; the
+// directory is not synced after the rename (that would be one more sync
+// per task, felt with thousands of small files): a crash that loses the
+// rename loses the marker only, and the task is run again — the segments
+// it points into were made durable before.
 func (d *runDir) commitMarker(m *marker) error {
-	f, err := atomicfile.Create(d.markerPath(m.Task))
+	path := d.markerPath(m.Task)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
 	b, _ := json.Marshal(m)
-	_, werr := f.Write(append(b, '\n'))
-	return f.Finish(werr)
+	_, err = tmp.Write(append(b, '\n'))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // lockTask keeps another process off task t while this one runs it (two

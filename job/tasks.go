@@ -84,11 +84,12 @@ func (b *blockHasher) done() []string {
 // segFile is a segment being appended to: JSON lines, made durable at the
 // end of each task.
 type segFile struct {
-	name string
-	f    *atomicfile.File
-	bw   *bufio.Writer
-	end  int64
-	h    *xxh3.Hasher // every byte of the segment, when this process wrote them all
+	name   string
+	f      *atomicfile.File
+	bw     *bufio.Writer
+	end    int64
+	synced int64        // bytes made durable by the last checkpoint
+	h      *xxh3.Hasher // every byte of the segment, when this process wrote them all
 }
 
 func (s *segFile) Write(rec []byte) error {
@@ -108,8 +109,11 @@ func (s *segFile) checkpoint(from int64) (*span, error) {
 	if err := s.bw.Flush(); err != nil {
 		return nil, err
 	}
-	if err := s.f.Checkpoint(); err != nil {
-		return nil, err
+	if s.end != s.synced { // nothing new: no sync (a rejects segment, mostly)
+		if err := s.f.Checkpoint(); err != nil {
+			return nil, err
+		}
+		s.synced = s.end
 	}
 	sp := &span{Seg: s.name, Start: from, End: s.end, Format: format.JSONL}
 	if s.h != nil {
@@ -139,7 +143,7 @@ func (r *runner) segment(name string) (*segFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &segFile{name: name, f: f, bw: bufio.NewWriterSize(f, 1<<20), end: keep}
+	s := &segFile{name: name, f: f, bw: bufio.NewWriterSize(f, 1<<20), end: keep, synced: keep}
 	if keep == 0 {
 		s.h = xxh3.New()
 	}

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +15,9 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
@@ -358,5 +361,54 @@ func TestMergeRefusesWhileTasksAreMissing(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(out, "compression_metrics.json"))
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatalf("merged metrics: %v", err)
+	}
+}
+
+// TestSignalsEndCleanly (issue 12, item 4): SIGINT, SIGTERM and SIGHUP
+// (an SSH session dropped, a terminal closed) end a run the same way:
+// exit 130, nothing put in place, the finished tasks kept and said so; the
+// next run on the output goes on from them and leaves nothing of ours.
+func TestSignalsEndCleanly(t *testing.T) {
+	tmp := t.TempDir()
+	runs := filepath.Join(tmp, "runs")
+	shardInput(t, runs)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		out := filepath.Join(tmp, "out-"+sig.String())
+		cmd := cliCmd(t, nil, "compress", "--input", runs, "--output", out, "--target-task-size", "1MiB", "--workers", "1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Signal it once its first task is done.
+		tasks := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tc-run", "tasks")
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if ents, _ := os.ReadDir(tasks); len(ents) > 0 {
+				break
+			}
+		}
+		cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+			t.Fatalf("%s: %v, want exit %d\n%s", sig, err, exitInterrupted, stderr.String())
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%s: output put in place by an interrupted run", sig)
+		}
+		if !strings.Contains(stderr.String(), "interrupted") || !strings.Contains(stderr.String(), "tasks are done and kept") {
+			t.Fatalf("%s: stderr: %s", sig, stderr.String())
+		}
+		var again bytes.Buffer
+		if code := run(context.Background(), []string{"compress", "--input", runs, "--output", out, "--target-task-size", "1MiB"}, nil, io.Discard, &again); code != exitOK && code != exitPartial {
+			t.Fatalf("%s: the next run: exit %d: %s", sig, code, again.String())
+		}
+		if !strings.Contains(again.String(), "resuming") {
+			t.Errorf("%s: the next run did not go on from the kept tasks: %s", sig, again.String())
+		}
+		if left, _ := filepath.Glob(filepath.Join(tmp, ".out-"+sig.String()+"*")); len(left) > 0 {
+			t.Fatalf("%s: left behind: %v", sig, left)
+		}
+		t.Logf("%s: exit 130, nothing in place, tasks kept; the next run resumed and left nothing", sig)
 	}
 }

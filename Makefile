@@ -4,12 +4,17 @@ BIN      := bin/trajcompress
 # Packages that start goroutines or are shared across them: tested with -race.
 RACE_PKGS := ./pipeline/... ./cmd/... ./job/... ./internal/commit/... ./tokenize/... ./summary/...
 
-.PHONY: all build demo test test-go test-node test-browser vet fmt-check fuzz bench clean
+.PHONY: all build build-beam demo test test-go test-beam test-node test-browser vet fmt-check fuzz bench clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/trajcompress
+
+# The Apache Beam pipeline's main (README, "Apache Beam"): a module of its
+# own, built apart.
+build-beam:
+	cd beam && $(GO) build -o ../bin/trajcompress-beam ./cmd/trajcompress-beam
 
 # Compress the bundled example (200 generated agent runs, gzip JSONL), show
 # what happened to each record, then gate the run against the committed
@@ -27,7 +32,7 @@ demo: build
 		--outcomes bin/demo/outcomes.jsonl --output bin/demo/report.html
 	@echo; echo "== report: $(CURDIR)/bin/demo/report.html"
 
-test: fmt-check vet test-go test-node test-browser
+test: fmt-check vet test-go test-beam test-node test-browser
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -35,10 +40,23 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+	cd beam && $(GO) vet ./...
 
 test-go:
 	$(GO) test -race -short $(RACE_PKGS)
 	$(GO) test ./...
+
+# The Apache Beam pipeline (beam/: a module of its own, so that the main
+# module's build and binary stay free of Beam): its tests run pipelines on
+# prism, in process, against the pool. Beam raises some of our
+# dependencies (golang.org/x/text, klauspost/compress, flatbuffers, xxh3),
+# so the record path's own tests run again under the Beam module's
+# versions: the pipeline's records are the tool's. Cold cost (downloads,
+# build, tests) in bench/README.md, "Beam".
+BEAM_SHARED := tokenize/... format/... traj snap pipeline metrics
+test-beam:
+	cd beam && $(GO) test ./...
+	cd beam && $(GO) test $(addprefix github.com/trajcompress/trajcompress/,$(BEAM_SHARED))
 
 # Reads our Parquet/Arrow output with readers nobody here wrote (npm
 # hyparquet, apache-arrow): the library's own test files, then what the CLI

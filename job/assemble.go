@@ -3,7 +3,6 @@ package job
 import (
 	"bufio"
 	"bytes"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -97,7 +96,7 @@ func (r *runner) assemble(start time.Time) (*Result, error) {
 		worst = report.NewWorst(report.DefaultWorst)
 	}
 	r.llm = llmStats{}
-	fp := xxh3.New()
+	fp := NewFingerprint()
 	next := int64(0)
 	for i, m := range r.markers {
 		s, err := m.summary()
@@ -114,23 +113,21 @@ func (r *runner) assemble(start time.Time) (*Result, error) {
 		}
 		r.llm.add(m.LLM)
 		if m.Part == 0 {
-			fmt.Fprintf(fp, "%s\n", filepath.Base(p.Files[m.File].In))
+			fp.File(p.Files[m.File].In)
 			next = 0
 		}
 		if m.FirstBlock != next {
 			return nil, fmt.Errorf("task %d: its fingerprint blocks start at %d, %d expected", m.Task, m.FirstBlock, next)
 		}
 		for _, b := range m.Blocks {
-			raw, err := hex.DecodeString(b)
-			if err != nil || len(raw) != 8 {
-				return nil, fmt.Errorf("task %d: bad block hash %q", m.Task, b)
+			if err := fp.Block(b); err != nil {
+				return nil, fmt.Errorf("task %d: %w", m.Task, err)
 			}
-			fp.Write(raw)
 		}
 		next += int64(len(m.Blocks))
 	}
 	r.worst = worst
-	r.inputFP = inputFingerprint(fp)
+	r.inputFP = fp.String()
 	return r.finishMetrics(start)
 }
 

@@ -202,13 +202,10 @@ type Progress interface {
 // Run carries out spec.
 func Run(ctx context.Context, spec Spec) (*Result, error) {
 	cfg := spec.Config
-	base, err := tokenize.NewRevision(cfg.Tokenizer.Name, cfg.Tokenizer.Revision)
+	counter, err := newCounter(cfg)
 	if err != nil {
-		return nil, usagef("tokenizer.name %q: %v (set tokenizer.name in the config or pass --tokenizer)", cfg.Tokenizer.Name, err)
+		return nil, err
 	}
-	// 512 texts of at most 64 KiB: at most 32 MiB, plenty for the system
-	// prompts and tool schemas that repeat (bench/README.md, "End to end").
-	counter := tokenize.Memo(base, 512)
 	plan, err := NewPlan(spec)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,6 @@ import (
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
-	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/report"
 	"github.com/trajcompress/trajcompress/summary/llm"
@@ -211,10 +210,8 @@ func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
 	start := time.Now()
 	first, known := r.firstLine(t)
 	hasher := newBlockHasher()
-	opts := format.Options{Hash: hasher, Ctx: ctx, Stdin: r.spec.Stdin, Task: &t, FirstLine: first}
-	if r.cfg.Metrics.PerTrajectory {
-		opts.JSONText = []string{metrics.TrajectoryKey} // written as text by earlier versions
-	}
+	opts := InputOptions(r.cfg)
+	opts.Hash, opts.Ctx, opts.Stdin, opts.Task, opts.FirstLine = hasher, ctx, r.spec.Stdin, &t, first
 	in, err := format.Open(f.In, opts)
 	if err != nil {
 		return err

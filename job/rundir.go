@@ -267,21 +267,9 @@ func openRunDir(anchor string, want manifest, resume, overwrite bool, notes func
 	}
 	want.Created = time.Now().UTC().Format(time.RFC3339)
 	b, _ := json.MarshalIndent(want, "", "  ")
-	tmp, err := os.CreateTemp(d.path, ".run.json.tmp-*")
-	if err != nil {
-		return nil, err
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Link(tmp.Name(), mp) // fails if another process made it first
-	}
-	os.Remove(tmp.Name())
+	// Linked, not renamed, into place: a link fails if another process
+	// made the manifest first.
+	err = placeSynced(mp, b, os.Link)
 	if errors.Is(err, fs.ErrExist) {
 		if have, err = readManifest(mp); err != nil {
 			return nil, err
@@ -334,13 +322,19 @@ func (d *runDir) marker(t int) (*marker, error) {
 // rename loses the marker only, and the task is run again — the segments
 // it points into were made durable before.
 func (d *runDir) commitMarker(m *marker) error {
-	path := d.markerPath(m.Task)
+	b, _ := json.Marshal(m)
+	return placeSynced(d.markerPath(m.Task), b, os.Rename)
+}
+
+// placeSynced writes data and a newline to a temporary file beside path,
+// syncs it, and puts it at path with place (os.Rename, or os.Link to fail
+// when path exists); the temporary name never stays.
+func placeSynced(path string, data []byte, place func(old, new string) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return err
 	}
-	b, _ := json.Marshal(m)
-	_, err = tmp.Write(append(b, '\n'))
+	_, err = tmp.Write(append(data, '\n'))
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -348,11 +342,9 @@ func (d *runDir) commitMarker(m *marker) error {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = place(tmp.Name(), path)
 	}
-	if err != nil {
-		os.Remove(tmp.Name())
-	}
+	os.Remove(tmp.Name()) // after a rename: already gone
 	return err
 }
 

@@ -260,6 +260,7 @@ func New(disabled ...string) (*Redactor, error) {
 			r.kw.cases[w] = sp
 		}
 	}
+	r.kw.buildFilter()
 	return r, nil
 }
 

@@ -1,0 +1,320 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// bitsel: byte i is 1 << (i&7), for VPSHUFB by a class (< 32).
+DATA bitsel<>+0x00(SB)/8, $0x8040201008040201
+DATA bitsel<>+0x08(SB)/8, $0x8040201008040201
+DATA bitsel<>+0x10(SB)/8, $0x8040201008040201
+DATA bitsel<>+0x18(SB)/8, $0x8040201008040201
+DATA bitsel<>+0x20(SB)/8, $0x8040201008040201
+DATA bitsel<>+0x28(SB)/8, $0x8040201008040201
+DATA bitsel<>+0x30(SB)/8, $0x8040201008040201
+DATA bitsel<>+0x38(SB)/8, $0x8040201008040201
+GLOBL bitsel<>(SB), RODATA|NOPTR, $64
+
+// grams16: VPERMB indexes that make the sixteen 4-grams (dwords) of
+// positions 0-15, 16-31 and 32-47 of a block from its first load, and of
+// 48-63 from its load at +3 (bytes 45-63 of it).
+DATA grams16<>+0x00(SB)/8, $0x0403020103020100
+DATA grams16<>+0x08(SB)/8, $0x0605040305040302
+DATA grams16<>+0x10(SB)/8, $0x0807060507060504
+DATA grams16<>+0x18(SB)/8, $0x0a09080709080706
+DATA grams16<>+0x20(SB)/8, $0x0c0b0a090b0a0908
+DATA grams16<>+0x28(SB)/8, $0x0e0d0c0b0d0c0b0a
+DATA grams16<>+0x30(SB)/8, $0x100f0e0d0f0e0d0c
+DATA grams16<>+0x38(SB)/8, $0x1211100f11100f0e
+DATA grams16<>+0x40(SB)/8, $0x1413121113121110
+DATA grams16<>+0x48(SB)/8, $0x1615141315141312
+DATA grams16<>+0x50(SB)/8, $0x1817161517161514
+DATA grams16<>+0x58(SB)/8, $0x1a19181719181716
+DATA grams16<>+0x60(SB)/8, $0x1c1b1a191b1a1918
+DATA grams16<>+0x68(SB)/8, $0x1e1d1c1b1d1c1b1a
+DATA grams16<>+0x70(SB)/8, $0x201f1e1d1f1e1d1c
+DATA grams16<>+0x78(SB)/8, $0x2221201f21201f1e
+DATA grams16<>+0x80(SB)/8, $0x2423222123222120
+DATA grams16<>+0x88(SB)/8, $0x2625242325242322
+DATA grams16<>+0x90(SB)/8, $0x2827262527262524
+DATA grams16<>+0x98(SB)/8, $0x2a29282729282726
+DATA grams16<>+0xa0(SB)/8, $0x2c2b2a292b2a2928
+DATA grams16<>+0xa8(SB)/8, $0x2e2d2c2b2d2c2b2a
+DATA grams16<>+0xb0(SB)/8, $0x302f2e2d2f2e2d2c
+DATA grams16<>+0xb8(SB)/8, $0x3231302f31302f2e
+DATA grams16<>+0xc0(SB)/8, $0x31302f2e302f2e2d
+DATA grams16<>+0xc8(SB)/8, $0x333231303231302f
+DATA grams16<>+0xd0(SB)/8, $0x3534333234333231
+DATA grams16<>+0xd8(SB)/8, $0x3736353436353433
+DATA grams16<>+0xe0(SB)/8, $0x3938373638373635
+DATA grams16<>+0xe8(SB)/8, $0x3b3a39383a393837
+DATA grams16<>+0xf0(SB)/8, $0x3d3c3b3a3c3b3a39
+DATA grams16<>+0xf8(SB)/8, $0x3f3e3d3c3e3d3c3b
+GLOBL grams16<>(SB), RODATA|NOPTR, $256
+
+// escapes: what an escaped n, t, r, b, f stands for, at its byte & 63.
+DATA escapes<>+0x00(SB)/8, $0
+DATA escapes<>+0x08(SB)/8, $0
+DATA escapes<>+0x10(SB)/8, $0
+DATA escapes<>+0x18(SB)/8, $0
+DATA escapes<>+0x20(SB)/8, $0x000c000000080000 // 0x22 'b' → \b, 0x26 'f' → \f
+DATA escapes<>+0x28(SB)/8, $0x000a000000000000 // 0x2e 'n' → \n
+DATA escapes<>+0x30(SB)/8, $0x00000009000d0000 // 0x32 'r' → \r, 0x34 't' → \t
+DATA escapes<>+0x38(SB)/8, $0
+GLOBL escapes<>(SB), RODATA|NOPTR, $64
+
+// The filter's 4-gram hash, 16 positions per ZMM register: g holds the
+// grams (little endian), k gets bit d set when the hash bit of gram d is
+// set. Clobbers g and Z9.
+#define HASH16(g, k) \
+	VPORD    Z31, g, g; \
+	VPMULLD  Z21, g, g; \
+	VPSRLD   $27, g, Z9; \
+	VPSRLD   $22, g, g; \
+	VPANDD   Z20, g, g; \
+	VPERMI2D 832(R8), Z24, Z9; \
+	VPSRLVD  g, Z9, Z9; \
+	VPTESTMD Z19, Z9, k
+
+// The test of one class pair: a and b hold the classes of the two bytes;
+// the byte a<<2 | b>>3 of the table (lo in a register, hi in memory),
+// bit b&7, ANDed into k (all of it, when first). Clobbers Z8, Z9.
+#define PAIRIDX(a, b) \
+	VPSLLW     $2, a, Z8; \
+	VPSRLW     $3, b, Z9; \
+	VPTERNLOGD $0xF8, Z22, Z9, Z8
+
+// func filterBlocks(text *byte, i, n int, t *filterTables, masks *[blocksPerCall * (1 + shortSlots)]uint64) (nb, next int)
+//
+// For each block of 64 positions from i on, while the block and the 3
+// bytes after it are in text[:n] and at most blocksPerCall blocks: the
+// positions where a keyword of 3 bytes or more may start (masks[5b]), and
+// those of each 2-byte spelling (masks[5b+1+s]); see filterTables.
+TEXT ·filterBlocks(SB), NOSPLIT, $0-56
+	MOVQ text+0(FP), SI
+	MOVQ i+8(FP), DI
+	MOVQ n+16(FP), BX
+	MOVQ t+24(FP), R8
+	MOVQ masks+32(FP), R9
+	XORQ R10, R10
+	SUBQ $67, BX
+
+	MOVL $0x20202020, AX
+	VPBROADCASTD AX, Z31
+	MOVL $0x03030303, AX
+	VPBROADCASTD AX, Z22
+	MOVL $0x9E3779B1, AX
+	VPBROADCASTD AX, Z21
+	MOVL $31, AX
+	VPBROADCASTD AX, Z20
+	MOVL $1, AX
+	VPBROADCASTD AX, Z19
+	VMOVDQU64 0(R8), Z30   // class, first half
+	VMOVDQU64 128(R8), Z29 // p1
+	VMOVDQU64 256(R8), Z28 // p2
+	VMOVDQU64 384(R8), Z27 // p3
+	VMOVDQU64 512(R8), Z26 // q1
+	VMOVDQU64 640(R8), Z25 // q2
+	VMOVDQU64 768(R8), Z24 // hash words 0-15
+	VMOVDQU64 bitsel<>(SB), Z23
+	VMOVDQU64 grams16<>+0x00(SB), Z18 // the grams of positions 0-15 of a block
+	VMOVDQU64 grams16<>+0x40(SB), Z17 // 16-31
+	VMOVDQU64 grams16<>+0x80(SB), Z16 // 32-47
+	VMOVDQU64 grams16<>+0xc0(SB), Z15 // 48-63, in the load at +3
+
+loop:
+	CMPQ DI, BX
+	JGT  done
+	CMPQ R10, $32
+	JGE  done
+
+	VMOVDQU8 (SI)(DI*1), Z0
+	VMOVDQU8 1(SI)(DI*1), Z1
+	VMOVDQU8 2(SI)(DI*1), Z2
+	VMOVDQU8 3(SI)(DI*1), Z3
+
+	// Classes.
+	VPORD    Z31, Z0, Z4
+	VPERMI2B 64(R8), Z30, Z4
+	VPORD    Z31, Z1, Z5
+	VPERMI2B 64(R8), Z30, Z5
+	VPORD    Z31, Z2, Z6
+	VPERMI2B 64(R8), Z30, Z6
+	VPORD    Z31, Z3, Z7
+	VPERMI2B 64(R8), Z30, Z7
+
+	// (c0, c1): p1 into K1, q1 into K2.
+	PAIRIDX(Z4, Z5)
+	VMOVDQA64 Z8, Z10
+	VPERMI2B  192(R8), Z29, Z8
+	VPERMI2B  576(R8), Z26, Z10
+	VPSHUFB   Z5, Z23, Z9
+	VPTESTMB  Z9, Z8, K1
+	VPTESTMB  Z9, Z10, K2
+
+	// (c1, c2): p2, q2.
+	PAIRIDX(Z5, Z6)
+	VMOVDQA64 Z8, Z10
+	VPERMI2B  320(R8), Z28, Z8
+	VPERMI2B  704(R8), Z25, Z10
+	VPSHUFB   Z6, Z23, Z9
+	VPTESTMB  Z9, Z8, K1, K1
+	VPTESTMB  Z9, Z10, K2, K2
+
+	// (c2, c3): p3.
+	PAIRIDX(Z6, Z7)
+	VPERMI2B 448(R8), Z27, Z8
+	VPSHUFB  Z7, Z23, Z9
+	VPTESTMB Z9, Z8, K1, K1
+
+	// The 4-gram hash.
+	VPERMB Z0, Z18, Z11
+	HASH16(Z11, K3)
+	VPERMB Z0, Z17, Z11
+	HASH16(Z11, K4)
+	VPERMB Z0, Z16, Z11
+	HASH16(Z11, K5)
+	VPERMB Z3, Z15, Z11
+	HASH16(Z11, K6)
+	KUNPCKWD K3, K4, K3
+	KUNPCKWD K5, K6, K5
+	KUNPCKDQ K3, K5, K3
+	KANDQ    K1, K3, K1
+	KORQ     K1, K2, K1
+	KMOVQ    K1, (R9)
+
+	// The 2-byte spellings.
+	VPORD    896(R8), Z0, Z8
+	VPCMPEQB 960(R8), Z8, K3
+	VPCMPEQB 1024(R8), Z1, K3, K3
+	KMOVQ    K3, 8(R9)
+	VPORD    1088(R8), Z0, Z8
+	VPCMPEQB 1152(R8), Z8, K3
+	VPCMPEQB 1216(R8), Z1, K3, K3
+	KMOVQ    K3, 16(R9)
+	VPORD    1280(R8), Z0, Z8
+	VPCMPEQB 1344(R8), Z8, K3
+	VPCMPEQB 1408(R8), Z1, K3, K3
+	KMOVQ    K3, 24(R9)
+	VPORD    1472(R8), Z0, Z8
+	VPCMPEQB 1536(R8), Z8, K3
+	VPCMPEQB 1600(R8), Z1, K3, K3
+	KMOVQ    K3, 32(R9)
+
+	ADDQ $40, R9
+	ADDQ $64, DI
+	INCQ R10
+	JMP  loop
+
+done:
+	VZEROUPPER
+	MOVQ R10, nb+40(FP)
+	MOVQ DI, next+48(FP)
+	RET
+
+// func unescapeBlocks(src, dst *byte, n int) (flags int)
+//
+// Copies src[:n] to dst, each escape \n, \t, \r, \b, \f of it written as
+// the backslash and the control byte (see unescapeView), 64 bytes at a
+// time; which bytes are escaped (follow a backslash that is not itself
+// escaped) is found as simdjson does, carried from block to block. flags:
+// 1 when an escaped 'u' was seen (the caller then reads the escapes one
+// by one), 2 when an escaped '/' was.
+TEXT ·unescapeBlocks(SB), NOSPLIT, $0-32
+	MOVQ src+0(FP), SI
+	MOVQ dst+8(FP), DX
+	MOVQ n+16(FP), BX
+	XORQ DI, DI
+	XORQ R11, R11 // the next byte is escaped
+	XORQ R12, R12 // flags
+	MOVQ $0xAAAAAAAAAAAAAAAA, R13
+
+	MOVL $0x5c, AX
+	VPBROADCASTB AX, Z31
+	MOVL $0x6e, AX
+	VPBROADCASTB AX, Z30
+	MOVL $0x74, AX
+	VPBROADCASTB AX, Z29
+	MOVL $0x72, AX
+	VPBROADCASTB AX, Z28
+	MOVL $0x62, AX
+	VPBROADCASTB AX, Z27
+	MOVL $0x66, AX
+	VPBROADCASTB AX, Z26
+	MOVL $0x75, AX
+	VPBROADCASTB AX, Z25
+	MOVL $0x2f, AX
+	VPBROADCASTB AX, Z24
+	VMOVDQU64 escapes<>(SB), Z23
+
+uloop:
+	MOVQ BX, CX
+	SUBQ DI, CX
+	JLE  udone
+	MOVQ $-1, AX
+	CMPQ CX, $64
+	JGE  ufull
+	MOVQ $1, AX
+	SHLQ CX, AX
+	DECQ AX
+
+ufull:
+	KMOVQ    AX, K7
+	VMOVDQU8.Z (SI)(DI*1), K7, Z0
+	VPCMPEQB Z31, Z0, K1
+	KMOVQ    K1, AX
+	TESTQ    AX, AX
+	JNZ      ubs
+	MOVQ     R11, R14
+	XORQ     R11, R11
+	JMP      urewrite
+
+ubs:
+	MOVQ R11, R14
+	NOTQ R14
+	ANDQ AX, R14           // backslashes not escaped themselves
+	LEAQ (R14)(R14*1), R15
+	ORQ  R13, R15
+	SUBQ R14, R15
+	XORQ R13, R15          // escape and terminal code
+	MOVQ AX, R14
+	ORQ  R11, R14
+	XORQ R15, R14          // escaped
+	ANDQ AX, R15           // escapes
+	SHRQ $63, R15
+	MOVQ R15, R11
+
+urewrite:
+	TESTQ R14, R14
+	JZ    ustore
+	KMOVQ R14, K2
+	VPCMPEQB Z30, Z0, K2, K3
+	VPCMPEQB Z29, Z0, K2, K4
+	KORQ     K3, K4, K3
+	VPCMPEQB Z28, Z0, K2, K4
+	KORQ     K3, K4, K3
+	VPCMPEQB Z27, Z0, K2, K4
+	KORQ     K3, K4, K3
+	VPCMPEQB Z26, Z0, K2, K4
+	KORQ     K3, K4, K3
+	VPCMPEQB Z25, Z0, K2, K4
+	KORTESTQ K4, K4
+	JZ       unou
+	ORQ      $1, R12
+
+unou:
+	VPCMPEQB Z24, Z0, K2, K4
+	KORTESTQ K4, K4
+	JZ       uperm
+	ORQ      $2, R12
+
+uperm:
+	VPERMB Z23, Z0, K3, Z0
+
+ustore:
+	VMOVDQU8 Z0, K7, (DX)(DI*1)
+	ADDQ $64, DI
+	JMP  uloop
+
+udone:
+	VZEROUPPER
+	MOVQ R12, flags+24(FP)
+	RET

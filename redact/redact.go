@@ -427,8 +427,11 @@ func startsWithKeyword(re *syntax.Regexp, keywords []string) bool {
 // litSet returns strings such that every match of re starts with one of
 // them, and whether every match is exactly one of them. A leading \b is
 // passed over (the caller checks it). A nil set means nothing is known.
-func litSet(re *syntax.Regexp) ([]string, bool) {
-	const maxSet = 256
+func litSet(re *syntax.Regexp) ([]string, bool) { return litSetMax(re, 256) }
+
+// litSetMax is litSet with sets of at most maxSet strings (a longer set is
+// cut to the literals before the part that would make it longer).
+func litSetMax(re *syntax.Regexp, maxSet int) ([]string, bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
 		return []string{string(re.Rune)}, true
@@ -444,12 +447,19 @@ func litSet(re *syntax.Regexp) ([]string, bool) {
 		}
 		return set, true
 	case syntax.OpCapture:
-		return litSet(re.Sub[0])
+		return litSetMax(re.Sub[0], maxSet)
+	case syntax.OpQuest:
+		// x?: the empty string or one of x's.
+		s, e := litSetMax(re.Sub[0], maxSet)
+		if s == nil {
+			return nil, false
+		}
+		return append([]string{""}, s...), e
 	case syntax.OpAlternate:
 		var set []string
 		exact := true
 		for _, sub := range re.Sub {
-			s, e := litSet(sub)
+			s, e := litSetMax(sub, maxSet)
 			if s == nil {
 				return nil, false
 			}
@@ -463,7 +473,7 @@ func litSet(re *syntax.Regexp) ([]string, bool) {
 			if i == 0 && sub.Op == syntax.OpWordBoundary {
 				continue
 			}
-			s, e := litSet(sub)
+			s, e := litSetMax(sub, maxSet)
 			if s == nil || len(acc)*len(s) > maxSet {
 				return known(acc), false
 			}
@@ -615,12 +625,16 @@ func secretThenEnd(re, g *syntax.Regexp) bool {
 // than its gitleaks keywords because some rules' keywords lie inside the
 // secret ("test_" in lob's "(live|test)_[a-f0-9]{35}" after "lob"): run
 // at those, the anchored expression could never match.
+// maxAnchors bounds a template rule's anchors: the keyword group is
+// followed as far as that many words spell it (snyk's group spells 72).
+const maxAnchors = 16
+
 func templateAnchors(rest string) []string {
 	re, err := syntax.Parse(`(?i)(?:`+rest, syntax.Perl)
 	if err != nil {
 		return nil
 	}
-	set, _ := litSet(re)
+	set, _ := litSetMax(re, maxAnchors)
 	var out []string
 	for _, w := range set {
 		w = strings.ToLower(w)
@@ -631,6 +645,15 @@ func templateAnchors(rest string) []string {
 			out = append(out, w)
 		}
 	}
+	// An anchor that extends another one adds only the same runs again.
+	out = slices.DeleteFunc(out, func(w string) bool {
+		for _, v := range out {
+			if len(v) < len(w) && strings.HasPrefix(w, v) {
+				return true
+			}
+		}
+		return false
+	})
 	return out
 }
 

@@ -199,3 +199,35 @@ func TestKeywordInsideSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchesReferenceAssignments compares find with reference on random
+// keyword assignments of gitleaks' template shape: the keyword, an
+// identifier tail, quotes and blanks, each operator, quotes, blanks and
+// '=' after it, then a value of letters only (which generic-api-key's
+// allowlist drops without its expression running) or with digits and
+// the other bytes a secret holds, then what may end it.
+func TestMatchesReferenceAssignments(t *testing.T) {
+	r := Default()
+	rng := rand.New(rand.NewPCG(9, 10))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	run := func(alphabet string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for range 4000 {
+		text := pick("", "x ", "\n", `"`, "my_", "A.") +
+			pick("key", "token", "API", "Auth", "secret", "password", "access", "creds", "sonar_token", "linkedin", "messagebird", "twitter") +
+			pick("", "_id", "s", ".value", " ", "_x-y") +
+			pick("", `"`, `\"`, " ", "' ", `\\"`) +
+			pick("=", ":", "::=", ":::=", "=>", "||", "?=", ",", ">", ": ", "= ") +
+			pick("", " ", `"`, `\"`, "==", " = ", "'", "\t", `\\\"`, "=\"") +
+			pick(run("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.-", 8+rng.IntN(30)),
+				run("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.=-+/", 8+rng.IntN(30)),
+				run("abcdefXYZ_-", 9+rng.IntN(5))+pick("1", "=", "+", "/", "é", ".")+run("abcXYZ", rng.IntN(6))) +
+			pick("", `"`, `\"`, " ", ";", "\n", "`", "\\n", ",", ")", "é")
+		compareReference(t, r, text)
+	}
+}

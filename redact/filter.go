@@ -21,7 +21,7 @@ import (
 // bytes that share a class only make the filter less selective). A position may start a keyword of 4
 // bytes or more when the class pairs (c0,c1), (c1,c2), (c2,c3) of its
 // bytes are each those of such a keyword at the same place (p1, p2, p3)
-// and its 4-gram's hash bit is set (hash); one of 3 bytes when (c0,c1)
+// and its 4-gram's bits are set in both hash tables; one of 3 bytes when (c0,c1)
 // and (c1,c2) are those of a 3-byte keyword (q1, q2). Each is a necessary
 // condition of the keyword occurring there, so the filter drops no
 // occurrence; the caller compares the keywords.
@@ -29,7 +29,9 @@ type filterTables struct {
 	class [128]byte // class of (b|0x20)&0x7f
 	// Pair tables: the pair (a, b) of classes is bit b&7 of byte a<<2|b>>3.
 	p1, p2, p3, q1, q2 [128]byte
-	hash               [32]uint32 // bit h&31 of word h>>5, h = hash10(gram)
+	// The 4-gram hash tables (a Bloom filter of two): bit h&31 of word
+	// h>>5, h = hash10(gram, hashMul) and hash10(gram, hashMul2).
+	hash, hash2 [32]uint32
 	// short are the 2-byte keyword spellings: a position p is marked for
 	// slot s when text[p]|or == c0 and text[p+1] == c1 (each a 64-byte
 	// broadcast); unused slots never match.
@@ -50,10 +52,14 @@ const (
 	filterReach = filterBlock + 3
 )
 
-// hashMul is the multiplier of hash10: the top 10 bits of the product.
-const hashMul = 0x9E3779B1
+// hashMul and hashMul2 are the multipliers of the two 4-gram hashes.
+const (
+	hashMul  = 0x9E3779B1
+	hashMul2 = 0x85EBCA77
+)
 
-func hash10(x uint32) uint32 { return (x | 0x20202020) * hashMul >> 22 }
+// hash10 is the top 10 bits of the folded 4-gram x times mul.
+func hash10(x, mul uint32) uint32 { return (x | 0x20202020) * mul >> 22 }
 
 // shortSpelling is one way a 2-byte keyword is searched for (as
 // keywordIndex.shortHits searches): its first byte compared with fold
@@ -114,8 +120,11 @@ func (k *keywordIndex) buildFilter() {
 			set(&f.p1, cl(w[0]), cl(w[1]))
 			set(&f.p2, cl(w[1]), cl(w[2]))
 			set(&f.p3, cl(w[2]), cl(w[3]))
-			h := hash10(uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16 | uint32(w[3])<<24)
+			x := uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16 | uint32(w[3])<<24
+			h := hash10(x, hashMul)
 			f.hash[h>>5] |= 1 << (h & 31)
+			h = hash10(x, hashMul2)
+			f.hash2[h>>5] |= 1 << (h & 31)
 		}
 	}
 	// Keywords by the classes of their first two bytes.

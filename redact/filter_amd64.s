@@ -61,18 +61,24 @@ DATA escapes<>+0x30(SB)/8, $0x00000009000d0000 // 0x32 'r' → \r, 0x34 't' → 
 DATA escapes<>+0x38(SB)/8, $0
 GLOBL escapes<>(SB), RODATA|NOPTR, $64
 
-// The filter's 4-gram hash, 16 positions per ZMM register: g holds the
-// grams (little endian), k gets bit d set when the hash bit of gram d is
-// set. Clobbers g and Z9.
+// The filter's 4-gram hashes, 16 positions per ZMM register: g holds the
+// grams (little endian), k gets bit d set when both hash bits of gram d
+// are set (VPRORVD rotates by the count's low 5 bits: bit h&31 of word
+// h>>5 to bit 0). Clobbers g, Z9 and Z12.
 #define HASH16(g, k) \
 	VPORD    Z31, g, g; \
+	VPMULLD  Z14, g, Z12; \
 	VPMULLD  Z21, g, g; \
 	VPSRLD   $27, g, Z9; \
 	VPSRLD   $22, g, g; \
-	VPANDD   Z20, g, g; \
 	VPERMI2D 832(R8), Z24, Z9; \
-	VPSRLVD  g, Z9, Z9; \
-	VPTESTMD Z19, Z9, k
+	VPRORVD  g, Z9, Z9; \
+	VPTESTMD Z19, Z9, k; \
+	VPSRLD   $27, Z12, Z9; \
+	VPSRLD   $22, Z12, Z12; \
+	VPERMI2D 960(R8), Z13, Z9; \
+	VPRORVD  Z12, Z9, Z9; \
+	VPTESTMD Z19, Z9, k, k
 
 // The test of one class pair: a and b hold the classes of the two bytes;
 // the byte a<<2 | b>>3 of the table (lo in a register, hi in memory),
@@ -103,8 +109,8 @@ TEXT ·filterBlocks(SB), NOSPLIT, $0-56
 	VPBROADCASTD AX, Z22
 	MOVL $0x9E3779B1, AX
 	VPBROADCASTD AX, Z21
-	MOVL $31, AX
-	VPBROADCASTD AX, Z20
+	MOVL $0x85EBCA77, AX
+	VPBROADCASTD AX, Z14
 	MOVL $1, AX
 	VPBROADCASTD AX, Z19
 	VMOVDQU64 0(R8), Z30   // class, first half
@@ -114,6 +120,7 @@ TEXT ·filterBlocks(SB), NOSPLIT, $0-56
 	VMOVDQU64 512(R8), Z26 // q1
 	VMOVDQU64 640(R8), Z25 // q2
 	VMOVDQU64 768(R8), Z24 // hash words 0-15
+	VMOVDQU64 896(R8), Z13 // hash2 words 0-15
 	VMOVDQU64 bitsel<>(SB), Z23
 	VMOVDQU64 grams16<>+0x00(SB), Z18 // the grams of positions 0-15 of a block
 	VMOVDQU64 grams16<>+0x40(SB), Z17 // 16-31
@@ -182,21 +189,21 @@ loop:
 	KMOVQ    K1, (R9)
 
 	// The 2-byte spellings.
-	VPORD    896(R8), Z0, Z8
-	VPCMPEQB 960(R8), Z8, K3
-	VPCMPEQB 1024(R8), Z1, K3, K3
+	VPORD    1024(R8), Z0, Z8
+	VPCMPEQB 1088(R8), Z8, K3
+	VPCMPEQB 1152(R8), Z1, K3, K3
 	KMOVQ    K3, 8(R9)
-	VPORD    1088(R8), Z0, Z8
-	VPCMPEQB 1152(R8), Z8, K3
-	VPCMPEQB 1216(R8), Z1, K3, K3
+	VPORD    1216(R8), Z0, Z8
+	VPCMPEQB 1280(R8), Z8, K3
+	VPCMPEQB 1344(R8), Z1, K3, K3
 	KMOVQ    K3, 16(R9)
-	VPORD    1280(R8), Z0, Z8
-	VPCMPEQB 1344(R8), Z8, K3
-	VPCMPEQB 1408(R8), Z1, K3, K3
+	VPORD    1408(R8), Z0, Z8
+	VPCMPEQB 1472(R8), Z8, K3
+	VPCMPEQB 1536(R8), Z1, K3, K3
 	KMOVQ    K3, 24(R9)
-	VPORD    1472(R8), Z0, Z8
-	VPCMPEQB 1536(R8), Z8, K3
-	VPCMPEQB 1600(R8), Z1, K3, K3
+	VPORD    1600(R8), Z0, Z8
+	VPCMPEQB 1664(R8), Z8, K3
+	VPCMPEQB 1728(R8), Z1, K3, K3
 	KMOVQ    K3, 32(R9)
 
 	ADDQ $40, R9

@@ -50,16 +50,24 @@ DATA grams16<>+0xf0(SB)/8, $0x3d3c3b3a3c3b3a39
 DATA grams16<>+0xf8(SB)/8, $0x3f3e3d3c3e3d3c3b
 GLOBL grams16<>(SB), RODATA|NOPTR, $256
 
-// escapes: what an escaped n, t, r, b, f stands for, at its byte & 63.
-DATA escapes<>+0x00(SB)/8, $0
-DATA escapes<>+0x08(SB)/8, $0
-DATA escapes<>+0x10(SB)/8, $0
-DATA escapes<>+0x18(SB)/8, $0
-DATA escapes<>+0x20(SB)/8, $0x000c000000080000 // 0x22 'b' → \b, 0x26 'f' → \f
-DATA escapes<>+0x28(SB)/8, $0x000a000000000000 // 0x2e 'n' → \n
-DATA escapes<>+0x30(SB)/8, $0x00000009000d0000 // 0x32 'r' → \r, 0x34 't' → \t
-DATA escapes<>+0x38(SB)/8, $0
-GLOBL escapes<>(SB), RODATA|NOPTR, $64
+// escapes: what an escaped n, t, r, b, f stands for, at its byte (0: none).
+DATA escapes<>+0x00(SB)/8, $0x0000000000000000
+DATA escapes<>+0x08(SB)/8, $0x0000000000000000
+DATA escapes<>+0x10(SB)/8, $0x0000000000000000
+DATA escapes<>+0x18(SB)/8, $0x0000000000000000
+DATA escapes<>+0x20(SB)/8, $0x0000000000000000
+DATA escapes<>+0x28(SB)/8, $0x0000000000000000
+DATA escapes<>+0x30(SB)/8, $0x0000000000000000
+DATA escapes<>+0x38(SB)/8, $0x0000000000000000
+DATA escapes<>+0x40(SB)/8, $0x0000000000000000
+DATA escapes<>+0x48(SB)/8, $0x0000000000000000
+DATA escapes<>+0x50(SB)/8, $0x0000000000000000
+DATA escapes<>+0x58(SB)/8, $0x0000000000000000
+DATA escapes<>+0x60(SB)/8, $0x000c000000080000
+DATA escapes<>+0x68(SB)/8, $0x000a000000000000
+DATA escapes<>+0x70(SB)/8, $0x00000009000d0000
+DATA escapes<>+0x78(SB)/8, $0x0000000000000000
+GLOBL escapes<>(SB), RODATA|NOPTR, $128
 
 // The filter's 4-gram hashes, 16 positions per ZMM register: g holds the
 // grams (little endian), k gets bit d set when both hash bits of gram d
@@ -231,50 +239,37 @@ TEXT ·unescapeBlocks(SB), NOSPLIT, $0-32
 	MOVQ n+16(FP), BX
 	XORQ DI, DI
 	XORQ R11, R11 // the next byte is escaped
-	XORQ R12, R12 // flags
 	MOVQ $0xAAAAAAAAAAAAAAAA, R13
+	KXORQ K5, K5, K5 // escaped 'u' seen
+	KXORQ K6, K6, K6 // escaped '/' seen
 
 	MOVL $0x5c, AX
 	VPBROADCASTB AX, Z31
-	MOVL $0x6e, AX
-	VPBROADCASTB AX, Z30
-	MOVL $0x74, AX
-	VPBROADCASTB AX, Z29
-	MOVL $0x72, AX
-	VPBROADCASTB AX, Z28
-	MOVL $0x62, AX
-	VPBROADCASTB AX, Z27
-	MOVL $0x66, AX
-	VPBROADCASTB AX, Z26
 	MOVL $0x75, AX
 	VPBROADCASTB AX, Z25
 	MOVL $0x2f, AX
 	VPBROADCASTB AX, Z24
-	VMOVDQU64 escapes<>(SB), Z23
+	VMOVDQU64 escapes<>+0x00(SB), Z22 // bytes 0-63
+	VMOVDQU64 escapes<>+0x40(SB), Z23 // bytes 64-127
+	MOVQ $-1, AX
+	KMOVQ AX, K7
 
 uloop:
 	MOVQ BX, CX
 	SUBQ DI, CX
 	JLE  udone
-	MOVQ $-1, AX
 	CMPQ CX, $64
 	JGE  ufull
 	MOVQ $1, AX
 	SHLQ CX, AX
 	DECQ AX
+	KMOVQ AX, K7
 
 ufull:
-	KMOVQ    AX, K7
 	VMOVDQU8.Z (SI)(DI*1), K7, Z0
 	VPCMPEQB Z31, Z0, K1
 	KMOVQ    K1, AX
-	TESTQ    AX, AX
-	JNZ      ubs
-	MOVQ     R11, R14
-	XORQ     R11, R11
-	JMP      urewrite
-
-ubs:
+	// Escaped bytes (R14) from the backslashes (AX) and the carry.
 	MOVQ R11, R14
 	NOTQ R14
 	ANDQ AX, R14           // backslashes not escaped themselves
@@ -288,40 +283,37 @@ ubs:
 	ANDQ AX, R15           // escapes
 	SHRQ $63, R15
 	MOVQ R15, R11
-
-urewrite:
-	TESTQ R14, R14
-	JZ    ustore
 	KMOVQ R14, K2
-	VPCMPEQB Z30, Z0, K2, K3
-	VPCMPEQB Z29, Z0, K2, K4
-	KORQ     K3, K4, K3
-	VPCMPEQB Z28, Z0, K2, K4
-	KORQ     K3, K4, K3
-	VPCMPEQB Z27, Z0, K2, K4
-	KORQ     K3, K4, K3
-	VPCMPEQB Z26, Z0, K2, K4
-	KORQ     K3, K4, K3
-	VPCMPEQB Z25, Z0, K2, K4
-	KORTESTQ K4, K4
-	JZ       unou
-	ORQ      $1, R12
 
-unou:
-	VPCMPEQB Z24, Z0, K2, K4
-	KORTESTQ K4, K4
-	JZ       uperm
-	ORQ      $2, R12
+	// The escaped n, t, r, b, f (ASCII: the table is read by the low 7
+	// bits) take the control byte.
+	VPMOVB2M   Z0, K3
+	KANDNQ     K2, K3, K3
+	VMOVDQA64  Z0, Z1
+	VPERMI2B   Z23, Z22, Z1
+	VPTESTMB   Z1, Z1, K3, K3
+	VMOVDQU8   Z1, K3, Z0
+	VPCMPEQB   Z25, Z0, K2, K4
+	KORQ       K4, K5, K5
+	VPCMPEQB   Z24, Z0, K2, K4
+	KORQ       K4, K6, K6
 
-uperm:
-	VPERMB Z23, Z0, K3, Z0
-
-ustore:
 	VMOVDQU8 Z0, K7, (DX)(DI*1)
 	ADDQ $64, DI
 	JMP  uloop
 
 udone:
+	XORQ R12, R12
+	KORTESTQ K5, K5
+	JZ   unou
+	ORQ  $1, R12
+
+unou:
+	KORTESTQ K6, K6
+	JZ   unos
+	ORQ  $2, R12
+
+unos:
 	VZEROUPPER
 	MOVQ R12, flags+24(FP)
 	RET

@@ -207,6 +207,9 @@ func newClassWord(w string, word int32) classWord {
 // by spelling, as scan reports them.
 func (k *keywordIndex) scanFiltered(text string, hit func(word int32, end int)) {
 	var masks [blocksPerCall * (1 + shortSlots)]uint64
+	// The positions marked in one call, and room for the last block's
+	// four unconditional writes.
+	var cands [blocksPerCall*filterBlock + 4]int32
 	var runBuf [64]shortRun
 	runs := runBuf[:0]
 	var spill *[]shortRun
@@ -223,12 +226,38 @@ func (k *keywordIndex) scanFiltered(text string, hit func(word int32, end int)) 
 			p, base, pn = &pad[0], 0, len(pad)
 		}
 		nb, next := filterBlocks(p, base, pn, &k.filter, &masks)
+		// The marked positions of the blocks into one list first, four
+		// at a time without a branch per bit (a block holds less than
+		// one on average: a loop over its bits would mispredict its exit
+		// about once per block), then compared.
+		nc := 0
+		for b := range nb {
+			long := masks[b*(1+shortSlots)]
+			pos := int32(i + b*filterBlock)
+			c := bits.OnesCount64(long)
+			cands[nc] = pos + int32(bits.TrailingZeros64(long))
+			long &= long - 1
+			cands[nc+1] = pos + int32(bits.TrailingZeros64(long))
+			long &= long - 1
+			cands[nc+2] = pos + int32(bits.TrailingZeros64(long))
+			long &= long - 1
+			cands[nc+3] = pos + int32(bits.TrailingZeros64(long))
+			long &= long - 1
+			for j := nc + 4; long != 0; j++ {
+				cands[j] = pos + int32(bits.TrailingZeros64(long))
+				long &= long - 1
+			}
+			nc += c
+		}
+		for _, c := range cands[:nc] {
+			k.verify(text, int(c), hit)
+		}
 		for b := range nb {
 			m := masks[b*(1+shortSlots) : (b+1)*(1+shortSlots)]
-			pos := i + b*filterBlock
-			for long := m[0]; long != 0; long &= long - 1 {
-				k.verify(text, pos+bits.TrailingZeros64(long), hit)
+			if m[1]|m[2]|m[3]|m[4] == 0 {
+				continue
 			}
+			pos := i + b*filterBlock
 			for s := range len(k.spellings) {
 				if m[1+s] == 0 {
 					continue

@@ -56,6 +56,13 @@ func TestFilterAVX512(t *testing.T) {
 		}
 		s := b.String()
 		checkFilter(t, k, s)
+		if n == 0 {
+			// Every position a candidate, and long runs of them.
+			for _, w := range []string{"key", "token", "conf", "s.", "SK", "Q~", "passw"} {
+				checkFilter(t, k, strings.Repeat(w, 900))
+				checkFilter(t, k, strings.Repeat(w+" ", 700))
+			}
+		}
 		if n%50 == 0 {
 			// Every keyword at every offset of a block, and at the end.
 			for _, w := range k.words {

@@ -13,43 +13,6 @@ DATA bitsel<>+0x30(SB)/8, $0x8040201008040201
 DATA bitsel<>+0x38(SB)/8, $0x8040201008040201
 GLOBL bitsel<>(SB), RODATA|NOPTR, $64
 
-// grams16: VPERMB indexes that make the sixteen 4-grams (dwords) of
-// positions 0-15, 16-31 and 32-47 of a block from its first load, and of
-// 48-63 from its load at +3 (bytes 45-63 of it).
-DATA grams16<>+0x00(SB)/8, $0x0403020103020100
-DATA grams16<>+0x08(SB)/8, $0x0605040305040302
-DATA grams16<>+0x10(SB)/8, $0x0807060507060504
-DATA grams16<>+0x18(SB)/8, $0x0a09080709080706
-DATA grams16<>+0x20(SB)/8, $0x0c0b0a090b0a0908
-DATA grams16<>+0x28(SB)/8, $0x0e0d0c0b0d0c0b0a
-DATA grams16<>+0x30(SB)/8, $0x100f0e0d0f0e0d0c
-DATA grams16<>+0x38(SB)/8, $0x1211100f11100f0e
-DATA grams16<>+0x40(SB)/8, $0x1413121113121110
-DATA grams16<>+0x48(SB)/8, $0x1615141315141312
-DATA grams16<>+0x50(SB)/8, $0x1817161517161514
-DATA grams16<>+0x58(SB)/8, $0x1a19181719181716
-DATA grams16<>+0x60(SB)/8, $0x1c1b1a191b1a1918
-DATA grams16<>+0x68(SB)/8, $0x1e1d1c1b1d1c1b1a
-DATA grams16<>+0x70(SB)/8, $0x201f1e1d1f1e1d1c
-DATA grams16<>+0x78(SB)/8, $0x2221201f21201f1e
-DATA grams16<>+0x80(SB)/8, $0x2423222123222120
-DATA grams16<>+0x88(SB)/8, $0x2625242325242322
-DATA grams16<>+0x90(SB)/8, $0x2827262527262524
-DATA grams16<>+0x98(SB)/8, $0x2a29282729282726
-DATA grams16<>+0xa0(SB)/8, $0x2c2b2a292b2a2928
-DATA grams16<>+0xa8(SB)/8, $0x2e2d2c2b2d2c2b2a
-DATA grams16<>+0xb0(SB)/8, $0x302f2e2d2f2e2d2c
-DATA grams16<>+0xb8(SB)/8, $0x3231302f31302f2e
-DATA grams16<>+0xc0(SB)/8, $0x31302f2e302f2e2d
-DATA grams16<>+0xc8(SB)/8, $0x333231303231302f
-DATA grams16<>+0xd0(SB)/8, $0x3534333234333231
-DATA grams16<>+0xd8(SB)/8, $0x3736353436353433
-DATA grams16<>+0xe0(SB)/8, $0x3938373638373635
-DATA grams16<>+0xe8(SB)/8, $0x3b3a39383a393837
-DATA grams16<>+0xf0(SB)/8, $0x3d3c3b3a3c3b3a39
-DATA grams16<>+0xf8(SB)/8, $0x3f3e3d3c3e3d3c3b
-GLOBL grams16<>(SB), RODATA|NOPTR, $256
-
 // escapes: what an escaped n, t, r, b, f stands for, at its byte (0: none).
 DATA escapes<>+0x00(SB)/8, $0x0000000000000000
 DATA escapes<>+0x08(SB)/8, $0x0000000000000000
@@ -69,18 +32,18 @@ DATA escapes<>+0x70(SB)/8, $0x00000009000d0000
 DATA escapes<>+0x78(SB)/8, $0x0000000000000000
 GLOBL escapes<>(SB), RODATA|NOPTR, $128
 
-// The filter's 4-gram hashes, 16 positions per ZMM register: g holds the
-// grams (little endian), k gets bit d set when both hash bits of gram d
+// The filter's 4-gram hashes, 16 positions per ZMM register: the dwords
+// of g are the grams (little endian), k gets bit d set when both hash bits of gram d
 // are set (VPRORVD rotates by the count's low 5 bits: bit h&31 of word
-// h>>5 to bit 0). Clobbers g, Z9 and Z12.
+// h>>5 to bit 0). Clobbers Z9, Z11 and Z12.
 #define HASH16(g, k) \
-	VPORD    Z31, g, g; \
-	VPMULLD  Z14, g, Z12; \
-	VPMULLD  Z21, g, g; \
-	VPSRLD   $27, g, Z9; \
-	VPSRLD   $22, g, g; \
+	VPORD    Z31, g, Z11; \
+	VPMULLD  Z14, Z11, Z12; \
+	VPMULLD  Z21, Z11, Z11; \
+	VPSRLD   $27, Z11, Z9; \
+	VPSRLD   $22, Z11, Z11; \
 	VPERMI2D 832(R8), Z24, Z9; \
-	VPRORVD  g, Z9, Z9; \
+	VPRORVD  Z11, Z9, Z9; \
 	VPTESTMD Z19, Z9, k; \
 	VPSRLD   $27, Z12, Z9; \
 	VPSRLD   $22, Z12, Z12; \
@@ -130,10 +93,10 @@ TEXT ·filterBlocks(SB), NOSPLIT, $0-56
 	VMOVDQU64 768(R8), Z24 // hash words 0-15
 	VMOVDQU64 896(R8), Z13 // hash2 words 0-15
 	VMOVDQU64 bitsel<>(SB), Z23
-	VMOVDQU64 grams16<>+0x00(SB), Z18 // the grams of positions 0-15 of a block
-	VMOVDQU64 grams16<>+0x40(SB), Z17 // 16-31
-	VMOVDQU64 grams16<>+0x80(SB), Z16 // 32-47
-	VMOVDQU64 grams16<>+0xc0(SB), Z15 // 48-63, in the load at +3
+	MOVQ $0x1111111111111111, R11 // positions 4k
+	MOVQ $0x2222222222222222, R12
+	MOVQ $0x4444444444444444, R13
+	MOVQ $0x8888888888888888, R14
 
 loop:
 	CMPQ DI, BX
@@ -180,18 +143,25 @@ loop:
 	VPSHUFB  Z7, Z23, Z9
 	VPTESTMB Z9, Z8, K1, K1
 
-	// The 4-gram hash.
-	VPERMB Z0, Z18, Z11
-	HASH16(Z11, K3)
-	VPERMB Z0, Z17, Z11
-	HASH16(Z11, K4)
-	VPERMB Z0, Z16, Z11
-	HASH16(Z11, K5)
-	VPERMB Z3, Z15, Z11
-	HASH16(Z11, K6)
-	KUNPCKWD K3, K4, K3
-	KUNPCKWD K5, K6, K5
-	KUNPCKDQ K3, K5, K3
+	// The 4-gram hashes. The dwords of the loads at +0, +1, +2, +3 are
+	// the grams of positions 4k, 4k+1, 4k+2, 4k+3: their masks are
+	// interleaved into one.
+	HASH16(Z0, K3)
+	HASH16(Z1, K4)
+	HASH16(Z2, K5)
+	HASH16(Z3, K6)
+	KMOVW K3, AX
+	PDEPQ R11, AX, AX
+	KMOVW K4, CX
+	PDEPQ R12, CX, CX
+	ORQ   CX, AX
+	KMOVW K5, CX
+	PDEPQ R13, CX, CX
+	ORQ   CX, AX
+	KMOVW K6, CX
+	PDEPQ R14, CX, CX
+	ORQ   CX, AX
+	KMOVQ AX, K3
 	KANDQ    K1, K3, K1
 	KORQ     K1, K2, K1
 	KMOVQ    K1, (R9)

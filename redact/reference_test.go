@@ -231,3 +231,17 @@ func TestMatchesReferenceAssignments(t *testing.T) {
 		compareReference(t, r, text)
 	}
 }
+
+// FuzzMatchesReference: on any text, find (keyword filter, anchors,
+// quick checks, the allowlist shortcut) finds what reference does.
+func FuzzMatchesReference(f *testing.F) {
+	for _, s := range anchorTexts {
+		f.Add(s)
+	}
+	f.Add("key: test_key.py::test_value PASSED [9%]\\ntoken = abc_def.ghi-jkl\n")
+	f.Add(`{"cmd": "export GITHUB_TOKEN=ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG s.abcdefghijklmnopqrstuvwx"}`)
+	r := Default()
+	f.Fuzz(func(t *testing.T, s string) {
+		compareReference(t, r, s)
+	})
+}

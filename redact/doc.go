@@ -37,11 +37,16 @@
 // TestMatchesReference checks all of this against running every rule's
 // whole expression over the whole text, gitleaks' way.
 //
-// Keywords are found by probing a bit table of hashed 4-grams at every
-// position: eight positions at a time with AVX2 where the CPU has it
-// (probe_amd64.s, a gather per eight positions), one at a time otherwise
-// (build tag purego forces that); the 2-byte keywords, and the escapes
-// RedactEncoded reads, by searching for their bytes 32 at a time.
+// Keywords are found, where the CPU has AVX-512 (F, BW, VBMI), by a
+// filter that tests 64 positions per step with tables held in registers
+// (filter.go, filter_amd64.s: class pairs of each position's four bytes
+// and a hash of its 4-gram; the 2-byte keywords' spellings in the same
+// pass), and the escape view of RedactEncoded is made 64 bytes at a time;
+// elsewhere by probing a bit table of hashed 4-grams at every position:
+// eight positions at a time with AVX2 (probe_amd64.s, a gather per eight
+// positions), one at a time otherwise (build tag purego forces that), the
+// 2-byte keywords and the escapes by searching for their bytes 32 at a
+// time. Each way reports the same keyword occurrences, in the same order.
 //
 // [Redactor.Redact] on a text with no secret allocates nothing and returns
 // its input unchanged. A text is whatever the caller decoded: a turn's

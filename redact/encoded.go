@@ -2,6 +2,7 @@ package redact
 
 import (
 	"bytes"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -64,8 +65,19 @@ func (r *Redactor) RedactEncoded(dst, line []byte) (out []byte, counts Counts, m
 	if i := bytes.IndexByte(line, '\\'); i >= 0 {
 		bp := viewPool.Get().(*[]byte)
 		defer viewPool.Put(bp)
-		buf := append((*bp)[:0], line...)
-		mixed = unescapeView(buf, i)
+		buf := (*bp)[:0]
+		if useAVX512 {
+			buf = slices.Grow(buf, len(line))[:len(line)]
+			flags := unescapeBlocks(&line[0], &buf[0], len(line))
+			mixed = flags&2 != 0
+			if flags&1 != 0 { // an escaped 'u': read one by one
+				copy(buf, line)
+				mixed = unescapeView(buf, i)
+			}
+		} else {
+			buf = append(buf, line...)
+			mixed = unescapeView(buf, i)
+		}
 		*bp = buf
 		view = unsafe.String(unsafe.SliceData(buf), len(buf))
 	}

@@ -3,6 +3,7 @@ package redact
 import (
 	"math/bits"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -29,6 +30,17 @@ type keywordIndex struct {
 	lists  [][]int32
 	long   [][]int32 // lists without the 2-byte keywords (which shortHits finds)
 	words  []string
+
+	// The AVX-512 filter (filter.go), used when useAVX512 and filterOK.
+	filter   filterTables
+	filterOK bool
+	// byClass maps the filter's classes of a keyword's first two bytes
+	// (c0<<5|c1) to 1 + its index in classLists, the keywords of 3 bytes
+	// or more starting with them.
+	byClass    [1 << 10]uint16
+	classLists [][]classWord
+	spellings  []shortSpelling // the 2-byte keywords' spellings, in shortHits' order
+	runPool    sync.Pool       // of *[]shortRun, for texts with many 2-byte marks
 }
 
 const gramBits = 18
@@ -99,6 +111,10 @@ func (k *keywordIndex) bit(x uint32) uint64 {
 // being the offset just past it: those of 3 or more bytes in increasing
 // order, then those of 2 bytes, keyword by keyword.
 func (k *keywordIndex) scan(text string, hit func(word int32, end int)) {
+	if useAVX512 && k.filterOK {
+		k.scanFiltered(text, hit)
+		return
+	}
 	k.walk(text, func(i int) bool {
 		for _, w := range k.long[k.byPair[pairKey(text[i], text[i+1])]-1] {
 			if word := k.words[w]; hasFoldedPrefix(text[i:], word) {

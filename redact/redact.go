@@ -91,6 +91,12 @@ type rule struct {
 	// a necessary condition templateTail checks before the expression runs
 	// (nil: not known).
 	secret *[256]bool
+	// allowRun, for a template rule with an allowlist ^[class]+$ of its
+	// secret (gitleaks' generic-api-key: ^[a-zA-Z_.-]+$), marks the bytes
+	// of that class (ASCII only): a secret of them only is allowed, so the
+	// expression need not run when every secret it could find is one
+	// (secretsAllowed).
+	allowRun *[256]bool
 	// anchors are the words a template rule runs at: the literal starts of
 	// its keyword group (what its match holds right after the identifier
 	// prefix), lower-cased.
@@ -260,6 +266,7 @@ func New(disabled ...string) (*Redactor, error) {
 			r.kw.cases[w] = sp
 		}
 	}
+	r.kw.buildFilter()
 	return r, nil
 }
 
@@ -327,6 +334,7 @@ func compileRule(s ruleSpec) (rule, error) {
 			}
 		}
 		ru.anchors = templateAnchors(rest)
+		ru.allowRun = allowedRun(s.Allow)
 		ru.reach = 64
 		if g, err := syntax.Parse(`(?i)(?:`+rest, syntax.Perl); err == nil && g.Op == syntax.OpConcat {
 			if w := maxWidth(g.Sub[0], unboundedRepeat); w >= 0 {
@@ -400,6 +408,38 @@ func compileAllow(a allowSpec) (allowList, error) {
 	return al, nil
 }
 
+// allowedRun returns the byte class of an allowlist of a rule's secret
+// that is one expression ^[class]+$ (or ^[class]*$) of ASCII bytes: a
+// secret made of them only is allowed whatever else the list holds. Nil
+// when there is none.
+func allowedRun(allow []allowSpec) *[256]bool {
+	for _, a := range allow {
+		if a.Target != "" || strings.EqualFold(a.Condition, "AND") {
+			continue
+		}
+		for _, x := range a.Regexes {
+			re, err := syntax.Parse(x, syntax.Perl)
+			if err != nil {
+				continue
+			}
+			re = re.Simplify()
+			if re.Op != syntax.OpConcat || len(re.Sub) != 3 || re.Sub[0].Op != syntax.OpBeginText || re.Sub[2].Op != syntax.OpEndText {
+				continue
+			}
+			rep := re.Sub[1]
+			if rep.Op != syntax.OpPlus && rep.Op != syntax.OpStar || rep.Sub[0].Op != syntax.OpCharClass {
+				continue
+			}
+			cc := rep.Sub[0]
+			if len(cc.Rune) == 0 || cc.Rune[len(cc.Rune)-1] >= 0x80 {
+				continue
+			}
+			return classTable(cc)
+		}
+	}
+	return nil
+}
+
 // startsWithKeyword reports whether every match of re begins with one of
 // keywords (ASCII case ignored), as far as re's leading literals show.
 func startsWithKeyword(re *syntax.Regexp, keywords []string) bool {
@@ -426,8 +466,11 @@ func startsWithKeyword(re *syntax.Regexp, keywords []string) bool {
 // litSet returns strings such that every match of re starts with one of
 // them, and whether every match is exactly one of them. A leading \b is
 // passed over (the caller checks it). A nil set means nothing is known.
-func litSet(re *syntax.Regexp) ([]string, bool) {
-	const maxSet = 256
+func litSet(re *syntax.Regexp) ([]string, bool) { return litSetMax(re, 256) }
+
+// litSetMax is litSet with sets of at most maxSet strings (a longer set is
+// cut to the literals before the part that would make it longer).
+func litSetMax(re *syntax.Regexp, maxSet int) ([]string, bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
 		return []string{string(re.Rune)}, true
@@ -443,12 +486,19 @@ func litSet(re *syntax.Regexp) ([]string, bool) {
 		}
 		return set, true
 	case syntax.OpCapture:
-		return litSet(re.Sub[0])
+		return litSetMax(re.Sub[0], maxSet)
+	case syntax.OpQuest:
+		// x?: the empty string or one of x's.
+		s, e := litSetMax(re.Sub[0], maxSet)
+		if s == nil {
+			return nil, false
+		}
+		return append([]string{""}, s...), e
 	case syntax.OpAlternate:
 		var set []string
 		exact := true
 		for _, sub := range re.Sub {
-			s, e := litSet(sub)
+			s, e := litSetMax(sub, maxSet)
 			if s == nil {
 				return nil, false
 			}
@@ -462,7 +512,7 @@ func litSet(re *syntax.Regexp) ([]string, bool) {
 			if i == 0 && sub.Op == syntax.OpWordBoundary {
 				continue
 			}
-			s, e := litSet(sub)
+			s, e := litSetMax(sub, maxSet)
 			if s == nil || len(acc)*len(s) > maxSet {
 				return known(acc), false
 			}
@@ -614,12 +664,16 @@ func secretThenEnd(re, g *syntax.Regexp) bool {
 // than its gitleaks keywords because some rules' keywords lie inside the
 // secret ("test_" in lob's "(live|test)_[a-f0-9]{35}" after "lob"): run
 // at those, the anchored expression could never match.
+// maxAnchors bounds a template rule's anchors: the keyword group is
+// followed as far as that many words spell it (snyk's group spells 72).
+const maxAnchors = 16
+
 func templateAnchors(rest string) []string {
 	re, err := syntax.Parse(`(?i)(?:`+rest, syntax.Perl)
 	if err != nil {
 		return nil
 	}
-	set, _ := litSet(re)
+	set, _ := litSetMax(re, maxAnchors)
 	var out []string
 	for _, w := range set {
 		w = strings.ToLower(w)
@@ -630,6 +684,15 @@ func templateAnchors(rest string) []string {
 			out = append(out, w)
 		}
 	}
+	// An anchor that extends another one adds only the same runs again.
+	out = slices.DeleteFunc(out, func(w string) bool {
+		for _, v := range out {
+			if len(v) < len(w) && strings.HasPrefix(w, v) {
+				return true
+			}
+		}
+		return false
+	})
 	return out
 }
 
@@ -1051,8 +1114,11 @@ func (r *Redactor) matchAnchored(sc *scratch, ru *rule, ri int32, s string, at i
 			return
 		}
 	}
-	if ru.template && !templateTail(s, at, ru.reach, ru.minValue, ru.secret) {
-		return
+	if ru.template {
+		op := templateTail(s, at, ru.reach, ru.minValue, ru.secret)
+		if op < 0 || ru.allowRun != nil && secretsAllowed(s, op, ru.secret, ru.allowRun) {
+			return
+		}
 	}
 	end := min(len(s), at+ru.window)
 	m := ru.anchored.FindStringSubmatchIndex(s[at:end])
@@ -1073,26 +1139,29 @@ func (r *Redactor) matchAnchored(sc *scratch, ru *rule, ri int32, s string, at i
 // templateTail is a necessary condition of gitleaks' keyword template
 // after a keyword at s[at:]: identifier bytes and blanks (the rest of the
 // keyword and up to 20 more), up to 5 quotes, blanks or backslashes, then
-// an assignment operator, before reach bytes from the keyword's start, then after up to 7 quotes, blanks, '=' or
-// backslashes, minValue bytes that are neither blanks nor quotes; and,
-// when the secret's bytes are known (secret), a run of them of minValue
-// bytes at least that ends where what may follow a secret (templateEnd)
-// does: the secret is a part of that run and nothing but its end can be
-// followed by templateEnd.
-func templateTail(s string, at, reach, minValue int, secret *[256]bool) bool {
+// an assignment operator, before reach bytes from the keyword's start,
+// then after up to 7 quotes, blanks, '=' or backslashes, minValue bytes
+// that are neither blanks nor quotes; and, when the secret's bytes are
+// known (secret), a run of them of minValue bytes at least that ends where
+// what may follow a secret (templateEnd) does: the secret is a part of
+// that run and nothing but its end can be followed by templateEnd. It
+// returns the position of the operator's first byte, or -1 when the
+// condition does not hold.
+func templateTail(s string, at, reach, minValue int, secret *[256]bool) int {
 	i, end := at, min(len(s), at+reach)
-	for i < end && (isIdent(s[i]) || s[i] == ' ' || s[i] == '\t') {
+	for i < end && tailClass[s[i]]&identBlank != 0 {
 		i++
 	}
-	for n := 0; n < 5 && i < end && isQuoteSpace(s[i]); n++ {
+	for n := 0; n < 5 && i < end && tailClass[s[i]]&quoteSpace != 0; n++ {
 		i++
 	}
-	if i >= end || !strings.ContainsRune("=>:|?,", rune(s[i])) {
-		return false
+	if i >= end || tailClass[s[i]]&operator == 0 {
+		return -1
 	}
+	op := i
 	i++
 	v0 := i
-	for n := 0; n < 8 && i < len(s) && (isQuoteSpace(s[i]) || s[i] == '=' || s[i] == '`' || s[i] == ':' || s[i] == '>' || s[i] == '|'); n++ {
+	for n := 0; n < 8 && i < len(s) && tailClass[s[i]]&afterOp != 0; n++ {
 		i++
 	}
 	if secret != nil {
@@ -1107,16 +1176,72 @@ func templateTail(s string, at, reach, minValue int, secret *[256]bool) bool {
 			e++
 		}
 		if e-v < max(minValue, 1) || e < len(s) && !isTemplateEnd(s[e]) {
-			return false
+			return -1
 		}
 	}
 	n := 0
 	for ; n < minValue && i+n < len(s); n++ {
-		if c := s[i+n]; c == '`' || c == '\'' || c == '"' || c == ' ' || c == '\t' || c == '\n' || c == '\r' {
+		if tailClass[s[i+n]]&valueEnd != 0 {
 			break
 		}
 	}
-	return n >= max(minValue, 1)
+	if n < max(minValue, 1) {
+		return -1
+	}
+	return op
+}
+
+// The byte classes templateTail reads (tailClass).
+const (
+	identBlank = 1 << iota // isIdent, ' ', '\t'
+	quoteSpace             // isQuoteSpace
+	operator               // the first byte of an assignment operator: "=>:|?,"
+	afterOp                // what may follow it before the value: quoteSpace, "=`:>|"
+	valueEnd               // a byte a value cannot hold: "`'\" \t\n\r"
+)
+
+var tailClass = func() (t [256]uint8) {
+	for c := range 256 {
+		b := byte(c)
+		if isIdent(b) || b == ' ' || b == '\t' {
+			t[c] |= identBlank
+		}
+		if isQuoteSpace(b) {
+			t[c] |= quoteSpace | afterOp
+		}
+	}
+	for _, b := range []byte("=>:|?,") {
+		t[b] |= operator
+	}
+	for _, b := range []byte("=`:>|") {
+		t[b] |= afterOp
+	}
+	for _, b := range []byte("`'\" \t\n\r") {
+		t[b] |= valueEnd
+	}
+	return t
+}()
+
+// secretsAllowed reports whether every secret a template rule's match
+// could hold after the operator at s[op] is made of the bytes allow marks
+// only, so that the rule's allowlist (allowRun) would drop its finding.
+// The secret is a run of secret bytes ending where the run does (the
+// template ends with it, then a byte that cannot be in it, or the text's
+// end) and starting at most 11 bytes after op (the rest of the operator,
+// up to 3 bytes, then up to 7 quotes, blanks, '=' or backslashes): so
+// every run that starts within those bytes is checked to its end.
+func secretsAllowed(s string, op int, secret, allow *[256]bool) bool {
+	if secret == nil {
+		return false
+	}
+	for p := op + 1; p <= op+11 && p < len(s); p++ {
+		for ; p < len(s) && secret[s[p]]; p++ {
+			if !allow[s[p]] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // firstGroup is the first capturing group of re, or nil.

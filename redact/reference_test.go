@@ -111,6 +111,7 @@ func TestMatchesReference(t *testing.T) {
 		"a JWT: eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXZhbHVlLTEyMzQ1 end",
 		"they key eyes: ey.ey and x.eyJ0eXAiOiJKV1Q in prose",
 	)
+	texts = append(texts, anchorTexts...)
 	for _, s := range texts {
 		compareReference(t, r, s)
 	}
@@ -149,6 +150,37 @@ func TestMatchesReferenceRealData(t *testing.T) {
 	}
 }
 
+// anchorTexts hold secrets of the template rules whose keyword group has
+// an optional part (message[_-]?bird, linked[_-]?in, sonar[_.-]?(login|
+// token), passw(?:or)?d, CREDENTIALS?), each spelling, and their kind.
+var anchorTexts, anchorKinds = func() ([]string, []string) {
+	var texts, kinds []string
+	add := func(kind string, t ...string) {
+		for _, x := range t {
+			texts, kinds = append(texts, x), append(kinds, kind)
+		}
+	}
+	add("messagebird_api_token", `MESSAGEBIRD_TOKEN="q7w2e9r4t1y8u3i6o5p0a7s2d"`, "message_bird: q7w2e9r4t1y8u3i6o5p0a7s2d", "message-bird_key = q7w2e9r4t1y8u3i6o5p0a7s2d;")
+	add("messagebird_client_id", "messagebird_client = 8e2c4a6f-0b9d-7e1c-3a5f-8b2d4e6c9a7f")
+	add("linkedin_client_id", "linkedin_id: k3j8h2g7f1d6s9", "LINKED_IN_ID=k3j8h2g7f1d6s9", `"linked-in-client": "k3j8h2g7f1d6s9"`)
+	add("linkedin_client_secret", "linkedin_secret: k3j8h2g7f1d6s9a4")
+	add("sonar_api_token", "sonar.login = squ_a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0", "SONAR_TOKEN=a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0", "sonarlogin: sqp_a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0", "sonar-token => sqa_a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0")
+	add("generic_api_key", "db_passwd: Zq8vN2kLp0xR7wQ1", "the password = Zq8vN2kLp0xR7wT4")
+	add("secret_assignment", "AWS_CREDENTIAL=hunter2x9", "GOOGLE_CREDENTIALS_FILE=hunter2x9")
+	return texts, kinds
+}()
+
+// TestAnchorSpellings: each spelling of a template rule's optional keyword
+// part is found, under the rule's own kind.
+func TestAnchorSpellings(t *testing.T) {
+	r := Default()
+	for i, text := range anchorTexts {
+		if _, c := r.RedactString(text); c[anchorKinds[i]] != 1 {
+			t.Errorf("%q: %v, want one %s", text, c, anchorKinds[i])
+		}
+	}
+}
+
 // TestKeywordInsideSecret: rules whose gitleaks keywords lie inside the
 // secret (lob, New Relic, Typeform) run at their template words and find
 // their secrets.
@@ -166,4 +198,50 @@ func TestKeywordInsideSecret(t *testing.T) {
 			t.Errorf("%q: %v, want one %s", text, c, kind)
 		}
 	}
+}
+
+// TestMatchesReferenceAssignments compares find with reference on random
+// keyword assignments of gitleaks' template shape: the keyword, an
+// identifier tail, quotes and blanks, each operator, quotes, blanks and
+// '=' after it, then a value of letters only (which generic-api-key's
+// allowlist drops without its expression running) or with digits and
+// the other bytes a secret holds, then what may end it.
+func TestMatchesReferenceAssignments(t *testing.T) {
+	r := Default()
+	rng := rand.New(rand.NewPCG(9, 10))
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	run := func(alphabet string, n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return string(b)
+	}
+	for range 4000 {
+		text := pick("", "x ", "\n", `"`, "my_", "A.") +
+			pick("key", "token", "API", "Auth", "secret", "password", "access", "creds", "sonar_token", "linkedin", "messagebird", "twitter") +
+			pick("", "_id", "s", ".value", " ", "_x-y") +
+			pick("", `"`, `\"`, " ", "' ", `\\"`) +
+			pick("=", ":", "::=", ":::=", "=>", "||", "?=", ",", ">", ": ", "= ") +
+			pick("", " ", `"`, `\"`, "==", " = ", "'", "\t", `\\\"`, "=\"") +
+			pick(run("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.-", 8+rng.IntN(30)),
+				run("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.=-+/", 8+rng.IntN(30)),
+				run("abcdefXYZ_-", 9+rng.IntN(5))+pick("1", "=", "+", "/", "é", ".")+run("abcXYZ", rng.IntN(6))) +
+			pick("", `"`, `\"`, " ", ";", "\n", "`", "\\n", ",", ")", "é")
+		compareReference(t, r, text)
+	}
+}
+
+// FuzzMatchesReference: on any text, find (keyword filter, anchors,
+// quick checks, the allowlist shortcut) finds what reference does.
+func FuzzMatchesReference(f *testing.F) {
+	for _, s := range anchorTexts {
+		f.Add(s)
+	}
+	f.Add("key: test_key.py::test_value PASSED [9%]\\ntoken = abc_def.ghi-jkl\n")
+	f.Add(`{"cmd": "export GITHUB_TOKEN=ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fG s.abcdefghijklmnopqrstuvwx"}`)
+	r := Default()
+	f.Fuzz(func(t *testing.T, s string) {
+		compareReference(t, r, s)
+	})
 }

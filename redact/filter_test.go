@@ -1,0 +1,166 @@
+package redact
+
+import (
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+)
+
+type kwHit struct {
+	w   int32
+	end int
+}
+
+// scanHits lists what scan reports, with the AVX-512 filter or without.
+func scanHits(k *keywordIndex, s string, filtered bool) []kwHit {
+	var out []kwHit
+	hit := func(w int32, end int) { out = append(out, kwHit{w, end}) }
+	if filtered {
+		k.scanFiltered(s, hit)
+	} else {
+		saved := useAVX512
+		useAVX512 = false
+		k.scan(s, hit)
+		useAVX512 = saved
+	}
+	return out
+}
+
+func checkFilter(t *testing.T, k *keywordIndex, s string) {
+	t.Helper()
+	if a, w := scanHits(k, s, true), scanHits(k, s, false); !slices.Equal(a, w) {
+		t.Fatalf("%q: filtered scan %v, scan %v", s, a, w)
+	}
+}
+
+func TestFilterAVX512(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 (F, BW, VBMI) on this machine (or not amd64)")
+	}
+	k := Default().kw
+	if !k.filterOK {
+		t.Fatal("the default keywords do not fit the filter")
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	pieces := append([]string{"x", " ", "\n", "é", "\x00", "\xff", "tok", "TOKEN", "s.", "S.", "SK", "sk", "q~", "Q~", "ke", "y", "4b1d", "-----BEGIN"}, k.words...)
+	for n := range 4000 {
+		var b strings.Builder
+		for range rng.IntN(60) {
+			p := pieces[rng.IntN(len(pieces))]
+			if rng.IntN(3) == 0 {
+				p = strings.ToUpper(p)
+			}
+			b.WriteString(p)
+		}
+		s := b.String()
+		checkFilter(t, k, s)
+		if n == 0 {
+			// Every position a candidate, and long runs of them.
+			for _, w := range []string{"key", "token", "conf", "s.", "SK", "Q~", "passw"} {
+				checkFilter(t, k, strings.Repeat(w, 900))
+				checkFilter(t, k, strings.Repeat(w+" ", 700))
+			}
+		}
+		if n%50 == 0 {
+			// Every keyword at every offset of a block, and at the end.
+			for _, w := range k.words {
+				for off := 0; off < 140; off += 7 {
+					checkFilter(t, k, strings.Repeat("a", off)+w+strings.Repeat(".", rng.IntN(3)))
+				}
+			}
+		}
+	}
+}
+
+func FuzzFilterAVX512(f *testing.F) {
+	f.Add("the api key token is ghp_xxxxxxxxxxxxxxxxxxxxxx and AKIA s.abc SK12 q~x")
+	f.Add(strings.Repeat("password", 19))
+	k := Default().kw
+	f.Fuzz(func(t *testing.T, s string) {
+		if !useAVX512 {
+			t.Skip("no AVX-512")
+		}
+		checkFilter(t, k, s)
+	})
+}
+
+// checkUnescape compares unescapeBlocks with unescapeView on line.
+func checkUnescape(t *testing.T, line string) {
+	t.Helper()
+	want := []byte(line)
+	wantMixed := false
+	if i := strings.IndexByte(line, '\\'); i >= 0 {
+		wantMixed = unescapeView(want, i)
+	}
+	got := make([]byte, len(line))
+	flags := 0
+	if len(line) > 0 {
+		flags = unescapeBlocks(&[]byte(line)[0], &got[0], len(line))
+	}
+	if flags&1 != 0 {
+		if !strings.Contains(line, `\u`) {
+			t.Fatalf("%q: an escaped u reported where there is none", line)
+		}
+		return // the caller makes the view with unescapeView
+	}
+	if string(got) != string(want) || (flags&2 != 0) != wantMixed {
+		t.Fatalf("%q: unescapeBlocks %q %d, unescapeView %q %v", line, got, flags, want, wantMixed)
+	}
+}
+
+func TestUnescapeAVX512(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 (F, BW, VBMI) on this machine (or not amd64)")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	// "\xee", "\xf4", "\xe2": n, t, b with the high bit set, which must
+	// not be taken for them after a backslash.
+	pieces := []string{`\`, `\\`, `\\\`, `\n`, `\t`, `\r`, `\b`, `\f`, `\/`, `\"`, `\u00e9`, `\u0041`, "\\\xee", "\\\xf4", "\xe2", `n`, `t`, `u`, "x", "é", "\n", `"`}
+	for range 20000 {
+		var b strings.Builder
+		for range rng.IntN(200) {
+			p := pieces[rng.IntN(len(pieces))]
+			if rng.IntN(4) == 0 {
+				p = pieces[rng.IntN(12)] // mostly backslashes and escapes
+			}
+			b.WriteString(p)
+		}
+		checkUnescape(t, b.String())
+	}
+}
+
+func FuzzUnescapeAVX512(f *testing.F) {
+	f.Add(`{"a": "x\ny\\\n\\\\t\/\u00e9"}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		if !useAVX512 {
+			t.Skip("no AVX-512")
+		}
+		checkUnescape(t, s)
+	})
+}
+
+// TestFilterLayout: the offsets filter_amd64.s reads filterTables at.
+func TestFilterLayout(t *testing.T) {
+	var f filterTables
+	for _, c := range []struct {
+		name      string
+		got, want uintptr
+	}{
+		{"class", unsafe.Offsetof(f.class), 0},
+		{"p1", unsafe.Offsetof(f.p1), 128},
+		{"p2", unsafe.Offsetof(f.p2), 256},
+		{"p3", unsafe.Offsetof(f.p3), 384},
+		{"q1", unsafe.Offsetof(f.q1), 512},
+		{"q2", unsafe.Offsetof(f.q2), 640},
+		{"hash", unsafe.Offsetof(f.hash), 768},
+		{"hash2", unsafe.Offsetof(f.hash2), 896},
+		{"short", unsafe.Offsetof(f.short), 1024},
+		{"short slot", unsafe.Sizeof(f.short[0]), 192},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s at %d, the kernel reads it at %d", c.name, c.got, c.want)
+		}
+	}
+}

@@ -28,8 +28,12 @@ type ArrayReader struct {
 	index int64 // records returned
 	begun bool
 	done  bool
-	buf   []byte
-	err   error // sticky
+	// values: the file is JSON values one after another, not an array
+	// (a pretty-printed object; see [NewJSON]).
+	values bool
+	buf    []byte
+	open   []byte // the brackets open in the element being read
+	err    error  // sticky
 }
 
 // Records is what [NewJSON] returns: a [Reader] or an [ArrayReader].
@@ -46,29 +50,57 @@ type Records interface {
 	Close() error
 }
 
-// NewJSON reads r as JSON text of records, choosing by content: a JSON
-// array (an [ArrayReader]) when its first byte that is not white space
-// (after a byte order mark, inside gzip) is '[', JSON Lines (a [Reader])
-// otherwise — a ".json" file is often JSON Lines under another name.
+// Kinds of JSON text, as [NewJSON] tells them apart.
+const (
+	// KindLines is JSON Lines: one record per line.
+	KindLines = "lines"
+	// KindArray is one JSON array of records.
+	KindArray = "array"
+	// KindValues is JSON values spread over lines (the first line is a
+	// lone "{"): a pretty-printed object, json.dump(obj, indent=2).
+	KindValues = "values"
+	// KindEmpty is nothing but white space.
+	KindEmpty = "empty"
+)
+
+// NewJSON reads r as JSON text of records, choosing by content (see
+// [KindOf]): a JSON array, or JSON values spread over lines, by an
+// [ArrayReader]; JSON Lines by a [Reader] otherwise — a ".json" file is
+// often JSON Lines under another name.
 func NewJSON(r io.Reader, name string) (Records, error) {
 	t, err := newText(r, name)
 	if err != nil {
 		return nil, err
 	}
-	if t.firstNonSpace() == '[' {
+	switch t.kind() {
+	case KindArray:
 		return &ArrayReader{text: t, line: 1}, nil
+	case KindValues:
+		return &ArrayReader{text: t, line: 1, values: true, begun: true}, nil
 	}
 	return &Reader{text: t}, nil
 }
 
-// IsArray reports whether r holds a JSON array by the rule of [NewJSON].
-func IsArray(r io.Reader) (bool, error) {
+// KindOf tells what JSON text r holds, by its first bytes (after a byte
+// order mark, inside gzip): [KindArray] when the first byte that is not
+// white space is '['; [KindValues] when the first line that is not blank
+// is a lone '{' (the way pretty-printers open an object: a JSON Lines
+// record never ends its line there); [KindEmpty] for white space only;
+// [KindLines] otherwise.
+func KindOf(r io.Reader) (string, error) {
 	t, err := newText(r, "")
 	if err != nil {
-		return false, err
+		return "", err
 	}
 	defer t.close()
-	return t.firstNonSpace() == '[', nil
+	return t.kind(), nil
+}
+
+// IsArray reports whether r holds what [NewJSON] reads with an
+// [ArrayReader]: a JSON array, or JSON values spread over lines.
+func IsArray(r io.Reader) (bool, error) {
+	k, err := KindOf(r)
+	return k == KindArray || k == KindValues, err
 }
 
 // Next returns the next element, compacted, the 1-based line where it
@@ -80,7 +112,11 @@ func (r *ArrayReader) Next() ([]byte, int64, error) {
 	b, line, err := r.next()
 	if err != nil {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			err = fmt.Errorf("the file ends inside the array, after record %d: truncated? (a JSON array ends with ])", r.index)
+			if r.values {
+				err = fmt.Errorf("the file ends inside record %d: truncated?", r.index+1)
+			} else {
+				err = fmt.Errorf("the file ends inside the array, after record %d: truncated? (a JSON array ends with ])", r.index)
+			}
 		}
 		if err != io.EOF {
 			err = fmt.Errorf("%s:%d: %w", r.name, r.line, err)
@@ -96,10 +132,16 @@ func (r *ArrayReader) next() ([]byte, int64, error) {
 		return nil, 0, io.EOF
 	}
 	c, err := r.nonSpace()
+	if r.values && err == io.ErrUnexpectedEOF {
+		r.done = true
+		return nil, 0, io.EOF
+	}
 	if err != nil {
 		return nil, 0, err
 	}
 	switch {
+	case r.values:
+		// Values one after another: white space between them.
 	case !r.begun:
 		if c != '[' {
 			return nil, 0, fmt.Errorf("not a JSON array: it starts with %q", c)
@@ -192,9 +234,13 @@ func scalar(c byte) bool {
 // element reads the element starting with c (consumed) into r.buf,
 // compacted. It ends after the closing bracket of an object or array at
 // depth 0, after a string, or, for a scalar, before the white space, ','
-// or ']' that follows it (left unread).
+// or ']' that follows it (left unread). A closing bracket that does not
+// match the innermost open one (`[1,2}`) ends the element there: it is
+// not valid JSON, so the record path rejects it, and the next element is
+// read from what follows, not swallowed into this one.
 func (r *ArrayReader) element(c byte) error {
 	r.buf = r.buf[:0]
+	r.open = r.open[:0]
 	depth := 0
 	gap := false // white space seen since the last byte kept
 	for {
@@ -224,10 +270,15 @@ func (r *ArrayReader) element(c byte) error {
 			r.buf = append(r.buf, c)
 			switch c {
 			case '{', '[':
+				r.open = append(r.open, c)
 				depth++
 			case '}', ']':
+				if depth == 0 || r.open[depth-1] != c-2 { // '{'+2 == '}', '['+2 == ']'
+					return nil // a stray or mismatched closer ends the (invalid) element
+				}
+				r.open = r.open[:depth-1]
 				depth--
-				if depth <= 0 {
+				if depth == 0 {
 					return nil
 				}
 			}

@@ -136,6 +136,52 @@ func TestNewJSONLinesUnderJSONName(t *testing.T) {
 	}
 }
 
+// TestPrettyObjects: a .json file whose first line is a lone '{' holds
+// JSON values spread over lines (json.dump(obj, indent=2)): each is one
+// record, compacted, at the line where it starts; a file cut short is an
+// error naming the record.
+func TestPrettyObjects(t *testing.T) {
+	in := "{\n  \"conversations\": [\n    {\"from\": \"human\", \"value\": \"{x\"}\n  ]\n}\n\n{\n  \"b\": 2\n}\n"
+	r, err := NewJSON(strings.NewReader(in), "d.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readArray(t, r)
+	want := []rec{{`{"conversations":[{"from":"human","value":"{x"}]}`, 1, 1}, {`{"b":2}`, 7, 2}}
+	if _, ok := r.(*ArrayReader); !ok || err != nil {
+		t.Fatalf("%T: %v, %v", r, got, err)
+	}
+	same(t, got, want)
+	for _, c := range []struct{ in, kind string }{
+		{in, KindValues}, {"  {  \r\n\"a\":1}", KindValues}, {"{\"a\":1}\n", KindLines}, {"{", KindLines},
+		{"{\"a\":\n1}", KindLines}, {" \n\t", KindEmpty}, {"", KindEmpty}, {"\n[1]", KindArray},
+	} {
+		if k, err := KindOf(strings.NewReader(c.in)); k != c.kind || err != nil {
+			t.Errorf("KindOf(%q) = %s, %v; want %s", c.in, k, err, c.kind)
+		}
+	}
+	r, _ = NewJSON(strings.NewReader("{\n\"a\": [1,\n"), "d.json")
+	if _, err := readArray(t, r); err == nil || !strings.HasPrefix(err.Error(), "d.json:3: the file ends inside record 1: truncated?") {
+		t.Errorf("truncated: %v", err)
+	}
+}
+
+// TestMismatchedBracketEndsElement: an element whose closing bracket does
+// not match ([1,2}) ends there, and is returned to be rejected; the next
+// element is read on its own, so records are counted one for one.
+func TestMismatchedBracketEndsElement(t *testing.T) {
+	in := `[{"id":"a","c":[1,2},{"id":"b","c":[]},{"id":"c","c":[3]}]`
+	r, err := NewJSON(strings.NewReader(in), "d.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := readArray(t, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	same(t, got, []rec{{`{"id":"a","c":[1,2}`, 1, 1}, {`{"id":"b","c":[]}`, 1, 2}, {`{"id":"c","c":[3]}`, 1, 3}})
+}
+
 // TestArrayReaderMemory: the reader holds one record, not the array.
 func TestArrayReaderMemory(t *testing.T) {
 	if testing.Short() {
@@ -219,12 +265,23 @@ func FuzzArrayReader(f *testing.F) {
 	f.Add([]byte(llamaFactory))
 	f.Add([]byte("\xef\xbb\xbf[\r\n{\"a\": [1, {\"b\": \"]\\\"\"}]},\r\"x\" , 1e5 ]"))
 	f.Add([]byte(`[{"a": tr ue}, 1 2]`))
+	f.Add([]byte("{\n  \"a\": [1, {\"b\": \"}\"}],\r\n  \"c\": null\n}\n"))
+	f.Add([]byte(`[{"a":[1,2},{"b":3}]`))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r, err := NewJSON(bytes.NewReader(in), "f.json")
 		if err != nil {
 			return // UTF-16 or gzip header: not this test's
 		}
 		got, rerr := readArray(t, r)
+		if k, _ := KindOf(bytes.NewReader(in)); k == KindValues && json.Valid(bytes.TrimPrefix(in, bom)) {
+			// One pretty-printed value: one record, compacted.
+			var c bytes.Buffer
+			json.Compact(&c, bytes.TrimPrefix(in, bom))
+			if rerr != nil || len(got) != 1 || got[0].text != c.String() {
+				t.Fatalf("%q: one value, got %v, %v", in, got, rerr)
+			}
+			return
+		}
 		want, valid := arraySpec(t, in)
 		if _, isArray := r.(*ArrayReader); !isArray || !valid {
 			return // not a valid array: any records and an error are fine, no panic

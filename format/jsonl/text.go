@@ -77,6 +77,38 @@ func (t *text) firstNonSpace() byte {
 	}
 }
 
+// kind tells what the text holds, without consuming anything: see
+// [KindOf]. Only the first buffer is looked at.
+func (t *text) kind() string {
+	switch t.firstNonSpace() {
+	case '[':
+		return KindArray
+	case 0:
+		if head, _ := t.br.Peek(bufSize); len(bytes.Trim(head, " \t\r\n")) == 0 {
+			return KindEmpty
+		}
+		return KindLines
+	case '{':
+		head, _ := t.br.Peek(bufSize)
+		for len(head) > 0 {
+			i := bytes.IndexAny(head, "\r\n")
+			line := head
+			if i >= 0 {
+				line, head = head[:i], head[i+1:]
+			} else {
+				head = nil
+			}
+			if l := bytes.Trim(line, " \t"); len(l) > 0 {
+				if len(l) == 1 && i >= 0 { // a lone '{' that its line ends
+					return KindValues
+				}
+				return KindLines
+			}
+		}
+	}
+	return KindLines
+}
+
 // lineEnd consumes the rest of a line end whose first byte, c, was just
 // consumed: LF, CR, or CR LF are one line end each (as Python's universal
 // newlines read them), so a CR-only file (classic Mac OS) and a CRLF file

@@ -30,10 +30,21 @@ type DiskDataset struct {
 	state, info *jsonval.Object
 }
 
+// DiskDatasetError says why a directory holding a state.json is not read
+// as a save_to_disk directory: its state.json or dataset_info.json is
+// missing or not what datasets writes. It names the file.
+type DiskDatasetError struct{ Err error }
+
+func (e DiskDatasetError) Error() string { return e.Err.Error() }
+func (e DiskDatasetError) Unwrap() error { return e.Err }
+
 // OpenDiskDataset reads the state.json and dataset_info.json of dir; it
-// returns nil and no error when dir has no state.json (not a save_to_disk
-// directory). Files that are not the JSON objects datasets writes are an
-// error naming them.
+// returns nil and no error when dir has no state.json, or one without
+// datasets' "_data_files" (not a save_to_disk directory: a state.json of
+// something else). A state.json with "_data_files" whose files are not
+// the JSON objects datasets writes, or a missing dataset_info.json, is a
+// [DiskDatasetError] naming the file; the data files are records all the
+// same.
 func OpenDiskDataset(dir string) (*DiskDataset, error) {
 	d := &DiskDataset{Dir: dir}
 	for _, f := range []struct {
@@ -46,10 +57,18 @@ func OpenDiskDataset(dir string) (*DiskDataset, error) {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("save_to_disk directory %s: %w", dir, err)
+			return nil, DiskDatasetError{fmt.Errorf("save_to_disk directory %s: %w", dir, err)}
 		}
 		if *f.obj, err = jsonval.DecodeObject(b); err != nil {
-			return nil, fmt.Errorf("%s: not a datasets %s: %w", p, f.name, err)
+			if f.name == StateFile {
+				return nil, nil // not datasets' state.json
+			}
+			return nil, DiskDatasetError{fmt.Errorf("%s: not a datasets %s: %w", p, f.name, err)}
+		}
+		if f.name == StateFile {
+			if _, ok := d.state.Get("_data_files"); !ok {
+				return nil, nil
+			}
 		}
 	}
 	return d, nil
@@ -60,7 +79,7 @@ func OpenDiskDataset(dir string) (*DiskDataset, error) {
 func (d *DiskDataset) DataFiles() ([]string, error) {
 	v, _ := d.state.Get("_data_files")
 	list, ok := v.([]any)
-	bad := fmt.Errorf("%s: _data_files is not a list of {\"filename\": …}", filepath.Join(d.Dir, StateFile))
+	bad := DiskDatasetError{fmt.Errorf("%s: _data_files is not a list of {\"filename\": …}", filepath.Join(d.Dir, StateFile))}
 	if !ok {
 		return nil, bad
 	}

@@ -1,6 +1,7 @@
 package format
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,8 +59,20 @@ func TestDiskDatasetUpdated(t *testing.T) {
 	if _, err := d.DataFiles(); err == nil {
 		t.Error("a data file outside the directory: want an error")
 	}
-	os.WriteFile(filepath.Join(dir, StateFile), []byte(`[]`), 0o644)
-	if _, err := OpenDiskDataset(dir); err == nil || !strings.Contains(err.Error(), "state.json") {
-		t.Errorf("state.json not an object: %v", err)
+	// A state.json that is not datasets' (not an object, or without
+	// _data_files: a training state) makes no save_to_disk directory.
+	for _, state := range []string{`[]`, `{"step": 3}`} {
+		os.WriteFile(filepath.Join(dir, StateFile), []byte(state), 0o644)
+		if d, err := OpenDiskDataset(dir); d != nil || err != nil {
+			t.Errorf("state.json %s: got %v, %v; want not a dataset, no error", state, d, err)
+		}
+	}
+	// datasets' state.json without its dataset_info.json: an error of
+	// its own kind, naming the directory.
+	os.WriteFile(filepath.Join(dir, StateFile), []byte(`{"_data_files": [{"filename": "x.arrow"}]}`), 0o644)
+	os.Remove(filepath.Join(dir, DatasetInfoFile))
+	var bad DiskDatasetError
+	if _, err := OpenDiskDataset(dir); !errors.As(err, &bad) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("no dataset_info.json: %v", err)
 	}
 }

@@ -199,20 +199,43 @@ func Detect(path string) (string, error) {
 }
 
 // Member reports in which format a file found in a directory input is
-// read, or "" when it is not an input: the data extensions of [Of], but a
-// .json file only when it holds a JSON array. Other .json files beside
-// data are metadata — datasets' dataset_info.json and state.json,
-// LLaMA-Factory's dataset_info.json, metrics — not records.
-func Member(path string) (string, error) {
+// read, or "" and why not when it is not an input: the data extensions of
+// [Of], but a .json file only when it holds records: a JSON array, or
+// JSON Lines. Other .json files beside data are metadata — datasets'
+// dataset_info.json, state.json and dataset_dict.json (left out by name,
+// as are metrics files, "*metrics.json"), LLaMA-Factory's
+// dataset_info.json, a config — which hold one object spread over lines;
+// an empty one holds nothing.
+func Member(path string) (format, why string, err error) {
 	switch f := Of(path); f {
 	case "":
-		return "", nil
+		return "", "not a data file name", nil
 	case JSON:
-		if f, err := Detect(path); err != nil || f != JSON {
-			return "", err
+		switch base := filepath.Base(path); {
+		case base == DatasetInfoFile || base == StateFile || base == DatasetDictFile:
+			return "", "datasets metadata, not records", nil
+		case strings.HasSuffix(base, "metrics.json"):
+			return "", "a metrics file, not records (by its name)", nil
+		}
+		fh, err := os.Open(path)
+		if err != nil {
+			return "", "", err
+		}
+		defer fh.Close()
+		switch k, err := jsonl.KindOf(fh); {
+		case err != nil:
+			return "", "", fmt.Errorf("%s: %w", path, err)
+		case k == jsonl.KindArray:
+			return JSON, "", nil
+		case k == jsonl.KindLines:
+			return JSONL, "", nil
+		case k == jsonl.KindEmpty:
+			return "", "empty", nil
+		default:
+			return "", "one JSON object over several lines (metadata or a config?), not an array or JSON Lines of records: give it as --input to read it as one record", nil
 		}
 	}
-	return Of(path), nil
+	return Of(path), "", nil
 }
 
 // Ext is the file extension of a format's outputs.

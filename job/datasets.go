@@ -2,6 +2,7 @@ package job
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -48,12 +49,20 @@ func (r *runner) diskDatasets() error {
 	for _, d := range dirs {
 		ds, err := format.OpenDiskDataset(d.in)
 		if err != nil {
-			return err
+			// A state.json beside data that is not datasets' own (a
+			// training state, a half-copied save_to_disk directory): the
+			// records are written all the same, only no metadata.
+			r.note("note: %v: the output directory is not made a save_to_disk dataset\n", err)
+			continue
 		}
 		if ds == nil {
 			continue
 		}
 		why, err := r.diskDataset(ds, d.out, d.files)
+		var bad format.DiskDatasetError
+		if errors.As(err, &bad) {
+			why, err = bad.Error(), nil
+		}
 		if err != nil {
 			return err
 		}

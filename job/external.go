@@ -50,8 +50,11 @@ func NewCompressor(cfg config.Config, dryRun bool, groupBy string) (*pipeline.Co
 
 // WalkInputs lists the input files under the directory root, relative to
 // it, in the order a run reads them (hidden entries left out; into
-// subdirectories when recursive): the listing of [NewPlan].
-func WalkInputs(root string, recursive bool) ([]string, error) { return walkInputs(root, recursive) }
+// subdirectories when recursive): the listing of [NewPlan]. leftOut names
+// what could look like data but is not read, each with the reason.
+func WalkInputs(root string, recursive bool) (files, leftOut []string, err error) {
+	return walkInputs(root, recursive)
+}
 
 // ConfigFingerprint is the effective config as the metrics' run block
 // records it, and its fingerprint (as [Run] computes them for a run

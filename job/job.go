@@ -210,6 +210,11 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	if spec.Notes != nil {
+		for _, l := range plan.LeftOut {
+			fmt.Fprintf(spec.Notes, "note: --input: left out %s\n", l)
+		}
+	}
 	if err := checkBatch(spec, plan); err != nil {
 		return nil, err
 	}

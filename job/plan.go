@@ -26,6 +26,10 @@ type Plan struct {
 	Dir                        string // output directory (directory input) or ""
 	Metrics, Rejects, Outcomes string
 	Report                     string // the HTML report, or "" for none
+	// LeftOut names the files and links of a directory input that could
+	// look like data but are not read, each with the reason (see
+	// walkInputs); Run notes each.
+	LeftOut []string
 }
 
 // NewPlan resolves spec's input into files and every output path, and
@@ -64,20 +68,24 @@ func NewPlan(spec Spec) (Plan, error) {
 				p.Dir = abs + suffix // "--input ." names its output after the directory, beside it
 			}
 		}
-		files, err := walkInputs(in, !spec.NoRecursive)
+		files, leftOut, err := walkInputs(in, !spec.NoRecursive)
 		if err != nil {
 			return p, err
 		}
+		p.LeftOut = leftOut
 		if len(files) == 0 {
 			what := "this directory"
 			if !spec.NoRecursive {
 				what += " or below it"
 			}
-			return p, usagef("--input %s: no .jsonl, .jsonl.gz, .json (JSON array), .parquet or .arrow files in %s", in, what)
+			return p, usagef("--input %s: no .jsonl, .jsonl.gz, .json (JSON array or JSON Lines), .parquet or .arrow files in %s", in, what)
 		}
 		seen := make(map[string]string, len(files))
 		for _, rel := range files {
-			inF := format.Of(rel)
+			inF, _, err := format.Member(filepath.Join(in, rel))
+			if err != nil {
+				return p, err
+			}
 			outF := outFormat(inF)
 			out := filepath.Join(p.Dir, filepath.Dir(rel), format.Stem(rel)+format.Ext(outF))
 			if prev, dup := seen[out]; dup {
@@ -164,20 +172,27 @@ func stdinPlan(spec Spec) (Plan, error) {
 }
 
 // walkInputs lists the input files under root, relative to it: files
-// whose names [format.Of] knows (a .json file only when it holds a JSON
-// array, see [format.Member]), in the order of a depth-first walk with
-// each directory's entries sorted by name, descending into subdirectories
-// when recursive. Hidden files and directories (a name starting with ".":
-// .git, .cache, and the temporary files of a run) are left out; a symbolic
-// link to a file is followed, one to a directory is not. An unreadable
-// directory is an error, not a silent gap.
-func walkInputs(root string, recursive bool) ([]string, error) {
-	var files []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// whose names [format.Of] knows (a .json file only when it holds records,
+// see [format.Member]), in the order of a depth-first walk with each
+// directory's entries sorted by name, descending into subdirectories when
+// recursive. Hidden files and directories (a name starting with ".": .git,
+// .cache, and the temporary files of a run) are left out; a symbolic link
+// to a file is followed, one to a directory below root is not (it may
+// loop), nor a directory below root when not recursive. root itself may
+// be a link to a directory. leftOut names, each with the reason, the
+// .json files and linked directories left out, so that the caller can say
+// so: nothing that could hold records is skipped without a word. An
+// unreadable directory is an error, not a silent gap.
+func walkInputs(root string, recursive bool) (files, leftOut []string, err error) {
+	walkRoot := root
+	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		walkRoot = root + string(filepath.Separator) // WalkDir then reads the directory it names
+	}
+	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("--input: %w", err)
 		}
-		if path == root {
+		if path == walkRoot {
 			return nil
 		}
 		if strings.HasPrefix(d.Name(), ".") || (d.IsDir() && !recursive) {
@@ -186,32 +201,38 @@ func walkInputs(root string, recursive bool) ([]string, error) {
 			}
 			return nil
 		}
-		if d.IsDir() || format.Of(d.Name()) == "" {
-			return nil
-		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() {
+			st, err := os.Stat(path)
+			if err == nil && st.IsDir() && recursive {
+				leftOut = append(leftOut, path+": a symbolic link to a directory, not followed (give its target as --input, or copy it in)")
+			}
+			if err != nil || !st.Mode().IsRegular() || format.Of(d.Name()) == "" {
 				return nil
 			}
-		} else if !d.Type().IsRegular() {
+		} else if d.IsDir() || format.Of(d.Name()) == "" || !d.Type().IsRegular() {
 			return nil
 		}
 		if format.Of(d.Name()) == format.JSON {
-			// A .json file is an input when it holds an array; beside
-			// data it is more often metadata (dataset_info.json,
-			// state.json): see format.Member.
-			if f, err := format.Member(path); err != nil || f == "" {
+			// A .json file beside data is as often metadata
+			// (dataset_info.json, state.json) as records: see
+			// format.Member.
+			f, why, err := format.Member(path)
+			if err != nil {
 				return err
 			}
+			if f == "" {
+				leftOut = append(leftOut, path+": "+why)
+				return nil
+			}
 		}
-		rel, err := filepath.Rel(root, path)
+		rel, err := filepath.Rel(walkRoot, path)
 		if err != nil {
 			return err
 		}
 		files = append(files, rel)
 		return nil
 	})
-	return files, err
+	return files, leftOut, err
 }
 
 // insideInput refuses side files, and an output directory, that a later

@@ -144,9 +144,12 @@ func listLocal(in string, recursive bool) ([]Source, error) {
 		}
 		return []Source{src}, nil
 	}
-	rels, err := job.WalkInputs(in, recursive)
+	rels, leftOut, err := job.WalkInputs(in, recursive)
 	if err != nil {
 		return nil, err
+	}
+	for _, l := range leftOut {
+		fmt.Fprintf(os.Stderr, "note: --input: left out %s\n", l)
 	}
 	if len(rels) == 0 {
 		return nil, fmt.Errorf("--input %s: no .jsonl, .jsonl.gz, .parquet or .arrow files in it", in)

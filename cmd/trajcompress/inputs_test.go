@@ -491,6 +491,58 @@ func TestDirectoryJSONMembers(t *testing.T) {
 	}
 }
 
+// TestDirectoryReadsWhatHoldsRecords: in a directory input, a .json file
+// of JSON Lines is read (Dataset.to_json's default), metadata and a
+// pretty-printed object are left out with a note naming each, a stray
+// state.json (not datasets') does not fail the run, a link to a directory
+// below the input is named in a note, and the input itself may be a link
+// to a directory.
+func TestDirectoryReadsWhatHoldsRecords(t *testing.T) {
+	tmp := t.TempDir()
+	data := filepath.Join(tmp, "data")
+	os.MkdirAll(filepath.Join(tmp, "elsewhere"), 0o755)
+	os.Mkdir(data, 0o755)
+	rec := `{"conversations":[{"from":"human","value":"hi"},{"from":"gpt","value":"yo"}]}`
+	os.WriteFile(filepath.Join(data, "lines.json"), []byte(rec+"\n"+rec+"\n"), 0o644)
+	os.WriteFile(filepath.Join(data, "config.json"), []byte("{\n  \"lr\": 0.1\n}\n"), 0o644)
+	os.WriteFile(filepath.Join(data, "state.json"), []byte(`{"step": 3}`), 0o644)
+	os.WriteFile(filepath.Join(data, "a.jsonl"), []byte(rec+"\n"), 0o644)
+	os.WriteFile(filepath.Join(tmp, "elsewhere", "b.jsonl"), []byte(rec+"\n"), 0o644)
+	if err := os.Symlink(filepath.Join(tmp, "elsewhere"), filepath.Join(data, "linked")); err != nil {
+		t.Skip("no symbolic links here:", err)
+	}
+	m := filepath.Join(tmp, "m.json")
+	stderr := mustRun(t, "compress", "--input", data, "--metrics", m)
+	for _, want := range []string{
+		"note: --input: left out " + filepath.Join(data, "config.json") + ": one JSON object over several lines",
+		"note: --input: left out " + filepath.Join(data, "state.json") + ": datasets metadata",
+		"note: --input: left out " + filepath.Join(data, "linked") + ": a symbolic link to a directory, not followed",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	ents, _ := os.ReadDir(filepath.Join(tmp, "data_compressed"))
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if strings.Join(names, " ") != "a.jsonl lines.jsonl" {
+		t.Errorf("outputs %v", names)
+	}
+	if b, _ := os.ReadFile(m); !bytes.Contains(b, []byte(`"records_in": 3`)) {
+		t.Errorf("metrics:\n%s", b)
+	}
+
+	// The input a link to a directory: its files are read.
+	link := filepath.Join(tmp, "datalink")
+	os.Symlink(filepath.Join(tmp, "elsewhere"), link)
+	mustRun(t, "compress", "--quiet", "--input", link, "--output", filepath.Join(tmp, "out2"), "--metrics", filepath.Join(tmp, "m2.json"))
+	if b, _ := os.ReadFile(filepath.Join(tmp, "m2.json")); !bytes.Contains(b, []byte(`"records_in": 1`)) {
+		t.Errorf("linked input: metrics:\n%s", b)
+	}
+}
+
 // hfFeatures is the `datasets` features JSON of the generator's records.
 const hfFeatures = `{"info":{"features":{"id":{"dtype":"string","_type":"Value"},"conversations":{"feature":{"from":{"dtype":"string","_type":"Value"},"value":{"dtype":"string","_type":"Value"}},"_type":"Sequence"},"model":{"dtype":"string","_type":"Value"},"completed":{"dtype":"bool","_type":"Value"},"metadata":{"generator":{"dtype":"string","_type":"Value"},"profile":{"dtype":"string","_type":"Value"},"index":{"dtype":"int64","_type":"Value"}}}}}`
 

@@ -157,7 +157,7 @@ func (r *runner) assembleLines(path, what string, spanOf func(*marker) *span, ba
 	}
 	v, err := r.place(staged, path, spans, shifts)
 	if err != nil {
-		return fmt.Errorf("%s %s: %w", what, path, err)
+		return fmt.Errorf("%s %s: %w", what, path, renamed(err, staged, path))
 	}
 	r.vouched = append(r.vouched, v)
 	return nil
@@ -199,7 +199,7 @@ func (r *runner) assembleOutput(i int) error {
 	if f.OutFormat == format.JSONL {
 		v, err := r.place(staged, f.Out, spans, make([]int64, len(spans)))
 		if err != nil {
-			return fmt.Errorf("output %s: %w", f.Out, err)
+			return fmt.Errorf("output %s: %w", f.Out, renamed(err, staged, f.Out))
 		}
 		r.vouched = append(r.vouched, v)
 		return nil

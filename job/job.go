@@ -556,7 +556,7 @@ func (r *runner) openRun() error {
 	if err != nil {
 		return err
 	}
-	if r.dir, err = openRunDir(r.runAnchor, want, r.spec.Resume, r.spec.Overwrite, r.note); err != nil {
+	if r.dir, err = openRunDir(r.runAnchor, want, r.spec.Resume, r.spec.Overwrite, r.shard.Count > 1, r.note); err != nil {
 		return err
 	}
 	r.markers = make([]*marker, len(r.tasks))

@@ -214,6 +214,17 @@ func (m manifest) mismatch(o manifest) string {
 	if m.Spec.DryRun != o.Spec.DryRun {
 		diffs = append(diffs, "one of the runs is a dry run")
 	}
+	if m.Spec.GroupBy != o.Spec.GroupBy {
+		diffs = append(diffs, fmt.Sprintf("--group-by %q, now %q", m.Spec.GroupBy, o.Spec.GroupBy))
+	}
+	// What the markers hold: a run that kept no outcomes, rejects or worst
+	// cases cannot finish one that wants them.
+	if (m.Spec.Outcomes != "") != (o.Spec.Outcomes != "") || (m.Spec.Report != "") != (o.Spec.Report != "") {
+		diffs = append(diffs, "--outcomes or --report differ")
+	}
+	if m.Tokenizer != o.Tokenizer {
+		diffs = append(diffs, fmt.Sprintf("the tokenizer differs (%s sha256 %s, now %s sha256 %s)", m.Tokenizer.Name, m.Tokenizer.Hash, o.Tokenizer.Name, o.Tokenizer.Hash))
+	}
 	return strings.Join(diffs, "; ")
 }
 
@@ -226,7 +237,14 @@ var ErrNothingToResume = errors.New("nothing to resume")
 // another manifest is an error unless overwrite, which discards it; with
 // resume, a missing one is. Several shard processes may open it at once:
 // the first to link its manifest into place creates the run.
-func openRunDir(anchor string, want manifest, resume, overwrite bool, notes func(string, ...any)) (*runDir, error) {
+//
+// A shard only holds a shared lock: its siblings may be running tasks in
+// the directory, or discarding and creating it at the same moment. So a
+// shard never discards a run: one with its own settings is its siblings'
+// (it joins it, --overwrite or not), one with other settings is refused
+// even with --overwrite (only a run without shards, which holds the
+// output set's lock alone, or removing the directory, discards it).
+func openRunDir(anchor string, want manifest, resume, overwrite, shard bool, notes func(string, ...any)) (*runDir, error) {
 	d := &runDir{path: runDirOf(anchor), man: want}
 	mp := filepath.Join(d.path, manifestName)
 	have, err := readManifest(mp)
@@ -238,6 +256,9 @@ func openRunDir(anchor string, want manifest, resume, overwrite bool, notes func
 		}
 	case err == nil:
 		if why := have.mismatch(want); why != "" {
+			if shard {
+				return nil, usagef("the output holds an unfinished run (%s) that differs from this one: %s; a shard does not discard it (its siblings may be starting on it): remove that directory before starting the shards, or run with the settings it was started with", d.path, why)
+			}
 			if !overwrite {
 				return nil, usagef("the output holds an unfinished run (%s) that differs from this one: %s; pass --overwrite to discard it, or run with the settings it was started with", d.path, why)
 			}
@@ -245,7 +266,7 @@ func openRunDir(anchor string, want manifest, resume, overwrite bool, notes func
 			if err := os.RemoveAll(d.path); err != nil {
 				return nil, err
 			}
-		} else if overwrite {
+		} else if overwrite && !shard {
 			if err := os.RemoveAll(d.path); err != nil {
 				return nil, err
 			}

@@ -715,8 +715,10 @@ func (r *runner) writeSide(path, what string, data []byte) error {
 		w, err := jsonl.OpenDirect(path)
 		if err == nil {
 			_, err = w.Write(data)
-			if cerr := w.Close(); err == nil {
-				err = cerr
+			if _, fd := commit.FD(path); !fd { // standard output and the like stay open
+				if cerr := w.Close(); err == nil {
+					err = cerr
+				}
 			}
 		}
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -245,5 +246,55 @@ func TestExitCodesMatchHelp(t *testing.T) {
 	rej, _ := os.ReadFile(filepath.Join(dir, "norole_compressed_rejects.jsonl"))
 	if !strings.Contains(string(rej), `"reason":"no_role"`) || !strings.Contains(string(rej), `conversations[0] has no \"from\"`) {
 		t.Errorf("rejects: %s", rej)
+	}
+}
+
+// TestStdoutNamesAreWrittenThrough: /dev/stdout (and /dev/fd/1,
+// /proc/self/fd/1) given as a side file is written through the process's
+// standard output — appended to the log the shell redirected it to — not
+// replaced by a renamed file; as the record output it is refused, the log
+// untouched.
+func TestStdoutNamesAreWrittenThrough(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	mustRun(t, "fixtures", "--output", in, "--count", "5", "--seed", "1")
+	for _, name := range []string{"/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"} {
+		if _, err := os.Stat(name); err != nil {
+			t.Logf("%s: %v: not on this system", name, err)
+			continue
+		}
+		log := filepath.Join(dir, "log")
+		os.WriteFile(log, []byte("PREVIOUS\n"), 0o644)
+		f, err := os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := cliCmd(t, nil, "compress", "--quiet", "--input", in, "--output", filepath.Join(dir, "out.jsonl"), "--metrics", name)
+		cmd.Stdout = f
+		err = cmd.Run()
+		f.Close()
+		if code := cmd.ProcessState.ExitCode(); code != exitOK && code != exitPartial {
+			t.Fatalf("--metrics %s: %v", name, err)
+		}
+		b, _ := os.ReadFile(log)
+		if !bytes.HasPrefix(b, []byte("PREVIOUS\n{\n")) || !json.Valid(b[len("PREVIOUS\n"):]) {
+			t.Errorf("--metrics %s: the log holds %.80q…; want PREVIOUS, then the metrics", name, b)
+		}
+		if fi, _ := os.Lstat(name); name == "/dev/stdout" && fi.Mode()&os.ModeSymlink == 0 {
+			t.Errorf("/dev/stdout is no longer a link")
+		}
+
+		os.WriteFile(log, []byte("PREVIOUS\n"), 0o644)
+		f, _ = os.OpenFile(log, os.O_WRONLY|os.O_APPEND, 0)
+		cmd = cliCmd(t, nil, "compress", "--quiet", "--input", in, "--output", name, "--metrics", filepath.Join(dir, "m.json"))
+		cmd.Stdout = f
+		cmd.Run()
+		f.Close()
+		if code := cmd.ProcessState.ExitCode(); code != exitUsage {
+			t.Errorf("--output %s: exit %d, want %d", name, code, exitUsage)
+		}
+		if b, _ := os.ReadFile(log); string(b) != "PREVIOUS\n" {
+			t.Errorf("--output %s: the log holds %.80q", name, b)
+		}
 	}
 }

@@ -41,7 +41,11 @@ Outputs (defaults follow the peer trajectory_compressor.py):
 Parquet and Arrow outputs keep the input's schema, plus a compression_metrics
 column when per-trajectory metrics are on; --output-format converts.
 Each output is written to a temporary file and renamed into place when
-complete. Lines that are not trajectories go to the rejects file with their
+complete (a symbolic link output: the file it points to, never the link).
+Rejects, outcomes and metrics may also be -, /dev/stdout, /dev/fd/N, a FIFO
+or a device: those are written directly, streamed, with no rename and no
+all-or-nothing promise; record outputs must be files.
+Lines that are not trajectories go to the rejects file with their
 file, line and reason; records in = records out + records rejected, always.
 Every output is valid UTF-8: ill-formed bytes in the input are replaced by
 U+FFFD and counted (outcomes.records_utf8_repaired); a rejected line keeps

@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
+	"github.com/trajcompress/trajcompress/internal/commit"
 )
 
 // Writer writes JSONL to a temporary file that becomes the target path only
@@ -78,9 +79,18 @@ func (d direct) Abort() error { return d.Finish(nil) }
 // OpenDirect opens path for writing in place — "-" is standard output —
 // for outputs that cannot be renamed into place: character devices and
 // FIFOs. There is no atomicity: what was written stays written.
+//
+// A path that names a descriptor of this process (/dev/stdout, /dev/fd/3:
+// see [commit.FD]) is written through that descriptor, where the shell's
+// redirection put it (appending to a log, say), not opened again.
 func OpenDirect(path string) (*os.File, error) {
-	if path == "-" {
+	switch fd, ok := commit.FD(path); {
+	case ok && fd == 1:
 		return os.Stdout, nil
+	case ok && fd == 2:
+		return os.Stderr, nil
+	case ok:
+		return os.NewFile(uintptr(fd), path), nil
 	}
 	return os.OpenFile(path, os.O_WRONLY, 0)
 }
@@ -92,7 +102,8 @@ func NewDirect(path string) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := direct{File: f, close: path != "-"}
+	_, fd := commit.FD(path)
+	d := direct{File: f, close: !fd} // a descriptor of the process stays open
 	return &Writer{f: d, bw: bufio.NewWriterSize(f, 1<<20)}, nil
 }
 

@@ -247,10 +247,38 @@ func resolve(path string) string {
 	return path
 }
 
-// IsDirect reports whether path names an output that is written directly:
-// "-", or an existing character device or FIFO (following links).
-func IsDirect(path string) bool {
+// FD reports the file descriptor of this process that path names: 1 for
+// "-"; /dev/stdout, /dev/stderr, /dev/stdin, /dev/fd/N and
+// /proc/self/fd/N by their number. Such a path is written through the
+// descriptor itself: opened again, or replaced by a rename, it would be the
+// file the descriptor leads to (a log the shell appends to, say), truncated
+// or overwritten from its start.
+func FD(path string) (int, bool) {
 	if path == "-" {
+		return 1, true
+	}
+	switch p := filepath.Clean(path); p {
+	case "/dev/stdin":
+		return 0, true
+	case "/dev/stdout":
+		return 1, true
+	case "/dev/stderr":
+		return 2, true
+	default:
+		for _, dir := range []string{"/dev/fd/", "/proc/self/fd/", "/proc/thread-self/fd/"} {
+			if n, err := strconv.Atoi(strings.TrimPrefix(p, dir)); strings.HasPrefix(p, dir) && err == nil && n >= 0 {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// IsDirect reports whether path names an output that is written directly:
+// "-" or another name of a descriptor of this process (see [FD]), or an
+// existing character device or FIFO (following links).
+func IsDirect(path string) bool {
+	if _, ok := FD(path); ok {
 		return true
 	}
 	fi, err := os.Stat(path)

@@ -516,3 +516,41 @@ func TestCorruptionNeverPanics(t *testing.T) {
 		}
 	}
 }
+
+// TestMapKeysOfEveryStringType: map keys of type large_utf8 read as the
+// strings they are (they were quoted twice: {"\"k\"": …}), like utf8
+// keys; integer keys become JSON strings.
+func TestMapKeysOfEveryStringType(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		key  arrow.DataType
+		in   string
+		want string
+	}{
+		{"utf8", arrow.BinaryTypes.String, `{"m":[{"key":"k","value":"v"}]}`, `{"m":{"k":"v"}}`},
+		{"large_utf8", arrow.BinaryTypes.LargeString, `{"m":[{"key":"k","value":"v"},{"key":"q\"uote","value":"w"}]}`, `{"m":{"k":"v","q\"uote":"w"}}`},
+		{"int64", arrow.PrimitiveTypes.Int64, `{"m":[{"key":7,"value":"v"}]}`, `{"m":{"7":"v"}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			schema := arrow.NewSchema([]arrow.Field{{Name: "m", Type: arrow.MapOf(c.key, arrow.BinaryTypes.String), Nullable: true}}, nil)
+			rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, schema, strings.NewReader("["+c.in+"]"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(t.TempDir(), "m.arrow")
+			f, _ := os.Create(path)
+			w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			w.Close()
+			f.Close()
+			if got, _ := readAll(t, path); len(got) != 1 || got[0] != c.want {
+				t.Errorf("read %q, want %s", got, c.want)
+			}
+		})
+	}
+}

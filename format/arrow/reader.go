@@ -344,7 +344,11 @@ func appendValue(dst []byte, f arrow.Field, arr arrow.Array, i int) ([]byte, err
 				if err != nil {
 					return nil, err
 				}
-				dst = jsonx.AppendString(dst, string(kb))
+				if len(kb) > 0 && kb[0] == '"' {
+					dst = append(dst, kb...) // a string already (large_utf8, string_view, a dictionary of strings)
+				} else {
+					dst = jsonx.AppendString(dst, string(kb)) // a number or a bool, as JSON object keys are strings
+				}
 			}
 			dst = append(dst, ':')
 			var err error

@@ -2,6 +2,7 @@ package jsonl
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -74,10 +75,34 @@ func OpenRange(path string, start, end, firstLine int64, hash io.Writer) (_ *Rea
 		return r, nil
 	}
 	// start is inside a line that belongs to the range before: skip to its end.
-	if _, c, err := r.readLine(); err == nil {
-		r.lineEnd(c)
-	}
+	r.skipLine()
 	return r, nil
+}
+
+// skipLine consumes the rest of the line the range starts inside (it
+// belongs to the range before) without keeping it, and stops as soon as
+// it has read to the range's end: a line that runs past the end starts no
+// line in the range, and reading it all (a 500 MB record cut into many
+// ranges) would cost each range the rest of the record, in time and, had
+// it been gathered, in memory.
+func (r *Reader) skipLine() {
+	for r.pos() < r.end {
+		if r.br.Buffered() == 0 {
+			if _, err := r.br.Peek(1); err != nil {
+				return // the end of the file
+			}
+		}
+		w, _ := r.br.Peek(r.br.Buffered())
+		i := bytes.IndexAny(w, "\r\n")
+		if i < 0 {
+			r.br.Discard(len(w))
+			continue
+		}
+		c := w[i]
+		r.br.Discard(i + 1)
+		r.lineEnd(c)
+		return
+	}
 }
 
 // window passes the bytes it reads to w when their offset in the file is

@@ -107,3 +107,28 @@ func FuzzRanges(f *testing.F) {
 		checkRanges(t, path, data, int64(step)+1)
 	})
 }
+
+// TestRangeInsideALongLineStopsAtItsEnd: a range that starts inside a line
+// (of the range before) and ends before the line does holds no record, and
+// reads no further than its own end (plus a buffer), not the rest of the
+// line: a 64 MB record cut into 1 MiB ranges must not make each of them read
+// (or hold) the rest of the record.
+func TestRangeInsideALongLineStopsAtItsEnd(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "long.jsonl")
+	line := append(append([]byte(`{"k":"`), bytes.Repeat([]byte("x"), 64<<20)...), "\"}\n{\"next\":1}\n"...)
+	if err := os.WriteFile(path, line, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start, end := int64(8<<20), int64(9<<20)
+	r, err := OpenRange(path, start, end, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if got := readRange(t, r); len(got) != 0 {
+		t.Fatalf("records %v; want none", got)
+	}
+	if n := r.BytesRead(); n > (end-start)+2*bufSize {
+		t.Errorf("read %d bytes for a range of %d", n, end-start)
+	}
+}

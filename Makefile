@@ -87,13 +87,24 @@ test-browser:
 # found by name so a new one is never left out), one after another, each for
 # FUZZTIME: `make fuzz FUZZTIME=10m` (no test timeout: go test's default
 # of 10 minutes would end a 10-minute fuzz run as a failure). Stops at the
-# first failure.
+# first failure. A run that ends with a bare "context deadline exceeded"
+# and writes no failing input is Go's fuzz coordinator racing its own
+# -fuzztime deadline (golang/go#75804, fixed in Go 1.27; it shows on a
+# loaded machine), not a finding: that target is run once more, and only a
+# second failure stops.
 FUZZTIME ?= 30s
 fuzz:
 	@n=0; for t in $$(grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | sed -E 's#^\./##; s#:func #:#' | sort); do \
 		dir=./$$(dirname $${t%%:*}); name=$${t##*:}; \
-		echo "== $$dir $$name ($(FUZZTIME))"; \
-		$(GO) test $$dir -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -timeout 0 || exit 1; n=$$((n+1)); \
+		for try in 1 2; do \
+			echo "== $$dir $$name ($(FUZZTIME))"; \
+			out=$$($(GO) test $$dir -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -timeout 0 2>&1); rc=$$?; \
+			echo "$$out" | grep -v '^fuzz: elapsed' ; echo "$$out" | grep '^fuzz: elapsed' | tail -1; \
+			if [ $$rc -eq 0 ]; then break; fi; \
+			if [ $$try -eq 1 ] && ! echo "$$out" | grep -q 'Failing input written' && echo "$$out" | grep -q '^    context deadline exceeded$$'; then \
+				echo "(the fuzz coordinator's deadline race, golang/go#75804, no input failed: once more)"; continue; fi; \
+			exit 1; \
+		done; n=$$((n+1)); \
 	done; echo "fuzz: $$n targets, $(FUZZTIME) each, no failure"
 
 bench:

@@ -477,18 +477,23 @@ func TestDirectoryJSONMembers(t *testing.T) {
 	os.WriteFile(filepath.Join(data, "more.jsonl"), []byte(rec+"\n"), 0o644)
 	m := filepath.Join(tmp, "m.json")
 	mustRun(t, "compress", "--quiet", "--input", data, "--metrics", m)
-	ents, _ := os.ReadDir(filepath.Join(tmp, "data_compressed"))
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	if strings.Join(names, " ") != "alpaca.json more.jsonl" {
-		t.Errorf("outputs %v, want alpaca.json more.jsonl", names)
+	if names := dirNames(filepath.Join(tmp, "data_compressed")); names != "alpaca.json more.jsonl" {
+		t.Errorf("outputs %s, want alpaca.json more.jsonl", names)
 	}
 	b, _ := os.ReadFile(m)
 	if !bytes.Contains(b, []byte(`"records_in": 3`)) || !bytes.Contains(b, []byte(`"records_rejected": 0`)) {
 		t.Errorf("metrics:\n%s", b)
 	}
+}
+
+// dirNames lists the names in dir, in order, separated by spaces.
+func dirNames(dir string) string {
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, " ")
 }
 
 // TestDirectoryReadsWhatHoldsRecords: in a directory input, a .json file
@@ -522,13 +527,8 @@ func TestDirectoryReadsWhatHoldsRecords(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr)
 		}
 	}
-	ents, _ := os.ReadDir(filepath.Join(tmp, "data_compressed"))
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
-	if strings.Join(names, " ") != "a.jsonl lines.jsonl" {
-		t.Errorf("outputs %v", names)
+	if names := dirNames(filepath.Join(tmp, "data_compressed")); names != "a.jsonl lines.jsonl" {
+		t.Errorf("outputs %s, want a.jsonl lines.jsonl", names)
 	}
 	if b, _ := os.ReadFile(m); !bytes.Contains(b, []byte(`"records_in": 3`)) {
 		t.Errorf("metrics:\n%s", b)

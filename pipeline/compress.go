@@ -316,7 +316,13 @@ func (c *Compressor) decode(j *job) *Reject {
 		var de *traj.DecodeError
 		errors.As(err, &de)
 		j.obs.Reject(de.Reason)
-		return &Reject{Pos: j.pos, Reason: de.Reason, Detail: de.Detail, Raw: read}
+		detail := de.Detail
+		if n := j.obs.UTF8Repaired; n > 0 {
+			// The detail is of the repaired text: say so, or a byte 0xFF
+			// reads as an error about 'ï' (U+FFFD's first byte).
+			detail += fmt.Sprintf(" (in the line with its %d ill-formed UTF-8 sequence(s) read as U+FFFD; raw_base64 holds the bytes as read)", n)
+		}
+		return &Reject{Pos: j.pos, Reason: de.Reason, Detail: detail, Raw: read}
 	}
 	j.rec = rec
 	return nil

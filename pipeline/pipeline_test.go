@@ -221,6 +221,12 @@ func TestCompressRepairsUTF8(t *testing.T) {
 	if res.Reject == nil || string(res.Reject.Raw) != bad {
 		t.Errorf("reject raw = %q, want the line as read", res.Reject.Raw)
 	}
+	// A reject's detail is of the repaired text, and says so: a 0xFF
+	// outside a string reads as an error about 'ï', U+FFFD's first byte.
+	res, _ = comp.Compress(context.Background(), []byte("\xff{\"a\":1}"), pos)
+	if res.Reject == nil || !strings.Contains(res.Reject.Detail, "1 ill-formed UTF-8 sequence(s) read as U+FFFD") {
+		t.Errorf("reject %+v: the detail does not say the line was repaired", res.Reject)
+	}
 }
 
 func TestFatalSummarizerStopsRun(t *testing.T) {

@@ -11,16 +11,19 @@ import (
 
 // RedactLine redacts one input line, a JSON text such as a record: every
 // string value in it (at any depth; object keys and every other byte are
-// kept) as [Redactor.Redact] would, and a line that is not JSON (a line a
-// reader will reject) in its bytes as they are, escapes read as the
-// characters they stand for. It returns line itself and nil counts when
-// nothing is found.
+// kept) as [Redactor.Redact] would, and, for the value of an object
+// member, also what Redact finds inside the value when it reads the member
+// as written, "key": "value" (a secret known by its key, such as
+// {"db_password": "…"} in a tool call's arguments given as an object); a
+// line that is not JSON (a line a reader will reject) in its bytes as
+// they are, escapes read as the characters they stand for. It returns line
+// itself and nil counts when nothing is found.
 //
 // The line is scanned as it is encoded ([Redactor.RedactEncoded]): in the
 // common case, nothing found, nothing is decoded. When the scan finds
 // something, or meets an escape it cannot read in place, a JSON line has
-// its strings decoded and redacted one by one (jsonx.MapStrings), which
-// is the exact answer the scan stands in for.
+// its strings decoded and redacted one by one (jsonx.MapMembers: see
+// [Redactor.memberFunc]), which is the exact answer the scan stands in for.
 func (r *Redactor) RedactLine(line []byte) ([]byte, Counts) {
 	out, counts, mixed := r.RedactEncoded(nil, line)
 	if counts == nil && !mixed {
@@ -30,11 +33,47 @@ func (r *Redactor) RedactLine(line []byte) ([]byte, Counts) {
 		return out, counts
 	}
 	counts = Counts{}
-	out, changed := jsonx.MapStrings(line, r.Func(counts))
+	out, changed := jsonx.MapMembers(line, r.memberFunc(counts))
 	if !changed {
 		return line, nil
 	}
 	return out, counts
+}
+
+// memberFunc redacts one string of a JSON text, as jsonx.MapMembers
+// passes it, adding what it redacted to counts: the string on its own,
+// then, for a member's value, the findings of the member as written
+// ("key" sep "value") that lie inside the value.
+func (r *Redactor) memberFunc(counts Counts) func(key, sep, s string) (string, bool) {
+	return func(key, sep, s string) (string, bool) {
+		out, c := r.RedactString(s)
+		if key != "" {
+			ctx := `"` + key + `"` + sep + `"`
+			text := ctx + out + `"`
+			if f, sc := r.find(text); sc != nil {
+				var in []finding
+				for _, x := range f {
+					if x.start >= len(ctx) && x.end <= len(text)-1 {
+						in = append(in, finding{x.start - len(ctx), x.end - len(ctx), x.rule})
+					}
+				}
+				r.scratch.Put(sc)
+				if len(in) > 0 {
+					b, c2 := r.apply(nil, out, in)
+					out = string(b)
+					if c == nil {
+						c = Counts{}
+					}
+					c.Add(c2)
+				}
+			}
+		}
+		if c == nil {
+			return s, false
+		}
+		counts.Add(c)
+		return out, true
+	}
 }
 
 // RedactEncoded redacts a JSON text as it is encoded — a record's line —

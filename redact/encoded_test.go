@@ -10,10 +10,11 @@ import (
 )
 
 // exactLine is what RedactLine stands in for: every string of the JSON
-// line decoded and redacted one by one.
+// line decoded and redacted one by one, a member's value also read with
+// its key.
 func exactLine(r *Redactor, line []byte) ([]byte, Counts) {
 	c := Counts{}
-	out, changed := jsonx.MapStrings(line, r.Func(c))
+	out, changed := jsonx.MapMembers(line, r.memberFunc(c))
 	if !changed {
 		return line, nil
 	}
@@ -42,6 +43,11 @@ func TestRedactLine(t *testing.T) {
 		{"JSON inside a string", `{"args": "{\"cmd\": \"git push https://x:` + testPAT + `@github.com/a/b\"}"}`, map[string]int{"github_pat": 1}},
 		{"escaped backslash then n", `{"a": "C:\\n` + testAWS + `"}`, nil}, // "C:\n" + key: 'n' is a letter here, no boundary
 		{"in a key only", `{"` + testPAT + `": 1}`, nil},
+		// A secret known by its key: arguments given as an object, a
+		// top-level field, pretty-printed.
+		{"by its key", `{"function": {"name": "db", "arguments": {"dsn_password": "Zq8Lm3Vx7Rt2Kp9Wn4Hs6Yb1Qe5", "sql": "select 1"}}}`, map[string]int{"generic_api_key": 1}},
+		{"by its key, spaced", "{\n  \"api_token\" :  \"Zq8Lm3Vx7Rt2Kp9Wn4Hs6Yb1Qe5\"\n}", map[string]int{"generic_api_key": 1}},
+		{"a key that names no secret", `{"model": "Zq8Lm3Vx7Rt2Kp9Wn4Hs6Yb1Qe5"}`, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -7,19 +7,29 @@ package jsonx
 // nothing. It is meant for rewriting texts wherever they sit in a record,
 // such as redacting secrets.
 func MapStrings(v []byte, f func(string) (string, bool)) (out []byte, changed bool) {
+	return MapMembers(v, func(_, _, s string) (string, bool) { return f(s) })
+}
+
+// MapMembers is [MapStrings] with, for a string that is the value of an
+// object member, the member's key (decoded) and the bytes between the
+// key's closing quote and the value's opening one (sep: the colon and any
+// white space, as written) passed along; both "" for a string that is an
+// array element or the whole value. A secret is often known by its key
+// ({"db_password": "…"}) rather than by its value alone.
+func MapMembers(v []byte, f func(key, sep, s string) (string, bool)) (out []byte, changed bool) {
 	type splice struct {
 		start, end int
 		value      []byte
 	}
 	var splices []splice
-	var walk func(i int) int
-	walk = func(i int) int {
+	var walk func(i int, key, sep string) int
+	walk = func(i int, key, sep string) int {
 		i = SkipSpace(v, i)
 		switch v[i] {
 		case '"':
 			end := SkipString(v, i)
 			if s, ok := Unquote(v[i:end]); ok {
-				if ns, ok := f(s); ok && ns != s {
+				if ns, ok := f(key, sep, s); ok && ns != s {
 					splices = append(splices, splice{i, end, AppendString(nil, ns)})
 				}
 			}
@@ -30,13 +40,14 @@ func MapStrings(v []byte, f func(string) (string, bool)) (out []byte, changed bo
 				return SkipValue(v, i)
 			}
 			for _, m := range ms {
-				walk(m.Start)
+				k, _ := Unquote(m.Key)
+				walk(m.Start, k, string(v[m.KeyStart+len(m.Key):m.Start]))
 			}
 			return close + 1
 		case '[':
 			els := Elements(v, i)
 			for _, el := range els {
-				walk(el[0])
+				walk(el[0], "", "")
 			}
 			return SkipValue(v, i)
 		}
@@ -45,7 +56,7 @@ func MapStrings(v []byte, f func(string) (string, bool)) (out []byte, changed bo
 	if len(v[SkipSpace(v, 0):]) == 0 {
 		return v, false
 	}
-	walk(0)
+	walk(0, "", "")
 	if len(splices) == 0 {
 		return v, false
 	}

@@ -222,10 +222,21 @@ func (m manifest) mismatch(o manifest) string {
 	if (m.Spec.Outcomes != "") != (o.Spec.Outcomes != "") || (m.Spec.Report != "") != (o.Spec.Report != "") {
 		diffs = append(diffs, "--outcomes or --report differ")
 	}
-	if m.Tokenizer != o.Tokenizer {
+	if !sameTokenizer(m.Tokenizer, o.Tokenizer) {
 		diffs = append(diffs, fmt.Sprintf("the tokenizer differs (%s sha256 %s, now %s sha256 %s)", m.Tokenizer.Name, m.Tokenizer.Hash, o.Tokenizer.Name, o.Tokenizer.Hash))
 	}
 	return strings.Join(diffs, "; ")
+}
+
+// sameTokenizer reports whether two tokenizer descriptions count alike:
+// the same kind, split and file contents (by hash), wherever the file was
+// found (each machine of a sharded run has its own Hugging Face cache);
+// the name decides only for the embedded encodings, which have no hash.
+func sameTokenizer(a, b tokenize.Info) bool {
+	if a.Kind != b.Kind || a.Split != b.Split || a.SlowPath != b.SlowPath || a.Hash != b.Hash {
+		return false
+	}
+	return a.Hash != "" || a.Name == b.Name
 }
 
 // ErrNothingToResume is returned by a run with Resume set when its output

@@ -15,6 +15,15 @@ import (
 // shard never discards a run: it joins one with its own settings, even
 // with --overwrite (its siblings' run), and refuses one with others.
 func TestRunDirRefusesOtherSettings(t *testing.T) {
+	// The same tokenizer file found elsewhere (another machine's cache)
+	// is the same tokenizer.
+	a, b := tokenize.Info{Name: "/m1/hub/x/tokenizer.json", Kind: "hf", Hash: "aaa"}, tokenize.Info{Name: "/m2/hub/x/tokenizer.json", Kind: "hf", Hash: "aaa"}
+	if !sameTokenizer(a, b) {
+		t.Error("one tokenizer file under two paths: not the same")
+	}
+	if sameTokenizer(tokenize.Info{Name: "o200k_base"}, tokenize.Info{Name: "cl100k_base"}) {
+		t.Error("two encodings: the same")
+	}
 	base := manifest{Version: 1, Tool: "t", Config: "c", Listing: "l", TaskSize: 8, Tasks: 2,
 		Tokenizer: tokenize.Info{Name: "tok", Hash: "aaa"}}
 	nop := func(string, ...any) {}
@@ -27,6 +36,7 @@ func TestRunDirRefusesOtherSettings(t *testing.T) {
 		{"inputs", func(m *manifest) { m.Listing = "l2" }, "the input files differ"},
 		{"task size", func(m *manifest) { m.TaskSize, m.Tasks = 16, 1 }, "--target-task-size"},
 		{"tokenizer file", func(m *manifest) { m.Tokenizer.Hash = "bbb" }, "the tokenizer differs (tok sha256 aaa, now tok sha256 bbb)"},
+		{"encoding", func(m *manifest) { m.Tokenizer = tokenize.Info{Name: "cl100k_base"} }, "the tokenizer differs"},
 		{"group-by", func(m *manifest) { m.Spec.GroupBy = "model" }, `--group-by "", now "model"`},
 		{"outcomes", func(m *manifest) { m.Spec.Outcomes = "o.jsonl" }, "--outcomes or --report differ"},
 		{"report", func(m *manifest) { m.Spec.Report = "r.html" }, "--outcomes or --report differ"},

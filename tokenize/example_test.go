@@ -17,7 +17,7 @@ func ExampleNew() {
 	fmt.Println(err)
 	// Output:
 	// 11
-	// tokenize: unknown tokenizer "./gpt-2.json": not an encoding (chars4, cl100k_base, o200k_base), an existing file or directory, or a Hugging Face model id
+	// tokenize: unknown tokenizer "./gpt-2.json": not an encoding (chars4, cl100k_base, o200k_base), nor an existing file or directory (no ./gpt-2.json from the working directory), nor a Hugging Face model id
 }
 
 func ExampleEncoding_Encode() {

@@ -91,6 +91,12 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 	if m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
 		return nil, fmt.Errorf("tokenize: tokenizer.json: BPE with a continuing_subword_prefix or end_of_word_suffix is not supported")
 	}
+	if !hasPreTokenizer(f.PreTok, "ByteLevel") {
+		// Before the normalizer: SentencePiece-style files (Prepend and
+		// Replace normalizers, a Metaspace pre-tokenizer) are refused for
+		// what they are, not for their first unsupported part.
+		return nil, errSentencePieceBPE
+	}
 	initClasses()
 	t := &HFTokenizer{info: Info{Kind: KindHFBPE}}
 	if err := t.parseNormalizer(f.Normalizer); err != nil {
@@ -165,7 +171,7 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 		return nil, err
 	}
 	if byteLevel != 1 {
-		return nil, fmt.Errorf("tokenize: tokenizer.json: BPE without a ByteLevel pre-tokenizer (SentencePiece-style BPE, as in Llama-2 or Gemma) is not supported: only byte-level BPE is counted exactly")
+		return nil, errSentencePieceBPE
 	}
 	for _, st := range t.stages {
 		if st.name == "deepseek" {
@@ -350,4 +356,27 @@ func (t *HFTokenizer) pretok(s string, k int, a *hfAcc) {
 		}
 		i = j
 	}
+}
+
+var errSentencePieceBPE = fmt.Errorf("tokenize: tokenizer.json: BPE without a ByteLevel pre-tokenizer (SentencePiece-style BPE, as in Llama-2, Mistral or Gemma) is not supported: only byte-level BPE is counted exactly")
+
+// hasPreTokenizer reports whether the pre_tokenizer raw, or one of a
+// Sequence's, is of type typ.
+func hasPreTokenizer(raw json.RawMessage, typ string) bool {
+	if len(raw) == 0 || string(raw) == "null" {
+		return false
+	}
+	var c hfComponent
+	if json.Unmarshal(raw, &c) != nil {
+		return false
+	}
+	if c.Type == typ {
+		return true
+	}
+	for _, p := range c.PreTokenizers {
+		if hasPreTokenizer(p, typ) {
+			return true
+		}
+	}
+	return false
 }

@@ -15,7 +15,7 @@ type Info struct {
 	Kind     string `json:"kind"`            // one of the Kind constants
 	Split    string `json:"split,omitempty"` // the pre-tokenizer used: hand-written splitter names, or regexp2
 	SlowPath bool   `json:"slow_path,omitempty"`
-	Hash     string `json:"sha256,omitempty"` // SHA-256 of the tokenizer file (hex); empty for embedded encodings
+	Hash     string `json:"sha256,omitempty"` // SHA-256 of the tokenizer file (hex; of a tiktoken-format file followed by its tokenizer_config.json); empty for embedded encodings
 }
 
 // Describe returns the Info of a counter returned by New (or wrapped by

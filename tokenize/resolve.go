@@ -63,7 +63,11 @@ func isModelID(name string) bool {
 // resolveFile finds the tokenizer file that name stands for (see
 // NewRevision) without reading it.
 func resolveFile(name, revision string) (string, error) {
+	name = expandHome(name)
 	if fi, err := os.Stat(name); err == nil {
+		if revision != "" {
+			return "", fmt.Errorf("tokenize: a revision (%s) is for a Hugging Face model id, and %s is a local %s: give the id, or leave the revision out", revision, name, map[bool]string{true: "directory", false: "file"}[fi.IsDir()])
+		}
 		if !fi.IsDir() {
 			return name, nil
 		}
@@ -72,8 +76,8 @@ func resolveFile(name, revision string) (string, error) {
 		}
 		return "", fmt.Errorf("tokenize: directory %s holds neither %s nor %s", name, hfTokenizerFile, tiktokenFile)
 	}
-	if !isModelID(name) {
-		return "", fmt.Errorf("tokenize: unknown tokenizer %q: not an encoding (%s), an existing file or directory, or a Hugging Face model id", name, strings.Join(Names(), ", "))
+	if !isModelID(name) || looksLikeFile(name) {
+		return "", fmt.Errorf("tokenize: unknown tokenizer %q: not an encoding (%s), nor an existing file or directory (no %s from the working directory), nor a Hugging Face model id", name, strings.Join(Names(), ", "), name)
 	}
 	cache := HubCacheDir()
 	repo := filepath.Join(cache, "models--"+strings.ReplaceAll(name, "/", "--"))
@@ -155,10 +159,14 @@ var loadedFiles sync.Map
 // process and shared.
 func NewRevision(name, revision string) (Counter, error) {
 	switch name {
-	case O200kBase, CL100kBase:
+	case O200kBase, CL100kBase, Chars4:
+		if revision != "" {
+			return nil, fmt.Errorf("tokenize: a revision (%s) is for a Hugging Face model id, and %s is a built-in encoding: leave the revision out", revision, name)
+		}
+		if name == Chars4 {
+			return chars4{}, nil
+		}
 		return loadEncoding(name)
-	case Chars4:
-		return chars4{}, nil
 	}
 	path, err := resolveFile(name, revision)
 	if err != nil {
@@ -171,10 +179,17 @@ func NewRevision(name, revision string) (Counter, error) {
 	if abs, err := filepath.Abs(key); err == nil {
 		key = abs
 	}
+	if isTiktokenFile(path) {
+		// Its config (beside it: in a snapshot, another blob than the
+		// file's) makes it another tokenizer.
+		if cfg, err := filepath.EvalSymlinks(filepath.Join(filepath.Dir(path), "tokenizer_config.json")); err == nil {
+			key += "\x00" + cfg
+		}
+	}
 	v, _ := loadedFiles.LoadOrStore(key, &fileSlot{})
 	slot := v.(*fileSlot)
 	slot.once.Do(func() {
-		if filepath.Base(path) == tiktokenFile || strings.HasSuffix(path, ".tiktoken") {
+		if isTiktokenFile(path) {
 			slot.c, slot.err = LoadTiktokenFile(path)
 		} else {
 			slot.c, slot.err = LoadHF(path)
@@ -184,4 +199,18 @@ func NewRevision(name, revision string) (Counter, error) {
 		}
 	})
 	return slot.c, slot.err
+}
+
+// isTiktokenFile reports whether path names a tiktoken-format BPE file
+// (by name), not a tokenizer.json.
+func isTiktokenFile(path string) bool {
+	return filepath.Base(path) == tiktokenFile || strings.HasSuffix(path, ".tiktoken")
+}
+
+// looksLikeFile reports whether name, which has the shape of a model id,
+// rather names a tokenizer file that is not there ("tokenizer.json",
+// "models/tiktoken.model"): a model id does not end in those names.
+func looksLikeFile(name string) bool {
+	base := filepath.Base(name)
+	return base == hfTokenizerFile || base == tiktokenFile || strings.HasSuffix(base, ".tiktoken")
 }

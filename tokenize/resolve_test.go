@@ -132,9 +132,15 @@ func TestHFRefused(t *testing.T) {
 	for _, tt := range []struct{ json, want string }{
 		{`{"model": {"type": "Unigram", "vocab": []}}`, "model type Unigram"},
 		{`{"model": {"type": "WordPiece", "vocab": {}}}`, "model type WordPiece"},
-		{`{"normalizer": {"type": "Replace"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "normalizer Replace"},
-		{`{"pre_tokenizer": {"type": "Metaspace"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "pre-tokenizer Metaspace"},
+		// SentencePiece-style BPE is refused as such, whatever part of it
+		// comes first: Llama-2/Mistral (Prepend and Replace normalizers,
+		// byte_fallback), Gemma (a Metaspace pre-tokenizer).
+		{`{"normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"}, {"type": "Replace"}]}, "model": {"type": "BPE", "byte_fallback": true, "vocab": {}, "merges": []}}`, "SentencePiece-style BPE"},
+		{`{"pre_tokenizer": {"type": "Metaspace"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "SentencePiece-style BPE"},
 		{`{"model": {"type": "BPE", "vocab": {}, "merges": []}}`, "without a ByteLevel pre-tokenizer"},
+		// A byte-level BPE with a part we do not have is refused naming it.
+		{`{"normalizer": {"type": "Replace"}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "normalizer Replace"},
+		{`{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Punctuation"}, {"type": "ByteLevel"}]}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "pre-tokenizer Punctuation"},
 	} {
 		p := filepath.Join(t.TempDir(), "tokenizer.json")
 		if err := os.WriteFile(p, []byte(tt.json), 0o644); err != nil {
@@ -144,5 +150,30 @@ func TestHFRefused(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: error %v, want %q", tt.json, err, tt.want)
 		}
+	}
+}
+
+// TestResolveNamesWhatItLookedFor: a revision with a name that is not a
+// model id is an error, not ignored; a missing local tokenizer file is
+// said to be missing (not sent to the Hugging Face cache); "~/" names
+// the home directory, as in a YAML config.
+func TestResolveNamesWhatItLookedFor(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "tokenizer.json")
+	os.WriteFile(p, []byte(`{"model": {"type": "Unigram", "vocab": []}}`), 0o644)
+	for _, name := range []string{O200kBase, Chars4, p, dir} {
+		if _, err := NewRevision(name, "dev"); err == nil || !strings.Contains(err.Error(), "a revision (dev) is for a Hugging Face model id") {
+			t.Errorf("%s with a revision: %v", name, err)
+		}
+	}
+	t.Chdir(t.TempDir())
+	for _, name := range []string{"tokenizer.json", "models/tiktoken.model"} {
+		if _, err := New(name); err == nil || !strings.Contains(err.Error(), "no "+name+" from the working directory") {
+			t.Errorf("%s missing: %v", name, err)
+		}
+	}
+	t.Setenv("HOME", dir)
+	if _, err := New("~/tokenizer.json"); err == nil || !strings.Contains(err.Error(), "model type Unigram") {
+		t.Errorf("~/tokenizer.json: %v (want the file read, and refused for its kind)", err)
 	}
 }

@@ -67,7 +67,12 @@ func LoadTiktokenFile(path string) (*TiktokenFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenize: %w", err)
 	}
-	sum := sha256.Sum256(data)
+	// The config sets the split pattern and the special tokens, so it is
+	// part of what the counts depend on: hashed with the file.
+	h := sha256.New()
+	h.Write(data)
+	h.Write(raw)
+	sum := h.Sum(nil)
 	v, err := parseVocab(path, strings.NewReader(string(data)), len(data))
 	if err != nil {
 		return nil, err
@@ -75,7 +80,7 @@ func LoadTiktokenFile(path string) (*TiktokenFile, error) {
 	initClasses()
 	initPS()
 	t := &TiktokenFile{
-		info:    Info{Name: path, Kind: KindTiktokenFile, Split: model, Hash: hex.EncodeToString(sum[:])},
+		info:    Info{Name: path, Kind: KindTiktokenFile, Split: model, Hash: hex.EncodeToString(sum)},
 		v:       v,
 		split:   splitKimi,
 		special: newAddedTrie(),

@@ -148,3 +148,36 @@ func kimiPattern() string {
 		`\s+`,
 	}, "|")
 }
+
+// TestTiktokenFileConfigCounts: the config beside a tiktoken-format file
+// (its special tokens) changes the counts, so it is part of the
+// tokenizer's hash and identity: two snapshots sharing one tiktoken.model
+// blob but not their configs are two tokenizers, in one process too.
+func TestTiktokenFileConfigCounts(t *testing.T) {
+	src := t.TempDir()
+	writeKimiLike(t, src, 300)
+	cache := t.TempDir()
+	t.Setenv("HF_HUB_CACHE", cache)
+	const a, b = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	snapA := fakeSnapshot(t, cache, "org/kimi-like", "main", a, "tiktoken.model", filepath.Join(src, "tiktoken.model"))
+	snapB := fakeSnapshot(t, cache, "org/kimi-like", "other", b, "tiktoken.model", filepath.Join(src, "tiktoken.model"))
+	cfg, _ := os.ReadFile(filepath.Join(src, "tokenizer_config.json"))
+	os.WriteFile(filepath.Join(snapA, "tokenizer_config.json"), cfg, 0o644)
+	cfgB := strings.Replace(string(cfg), `"<|im_end|>"`, `"<think>"`, 1)
+	os.WriteFile(filepath.Join(snapB, "tokenizer_config.json"), []byte(cfgB), 0o644)
+	ca, err := NewRevision("org/kimi-like", "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, err := NewRevision("org/kimi-like", "other")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const text = "<think>hello"
+	if ca.Count(text) == cb.Count(text) {
+		t.Errorf("the two configs count %q alike (%d): one tokenizer shared by both", text, ca.Count(text))
+	}
+	if Describe(ca).Hash == Describe(cb).Hash {
+		t.Error("the two configs give one hash")
+	}
+}

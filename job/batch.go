@@ -40,6 +40,9 @@ func checkBatch(spec Spec, plan Plan) error {
 		return usagef("--batch-export and --batch-import need the summary cache (summarization.cache_dir is %q): the batch's answers are read from it", llm.CacheDisabled)
 	}
 	if spec.BatchExport != "" {
+		if commit.IsDirect(spec.BatchExport) {
+			return usagef("--batch-export %s is not a regular file: the requests are written to a file, put in place when the run succeeds", spec.BatchExport)
+		}
 		for _, f := range plan.Files {
 			if sameFile(f.In, spec.BatchExport) {
 				return usagef("--batch-export %s is an input of this run", spec.BatchExport)

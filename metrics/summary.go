@@ -257,6 +257,10 @@ func (s *Summary) RecordsIn() int64 {
 // RecordsRejected returns the number of invalid records.
 func (s *Summary) RecordsRejected() int64 { return s.Count(outcome.Invalid) }
 
+// SummaryCalls is the number of requests sent to a summarization
+// endpoint (the metrics' total_api_calls).
+func (s *Summary) SummaryCalls() int64 { return s.c.summaryCalls }
+
 // RecordsOut returns the number of records written to the output: all but
 // the rejected ones (summary_failed and uncompressible records are written
 // unchanged).

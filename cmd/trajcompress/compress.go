@@ -216,6 +216,10 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if res.Export != nil {
 		writeExportNext(stderr, res, f.batchExport)
 	}
+	if res.Import != nil && res.Import.Imported > 0 && res.Total.SummaryCalls() > 0 {
+		fmt.Fprintf(stderr, "trajcompress: note: %d summary requests were sent live although %d answers were imported: those regions had no imported answer. If the batch was exported for this run, it was made with other settings (model, prompt, config or input), and its answers match no region now.\n",
+			res.Total.SummaryCalls(), res.Import.Imported)
+	}
 	if res.Shard.Count > 1 {
 		from := ""
 		if res.Shard.From != "--shard" {
@@ -255,6 +259,13 @@ func writeExportNext(w io.Writer, res *job.Result, path string) {
 	e := res.Export
 	fmt.Fprintf(w, "trajcompress: wrote %d summary requests (%.1f MB) to %s; %d regions were in the summary cache already, %d repeated a request. No records were written.\n",
 		e.Requests, float64(e.Bytes)/1e6, path, e.Cached, e.Repeated)
+	if rej := res.Total.RecordsRejected(); rej > 0 {
+		where := "name --rejects FILE to see them"
+		if res.Plan.Rejects != "" {
+			where = "see " + res.Plan.Rejects
+		}
+		fmt.Fprintf(w, "trajcompress: %d of %d input records were rejected (not trajectories; they need no summary): %s.\n", rej, res.Total.RecordsIn(), where)
+	}
 	if e.Requests == 0 {
 		fmt.Fprintln(w, "trajcompress: nothing to request: run again without --batch-export; every summary is in the cache.")
 		return

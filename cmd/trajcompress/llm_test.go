@@ -509,6 +509,9 @@ func TestBatchRoundTrip(t *testing.T) {
 	if len(reqs) == 0 || !strings.Contains(stderr.String(), "wrote "+strconv.Itoa(len(reqs))+" summary requests") || !strings.Contains(stderr.String(), "--batch-import") {
 		t.Fatalf("%d requests; stderr: %s", len(reqs), stderr.String())
 	}
+	if !strings.Contains(stderr.String(), "input records were rejected") { // exit 3 says why
+		t.Errorf("the export does not say that input lines were rejected: %s", stderr.String())
+	}
 	for _, r := range reqs {
 		if !strings.HasPrefix(r.CustomID, "tc1-120-") || r.Method != "POST" || r.URL != "/v1/chat/completions" || r.Body.Model != "mock-model" || len(r.Body.Messages) != 1 {
 			t.Fatalf("request %+v", r)
@@ -604,6 +607,9 @@ func TestBatchImportHandMade(t *testing.T) {
 	if len(srv.Received()) != len(reqs)-1 || sent[reqs[0].Body.Messages[0].Content] {
 		t.Errorf("%d live requests for %d exported; the imported one sent: %v", len(srv.Received()), len(reqs), sent[reqs[0].Body.Messages[0].Content])
 	}
+	if want := fmt.Sprintf("note: %d summary requests were sent live although 1 answers were imported", len(reqs)-1); !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr lacks %q: %s", want, stderr.String())
+	}
 	out, _ := os.ReadFile(filepath.Join(tmp, "out.jsonl"))
 	if !bytes.Contains(out, []byte("the agent read the files and ran the tests.")) || bytes.Contains(out, []byte("far too long")) {
 		t.Error("the output does not hold the imported answer, or holds the rejected one")
@@ -618,6 +624,7 @@ func TestBatchExportRefused(t *testing.T) {
 		{"compress", "--input", in, "--summarizer", "llm", "--cache-dir", "-", "--output", filepath.Join(tmp, "o.jsonl"), "--batch-export", filepath.Join(tmp, "r.jsonl")},      // no cache
 		{"compress", "--input", in, "--summarizer", "llm", "--cache-dir", t.TempDir(), "--output", filepath.Join(tmp, "o.jsonl"), "--batch-export", in},                         // over the input
 		{"compress", "--input", in, "--summarizer", "llm", "--cache-dir", t.TempDir(), "--output", filepath.Join(tmp, "o.jsonl"), "--batch-import", filepath.Join(tmp, "none")}, // missing file
+		{"compress", "--input", in, "--summarizer", "llm", "--cache-dir", t.TempDir(), "--output", filepath.Join(tmp, "o.jsonl"), "--batch-export", "-"},                        // not a file: refused before the run
 	} {
 		var stderr bytes.Buffer
 		if code := run(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != exitUsage {

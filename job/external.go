@@ -53,7 +53,8 @@ func NewCompressor(cfg config.Config, dryRun bool, groupBy string) (*pipeline.Co
 // subdirectories when recursive): the listing of [NewPlan]. leftOut names
 // what could look like data but is not read, each with the reason.
 func WalkInputs(root string, recursive bool) (files, leftOut []string, err error) {
-	return walkInputs(root, recursive)
+	files, _, leftOut, err = walkInputs(root, recursive)
+	return files, leftOut, err
 }
 
 // ConfigFingerprint is the effective config as the metrics' run block

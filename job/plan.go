@@ -68,7 +68,7 @@ func NewPlan(spec Spec) (Plan, error) {
 				p.Dir = abs + suffix // "--input ." names its output after the directory, beside it
 			}
 		}
-		files, leftOut, err := walkInputs(in, !spec.NoRecursive)
+		files, formats, leftOut, err := walkInputs(in, !spec.NoRecursive)
 		if err != nil {
 			return p, err
 		}
@@ -82,10 +82,7 @@ func NewPlan(spec Spec) (Plan, error) {
 		}
 		seen := make(map[string]string, len(files))
 		for _, rel := range files {
-			inF, _, err := format.Member(filepath.Join(in, rel))
-			if err != nil {
-				return p, err
-			}
+			inF := formats[rel]
 			outF := outFormat(inF)
 			out := filepath.Join(p.Dir, filepath.Dir(rel), format.Stem(rel)+format.Ext(outF))
 			if prev, dup := seen[out]; dup {
@@ -183,7 +180,11 @@ func stdinPlan(spec Spec) (Plan, error) {
 // .json files and linked directories left out, so that the caller can say
 // so: nothing that could hold records is skipped without a word. An
 // unreadable directory is an error, not a silent gap.
-func walkInputs(root string, recursive bool) (files, leftOut []string, err error) {
+//
+// formats holds each file's format as [format.Member] found it (a .json
+// file may hold JSON Lines), so that no file is opened twice to tell.
+func walkInputs(root string, recursive bool) (files []string, formats map[string]string, leftOut []string, err error) {
+	formats = map[string]string{}
 	walkRoot := root
 	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		walkRoot = root + string(filepath.Separator) // WalkDir then reads the directory it names
@@ -212,11 +213,13 @@ func walkInputs(root string, recursive bool) (files, leftOut []string, err error
 		} else if d.IsDir() || format.Of(d.Name()) == "" || !d.Type().IsRegular() {
 			return nil
 		}
-		if format.Of(d.Name()) == format.JSON {
+		f := format.Of(d.Name())
+		if f == format.JSON {
 			// A .json file beside data is as often metadata
 			// (dataset_info.json, state.json) as records: see
 			// format.Member.
-			f, why, err := format.Member(path)
+			var why string
+			f, why, err = format.Member(path)
 			if err != nil {
 				return err
 			}
@@ -230,9 +233,10 @@ func walkInputs(root string, recursive bool) (files, leftOut []string, err error
 			return err
 		}
 		files = append(files, rel)
+		formats[rel] = f
 		return nil
 	})
-	return files, leftOut, err
+	return files, formats, leftOut, err
 }
 
 // insideInput refuses side files, and an output directory, that a later

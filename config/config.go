@@ -1,7 +1,7 @@
 // Package config reads the peer's trajectory_compression.yaml, as is, plus
 // trajcompress's own additions, into one [Config].
 //
-// Every section and key of the peer (PEER.md §2) is accepted with the same
+// Every section and key of the peer (docs/peer.md §2) is accepted with the same
 // meaning and default; a key that is absent keeps its default, and a null
 // value keeps the default (as the peer does). Unlike the peer, an unknown
 // key, a value of the wrong type, an out-of-range value, or a config file

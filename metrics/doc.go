@@ -17,7 +17,7 @@
 //
 // The report ([Summary.Report]) keeps the peer's sections and keys in the
 // peer's order (summary, tokens, turns, averages, summarization, processing;
-// PEER.md §7) with the peer's rounding (Python round(x, n), see [Round]) and
+// docs/peer.md §7) with the peer's rounding (Python round(x, n), see [Round]) and
 // Python's float printing (see [Float]), then adds outcomes, distributions,
 // groups and run. Where we differ from the peer: total_trajectories counts every
 // non-rejected record, summary_failed ones included (the peer excluded its

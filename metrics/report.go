@@ -59,7 +59,7 @@ type OutputFile struct {
 
 // Report is the aggregate metrics document. Marshalled with encoding/json it
 // has the peer's sections and keys in the peer's order (summary, tokens,
-// turns, averages, summarization, processing; PEER.md §7), then the
+// turns, averages, summarization, processing; docs/peer.md §7), then the
 // trajcompress sections outcomes, distributions, groups, prepass and
 // redaction (when on), retention and run. Build it with [Summary.Report]
 // and write it with [Report.WriteJSON]; it reads back with encoding/json

@@ -113,7 +113,7 @@ func TestEqualDetectsDifferences(t *testing.T) {
 	}
 }
 
-// The peer's AggregateMetrics tests (PEER.md §9), under our report.
+// The peer's AggregateMetrics tests (docs/peer.md §9), under our report.
 func TestReportPeerAggregateCases(t *testing.T) {
 	compressed := func(before, after int) Observation {
 		return Observation{Outcome: outcome.Compressed, TokensBefore: before, TokensAfter: after, TurnsBefore: 10, TurnsAfter: 7, Region: &[2]int{4, 8}, SummaryCalls: 1}

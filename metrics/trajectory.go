@@ -12,7 +12,7 @@ import (
 const TrajectoryKey = "compression_metrics"
 
 // TrajectoryMetrics is the per-trajectory compression_metrics object in the
-// peer's layout (PEER.md §7), keys in the peer's order. The pipeline appends
+// peer's layout (docs/peer.md §7), keys in the peer's order. The pipeline appends
 // it to compressed records when per-trajectory metrics are on.
 type TrajectoryMetrics struct {
 	OriginalTokens        int           `json:"original_tokens"`

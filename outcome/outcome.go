@@ -1,5 +1,5 @@
 // Package outcome is the vocabulary of what becomes of an input record: the
-// six outcomes of PLANNING.md ("Outcomes") and the four reasons a record is
+// six outcomes of docs/planning.md ("Outcomes") and the four reasons a record is
 // uncompressible. The planner (snap), the record path (pipeline) and the
 // metrics name outcomes and reasons only through this package, and metrics
 // sizes and orders its counters by [N] and [All], [NReasons] and
@@ -14,7 +14,7 @@ package outcome
 // one.
 type Outcome string
 
-// The six outcomes of PLANNING.md, in its order.
+// The six outcomes of docs/planning.md, in its order.
 const (
 	// SkippedUnderTarget: the record already fits; written unchanged.
 	SkippedUnderTarget Outcome = "skipped_under_target"
@@ -39,7 +39,7 @@ var all = [...]Outcome{SkippedUnderTarget, Compressed, CompressedOverLimit, Unco
 // N is the number of outcomes, the length of [All]; it follows the list.
 const N = len(all)
 
-// All returns the N outcomes in the order of PLANNING.md. The array is a
+// All returns the N outcomes in the order of docs/planning.md. The array is a
 // value: the caller may change its copy.
 func All() [N]Outcome { return all }
 
@@ -77,7 +77,7 @@ func (o Outcome) OverLimit() bool {
 // Reason says why a record is [Uncompressible].
 type Reason string
 
-// The four reasons: PLANNING.md rules 4, 6 and 10, and alternation mode.
+// The four reasons: docs/planning.md rules 4, 6 and 10, and alternation mode.
 const (
 	// NoMiddle: nothing lies between the protected head and tail, or the
 	// middle holds only tool results that belong to the head (rules 4, 6).

@@ -77,7 +77,7 @@ func newComp(t testing.TB, mod func(*Options)) *Compressor {
 
 var pos = traj.Pos{File: "f.jsonl", Line: 3}
 
-// PLANNING.md worked example 2, end to end through Compress.
+// docs/planning.md, worked example 2, end to end through Compress.
 func TestCompressWorkedExample2(t *testing.T) {
 	c := newComp(t, nil)
 	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)

@@ -7,7 +7,7 @@ import (
 
 // Alternation mode, for consumers that require strict user/assistant
 // alternation (LLaMA-Factory's sharegpt converter, Mistral chat templates,
-// torchtune; FORMATS.md B3/B4). Tool results count as user-side turns, as
+// torchtune; docs/formats.md, "Trainers with strict role order"). Tool results count as user-side turns, as
 // LLaMA-Factory's observation does.
 //
 // A summary is a user-side turn. Between two assistant-side turns it is
@@ -51,8 +51,8 @@ func (p Placement) String() string {
 //
 // The result is Uncompressible with reason [outcome.Alternation] when no
 // placement keeps the order, and with [outcome.RegionTooSmall] when the
-// moved region no longer holds more than b.SummaryTokens (PLANNING.md rule
-// 10 again). A plan that is not Compressed is returned as it is.
+// moved region no longer holds more than b.SummaryTokens (docs/planning.md
+// rule 10 again). A plan that is not Compressed is returned as it is.
 // PlaceAlternating panics if len(roles) != len(tok) or the plan's region
 // does not fit them; it does not retain its arguments.
 func PlaceAlternating(p Plan, roles []traj.Role, tok []int, b Budget) Plan {

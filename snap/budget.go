@@ -8,7 +8,7 @@ import (
 // ErrInvalidBudget is wrapped by every error [Budget.Validate] returns.
 var ErrInvalidBudget = errors.New("snap: invalid budget")
 
-// Budget holds the planning parameters of PLANNING.md. The YAML keys (the
+// Budget holds the planning parameters of docs/planning.md. The YAML keys (the
 // peer's names) are given per field.
 type Budget struct {
 	// Target is compression.target_max_tokens: a trajectory of at most
@@ -35,7 +35,7 @@ type Budget struct {
 	Reserve int
 }
 
-// DefaultBudget returns the defaults of PLANNING.md (the peer's dataclass
+// DefaultBudget returns the defaults of docs/planning.md (the peer's dataclass
 // defaults): target 15250, summary 750, last 4 turns protected, all four
 // first-of-role protections on.
 func DefaultBudget() Budget {

@@ -9,7 +9,7 @@
 // and [CheckPairing] verifies id-based tool pairing of assembled OpenAI-style
 // records. Outcomes and reasons are the vocabulary of package outcome.
 //
-// The rule implemented is ../shared/spec/PLANNING.md, rules 1–11, exactly:
+// The rule implemented is docs/planning.md, rules 1–11, exactly:
 // the protected head is the prefix ending at the last enabled first-of-role
 // turn, the protected tail is the last [Budget.LastN] turns, region
 // boundaries never separate a tool result from the assistant turn that

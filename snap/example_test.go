@@ -7,7 +7,7 @@ import (
 	"github.com/trajcompress/trajcompress/traj"
 )
 
-// PLANNING.md worked example 3: the protected tail begins with a tool
+// docs/planning.md, worked example 3: the protected tail begins with a tool
 // result, so the region's end walks back to keep the calling turn verbatim.
 func ExampleCompute() {
 	const (

@@ -25,7 +25,7 @@ type PairProblem struct {
 }
 
 // CheckPairing checks the id-based tool pairing of an assembled OpenAI-style
-// trajectory (PLANNING.md: "tool pairing is also checked by id"): every tool
+// trajectory (docs/planning.md, "Assembly": pairing is checked by id): every tool
 // turn must answer, by [traj.Turn.AnswersID], a [traj.Turn.CallIDs] id of an
 // earlier assistant turn, and every such call id must be answered by a later
 // tool turn. A call answered more than once is not a problem.

@@ -47,7 +47,7 @@ func (p Plan) TurnsAfter(n int) int {
 }
 
 // Compute plans the compression of one trajectory whose turn i has role
-// roles[i] and tok[i] tokens, following PLANNING.md rules 1–11 exactly.
+// roles[i] and tok[i] tokens, following docs/planning.md rules 1–11 exactly.
 //
 // The returned plan is SkippedUnderTarget (total <= target), Uncompressible
 // with a reason, or Compressed with the region to replace and [Insert] as
@@ -102,7 +102,7 @@ func Compute(roles []traj.Role, tok []int, b Budget) Plan {
 
 // Settle returns the outcome of a compressed trajectory after the assembled
 // result was recounted to tokensAfter tokens: [outcome.CompressedOverLimit]
-// when tokensAfter > b.Target (strict, as PLANNING.md "still_over_limit"),
+// when tokensAfter > b.Target (strict, as in docs/planning.md, "Assembly"),
 // else [outcome.Compressed].
 func Settle(tokensAfter int, b Budget) outcome.Outcome {
 	if tokensAfter > b.Target {

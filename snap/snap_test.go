@@ -71,7 +71,7 @@ func runCompute(t *testing.T, cases []computeCase) {
 	}
 }
 
-// The five worked examples of PLANNING.md, verbatim.
+// The five worked examples of docs/planning.md, verbatim.
 func TestComputeWorkedExamples(t *testing.T) {
 	runCompute(t, []computeCase{
 		{
@@ -123,7 +123,7 @@ func TestComputeWorkedExamples(t *testing.T) {
 	}
 }
 
-// One case per rule of PLANNING.md.
+// One case per rule of docs/planning.md.
 func TestComputeRules(t *testing.T) {
 	runCompute(t, []computeCase{
 		{
@@ -306,7 +306,7 @@ func TestComputeRules(t *testing.T) {
 	})
 }
 
-// The peer's test cases (PEER.md §9) that still apply under our rule, and the
+// The peer's test cases (docs/peer.md §9) that still apply under our rule, and the
 // two peer bugs our rule fixes.
 func TestComputePeerCases(t *testing.T) {
 	ten := "sys user asst tool asst tool asst tool asst user"

@@ -4,14 +4,15 @@
 //
 // Two consumers are known:
 //
-//   - [LlamaFactory]: LLaMA-Factory's sharegpt converter (FORMATS.md B3).
-//     After an optional leading system turn, even positions must be
-//     user-side (human, observation/tool) and odd positions assistant-side
-//     (gpt, function_call), and the count must be even; otherwise it logs
-//     "Invalid role tag" and skips the example.
+//   - [LlamaFactory]: LLaMA-Factory's sharegpt converter (docs/formats.md,
+//     "LLaMA-Factory"). After an optional leading system turn, even
+//     positions must be user-side (human, observation/tool) and odd
+//     positions assistant-side (gpt, function_call), and the count must be
+//     even; otherwise it logs "Invalid role tag" and skips the example.
 //   - [OpenAI]: strict chat templates over OpenAI messages (Mistral's
-//     "Conversation roles must alternate", FORMATS.md B4): after optional
-//     system messages, user and assistant alternate starting with user;
+//     "Conversation roles must alternate"; docs/formats.md, "OpenAI
+//     messages"): after optional system messages, user and assistant
+//     alternate starting with user;
 //     tool messages may only follow an assistant message that made tool
 //     calls (or another tool message); tool results must pair with calls
 //     by id.

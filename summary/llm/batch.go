@@ -19,7 +19,7 @@ import (
 	"github.com/trajcompress/trajcompress/tokenize"
 )
 
-// OpenAI Batch (FORMATS.md, "OpenAI Batch API"): instead of sending the
+// OpenAI Batch (docs/summaries.md, "OpenAI Batch"): instead of sending the
 // summary requests of a run, write them as a Batch input file
 // ([Exporter]); run the batch (OpenAI's Batch API at half the price, or
 // `vllm run-batch` on local GPUs); then load its output file into the

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// OpenAI Batch, as the mock answers it (FORMATS.md, "OpenAI Batch API"):
+// OpenAI Batch, as the mock answers it (docs/summaries.md, "OpenAI Batch"):
 // [Server.RunBatch] turns a Batch input file into its output and error
 // files, each request answered as the chat.completions route would answer
 // it (script, random faults, context limit, API key aside); and the server

@@ -11,7 +11,7 @@ all: build
 build:
 	$(GO) build -o $(BIN) ./cmd/trajcompress
 
-# The Apache Beam pipeline's main (README, "Apache Beam"): a module of its
+# The Apache Beam pipeline's main (docs/beam.md): a module of its
 # own, built apart.
 build-beam:
 	cd beam && $(GO) build -o ../bin/trajcompress-beam ./cmd/trajcompress-beam

@@ -117,11 +117,14 @@ func sameOutputs(t *testing.T, what string, want, got map[string]string) {
 	}
 }
 
-// readmeBlocks returns the fenced code blocks of README.md of the given
+// recipesDoc is the page that holds the Slurm and Kubernetes recipes.
+const recipesDoc = "docs/shards.md"
+
+// recipeBlocks returns the fenced code blocks of recipesDoc of the given
 // language, in order.
-func readmeBlocks(t *testing.T, lang string) []string {
+func recipeBlocks(t *testing.T, lang string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), filepath.FromSlash(recipesDoc)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,8 +188,8 @@ func runShards(t *testing.T, procs []shardProc, mergeArgs []string) {
 	}
 }
 
-// TestShardsUnderSchedulers runs the README's Slurm script and
-// Kubernetes manifest as far as a machine without a cluster allows: every
+// TestShardsUnderSchedulers runs the Slurm script and Kubernetes manifest
+// of docs/shards.md as far as a machine without a cluster allows: every
 // shard process at once, with exactly the environment the scheduler sets
 // (and the task size made small, so that the small input makes many
 // tasks), then the merge they name; AWS Batch and plain --shard too. The
@@ -206,7 +209,7 @@ func TestShardsUnderSchedulers(t *testing.T) {
 	if len(want) < 4 {
 		t.Fatalf("single process wrote %d files", len(want))
 	}
-	// What the README's commands name, here.
+	// What the recipes' commands name, here.
 	paths := strings.NewReplacer("/shared/runs_compressed", "OUT", "/data/runs_compressed", "OUT",
 		"/shared/trajectory_compression.yaml", cfg, "/data/trajectory_compression.yaml", cfg, "/shared/runs", runs, "/data/runs", runs)
 	args := func(line, out string) []string {
@@ -218,7 +221,7 @@ func TestShardsUnderSchedulers(t *testing.T) {
 	}
 
 	t.Run("slurm", func(t *testing.T) {
-		blocks := readmeBlocks(t, "sh")
+		blocks := recipeBlocks(t, "sh")
 		var script, merge string
 		for _, b := range blocks {
 			if strings.Contains(b, "#SBATCH --array=") {
@@ -229,7 +232,7 @@ func TestShardsUnderSchedulers(t *testing.T) {
 		}
 		m := regexp.MustCompile(`#SBATCH --array=(\d+)-(\d+)`).FindStringSubmatch(script)
 		if m == nil || merge == "" {
-			t.Fatalf("README: no sbatch --array script followed by a merge")
+			t.Fatalf("%s: no sbatch --array script followed by a merge", recipesDoc)
 		}
 		var compressLine, mergeLine string
 		for _, l := range strings.Split(script, "\n") {
@@ -262,9 +265,9 @@ func TestShardsUnderSchedulers(t *testing.T) {
 	})
 
 	t.Run("kubernetes", func(t *testing.T) {
-		blocks := readmeBlocks(t, "yaml")
+		blocks := recipeBlocks(t, "yaml")
 		if len(blocks) == 0 {
-			t.Fatal("README: no Kubernetes manifest")
+			t.Fatalf("%s: no Kubernetes manifest", recipesDoc)
 		}
 		type job struct {
 			Spec struct {
@@ -286,12 +289,12 @@ func TestShardsUnderSchedulers(t *testing.T) {
 			if err := dec.Decode(&j); err == io.EOF {
 				break
 			} else if err != nil {
-				t.Fatalf("README manifest: %v", err)
+				t.Fatalf("%s manifest: %v", recipesDoc, err)
 			}
 			jobs = append(jobs, j)
 		}
 		if len(jobs) != 2 || jobs[0].Spec.CompletionMode != "Indexed" || jobs[0].Spec.Completions < 2 {
-			t.Fatalf("README manifest: want an Indexed Job and a merge Job, got %+v", jobs)
+			t.Fatalf("%s manifest: want an Indexed Job and a merge Job, got %+v", recipesDoc, jobs)
 		}
 		out := filepath.Join(tmp, "k8s")
 		line := func(a []string) string { return strings.Join(a, " ") }

@@ -68,7 +68,7 @@ metrics, written as JSONL part files whose order is the runner's.
   trajcompress-beam --input /data/runs --output /data/out \
       --runner flink --endpoint localhost:8099 --environment_type LOOPBACK
 
-See README.md, "Apache Beam", for Dataflow, Flink and Spark.
+See docs/beam.md for Dataflow, Flink and Spark.
 
 `
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# run_hf.sh: tokenizer.json benchmark of issue 14 (see bench/README.md,
-# "Tokenizer: Hugging Face tokenizer.json"). On the same corpus as run.sh:
+# run_hf.sh: tokenizer.json benchmark (see bench/README.md, "Hugging Face
+# tokenizer.json" under "Tokenizer"). On the same corpus as run.sh:
 # npm tokenizers (HF's Rust core through napi, one encode at a time) and the
 # Go engine for Qwen3, Llama-3, DeepSeek-V3 and GPT-OSS (every text's count
 # compared), then the one-piece inputs (1 MB and 10 MB) and the load times. Needs Go and

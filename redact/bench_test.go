@@ -7,12 +7,12 @@ import (
 )
 
 // BenchmarkRedactReal runs Redact over the real data's turn texts
-// (../shared/data/real; skipped when absent). SetBytes makes -bench report
+// (testenv.RealDataDir; skipped when absent). SetBytes makes -bench report
 // MB/s of text.
 func BenchmarkRedactReal(b *testing.B) {
 	dir := testenv.RealDataDir()
 	if dir == "" {
-		b.Skip("real data absent (../shared/data/real)")
+		b.Skip("real data absent (testenv.RealDataDir)")
 	}
 	texts, err := testenv.RealTurnTexts(dir, 0)
 	if err != nil {

@@ -17,14 +17,14 @@ import (
 var hashShaped = regexp.MustCompile(`^(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}|iVBOR[A-Za-z0-9+/=]*|/9j/[A-Za-z0-9+/=]*)$`)
 
 // TestRealData runs the redactor over the real trajectories' turn texts
-// (skipped when ../shared/data/real is absent): nothing shaped like a hash,
+// (skipped when the real data is absent): nothing shaped like a hash,
 // commit id, UUID or base64 image is redacted, and secrets planted into
 // the texts (one in every 5th text) are all removed. bench/redact gives
 // the full per-rule and per-field report.
 func TestRealData(t *testing.T) {
 	dir := testenv.RealDataDir()
 	if dir == "" {
-		t.Skip("real data absent (../shared/data/real)")
+		t.Skip("real data absent (testenv.RealDataDir)")
 	}
 	texts, err := testenv.RealTurnTexts(dir, 0)
 	if err != nil {

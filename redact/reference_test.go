@@ -118,12 +118,12 @@ func TestMatchesReference(t *testing.T) {
 }
 
 // TestMatchesReferenceRealData compares on a sample of the real turn
-// texts (skipped when ../shared/data/real is absent): every 7th text, and
+// texts (skipped when the real data is absent): every 7th text, and
 // every 7th with a secret planted.
 func TestMatchesReferenceRealData(t *testing.T) {
 	dir := testenv.RealDataDir()
 	if dir == "" {
-		t.Skip("real data absent (../shared/data/real)")
+		t.Skip("real data absent (testenv.RealDataDir)")
 	}
 	if testing.Short() {
 		t.Skip("the reference scans every rule over every text: the full test run only")

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The prepass on the real data (issue 16, item 1): for each file of ../shared/data/real and each
+# The prepass on the real data (bench/realdata.sh): for each real file and each
 # target, `compress --prepass` (deterministic summaries, summary_target_tokens 750) and the metrics'
 # prepass section: records over target the prepass looked at, records that fit by the prepass
 # alone, records it changed, tokens each step saved; and the tokens after against the same run
 # without --prepass.
 #   bench/prepass/run.sh [TARGETS]     (default "15250 8000 4000"; extra compress flags in ARGS)
-# Skips (exit 0) when ../shared/data/real is absent. Needs python3 to read the metrics.
+# Skips (exit 0) when the real data is absent. Needs python3 to read the metrics.
 set -euo pipefail
 # shellcheck source=bench/realdata.sh
 . "$(dirname "$0")/../realdata.sh"

@@ -1,5 +1,5 @@
-// Command redactbench measures package redact on the real trajectories in
-// ../shared/data/real (issue 16): what the rules redact in records that
+// Command redactbench measures package redact on the real trajectories
+// (internal/testenv.RealDataDir): what the rules redact in records that
 // hold no planted secret (false positives, per rule, with masked samples),
 // recall on secrets planted into every string field of every record (per
 // kind and per field), and the speed of Redact over the records' strings.
@@ -10,7 +10,7 @@
 // at its own string leaves and re-encoded, so the secret reaches the
 // redactor JSON-escaped, as it will in the pipeline.
 //
-//	go run ./bench/redact [-dir ../shared/data/real] [-seed 1] [-every 7] [-samples 5]
+//	go run ./bench/redact [-dir DIR] [-seed 1] [-every 7] [-samples 5]
 package main
 
 import (
@@ -36,7 +36,7 @@ import (
 )
 
 func main() {
-	dir := flag.String("dir", "", "real data directory (default ../shared/data/real from the module root)")
+	dir := flag.String("dir", "", "real data directory (default: testenv.RealDataDir, the real data beside the repository)")
 	seed := flag.Uint64("seed", 1, "random seed for planting")
 	every := flag.Int("every", 7, "plant into one string leaf in every N")
 	samples := flag.Int("samples", 5, "masked samples to print per rule")
@@ -47,7 +47,7 @@ func main() {
 		*dir = testenv.RealDataDir()
 	}
 	if *dir == "" {
-		fmt.Println("real data absent (../shared/data/real): nothing to measure")
+		fmt.Println("real data absent (testenv.RealDataDir): nothing to measure")
 		return
 	}
 	files, _ := filepath.Glob(filepath.Join(*dir, "*", "*.jsonl"))

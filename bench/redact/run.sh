@@ -2,7 +2,7 @@
 # Redaction on the real data (issue 16): what the rules redact as the data is (false positives,
 # per rule, masked samples), recall on planted secrets per kind and per field, and speed against
 # the tokenizer on the same strings. Usage: bench/redact/run.sh [flags of bench/redact]
-# Writes bench/out/redact-<time>.txt. Skips (exit 0) when ../shared/data/real is absent.
+# Writes bench/out/redact-<time>.txt. Skips (exit 0) when the real data is absent.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Retention of the summaries on the real data (issue 16, item 5): for each file of
-# ../shared/data/real and each target, `compress --summary-target-tokens 750` and the metrics'
+# Retention of the summaries on the real data (bench/realdata.sh): for each real
+# file and each target, `compress --summary-target-tokens 750` and the metrics'
 # retention section: of the distinct tool names called in each summarised region, and of the
 # distinct paths and commands named in those calls' arguments, how many the summary names.
 #   bench/retention/run.sh [TARGETS]     (default "15250 4000"; extra compress flags in ARGS)
-# Skips (exit 0) when ../shared/data/real is absent. Needs python3 to read the metrics.
+# Skips (exit 0) when the real data is absent. Needs python3 to read the metrics.
 set -euo pipefail
 # shellcheck source=bench/realdata.sh
 . "$(dirname "$0")/../realdata.sh"

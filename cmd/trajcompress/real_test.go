@@ -20,7 +20,8 @@ import (
 	"github.com/trajcompress/trajcompress/validate"
 )
 
-// realFiles lists the JSONL files of ../shared/data/real, or skips.
+// realFiles lists the JSONL files of the real data (testenv.RealDataDir),
+// or skips.
 func realFiles(t *testing.T) []string {
 	t.Helper()
 	files, dir := testenv.RealJSONL()

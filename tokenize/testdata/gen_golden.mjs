@@ -129,7 +129,7 @@ for (let k = 0; k < 200; k++) {
   add(`random_${k}`, s);
 }
 
-// No text from ../../../shared/data/real is committed here (several of
+// No text from the real data (internal/testenv) is committed here (several of
 // those sources have no licence): the real data is checked at test time by
 // realdata_test.go, against tiktoken-go, and skipped when it is absent.
 

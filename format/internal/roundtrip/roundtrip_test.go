@@ -211,7 +211,7 @@ func readJSONL(t *testing.T, path string) [][]byte {
 	return recs
 }
 
-// TestRealData runs every JSONL file of ../shared/data/real through
+// TestRealData runs every JSONL file of the real data (testenv) through
 // JSONL → Parquet → Arrow → JSONL (schemas inferred from the whole file) and
 // compares each record; when node and the pinned npm packages are already
 // installed it also runs verify.mjs on the outputs. Skipped when the shared

@@ -619,7 +619,7 @@ func (r *runner) openRun() error {
 func (r *runner) manifest() (manifest, error) {
 	cfgJSON, cfgFP := fingerprint(r.cfg, r.spec.Sample)
 	m := manifest{
-		Version: runVersion, Tool: r.spec.ToolVersion, Config: cfgFP, Listing: listingFingerprint(r.plan, r.spec.Input),
+		Version: runVersion, Tool: r.spec.ToolVersion, Build: Build(), Config: cfgFP, Listing: listingFingerprint(r.plan, r.spec.Input),
 		TaskSize: task.Round(r.spec.TaskSize), Tasks: len(r.tasks),
 		Spec: specJSON{
 			Config: cfgJSON, Input: r.spec.Input, NoRecursive: r.spec.NoRecursive,

@@ -98,6 +98,9 @@ func (r *runner) merge(ms MergeSpec, dir string, start time.Time, locked []strin
 	if err != nil {
 		return nil, err
 	}
+	if man.Build != Build() {
+		return nil, usagef("%s: the run's tasks were done by another trajcompress build (%s), this merge is %s: merge with the build that ran the shards, or remove %s and run them again", dir, buildName(man.Build), Build(), dir)
+	}
 	if r.spec, err = man.spec(ms.Notes); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}

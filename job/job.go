@@ -343,6 +343,7 @@ type runner struct {
 	tasks   []task.Task
 	dir     *runDir
 	markers []*marker // per task: its marker once done
+	stamps  []*stamp  // per file: its identity when the run planned (nil: standard input)
 	// committed is how far the markers cover each segment; segs are the
 	// segments open for appending.
 	committed map[string]int64
@@ -399,6 +400,9 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 	}
 	if r.shard.Count > 1 && r.export != nil {
 		return nil, usagef("--batch-export gathers the requests of the whole run in one process: it cannot be sharded")
+	}
+	if err := r.stampInputs(); err != nil {
+		return nil, err
 	}
 	if r.layouts, r.tasks, err = listing(p, r.spec.Sample != nil, r.spec.TaskSize); err != nil {
 		return nil, err
@@ -608,6 +612,9 @@ func (r *runner) openRun() error {
 				r.committed[sp.Seg] = max(r.committed[sp.Seg], sp.End)
 			}
 		}
+	}
+	if err := r.checkMarkers(); err != nil {
+		return err
 	}
 	if done > 0 && r.shard.Count == 1 {
 		r.note("note: resuming the unfinished run in %s: %d of %d tasks are done\n", r.dir.path, done, len(r.tasks))

@@ -118,6 +118,9 @@ func (r *runner) merge(ms MergeSpec, dir string, start time.Time, locked []strin
 	if fp := listingFingerprint(r.plan, s.Input); fp != man.Listing {
 		return nil, usagef("the inputs of the run in %s changed since its shards read them (names, sizes or modification times): run it again with --overwrite", dir)
 	}
+	if err := r.stampInputs(); err != nil {
+		return nil, err
+	}
 	if r.layouts, r.tasks, err = listing(r.plan, s.Sample != nil, s.TaskSize); err != nil {
 		return nil, err
 	}
@@ -130,6 +133,9 @@ func (r *runner) merge(ms MergeSpec, dir string, start time.Time, locked []strin
 		if r.markers[t.Index], err = r.dir.marker(t.Index); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.checkMarkers(); err != nil {
+		return nil, err
 	}
 	if missing := r.missingTasks(); len(missing) > 0 {
 		var names []string

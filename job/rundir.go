@@ -131,6 +131,8 @@ type marker struct {
 	// its file when the run groups by file.
 	State json.RawMessage `json:"state"`
 	Worst *report.Worst   `json:"worst,omitempty"`
+	// Input is the stamp of the input file the task read (identity.go).
+	Input *stamp `json:"input,omitempty"`
 	// LLM is what the task's summaries cost the LLM client.
 	LLM   *llmStats `json:"llm,omitempty"`
 	Start string    `json:"start"`

@@ -8,7 +8,9 @@
 // A run calls [Begin] with its anchor (the main output path), which takes
 // an exclusive lock on the output set (flock on ".<anchor>.tc-lock",
 // removed when the run ends; a second run fails at once with [ErrLocked],
-// or waits), and finishes any commit a killed run left behind. It then stages each output with [Tx.File] or [Tx.Dir]: a
+// or waits) — and on its side files named apart from it ([Options].Also),
+// each locked the same way — and finishes any commit a killed run left
+// behind. It then stages each output with [Tx.File] or [Tx.Dir]: a
 // temporary name beside the target (".<name>.tc-<run>.tmp"), so the final
 // rename never crosses file systems. [Tx.Commit] then
 //

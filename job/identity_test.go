@@ -36,6 +36,16 @@ func replaceSameSize(t testing.TB, path string) {
 	}
 }
 
+// multiTaskRun is a JSONL input of several tasks under a temporary base,
+// and the spec of a run of it whose outputs go under root.
+func multiTaskRun(t *testing.T) (base, in, root string, spec Spec) {
+	base = t.TempDir()
+	in = resumeInput(t, resumeLayouts[0], filepath.Join(base, "in"))
+	root = filepath.Join(base, "run")
+	os.MkdirAll(root, 0o755)
+	return base, in, root, resumeSpec(in, root, false, 1)
+}
+
 // withTaskHook sets taskHook for the test: f is called once, at the first
 // call with task index i and at.
 func withTaskHook(t *testing.T, i int, at string, f func()) {
@@ -56,11 +66,7 @@ func withTaskHook(t *testing.T, i int, at string, f func()) {
 // nothing is put in place; a resume finds the tasks done were read from
 // another file and is refused, naming it; --overwrite starts afresh.
 func TestInputReplacedBetweenTasks(t *testing.T) {
-	base := t.TempDir()
-	in := resumeInput(t, resumeLayouts[0], filepath.Join(base, "in"))
-	root := filepath.Join(base, "run")
-	os.MkdirAll(root, 0o755)
-	spec := resumeSpec(in, root, false, 1)
+	base, in, root, spec := multiTaskRun(t)
 	withTaskHook(t, 0, "committed", func() { replaceSameSize(t, in) })
 	res, err := Run(context.Background(), spec)
 	var kept KeptError
@@ -95,11 +101,7 @@ func TestInputReplacedBetweenTasks(t *testing.T) {
 // TestInputReplacedDuringTask: an input replaced while a task reads it
 // fails that task before it commits (the end check), naming the file.
 func TestInputReplacedDuringTask(t *testing.T) {
-	base := t.TempDir()
-	in := resumeInput(t, resumeLayouts[0], filepath.Join(base, "in"))
-	root := filepath.Join(base, "run")
-	os.MkdirAll(root, 0o755)
-	spec := resumeSpec(in, root, false, 1)
+	_, in, root, spec := multiTaskRun(t)
 	withTaskHook(t, 1, "read", func() { replaceSameSize(t, in) })
 	_, err := Run(context.Background(), spec)
 	if err == nil || !strings.Contains(err.Error(), "input "+in+" changed during the run (when task 1 ended): it is another file") {

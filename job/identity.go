@@ -76,7 +76,7 @@ func (r *runner) checkInput(t int, file int, at string) error {
 		return fmt.Errorf("input %s: task %d %s: %w", path, t, at, err)
 	}
 	if d := was.diff(now); d != "" {
-		return fmt.Errorf("input %s changed during the run (when task %d %s): %s; what was read of it is not put together with the rest: run again once it stays unchanged", path, t, at, d)
+		return fmt.Errorf("input %s changed during the run (when task %d %s): %s; what was read of it is not put together with the rest: run again once it stays unchanged (with --overwrite if tasks were done from the file it was)", path, t, at, d)
 	}
 	return nil
 }

@@ -343,6 +343,7 @@ type runner struct {
 	tasks   []task.Task
 	dir     *runDir
 	markers []*marker // per task: its marker once done
+	stamps  []*stamp  // per file: its identity when the run planned (nil: standard input)
 	// committed is how far the markers cover each segment; segs are the
 	// segments open for appending.
 	committed map[string]int64
@@ -399,6 +400,9 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 	}
 	if r.shard.Count > 1 && r.export != nil {
 		return nil, usagef("--batch-export gathers the requests of the whole run in one process: it cannot be sharded")
+	}
+	if err := r.stampInputs(); err != nil {
+		return nil, err
 	}
 	if r.layouts, r.tasks, err = listing(p, r.spec.Sample != nil, r.spec.TaskSize); err != nil {
 		return nil, err
@@ -489,10 +493,11 @@ func (r *runner) dropEmptyRun() (kept int) {
 	return kept
 }
 
-// begin locks the output set: exclusively for a run of every task (its
-// commit puts the outputs in place), shared for a shard (shards run
-// together; a whole run or a merge waits for them). It opens the side
-// files written in place (devices, FIFOs, -).
+// begin locks the output set, its side files with it (see sideFiles):
+// exclusively for a run of every task (its commit puts the outputs in
+// place), shared for a shard (shards run together; a whole run or a merge
+// waits for them). It opens the side files written in place (devices,
+// FIFOs, -).
 func (r *runner) begin() (err error) {
 	p, dry := r.plan, r.spec.DryRun
 	anchor := p.anchor(dry)
@@ -518,10 +523,19 @@ func (r *runner) begin() (err error) {
 	if err := r.mkdirs(filepath.Dir(anchor)); err != nil {
 		return err
 	}
+	var sides []string
+	if r.export == nil { // an export writes nothing but its requests
+		sides = p.sideFiles(dry, dry && r.spec.Rejects == "")
+	}
+	for _, s := range sides {
+		if err := r.mkdirs(filepath.Dir(s)); err != nil {
+			return err
+		}
+	}
 	if r.shard.Count > 1 {
-		r.shared, err = commit.Share(anchor, r.spec.Wait)
+		r.shared, err = commit.Share(anchor, r.spec.Wait, sides...)
 	} else {
-		r.tx, err = commit.Begin(anchor, commit.Options{Wait: r.spec.Wait, Fault: commitFault})
+		r.tx, err = commit.Begin(anchor, commit.Options{Wait: r.spec.Wait, Fault: commitFault, Also: sides})
 	}
 	if err != nil {
 		if errors.Is(err, commit.ErrLocked) {
@@ -547,6 +561,27 @@ func (r *runner) begin() (err error) {
 		}
 	}
 	return nil
+}
+
+// sideFiles are the side files of a run (metrics, rejects unless
+// noRejects, outcomes, report) that the lock of its anchor does not
+// cover: regular files (not a device, a FIFO or -), not the anchor itself
+// (a dry run's metrics), not inside the output directory. Each is locked
+// with the output set, so that two runs given one --metrics (or
+// --rejects, ...) path never both write it, one's lost.
+func (p Plan) sideFiles(dry, noRejects bool) []string {
+	anchor := p.anchor(dry)
+	var out []string
+	for _, s := range []string{p.Metrics, p.Rejects, p.Outcomes, p.Report} {
+		if s == "" || (noRejects && s == p.Rejects) || commit.IsDirect(s) || filepath.Clean(s) == anchor {
+			continue
+		}
+		if rel, err := filepath.Rel(anchor, s); !dry && p.Dir != "" && err == nil && filepath.IsLocal(rel) {
+			continue
+		}
+		out = append(out, filepath.Clean(s))
+	}
+	return out
 }
 
 // openRun opens (or creates) the run directory and reads the markers of
@@ -578,6 +613,9 @@ func (r *runner) openRun() error {
 			}
 		}
 	}
+	if err := r.checkMarkers(); err != nil {
+		return err
+	}
 	if done > 0 && r.shard.Count == 1 {
 		r.note("note: resuming the unfinished run in %s: %d of %d tasks are done\n", r.dir.path, done, len(r.tasks))
 	}
@@ -588,7 +626,7 @@ func (r *runner) openRun() error {
 func (r *runner) manifest() (manifest, error) {
 	cfgJSON, cfgFP := fingerprint(r.cfg, r.spec.Sample)
 	m := manifest{
-		Version: runVersion, Tool: r.spec.ToolVersion, Config: cfgFP, Listing: listingFingerprint(r.plan, r.spec.Input),
+		Version: runVersion, Tool: r.spec.ToolVersion, Build: Build(), Config: cfgFP, Listing: listingFingerprint(r.plan, r.spec.Input),
 		TaskSize: task.Round(r.spec.TaskSize), Tasks: len(r.tasks),
 		Spec: specJSON{
 			Config: cfgJSON, Input: r.spec.Input, NoRecursive: r.spec.NoRecursive,

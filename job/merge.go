@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,7 +52,18 @@ func Merge(spec MergeSpec) (*Result, error) {
 		}
 		return nil, fmt.Errorf("%w: %s holds no unfinished run (looked for %s): merged already", ErrNothingToMerge, spec.Output, dir)
 	}
-	tx, err := commit.Begin(anchor, commit.Options{Wait: spec.Wait, Fault: commitFault})
+	// The side files the run writes, locked with its output: read from
+	// its manifest before the lock, read again under it (and must then be
+	// the same).
+	var sides []string
+	if man, err := readManifest(filepath.Join(dir, manifestName)); err == nil {
+		if sp, err := man.spec(spec.Notes); err == nil {
+			if p, err := NewPlan(sp); err == nil {
+				sides = p.sideFiles(sp.DryRun, sp.DryRun && sp.Rejects == "")
+			}
+		}
+	}
+	tx, err := commit.Begin(anchor, commit.Options{Wait: spec.Wait, Fault: commitFault, Also: sides})
 	if err != nil {
 		if errors.Is(err, commit.ErrLocked) {
 			return nil, UsageError{fmt.Errorf("%w (are shards still running?)", err)}
@@ -59,14 +71,26 @@ func Merge(spec MergeSpec) (*Result, error) {
 		return nil, err
 	}
 	r := &runner{tx: tx, anchor: anchor, shard: task.Single, progress: noProgress{}}
-	res, err := r.merge(spec, dir, start)
+	res, err := r.merge(spec, dir, start, sides)
 	if err != nil {
 		tx.Abort()
 	}
 	return res, err
 }
 
-func (r *runner) merge(ms MergeSpec, dir string, start time.Time) (*Result, error) {
+// spec is the Spec of the run a manifest describes.
+func (man manifest) spec(notes io.Writer) (Spec, error) {
+	var cfg config.Config
+	if err := json.Unmarshal(man.Spec.Config, &cfg); err != nil {
+		return Spec{}, fmt.Errorf("the run's config: %w", err)
+	}
+	s := man.Spec
+	return Spec{Config: cfg, Input: s.Input, NoRecursive: s.NoRecursive, Output: s.Output, Metrics: s.Metrics, Rejects: s.Rejects,
+		Outcomes: s.Outcomes, Report: s.Report, OutputFormatSet: s.OutputFormatSet, DryRun: s.DryRun, Sample: s.Sample,
+		PriceIn: s.PriceIn, PriceOut: s.PriceOut, GroupBy: s.GroupBy, TaskSize: s.TaskSize, ToolVersion: man.Tool, Notes: notes}, nil
+}
+
+func (r *runner) merge(ms MergeSpec, dir string, start time.Time, locked []string) (*Result, error) {
 	man, err := readManifest(filepath.Join(dir, manifestName))
 	if errors.Is(err, fs.ErrNotExist) { // merged by another process meanwhile
 		return nil, fmt.Errorf("%w: %s holds no unfinished run (merged already?)", ErrNothingToMerge, ms.Output)
@@ -74,23 +98,28 @@ func (r *runner) merge(ms MergeSpec, dir string, start time.Time) (*Result, erro
 	if err != nil {
 		return nil, err
 	}
-	var cfg config.Config
-	if err := json.Unmarshal(man.Spec.Config, &cfg); err != nil {
-		return nil, fmt.Errorf("%s: the run's config: %w", dir, err)
+	if man.Build != Build() {
+		return nil, usagef("%s: the run's tasks were done by another trajcompress build (%s), this merge is %s: merge with the build that ran the shards, or remove %s and run them again", dir, buildName(man.Build), Build(), dir)
+	}
+	if r.spec, err = man.spec(ms.Notes); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	s := man.Spec
-	r.spec = Spec{Config: cfg, Input: s.Input, NoRecursive: s.NoRecursive, Output: s.Output, Metrics: s.Metrics, Rejects: s.Rejects,
-		Outcomes: s.Outcomes, Report: s.Report, OutputFormatSet: s.OutputFormatSet, DryRun: s.DryRun, Sample: s.Sample,
-		PriceIn: s.PriceIn, PriceOut: s.PriceOut, GroupBy: s.GroupBy, TaskSize: s.TaskSize, ToolVersion: man.Tool, Notes: ms.Notes}
-	r.cfg = cfg
+	r.cfg = r.spec.Config
 	if r.plan, err = NewPlan(r.spec); err != nil {
 		return nil, err
 	}
 	if got := filepath.Clean(r.plan.anchor(s.DryRun)); got != r.anchor {
 		return nil, usagef("%s: the run there writes %s, not %s", dir, got, r.anchor)
 	}
+	if sides := r.plan.sideFiles(s.DryRun, s.DryRun && s.Rejects == ""); !slices.Equal(sides, locked) {
+		return nil, fmt.Errorf("%s: the run there changed while this merge was starting: merge again", dir)
+	}
 	if fp := listingFingerprint(r.plan, s.Input); fp != man.Listing {
 		return nil, usagef("the inputs of the run in %s changed since its shards read them (names, sizes or modification times): run it again with --overwrite", dir)
+	}
+	if err := r.stampInputs(); err != nil {
+		return nil, err
 	}
 	if r.layouts, r.tasks, err = listing(r.plan, s.Sample != nil, s.TaskSize); err != nil {
 		return nil, err
@@ -104,6 +133,9 @@ func (r *runner) merge(ms MergeSpec, dir string, start time.Time) (*Result, erro
 		if r.markers[t.Index], err = r.dir.marker(t.Index); err != nil {
 			return nil, err
 		}
+	}
+	if err := r.checkMarkers(); err != nil {
+		return nil, err
 	}
 	if missing := r.missingTasks(); len(missing) > 0 {
 		var names []string

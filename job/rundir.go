@@ -26,7 +26,8 @@ import (
 // no walk of an input directory reads it. It holds
 //
 //	run.json          the manifest: what the run is (config, inputs, task
-//	                  size, tool version) and the spec merge finishes it with
+//	                  size, tool version and build) and the spec merge
+//	                  finishes it with
 //	tasks/000017.json a task's marker, written last: the task's commit point
 //	seg/              the segments the markers point into
 //
@@ -54,8 +55,13 @@ func runDirOf(anchor string) string {
 
 // manifest is a run directory's run.json.
 type manifest struct {
-	Version  int    `json:"version"`
-	Tool     string `json:"tool_version"`
+	Version int    `json:"version"`
+	Tool    string `json:"tool_version"`
+	// Build is the trajcompress build that started the run ([Build]):
+	// only that build resumes it, joins it as a shard or merges it. A
+	// run.json without it was written before builds were recorded: by
+	// another build, so refused too (--overwrite starts afresh).
+	Build    string `json:"build,omitempty"`
 	Config   string `json:"config_fingerprint"`
 	Listing  string `json:"listing_fingerprint"`
 	TaskSize int64  `json:"target_task_size"`
@@ -125,6 +131,8 @@ type marker struct {
 	// its file when the run groups by file.
 	State json.RawMessage `json:"state"`
 	Worst *report.Worst   `json:"worst,omitempty"`
+	// Input is the stamp of the input file the task read (identity.go).
+	Input *stamp `json:"input,omitempty"`
 	// LLM is what the task's summaries cost the LLM client.
 	LLM   *llmStats `json:"llm,omitempty"`
 	Start string    `json:"start"`
@@ -202,6 +210,9 @@ func (m manifest) mismatch(o manifest) string {
 	if m.Version != o.Version || m.Tool != o.Tool {
 		diffs = append(diffs, fmt.Sprintf("trajcompress %s (format %d), this is %s (format %d)", m.Tool, m.Version, o.Tool, o.Version))
 	}
+	if m.Build != o.Build {
+		diffs = append(diffs, "another trajcompress build started it ("+buildName(m.Build)+"), this is "+buildName(o.Build))
+	}
 	if m.Config != o.Config {
 		diffs = append(diffs, "the config differs (settings that change the output)")
 	}
@@ -226,6 +237,14 @@ func (m manifest) mismatch(o manifest) string {
 		diffs = append(diffs, fmt.Sprintf("the tokenizer differs (%s sha256 %s, now %s sha256 %s)", m.Tokenizer.Name, m.Tokenizer.Hash, o.Tokenizer.Name, o.Tokenizer.Hash))
 	}
 	return strings.Join(diffs, "; ")
+}
+
+// buildName is how a message names a build recorded in a run directory.
+func buildName(b string) string {
+	if b == "" {
+		return "a build that did not record itself"
+	}
+	return b
 }
 
 // sameTokenizer reports whether two tokenizer descriptions count alike:

@@ -3,6 +3,7 @@ package job
 import (
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestRunDirRefusesOtherSettings(t *testing.T) {
 	if sameTokenizer(tokenize.Info{Name: "o200k_base"}, tokenize.Info{Name: "cl100k_base"}) {
 		t.Error("two encodings: the same")
 	}
-	base := manifest{Version: 1, Tool: "t", Config: "c", Listing: "l", TaskSize: 8, Tasks: 2,
+	base := manifest{Version: 1, Tool: "t", Build: "b1", Config: "c", Listing: "l", TaskSize: 8, Tasks: 2,
 		Tokenizer: tokenize.Info{Name: "tok", Hash: "aaa"}}
 	nop := func(string, ...any) {}
 	for _, c := range []struct {
@@ -32,6 +33,7 @@ func TestRunDirRefusesOtherSettings(t *testing.T) {
 		edit func(*manifest)
 		want string
 	}{
+		{"build", func(m *manifest) { m.Build = "b2" }, "another trajcompress build started it (b1), this is b2"},
 		{"config", func(m *manifest) { m.Config = "c2" }, "the config differs"},
 		{"inputs", func(m *manifest) { m.Listing = "l2" }, "the input files differ"},
 		{"task size", func(m *manifest) { m.TaskSize, m.Tasks = 16, 1 }, "--target-task-size"},
@@ -75,5 +77,57 @@ func TestRunDirRefusesOtherSettings(t *testing.T) {
 				t.Fatalf("--overwrite kept the old run's marker: %v", err)
 			}
 		})
+	}
+}
+
+// TestRunDirOfUnrecordedBuild (issue 22): a run.json written before
+// builds were recorded was written by another build: refused, saying so,
+// unless --overwrite.
+func TestRunDirOfUnrecordedBuild(t *testing.T) {
+	anchor := filepath.Join(t.TempDir(), "out.jsonl")
+	nop := func(string, ...any) {}
+	old := manifest{Version: 1, Tool: "t", Config: "c", Listing: "l", TaskSize: 8, Tasks: 2}
+	if _, err := openRunDir(anchor, old, false, false, false, nop); err != nil {
+		t.Fatal(err)
+	}
+	now := old
+	now.Build = Build()
+	_, err := openRunDir(anchor, now, false, false, false, nop)
+	if err == nil || !strings.Contains(err.Error(), "another trajcompress build started it (a build that did not record itself), this is "+Build()) || !strings.Contains(err.Error(), "--overwrite") {
+		t.Fatalf("a run.json without a build: %v", err)
+	}
+	if _, err := openRunDir(anchor, now, false, true, false, nop); err != nil {
+		t.Fatalf("--overwrite: %v", err)
+	}
+}
+
+// TestBuildOf: a build is named by its module version and VCS revision
+// when it recorded them, else by the executable's hash (a dev build, a
+// checkout with changes not committed).
+func TestBuildOf(t *testing.T) {
+	exe := func() string { return "executable sha256:abc" }
+	bi := func(version string, settings ...string) *debug.BuildInfo {
+		b := &debug.BuildInfo{Path: "m/cmd/x", Main: debug.Module{Path: "m", Version: version}}
+		for i := 0; i < len(settings); i += 2 {
+			b.Settings = append(b.Settings, debug.BuildSetting{Key: settings[i], Value: settings[i+1]})
+		}
+		return b
+	}
+	for _, c := range []struct {
+		bi   *debug.BuildInfo
+		want string
+	}{
+		{nil, "executable sha256:abc"},
+		{bi("(devel)"), "executable sha256:abc"},
+		{bi("v1.2.3"), "m v1.2.3"},
+		{bi("v1.2.4-0.20260101-abcdef", "vcs.revision", "abcdef", "vcs.modified", "false"), "m v1.2.4-0.20260101-abcdef vcs abcdef"},
+		{bi("(devel)", "vcs.revision", "abcdef", "vcs.modified", "true"), "m (devel) vcs abcdef+modified executable sha256:abc"},
+	} {
+		if got := buildOf(c.bi, exe); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.bi, got, c.want)
+		}
+	}
+	if b := Build(); b == "" || b != Build() {
+		t.Fatalf("Build() = %q", b)
 	}
 }

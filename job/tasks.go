@@ -203,11 +203,19 @@ func (r *runner) firstLine(t task.Task) (int64, bool) {
 	return n, true
 }
 
+// taskHook, when set (by this package's tests only), is called with each
+// task when it has read its input ("read", before its input is checked
+// again) and when its marker is committed ("committed").
+var taskHook func(t task.Task, at string)
+
 // runTask reads task t through the pipeline into its segments and commits
 // its marker.
 func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
 	f := r.plan.Files[t.File]
 	start := time.Now()
+	if err := r.checkInput(t.Index, t.File, "started"); err != nil {
+		return err
+	}
 	first, known := r.firstLine(t)
 	hasher := newBlockHasher()
 	opts := InputOptions(r.cfg)
@@ -329,6 +337,12 @@ func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
 	if err != nil {
 		return err
 	}
+	if taskHook != nil {
+		taskHook(t, "read")
+	}
+	if err := r.checkInput(t.Index, t.File, "ended"); err != nil {
+		return err
+	}
 	if lines, ok := in.Lines(); ok {
 		m.Lines = lines - first
 	} else {
@@ -374,9 +388,13 @@ func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
 	if r.client != nil {
 		m.LLM = llmDelta(llmBefore, r.client.Stats())
 	}
+	m.Input = r.stamps[t.File]
 	m.Start, m.End = start.UTC().Format(time.RFC3339Nano), time.Now().UTC().Format(time.RFC3339Nano)
 	if err := r.dir.commitMarker(m); err != nil {
 		return fmt.Errorf("task %d: %w", t.Index, err)
+	}
+	if taskHook != nil {
+		taskHook(t, "committed")
 	}
 	r.markers[t.Index] = m
 	for _, sp := range []*span{m.Output, m.Rejects, m.Outcomes} {

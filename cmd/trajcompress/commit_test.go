@@ -5,12 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
+	"github.com/trajcompress/trajcompress/bench/mockllm/mock"
 	"github.com/trajcompress/trajcompress/internal/commit"
 )
 
@@ -295,6 +299,71 @@ func TestStdoutNamesAreWrittenThrough(t *testing.T) {
 		}
 		if b, _ := os.ReadFile(log); string(b) != "PREVIOUS\n" {
 			t.Errorf("--output %s: the log holds %.80q", name, b)
+		}
+	}
+}
+
+// TestSharedSideFileLocked (issue 22): two runs with outputs of their own
+// but one --metrics (or --rejects) path both exited 0, and one run's
+// metrics were lost. A side file is locked as an output is: while one run
+// is under way (held in its first LLM request by a loopback server), a
+// second that shares a side file with it fails at once with exit 2,
+// naming the file; the first one's metrics are there when it ends.
+func TestSharedSideFileLocked(t *testing.T) {
+	root := repoRoot(t)
+	dir, small := smallInput(t)
+	started, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := mock.New(mock.Config{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(started); <-release })
+		srv.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	cfgPath := filepath.Join(dir, "c.yaml")
+	os.WriteFile(cfgPath, []byte("summarization:\n  method: llm\n  api_key_env: TRAJ_TEST_KEY\n  model: mock-model\n"), 0o644)
+	t.Setenv("TRAJ_TEST_KEY", testKey)
+	metrics, rejects := filepath.Join(dir, "shared_metrics.json"), filepath.Join(dir, "shared_rejects.jsonl")
+	first := make(chan int)
+	go func() {
+		first <- run(context.Background(), []string{"compress", "--quiet", "--config", cfgPath,
+			"--input", filepath.Join(root, "fixtures/cases/sharegpt_mixed/input.jsonl"), "--output", filepath.Join(dir, "a.jsonl"),
+			"--metrics", metrics, "--rejects", rejects, "--cache-dir", t.TempDir(), "--base-url", hs.URL + "/v1",
+			"--target-max-tokens", "1200", "--summary-target-tokens", "120"}, nil, io.Discard, io.Discard)
+	}()
+	select {
+	case <-started:
+	case code := <-first:
+		t.Fatalf("the first run ended (exit %d) before sending a request", code)
+	}
+	for _, c := range []struct{ flag, path string }{{"--metrics", metrics}, {"--rejects", rejects}} {
+		var stderr bytes.Buffer
+		code := run(context.Background(), []string{"compress", "--quiet", "--input", small, "--output", filepath.Join(dir, "b.jsonl"), c.flag, c.path}, nil, io.Discard, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), c.path+": another trajcompress run is writing these outputs") {
+			close(release)
+			<-first
+			t.Fatalf("a second run sharing %s %s: exit %d: %s", c.flag, c.path, code, stderr.String())
+		}
+	}
+	close(release)
+	if code := <-first; code != exitOK && code != exitPartial {
+		t.Fatalf("the first run: exit %d", code)
+	}
+	var m struct {
+		Summarization struct {
+			Model string `json:"model"`
+		} `json:"summarization"`
+	}
+	if b, err := os.ReadFile(metrics); err != nil || json.Unmarshal(b, &m) != nil || m.Summarization.Model != "mock-model" {
+		t.Fatalf("the first run's metrics: %v %+v", err, m)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b.jsonl")); err == nil {
+		t.Error("a refused run wrote its output")
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tc-") {
+			t.Errorf("left behind: %s", e.Name())
 		}
 	}
 }

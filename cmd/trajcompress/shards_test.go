@@ -415,3 +415,62 @@ func TestSignalsEndCleanly(t *testing.T) {
 		t.Logf("%s: exit 130, nothing in place, tasks kept; the next run resumed and left nothing", sig)
 	}
 }
+
+// TestOtherBuildRefused (issue 22): shards, or a resume, of two builds
+// merged silently into mixed output. The run directory records the build
+// that started the run; a shard joining it, a merge of it and a resume of
+// it by another build are refused, naming both builds (a resume saying
+// --overwrite starts afresh), and nothing is put in place.
+func TestOtherBuildRefused(t *testing.T) {
+	tmp := t.TempDir()
+	runs := filepath.Join(tmp, "runs")
+	shardInput(t, runs)
+	out := filepath.Join(tmp, "out")
+	shard := func(i string) []string {
+		return []string{"compress", "--quiet", "--input", runs, "--output", out, "--target-task-size", "1MiB", "--shard", i, "--num-shards", "2"}
+	}
+	var stderr bytes.Buffer
+	if code := run(context.Background(), shard("0"), nil, io.Discard, &stderr); code != exitOK && code != exitPartial {
+		t.Fatalf("shard 0: exit %d: %s", code, stderr.String())
+	}
+	manifest := filepath.Join(tmp, ".out.tc-run", "run.json")
+	b, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	this, _ := m["build"].(string)
+	if this == "" {
+		t.Fatalf("run.json records no build: %s", b)
+	}
+	const other = "github.com/trajcompress/trajcompress v0.0.1 vcs 0123abcd"
+	m["build"] = other
+	b, _ = json.Marshal(m)
+	os.WriteFile(manifest, b, 0o644)
+	for _, c := range []struct {
+		name string
+		args []string
+		also string
+	}{
+		{"shard", shard("1"), "a shard does not discard it"},
+		{"merge", []string{"merge", "--output", out}, "merge with the build that ran the shards"},
+		{"resume", []string{"compress", "--quiet", "--input", runs, "--output", out, "--target-task-size", "1MiB"}, "pass --overwrite to discard it"},
+	} {
+		stderr.Reset()
+		code := run(context.Background(), c.args, nil, io.Discard, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), other) || !strings.Contains(stderr.String(), this) || !strings.Contains(stderr.String(), c.also) {
+			t.Errorf("%s by another build: exit %d: %s", c.name, code, stderr.String())
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Fatalf("%s by another build put outputs in place", c.name)
+		}
+	}
+	// --overwrite starts afresh under this build.
+	stderr.Reset()
+	if code := run(context.Background(), []string{"compress", "--quiet", "--input", runs, "--output", out, "--target-task-size", "1MiB", "--overwrite"}, nil, io.Discard, &stderr); code != exitOK && code != exitPartial {
+		t.Fatalf("--overwrite: exit %d: %s", code, stderr.String())
+	}
+}

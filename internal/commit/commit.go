@@ -8,7 +8,9 @@
 // A run calls [Begin] with its anchor (the main output path), which takes
 // an exclusive lock on the output set (flock on ".<anchor>.tc-lock",
 // removed when the run ends; a second run fails at once with [ErrLocked],
-// or waits), and finishes any commit a killed run left behind. It then stages each output with [Tx.File] or [Tx.Dir]: a
+// or waits) — and on its side files named apart from it ([Options].Also),
+// each locked the same way — and finishes any commit a killed run left
+// behind. It then stages each output with [Tx.File] or [Tx.Dir]: a
 // temporary name beside the target (".<name>.tc-<run>.tmp"), so the final
 // rename never crosses file systems. [Tx.Commit] then
 //
@@ -53,6 +55,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -72,6 +75,12 @@ type Options struct {
 	// step's failure. Tests use it to fail (or kill the process) at every
 	// step.
 	Fault func(step string) error
+	// Also are the other outputs of the set named apart from the anchor
+	// (side files: metrics, rejects, outcomes, a report, wherever the
+	// user put them): each is locked as an anchor is (".<name>.tc-lock"
+	// beside it), so that two runs sharing one fail or wait as two runs
+	// sharing an output do (in one order: see lockAll).
+	Also []string
 }
 
 // Kind says how an output is written.
@@ -92,6 +101,7 @@ type entry struct {
 type Tx struct {
 	anchor  string
 	lock    *os.File
+	also    []*os.File // the side files' locks (Options.Also)
 	id      string
 	entries []entry
 	remove  []string // directories the commit removes once its outputs are in place
@@ -119,28 +129,86 @@ func JournalPath(anchor string) string { return hidden(anchor, journalName) }
 func LockPath(anchor string) string { return hidden(anchor, lockName) }
 
 // Begin takes the lock on the output set anchored at anchor (whose
-// directory must exist) and recovers a commit a killed run left behind.
+// directory must exist), and those of o.Also, and recovers a commit a
+// killed run left behind.
 func Begin(anchor string, o Options) (*Tx, error) {
 	anchor = resolve(anchor)
-	lf, err := lock(LockPath(anchor), o.Wait)
+	locks, err := lockAll(append([]string{anchor}, o.Also...), unix.LOCK_EX, o.Wait)
 	if err != nil {
-		holder := ""
-		if b, rerr := os.ReadFile(LockPath(anchor)); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
-			holder = " (pid " + strings.TrimSpace(string(b)) + ")"
-		}
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s: %w%s; wait for it, or pass --wait", anchor, ErrLocked, holder)
-		}
-		return nil, fmt.Errorf("locking %s: %w", anchor, err)
+		return nil, err
 	}
-	lf.Truncate(0)
-	lf.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
-	t := &Tx{anchor: anchor, lock: lf, id: fmt.Sprintf("%016x", rand.Uint64()), fault: o.Fault}
+	t := &Tx{anchor: anchor, id: fmt.Sprintf("%016x", rand.Uint64()), fault: o.Fault}
+	for _, l := range locks {
+		l.f.Truncate(0)
+		l.f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		if l.path == LockPath(anchor) {
+			t.lock = l.f
+		} else {
+			t.also = append(t.also, l.f)
+		}
+	}
 	if err := recoverLocked(anchor); err != nil {
 		t.release()
 		return nil, err
 	}
 	return t, nil
+}
+
+// heldLock is a lock file held, and the lock path it was taken on.
+type heldLock struct {
+	path string
+	f    *os.File
+}
+
+// lockAll takes the locks (how: unix.LOCK_EX or LOCK_SH) of the outputs
+// at paths (their directories must exist; a symbolic link is followed;
+// two names of one lock are taken once), in the order of their lock
+// paths, so that two runs waiting for each other's outputs (one's side
+// file the other's output) take them in the same order and never wait
+// for each other forever. On failure it holds none, and the error names
+// the output whose lock another run holds (and its pid, when it wrote
+// it).
+func lockAll(paths []string, how int, wait bool) ([]heldLock, error) {
+	byLock := map[string]string{}
+	var order []string
+	for _, p := range paths {
+		lp := LockPath(resolve(p))
+		if _, ok := byLock[lp]; !ok {
+			byLock[lp] = resolve(p)
+			order = append(order, lp)
+		}
+	}
+	slices.Sort(order)
+	var held []heldLock
+	for _, lp := range order {
+		f, err := flock(lp, how, wait)
+		if err != nil {
+			for _, h := range held {
+				unlock(h.f, how == unix.LOCK_EX)
+			}
+			path := byLock[lp]
+			if errors.Is(err, unix.EWOULDBLOCK) {
+				holder := ""
+				if b, rerr := os.ReadFile(lp); rerr == nil && len(bytes.TrimSpace(b)) > 0 {
+					holder = " (pid " + strings.TrimSpace(string(b)) + ")"
+				}
+				return nil, fmt.Errorf("%s: %w%s; wait for it, or pass --wait", path, ErrLocked, holder)
+			}
+			return nil, fmt.Errorf("locking %s: %w", path, err)
+		}
+		held = append(held, heldLock{lp, f})
+	}
+	return held, nil
+}
+
+// unlock lets a lock file go; an exclusive holder removes it first (see
+// lock).
+func unlock(f *os.File, remove bool) {
+	if remove {
+		os.Remove(f.Name())
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	f.Close()
 }
 
 // Recover finishes a commit that a killed run left under anchor, if any,
@@ -199,41 +267,42 @@ func flock(path string, how int, wait bool) (*os.File, error) {
 // run each hold one while they work on their own tasks, so that they run
 // together but no single run, and no merge, writes the same outputs
 // meanwhile ([Begin] takes the lock exclusively).
-type Shared struct{ f *os.File }
+type Shared struct{ locks []heldLock }
 
 // Share takes a shared lock on the output set anchored at anchor (whose
-// directory must exist): it fails at once with [ErrLocked] while a run
-// holds the exclusive lock, or waits when wait is set.
-func Share(anchor string, wait bool) (*Shared, error) {
-	anchor = resolve(anchor)
-	f, err := flock(LockPath(anchor), unix.LOCK_SH, wait)
+// directory must exist), and on the side files also (see
+// [Options].Also): it fails at once with [ErrLocked] while a run holds
+// one of them exclusively, or waits when wait is set.
+func Share(anchor string, wait bool, also ...string) (*Shared, error) {
+	locks, err := lockAll(append([]string{anchor}, also...), unix.LOCK_SH, wait)
 	if err != nil {
-		if errors.Is(err, unix.EWOULDBLOCK) {
-			return nil, fmt.Errorf("%s: %w; wait for it, or pass --wait", anchor, ErrLocked)
-		}
-		return nil, fmt.Errorf("locking %s: %w", anchor, err)
+		return nil, err
 	}
-	return &Shared{f}, nil
+	return &Shared{locks}, nil
 }
 
-// Release lets the shared lock go. The lock file stays (other processes
-// may hold it too); the next exclusive holder removes it.
+// Release lets the shared locks go. The lock files stay (other processes
+// may hold them too); the next exclusive holder removes them.
 func (s *Shared) Release() {
-	if s != nil && s.f != nil {
-		unix.Flock(int(s.f.Fd()), unix.LOCK_UN)
-		s.f.Close()
-		s.f = nil
+	if s == nil {
+		return
 	}
+	for _, l := range s.locks {
+		unlock(l.f, false)
+	}
+	s.locks = nil
 }
 
-// release removes the lock file while still holding it, then unlocks.
+// release removes the lock files while still holding them, then unlocks.
 func (t *Tx) release() {
 	if t.lock != nil {
-		os.Remove(t.lock.Name())
-		unix.Flock(int(t.lock.Fd()), unix.LOCK_UN)
-		t.lock.Close()
+		unlock(t.lock, true)
 		t.lock = nil
 	}
+	for _, f := range t.also {
+		unlock(f, true)
+	}
+	t.also = nil
 }
 
 // resolve follows a symbolic link at path (all of them, to the final

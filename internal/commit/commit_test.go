@@ -319,6 +319,70 @@ func TestLock(t *testing.T) {
 	}
 }
 
+// TestSideFilesLocked (issue 22): a side file named apart from the
+// outputs (--metrics, --rejects, ...) is locked as an output is: a second
+// run that shares one, whatever its own outputs, fails naming it or
+// waits; the lock files go with the run. Two runs each taking the
+// other's output as a side file, both waiting, take the locks in one
+// order and both finish.
+func TestSideFilesLocked(t *testing.T) {
+	root := t.TempDir()
+	a, b, m := filepath.Join(root, "a.jsonl"), filepath.Join(root, "b.jsonl"), filepath.Join(root, "m.json")
+	tx, err := Begin(a, Options{Also: []string{m, a}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Begin(b, Options{Also: []string{m}})
+	if !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), m+": ") {
+		t.Fatalf("a second run sharing %s: %v, want ErrLocked naming it", m, err)
+	}
+	if _, err := os.Stat(LockPath(b)); !os.IsNotExist(err) {
+		t.Fatalf("the refused run kept its own lock: %v", err)
+	}
+	if _, err := Share(b, false, m); !errors.Is(err, ErrLocked) {
+		t.Fatalf("a shard sharing %s: %v, want ErrLocked", m, err)
+	}
+	tx.Abort()
+	for _, p := range []string{a, m} {
+		if _, err := os.Stat(LockPath(p)); !os.IsNotExist(err) {
+			t.Errorf("lock of %s left behind: %v", p, err)
+		}
+	}
+	tx2, err := Begin(b, Options{Also: []string{m}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx2.Abort()
+
+	done := make(chan error, 2)
+	for i := 0; i < 50; i++ {
+		go func() {
+			tx, err := Begin(a, Options{Wait: true, Also: []string{b}})
+			if err == nil {
+				tx.Abort()
+			}
+			done <- err
+		}()
+		go func() {
+			tx, err := Begin(b, Options{Wait: true, Also: []string{a}})
+			if err == nil {
+				tx.Abort()
+			}
+			done <- err
+		}()
+		for range 2 {
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("two waiting runs, each with the other's output as a side file, wait for each other")
+			}
+		}
+	}
+}
+
 // TestLockAcrossProcesses: the lock is a real file lock, seen by another
 // process (flock from util-linux, when installed).
 func TestLockAcrossProcesses(t *testing.T) {

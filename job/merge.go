@@ -79,7 +79,7 @@ func (r *runner) merge(ms MergeSpec, dir string, start time.Time) (*Result, erro
 		return nil, fmt.Errorf("%s: the run's config: %w", dir, err)
 	}
 	s := man.Spec
-	r.spec = Spec{Config: cfg, Input: s.Input, NoRecursive: s.NoRecursive, Output: s.Output, Metrics: s.Metrics, Rejects: s.Rejects,
+	r.spec = Spec{Config: cfg, Input: s.Input, NoRecursive: s.NoRecursive, FollowLinks: s.FollowLinks, Output: s.Output, Metrics: s.Metrics, Rejects: s.Rejects,
 		Outcomes: s.Outcomes, Report: s.Report, OutputFormatSet: s.OutputFormatSet, DryRun: s.DryRun, Sample: s.Sample,
 		PriceIn: s.PriceIn, PriceOut: s.PriceOut, GroupBy: s.GroupBy, TaskSize: s.TaskSize, ToolVersion: man.Tool, Notes: ms.Notes}
 	r.cfg = cfg

@@ -265,7 +265,7 @@ func NotLink(path string) error {
 		return nil
 	}
 	to, _ := os.Readlink(path)
-	return fmt.Errorf("%s is a symbolic link (to %s) at a name trajcompress chose: refusing to write through it; remove it, or name the path explicitly to write where it points", path, to)
+	return fmt.Errorf("%s is a symbolic link (to %s) at a name trajcompress chose, not one you gave: refusing to write through it", path, to)
 }
 
 // FD reports the file descriptor of this process that path names: 1 for
@@ -627,7 +627,7 @@ func (t *Tx) writeJournal() error {
 	sum := sha256.Sum256(b.Bytes())
 	fmt.Fprintf(&b, "end %x\n", sum)
 	tmp := JournalPath(t.anchor) + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
 	}

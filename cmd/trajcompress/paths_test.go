@@ -128,41 +128,33 @@ func TestDefaultNameLinkRefused(t *testing.T) {
 			}
 		})
 	}
-	t.Run("default output directory", func(t *testing.T) {
-		dir := t.TempDir()
-		runs := filepath.Join(dir, "runs")
-		os.Mkdir(runs, 0o755)
-		os.WriteFile(filepath.Join(runs, "in.jsonl"), []byte(`{"conversations":[{"from":"human","value":"hi"}]}`+"\n"), 0o644)
-		elsewhere := t.TempDir()
-		l := filepath.Join(dir, "runs_compressed")
-		os.Symlink(elsewhere, l)
-		var stderr bytes.Buffer
-		code := run(context.Background(), []string{"compress", "--quiet", "--input", runs}, nil, io.Discard, &stderr)
-		if code != exitUsage || !strings.Contains(stderr.String(), l) {
-			t.Fatalf("exit %d, want %d naming %s: %s", code, exitUsage, l, stderr.String())
-		}
-		if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
-			t.Fatalf("written through the link: %s", dirNames(elsewhere))
-		}
-	})
-	t.Run("directory in the output directory", func(t *testing.T) {
-		dir := t.TempDir()
-		sub := filepath.Join(dir, "runs", "sub")
-		os.MkdirAll(sub, 0o755)
-		os.WriteFile(filepath.Join(sub, "in.jsonl"), []byte(`{"conversations":[{"from":"human","value":"hi"}]}`+"\n"), 0o644)
-		elsewhere := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, "out"), 0o755)
-		l := filepath.Join(dir, "out", "sub")
-		os.Symlink(elsewhere, l)
-		var stderr bytes.Buffer
-		code := run(context.Background(), []string{"compress", "--quiet", "--input", filepath.Join(dir, "runs"), "--output", filepath.Join(dir, "out")}, nil, io.Discard, &stderr)
-		if code != exitUsage || !strings.Contains(stderr.String(), l) {
-			t.Fatalf("exit %d, want %d naming %s: %s", code, exitUsage, l, stderr.String())
-		}
-		if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
-			t.Fatalf("written through the link: %s", dirNames(elsewhere))
-		}
-	})
+	// A link to a directory at a directory the run chose.
+	for _, c := range []struct{ name, link, output string }{
+		{"default output directory", "runs_compressed", ""},
+		{"directory in the output directory", "out/sub", "out"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sub := filepath.Join(dir, "runs", "sub")
+			os.MkdirAll(sub, 0o755)
+			os.WriteFile(filepath.Join(sub, "in.jsonl"), []byte(`{"conversations":[{"from":"human","value":"hi"}]}`+"\n"), 0o644)
+			elsewhere := t.TempDir()
+			l := filepath.Join(dir, c.link)
+			os.MkdirAll(filepath.Dir(l), 0o755)
+			os.Symlink(elsewhere, l)
+			args := []string{"compress", "--quiet", "--input", filepath.Join(dir, "runs")}
+			if c.output != "" {
+				args = append(args, "--output", filepath.Join(dir, c.output))
+			}
+			var stderr bytes.Buffer
+			if code := run(context.Background(), args, nil, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), l) {
+				t.Fatalf("exit %d, want %d naming %s: %s", code, exitUsage, l, stderr.String())
+			}
+			if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+				t.Fatalf("written through the link: %s", dirNames(elsewhere))
+			}
+		})
+	}
 	// Named: --metrics and --rejects links are followed, the links stay.
 	t.Run("named links are followed", func(t *testing.T) {
 		dir := t.TempDir()

@@ -1,13 +1,13 @@
 package commit
 
 import (
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/trajcompress/trajcompress/internal/testenv"
 )
 
 // TestModes: a committed output that is new has mode 0666 &^ umask,
@@ -15,46 +15,42 @@ import (
 // 0600 file, say); one written over keeps the mode the old file had, also
 // through a symbolic link. Not parallel: the umask is process-wide.
 func TestModes(t *testing.T) {
-	for _, umask := range []int{0o077, 0o022} {
-		t.Run(fmt.Sprintf("umask %03o", umask), func(t *testing.T) {
-			old := syscall.Umask(umask)
-			defer syscall.Umask(old)
-			root := t.TempDir()
-			fresh, kept := filepath.Join(root, "new.jsonl"), filepath.Join(root, "old.jsonl")
-			os.WriteFile(kept, []byte("old\n"), 0o640)
-			os.Chmod(kept, 0o640)
-			other := t.TempDir()
-			real := filepath.Join(other, "real.jsonl")
-			os.WriteFile(real, []byte("old\n"), 0o604)
-			os.Chmod(real, 0o604)
-			link := filepath.Join(root, "link.jsonl")
-			os.Symlink(real, link)
-			tx, err := Begin(fresh, Options{})
+	testenv.Umasks(t, func(t *testing.T, umask fs.FileMode) {
+		root := t.TempDir()
+		fresh, kept := filepath.Join(root, "new.jsonl"), filepath.Join(root, "old.jsonl")
+		os.WriteFile(kept, []byte("old\n"), 0o640)
+		os.Chmod(kept, 0o640)
+		other := t.TempDir()
+		real := filepath.Join(other, "real.jsonl")
+		os.WriteFile(real, []byte("old\n"), 0o604)
+		os.Chmod(real, 0o604)
+		link := filepath.Join(root, "link.jsonl")
+		os.Symlink(real, link)
+		tx, err := Begin(fresh, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, target := range []string{fresh, kept, link} {
+			p, _, err := tx.File(target)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, target := range []string{fresh, kept, link} {
-				p, _, err := tx.File(target)
-				if err != nil {
-					t.Fatal(err)
-				}
-				os.WriteFile(p, []byte("new\n"), 0)
-				os.Chmod(p, 0o600) // as a hard link to a private segment would be
-			}
-			if err := tx.Commit(); err != nil {
+			os.WriteFile(p, []byte("new\n"), 0)
+			os.Chmod(p, 0o600) // as a hard link to a private segment would be
+		}
+		if err := tx.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		for path, want := range map[string]fs.FileMode{fresh: 0o666 &^ umask, kept: 0o640, real: 0o604} {
+			fi, err := os.Stat(path)
+			if err != nil {
 				t.Fatal(err)
 			}
-			for path, want := range map[string]fs.FileMode{fresh: fs.FileMode(0o666 &^ umask), kept: 0o640, real: 0o604} {
-				fi, err := os.Stat(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if fi.Mode().Perm() != want {
-					t.Errorf("%s: mode %03o, want %03o", filepath.Base(path), fi.Mode().Perm(), want)
-				}
+			if fi.Mode().Perm() != want {
+				t.Errorf("%s: mode %03o, want %03o", filepath.Base(path), fi.Mode().Perm(), want)
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestFileNoFollowRefusesLink: a name the program chose that is a

@@ -29,7 +29,7 @@ import (
 
 // checkBatch refuses batch settings that cannot work, before anything is
 // read.
-func checkBatch(spec Spec, plan Plan) error {
+func checkBatch(spec Spec) error {
 	if spec.BatchExport == "" && len(spec.BatchImport) == 0 {
 		return nil
 	}
@@ -43,27 +43,11 @@ func checkBatch(spec Spec, plan Plan) error {
 		if commit.IsDirect(spec.BatchExport) {
 			return usagef("--batch-export %s is not a regular file: the requests are written to a file, put in place when the run succeeds", spec.BatchExport)
 		}
-		for _, f := range plan.Files {
-			if sameFile(f.In, spec.BatchExport) {
-				return usagef("--batch-export %s is an input of this run", spec.BatchExport)
-			}
-		}
-		for _, in := range spec.BatchImport {
-			if sameFile(in, spec.BatchExport) {
-				return usagef("--batch-export %s is also a --batch-import file", spec.BatchExport)
-			}
-		}
+		// An export over an input (or a --batch-import file) or inside the
+		// input directory is refused with the other written paths, by
+		// NewPlan.
 	}
 	return nil
-}
-
-func sameFile(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	sa, err1 := os.Stat(a)
-	sb, err2 := os.Stat(b)
-	return err1 == nil && err2 == nil && os.SameFile(sa, sb)
 }
 
 // importBatches reads spec.BatchImport into the summary cache, with the
@@ -140,10 +124,10 @@ func newExporter(cfg config.Config, counter tokenize.Counter) (*llm.Exporter, er
 // in the run's commit like every other output.
 func (r *runner) writeExport() (llm.ExportStats, error) {
 	path := r.spec.BatchExport
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return llm.ExportStats{}, err
 	}
-	sp, kind, err := r.tx.File(path)
+	sp, kind, err := r.stageFile(path)
 	if err != nil {
 		return llm.ExportStats{}, UsageError{err}
 	}

@@ -50,10 +50,11 @@ func NewCompressor(cfg config.Config, dryRun bool, groupBy string) (*pipeline.Co
 
 // WalkInputs lists the input files under the directory root, relative to
 // it, in the order a run reads them (hidden entries left out; into
-// subdirectories when recursive): the listing of [NewPlan]. leftOut names
-// what could look like data but is not read, each with the reason.
+// subdirectories when recursive; links to files outside root left out):
+// the listing of [NewPlan]. leftOut names what could look like data but is
+// not read, each with the reason.
 func WalkInputs(root string, recursive bool) (files, leftOut []string, err error) {
-	files, _, leftOut, err = walkInputs(root, recursive)
+	files, _, leftOut, err = walkInputs(root, recursive, false)
 	return files, leftOut, err
 }
 

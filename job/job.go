@@ -36,6 +36,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -66,6 +67,10 @@ type Spec struct {
 	// subdirectories are walked too, and their relative paths kept in the
 	// output directory.
 	NoRecursive bool
+	// FollowLinks makes the walk of a directory input read the links it
+	// holds to files outside it too; by default they are left out, with a
+	// note.
+	FollowLinks bool
 	// Output, Metrics, Rejects and Outcomes are paths; "" means the default
 	// (see [Plan]; no outcomes file by default). Report, when set, is where
 	// the run's HTML report goes (package report), with the worst cases.
@@ -113,6 +118,10 @@ type Spec struct {
 	// files read into the summary cache before the run.
 	BatchExport string
 	BatchImport []string
+	// CPUProfile, when set, is where a Go CPU profile of the run is
+	// written (runtime/pprof): checked like every path the run writes,
+	// and created only once the plan has been checked.
+	CPUProfile string
 }
 
 // Sample is a reproducible sample: Percent (0 < p <= 100) of each file's
@@ -215,8 +224,15 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			fmt.Fprintf(spec.Notes, "note: --input: left out %s\n", l)
 		}
 	}
-	if err := checkBatch(spec, plan); err != nil {
+	if err := checkBatch(spec); err != nil {
 		return nil, err
+	}
+	if spec.CPUProfile != "" { // only now: NewPlan refused it over an input
+		stop, err := startProfile(spec.CPUProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
 	}
 	imported, err := importBatches(spec, counter)
 	if err != nil {
@@ -629,7 +645,7 @@ func (r *runner) manifest() (manifest, error) {
 		Version: runVersion, Tool: r.spec.ToolVersion, Build: Build(), Config: cfgFP, Listing: listingFingerprint(r.plan, r.spec.Input),
 		TaskSize: task.Round(r.spec.TaskSize), Tasks: len(r.tasks),
 		Spec: specJSON{
-			Config: cfgJSON, Input: r.spec.Input, NoRecursive: r.spec.NoRecursive,
+			Config: cfgJSON, Input: r.spec.Input, NoRecursive: r.spec.NoRecursive, FollowLinks: r.spec.FollowLinks,
 			Output: r.spec.Output, Metrics: r.spec.Metrics, Rejects: r.spec.Rejects, Outcomes: r.spec.Outcomes, Report: r.spec.Report,
 			OutputFormatSet: r.spec.OutputFormatSet, DryRun: r.spec.DryRun, Sample: r.spec.Sample,
 			PriceIn: r.spec.PriceIn, PriceOut: r.spec.PriceOut, GroupBy: r.spec.GroupBy, TaskSize: r.spec.TaskSize,
@@ -680,7 +696,7 @@ func (r *runner) mkdirs(dir string) error {
 		}
 		missing = append(missing, d)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o777); err != nil { // 0777 &^ umask, as mkdir(1)
 		return err
 	}
 	for i := len(missing) - 1; i >= 0; i-- {
@@ -725,11 +741,40 @@ func (r *runner) dropScratch() {
 	}
 }
 
+// startProfile starts a Go CPU profile written to path; stop ends it.
+func startProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path) // 0666 &^ umask; one written over keeps its mode
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// stageFile stages path in the run's commit: following a symbolic link
+// there when the user named the path, refusing one at a name the run
+// chose (see [commit.NotLink]).
+func (r *runner) stageFile(path string) (string, commit.Kind, error) {
+	s := r.spec
+	for _, named := range []string{s.Metrics, s.Rejects, s.Outcomes, s.Report, s.BatchExport} {
+		if named != "" && path == named {
+			return r.tx.File(path)
+		}
+	}
+	if r.plan.Dir == "" && s.Output != "" && path == s.Output {
+		return r.tx.File(path)
+	}
+	return r.tx.FileNoFollow(path)
+}
+
 // stage stages the regular-file output path in the run's commit and
 // returns where to write it. A device, FIFO or "-" is refused here: only
 // JSONL side files may be written directly (see createJSONL).
 func (r *runner) stage(path string) (string, error) {
-	sp, kind, err := r.tx.File(path)
+	sp, kind, err := r.stageFile(path)
 	if err != nil {
 		return "", UsageError{err}
 	}
@@ -745,7 +790,7 @@ func (r *runner) writeSide(path, what string, data []byte) error {
 	if err := r.mkdirs(filepath.Dir(path)); err != nil && path != "-" {
 		return err
 	}
-	sp, kind, err := r.tx.File(path)
+	sp, kind, err := r.stageFile(path)
 	if err != nil {
 		return UsageError{err}
 	}

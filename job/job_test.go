@@ -282,7 +282,7 @@ func TestPlanLinear(t *testing.T) {
 		t.Fatalf("%v, %d files", err, len(p.Files))
 	}
 	// The same file named twice is still caught.
-	if err := checkPaths(Plan{Files: []File{{In: filepath.Join(in, "f0001.jsonl"), Out: filepath.Join(dir, "o.jsonl")}}, Metrics: filepath.Join(in, "..", "many", "f0001.jsonl")}); err == nil || !strings.Contains(err.Error(), "over its own input") {
+	if err := checkPaths(Plan{Files: []File{{In: filepath.Join(in, "f0001.jsonl"), Out: filepath.Join(dir, "o.jsonl")}}, Metrics: filepath.Join(in, "..", "many", "f0001.jsonl")}, Spec{}); err == nil || !strings.Contains(err.Error(), "over its own input") {
 		t.Errorf("an input named another way: %v", err)
 	}
 }

@@ -85,7 +85,7 @@ func (man manifest) spec(notes io.Writer) (Spec, error) {
 		return Spec{}, fmt.Errorf("the run's config: %w", err)
 	}
 	s := man.Spec
-	return Spec{Config: cfg, Input: s.Input, NoRecursive: s.NoRecursive, Output: s.Output, Metrics: s.Metrics, Rejects: s.Rejects,
+	return Spec{Config: cfg, Input: s.Input, NoRecursive: s.NoRecursive, FollowLinks: s.FollowLinks, Output: s.Output, Metrics: s.Metrics, Rejects: s.Rejects,
 		Outcomes: s.Outcomes, Report: s.Report, OutputFormatSet: s.OutputFormatSet, DryRun: s.DryRun, Sample: s.Sample,
 		PriceIn: s.PriceIn, PriceOut: s.PriceOut, GroupBy: s.GroupBy, TaskSize: s.TaskSize, ToolVersion: man.Tool, Notes: notes}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/internal/commit"
+	"github.com/trajcompress/trajcompress/summary/llm"
 )
 
 // File is one input file and where its records go.
@@ -26,6 +27,10 @@ type Plan struct {
 	Dir                        string // output directory (directory input) or ""
 	Metrics, Rejects, Outcomes string
 	Report                     string // the HTML report, or "" for none
+	// Profile, Export and Cache are the other paths a run writes: the CPU
+	// profile (Spec.CPUProfile), the Batch export (Spec.BatchExport) and
+	// the LLM summary cache directory; "" for none.
+	Profile, Export, Cache string
 	// LeftOut names the files and links of a directory input that could
 	// look like data but are not read, each with the reason (see
 	// walkInputs); Run notes each.
@@ -68,7 +73,7 @@ func NewPlan(spec Spec) (Plan, error) {
 				p.Dir = abs + suffix // "--input ." names its output after the directory, beside it
 			}
 		}
-		files, formats, leftOut, err := walkInputs(in, !spec.NoRecursive)
+		files, formats, leftOut, err := walkInputs(in, !spec.NoRecursive, spec.FollowLinks)
 		if err != nil {
 			return p, err
 		}
@@ -142,7 +147,11 @@ func (p Plan) finish(spec Spec) (Plan, error) {
 		p.Rejects = spec.Rejects
 	}
 	p.Outcomes, p.Report = spec.Outcomes, spec.Report
-	return p, checkPaths(p)
+	p.Profile, p.Export = spec.CPUProfile, spec.BatchExport
+	if s := spec.Config.Summarization; s.Method == "llm" && s.CacheDir != llm.CacheDisabled {
+		p.Cache, _ = llm.CachePath(s.CacheDir) // an error is the client's to report
+	}
+	return p, checkPaths(p, spec)
 }
 
 // stdinPlan is the plan of a run reading standard input: JSONL, read
@@ -176,19 +185,22 @@ func stdinPlan(spec Spec) (Plan, error) {
 // .cache, and the temporary files of a run) are left out; a symbolic link
 // to a file is followed, one to a directory below root is not (it may
 // loop), nor a directory below root when not recursive. root itself may
-// be a link to a directory. leftOut names, each with the reason, the
-// .json files and linked directories left out, so that the caller can say
-// so: nothing that could hold records is skipped without a word. An
+// be a link to a directory. A link to a file outside the tree under root
+// (x.jsonl -> /etc/passwd) is not read unless follow is set. leftOut
+// names, each with the reason, the .json files, the linked directories and
+// the links out of the tree left out, so that the caller can say so:
+// nothing that could hold records is skipped without a word. An
 // unreadable directory is an error, not a silent gap.
 //
 // formats holds each file's format as [format.Member] found it (a .json
 // file may hold JSON Lines), so that no file is opened twice to tell.
-func walkInputs(root string, recursive bool) (files []string, formats map[string]string, leftOut []string, err error) {
+func walkInputs(root string, recursive, follow bool) (files []string, formats map[string]string, leftOut []string, err error) {
 	formats = map[string]string{}
 	walkRoot := root
 	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		walkRoot = root + string(filepath.Separator) // WalkDir then reads the directory it names
 	}
+	tree := absClean(root) // where a link may lead without --follow-links
 	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return fmt.Errorf("--input: %w", err)
@@ -208,6 +220,10 @@ func walkInputs(root string, recursive bool) (files []string, formats map[string
 				leftOut = append(leftOut, path+": a symbolic link to a directory, not followed (give its target as --input, or copy it in)")
 			}
 			if err != nil || !st.Mode().IsRegular() || format.Of(d.Name()) == "" {
+				return nil
+			}
+			if to := absClean(path); !follow && !within(tree, to) {
+				leftOut = append(leftOut, path+": a symbolic link to "+to+", outside the input directory: not read (--follow-links reads it)")
 				return nil
 			}
 		} else if d.IsDir() || format.Of(d.Name()) == "" || !d.Type().IsRegular() {
@@ -269,12 +285,19 @@ func insideInput(p Plan, in string, recursive bool) error {
 	if err := check("the output directory (--output)", p.Dir, true); err != nil {
 		return err
 	}
-	for _, s := range []struct{ what, path string }{{"the metrics file (--metrics)", p.Metrics}, {"the rejects file (--rejects)", p.Rejects}, {"the outcomes file (--outcomes)", p.Outcomes}, {"the report (--report)", p.Report}} {
+	for _, s := range []struct{ what, path string }{{"the metrics file (--metrics)", p.Metrics}, {"the rejects file (--rejects)", p.Rejects}, {"the outcomes file (--outcomes)", p.Outcomes}, {"the report (--report)", p.Report},
+		{"the CPU profile (--cpuprofile)", p.Profile}, {"the Batch export (--batch-export)", p.Export}} {
 		if err := check(s.what, s.path, false); err != nil {
 			return err
 		}
 	}
-	return nil
+	return check("the summary cache (--cache-dir, summarization.cache_dir)", p.Cache, true)
+}
+
+// within reports whether path is dir or below it (both absolute, clean).
+func within(dir, path string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // absClean is path made absolute, with the symbolic links of its longest
@@ -298,27 +321,52 @@ func absClean(path string) string {
 	}
 }
 
-// checkPaths refuses outputs that would overwrite an input or each other,
-// an output that is a directory, and gzip output. It stats each path once
-// (a directory of thousands of files is checked in linear time).
-func checkPaths(p Plan) error {
-	type named struct{ what, path string }
+// checkPaths refuses, before anything is written, paths the run would
+// write (outputs, side files, the profile, the Batch export) that are an
+// input (by any name: --batch-import files too) or each other, an output
+// that is a directory, gzip output, a summary cache that is an input file,
+// and a symbolic link at a name the run chose rather than one spec names
+// (see [commit.NotLink]). It stats each path once (a directory of
+// thousands of files is checked in linear time).
+func checkPaths(p Plan, spec Spec) error {
+	type named struct {
+		what, path string
+		given      bool // named by the user: a link there is followed
+	}
 	var outs []named
 	for _, f := range p.Files {
-		outs = append(outs, named{"output", f.Out})
+		outs = append(outs, named{"output", f.Out, p.Dir == "" && spec.Output != ""})
 	}
-	outs = append(outs, named{"--metrics", p.Metrics}, named{"--rejects", p.Rejects}, named{"--outcomes", p.Outcomes}, named{"--report", p.Report})
-	inputs := make(map[fileKey]string, len(p.Files))
+	outs = append(outs, named{"--metrics", p.Metrics, spec.Metrics != ""}, named{"--rejects", p.Rejects, spec.Rejects != ""},
+		named{"--outcomes", p.Outcomes, true}, named{"--report", p.Report, true},
+		named{"--cpuprofile", p.Profile, true}, named{"--batch-export", p.Export, true})
+	inputs := make(map[fileKey]string, len(p.Files)+len(spec.BatchImport))
 	for _, f := range p.Files {
 		if f.In != format.Stdin {
 			k, _ := keyOf(f.In)
 			inputs[k] = f.In
 		}
 	}
+	for _, in := range spec.BatchImport {
+		k, _ := keyOf(in)
+		inputs[k] = in
+	}
+	if err := p.chosenDirs(spec); err != nil {
+		return err
+	}
 	written := make(map[fileKey]string, len(outs))
 	for _, a := range outs {
 		if a.path == "" {
 			continue
+		}
+		if !a.given {
+			if err := commit.NotLink(a.path); err != nil {
+				flag := a.what
+				if flag == "output" {
+					flag = "--output"
+				}
+				return usagef("%s: %w; remove it, or name the path with %s to write where it points", a.what, err, flag)
+			}
 		}
 		k, isDir := keyOf(a.path)
 		if isDir {
@@ -340,6 +388,35 @@ func checkPaths(p Plan) error {
 			return usagef("%s and %s are the same file %s", prev, a.what, a.path)
 		}
 		written[k] = a.what
+	}
+	if p.Cache != "" {
+		if k, _ := keyOf(p.Cache); inputs[k] != "" {
+			return usagef("refusing to write the summary cache (--cache-dir, summarization.cache_dir) %s over the input %s (choose another directory)", p.Cache, inputs[k])
+		}
+	}
+	return nil
+}
+
+// chosenDirs refuses a symbolic link at a directory a directory run
+// chose: the output directory when not named, and the subdirectories in
+// it that its outputs keep from the input.
+func (p Plan) chosenDirs(spec Spec) error {
+	if p.Dir == "" {
+		return nil
+	}
+	if spec.Output == "" {
+		if err := commit.NotLink(p.Dir); err != nil {
+			return usagef("the output directory: %w; remove it, or name the directory with --output to write where it points", err)
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range p.Files {
+		for d := filepath.Dir(f.Out); d != filepath.Clean(p.Dir) && d != filepath.Dir(d) && !seen[d]; d = filepath.Dir(d) {
+			seen[d] = true
+			if err := commit.NotLink(d); err != nil {
+				return usagef("a directory in the output directory: %w; remove it", err)
+			}
+		}
 	}
 	return nil
 }

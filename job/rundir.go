@@ -79,6 +79,7 @@ type specJSON struct {
 	Config          json.RawMessage `json:"config"`
 	Input           string          `json:"input"`
 	NoRecursive     bool            `json:"no_recursive,omitempty"`
+	FollowLinks     bool            `json:"follow_links,omitempty"`
 	Output          string          `json:"output,omitempty"`
 	Metrics         string          `json:"metrics,omitempty"`
 	Rejects         string          `json:"rejects,omitempty"`
@@ -276,6 +277,9 @@ var ErrNothingToResume = errors.New("nothing to resume")
 // output set's lock alone, or removing the directory, discards it).
 func openRunDir(anchor string, want manifest, resume, overwrite, shard bool, notes func(string, ...any)) (*runDir, error) {
 	d := &runDir{path: runDirOf(anchor), man: want}
+	if err := commit.NotLink(d.path); err != nil {
+		return nil, usagef("the run directory: %w; remove it", err)
+	}
 	mp := filepath.Join(d.path, manifestName)
 	have, err := readManifest(mp)
 	switch {

@@ -1,12 +1,14 @@
 package job
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
 	"testing"
 
+	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
 
@@ -129,5 +131,25 @@ func TestBuildOf(t *testing.T) {
 	}
 	if b := Build(); b == "" || b != Build() {
 		t.Fatalf("Build() = %q", b)
+	}
+}
+
+// TestRunDirLinkRefused: a symbolic link planted at the run directory's
+// name (a name the run chose) is refused, naming it: the run writes
+// nothing through it.
+func TestRunDirLinkRefused(t *testing.T) {
+	dir := t.TempDir()
+	in := input(t, dir, "a.jsonl", rec)
+	elsewhere := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	if err := os.Symlink(elsewhere, runDirOf(out)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), Spec{Config: config.Default(), Input: in, Output: out})
+	if err == nil || !strings.Contains(err.Error(), runDirOf(out)) {
+		t.Fatalf("got %v, want an error naming %s", err, runDirOf(out))
+	}
+	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
+		t.Fatalf("written through the link: %d entries", len(ents))
 	}
 }

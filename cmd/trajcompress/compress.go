@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/pprof"
 	"strings"
 
 	"github.com/trajcompress/trajcompress/job"
@@ -31,8 +30,17 @@ A directory is walked recursively (Hugging Face repos keep shards under
 data/ and per-config subfolders), each directory's entries in name order,
 and the relative paths are kept in the output directory; hidden files and
 directories (.git, .cache) are left out; --no-recursive reads only the
-directory's own files. No output, metrics or rejects file may be inside the
-input directory, where a later run would read it as input.
+directory's own files. A symbolic link to a file outside the directory is
+left out, with a note, unless --follow-links.
+
+Nothing a run writes — outputs, metrics, rejects, outcomes, --report,
+--cpuprofile, --batch-export, the summary cache — may be an input (by any
+name) or inside the input directory, where a later run would read it as
+input: the run is refused before anything is written. A symbolic link is
+written through only at a path you named (--output, --metrics, …); one at
+a name trajcompress chose (a_compressed.jsonl, files in the output
+directory) is an error naming it. New files get mode 0666 &^ umask; a file
+written over keeps its mode.
 
 Outputs (defaults follow the peer trajectory_compressor.py):
   file a.jsonl  →  a_compressed.jsonl, a_compressed_metrics.json, a_compressed_rejects.jsonl
@@ -41,7 +49,8 @@ Outputs (defaults follow the peer trajectory_compressor.py):
 Parquet and Arrow outputs keep the input's schema, plus a compression_metrics
 column when per-trajectory metrics are on; --output-format converts.
 Each output is written to a temporary file and renamed into place when
-complete (a symbolic link output: the file it points to, never the link).
+complete (a symbolic link output you named: the file it points to, never
+the link).
 Rejects, outcomes and metrics may also be -, /dev/stdout, /dev/fd/N, a FIFO
 or a device: those are written directly, streamed, with no rename and no
 all-or-nothing promise; record outputs must be files.
@@ -107,7 +116,7 @@ type compressFlags struct {
 	input, output, configPath, metricsPath, rejectsPath, outcomesPath, reportPath, cpuProfile, groupBy string
 	priceIn, priceOut, samplePercent, maxRejectRate                                                    float64
 	seed                                                                                               uint64
-	dryRun, quiet, wait, noRecursive                                                                   bool
+	dryRun, quiet, wait, noRecursive, followLinks                                                      bool
 	taskSize                                                                                           string
 	shard, numShards                                                                                   int
 	resume, overwrite                                                                                  bool
@@ -136,6 +145,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.Uint64Var(&f.seed, "seed", 42, "seed for --sample-percent")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "analyse and write the metrics, but write no output records (nor a rejects file, unless --rejects is given)")
 	fs.BoolVar(&f.noRecursive, "no-recursive", false, "for a directory --input, read only its own files, not its subdirectories")
+	fs.BoolVar(&f.followLinks, "follow-links", false, "for a directory --input, also read its symbolic links to files outside it (default: left out, with a note); links to directories are never followed")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no summary on stderr")
 	fs.BoolVar(&f.wait, "wait", false, "when another run is writing the same outputs (or the same --metrics, --rejects, --outcomes or --report file), wait for it to end (default: fail at once, exit 2)")
 	fs.StringVar(&f.taskSize, "target-task-size", "256MiB", "split the run into tasks of about `SIZE` of input (8MiB, 256MiB, 1GiB; 1000MB): a large JSONL file by byte range, Parquet and Arrow files by row groups and record batches; tasks are what a resumed run skips and shards share out, never a change to the output bytes")
@@ -143,7 +153,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.BoolVar(&f.overwrite, "overwrite", false, "discard an unfinished run of these outputs instead of refusing one with other settings (or started by another trajcompress build)")
 	fs.IntVar(&f.shard, "shard", -1, "run only the tasks whose number modulo --num-shards is `I` (0-based), leaving their parts for trajcompress merge; default from the environment of Slurm job arrays, Kubernetes Indexed Jobs or AWS Batch array jobs")
 	fs.IntVar(&f.numShards, "num-shards", -1, "how many shards share the run (`N`); default SLURM_ARRAY_TASK_COUNT under Slurm, required with --shard, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX")
-	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof); like every path written, it may not be an input, nor inside the input directory")
 	fs.Float64Var(&f.maxRejectRate, "max-reject-rate", 0.5, "exit 4 instead of 3 when more than this fraction of the records is rejected (0 <= r <= 1)")
 	fs.Float64Var(&f.priceIn, "price-in", 0, "USD per million prompt tokens, for the cost figure in the metrics")
 	fs.Float64Var(&f.priceOut, "price-out", 0, "USD per million completion tokens, for the cost figure in the metrics")
@@ -191,20 +201,10 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		Progress: newProgress(stderr, f.quiet), Stdin: stdin, Notes: prefixed{stderr},
 		GroupBy:     f.groupBy,
 		BatchExport: f.batchExport, BatchImport: f.batchImport,
+		FollowLinks: f.followLinks, CPUProfile: f.cpuProfile,
 	}
 	if set["sample-percent"] {
 		spec.Sample = &job.Sample{Percent: f.samplePercent, Seed: f.seed}
-	}
-	if f.cpuProfile != "" {
-		pf, err := os.Create(f.cpuProfile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
 	}
 	res, err := job.Run(ctx, spec)
 	if err != nil {

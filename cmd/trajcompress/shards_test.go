@@ -26,9 +26,13 @@ import (
 
 // TestMain lets the tests run this test binary as the trajcompress
 // command (TRAJCOMPRESS_TEST_CLI=1), for tests that need several
-// processes at once.
+// processes at once. TRAJCOMPRESS_TEST_UMASK (octal) sets its umask,
+// which is process-wide.
 func TestMain(m *testing.M) {
 	if os.Getenv("TRAJCOMPRESS_TEST_CLI") == "1" {
+		if u, err := strconv.ParseUint(os.Getenv("TRAJCOMPRESS_TEST_UMASK"), 8, 32); err == nil {
+			syscall.Umask(int(u))
+		}
 		main()
 	}
 	os.Exit(m.Run())

@@ -30,8 +30,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 )
 
 // WritebackChunk is how many bytes File lets accumulate before it starts
@@ -79,19 +83,54 @@ func (f *File) Write(p []byte) (int, error) {
 }
 
 // Create starts writing path. The temporary file is named
-// ".<name>.tmp-*" beside it and has mode 0644 (CreateTemp's 0600 would make
-// a data file private).
+// ".<name>.tmp-<digits>" beside it and has the mode a new file gets,
+// 0666 &^ umask, or the mode of the file it replaces: a file written over
+// keeps its mode. A symbolic link at path is followed: the file it points
+// to is replaced (in its own directory), never the link.
 func Create(path string) (*File, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if r, err := filepath.EvalSymlinks(path); err == nil {
+			path = r
+		}
+	}
+	f, err := CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, err
 	}
-	if err := f.Chmod(0o644); err != nil {
+	if err := keepMode(f, path); err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, err
 	}
 	return &File{File: f, path: path}, nil
+}
+
+// CreateTemp is [os.CreateTemp] (the "*" in pattern becomes digits) but
+// for the mode: 0666 &^ umask, a new file's, where os.CreateTemp makes
+// every file private (0600) whatever the user's umask says.
+func CreateTemp(dir, pattern string) (*os.File, error) {
+	prefix, suffix, _ := strings.Cut(pattern, "*")
+	for range 10000 {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(uint64(rand.Uint32()), 10)+suffix)
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+	return nil, &os.PathError{Op: "createtemp", Path: filepath.Join(dir, pattern), Err: fs.ErrExist}
+}
+
+// keepMode gives f, which is to replace path, the mode of the regular
+// file at path (following links); f keeps its own when there is none.
+func keepMode(f *os.File, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	if have, err := f.Stat(); err == nil && have.Mode().Perm() == fi.Mode().Perm() {
+		return nil
+	}
+	return f.Chmod(fi.Mode().Perm())
 }
 
 // Append opens path to write after its first keep bytes: it is created
@@ -101,7 +140,7 @@ func Create(path string) (*File, error) {
 // them durable, Commit syncs and closes (no rename), Abort closes. It is
 // for the segments of a resumable run, whose commit point is elsewhere.
 func Append(path string, keep int64) (*File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
 		return nil, err
 	}

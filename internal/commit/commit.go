@@ -38,7 +38,12 @@
 // device, a FIFO or "-" (standard output) is written directly, with no
 // staging and no atomicity ([Tx.File] says so by returning Direct); a
 // symbolic link is followed, and the file it points to is replaced (in its
-// own directory), never the link.
+// own directory), never the link — at a path the user named; at a name the
+// program chose, [Tx.FileNoFollow] refuses it.
+//
+// A new output has the mode of a new file, 0666 &^ umask; one written over
+// keeps the mode of the file it replaces (the staged file is given it
+// before the commit point, whatever its writer made of it).
 //
 // Only files whose names match this package's patterns, beside a target
 // this run stages, while it holds the lock, are ever removed.
@@ -95,6 +100,7 @@ type entry struct {
 	target string // final path (a symlink already resolved)
 	staged string // temporary path beside it
 	dir    bool
+	mode   fs.FileMode // a new file's mode (0666 &^ umask), for a target that does not exist
 }
 
 // Tx is one run's output set.
@@ -240,7 +246,9 @@ func flock(path string, how int, wait bool) (*os.File, error) {
 		how |= unix.LOCK_NB
 	}
 	for {
-		lf, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		// O_NOFOLLOW: a link planted at the lock's name is not
+		// truncated through (the open fails, naming it).
+		lf, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o644)
 		if err != nil {
 			return nil, err
 		}
@@ -316,6 +324,19 @@ func resolve(path string) string {
 	return path
 }
 
+// NotLink refuses a symbolic link at path, a name the program chose for
+// an output rather than one the user gave: writing through it would write
+// wherever it points, and replacing it would remove what someone put
+// there. A link is written through only at a path the user named.
+func NotLink(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		return nil
+	}
+	to, _ := os.Readlink(path)
+	return fmt.Errorf("%s is a symbolic link (to %s) at a name trajcompress chose, not one you gave: refusing to write through it", path, to)
+}
+
 // FD reports the file descriptor of this process that path names: 1 for
 // "-"; /dev/stdout, /dev/stderr, /dev/stdin, /dev/fd/N and
 // /proc/self/fd/N by their number. Such a path is written through the
@@ -358,7 +379,20 @@ func IsDirect(path string) bool {
 // write it to, with Staged; for a direct output (see [IsDirect]) it returns
 // target itself and Direct, and Commit leaves it alone. Temporary files a
 // killed run left beside target are removed.
-func (t *Tx) File(target string) (string, Kind, error) {
+func (t *Tx) File(target string) (string, Kind, error) { return t.file(target, true) }
+
+// FileNoFollow is [Tx.File] for a name the program chose rather than one
+// the user gave: a symbolic link there is refused, naming it, not
+// followed (someone else may have planted it to make the run write
+// elsewhere).
+func (t *Tx) FileNoFollow(target string) (string, Kind, error) { return t.file(target, false) }
+
+func (t *Tx) file(target string, follow bool) (string, Kind, error) {
+	if !follow {
+		if err := NotLink(target); err != nil {
+			return "", 0, err
+		}
+	}
 	if IsDirect(target) {
 		return target, Direct, nil
 	}
@@ -389,18 +423,25 @@ func (t *Tx) stage(target string, dir bool) (string, Kind, error) {
 	t.cleanStale(target)
 	p := hidden(target, tag+t.id+".tmp")
 	var err error
+	var mode fs.FileMode
 	if dir {
 		err = os.Mkdir(p, 0o755)
 	} else {
 		var f *os.File
-		if f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644); err == nil {
-			err = f.Close()
+		if f, err = os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666); err == nil {
+			var fi fs.FileInfo
+			if fi, err = f.Stat(); err == nil {
+				mode = fi.Mode().Perm() // 0666 &^ umask, whatever the writer does to the file
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
 		}
 	}
 	if err != nil {
 		return "", 0, err
 	}
-	t.entries = append(t.entries, entry{target: target, staged: p, dir: dir})
+	t.entries = append(t.entries, entry{target: target, staged: p, dir: dir, mode: mode})
 	return p, Staged, nil
 }
 
@@ -505,7 +546,13 @@ func (t *Tx) Commit() (err error) {
 	defer t.release()
 	// 1. Make the new files durable before anything points at them.
 	for _, e := range t.entries {
-		if err := syncTree(e.staged, e.dir); err != nil {
+		var err error
+		if e.dir {
+			err = syncTree(e.staged, true)
+		} else {
+			err = syncFile(e.staged, e.modeFor())
+		}
+		if err != nil {
 			t.removeStaged()
 			return fmt.Errorf("output %s: %w", e.target, err)
 		}
@@ -649,7 +696,7 @@ func (t *Tx) writeJournal() error {
 	sum := sha256.Sum256(b.Bytes())
 	fmt.Fprintf(&b, "end %x\n", sum)
 	tmp := JournalPath(t.anchor) + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
 	}
@@ -764,16 +811,25 @@ func recoverLocked(anchor string) error {
 	return nil
 }
 
+// modeFor is the mode the staged file e takes: that of the file it
+// replaces (a file written over keeps its mode), or a new file's.
+func (e entry) modeFor() fs.FileMode {
+	if fi, err := os.Stat(e.target); err == nil && fi.Mode().IsRegular() {
+		return fi.Mode().Perm()
+	}
+	return e.mode
+}
+
 func syncTree(path string, dir bool) error {
 	if !dir {
-		return syncFile(path)
+		return syncFile(path, 0)
 	}
 	err := filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if d.Type().IsRegular() {
-			return syncFile(p)
+			return syncFile(p, 0)
 		}
 		if d.IsDir() && p != path {
 			return syncDir(p)
@@ -786,12 +842,22 @@ func syncTree(path string, dir bool) error {
 	return syncDir(path)
 }
 
-func syncFile(path string) error {
+// syncFile makes the file at path durable, first giving it mode (unless
+// 0): through the open file, so that a read-only mode does not keep it
+// from being synced, and the sync covers the mode too.
+func syncFile(path string, mode fs.FileMode) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
-	err = f.Sync()
+	if mode != 0 {
+		if fi, serr := f.Stat(); serr == nil && fi.Mode().Perm() != mode {
+			err = f.Chmod(mode)
+		}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

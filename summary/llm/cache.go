@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
 )
 
 // cacheVersion changes when the key material or entry format changes, so
@@ -55,16 +57,26 @@ type entry struct {
 // fan-out: dir/ab/abcdef….json. A nil *cache is a disabled cache.
 type cache struct{ dir string }
 
+// CachePath is the directory the summary cache of [Config.CacheDir] dir
+// is written in: dir, or for "" os.UserCacheDir()/trajcompress/summaries.
+func CachePath(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("llm: no user cache directory (set a cache dir, or %q to disable): %w", CacheDisabled, err)
+	}
+	return filepath.Join(base, "trajcompress", "summaries"), nil
+}
+
 func openCache(dir string) (*cache, error) {
 	if dir == CacheDisabled {
 		return nil, nil
 	}
-	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			return nil, fmt.Errorf("llm: no user cache directory (set a cache dir, or %q to disable): %w", CacheDisabled, err)
-		}
-		dir = filepath.Join(base, "trajcompress", "summaries")
+	dir, err := CachePath(dir)
+	if err != nil {
+		return nil, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("llm: cache: %w", err)
@@ -112,7 +124,8 @@ func (c *cache) put(key string, e entry) error {
 	if err != nil {
 		return fmt.Errorf("llm: cache: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".tmp-*")
+	f, err := atomicfile.CreateTemp(dir, ".tmp-*") // 0666 &^ umask, as the user's other files
+
 	if err != nil {
 		return fmt.Errorf("llm: cache: %w", err)
 	}

@@ -2,12 +2,11 @@ package llm
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/trajcompress/trajcompress/bench/mockllm/mock"
+	"github.com/trajcompress/trajcompress/internal/testenv"
 	"github.com/trajcompress/trajcompress/redact"
 )
 
@@ -17,21 +16,6 @@ const (
 	ghToken  = "ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5"
 	echoText = "[CONTEXT SUMMARY]: the agent exported AWS_ACCESS_KEY_ID=" + awsKey + " and pushed with token " + ghToken + "."
 )
-
-// cacheHolds reports whether a file under dir contains s.
-func cacheHolds(t *testing.T, dir, s string) bool {
-	t.Helper()
-	found := false
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			if b, _ := os.ReadFile(p); strings.Contains(string(b), s) {
-				found = true
-			}
-		}
-		return err
-	})
-	return found
-}
 
 // TestReplyRedacted: with a Redactor, a reply that echoes secrets is
 // redacted before it is returned and before it is cached; without one it
@@ -55,10 +39,10 @@ func TestReplyRedacted(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, secret := range []string{awsKey, ghToken} {
-			if on && (strings.Contains(res.Text, secret) || cacheHolds(t, dir, secret)) {
+			if on && (strings.Contains(res.Text, secret) || (testenv.FileHolding(dir, secret) != "")) {
 				t.Errorf("redaction on: %s in the summary %q or the cache", secret, res.Text)
 			}
-			if !on && (!strings.Contains(res.Text, secret) || !cacheHolds(t, dir, secret)) {
+			if !on && (!strings.Contains(res.Text, secret) || !(testenv.FileHolding(dir, secret) != "")) {
 				t.Errorf("redaction off: %s lost", secret)
 			}
 		}
@@ -105,7 +89,7 @@ func TestImportBatchRedacted(t *testing.T) {
 	if err != nil || st.Imported != 1 || st.Redacted != 1 {
 		t.Fatalf("stats %+v %v", st, err)
 	}
-	if cacheHolds(t, dir, awsKey) || cacheHolds(t, dir, ghToken) {
+	if (testenv.FileHolding(dir, awsKey) != "") || (testenv.FileHolding(dir, ghToken) != "") {
 		t.Error("the cache holds a secret of an imported answer")
 	}
 	if e, ok, _ := c.cache.get(key); !ok || !strings.Contains(e.Text, "[REDACTED:") {

@@ -62,7 +62,7 @@ func TestLLMSummarySecretsRedacted(t *testing.T) {
 				t.Fatalf("redaction %v pass %d: no summary of the endpoint in the output", on, pass)
 			}
 			for _, secret := range []string{echoedAWS, echoedGH} {
-				inOut, inCache := bytes.Contains(b, []byte(secret)), (testenv.FileHolding(cache, secret) != "")
+				inOut, inCache := bytes.Contains(b, []byte(secret)), testenv.FileHolding(cache, secret) != ""
 				if on && (inOut || inCache) {
 					t.Errorf("redaction on, pass %d: %s in the output %v, in the cache %v", pass, secret, inOut, inCache)
 				}
@@ -110,7 +110,7 @@ func TestBatchImportSecretsRedacted(t *testing.T) {
 		t.Fatal("no imported summary in the output")
 	}
 	for _, secret := range []string{echoedAWS, echoedGH} {
-		if bytes.Contains(out, []byte(secret)) || (testenv.FileHolding(cache, secret) != "") {
+		if bytes.Contains(out, []byte(secret)) || testenv.FileHolding(cache, secret) != "" {
 			t.Errorf("%s in the output or the cache", secret)
 		}
 	}

@@ -39,10 +39,10 @@ func TestReplyRedacted(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, secret := range []string{awsKey, ghToken} {
-			if on && (strings.Contains(res.Text, secret) || (testenv.FileHolding(dir, secret) != "")) {
+			if on && (strings.Contains(res.Text, secret) || testenv.FileHolding(dir, secret) != "") {
 				t.Errorf("redaction on: %s in the summary %q or the cache", secret, res.Text)
 			}
-			if !on && (!strings.Contains(res.Text, secret) || !(testenv.FileHolding(dir, secret) != "")) {
+			if !on && (!strings.Contains(res.Text, secret) || testenv.FileHolding(dir, secret) == "") {
 				t.Errorf("redaction off: %s lost", secret)
 			}
 		}
@@ -89,7 +89,7 @@ func TestImportBatchRedacted(t *testing.T) {
 	if err != nil || st.Imported != 1 || st.Redacted != 1 {
 		t.Fatalf("stats %+v %v", st, err)
 	}
-	if (testenv.FileHolding(dir, awsKey) != "") || (testenv.FileHolding(dir, ghToken) != "") {
+	if testenv.FileHolding(dir, awsKey) != "" || testenv.FileHolding(dir, ghToken) != "" {
 		t.Error("the cache holds a secret of an imported answer")
 	}
 	if e, ok, _ := c.cache.get(key); !ok || !strings.Contains(e.Text, "[REDACTED:") {

@@ -87,6 +87,10 @@ type Summarization struct {
 	CacheDir    string  `yaml:"cache_dir" json:"cache_dir"`     // ours
 	RPM         int     `yaml:"rpm" json:"rpm"`                 // ours
 	TPM         int     `yaml:"tpm" json:"tpm"`                 // ours
+	// RequestTimeout (ours) bounds one HTTP request to the endpoint, its
+	// reply included, in seconds; 0 means 120. The record's own bound is
+	// processing.per_trajectory_timeout.
+	RequestTimeout float64 `yaml:"request_timeout" json:"request_timeout,omitempty"`
 }
 
 // Output is the output section.
@@ -226,6 +230,9 @@ func (c Config) Validate() error {
 	}
 	if c.Summarization.RPM < 0 || c.Summarization.TPM < 0 {
 		bad("summarization.rpm and tpm must be >= 0")
+	}
+	if c.Summarization.RequestTimeout < 0 || c.Summarization.RequestTimeout > 1e6 {
+		bad("summarization.request_timeout must be in [0, 1e6] seconds (0: 120), got %v", c.Summarization.RequestTimeout)
 	}
 	switch c.Output.Format {
 	case "", "jsonl", "json", "parquet", "arrow":

@@ -89,6 +89,7 @@ func TestErrors(t *testing.T) {
 		{"summary_not_below_target", "compression:\n  target_max_tokens: 500\n  summary_target_tokens: 500\n", "compression.summary_target_tokens (500) must be below compression.target_max_tokens (500)"},
 		{"suffix_path", "output:\n  output_suffix: /../../evil\n", `output.output_suffix "/../../evil" must be a plain name suffix`},
 		{"workers", "processing:\n  num_workers: 100000000\n", "processing.num_workers 100000000 is more than this program can use"},
+		{"request_timeout", "summarization:\n  request_timeout: -1\n", "summarization.request_timeout must be in [0, 1e6] seconds (0: 120), got -1"},
 		{"turn_overhead_huge", "tokenizer:\n  turn_overhead: 9223372036854775807\n", "tokenizer.turn_overhead must be in [0, 1048576]"},
 	}
 	for _, c := range cases {

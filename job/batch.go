@@ -90,6 +90,9 @@ func describeImport(st llm.ImportStats) string {
 	if n := sumCounts(st.Rejected); n > 0 {
 		fmt.Fprintf(&b, ", %d answers rejected by the checks of a live answer %v (not cached)", n, st.Rejected)
 	}
+	if st.Redacted > 0 {
+		fmt.Fprintf(&b, ", %d answers had secrets redacted (redaction.enabled)", st.Redacted)
+	}
 	if st.Repeated > 0 {
 		fmt.Fprintf(&b, ", %d repeated answers", st.Repeated)
 	}

@@ -7,12 +7,15 @@ import (
 	"time"
 
 	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
 
-// llmConfig maps the summarization and processing sections onto the client.
+// llmConfig maps the summarization, processing and redaction sections onto
+// the client: with redaction on, what an endpoint returns (live, imported
+// from a Batch file, or from the cache) is redacted too.
 func llmConfig(cfg config.Config, counter tokenize.Counter) llm.Config {
 	s := cfg.Summarization
 	return llm.Config{
@@ -25,9 +28,20 @@ func llmConfig(cfg config.Config, counter tokenize.Counter) llm.Config {
 		MaxConcurrent: cfg.Processing.MaxConcurrentRequests,
 		RPM:           s.RPM,
 		TPM:           s.TPM,
+		Timeout:       time.Duration(s.RequestTimeout * float64(time.Second)),
 		CacheDir:      s.CacheDir,
 		Counter:       counter,
+		Redactor:      redactor(cfg),
 	}
+}
+
+// redactor is the redactor of the run (nil: redaction.enabled is off):
+// the records' secrets, and those of every summary an endpoint returns.
+func redactor(cfg config.Config) *redact.Redactor {
+	if !cfg.Redaction.Enabled {
+		return nil
+	}
+	return redact.Default()
 }
 
 // estimator stands in for the LLM summarizer in a dry run: the pipeline

@@ -36,7 +36,8 @@ type Options struct {
 	// RecordTimeout bounds the time of one record from the start of its
 	// Compress call (0: none); the summarizer gets what is left. A record
 	// whose summary has not arrived by then is summary_failed, never
-	// dropped (a summary that arrived in time is used).
+	// dropped (a summary that arrived in time is used); the summarizer's
+	// context then reports a [summary.TimeoutError] as its cause.
 	RecordTimeout time.Duration
 
 	SummaryRole traj.Role // role of the summary turn; "" means user (as the peer)
@@ -574,11 +575,13 @@ func (j *job) retain(req summary.Request, text string) {
 	r.Tools, r.ToolsKept, r.Args, r.ArgsKept = summary.Retention(req.Turns, text)
 }
 
-// callSummarizer calls the summarizer within the record's deadline.
+// callSummarizer calls the summarizer within the record's deadline, whose
+// cause says "timed out after N s (processing.per_trajectory_timeout)".
 func (c *Compressor) callSummarizer(ctx context.Context, deadline time.Time, req summary.Request) (summary.Result, error) {
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithDeadline(ctx, deadline)
+		ctx, cancel = context.WithDeadlineCause(ctx, deadline,
+			&summary.TimeoutError{After: c.opts.RecordTimeout, Setting: "processing.per_trajectory_timeout"})
 		defer cancel()
 	}
 	return c.opts.Summarizer.Summarize(ctx, req)

@@ -76,6 +76,8 @@ JWTs, passwords in URLs, NAME=value of secret-named variables (gitleaks'
 rules) — are replaced with typed markers such as [REDACTED:aws_access_token]
 in every record written, every rejected line, and so in every text sent to
 a summarizer; the metrics count them per kind ("redaction"), never a value.
+A summary an LLM endpoint returns (live, from a Batch import or the cache)
+is redacted too, before it is cached or written.
 Config redaction.enabled: false turns this off.
 
 --prepass (config compression.prepass) first makes a record over target

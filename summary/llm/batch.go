@@ -201,6 +201,7 @@ type ImportStats struct {
 	Foreign   int // custom_ids not of trajcompress's layout (not ours)
 	Repeated  int // answers to a request already imported from this file
 	Malformed int // lines that are not a Batch output line
+	Redacted  int // imported answers in which Config.Redactor replaced a secret
 	// MalformedLines lists the first few malformed line numbers.
 	MalformedLines []int
 }
@@ -212,6 +213,7 @@ func (s *ImportStats) Add(o ImportStats) {
 	s.Foreign += o.Foreign
 	s.Repeated += o.Repeated
 	s.Malformed += o.Malformed
+	s.Redacted += o.Redacted
 	s.MalformedLines = append(s.MalformedLines, o.MalformedLines...)
 	for k, v := range o.Rejected {
 		if s.Rejected == nil {
@@ -248,7 +250,7 @@ const maxBatchLine = 64 << 20
 // ImportBatch reads a Batch output or error file (JSONL) and caches every
 // answer that passes the checks a live answer passes: the chat.completion
 // read as the client reads one (finish_reason, empty content, reasoning),
-// normalised ([Normalize]), and [Validate]d against the target and region
+// normalised ([Normalize]), redacted (Config.Redactor), and [Validate]d against the target and region
 // size its custom_id carries, counted with counter (the run's). Answers
 // are joined by custom_id, never by line order. A rejected answer is not
 // cached; a line that is not a Batch output line is counted and skipped.
@@ -344,6 +346,10 @@ func (c *Client) importLine(line []byte, counter tokenize.Counter, seen map[stri
 	if aerr != nil {
 		fail(&st.Rejected, aerr.Cause)
 		return true, nil
+	}
+	text, redacted := c.redact(text)
+	if redacted {
+		st.Redacted++
 	}
 	if v := Validate(text, target, region, counter); v != nil {
 		fail(&st.Rejected, CauseInvalid)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -140,14 +141,16 @@ func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 // FuzzImportBatch: any bytes as a results file: no panic, every line
 // accounted for once, and every summary cached is a normalised one that
-// passes Validate under the limits of a line that carried it.
+// passes Validate under the limits of a line that carried it, with no
+// secret left in it.
 func FuzzImportBatch(f *testing.F) {
 	key := strings.Repeat("7", 64)
 	f.Add(resultLine(customID(40, 500, key), "[CONTEXT SUMMARY]: fine.") + "\n")
 	f.Add(`{"custom_id": "` + customID(40, 500, key) + `", "response": null, "error": {"code": 5}}` + "\n{\n")
+	f.Add(resultLine(customID(40, 500, key), "[CONTEXT SUMMARY]: key AKIAQ2W3E4R5T6Y7U2I3 token ghp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dF3hJ5") + "\n")
 	f.Add(`{"custom_id": "tc1-1-2-` + key + `", "response": {"status_code": 200, "body": {"choices": [{"message": {"content": "[CONTEXT SUMMARY]: x"}, "finish_reason": "length"}]}}}`)
 	f.Fuzz(func(t *testing.T, in string) {
-		c, err := NewOffline(Config{Model: "m", BaseURL: "http://127.0.0.1:1/v1", CacheDir: t.TempDir(), Counter: quarter{}})
+		c, err := NewOffline(Config{Model: "m", BaseURL: "http://127.0.0.1:1/v1", CacheDir: t.TempDir(), Counter: quarter{}, Redactor: redact.Default()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,6 +186,9 @@ func FuzzImportBatch(f *testing.F) {
 			cached++
 			if again, ok := Normalize(e.Text); !ok || again != e.Text {
 				t.Fatalf("cached text is not normalised: %q", e.Text)
+			}
+			if again, _ := redact.Default().RedactString(e.Text); again != e.Text {
+				t.Fatalf("cached text holds a secret: %q", e.Text)
 			}
 			passes := false
 			for _, l := range ls {

@@ -20,9 +20,6 @@ import (
 	"github.com/trajcompress/trajcompress/traj"
 )
 
-// maxBody bounds the bytes read from one response.
-const maxBody = 16 << 20
-
 // message is one chat message of a request.
 type message struct {
 	Role    string `json:"role"`
@@ -80,18 +77,21 @@ func newClient(c Config, needKey bool) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	hc := c.HTTPClient
-	if hc == nil {
+	var hc http.Client
+	if c.HTTPClient != nil {
+		hc = *c.HTTPClient // a copy: its redirect policy is replaced
+	} else {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns = 2 * c.MaxConcurrent
 		t.MaxIdleConnsPerHost = c.MaxConcurrent
-		hc = &http.Client{Transport: t}
+		hc.Transport = t
 	}
+	hc.CheckRedirect = checkRedirect
 	return &Client{
 		cfg:    c,
 		apiKey: key,
 		url:    c.BaseURL + "/chat/completions",
-		http:   hc,
+		http:   &hc,
 		rpm:    newPerMinute(c.RPM),
 		tpm:    newPerMinute(c.TPM),
 		cache:  ch,
@@ -116,6 +116,7 @@ type Stats struct {
 	CacheHits     int64            // Summarize calls served from the cache
 	CacheMisses   int64            // Summarize calls not in the cache
 	CacheErrors   int64            // cache reads or writes that failed (the call went on)
+	Redacted      int64            // summaries (replies or cached) in which Config.Redactor replaced a secret
 
 	PromptTokens     int64 // from usage, local count when absent
 	CompletionTokens int64
@@ -167,6 +168,7 @@ func (c *Client) count(f func(s *Stats)) {
 // more request.
 func (c *Client) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
 	var res summary.Result
+	start := time.Now()
 	if len(req.Turns) == 0 {
 		return res, fmt.Errorf("llm: %s: no turns to summarise", req.RecordID)
 	}
@@ -207,15 +209,15 @@ func (c *Client) Summarize(ctx context.Context, req summary.Request) (summary.Re
 		c.count(func(s *Stats) { s.Summaries++ })
 		return res, nil
 	}
-	return res, c.fail(ctx, req.RecordID, err)
+	return res, c.fail(ctx, start, req.RecordID, err)
 }
 
-// fail turns the error of a Summarize call into its documented form and
-// counts it.
-func (c *Client) fail(ctx context.Context, id string, err error) error {
+// fail turns the error of a Summarize call started at start into its
+// documented form and counts it.
+func (c *Client) fail(ctx context.Context, start time.Time, id string, err error) error {
 	if ctx.Err() != nil && !errors.Is(err, summary.ErrFatal) {
 		c.count(func(s *Stats) { s.Failed++ })
-		return fmt.Errorf("llm: %s: %w", id, context.Cause(ctx))
+		return fmt.Errorf("llm: %s: %w", id, callerError(ctx, start))
 	}
 	if errors.Is(err, summary.ErrFatal) {
 		c.count(func(s *Stats) { s.Fatal++ })
@@ -241,6 +243,8 @@ func (c *Client) setFatal(ae *APIError) error {
 		hint = fmt.Sprintf("%s rejected the API key from $%s", c.cfg.BaseURL, c.cfg.APIKeyEnv)
 	case CauseQuota:
 		hint = fmt.Sprintf("the account behind $%s at %s is out of credits or quota", c.cfg.APIKeyEnv, c.cfg.BaseURL)
+	case CauseRedirect:
+		hint = fmt.Sprintf("%s redirects the requests (check base_url)", c.cfg.BaseURL)
 	default:
 		hint = fmt.Sprintf("%s does not serve model %q (check base_url and model)", c.cfg.BaseURL, c.cfg.Model)
 	}
@@ -483,12 +487,37 @@ func (c *Client) key(msgs []message, maxTokens int) string {
 	return cacheKey(km)
 }
 
+// lookup reads key's cache entry, its text redacted (an entry written
+// before summaries were redacted may hold a secret).
 func (c *Client) lookup(key string) (entry, bool) {
 	e, ok, err := c.cache.get(key)
 	if err != nil {
 		c.count(func(s *Stats) { s.CacheErrors++ })
 	}
+	if ok {
+		e.Text = c.scrub(e.Text)
+	}
 	return e, ok
+}
+
+// scrub passes a summary an endpoint wrote through Config.Redactor (when
+// set), before it is cached or used, and counts it when a secret was
+// replaced.
+func (c *Client) scrub(text string) string {
+	out, changed := c.redact(text)
+	if changed {
+		c.count(func(s *Stats) { s.Redacted++ })
+	}
+	return out
+}
+
+// redact is Config.Redactor on text; changed reports a replacement.
+func (c *Client) redact(text string) (out string, changed bool) {
+	if c.cfg.Redactor == nil {
+		return text, false
+	}
+	out, counts := c.cfg.Redactor.RedactString(text)
+	return out, counts != nil
 }
 
 func (c *Client) store(key string, e entry) {
@@ -522,7 +551,8 @@ func (c *Client) attempt(ctx context.Context, net summary.Slots, body []byte, ms
 		return "", u, nil
 	}
 
-	actx, cancel := context.WithTimeout(ctx, c.cfg.Timeout)
+	actx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout,
+		&summary.TimeoutError{After: c.cfg.Timeout, Setting: requestTimeout})
 	defer cancel()
 	hr, err := http.NewRequestWithContext(actx, http.MethodPost, c.url, bytes.NewReader(body))
 	if err != nil {
@@ -533,22 +563,36 @@ func (c *Client) attempt(ctx context.Context, net summary.Slots, body []byte, ms
 	hr.Header.Set("Authorization", "Bearer "+c.apiKey)
 	u.sent = true
 	resp, err := c.http.Do(hr)
+	var re *redirectError
+	if errors.As(err, &re) {
+		ae := c.apiErr(&APIError{Status: re.status, Cause: CauseRedirect, Message: re.Error()})
+		c.setFatal(ae)
+		return "", u, ae
+	}
 	if err != nil {
 		return "", u, c.transportErr(actx, 0, err)
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	if resp.StatusCode/100 != 2 {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		ae := c.apiErr(statusError(resp.StatusCode, raw, resp.Header, c.now()))
 		if ae.Fatal() {
 			c.setFatal(ae)
 		}
 		return "", u, ae
 	}
+	raw, ae, err := readReply(resp, replyCap(maxTokens))
 	if err != nil {
 		return "", u, c.transportErr(actx, resp.StatusCode, err)
 	}
-	return c.parse(raw, msgs, u)
+	if ae != nil {
+		return "", u, c.apiErr(ae)
+	}
+	text, u, ae := c.parse(raw, msgs, u)
+	if ae != nil {
+		return "", u, ae
+	}
+	return c.scrub(text), u, nil
 }
 
 // transportErr classifies an error without a usable answer.
@@ -558,7 +602,7 @@ func (c *Client) transportErr(actx context.Context, status int, err error) *APIE
 	switch {
 	case errors.Is(actx.Err(), context.DeadlineExceeded):
 		cause = CauseTimeout
-		err = fmt.Errorf("no answer within %v", c.cfg.Timeout)
+		err = context.Cause(actx) // "timed out after N s (summarization.request_timeout)", or ctx's own cause
 	case errors.As(err, &ne) && ne.Timeout():
 		cause = CauseTimeout
 	case status != 0:

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
 
@@ -55,8 +56,11 @@ type Config struct {
 	// client's idle connection pool. The bound itself is the caller's:
 	// [summary.Request.Network], which the pipeline owns.
 	MaxConcurrent int
-	RPM, TPM      int           // client-side requests and tokens per minute; 0 = unlimited
-	Timeout       time.Duration // per HTTP request
+	RPM, TPM      int // client-side requests and tokens per minute; 0 = unlimited
+	// Timeout bounds one HTTP request, reply included
+	// (summarization.request_timeout, default [DefaultTimeout]); the error
+	// says "timed out after N s".
+	Timeout time.Duration
 
 	// CacheDir holds the summary cache. "" means
 	// os.UserCacheDir()/trajcompress/summaries; [CacheDisabled] turns it off.
@@ -68,8 +72,17 @@ type Config struct {
 
 	// HTTPClient, if set, sends the requests. Its own Timeout, if any,
 	// applies on top of Timeout. The default client keeps MaxConcurrent idle
-	// connections per host.
+	// connections per host. The client uses a copy whose redirect policy is
+	// its own: a redirect is followed only when it stays on BaseURL's origin
+	// (scheme, host, port) and keeps the method (307, 308); any other is a
+	// fatal error naming the target, so the key never reaches another origin.
 	HTTPClient *http.Client
+
+	// Redactor, when set (redaction.enabled), redacts every summary an
+	// endpoint returns (a live reply, a Batch import, a cache entry read
+	// back) before it is cached or returned: a reply that echoes a secret
+	// puts it in neither the output nor the cache.
+	Redactor *redact.Redactor
 
 	// ExtraBody fields are added to every request body (e.g.
 	// "chat_template_kwargs": {"enable_thinking": false}). They may not

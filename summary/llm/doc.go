@@ -26,11 +26,14 @@
 // # Failures
 //
 // A request is retried, up to [Config.MaxRetries] attempts in all, on 408,
-// 429, 5xx, connection errors, no answer within [Config.Timeout], a
-// truncated or invalid body, finish_reason "length" and an empty reply
-// (reasoning models that spend the budget). Between attempts it waits
-// min(RetryDelay·2^k, MaxRetryDelay) plus up to 50% jitter, and never less
-// than the server's Retry-After (seconds or HTTP date). A 400 saying the
+// 429, 5xx, connection errors, no complete reply within [Config.Timeout]
+// ("timed out after N s (summarization.request_timeout)"), a truncated or
+// invalid body, a 2xx body over the cap (4 MiB, or 32 bytes per token of
+// max_tokens when more; no more than that is read), finish_reason "length"
+// and an empty reply (reasoning models that spend the budget). Between
+// attempts it waits min(RetryDelay·2^k, MaxRetryDelay) plus up to 50%
+// jitter, and never less than the server's Retry-After (seconds or HTTP
+// date; over a day, in either form, it is ignored). A 400 saying the
 // prompt exceeds the context window (vLLM, llama.cpp, OpenAI wording) is not
 // retried: the region is halved until each chunk is accepted, the chunks
 // are summarised, and one more request merges them ([summary.Result.Chunks]).
@@ -38,14 +41,16 @@
 // [CauseInvalid]): the request is sent once more with the rejected reply
 // and the violation stated; a second rejection is a non-fatal error (the
 // record stays unchanged), and a rejected reply is never cached.
-// 401/403, 402, quota or billing 429s and 404 return an error wrapping
+// 401/403, 402, quota or billing 429s, 404 and a redirect the client does
+// not follow (see Secrets) return an error wrapping
 // [summary.ErrFatal] and an [*APIError]; after one, the client sends nothing
 // more. When the attempts run out, Summarize returns a non-fatal error
 // wrapping the last [*APIError]: the caller keeps the record unchanged. No
 // placeholder summary is ever produced. When ctx is done, Summarize returns
 // ctx's error at once, also during a backoff or a rate-limit wait, unless
 // a complete answer had already arrived: that one was billed, so it is
-// returned and cached when it passes Validate.
+// returned and cached when it passes Validate. The error is ctx's cause
+// ([context.Cause]); a deadline without one says "timed out after N s".
 //
 // # Limits, cache, usage
 //
@@ -84,7 +89,17 @@
 // The API key is read once, in [New], from the environment variable named by
 // [Config.APIKeyEnv]. It goes only into the Authorization header: errors,
 // cache files and [Stats] never contain it, and server messages that echo it
-// are redacted.
+// are redacted. A redirect is followed only when it stays on the origin
+// (scheme, host, port) of base_url and keeps the method (307, 308 to
+// another path); any other (to another port or host, or a 301-303 that
+// would turn the POST into a GET) is a fatal error naming the target, and
+// nothing is sent there.
+//
+// With [Config.Redactor] set (redaction.enabled, the default), every
+// summary an endpoint returns, live or imported from a Batch file, is
+// redacted before it is validated, cached or returned, and a cache entry
+// is redacted again when read back (it may predate this): a reply that
+// echoes a secret puts it in neither the output nor the cache.
 //
 // # Concurrency
 //

@@ -25,6 +25,7 @@ const (
 	CauseAuth          = "auth"           // 401/403: fatal
 	CauseQuota         = "quota"          // 402, quota/billing 429: fatal
 	CauseNotFound      = "not_found"      // 404 (wrong base_url or model): fatal
+	CauseRedirect      = "redirect"       // a redirect to another origin, or turning the POST into a GET: fatal
 )
 
 // APIError is one failed request. Message is the server's message (or the
@@ -56,7 +57,7 @@ func (e *APIError) Retryable() bool {
 // Fatal reports whether no other request can succeed either.
 func (e *APIError) Fatal() bool {
 	switch e.Cause {
-	case CauseAuth, CauseQuota, CauseNotFound:
+	case CauseAuth, CauseQuota, CauseNotFound, CauseRedirect:
 		return true
 	}
 	return false
@@ -151,24 +152,27 @@ func parseErrorBody(body []byte) (msg, typ, code string) {
 }
 
 // retryAfter parses a Retry-After value: delay-seconds (fractions allowed,
-// as some gateways send them) or an HTTP date. Anything else is 0.
+// as some gateways send them) or an HTTP date. A delay of more than
+// [maxRetryAfter], in either form, is ignored (the backoff applies), as is
+// anything else.
 func retryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
+	var d time.Duration
 	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 || s > 24*3600 {
-			return 0
+		if s <= 0 || s > maxRetryAfter.Seconds() {
+			return 0 // also keeps a huge s from overflowing
 		}
-		return time.Duration(s * float64(time.Second))
+		d = time.Duration(s * float64(time.Second))
+	} else if t, err := http.ParseTime(v); err == nil {
+		d = t.Sub(now)
 	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
+	if d <= 0 || d > maxRetryAfter {
+		return 0
 	}
-	return 0
+	return d
 }
 
 // clip cuts s to n bytes on a rune boundary, marking the cut.
@@ -183,3 +187,6 @@ func clip(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
+
+// maxRetryAfter is the longest Retry-After honoured, in either form.
+const maxRetryAfter = 24 * time.Hour

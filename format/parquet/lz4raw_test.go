@@ -8,8 +8,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	pq "github.com/parquet-go/parquet-go"
 )
 
 // TestLZ4RawUUIDAndMD5: LZ4_RAW Parquet that DuckDB writes (see
@@ -105,4 +110,44 @@ func uvarint(b []byte) (uint64, int) {
 		}
 	}
 	return u, len(b)
+}
+
+// TestLZ4RawRequiredColumnIsNotZeros: a required LZ4_RAW column (no
+// levels to trip on) read its values as zeros, silently.
+func TestLZ4RawRequiredColumnIsNotZeros(t *testing.T) {
+	type row struct {
+		V int64 `parquet:"v"`
+	}
+	path := filepath.Join(t.TempDir(), "r.parquet")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := pq.NewGenericWriter[row](f, pq.Compression(&pq.Lz4Raw))
+	rows := make([]row, 1000)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range rows {
+		rows[i].V = rng.Int64() // random: LZ4 cannot compress them 3:1
+	}
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	r, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for i := range rows {
+		b, _, err := r.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(`{"v":%d}`, rows[i].V); string(b) != want {
+			t.Fatalf("row %d: %s, want %s", i, b, want)
+		}
+	}
 }

@@ -6,10 +6,12 @@ require (
 	github.com/apache/arrow/go/v17 v17.0.0
 	github.com/dlclark/regexp2 v1.10.0
 	github.com/google/flatbuffers v24.3.25+incompatible
+	github.com/klauspost/compress v1.17.9
 	github.com/parquet-go/parquet-go v0.32.0
 	github.com/pkoukk/tiktoken-go v0.1.8
 	github.com/pkoukk/tiktoken-go-loader v0.0.2
 	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/ulikunitz/xz v0.5.17
 	github.com/zeebo/xxh3 v1.0.2
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.46.0
@@ -23,7 +25,6 @@ require (
 	github.com/andybalholm/brotli v1.1.1 // indirect
 	github.com/goccy/go-json v0.10.3 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/klauspost/compress v1.17.9 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.8 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/parquet-go/bitpack v1.0.0 // indirect

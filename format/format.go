@@ -1,7 +1,9 @@
 // Package format is the one way trajcompress opens record files and
-// creates them: [Open] chooses the reader for JSONL (plain or gzip), a
-// JSON array of records (".json", plain or gzip), Parquet or Arrow by the
-// file's name or, for a name it does not know, by its content; [Create]
+// creates them: [Open] chooses the reader for JSONL, a JSON array of
+// records (".json"), Parquet or Arrow by the file's name (extensions in
+// any case) or, for a name it does not know, by its content; JSON text
+// may be gzip, zstd, bzip2 or xz, told by its magic bytes whatever the
+// name says, and streamed; [Create]
 // makes the writer for an output format. The per-format packages (jsonl,
 // parquet, arrow) do the work.
 //
@@ -133,22 +135,71 @@ type Options struct {
 	FirstLine int64
 }
 
-// Of names the format of a file by its name: JSONL for .jsonl and
-// .jsonl.gz, JSON for .json and .json.gz, Parquet for .parquet, Arrow for
-// .arrow; "" for any other name. (A .json input may hold JSON Lines:
-// [Detect] reads it to tell.)
+// Of names the format of a file by its name, case-insensitively: JSONL
+// for .jsonl and .ndjson, JSON for .json, either compressed (.gz, .zst,
+// .bz2, .xz: see [Compressed]), Parquet for .parquet, Arrow for .arrow;
+// "" for any other name. (A .json input may hold JSON Lines: [Detect]
+// reads it to tell.)
 func Of(path string) string {
-	switch {
-	case strings.HasSuffix(path, ".jsonl"), strings.HasSuffix(path, ".jsonl.gz"):
+	_, data, comp := splitName(path)
+	switch data {
+	case ".jsonl", ".ndjson":
 		return JSONL
-	case strings.HasSuffix(path, ".json"), strings.HasSuffix(path, ".json.gz"):
+	case ".json":
 		return JSON
-	case strings.HasSuffix(path, ".parquet"):
-		return Parquet
-	case strings.HasSuffix(path, ".arrow"):
-		return Arrow
+	case ".parquet":
+		if comp == "" {
+			return Parquet
+		}
+	case ".arrow":
+		if comp == "" {
+			return Arrow
+		}
 	}
 	return ""
+}
+
+// compressExts are the extensions of compressed JSON text, as [Of] and
+// [Stem] know them (lower case), with the compression each names.
+var compressExts = []struct{ ext, name string }{
+	{".gz", jsonl.Gzip}, {".zst", jsonl.Zstd}, {".zstd", jsonl.Zstd}, {".bz2", jsonl.Bzip2}, {".xz", jsonl.XZ},
+}
+
+// Compressed names the compression a file's name says it is in (by its
+// last extension, case-insensitively: .gz, .zst, .bz2, .xz), or "".
+// Reading goes by content ([jsonl.Compression]), not by this.
+func Compressed(path string) string {
+	_, _, comp := splitName(path)
+	for _, c := range compressExts {
+		if c.ext == comp {
+			return c.name
+		}
+	}
+	return ""
+}
+
+// splitName splits the base of path into its stem, its data extension
+// (".jsonl", ".ndjson", ".json", ".parquet" or ".arrow", lower case, or
+// "") and its compression extension (".gz", … lower case, or ""),
+// matching extensions whatever their case: "x.JSONL.ZST" is "x", ".jsonl",
+// ".zst".
+func splitName(path string) (stem, data, comp string) {
+	base := filepath.Base(path)
+	rest := base
+	lower := strings.ToLower(base)
+	for _, c := range compressExts {
+		if strings.HasSuffix(lower, c.ext) {
+			comp = c.ext
+			rest, lower = rest[:len(rest)-len(c.ext)], lower[:len(lower)-len(c.ext)]
+			break
+		}
+	}
+	for _, d := range []string{".jsonl", ".ndjson", ".json", ".parquet", ".arrow"} {
+		if strings.HasSuffix(lower, d) && len(lower) > len(d) {
+			return rest[:len(rest)-len(d)], d, comp
+		}
+	}
+	return base, "", comp
 }
 
 // Stdin is the path that names standard input: JSONL (plain or gzip),
@@ -158,26 +209,33 @@ const Stdin = "-"
 // Detect names the format of the file at path: by its name (see [Of]),
 // except that a .json file holding JSON Lines is JSONL; else by its first
 // bytes (Parquet's "PAR1", Arrow's "ARROW1" or an Arrow stream's
-// 0xffffffff, a JSON array's '['), else JSONL (plain or gzip, told apart
-// by content when it is read). [Stdin] is JSONL (a JSON array on standard
-// input is read as one all the same: see [Open]).
+// 0xffffffff, a JSON array's '[', also inside gzip, zstd, bzip2 or xz),
+// else JSONL (plain or compressed, told apart by content when it is
+// read). [Stdin] is JSONL (a JSON array on standard input is read as one
+// all the same: see [Open]). A Git LFS pointer file, and an empty file
+// named as Parquet or Arrow, are errors that say what the file is.
 func Detect(path string) (string, error) {
 	if path == Stdin {
 		return JSONL, nil
 	}
 	f := Of(path)
-	if f != "" && f != JSON {
-		return f, nil
-	}
 	fh, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer fh.Close()
+	head, size, err := sniff(fh)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	if why := notData(path, f, head, size); why != "" {
+		return "", fmt.Errorf("%s: %s", path, why)
+	}
+	if f != "" && f != JSON {
+		return f, nil
+	}
 	if f == "" {
-		head := make([]byte, 6)
-		n, _ := io.ReadFull(fh, head)
-		switch head = head[:n]; {
+		switch {
 		case bytes.HasPrefix(head, []byte("PAR1")):
 			return Parquet, nil
 		case bytes.HasPrefix(head, []byte("ARROW1")), bytes.HasPrefix(head, []byte{0xff, 0xff, 0xff, 0xff}):
@@ -186,9 +244,9 @@ func Detect(path string) (string, error) {
 			// continuation marker; JSON text cannot start with 0xff.
 			return Arrow, nil
 		}
-		if _, err := fh.Seek(0, io.SeekStart); err != nil {
-			return "", err
-		}
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		return "", err
 	}
 	if array, err := jsonl.IsArray(fh); err != nil {
 		return "", fmt.Errorf("%s: %w", path, err)
@@ -198,58 +256,168 @@ func Detect(path string) (string, error) {
 	return JSONL, nil
 }
 
-// Member reports in which format a file found in a directory input is
-// read, or "" and why not when it is not an input: the data extensions of
-// [Of], but a .json file only when it holds records: a JSON array, or
-// JSON Lines. Other .json files beside data are metadata — datasets'
-// dataset_info.json, state.json and dataset_dict.json (left out by name,
-// as are metrics files, "*metrics.json"), LLaMA-Factory's
+// lfsPointer starts a Git LFS pointer file, which a clone without git-lfs
+// (or with GIT_LFS_SKIP_SMUDGE) leaves in place of the data.
+const lfsPointer = "version https://git-lfs.github.com/spec/v1"
+
+// sniff reads the first bytes of a file (enough for [lfsPointer] and the
+// magic numbers), and its size.
+func sniff(fh *os.File) (head []byte, size int64, err error) {
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, 0, err
+	}
+	head = make([]byte, 64)
+	n, err := io.ReadFull(fh, head)
+	if err == io.EOF || err == io.ErrUnexpectedEOF {
+		err = nil
+	}
+	return head[:n], st.Size(), err
+}
+
+// notData says why a file whose name says format f (or "") holds no data
+// to read, or "": a Git LFS pointer, or an empty Parquet or Arrow file.
+func notData(path, f string, head []byte, size int64) string {
+	switch {
+	case bytes.HasPrefix(head, []byte(lfsPointer)):
+		return "a Git LFS pointer file, not the data it stands for (the repository was cloned without git-lfs): fetch the data with git lfs pull --include " + shellQuote(path)
+	case size == 0 && (f == Parquet || f == Arrow):
+		return "an empty file (0 bytes), not " + map[string]string{Parquet: "a Parquet", Arrow: "an Arrow"}[f] + " file (an interrupted download or copy?)"
+	}
+	return ""
+}
+
+// shellQuote quotes a path for a command line when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// CompressionOf names the compression the content of the file at path is
+// in ([jsonl.Compression]), or "" (also when it cannot be read: opening
+// it will say why).
+func CompressionOf(path string) string {
+	fh, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer fh.Close()
+	head, _, _ := sniff(fh)
+	return jsonl.Compression(head)
+}
+
+// Found is what [Member] finds of a file in a directory input.
+type Found struct {
+	// Format is how the file is read, or "" when it is left out.
+	Format string
+	// Why says why the file is left out (Format "").
+	Why string
+	// Compression is the compression the file's content is in
+	// ([jsonl.Compression]), whatever its name says, or "".
+	Compression string
+}
+
+// Member tells whether and how a file found in a directory input is read.
+// It is read when its name is one of [Of] (whatever the case of its
+// extensions), it holds data (not a Git LFS pointer, not an empty Parquet
+// or Arrow file), and, for a .json file, when it holds records: a JSON
+// array, or JSON Lines. Other .json files beside data are metadata —
+// datasets' dataset_info.json, state.json and dataset_dict.json (left out
+// by name, as are metrics files, "*metrics.json"), LLaMA-Factory's
 // dataset_info.json, a config — which hold one object spread over lines;
-// an empty one holds nothing.
-func Member(path string) (format, why string, err error) {
-	switch f := Of(path); f {
-	case "":
-		return "", "not a data file name", nil
-	case JSON:
-		switch base := filepath.Base(path); {
+// an empty one holds nothing. Every file left out gets a reason in Why,
+// which for a name [Of] does not know says what its content looks like
+// when that is data (compressed, Parquet, Arrow).
+func Member(path string) (Found, error) {
+	f := Of(path)
+	base := filepath.Base(path)
+	if f == JSON {
+		switch {
 		case base == DatasetInfoFile || base == StateFile || base == DatasetDictFile:
-			return "", "datasets metadata, not records", nil
+			return Found{Why: "datasets metadata, not records"}, nil
 		case strings.HasSuffix(base, "metrics.json"):
-			return "", "a metrics file, not records (by its name)", nil
-		}
-		fh, err := os.Open(path)
-		if err != nil {
-			return "", "", err
-		}
-		defer fh.Close()
-		switch k, err := jsonl.KindOf(fh); {
-		case err != nil:
-			return "", "", fmt.Errorf("%s: %w", path, err)
-		case k == jsonl.KindArray:
-			return JSON, "", nil
-		case k == jsonl.KindLines:
-			return JSONL, "", nil
-		case k == jsonl.KindEmpty:
-			return "", "empty", nil
-		default:
-			return "", "one JSON object over several lines (metadata or a config?), not an array or JSON Lines of records: give it as --input to read it as one record", nil
+			return Found{Why: "a metrics file, not records (by its name)"}, nil
 		}
 	}
-	return Of(path), "", nil
+	fh, err := os.Open(path)
+	if err != nil {
+		return Found{}, err
+	}
+	defer fh.Close()
+	head, size, err := sniff(fh)
+	if err != nil {
+		return Found{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if why := notData(path, f, head, size); why != "" {
+		return Found{Why: why}, nil
+	}
+	comp := jsonl.Compression(head)
+	if f == "" {
+		return Found{Why: unknownName(path, head, comp)}, nil
+	}
+	if f != JSON {
+		return Found{Format: f, Compression: comp}, nil
+	}
+	if _, err := fh.Seek(0, io.SeekStart); err != nil {
+		return Found{}, err
+	}
+	switch k, err := jsonl.KindOf(fh); {
+	case err != nil:
+		return Found{}, fmt.Errorf("%s: %w", path, err)
+	case k == jsonl.KindArray:
+		return Found{Format: JSON, Compression: comp}, nil
+	case k == jsonl.KindLines:
+		return Found{Format: JSONL, Compression: comp}, nil
+	case k == jsonl.KindEmpty:
+		return Found{Why: "empty"}, nil
+	default:
+		return Found{Why: "one JSON object over several lines (metadata or a config?), not an array or JSON Lines of records: give it as --input to read it as one record"}, nil
+	}
+}
+
+// unknownName is why a file whose name [Of] does not know is left out,
+// saying what its content is when it looks like data.
+func unknownName(path string, head []byte, comp string) string {
+	_, data, ext := splitName(path)
+	base := filepath.Base(path)
+	switch {
+	case ext != "" && (data == ".parquet" || data == ".arrow"):
+		return fmt.Sprintf("a compressed %s file: it cannot be read compressed (its format compresses its own data); decompress it first", strings.TrimPrefix(data, "."))
+	case comp != "":
+		return fmt.Sprintf("%s-compressed data under a name that does not say it holds JSON Lines or a JSON array: rename it %s.jsonl%s (or .json%s), or give it as --input to read it by its content",
+			comp, strings.TrimSuffix(base, ext), extOf(comp), extOf(comp))
+	case bytes.HasPrefix(head, []byte("PAR1")):
+		return "Parquet data (by its first bytes) under a name that does not end in .parquet: rename it, or give it as --input"
+	case bytes.HasPrefix(head, []byte("ARROW1")):
+		return "Arrow data (by its first bytes) under a name that does not end in .arrow: rename it, or give it as --input"
+	case ext != "":
+		return "compressed by its name, but not a data file name (.jsonl" + ext + ", .json" + ext + ")"
+	}
+	return "not a data file name"
+}
+
+// extOf is the usual file extension of a compression.
+func extOf(comp string) string {
+	for _, c := range compressExts {
+		if c.name == comp {
+			return c.ext
+		}
+	}
+	return ""
 }
 
 // Ext is the file extension of a format's outputs.
 func Ext(format string) string { return "." + format }
 
-// Stem strips a known data extension: runs/a.jsonl.gz → a.
+// Stem strips a known data extension, and a compression extension after
+// it, whatever their case: runs/a.jsonl.gz → a, b.NDJSON.ZST → b.
 func Stem(path string) string {
-	base := filepath.Base(path)
-	for _, ext := range []string{".jsonl.gz", ".jsonl", ".json.gz", ".json", ".parquet", ".arrow"} {
-		if strings.HasSuffix(base, ext) {
-			return strings.TrimSuffix(base, ext)
-		}
-	}
-	return base
+	stem, _, _ := splitName(path)
+	return stem
 }
 
 // Open opens the file at path in its format (see [Detect]); [Stdin]

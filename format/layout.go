@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/trajcompress/trajcompress/format/arrow"
+	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/format/parquet"
 	"github.com/trajcompress/trajcompress/task"
 )
@@ -19,7 +20,8 @@ type Layout struct {
 }
 
 // LayoutOf reads the layout of the file at path: uncompressed JSON Lines
-// split by byte range; gzip, JSON arrays and standard input are read
+// split by byte range; compressed JSON Lines (gzip, zstd, bzip2, xz, told
+// by content), JSON arrays and standard input are read
 // whole; Parquet by row groups and Arrow by record batches (an Arrow file
 // with dictionary batches whole), read from the footer or the message
 // headers alone.
@@ -42,11 +44,11 @@ func LayoutOf(path string) (Layout, error) {
 		if err != nil {
 			return l, err
 		}
-		magic := make([]byte, 2)
+		magic := make([]byte, jsonl.MagicLen)
 		n, _ := io.ReadFull(fh, magic)
 		fh.Close()
-		if n < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
-			l.Kind = task.Lines
+		if jsonl.Compression(magic[:n]) == "" {
+			l.Kind = task.Lines // a compressed stream cannot be entered mid-way
 		}
 	case Parquet:
 		offs, rows, err := parquet.Layout(path)

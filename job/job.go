@@ -223,6 +223,9 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		for _, l := range plan.LeftOut {
 			fmt.Fprintf(spec.Notes, "note: --input: left out %s\n", l)
 		}
+		for _, n := range plan.Notes {
+			fmt.Fprintf(spec.Notes, "note: %s\n", n)
+		}
 	}
 	if err := checkBatch(spec); err != nil {
 		return nil, err

@@ -45,7 +45,8 @@ func TestPlanNamesAndRefusals(t *testing.T) {
 	}{
 		{"over_input", Spec{Input: plain, Output: plain}, "over its own input"},
 		{"same_files", Spec{Output: filepath.Join(dir, "o.jsonl"), Metrics: filepath.Join(dir, "o.jsonl")}, "are the same file"},
-		{"gzip_output", Spec{Output: filepath.Join(dir, "o.jsonl.gz")}, "gzip output is not supported"},
+		{"lfs_pointer", Spec{Input: input(t, dir, "p.parquet", "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n")}, "a Git LFS pointer file, not the data it stands for (the repository was cloned without git-lfs): fetch the data with git lfs pull --include " + filepath.Join(dir, "p.parquet")},
+		{"empty_parquet", Spec{Input: input(t, dir, "e.parquet", "")}, "e.parquet: an empty file (0 bytes), not a Parquet file"},
 		{"stdin_without_output", Spec{Input: "-"}, "name the output with --output"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -35,6 +36,9 @@ type Plan struct {
 	// look like data but are not read, each with the reason (see
 	// walkInputs); Run notes each.
 	LeftOut []string
+	// Notes say what the plan made of compressed inputs and of an output
+	// named as compressed; Run notes each.
+	Notes []string
 }
 
 // NewPlan resolves spec's input into files and every output path, and
@@ -42,7 +46,7 @@ type Plan struct {
 // or each other (see checkPaths). Defaults follow the peer's naming:
 //
 //	file a.jsonl → a_compressed.jsonl, a_compressed_metrics.json, a_compressed_rejects.jsonl
-//	dir  runs/   → runs_compressed/<same names> (x.jsonl.gz → x.jsonl),
+//	dir  runs/   → runs_compressed/<same names> (x.jsonl.gz → x.jsonl, x.NDJSON.ZST → x.jsonl),
 //	               runs_compressed/compression_metrics.json, runs_compressed_rejects.jsonl
 //
 // A metrics.output_file other than the default names the metrics file in
@@ -73,7 +77,7 @@ func NewPlan(spec Spec) (Plan, error) {
 				p.Dir = abs + suffix // "--input ." names its output after the directory, beside it
 			}
 		}
-		files, formats, leftOut, err := walkInputs(in, !spec.NoRecursive, spec.FollowLinks)
+		files, found, leftOut, err := walkInputs(in, !spec.NoRecursive, spec.FollowLinks)
 		if err != nil {
 			return p, err
 		}
@@ -83,11 +87,12 @@ func NewPlan(spec Spec) (Plan, error) {
 			if !spec.NoRecursive {
 				what += " or below it"
 			}
-			return p, usagef("--input %s: no .jsonl, .jsonl.gz, .json (JSON array or JSON Lines), .parquet or .arrow files in %s", in, what)
+			return p, usagef("--input %s: no .jsonl, .ndjson, .json (JSON array or JSON Lines; each also .gz, .zst, .bz2 or .xz), .parquet or .arrow files in %s", in, what)
 		}
 		seen := make(map[string]string, len(files))
+		var compressed []string
 		for _, rel := range files {
-			inF := formats[rel]
+			inF := found[rel].Format
 			outF := outFormat(inF)
 			out := filepath.Join(p.Dir, filepath.Dir(rel), format.Stem(rel)+format.Ext(outF))
 			if prev, dup := seen[out]; dup {
@@ -95,6 +100,25 @@ func NewPlan(spec Spec) (Plan, error) {
 			}
 			seen[out] = rel
 			p.Files = append(p.Files, File{In: filepath.Join(in, rel), Out: out, InFormat: inF, OutFormat: outF})
+			if c := found[rel].Compression; c != "" {
+				if len(compressed) == 0 {
+					r, _ := filepath.Rel(p.Dir, out)
+					compressed = append(compressed, fmt.Sprintf("%s → %s", rel, r))
+				}
+				if !slices.Contains(compressed[1:], c) {
+					compressed = append(compressed, c)
+				}
+			}
+		}
+		if len(compressed) > 0 {
+			n := 0
+			for _, rel := range files {
+				if found[rel].Compression != "" {
+					n++
+				}
+			}
+			p.Notes = append(p.Notes, fmt.Sprintf("--input %s: %d compressed %s (%s) read decompressed; outputs are written uncompressed, without the compression extension (%s)",
+				in, n, plural(n, "file", "files"), strings.Join(compressed[1:], ", "), compressed[0]))
 		}
 		p.Metrics = filepath.Join(p.Dir, cfg.Metrics.OutputFile)
 		p.Rejects = filepath.Clean(p.Dir) + "_rejects.jsonl"
@@ -112,6 +136,10 @@ func NewPlan(spec Spec) (Plan, error) {
 				outF = of // --output b.parquet means Parquet
 			}
 		}
+		out = p.uncompressedOutput(out)
+		if c := format.CompressionOf(spec.Input); c != "" {
+			p.Notes = append(p.Notes, fmt.Sprintf("--input %s is %s-compressed: it is read decompressed, and its output %s is written uncompressed", spec.Input, c, out))
+		}
 		p.Files = []File{{In: spec.Input, Out: out, InFormat: inF, OutFormat: outF}}
 		p.besideOutput(out)
 		p.metricsFile(cfg)
@@ -121,6 +149,26 @@ func NewPlan(spec Spec) (Plan, error) {
 		err = insideInput(p, spec.Input, !spec.NoRecursive)
 	}
 	return p, err
+}
+
+// uncompressedOutput is the output path named out, without the
+// compression extension it may end with: outputs are written
+// uncompressed, and the plan notes so.
+func (p *Plan) uncompressedOutput(out string) string {
+	c := format.Compressed(out)
+	if c == "" {
+		return out
+	}
+	plain := strings.TrimSuffix(out, filepath.Ext(out))
+	p.Notes = append(p.Notes, fmt.Sprintf("--output %s: %s output is not written (compressed input is read): the output is written uncompressed to %s", out, c, plain))
+	return plain
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // besideOutput names the metrics and rejects after the output file.
@@ -171,31 +219,34 @@ func stdinPlan(spec Spec) (Plan, error) {
 			outF = of
 		}
 	}
-	p.Files = []File{{In: format.Stdin, Out: spec.Output, InFormat: format.JSONL, OutFormat: outF}}
-	p.besideOutput(spec.Output)
+	out := p.uncompressedOutput(spec.Output)
+	p.Files = []File{{In: format.Stdin, Out: out, InFormat: format.JSONL, OutFormat: outF}}
+	p.besideOutput(out)
 	p.metricsFile(spec.Config)
 	return p.finish(spec)
 }
 
-// walkInputs lists the input files under root, relative to it: files
-// whose names [format.Of] knows (a .json file only when it holds records,
-// see [format.Member]), in the order of a depth-first walk with each
-// directory's entries sorted by name, descending into subdirectories when
-// recursive. Hidden files and directories (a name starting with ".": .git,
-// .cache, and the temporary files of a run) are left out; a symbolic link
-// to a file is followed, one to a directory below root is not (it may
-// loop), nor a directory below root when not recursive. root itself may
-// be a link to a directory. A link to a file outside the tree under root
-// (x.jsonl -> /etc/passwd) is not read unless follow is set. leftOut
-// names, each with the reason, the .json files, the linked directories and
-// the links out of the tree left out, so that the caller can say so:
-// nothing that could hold records is skipped without a word. An
-// unreadable directory is an error, not a silent gap.
+// walkInputs lists the input files under root, relative to it: the files
+// [format.Member] reads (by name, whatever the case of its extensions:
+// .jsonl, .ndjson, .json, each plain or .gz, .zst, .bz2, .xz; .parquet,
+// .arrow; a .json file only when it holds records), in the order of a
+// depth-first walk with each directory's entries sorted by name,
+// descending into subdirectories when recursive. Hidden files and
+// directories (a name starting with ".": .git, .cache, and the temporary
+// files of a run) are not walked; a symbolic link to a file is followed,
+// one to a directory below root is not (it may loop), nor a directory
+// below root when not recursive. root itself may be a link to a
+// directory. A link to a file outside the tree under root
+// (x.jsonl -> /etc/passwd) is not read unless follow is set. leftOut names, each with the reason, every other file and
+// linked directory found, so that the caller can say so: nothing is
+// skipped without a word. An unreadable directory is an error, not a
+// silent gap.
 //
-// formats holds each file's format as [format.Member] found it (a .json
-// file may hold JSON Lines), so that no file is opened twice to tell.
-func walkInputs(root string, recursive, follow bool) (files []string, formats map[string]string, leftOut []string, err error) {
-	formats = map[string]string{}
+// found holds what [format.Member] found of each file (its format — a
+// .json file may hold JSON Lines — and compression), so that no file is
+// opened twice to tell.
+func walkInputs(root string, recursive, follow bool) (files []string, found map[string]format.Found, leftOut []string, err error) {
+	found = map[string]format.Found{}
 	walkRoot := root
 	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		walkRoot = root + string(filepath.Separator) // WalkDir then reads the directory it names
@@ -216,43 +267,46 @@ func walkInputs(root string, recursive, follow bool) (files []string, formats ma
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
 			st, err := os.Stat(path)
-			if err == nil && st.IsDir() && recursive {
-				leftOut = append(leftOut, path+": a symbolic link to a directory, not followed (give its target as --input, or copy it in)")
-			}
-			if err != nil || !st.Mode().IsRegular() || format.Of(d.Name()) == "" {
+			switch {
+			case err != nil:
+				leftOut = append(leftOut, path+": a broken symbolic link")
+				return nil
+			case st.IsDir():
+				if recursive {
+					leftOut = append(leftOut, path+": a symbolic link to a directory, not followed (give its target as --input, or copy it in)")
+				}
+				return nil
+			case !st.Mode().IsRegular():
+				leftOut = append(leftOut, path+": not a regular file")
 				return nil
 			}
 			if to := absClean(path); !follow && !within(tree, to) {
 				leftOut = append(leftOut, path+": a symbolic link to "+to+", outside the input directory: not read (--follow-links reads it)")
 				return nil
 			}
-		} else if d.IsDir() || format.Of(d.Name()) == "" || !d.Type().IsRegular() {
+		} else if d.IsDir() {
+			return nil
+		} else if !d.Type().IsRegular() {
+			leftOut = append(leftOut, path+": not a regular file")
 			return nil
 		}
-		f := format.Of(d.Name())
-		if f == format.JSON {
-			// A .json file beside data is as often metadata
-			// (dataset_info.json, state.json) as records: see
-			// format.Member.
-			var why string
-			f, why, err = format.Member(path)
-			if err != nil {
-				return err
-			}
-			if f == "" {
-				leftOut = append(leftOut, path+": "+why)
-				return nil
-			}
+		f, err := format.Member(path)
+		if err != nil {
+			return err
+		}
+		if f.Format == "" {
+			leftOut = append(leftOut, path+": "+f.Why)
+			return nil
 		}
 		rel, err := filepath.Rel(walkRoot, path)
 		if err != nil {
 			return err
 		}
 		files = append(files, rel)
-		formats[rel] = f
+		found[rel] = f
 		return nil
 	})
-	return files, formats, leftOut, err
+	return files, found, leftOut, err
 }
 
 // insideInput refuses side files, and an output directory, that a later
@@ -374,9 +428,6 @@ func checkPaths(p Plan, spec Spec) error {
 		}
 		if a.what == "output" && commit.IsDirect(a.path) {
 			return usagef("output %s is not a regular file: record outputs are written to files (rejects, outcomes and metrics may go to a device, a FIFO or -)", a.path)
-		}
-		if a.what == "output" && strings.HasSuffix(a.path, ".gz") {
-			return usagef("output %s: gzip output is not supported (gzip input is); name it .jsonl", a.path)
 		}
 		if a.path == "-" {
 			continue

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/job"
 	"github.com/trajcompress/trajcompress/task"
 )
@@ -190,7 +191,8 @@ func listRemote(ctx context.Context, glob string) ([]Source, error) {
 }
 
 // sourceOf detects a file's format as format.Detect does (by name, else
-// by content). Only plain JSONL is read with textio: not gzip, and
+// by content). Only plain JSONL is read with textio: not compressed (gzip,
+// zstd, bzip2, xz, told by content), and
 // without a byte order mark, which our reader skips (UTF-8) or refuses
 // (UTF-16) at the start of the file, where textio cannot tell a line is.
 func sourceOf(ctx context.Context, p, name string) (Source, error) {
@@ -216,7 +218,7 @@ func sourceOf(ctx context.Context, p, name string) (Source, error) {
 	default:
 		src.Format = format.JSONL // a remote file of unknown name: our reader tells an array apart
 	}
-	marked := strings.HasPrefix(h, "\x1f\x8b") || strings.HasPrefix(h, "\xef\xbb\xbf") ||
+	marked := jsonl.Compression(head) != "" || strings.HasPrefix(h, "\xef\xbb\xbf") ||
 		strings.HasPrefix(h, "\xff\xfe") || strings.HasPrefix(h, "\xfe\xff")
 	src.Text = src.Format == format.JSONL && strings.HasSuffix(p, ".jsonl") && !marked
 	return src, nil

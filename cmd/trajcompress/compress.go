@@ -19,7 +19,8 @@ const compressUsage = `Usage: trajcompress compress --input PATH [flags]
 
 Reads ShareGPT/Hermes ({"conversations":[{"from","value"}]}) or OpenAI
 ({"messages":[{"role","content",…}]}) trajectories from JSONL (.jsonl,
-.jsonl.gz), JSON arrays (.json, LLaMA-Factory datasets; streamed), Parquet
+.ndjson), JSON arrays (.json, LLaMA-Factory datasets; streamed), each plain
+or gzip, zstd, bzip2 or xz (.gz, .zst, .bz2, .xz; told by content), Parquet
 (.parquet, e.g. Hugging Face hub shards) or Arrow (.arrow, datasets
 save_to_disk) files, or a directory of them, and writes every
 record back in input order: unchanged when it fits the target (or cannot be
@@ -30,8 +31,11 @@ A directory is walked recursively (Hugging Face repos keep shards under
 data/ and per-config subfolders), each directory's entries in name order,
 and the relative paths are kept in the output directory; hidden files and
 directories (.git, .cache) are left out; --no-recursive reads only the
-directory's own files. A symbolic link to a file outside the directory is
-left out, with a note, unless --follow-links.
+directory's own files. Every other file left out (not a data name, metadata,
+an empty Parquet or Arrow file, a Git LFS pointer, a symbolic link to a file
+outside the directory unless --follow-links) is named in a note with the
+reason. Outputs are written uncompressed: --output o.jsonl.zst writes
+o.jsonl, with a note.
 
 Nothing a run writes — outputs, metrics, rejects, outcomes, --report,
 --cpuprofile, --batch-export, the summary cache — may be an input (by any
@@ -44,7 +48,7 @@ written over keeps its mode.
 
 Outputs (defaults follow the peer trajectory_compressor.py):
   file a.jsonl  →  a_compressed.jsonl, a_compressed_metrics.json, a_compressed_rejects.jsonl
-  dir  runs/    →  runs_compressed/<same names> (x.jsonl.gz → x.jsonl),
+  dir  runs/    →  runs_compressed/<same names> (x.jsonl.zst → x.jsonl),
                    runs_compressed/compression_metrics.json, runs_compressed_rejects.jsonl
 Parquet and Arrow outputs keep the input's schema, plus a compression_metrics
 column when per-trajectory metrics are on; --output-format converts.
@@ -135,7 +139,7 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var f compressFlags
 	fs := newFlagSet("compress", stderr, compressUsage, "\nExit status: 0 ok, 1 failed, 2 usage (or another run holds these outputs), 3 partial (rejects or failed summaries), 4 mostly rejected (see --max-reject-rate), 130 interrupted.\nWith --batch-export: 0 when the requests file is written (no records were: import its results and run again), 3 when some input lines were rejected, 2 usage (not --summarizer llm, or the summary cache disabled).\n")
-	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl, .jsonl.gz, .json (JSON array), .parquet or .arrow file, a directory of them, or - for JSONL or a JSON array on standard input (then --output is required) (required)")
+	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl, .ndjson or .json (JSON array) file, each plain or .gz, .zst, .bz2 or .xz, a .parquet or .arrow file, a directory of them, or - for JSONL or a JSON array on standard input (then --output is required) (required)")
 	fs.StringVar(&f.output, "output", "", "output file (or directory, for a directory input); default: input name + output_suffix")
 	fs.StringVar(&f.configPath, "config", "", "peer-compatible YAML `FILE` (trajectory_compression.yaml); default: built-in defaults")
 	fs.StringVar(&f.metricsPath, "metrics", "", "where to write the aggregate metrics JSON (default: beside the output file, or inside the output directory)")

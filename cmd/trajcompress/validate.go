@@ -25,7 +25,7 @@ each (file:line: reason), before you spend a training run finding out:
                 calls; tool results pair with calls by id.
 
 "trajcompress compress --alternation" places summaries so that the output
-passes these checks. Files may be JSONL (plain or gzip), JSON arrays, Parquet
+passes these checks. Files may be JSONL (plain, gzip, zstd, bzip2 or xz), JSON arrays, Parquet
 or Arrow.
 
 Exit status: 0 every record accepted; 1 some would be rejected, or some

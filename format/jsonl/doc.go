@@ -13,7 +13,9 @@
 // data after it, a file cut inside it) is an error naming file, line and
 // record. [NewJSON] chooses between the two by content: an array when the
 // first byte that is not white space is '[', else JSON Lines. Every reader
-// detects gzip by its magic bytes and decompresses transparently, skips a
+// detects gzip, zstd, bzip2 and xz by their magic bytes (see
+// [Compression]) and decompresses transparently, as a stream, reading
+// concatenated members, frames or streams whole; it skips a
 // UTF-8 byte order mark at the start of the file, and refuses UTF-16 (a
 // UTF-16 byte order mark) with an error saying so. Bytes are handed on as
 // the file holds them, ill-formed UTF-8 included: repairing text is the

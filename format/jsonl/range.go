@@ -51,8 +51,8 @@ func OpenRange(path string, start, end, firstLine int64, hash io.Writer) (_ *Rea
 		if r.text, err = newText(src, path); err != nil {
 			return nil, err
 		}
-		if r.gz != nil {
-			return nil, fmt.Errorf("%s: gzip input cannot be read by byte range", path)
+		if r.codec != "" {
+			return nil, fmt.Errorf("%s: %s input cannot be read by byte range", path, r.codec)
 		}
 		return r, nil
 	}

@@ -22,7 +22,7 @@ type Reader struct {
 	started   bool
 }
 
-// Open opens a JSONL file, gzip-compressed or not.
+// Open opens a JSONL file, compressed (gzip, zstd, bzip2, xz) or not.
 func Open(path string) (*Reader, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -37,8 +37,8 @@ func Open(path string) (*Reader, error) {
 	return r, nil
 }
 
-// NewReader reads JSONL from r; name is used in errors. gzip input is
-// detected from its first two bytes; a UTF-8 byte order mark at the start
+// NewReader reads JSONL from r; name is used in errors. Compressed input
+// is detected from its first bytes ([Compression]); a UTF-8 byte order mark at the start
 // is skipped, and a UTF-16 one is an error.
 func NewReader(r io.Reader, name string) (*Reader, error) {
 	t, err := newText(r, name)

@@ -3,22 +3,25 @@ package jsonl
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"fmt"
 	"io"
 	"sync/atomic"
 )
 
 // text is the byte stream of a JSON text file, shared by the line and the
-// array reader: the file's bytes counted (for progress), gzip
-// decompressed when the stream starts with its magic, a UTF-8 byte order
+// array reader: the file's bytes counted (for progress), decompressed
+// when the stream starts with a compression's magic (gzip, zstd, bzip2,
+// xz: see [Compression]), a UTF-8 byte order
 // mark at the start skipped, and lines counted the same way by both
 // readers (see [text.lineEnd]).
 type text struct {
 	name string
 	cnt  *countingReader
-	gz   *gzip.Reader
-	br   *bufio.Reader
+	// dec decompresses a compressed file (nil: not compressed), codec
+	// names its compression.
+	dec   io.Closer
+	codec string
+	br    *bufio.Reader
 }
 
 type countingReader struct {
@@ -42,13 +45,13 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 func newText(r io.Reader, name string) (*text, error) {
 	cnt := &countingReader{r: r}
 	t := &text{name: name, cnt: cnt, br: bufio.NewReaderSize(cnt, bufSize)}
-	if magic, err := t.br.Peek(2); err == nil && magic[0] == 0x1f && magic[1] == 0x8b {
-		gz, err := gzip.NewReader(t.br)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		t.gz = gz
-		t.br = bufio.NewReaderSize(gz, bufSize)
+	dec, codec, err := decompress(t.br, name)
+	if err != nil {
+		return nil, err
+	}
+	if codec != "" {
+		t.dec, t.codec = dec, codec
+		t.br = bufio.NewReaderSize(dec, bufSize)
 	}
 	head, _ := t.br.Peek(3)
 	switch {
@@ -125,7 +128,7 @@ func (t *text) lineEnd(c byte) {
 func (t *text) bytesRead() int64 { return t.cnt.n.Load() }
 
 func (t *text) close() {
-	if t.gz != nil {
-		t.gz.Close()
+	if t.dec != nil {
+		t.dec.Close()
 	}
 }

@@ -65,10 +65,18 @@ func Open(path string, jsonText ...string) (r *Reader, err error) {
 			r, err = nil, fmt.Errorf("%s: not a readable Parquet file: corrupt footer: %v", path, p)
 		}
 	}()
-	file, err := pq.OpenFile(f, st.Size(), pq.SkipPageIndex(true), pq.SkipBloomFilters(true))
+	opts := []pq.FileOption{pq.SkipPageIndex(true), pq.SkipBloomFilters(true)}
+	file, err := pq.OpenFile(f, st.Size(), opts...)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+	}
+	if patches := lz4RawPatches(f, file); len(patches) > 0 {
+		// LZ4_RAW pages are read around a parquet-go bug: see lz4raw.go.
+		if file, err = pq.OpenFile(&patchedFile{r: f, patches: patches}, st.Size(), opts...); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+		}
 	}
 	root := ownNode(file.Root())
 	plan, ncols, err := compile(root)

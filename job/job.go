@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -185,6 +186,20 @@ func (e UsageError) Unwrap() error { return e.Err }
 
 func usagef(f string, a ...any) error { return UsageError{fmt.Errorf(f, a...)} }
 
+// checkPrices refuses a price that is not a finite number >= 0: a NaN
+// or infinite one cannot be written in the run manifest or the metrics.
+func checkPrices(in, out float64) error {
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"price in", in}, {"price out", out}} {
+		if !(p.v >= 0 && p.v <= math.MaxFloat64) {
+			return usagef("%s: want a finite number of USD >= 0, got %v", p.name, p.v)
+		}
+	}
+	return nil
+}
+
 // Progress receives a run's events, all from one goroutine at a time.
 type Progress interface {
 	// Start announces the bytes of input the run's tasks will read.
@@ -201,6 +216,9 @@ type Progress interface {
 
 // Run carries out spec.
 func Run(ctx context.Context, spec Spec) (*Result, error) {
+	if err := checkPrices(spec.PriceIn, spec.PriceOut); err != nil {
+		return nil, err
+	}
 	cfg := spec.Config
 	counter, err := newCounter(cfg)
 	if err != nil {

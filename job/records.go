@@ -118,6 +118,22 @@ func (s *sampledSource) Record() int64 {
 // which records are processed).
 func fingerprint(cfg config.Config, sample *Sample) (json.RawMessage, string) {
 	full, _ := json.Marshal(cfg) // plain data: cannot fail
+	fp := struct {
+		Config  config.Config `json:"config"`
+		Percent float64       `json:"sample_percent,omitempty"`
+		Seed    uint64        `json:"sample_seed,omitempty"`
+	}{Config: outputSettings(cfg)}
+	if sample != nil {
+		fp.Percent, fp.Seed = sample.Percent, sample.Seed
+	}
+	b, _ := json.Marshal(fp)
+	sum := sha256.Sum256(b)
+	return full, "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// outputSettings is cfg with the settings that cannot change the output
+// zeroed: what the config fingerprint hashes.
+func outputSettings(cfg config.Config) config.Config {
 	c := cfg
 	c.Processing.NumWorkers, c.Processing.MaxConcurrentRequests = 0, 0
 	c.Summarization.CacheDir, c.Summarization.RPM, c.Summarization.TPM = "", 0, 0
@@ -126,17 +142,7 @@ func fingerprint(cfg config.Config, sample *Sample) (json.RawMessage, string) {
 		c.Summarization = config.Summarization{Method: c.Summarization.Method}
 		c.Processing.PerTrajectoryTimeout = 0
 	}
-	fp := struct {
-		Config  config.Config `json:"config"`
-		Percent float64       `json:"sample_percent,omitempty"`
-		Seed    uint64        `json:"sample_seed,omitempty"`
-	}{Config: c}
-	if sample != nil {
-		fp.Percent, fp.Seed = sample.Percent, sample.Seed
-	}
-	b, _ := json.Marshal(fp)
-	sum := sha256.Sum256(b)
-	return full, "sha256:" + hex.EncodeToString(sum[:])
+	return c
 }
 
 func inputFingerprint(h *xxh3.Hasher) string {

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -166,6 +167,20 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	}
 	if !(f.maxRejectRate >= 0 && f.maxRejectRate <= 1) {
 		return usagef("--max-reject-rate must be in [0, 1], got %v", f.maxRejectRate)
+	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"--price-in", f.priceIn}, {"--price-out", f.priceOut}} {
+		if !(p.v >= 0 && p.v <= math.MaxFloat64) { // NaN and ±Inf fail too
+			return usagef("%s must be a finite number of USD >= 0, got %v", p.name, p.v)
+		}
+	}
+	if set["num-shards"] && f.numShards < 1 {
+		return usagef("--num-shards must be 1 or more, got %d", f.numShards)
+	}
+	if set["shard"] && f.shard < 0 {
+		return usagef("--shard must be 0 or more (below --num-shards), got %d", f.shard)
 	}
 	cfg, err := cf.effective(f.configPath, set)
 	if err != nil {

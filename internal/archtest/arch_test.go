@@ -20,7 +20,7 @@ const module = "github.com/trajcompress/trajcompress/"
 // packages of a strictly lower layer. Packages not listed (bench drivers,
 // cmd, test helpers) are on top and only checked against allowed.
 var layer = map[string]int{
-	"internal/jsonx": 0, "outcome": 0, "task": 0, "internal/atomicfile": 0, "internal/commit": 0, "internal/testenv": 0,
+	"internal/jsonx": 0, "outcome": 0, "task": 0, "internal/atomicfile": 0, "internal/commit": 0, "internal/testenv": 0, "internal/readfile": 0,
 	"traj": 1, "tokenize": 1,
 	"snap": 2, "summary": 2,
 	"metrics": 3, "summary/llm": 3, "validate": 3, "format/internal/jsonval": 2,

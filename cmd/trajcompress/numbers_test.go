@@ -54,3 +54,28 @@ func TestBadNumbersAreUsageErrors(t *testing.T) {
 	}
 	_ = filepath.Join
 }
+
+// TestWholeFilesAreSizeChecked: a file read whole (config, tokenizer,
+// metrics, baseline) that is /dev/zero is a usage error naming it and the
+// limit; before, it was read until memory ran out (a crash with a
+// goroutine dump).
+func TestWholeFilesAreSizeChecked(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	dir, in := smallInput(t)
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"compress", "--quiet", "--input", in, "--config", "/dev/zero"}, "/dev/zero: more than 16 MiB, over the limit of 16 MiB for a config file"},
+		{[]string{"compress", "--quiet", "--input", in, "--tokenizer", "/dev/zero"}, "/dev/zero: more than 256 MiB, over the limit of 256 MiB for a tokenizer file"},
+		{[]string{"check", "--baseline", "/dev/zero", "/dev/zero"}, "over the limit of 256 MiB for a metrics file"},
+		{[]string{"report", "--output", filepath.Join(dir, "r.html"), "/dev/zero"}, "/dev/zero: more than 256 MiB, over the limit of 256 MiB for a metrics file"},
+	} {
+		var stderr bytes.Buffer
+		if code := run(context.Background(), c.args, nil, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.msg) {
+			t.Errorf("%v: exit %d, want %d; stderr %q, want %q", c.args, code, exitUsage, stderr.String(), c.msg)
+		}
+	}
+}

@@ -12,6 +12,20 @@ import (
 	"os"
 )
 
+// The limits of the files read whole. Each is far above any real file of
+// its kind and far below what would strain memory.
+const (
+	// SmallLimit: configs, rules, tokenizer configs, dataset metadata,
+	// run manifests (real ones: a few kB).
+	SmallLimit = 16 << 20
+	// MetricsLimit: metrics and baseline JSON (real ones: well under
+	// 1 MiB; the per-source breakdown names at most 64 groups).
+	MetricsLimit = 256 << 20
+	// TokenizerLimit: tokenizer.json and tiktoken files (the largest
+	// known, Gemma's, is 33 MB).
+	TokenizerLimit = 256 << 20
+)
+
 // ErrTooLarge is wrapped by the error of [Read] for a file over its limit.
 var ErrTooLarge = errors.New("file too large")
 

@@ -99,6 +99,10 @@ type Spec struct {
 	// task.DefaultSize. It decides how work is split, resumed and shared
 	// out, never the output bytes.
 	TaskSize int64
+	// MaxRecordBytes is the longest JSON Lines record read: a longer one
+	// is rejected (record_too_large) with its size, never read whole.
+	// 0 means no limit.
+	MaxRecordBytes int64
 	// Shard is the share of the tasks this process runs; the zero Shard
 	// (or task.Single) runs them all and puts the outputs in place. A
 	// shard of several leaves its tasks' parts for [Merge].
@@ -613,6 +617,7 @@ func (r *runner) manifest() (manifest, error) {
 			Output: r.spec.Output, Metrics: r.spec.Metrics, Rejects: r.spec.Rejects, Outcomes: r.spec.Outcomes, Report: r.spec.Report,
 			OutputFormatSet: r.spec.OutputFormatSet, DryRun: r.spec.DryRun, Sample: r.spec.Sample,
 			PriceIn: r.spec.PriceIn, PriceOut: r.spec.PriceOut, GroupBy: r.spec.GroupBy, TaskSize: r.spec.TaskSize,
+			MaxRecordBytes: r.spec.MaxRecordBytes,
 		},
 	}
 	if r.counter != nil {

@@ -81,7 +81,7 @@ func (r *runner) merge(ms MergeSpec, dir string, start time.Time) (*Result, erro
 	s := man.Spec
 	r.spec = Spec{Config: cfg, Input: s.Input, NoRecursive: s.NoRecursive, Output: s.Output, Metrics: s.Metrics, Rejects: s.Rejects,
 		Outcomes: s.Outcomes, Report: s.Report, OutputFormatSet: s.OutputFormatSet, DryRun: s.DryRun, Sample: s.Sample,
-		PriceIn: s.PriceIn, PriceOut: s.PriceOut, GroupBy: s.GroupBy, TaskSize: s.TaskSize, ToolVersion: man.Tool, Notes: ms.Notes}
+		PriceIn: s.PriceIn, PriceOut: s.PriceOut, GroupBy: s.GroupBy, TaskSize: s.TaskSize, MaxRecordBytes: s.MaxRecordBytes, ToolVersion: man.Tool, Notes: ms.Notes}
 	r.cfg = cfg
 	if r.plan, err = NewPlan(r.spec); err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"unicode/utf8"
@@ -44,8 +45,8 @@ func RejectLine(r *pipeline.Reject) []byte {
 // sampleLines picks k = max(1, ⌊n·pct/100⌋) of the n records of path,
 // reproducibly from (seed, file index), and returns their 0-based record
 // indices as a set. Records keep their input order.
-func sampleLines(ctx context.Context, path string, pct float64, seed uint64, fileIdx int) (map[int64]bool, error) {
-	rd, err := format.Open(path, format.Options{})
+func sampleLines(ctx context.Context, path string, pct float64, seed uint64, fileIdx int, maxRecord int64) (map[int64]bool, error) {
+	rd, err := format.Open(path, format.Options{MaxRecordBytes: maxRecord}) // a record too long counts, unread
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ func sampleLines(ctx context.Context, path string, pct float64, seed uint64, fil
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
+		if err != nil && !tooLarge(err) {
 			return nil, err
 		}
 		n++
@@ -82,6 +83,13 @@ func sampleLines(ctx context.Context, path string, pct float64, seed uint64, fil
 	return keep, nil
 }
 
+// tooLarge reports whether err is the per-record error of a record too
+// long to read (pipeline.TooLarge), which a reader goes on after.
+func tooLarge(err error) bool {
+	var big pipeline.TooLarge
+	return errors.As(err, &big)
+}
+
 // sampledSource passes on only the records whose index is in keep.
 type sampledSource struct {
 	src  pipeline.Source
@@ -92,13 +100,13 @@ type sampledSource struct {
 func (s *sampledSource) Next() ([]byte, int64, error) {
 	for {
 		b, line, err := s.src.Next()
-		if err != nil {
+		if err != nil && !tooLarge(err) {
 			return nil, 0, err
 		}
 		i := s.idx
 		s.idx++
 		if s.keep[i] {
-			return b, line, nil
+			return b, line, err
 		}
 	}
 }

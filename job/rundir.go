@@ -90,6 +90,7 @@ type specJSON struct {
 	PriceOut        float64         `json:"price_out,omitempty"`
 	GroupBy         string          `json:"group_by,omitempty"`
 	TaskSize        int64           `json:"target_task_size"`
+	MaxRecordBytes  int64           `json:"max_record_bytes,omitempty"`
 }
 
 // span is a byte range of a segment.
@@ -218,6 +219,9 @@ func (m manifest) mismatch(o manifest) string {
 	}
 	if m.Spec.DryRun != o.Spec.DryRun {
 		diffs = append(diffs, "one of the runs is a dry run")
+	}
+	if m.Spec.MaxRecordBytes != o.Spec.MaxRecordBytes {
+		diffs = append(diffs, fmt.Sprintf("--max-record-bytes %d, now %d", m.Spec.MaxRecordBytes, o.Spec.MaxRecordBytes))
 	}
 	if m.Spec.GroupBy != o.Spec.GroupBy {
 		diffs = append(diffs, fmt.Sprintf("--group-by %q, now %q", m.Spec.GroupBy, o.Spec.GroupBy))

@@ -109,7 +109,7 @@ type compressFlags struct {
 	priceIn, priceOut, samplePercent, maxRejectRate                                                    float64
 	seed                                                                                               uint64
 	dryRun, quiet, wait, noRecursive                                                                   bool
-	taskSize                                                                                           string
+	taskSize, maxRecord                                                                                string
 	shard, numShards                                                                                   int
 	resume, overwrite                                                                                  bool
 	batchExport                                                                                        string
@@ -140,6 +140,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no summary on stderr")
 	fs.BoolVar(&f.wait, "wait", false, "when another run is writing the same outputs, wait for it to end (default: fail at once, exit 2)")
 	fs.StringVar(&f.taskSize, "target-task-size", "256MiB", "split the run into tasks of about `SIZE` of input (8MiB, 256MiB, 1GiB; 1000MB): a large JSONL file by byte range, Parquet and Arrow files by row groups and record batches; tasks are what a resumed run skips and shards share out, never a change to the output bytes")
+	fs.StringVar(&f.maxRecord, "max-record-bytes", "256MiB", "reject a JSON Lines record (line) longer than `SIZE` as record_too_large, with its size, without reading it whole (a 300 MB line would take about 2 GB of memory); 0 for no limit")
 	fs.BoolVar(&f.resume, "resume", false, "go on with the unfinished run of these outputs (also the default when one with the same config and inputs is there); fail if there is none")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "discard an unfinished run of these outputs instead of refusing one with other settings")
 	fs.IntVar(&f.shard, "shard", -1, "run only the tasks whose number modulo --num-shards is `I` (0-based), leaving their parts for trajcompress merge; default from the environment of Slurm job arrays, Kubernetes Indexed Jobs or AWS Batch array jobs")
@@ -190,6 +191,10 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return usagef("--target-task-size: %v", err)
 	}
+	maxRecord, err := parseMaxRecord(f.maxRecord)
+	if err != nil {
+		return usagef("--max-record-bytes: %v", err)
+	}
 	shard, err := task.ShardOf(f.shard, f.numShards, os.Getenv)
 	if err != nil {
 		return usageError{err}
@@ -201,7 +206,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		Config: cfg, Input: f.input, Output: f.output,
 		Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath, Report: f.reportPath,
 		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait, NoRecursive: f.noRecursive,
-		TaskSize: taskSize, Shard: shard, Resume: f.resume, Overwrite: f.overwrite,
+		TaskSize: taskSize, MaxRecordBytes: maxRecord, Shard: shard, Resume: f.resume, Overwrite: f.overwrite,
 		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
 		Progress: newProgress(stderr, f.quiet), Stdin: stdin, Notes: prefixed{stderr},
 		GroupBy:     f.groupBy,
@@ -244,6 +249,15 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			res.Shard.Index, res.Shard.Count, from, res.Tasks, res.Missing, res.Plan.Anchor(f.dryRun))
 	}
 	return resultCode(res, f.maxRejectRate)
+}
+
+// parseMaxRecord reads --max-record-bytes: a size as --target-task-size
+// takes it, or 0 for no limit.
+func parseMaxRecord(s string) (int64, error) {
+	if strings.TrimSpace(s) == "0" {
+		return 0, nil
+	}
+	return task.ParseSize(s)
 }
 
 // resultCode is the error (exit code) of a finished run or merge: too

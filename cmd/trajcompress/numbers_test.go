@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -52,7 +53,6 @@ func TestBadNumbersAreUsageErrors(t *testing.T) {
 	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--price-in", "0.15", "--price-out", "0"}, nil, io.Discard, io.Discard); code != exitOK {
 		t.Fatalf("good prices: exit %d", code)
 	}
-	_ = filepath.Join
 }
 
 // TestWholeFilesAreSizeChecked: a file read whole (config, tokenizer,
@@ -77,5 +77,38 @@ func TestWholeFilesAreSizeChecked(t *testing.T) {
 		if code := run(context.Background(), c.args, nil, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.msg) {
 			t.Errorf("%v: exit %d, want %d; stderr %q, want %q", c.args, code, exitUsage, stderr.String(), c.msg)
 		}
+	}
+}
+
+// TestMaxRecordBytes: a record longer than --max-record-bytes is rejected
+// (record_too_large) with its line and size, the others are compressed,
+// and the run is partial (exit 3). Before, every line was read whole,
+// whatever its size (a 300 MB line took 1.95 GB).
+func TestMaxRecordBytes(t *testing.T) {
+	dir, in := smallInput(t)
+	long := `{"conversations":[{"from":"human","value":"` + strings.Repeat("y", 5000) + `"}]}`
+	b, _ := os.ReadFile(in)
+	lines := strings.SplitAfter(string(b), "\n")
+	os.WriteFile(in, []byte(lines[0]+long+"\n"+lines[1]), 0o644)
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--max-record-bytes", "1KiB"}, nil, io.Discard, &stderr)
+	if code != exitPartial {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	rej, _ := os.ReadFile(filepath.Join(dir, "in_compressed_rejects.jsonl"))
+	want := fmt.Sprintf(`"line":2,"reason":"record_too_large","detail":"the record is %d bytes, over the limit of 1024 (--max-record-bytes)`, len(long))
+	if !strings.Contains(string(rej), want) || strings.Contains(string(rej), "yyyy") {
+		t.Errorf("rejects: %s\nwant %s", rej, want)
+	}
+	out, _ := os.ReadFile(filepath.Join(dir, "in_compressed.jsonl"))
+	if string(out) != lines[0]+lines[1] {
+		t.Errorf("output: %s", out)
+	}
+	// The default takes it; a bad size is a usage error.
+	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--overwrite"}, nil, io.Discard, io.Discard); code != exitOK {
+		t.Errorf("default limit: exit %d", code)
+	}
+	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--max-record-bytes", "-5"}, nil, io.Discard, io.Discard); code != exitUsage {
+		t.Errorf("--max-record-bytes -5: exit %d", code)
 	}
 }

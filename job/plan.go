@@ -10,6 +10,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
 )
 
@@ -63,9 +64,9 @@ func NewPlan(spec Spec) (Plan, error) {
 		in := filepath.Clean(spec.Input)
 		p.Dir = spec.Output
 		if p.Dir == "" {
-			p.Dir = in + suffix
+			p.Dir = fitPath(in, suffix)
 			if abs, err := filepath.Abs(in); err == nil && (in == "." || in == "..") {
-				p.Dir = abs + suffix // "--input ." names its output after the directory, beside it
+				p.Dir = fitPath(abs, suffix) // "--input ." names its output after the directory, beside it
 			}
 		}
 		files, formats, leftOut, err := walkInputs(in, !spec.NoRecursive)
@@ -84,7 +85,7 @@ func NewPlan(spec Spec) (Plan, error) {
 		for _, rel := range files {
 			inF := formats[rel]
 			outF := outFormat(inF)
-			out := filepath.Join(p.Dir, filepath.Dir(rel), format.Stem(rel)+format.Ext(outF))
+			out := filepath.Join(p.Dir, filepath.Dir(rel), atomicfile.FitName(format.Stem(rel), format.Ext(outF)))
 			if prev, dup := seen[out]; dup {
 				return p, usagef("--input %s: %s and %s would both be written to %s", in, prev, rel, out)
 			}
@@ -92,7 +93,7 @@ func NewPlan(spec Spec) (Plan, error) {
 			p.Files = append(p.Files, File{In: filepath.Join(in, rel), Out: out, InFormat: inF, OutFormat: outF})
 		}
 		p.Metrics = filepath.Join(p.Dir, cfg.Metrics.OutputFile)
-		p.Rejects = filepath.Clean(p.Dir) + "_rejects.jsonl"
+		p.Rejects = fitPath(filepath.Clean(p.Dir), "_rejects.jsonl")
 	} else {
 		inF, err := format.Detect(spec.Input)
 		if err != nil {
@@ -101,7 +102,7 @@ func NewPlan(spec Spec) (Plan, error) {
 		outF := outFormat(inF)
 		out := spec.Output
 		if out == "" {
-			out = filepath.Join(filepath.Dir(spec.Input), format.Stem(spec.Input)+suffix+format.Ext(outF))
+			out = filepath.Join(filepath.Dir(spec.Input), atomicfile.FitName(format.Stem(spec.Input), suffix+format.Ext(outF)))
 		} else if !spec.OutputFormatSet && cfg.Output.Format == "" {
 			if of := format.Of(out); of != "" {
 				outF = of // --output b.parquet means Parquet
@@ -120,8 +121,16 @@ func NewPlan(spec Spec) (Plan, error) {
 
 // besideOutput names the metrics and rejects after the output file.
 func (p *Plan) besideOutput(out string) {
-	p.Metrics = filepath.Join(filepath.Dir(out), format.Stem(out)+"_metrics.json")
-	p.Rejects = filepath.Join(filepath.Dir(out), format.Stem(out)+"_rejects.jsonl")
+	p.Metrics = filepath.Join(filepath.Dir(out), atomicfile.FitName(format.Stem(out), "_metrics.json"))
+	p.Rejects = filepath.Join(filepath.Dir(out), atomicfile.FitName(format.Stem(out), "_rejects.jsonl"))
+}
+
+// fitPath is path with tail added to its last element, that element cut
+// (atomicfile.FitName) when it would be longer than a file name may be:
+// the default names made of an input's name work for any input name the
+// file system accepts.
+func fitPath(path, tail string) string {
+	return filepath.Join(filepath.Dir(path), atomicfile.FitName(filepath.Base(path), tail))
 }
 
 // metricsFile honours a metrics.output_file other than the peer's default

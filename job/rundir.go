@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
 	"github.com/trajcompress/trajcompress/internal/readfile"
 	"github.com/trajcompress/trajcompress/metrics"
@@ -54,7 +55,7 @@ const (
 
 // runDirOf is the run directory of the output set anchored at anchor.
 func runDirOf(anchor string) string {
-	return filepath.Join(filepath.Dir(anchor), "."+filepath.Base(anchor)+runDirSuffix)
+	return filepath.Join(filepath.Dir(anchor), "."+atomicfile.ShortName(filepath.Base(anchor))+runDirSuffix)
 }
 
 // manifest is a run directory's run.json.

@@ -112,3 +112,50 @@ func TestMaxRecordBytes(t *testing.T) {
 		t.Errorf("--max-record-bytes -5: exit %d", code)
 	}
 }
+
+// TestLongInputNames: an input whose name has 250 bytes (NAME_MAX is 255)
+// runs to completion, as a file and inside a directory, with outcomes and
+// a report, twice (the second run over the first's outputs), and leaves
+// nothing of ours behind. The hidden names made of it (lock, journal, run
+// directory, staged and temporary files) are cut with a hash, and so are
+// the default output names that would pass 255 bytes; before, the run
+// failed with "file name too long" from the lock file.
+func TestLongInputNames(t *testing.T) {
+	dir, in := smallInput(t)
+	body, _ := os.ReadFile(in)
+	os.Remove(in)
+	name := strings.Repeat("n", 244) + ".jsonl"
+	long := filepath.Join(dir, name)
+	os.WriteFile(long, body, 0o644)
+	sub := filepath.Join(dir, "runs")
+	os.Mkdir(sub, 0o755)
+	os.WriteFile(filepath.Join(sub, name), body, 0o644)
+	for _, input := range []string{long, sub} {
+		for i := range 2 {
+			var stderr bytes.Buffer
+			args := []string{"compress", "--quiet", "--input", input, "--outcomes", filepath.Join(dir, "o.jsonl"), "--report", filepath.Join(dir, "r.html")}
+			if code := run(context.Background(), args, nil, io.Discard, &stderr); code != exitOK {
+				t.Fatalf("%s, run %d: exit %d: %s", filepath.Base(input), i+1, code, stderr.String())
+			}
+		}
+	}
+	var names []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && p != dir {
+			names = append(names, strings.TrimPrefix(p, dir+"/"))
+		}
+		return nil
+	})
+	for _, n := range names {
+		if strings.Contains(n, ".tc-") || strings.Contains(n, ".tmp") {
+			t.Errorf("left behind: %s", n)
+		}
+	}
+	out := filepath.Join(dir, "runs_compressed", name)
+	if b, err := os.ReadFile(out); err != nil || !bytes.Equal(b, body) {
+		t.Errorf("directory output %v: %q", err, b)
+	}
+	if len(names) != 12 { // input, output, metrics, rejects, o.jsonl, r.html; runs/ and its file; runs_compressed/, its file and metrics; its rejects
+		t.Errorf("%d files: %v", len(names), names)
+	}
+}

@@ -53,10 +53,13 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
 )
 
 // ErrLocked is returned by [Begin] when another process holds the lock on
@@ -106,8 +109,10 @@ const (
 	lockName    = ".tc-lock"
 )
 
+// hidden is the hidden name beside path with suffix: ".<name><suffix>",
+// <name> the file's name bounded by atomicfile.ShortName.
 func hidden(path, suffix string) string {
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+suffix)
+	return filepath.Join(filepath.Dir(path), "."+atomicfile.ShortName(filepath.Base(path))+suffix)
 }
 
 // JournalPath is where the journal of the output set anchored at anchor
@@ -360,17 +365,28 @@ func (t *Tx) cleanStale(target string) {
 		}
 		t.stale[dir] = byBase
 	}
-	for _, name := range byBase[base] {
-		os.RemoveAll(filepath.Join(dir, name))
+	for _, key := range keysOf(base) {
+		for _, name := range byBase[key] {
+			os.RemoveAll(filepath.Join(dir, name))
+		}
+		delete(byBase, key)
 	}
-	delete(byBase, base)
+}
+
+// keysOf are the names the hidden files of the output named base are made
+// of: base, and its atomicfile.ShortName when that differs (a long name).
+func keysOf(base string) []string {
+	if s := atomicfile.ShortName(base); s != base {
+		return []string{base, s}
+	}
+	return []string{base}
 }
 
 // isOurs reports whether the file name was left by this package (or by
 // atomicfile, or an earlier version) for the output named base.
 func isOurs(name, base string) bool {
 	b, ok := ourBase(name)
-	return ok && b == base
+	return ok && slices.Contains(keysOf(base), b)
 }
 
 // ourBase parses a file name of this package's patterns (see cleanStale)
@@ -662,7 +678,7 @@ func recoverLocked(anchor string) error {
 	}
 	var olds []string
 	for _, e := range es {
-		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(e.staged), "."+filepath.Base(e.target)+tag), ".tmp")
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(e.staged), "."+atomicfile.ShortName(filepath.Base(e.target))+tag), ".tmp")
 		old := hidden(e.target, tag+id+".old")
 		olds = append(olds, old)
 		if _, err := os.Lstat(e.staged); err != nil {

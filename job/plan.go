@@ -1,6 +1,7 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -70,6 +71,9 @@ func NewPlan(spec Spec) (Plan, error) {
 			}
 		}
 		files, formats, leftOut, err := walkInputs(in, !spec.NoRecursive)
+		if errors.Is(err, fs.ErrPermission) {
+			return p, UsageError{err} // unreadable input: exit 2, as -h says
+		}
 		if err != nil {
 			return p, err
 		}
@@ -112,11 +116,28 @@ func NewPlan(spec Spec) (Plan, error) {
 		p.besideOutput(out)
 		p.metricsFile(cfg)
 	}
+	if err := readable(p.Files); err != nil {
+		return p, err
+	}
 	p, err = p.finish(spec)
 	if err == nil && st.IsDir() {
 		err = insideInput(p, spec.Input, !spec.NoRecursive)
 	}
 	return p, err
+}
+
+// readable makes sure each input file can be opened, before any work: an
+// unreadable input is a usage error (exit 2, as -h says), not a failure
+// found when its task comes.
+func readable(files []File) error {
+	for _, f := range files {
+		fh, err := os.Open(f.In)
+		if err != nil {
+			return usagef("--input: %v", err)
+		}
+		fh.Close()
+	}
+	return nil
 }
 
 // besideOutput names the metrics and rejects after the output file.
@@ -151,7 +172,30 @@ func (p Plan) finish(spec Spec) (Plan, error) {
 		p.Rejects = spec.Rejects
 	}
 	p.Outcomes, p.Report = spec.Outcomes, spec.Report
-	return p, checkPaths(p)
+	if err := checkPaths(p); err != nil {
+		return p, err
+	}
+	return p, checkWritable(spec)
+}
+
+// checkWritable makes sure, before any work, that the outputs named on
+// the command line can be written (commit.Writable): a run that could not
+// put its outcomes, report or metrics in place failed only at its end.
+func checkWritable(spec Spec) error {
+	paths := []struct{ what, path string }{
+		{"--metrics", spec.Metrics}, {"--rejects", spec.Rejects}, {"--outcomes", spec.Outcomes}, {"--report", spec.Report}}
+	if !spec.DryRun && spec.BatchExport == "" {
+		paths = append(paths, struct{ what, path string }{"--output", spec.Output})
+	}
+	for _, p := range paths {
+		if p.path == "" || p.path == "-" {
+			continue
+		}
+		if err := commit.Writable(p.path); err != nil {
+			return usagef("%s %v", p.what, err)
+		}
+	}
+	return nil
 }
 
 // stdinPlan is the plan of a run reading standard input: JSONL, read

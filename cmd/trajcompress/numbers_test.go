@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -157,5 +159,112 @@ func TestLongInputNames(t *testing.T) {
 	}
 	if len(names) != 12 { // input, output, metrics, rejects, o.jsonl, r.html; runs/ and its file; runs_compressed/, its file and metrics; its rejects
 		t.Errorf("%d files: %v", len(names), names)
+	}
+}
+
+// TestUnwritableSideFilesFailFirst: an --outcomes, --report, --metrics or
+// --output path that cannot be written (under a file, in /proc) is a
+// usage error naming it before any work: nothing is written, no run
+// directory is left. Before, the run did all its work and failed at the
+// end (exit 1), keeping its tasks.
+func TestUnwritableSideFilesFailFirst(t *testing.T) {
+	bad := []struct{ flag, path string }{
+		{"--outcomes", "in.jsonl/o.jsonl"},
+		{"--report", "in.jsonl/sub/r.html"},
+		{"--metrics", "in.jsonl/m.json"},
+		{"--rejects", "in.jsonl/r.jsonl"},
+		{"--output", "in.jsonl/out.jsonl"},
+	}
+	if _, err := os.Stat("/proc/version"); err == nil {
+		bad = append(bad, struct{ flag, path string }{"--outcomes", "/proc/version"}, struct{ flag, path string }{"--report", "/proc/r.html"})
+	}
+	for _, c := range bad {
+		t.Run(c.flag+" "+c.path, func(t *testing.T) {
+			dir, in := smallInput(t)
+			path := c.path
+			if !filepath.IsAbs(path) {
+				path = filepath.Join(dir, path)
+			}
+			var stderr bytes.Buffer
+			code := run(context.Background(), []string{"compress", "--quiet", "--input", in, c.flag, path}, nil, io.Discard, &stderr)
+			if code != exitUsage || !strings.Contains(stderr.String(), c.flag+" "+path) {
+				t.Fatalf("exit %d, want %d; stderr %q", code, exitUsage, stderr.String())
+			}
+			if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+				t.Errorf("%d entries written before the refusal", len(ents)-1)
+			}
+		})
+	}
+}
+
+// TestUnreadableInputIsUsage: an input file that cannot be opened is exit
+// 2 (as -h says), before any work, and so is a directory input with an
+// unreadable subdirectory; before, the run failed (exit 1) when the
+// file's task came. Root reads any file, so as root the check runs in a
+// child process of this test binary as user nobody.
+func TestUnreadableInputIsUsage(t *testing.T) {
+	if os.Getenv("TC_UNREADABLE_CHILD") != "" {
+		t.Skip("child process")
+	}
+	dir := t.TempDir()
+	os.Chmod(dir, 0o777)
+	os.Chmod(filepath.Dir(dir), 0o755)
+	in := filepath.Join(dir, "in.jsonl")
+	os.WriteFile(in, []byte(`{"conversations":[{"from":"human","value":"hi"}]}`+"\n"), 0o000)
+	sub := filepath.Join(dir, "runs", "locked")
+	os.MkdirAll(sub, 0o755)
+	os.WriteFile(filepath.Join(dir, "runs", "a.jsonl"), []byte(`{"conversations":[{"from":"human","value":"hi"}]}`+"\n"), 0o644)
+	os.Chmod(sub, 0o000)
+	os.Chmod(filepath.Join(dir, "runs"), 0o777)
+	if os.Geteuid() != 0 {
+		checkUnreadable(t, dir)
+		return
+	}
+	// As root: the same, in a copy of this binary run as nobody.
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := filepath.Join(dir, "child.test")
+	if err := os.WriteFile(child, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(child, "-test.run=^TestUnreadableInputChild$", "-test.v")
+	cmd.Env = append(os.Environ(), "TC_UNREADABLE_CHILD="+dir, "HOME="+dir, "XDG_CACHE_HOME="+dir)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestUnreadableInputChild") {
+		t.Fatalf("child as nobody: %v\n%s", err, out)
+	}
+}
+
+// TestUnreadableInputChild is TestUnreadableInputIsUsage's check, run as
+// nobody when the test runs as root.
+func TestUnreadableInputChild(t *testing.T) {
+	dir := os.Getenv("TC_UNREADABLE_CHILD")
+	if dir == "" {
+		t.Skip("run by TestUnreadableInputIsUsage")
+	}
+	checkUnreadable(t, dir)
+}
+
+func checkUnreadable(t *testing.T, dir string) {
+	for _, input := range []string{filepath.Join(dir, "in.jsonl"), filepath.Join(dir, "runs")} {
+		var stderr bytes.Buffer
+		code := run(context.Background(), []string{"compress", "--quiet", "--input", input}, nil, io.Discard, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), "permission denied") {
+			t.Errorf("%s: exit %d, want %d; stderr %q", input, code, exitUsage, stderr.String())
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if strings.Contains(e.Name(), "compressed") || strings.Contains(e.Name(), ".tc-") {
+			t.Errorf("written: %s", e.Name())
+		}
 	}
 }

@@ -290,6 +290,40 @@ func IsDirect(path string) bool {
 	return err == nil && fi.Mode()&(fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeDevice) != 0
 }
 
+// Writable reports whether a run can write the output at path, before it
+// does any work: a direct output (see [IsDirect]) is taken as it is;
+// otherwise the directory the file goes in (or its nearest existing
+// parent, when the run is to make it) must be a directory in which a
+// file can be made, which it tries by making and removing a temporary
+// file of atomicfile's name pattern. The error names path.
+func Writable(path string) error {
+	if IsDirect(path) {
+		return nil
+	}
+	target := resolve(path)
+	dir := filepath.Dir(target)
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("%s: %s is not a directory", path, dir)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) || filepath.Dir(dir) == dir {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		dir = filepath.Dir(dir)
+	}
+	f, err := os.CreateTemp(dir, "."+atomicfile.ShortName(filepath.Base(target))+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot write in %s: %w", path, dir, errors.Unwrap(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
 // File stages the regular file target and returns the temporary path to
 // write it to, with Staged; for a direct output (see [IsDirect]) it returns
 // target itself and Direct, and Commit leaves it alone. Temporary files a

@@ -99,7 +99,8 @@ type Spec struct {
 	// task.DefaultSize. It decides how work is split, resumed and shared
 	// out, never the output bytes.
 	TaskSize int64
-	// MaxRecordBytes is the longest JSON Lines record read: a longer one
+	// MaxRecordBytes is the longest JSON Lines record read (the CLI's
+	// default is DefaultMaxRecordBytes): a longer one
 	// is rejected (record_too_large) with its size, never read whole.
 	// 0 means no limit.
 	MaxRecordBytes int64
@@ -189,6 +190,11 @@ func (e UsageError) Error() string { return e.Err.Error() }
 func (e UsageError) Unwrap() error { return e.Err }
 
 func usagef(f string, a ...any) error { return UsageError{fmt.Errorf(f, a...)} }
+
+// DefaultMaxRecordBytes is the CLI's --max-record-bytes: far above any
+// real trajectory (the longest we have seen are a few MB), far below what
+// holding one would cost (a 300 MB line took 1.95 GB).
+const DefaultMaxRecordBytes = 256 << 20
 
 // checkPrices refuses a price that is not a finite number >= 0: a NaN
 // or infinite one cannot be written in the run manifest or the metrics.

@@ -268,3 +268,27 @@ func checkUnreadable(t *testing.T, dir string) {
 		}
 	}
 }
+
+// TestValidateDirectory: validate takes a directory, walked as compress
+// walks it (subdirectories too, hidden files left out); before, a
+// directory was "is a directory" (exit 2).
+func TestValidateDirectory(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"conversations":[{"from":"human","value":"hi"},{"from":"gpt","value":"yo"}]}` + "\n"
+	bad := `{"conversations":[{"from":"gpt","value":"yo"},{"from":"human","value":"hi"}]}` + "\n"
+	os.MkdirAll(filepath.Join(dir, "data", "train"), 0o755)
+	os.MkdirAll(filepath.Join(dir, ".cache"), 0o755)
+	os.WriteFile(filepath.Join(dir, "a.jsonl"), []byte(good+good), 0o644)
+	os.WriteFile(filepath.Join(dir, "data", "train", "b.jsonl"), []byte(good+bad), 0o644)
+	os.WriteFile(filepath.Join(dir, ".cache", "c.jsonl"), []byte(bad), 0o644)
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"validate", "--dialect", "llamafactory", dir}, nil, &stdout, &stderr)
+	if code != exitError || !strings.Contains(stderr.String(), "4 records: 3 accepted, 1 would be rejected") ||
+		!strings.Contains(stdout.String(), filepath.Join(dir, "data", "train", "b.jsonl")+":2:") {
+		t.Fatalf("exit %d\nstdout %s\nstderr %s", code, stdout.String(), stderr.String())
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"validate", "--dialect", "llamafactory", "--no-recursive", dir}, nil, io.Discard, &stderr); code != exitOK || !strings.Contains(stderr.String(), "2 records: 2 accepted") {
+		t.Fatalf("--no-recursive: exit %d: %s", code, stderr.String())
+	}
+}

@@ -26,7 +26,10 @@ Reads ShareGPT/Hermes ({"conversations":[{"from","value"}]}) or OpenAI
 save_to_disk) files, or a directory of them, and writes every
 record back in input order: unchanged when it fits the target (or cannot be
 compressed), otherwise with just enough of its middle replaced by one
-"[CONTEXT SUMMARY]:" turn. Tool results never lose the call they answer.
+"[CONTEXT SUMMARY]:" turn. Tool results (tool, observation, Llama-3
+ipython turns) never lose the call they answer. A record holding both
+"conversations" and "messages" is read by one when both hold the same turns
+(turn_list_read in its outcome line), else rejected (two_turn_lists).
 
 A directory is walked recursively (Hugging Face repos keep shards under
 data/ and per-config subfolders), each directory's entries in name order,
@@ -47,7 +50,10 @@ Rejects, outcomes and metrics may also be -, /dev/stdout, /dev/fd/N, a FIFO
 or a device: those are written directly, streamed, with no rename and no
 all-or-nothing promise; record outputs must be files.
 Lines that are not trajectories go to the rejects file with their
-file, line and reason; records in = records out + records rejected, always.
+file, line and reason; records in = records out + records rejected, always;
+so do JSON Lines records longer than --max-record-bytes, with their size,
+never read whole. Outputs named here that cannot be written, and inputs
+that cannot be read, are refused (exit 2) before any work.
 Every output is valid UTF-8: ill-formed bytes in the input are replaced by
 U+FFFD and counted (outcomes.records_utf8_repaired); a rejected line keeps
 its bytes (raw_base64). A UTF-8 BOM is skipped; LF, CRLF and CR end lines;
@@ -147,8 +153,8 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.IntVar(&f.numShards, "num-shards", -1, "how many shards share the run (`N`); default SLURM_ARRAY_TASK_COUNT under Slurm, required with --shard, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof)")
 	fs.Float64Var(&f.maxRejectRate, "max-reject-rate", 0.5, "exit 4 instead of 3 when more than this fraction of the records is rejected (0 <= r <= 1)")
-	fs.Float64Var(&f.priceIn, "price-in", 0, "USD per million prompt tokens, for the cost figure in the metrics")
-	fs.Float64Var(&f.priceOut, "price-out", 0, "USD per million completion tokens, for the cost figure in the metrics")
+	fs.Float64Var(&f.priceIn, "price-in", 0, "USD per million prompt tokens, for the cost figure in the metrics (a finite number >= 0)")
+	fs.Float64Var(&f.priceOut, "price-out", 0, "USD per million completion tokens, for the cost figure in the metrics (a finite number >= 0)")
 	fs.StringVar(&f.batchExport, "batch-export", "", "write the LLM summary requests of the run to `FILE` as an OpenAI Batch input file and exit, writing no records (see above)")
 	fs.Var(&f.batchImport, "batch-import", "read an OpenAI Batch output or error `FILE` into the summary cache before the run (repeatable; see above)")
 	cf := defineConfigFlags(fs)

@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/trajcompress/trajcompress/internal/readfile"
 )
 
 // ErrSetupDiffers is wrapped by the error [Compare] returns when the two
@@ -166,11 +167,11 @@ type Result struct {
 // CompareFiles reads the two metrics files and calls [Compare]; errors name
 // the file they concern.
 func CompareFiles(baselinePath, runPath string, r Rules) (Result, error) {
-	base, err := os.ReadFile(baselinePath)
+	base, err := readfile.Read(baselinePath, "metrics file", readfile.MetricsLimit)
 	if err != nil {
 		return Result{}, fmt.Errorf("check: baseline: %w", err)
 	}
-	run, err := os.ReadFile(runPath)
+	run, err := readfile.Read(runPath, "metrics file", readfile.MetricsLimit)
 	if err != nil {
 		return Result{}, fmt.Errorf("check: run: %w", err)
 	}

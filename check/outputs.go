@@ -3,8 +3,8 @@ package check
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 
+	"github.com/trajcompress/trajcompress/internal/readfile"
 	"github.com/trajcompress/trajcompress/metrics"
 )
 
@@ -14,7 +14,7 @@ import (
 // outputs changed since, would otherwise be gated as if they matched.
 // Metrics without run.outputs (dry runs, older versions) pass.
 func VerifyRunOutputs(runPath string) error {
-	b, err := os.ReadFile(runPath)
+	b, err := readfile.Read(runPath, "metrics file", readfile.MetricsLimit)
 	if err != nil {
 		return fmt.Errorf("check: run: %w", err)
 	}

@@ -5,16 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/trajcompress/trajcompress/internal/readfile"
 )
 
 // LoadRules reads a YAML rules file (see the package documentation for the
 // layout). Unknown keys, a second YAML document, and invalid rules are
 // errors naming the file (and the line, where YAML reports one).
 func LoadRules(path string) (Rules, error) {
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(path, "rules file", readfile.SmallLimit)
 	if err != nil {
 		return Rules{}, fmt.Errorf("check: rules: %w", err)
 	}

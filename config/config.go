@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -28,6 +27,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/trajcompress/trajcompress/internal/readfile"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/traj"
@@ -169,7 +169,7 @@ func Default() Config {
 
 // Load reads path over the defaults and validates the result.
 func Load(path string) (Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(path, "config file", readfile.SmallLimit)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}

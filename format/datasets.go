@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/trajcompress/trajcompress/format/internal/jsonval"
+	"github.com/trajcompress/trajcompress/internal/readfile"
 )
 
 // The metadata files of a `datasets` save_to_disk directory: a Dataset
@@ -52,7 +52,7 @@ func OpenDiskDataset(dir string) (*DiskDataset, error) {
 		obj  **jsonval.Object
 	}{{StateFile, &d.state}, {DatasetInfoFile, &d.info}} {
 		p := filepath.Join(dir, f.name)
-		b, err := os.ReadFile(p)
+		b, err := readfile.Read(p, "dataset metadata file", readfile.SmallLimit)
 		if errors.Is(err, fs.ErrNotExist) && f.name == StateFile {
 			return nil, nil
 		}

@@ -133,6 +133,11 @@ type Options struct {
 	// by the reader itself) before the task's first one, when known; 0
 	// numbers a JSONL range's lines from 1.
 	FirstLine int64
+	// MaxRecordBytes is the longest JSON Lines record read: a longer line
+	// is read past, never held whole, and Next returns a
+	// *jsonl.TooLargeError for it (a per-record error: reading goes on).
+	// 0: no limit. JSON arrays, Parquet and Arrow are not bounded by it.
+	MaxRecordBytes int64
 }
 
 // Of names the format of a file by its name, case-insensitively: JSONL
@@ -439,6 +444,7 @@ func Open(path string, o Options) (*Input, error) {
 		if err != nil {
 			return nil, err
 		}
+		rd.SetMaxRecordBytes(o.MaxRecordBytes)
 		return &Input{Reader: rangeReader{rd}, Format: JSONL, BytesRead: rd.BytesRead}, nil
 	}
 	if f == JSONL || f == JSON {
@@ -471,6 +477,9 @@ func Open(path string, o Options) (*Input, error) {
 		}
 		if _, array := rd.(*jsonl.ArrayReader); array {
 			f = JSON
+		}
+		if lr, ok := rd.(*jsonl.Reader); ok {
+			lr.SetMaxRecordBytes(o.MaxRecordBytes)
 		}
 		return &Input{Reader: closeBoth{rd, fh}, Format: f, BytesRead: rd.BytesRead}, nil
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
+	"github.com/trajcompress/trajcompress/internal/readfile"
 )
 
 // diskDatasets writes, for a directory input, the metadata that makes each
@@ -76,7 +77,7 @@ func (r *runner) diskDatasets() error {
 	}
 	for _, in := range slices.Sorted(maps.Keys(parents)) {
 		out := parents[in]
-		b, err := os.ReadFile(filepath.Join(in, format.DatasetDictFile))
+		b, err := readfile.Read(filepath.Join(in, format.DatasetDictFile), "dataset metadata file", readfile.SmallLimit)
 		if os.IsNotExist(err) {
 			continue
 		}

@@ -33,6 +33,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -103,6 +104,11 @@ type Spec struct {
 	// task.DefaultSize. It decides how work is split, resumed and shared
 	// out, never the output bytes.
 	TaskSize int64
+	// MaxRecordBytes is the longest JSON Lines record read (the CLI's
+	// default is DefaultMaxRecordBytes): a longer one
+	// is rejected (record_too_large) with its size, never read whole.
+	// 0 means no limit.
+	MaxRecordBytes int64
 	// Shard is the share of the tasks this process runs; the zero Shard
 	// (or task.Single) runs them all and puts the outputs in place. A
 	// shard of several leaves its tasks' parts for [Merge].
@@ -194,6 +200,25 @@ func (e UsageError) Unwrap() error { return e.Err }
 
 func usagef(f string, a ...any) error { return UsageError{fmt.Errorf(f, a...)} }
 
+// DefaultMaxRecordBytes is the CLI's --max-record-bytes: far above any
+// real trajectory (the longest we have seen are a few MB), far below what
+// holding one would cost (a 300 MB line took 1.95 GB).
+const DefaultMaxRecordBytes = 256 << 20
+
+// checkPrices refuses a price that is not a finite number >= 0: a NaN
+// or infinite one cannot be written in the run manifest or the metrics.
+func checkPrices(in, out float64) error {
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"price in", in}, {"price out", out}} {
+		if !(p.v >= 0 && p.v <= math.MaxFloat64) {
+			return usagef("%s: want a finite number of USD >= 0, got %v", p.name, p.v)
+		}
+	}
+	return nil
+}
+
 // Progress receives a run's events, all from one goroutine at a time.
 type Progress interface {
 	// Start announces the bytes of input the run's tasks will read.
@@ -210,6 +235,9 @@ type Progress interface {
 
 // Run carries out spec.
 func Run(ctx context.Context, spec Spec) (*Result, error) {
+	if err := checkPrices(spec.PriceIn, spec.PriceOut); err != nil {
+		return nil, err
+	}
 	cfg := spec.Config
 	counter, err := newCounter(cfg)
 	if err != nil {
@@ -652,6 +680,7 @@ func (r *runner) manifest() (manifest, error) {
 			Output: r.spec.Output, Metrics: r.spec.Metrics, Rejects: r.spec.Rejects, Outcomes: r.spec.Outcomes, Report: r.spec.Report,
 			OutputFormatSet: r.spec.OutputFormatSet, DryRun: r.spec.DryRun, Sample: r.spec.Sample,
 			PriceIn: r.spec.PriceIn, PriceOut: r.spec.PriceOut, GroupBy: r.spec.GroupBy, TaskSize: r.spec.TaskSize,
+			MaxRecordBytes: r.spec.MaxRecordBytes,
 		},
 	}
 	if r.counter != nil {

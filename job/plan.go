@@ -1,6 +1,7 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
 	"github.com/trajcompress/trajcompress/summary/llm"
 )
@@ -72,12 +74,15 @@ func NewPlan(spec Spec) (Plan, error) {
 		in := filepath.Clean(spec.Input)
 		p.Dir = spec.Output
 		if p.Dir == "" {
-			p.Dir = in + suffix
+			p.Dir = fitPath(in, suffix)
 			if abs, err := filepath.Abs(in); err == nil && (in == "." || in == "..") {
-				p.Dir = abs + suffix // "--input ." names its output after the directory, beside it
+				p.Dir = fitPath(abs, suffix) // "--input ." names its output after the directory, beside it
 			}
 		}
 		files, found, leftOut, err := walkInputs(in, !spec.NoRecursive, spec.FollowLinks)
+		if errors.Is(err, fs.ErrPermission) {
+			return p, UsageError{err} // unreadable input: exit 2, as -h says
+		}
 		if err != nil {
 			return p, err
 		}
@@ -94,7 +99,7 @@ func NewPlan(spec Spec) (Plan, error) {
 		for _, rel := range files {
 			inF := found[rel].Format
 			outF := outFormat(inF)
-			out := filepath.Join(p.Dir, filepath.Dir(rel), format.Stem(rel)+format.Ext(outF))
+			out := filepath.Join(p.Dir, filepath.Dir(rel), atomicfile.FitName(format.Stem(rel), format.Ext(outF)))
 			if prev, dup := seen[out]; dup {
 				return p, usagef("--input %s: %s and %s would both be written to %s", in, prev, rel, out)
 			}
@@ -121,7 +126,7 @@ func NewPlan(spec Spec) (Plan, error) {
 				in, n, plural(n, "file", "files"), strings.Join(compressed[1:], ", "), compressed[0]))
 		}
 		p.Metrics = filepath.Join(p.Dir, cfg.Metrics.OutputFile)
-		p.Rejects = filepath.Clean(p.Dir) + "_rejects.jsonl"
+		p.Rejects = fitPath(filepath.Clean(p.Dir), "_rejects.jsonl")
 	} else {
 		inF, err := format.Detect(spec.Input)
 		if err != nil {
@@ -130,7 +135,7 @@ func NewPlan(spec Spec) (Plan, error) {
 		outF := outFormat(inF)
 		out := spec.Output
 		if out == "" {
-			out = filepath.Join(filepath.Dir(spec.Input), format.Stem(spec.Input)+suffix+format.Ext(outF))
+			out = filepath.Join(filepath.Dir(spec.Input), atomicfile.FitName(format.Stem(spec.Input), suffix+format.Ext(outF)))
 		} else if !spec.OutputFormatSet && cfg.Output.Format == "" {
 			if of := format.Of(out); of != "" {
 				outF = of // --output b.parquet means Parquet
@@ -143,6 +148,9 @@ func NewPlan(spec Spec) (Plan, error) {
 		p.Files = []File{{In: spec.Input, Out: out, InFormat: inF, OutFormat: outF}}
 		p.besideOutput(out)
 		p.metricsFile(cfg)
+	}
+	if err := readable(p.Files); err != nil {
+		return p, err
 	}
 	p, err = p.finish(spec)
 	if err == nil && st.IsDir() {
@@ -171,10 +179,32 @@ func plural(n int, one, many string) string {
 	return many
 }
 
+// readable makes sure each input file can be opened, before any work: an
+// unreadable input is a usage error (exit 2, as -h says), not a failure
+// found when its task comes.
+func readable(files []File) error {
+	for _, f := range files {
+		fh, err := os.Open(f.In)
+		if err != nil {
+			return usagef("--input: %v", err)
+		}
+		fh.Close()
+	}
+	return nil
+}
+
 // besideOutput names the metrics and rejects after the output file.
 func (p *Plan) besideOutput(out string) {
-	p.Metrics = filepath.Join(filepath.Dir(out), format.Stem(out)+"_metrics.json")
-	p.Rejects = filepath.Join(filepath.Dir(out), format.Stem(out)+"_rejects.jsonl")
+	p.Metrics = filepath.Join(filepath.Dir(out), atomicfile.FitName(format.Stem(out), "_metrics.json"))
+	p.Rejects = filepath.Join(filepath.Dir(out), atomicfile.FitName(format.Stem(out), "_rejects.jsonl"))
+}
+
+// fitPath is path with tail added to its last element, that element cut
+// (atomicfile.FitName) when it would be longer than a file name may be:
+// the default names made of an input's name work for any input name the
+// file system accepts.
+func fitPath(path, tail string) string {
+	return filepath.Join(filepath.Dir(path), atomicfile.FitName(filepath.Base(path), tail))
 }
 
 // metricsFile honours a metrics.output_file other than the peer's default
@@ -199,7 +229,30 @@ func (p Plan) finish(spec Spec) (Plan, error) {
 	if s := spec.Config.Summarization; s.Method == "llm" && s.CacheDir != llm.CacheDisabled {
 		p.Cache, _ = llm.CachePath(s.CacheDir) // an error is the client's to report
 	}
-	return p, checkPaths(p, spec)
+	if err := checkPaths(p, spec); err != nil {
+		return p, err
+	}
+	return p, checkWritable(spec)
+}
+
+// checkWritable makes sure, before any work, that the outputs named on
+// the command line can be written (commit.Writable): a run that could not
+// put its outcomes, report or metrics in place failed only at its end.
+func checkWritable(spec Spec) error {
+	paths := []struct{ what, path string }{
+		{"--metrics", spec.Metrics}, {"--rejects", spec.Rejects}, {"--outcomes", spec.Outcomes}, {"--report", spec.Report}}
+	if !spec.DryRun && spec.BatchExport == "" {
+		paths = append(paths, struct{ what, path string }{"--output", spec.Output})
+	}
+	for _, p := range paths {
+		if p.path == "" || p.path == "-" {
+			continue
+		}
+		if err := commit.Writable(p.path); err != nil {
+			return usagef("%s %v", p.what, err)
+		}
+	}
+	return nil
 }
 
 // stdinPlan is the plan of a run reading standard input: JSONL, read

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"math/rand/v2"
 	"unicode/utf8"
@@ -44,8 +45,8 @@ func RejectLine(r *pipeline.Reject) []byte {
 // sampleLines picks k = max(1, ⌊n·pct/100⌋) of the n records of path,
 // reproducibly from (seed, file index), and returns their 0-based record
 // indices as a set. Records keep their input order.
-func sampleLines(ctx context.Context, path string, pct float64, seed uint64, fileIdx int) (map[int64]bool, error) {
-	rd, err := format.Open(path, format.Options{})
+func sampleLines(ctx context.Context, path string, pct float64, seed uint64, fileIdx int, maxRecord int64) (map[int64]bool, error) {
+	rd, err := format.Open(path, format.Options{MaxRecordBytes: maxRecord}) // a record too long counts, unread
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +60,7 @@ func sampleLines(ctx context.Context, path string, pct float64, seed uint64, fil
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
+		if err != nil && !tooLarge(err) {
 			return nil, err
 		}
 		n++
@@ -82,6 +83,13 @@ func sampleLines(ctx context.Context, path string, pct float64, seed uint64, fil
 	return keep, nil
 }
 
+// tooLarge reports whether err is the per-record error of a record too
+// long to read (pipeline.TooLarge), which a reader goes on after.
+func tooLarge(err error) bool {
+	var big pipeline.TooLarge
+	return errors.As(err, &big)
+}
+
 // sampledSource passes on only the records whose index is in keep.
 type sampledSource struct {
 	src  pipeline.Source
@@ -92,13 +100,13 @@ type sampledSource struct {
 func (s *sampledSource) Next() ([]byte, int64, error) {
 	for {
 		b, line, err := s.src.Next()
-		if err != nil {
+		if err != nil && !tooLarge(err) {
 			return nil, 0, err
 		}
 		i := s.idx
 		s.idx++
 		if s.keep[i] {
-			return b, line, nil
+			return b, line, err
 		}
 	}
 }
@@ -118,6 +126,22 @@ func (s *sampledSource) Record() int64 {
 // which records are processed).
 func fingerprint(cfg config.Config, sample *Sample) (json.RawMessage, string) {
 	full, _ := json.Marshal(cfg) // plain data: cannot fail
+	fp := struct {
+		Config  config.Config `json:"config"`
+		Percent float64       `json:"sample_percent,omitempty"`
+		Seed    uint64        `json:"sample_seed,omitempty"`
+	}{Config: outputSettings(cfg)}
+	if sample != nil {
+		fp.Percent, fp.Seed = sample.Percent, sample.Seed
+	}
+	b, _ := json.Marshal(fp)
+	sum := sha256.Sum256(b)
+	return full, "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// outputSettings is cfg with the settings that cannot change the output
+// zeroed: what the config fingerprint hashes.
+func outputSettings(cfg config.Config) config.Config {
 	c := cfg
 	c.Processing.NumWorkers, c.Processing.MaxConcurrentRequests = 0, 0
 	c.Summarization.CacheDir, c.Summarization.RPM, c.Summarization.TPM = "", 0, 0
@@ -126,17 +150,7 @@ func fingerprint(cfg config.Config, sample *Sample) (json.RawMessage, string) {
 		c.Summarization = config.Summarization{Method: c.Summarization.Method}
 		c.Processing.PerTrajectoryTimeout = 0
 	}
-	fp := struct {
-		Config  config.Config `json:"config"`
-		Percent float64       `json:"sample_percent,omitempty"`
-		Seed    uint64        `json:"sample_seed,omitempty"`
-	}{Config: c}
-	if sample != nil {
-		fp.Percent, fp.Seed = sample.Percent, sample.Seed
-	}
-	b, _ := json.Marshal(fp)
-	sum := sha256.Sum256(b)
-	return full, "sha256:" + hex.EncodeToString(sum[:])
+	return c
 }
 
 func inputFingerprint(h *xxh3.Hasher) string {

@@ -8,12 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
+	"github.com/trajcompress/trajcompress/internal/readfile"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/report"
 	"github.com/trajcompress/trajcompress/summary/llm"
@@ -50,7 +56,7 @@ const (
 
 // runDirOf is the run directory of the output set anchored at anchor.
 func runDirOf(anchor string) string {
-	return filepath.Join(filepath.Dir(anchor), "."+filepath.Base(anchor)+runDirSuffix)
+	return filepath.Join(filepath.Dir(anchor), "."+atomicfile.ShortName(filepath.Base(anchor))+runDirSuffix)
 }
 
 // manifest is a run directory's run.json.
@@ -92,6 +98,7 @@ type specJSON struct {
 	PriceOut        float64         `json:"price_out,omitempty"`
 	GroupBy         string          `json:"group_by,omitempty"`
 	TaskSize        int64           `json:"target_task_size"`
+	MaxRecordBytes  int64           `json:"max_record_bytes,omitempty"`
 }
 
 // span is a byte range of a segment.
@@ -215,7 +222,7 @@ func (m manifest) mismatch(o manifest) string {
 		diffs = append(diffs, "another trajcompress build started it ("+buildName(m.Build)+"), this is "+buildName(o.Build))
 	}
 	if m.Config != o.Config {
-		diffs = append(diffs, "the config differs (settings that change the output)")
+		diffs = append(diffs, "the config differs ("+configDiff(m.Spec, o.Spec)+")")
 	}
 	if m.Listing != o.Listing {
 		diffs = append(diffs, "the input files differ (names, sizes or modification times)")
@@ -225,6 +232,9 @@ func (m manifest) mismatch(o manifest) string {
 	}
 	if m.Spec.DryRun != o.Spec.DryRun {
 		diffs = append(diffs, "one of the runs is a dry run")
+	}
+	if m.Spec.MaxRecordBytes != o.Spec.MaxRecordBytes {
+		diffs = append(diffs, fmt.Sprintf("--max-record-bytes %d, now %d", m.Spec.MaxRecordBytes, o.Spec.MaxRecordBytes))
 	}
 	if m.Spec.GroupBy != o.Spec.GroupBy {
 		diffs = append(diffs, fmt.Sprintf("--group-by %q, now %q", m.Spec.GroupBy, o.Spec.GroupBy))
@@ -246,6 +256,72 @@ func buildName(b string) string {
 		return "a build that did not record itself"
 	}
 	return b
+}
+
+// configDiff names the settings that change the output and differ between
+// the runs of two manifests' specs, each with its old and new value
+// ("compression.target_max_tokens 15250 → 9000"); the sample counts
+// too. When the configs cannot be read (a manifest of another version),
+// it says only that settings differ.
+func configDiff(was, now specJSON) string {
+	flat := func(s specJSON) (map[string]string, bool) {
+		var c config.Config
+		if err := json.Unmarshal(s.Config, &c); err != nil {
+			return nil, false
+		}
+		b, _ := json.Marshal(outputSettings(c))
+		var tree map[string]any
+		if json.Unmarshal(b, &tree) != nil {
+			return nil, false
+		}
+		out := map[string]string{}
+		var walk func(prefix string, v any)
+		walk = func(prefix string, v any) {
+			if m, ok := v.(map[string]any); ok {
+				for k, x := range m {
+					walk(strings.TrimPrefix(prefix+"."+k, "."), x)
+				}
+				return
+			}
+			b, _ := json.Marshal(v)
+			out[prefix] = string(b)
+		}
+		walk("", tree)
+		if s.Sample != nil {
+			out["--sample-percent"] = fmt.Sprint(s.Sample.Percent)
+			out["--seed"] = fmt.Sprint(s.Sample.Seed)
+		}
+		return out, true
+	}
+	a, okA := flat(was)
+	b, okB := flat(now)
+	if !okA || !okB {
+		return "settings that change the output"
+	}
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var diffs []string
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if a[k] != b[k] {
+			va, vb := a[k], b[k]
+			if va == "" {
+				va = "unset"
+			}
+			if vb == "" {
+				vb = "unset"
+			}
+			diffs = append(diffs, fmt.Sprintf("%s %s → %s", k, va, vb))
+		}
+	}
+	if len(diffs) == 0 {
+		return "settings that change the output"
+	}
+	return strings.Join(diffs, ", ")
 }
 
 // sameTokenizer reports whether two tokenizer descriptions count alike:
@@ -309,6 +385,18 @@ func openRunDir(anchor string, want manifest, resume, overwrite, shard bool, not
 			return d, nil
 		}
 	case errors.Is(err, fs.ErrNotExist):
+	case errors.As(err, new(damagedManifest)):
+		if shard || !overwrite {
+			how := "pass --overwrite to discard it and start over"
+			if shard {
+				how = "remove that directory before starting the shards"
+			}
+			return nil, usagef("the output holds an unfinished run (%s) whose manifest is %v: %s", d.path, err, how)
+		}
+		notes("note: %s: an unfinished run with a damaged manifest was discarded (--overwrite): %v\n", d.path, err)
+		if err := os.RemoveAll(d.path); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, err
 	}
@@ -321,7 +409,13 @@ func openRunDir(anchor string, want manifest, resume, overwrite, shard bool, not
 		}
 	}
 	want.Created = time.Now().UTC().Format(time.RFC3339)
-	b, _ := json.MarshalIndent(want, "", "  ")
+	if err := want.validate(); err != nil {
+		return nil, fmt.Errorf("run manifest: %w", err)
+	}
+	b, err := json.MarshalIndent(want, "", "  ")
+	if err != nil { // never an empty manifest that every later run trips on
+		return nil, fmt.Errorf("run manifest: %w", err)
+	}
 	// Linked, not renamed, into place: a link fails if another process
 	// made the manifest first.
 	err = placeSynced(mp, b, os.Link)
@@ -342,16 +436,56 @@ func openRunDir(anchor string, want manifest, resume, overwrite, shard bool, not
 	return d, nil
 }
 
+// damagedManifest is a run.json that is not a manifest: cut short, not
+// JSON, or with values no run writes.
+type damagedManifest struct {
+	path string
+	err  error
+}
+
+func (e damagedManifest) Error() string {
+	return fmt.Sprintf("damaged: %s: %v", e.path, e.err)
+}
+
+// maxManifestBytes bounds the manifest read: it holds the config and a
+// few names, a few kB.
+const maxManifestBytes = 16 << 20
+
+// readManifest reads and checks the manifest at path: an error wrapping
+// fs.ErrNotExist when there is none, a damagedManifest when it is not one.
 func readManifest(path string) (manifest, error) {
 	var m manifest
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(path, "run manifest", maxManifestBytes)
+	if errors.Is(err, readfile.ErrTooLarge) {
+		return m, damagedManifest{path, err}
+	}
 	if err != nil {
 		return m, err
 	}
 	if err := json.Unmarshal(b, &m); err != nil {
-		return m, fmt.Errorf("%s: damaged run manifest (%v): remove the directory to start over", path, err)
+		return m, damagedManifest{path, err}
+	}
+	if err := m.validate(); err != nil {
+		return m, damagedManifest{path, err}
 	}
 	return m, nil
+}
+
+// validate checks what a run writes in its manifest: the fingerprints,
+// counts that are not negative, and prices that are finite numbers >= 0.
+func (m manifest) validate() error {
+	switch {
+	case m.Config == "" || m.Listing == "":
+		return errors.New("no config or input fingerprint")
+	case m.Tasks < 0 || m.TaskSize < 0 || m.Spec.TaskSize < 0:
+		return fmt.Errorf("a negative task count or size (%d tasks of %d bytes)", m.Tasks, m.TaskSize)
+	}
+	for _, p := range []float64{m.Spec.PriceIn, m.Spec.PriceOut} {
+		if !(p >= 0 && p <= math.MaxFloat64) {
+			return fmt.Errorf("a price of %v", p)
+		}
+	}
+	return nil
 }
 
 // marker reads the marker of task t: nil when the task is not done.

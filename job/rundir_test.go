@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -151,5 +152,72 @@ func TestRunDirLinkRefused(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(elsewhere); len(ents) != 0 {
 		t.Fatalf("written through the link: %d entries", len(ents))
+	}
+}
+
+// TestDamagedManifest: a run manifest that is not one (1 byte, as the
+// NaN price once wrote, or values no run writes) is a usage error naming
+// the file and how to go on, and --overwrite starts over; it used to fail
+// every later run on the output, --overwrite too. A NaN price is refused
+// before any run directory is made.
+func TestDamagedManifest(t *testing.T) {
+	dir := t.TempDir()
+	in := input(t, dir, "a.jsonl", rec)
+	spec := Spec{Config: config.Default(), Input: in}
+	if _, err := Run(context.Background(), Spec{Config: config.Default(), Input: in, PriceIn: math.NaN()}); !asUsage(err, new(UsageError)) || !strings.Contains(err.Error(), "price in") {
+		t.Fatalf("NaN price: %v", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("a NaN price wrote %d entries", len(ents))
+	}
+	runDir := runDirOf(filepath.Join(dir, "a_compressed.jsonl"))
+	for name, body := range map[string]string{
+		"one byte":       "\n",
+		"cut short":      `{"version": 1, "config_fingerprint": "sha`,
+		"negative tasks": `{"version": 1, "config_fingerprint": "c", "listing_fingerprint": "l", "tasks": -1}`,
+		"no fingerprint": `{"version": 1, "tasks": 1}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			os.MkdirAll(filepath.Join(runDir, "tasks"), 0o755)
+			mp := filepath.Join(runDir, manifestName)
+			os.WriteFile(mp, []byte(body), 0o644)
+			_, err := Run(context.Background(), spec)
+			if !asUsage(err, new(UsageError)) || !strings.Contains(err.Error(), mp) || !strings.Contains(err.Error(), "--overwrite") {
+				t.Fatalf("damaged manifest: %v", err)
+			}
+			over := spec
+			over.Overwrite = true
+			if _, err := Run(context.Background(), over); err != nil {
+				t.Fatalf("--overwrite: %v", err)
+			}
+			if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+				t.Fatalf("run directory left: %v", err)
+			}
+		})
+	}
+}
+
+// TestConfigDiffNamesSettings: a run refused for another config names each
+// setting that differs, with its old and new value, and not the settings
+// that cannot change the output (workers).
+func TestConfigDiffNamesSettings(t *testing.T) {
+	a, b := config.Default(), config.Default()
+	b.Compression.TargetMaxTokens = 9000
+	b.Output.SummaryRole = "assistant"
+	b.Processing.NumWorkers = 7
+	ja, fa := fingerprint(a, nil)
+	jb, fb := fingerprint(b, nil)
+	ma := manifest{Version: 1, Config: fa, Listing: "l", Spec: specJSON{Config: ja}}
+	mb := manifest{Version: 1, Config: fb, Listing: "l", Spec: specJSON{Config: jb}}
+	why := ma.mismatch(mb)
+	want := `the config differs (compression.target_max_tokens 15250 → 9000, output.summary_role "user" → "assistant")`
+	if why != want {
+		t.Fatalf("mismatch: %s\nwant %s", why, want)
+	}
+	mb.Spec.Sample = &Sample{Percent: 10, Seed: 1}
+	_, mb.Config = fingerprint(a, mb.Spec.Sample)
+	mb.Spec.Config = ja
+	if why := ma.mismatch(mb); !strings.Contains(why, "--sample-percent unset → 10") {
+		t.Fatalf("sample: %s", why)
 	}
 }

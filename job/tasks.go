@@ -220,6 +220,7 @@ func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
 	hasher := newBlockHasher()
 	opts := InputOptions(r.cfg)
 	opts.Hash, opts.Ctx, opts.Stdin, opts.Task, opts.FirstLine = hasher, ctx, r.spec.Stdin, &t, first
+	opts.MaxRecordBytes = r.spec.MaxRecordBytes
 	in, err := format.Open(f.In, opts)
 	if err != nil {
 		return err
@@ -230,7 +231,7 @@ func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
 	}
 	var src pipeline.Source = in
 	if s := r.spec.Sample; s != nil {
-		keep, err := sampleLines(ctx, f.In, s.Percent, s.Seed, t.File)
+		keep, err := sampleLines(ctx, f.In, s.Percent, s.Seed, t.File, r.spec.MaxRecordBytes)
 		if err != nil {
 			return err
 		}

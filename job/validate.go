@@ -3,6 +3,8 @@ package job
 import (
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/traj"
@@ -14,15 +16,35 @@ type Validated struct {
 	Total, Rejected, Unreadable int
 }
 
-// Validate reads every record of paths (any format [format.Open] reads)
-// and checks it as consumer c would; it prints the first limit rejected
-// records to report as "file:line: reason". A file that cannot be opened
-// is a [UsageError]; a read error (a truncated gzip, say) stops the run and
-// names the file and line.
-func Validate(paths []string, c validate.Consumer, schema traj.Schema, limit int, report io.Writer) (Validated, error) {
+// ValidateOptions are the settings of [Validate] beyond what it checks.
+type ValidateOptions struct {
+	// Limit is how many rejected records are printed (all are counted).
+	Limit int
+	// NoRecursive reads only a directory's own files, not its
+	// subdirectories'.
+	NoRecursive bool
+	// MaxRecordBytes is the longest JSON Lines record read: a longer one
+	// counts as not a trajectory, unread (0: no limit).
+	MaxRecordBytes int64
+	// Notes receives a line for each file of a directory left out (see
+	// [WalkInputs]); nil discards them.
+	Notes io.Writer
+}
+
+// Validate reads every record of paths (any format [format.Open] reads; a
+// directory is walked as compress walks it) and checks it as consumer c
+// would; it prints the first o.Limit rejected records to report as
+// "file:line: reason". A file or directory that cannot be opened or read
+// is a [UsageError]; a read error (a truncated gzip, say) stops the run
+// and names the file and line.
+func Validate(paths []string, c validate.Consumer, schema traj.Schema, o ValidateOptions, report io.Writer) (Validated, error) {
 	var v Validated
-	for _, path := range paths {
-		src, err := format.Open(path, format.Options{})
+	files, err := expandDirs(paths, !o.NoRecursive, o.Notes)
+	if err != nil {
+		return v, UsageError{err}
+	}
+	for _, path := range files {
+		src, err := format.Open(path, format.Options{MaxRecordBytes: o.MaxRecordBytes})
 		if err != nil {
 			return v, UsageError{err}
 		}
@@ -30,6 +52,14 @@ func Validate(paths []string, c validate.Consumer, schema traj.Schema, limit int
 			line, n, err := src.Next()
 			if err == io.EOF {
 				break
+			}
+			if err != nil && tooLarge(err) {
+				v.Total++
+				v.Unreadable++
+				if o.Notes != nil {
+					fmt.Fprintf(o.Notes, "note: %v: counted as not a trajectory\n", err)
+				}
+				continue
 			}
 			if err != nil {
 				src.Close()
@@ -47,11 +77,41 @@ func Validate(paths []string, c validate.Consumer, schema traj.Schema, limit int
 				continue
 			}
 			v.Rejected++
-			if v.Rejected <= limit {
+			if v.Rejected <= o.Limit {
 				fmt.Fprintf(report, "%s: %s\n", pos, ps[0])
 			}
 		}
 		src.Close()
 	}
 	return v, nil
+}
+
+// expandDirs replaces each directory of paths by the input files under it,
+// in the order compress reads them (walkInputs), noting what it leaves
+// out; a directory with no input file is an error.
+func expandDirs(paths []string, recursive bool, notes io.Writer) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil || !st.IsDir() {
+			out = append(out, p) // format.Open says what is wrong with it
+			continue
+		}
+		files, _, leftOut, err := walkInputs(p, recursive, false) // a link out of the directory is left out, with a note, as compress does by default
+		if err != nil {
+			return nil, err
+		}
+		if notes != nil {
+			for _, l := range leftOut {
+				fmt.Fprintf(notes, "note: left out %s\n", l)
+			}
+		}
+		if len(files) == 0 {
+			return nil, fmt.Errorf("%s: no JSON Lines, JSON, Parquet or Arrow files in this directory (every file left out is named in a note)", p)
+		}
+		for _, f := range files {
+			out = append(out, filepath.Join(p, f))
+		}
+	}
+	return out, nil
 }

@@ -43,7 +43,8 @@ func (o *Observation) Settle(oc outcome.Outcome, tokens, turns int) {
 // tokens_after, turns_before, turns_after, region ([start, end) in input
 // turn indices, or null), pairing_problems (of the record as written),
 // pairing_problems_before (as read), utf8_repaired (ill-formed UTF-8
-// sequences replaced) only when there were any, prepass, redactions and
+// sequences replaced) only when there were any, turn_list_read (the key
+// of the list read, of a record with two identical turn lists) only then, prepass, redactions and
 // retention (see appendQuality). After counts are normalised as in
 // [Summary.Observe]. Strings are escaped per RFC 8259, invalid UTF-8 becomes
 // U+FFFD.
@@ -96,6 +97,10 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 	if o.UTF8Repaired > 0 {
 		dst = append(dst, `,"utf8_repaired":`...)
 		dst = strconv.AppendInt(dst, int64(o.UTF8Repaired), 10)
+	}
+	if o.TurnListRead != "" {
+		dst = append(dst, `,"turn_list_read":`...)
+		dst = jsonx.AppendString(dst, o.TurnListRead)
 	}
 	dst = o.appendQuality(dst)
 	return append(dst, '}')

@@ -85,3 +85,39 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// TestTwoTurnListsCounted: a record read by one of two identical turn
+// lists says which in its outcome line and is counted, merge-exact and
+// through the state, in records_two_turn_lists (absent when none).
+func TestTwoTurnListsCounted(t *testing.T) {
+	o := Observation{Source: "f", Line: 3, Outcome: outcome.SkippedUnderTarget, TokensBefore: 5, TurnsBefore: 1}
+	var s, a, b Summary
+	s.Observe(o)
+	a.Observe(o)
+	if strings.Contains(string(o.AppendJSON(nil)), "turn_list") || strings.Contains(string(must(json.Marshal(s.Report(RunInfo{})))), "two_turn_lists") {
+		t.Error("turn list note present with none")
+	}
+	o.TurnListRead = "conversations"
+	if l := string(o.AppendJSON(nil)); !strings.Contains(l, `"pairing_problems_before":0,"turn_list_read":"conversations",`) {
+		t.Errorf("outcome line: %s", l)
+	}
+	s.Observe(o)
+	b.Observe(o)
+	a.Merge(&b)
+	st, err := a.MarshalState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Summary
+	if err := back.UnmarshalState(st); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Equal(&s) || !back.Equal(&s) || s.Report(RunInfo{}).Outcomes.RecordsTwoTurnLists != 1 {
+		t.Errorf("records_two_turn_lists = %d, want 1 (merged equal: %v, state equal: %v)", s.Report(RunInfo{}).Outcomes.RecordsTwoTurnLists, a.Equal(&s), back.Equal(&s))
+	}
+	var h strings.Builder
+	s.Human(&h)
+	if !strings.Contains(h.String(), `1 records held both "conversations" and "messages"`) {
+		t.Errorf("human summary: %s", h.String())
+	}
+}

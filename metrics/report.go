@@ -185,6 +185,10 @@ type OutcomesSection struct {
 	// replaced by U+FFFD (the outcome lines say how many sequences each);
 	// absent when there were none.
 	RecordsUTF8Repaired int64 `json:"records_utf8_repaired,omitempty"`
+	// RecordsTwoTurnLists counts records that held both "conversations"
+	// and "messages", with the same turns, read by one of them (the
+	// outcome lines say which); absent when there were none.
+	RecordsTwoTurnLists int64 `json:"records_two_turn_lists,omitempty"`
 }
 
 // OutcomeCounts are records per outcome, under the outcomes' names (the
@@ -380,6 +384,7 @@ func (s *Summary) Report(info RunInfo) Report {
 		RecordsRejected:            s.RecordsRejected(),
 		RecordsWithPairingProblems: c.pairingRecords,
 		RecordsUTF8Repaired:        c.utf8Repaired,
+		RecordsTwoTurnLists:        c.twoTurnLists,
 	}
 	r.Distributions = DistributionsSection{TokensBefore: QuantilesOf(&s.before), TokensAfter: QuantilesOf(&s.after)}
 	r.Groups = s.groups.Section(info.GroupBy)

@@ -59,6 +59,10 @@ type Observation struct {
 	// UTF8Repaired counts the ill-formed UTF-8 sequences of the record as
 	// read that were replaced by U+FFFD (0: the record was valid UTF-8).
 	UTF8Repaired int
+	// TurnListRead is the key of the turn list read when the record held
+	// two, "conversations" and "messages", with the same turns (the other
+	// is written as it came); "" otherwise.
+	TurnListRead string
 	// Prepass is what the prepass did (quality.go).
 	Prepass Prepass
 	// Redactions counts the secrets replaced in the record, per kind
@@ -117,6 +121,7 @@ type counters struct {
 	pairingRecords int64 // records written with tool-pairing problems
 	fallbacks      int64 // records summarised by the fallback
 	utf8Repaired   int64 // records written with ill-formed UTF-8 replaced
+	twoTurnLists   int64 // records read by one of two identical turn lists
 }
 
 // Observe adds one record's observation. It panics if o.Outcome is not one
@@ -174,6 +179,9 @@ func (s *Summary) Observe(o Observation) {
 	if o.UTF8Repaired > 0 {
 		s.c.utf8Repaired++
 	}
+	if o.TurnListRead != "" {
+		s.c.twoTurnLists++
+	}
 	s.before.Add(int64(o.TokensBefore))
 	s.after.Add(int64(o.TokensAfter))
 }
@@ -203,6 +211,7 @@ func (s *Summary) Merge(o *Summary) {
 	s.c.pairingRecords += o.c.pairingRecords
 	s.c.fallbacks += o.c.fallbacks
 	s.c.utf8Repaired += o.c.utf8Repaired
+	s.c.twoTurnLists += o.c.twoTurnLists
 	s.q.merge(&o.q)
 	s.before.Merge(&o.before)
 	s.after.Merge(&o.after)

@@ -326,6 +326,13 @@ func (c *Compressor) decode(j *job) *Reject {
 		return &Reject{Pos: j.pos, Reason: de.Reason, Detail: detail, Raw: read}
 	}
 	j.rec = rec
+	j.obs.TurnListRead = ""
+	if rec.OtherTurnsKey != "" {
+		j.obs.TurnListRead = "conversations"
+		if rec.Dialect == traj.DialectOpenAI {
+			j.obs.TurnListRead = "messages"
+		}
+	}
 	return nil
 }
 

@@ -582,3 +582,82 @@ func TestNoNewPairingProblem(t *testing.T) {
 			res.Obs.Outcome, res.Obs.Region, len(res.Pairing), res.Obs.PairingProblemsBefore, res.Pairing)
 	}
 }
+
+// TestLlama3IPythonIsToolResult: Llama-3 writes tool results as role
+// "ipython", often without a tool_call_id. They are tool results: the
+// region never starts or ends between a call and its result, so a kept
+// call's result is never summarised away while the call stays (nor a
+// result kept whose call is gone). Before, "ipython" was an unknown role,
+// and the region was free to stop right before one.
+func TestLlama3IPythonIsToolResult(t *testing.T) {
+	call := func(id string) string {
+		return `{"role": "assistant", "content": null, "tool_calls": [{"id": "` + id + `", "type": "function", "function": {"name": "python", "arguments": "{}"}}]}`
+	}
+	result := func(n int) string {
+		return `{"role": "ipython", "content": "` + words(n, "r") + `"}`
+	}
+	var turns []string
+	turns = append(turns, `{"role": "system", "content": "s"}`, `{"role": "user", "content": "q"}`)
+	for i, n := range []int{30, 30, 30, 30, 30, 30} {
+		turns = append(turns, call(fmt.Sprintf("c%d", i)), result(n))
+	}
+	turns = append(turns, `{"role": "assistant", "content": "done"}`, `{"role": "user", "content": "thanks"}`)
+	line := `{"messages": [` + strings.Join(turns, ", ") + `]}`
+	for _, target := range []int{60, 75, 90, 110, 130, 150} {
+		for _, lastN := range []int{1, 2, 3, 4, 5} {
+			comp := newComp(t, func(o *Options) {
+				o.Budget.Target = target
+				o.Budget.SummaryTokens = 2
+				o.Budget.LastN = lastN
+			})
+			res, err := comp.Compress(context.Background(), []byte(line), pos)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec, err := traj.Decode(res.Out, pos, traj.Schema{})
+			if err != nil {
+				t.Fatalf("output: %v", err)
+			}
+			for i, tu := range rec.Turns {
+				if tu.Name != "ipython" {
+					continue
+				}
+				if tu.Role != traj.RoleTool {
+					t.Fatalf("ipython turn read as %q, not a tool result", tu.Role)
+				}
+				if prev := rec.Turns[i-1]; prev.Role != traj.RoleTool && len(prev.CallIDs) == 0 {
+					t.Fatalf("target %d last %d: region %v: ipython turn %d follows %q %q, not its call", target, lastN, res.Obs.Region, i, prev.Name, prev.Text)
+				}
+			}
+			for i, tu := range rec.Turns {
+				if len(tu.CallIDs) > 0 && (i+1 == len(rec.Turns) || rec.Turns[i+1].Name != "ipython") {
+					t.Fatalf("target %d last %d: region %v: call at %d lost its ipython result", target, lastN, res.Obs.Region, i)
+				}
+			}
+		}
+	}
+}
+
+// TestTwoTurnListsNoted: a record holding "conversations" and "messages"
+// with the same turns is compressed by the one read, which the observation
+// names; one whose lists differ is rejected naming both keys.
+func TestTwoTurnListsNoted(t *testing.T) {
+	comp := newComp(t, nil)
+	conv := `"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}]`
+	line := `{` + conv + `, "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]}`
+	res, err := comp.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Obs.Outcome != outcome.SkippedUnderTarget || res.Obs.TurnListRead != "conversations" || string(res.Out) != line {
+		t.Fatalf("outcome %s read %q out %s", res.Obs.Outcome, res.Obs.TurnListRead, res.Out)
+	}
+	line = `{` + conv + `, "messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "other"}]}`
+	res, err = comp.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Reject == nil || res.Reject.Reason != "two_turn_lists" || !strings.Contains(res.Reject.Detail, `"conversations" and "messages"`) {
+		t.Fatalf("differing lists: %+v", res.Reject)
+	}
+}

@@ -22,6 +22,36 @@ type Source interface {
 	Next() ([]byte, int64, error)
 }
 
+// TooLarge is a per-record error a Source's Next may return with the
+// record's line (the bytes nil) for a record longer than the reader takes
+// (format/jsonl's TooLargeError): [Run] rejects that record as
+// record_too_large, with its size, and goes on. Any other error from Next
+// ends the run.
+type TooLarge interface {
+	error
+	RecordTooLarge() (size, limit int64)
+}
+
+// RejectTooLarge is the reason of a record rejected as longer than the
+// reader takes.
+const RejectTooLarge = "record_too_large"
+
+// tooLarge is the result of a record the source did not read, being
+// longer than it takes: rejected with its size, no bytes kept (in a run
+// grouped by a field, in the group of records without it).
+func (c *Compressor) tooLarge(pos traj.Pos, e TooLarge) Result {
+	size, limit := e.RecordTooLarge()
+	var res Result
+	res.Obs.Source, res.Obs.Line, res.Obs.Record = pos.File, pos.Line, pos.Record
+	res.Obs.Reject(RejectTooLarge)
+	if c.opts.GroupBy != "" {
+		res.Obs.Group = metrics.GroupName(nil, false)
+	}
+	res.Reject = &Reject{Pos: pos, Reason: RejectTooLarge,
+		Detail: fmt.Sprintf("the record is %d bytes, over the limit of %d (--max-record-bytes): it was not read, and no bytes of it are kept here", size, limit)}
+	return res
+}
+
 // Indexed is a Source that also gives the 1-based index in its file of
 // the record Next returned last, when the line does not name the record
 // alone (a JSON array), and 0 otherwise; [Run] puts it in traj.Pos.Record.
@@ -124,7 +154,8 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 			if err == io.EOF {
 				return nil
 			}
-			if err != nil {
+			var big TooLarge
+			if err != nil && !errors.As(err, &big) {
 				return err
 			}
 			s := slot{ch: make(chan Result, 1), weight: min(int64(len(raw)), cfg.InFlightBytes)}
@@ -139,6 +170,10 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 			pos := traj.Pos{File: name, Line: line}
 			if ix, ok := src.(Indexed); ok {
 				pos.Record = ix.Record()
+			}
+			if big != nil {
+				s.ch <- c.tooLarge(pos, big)
+				continue
 			}
 			g.Go(func() error {
 				res, err := c.compress(gctx, raw, pos, lim)

@@ -5,12 +5,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
 
 	"github.com/dlclark/regexp2"
+
+	"github.com/trajcompress/trajcompress/internal/readfile"
 )
 
 // HFTokenizer counts tokens as Hugging Face tokenizers'
@@ -38,7 +39,7 @@ type hfAcc struct {
 // WordPiece, WordLevel) or an unsupported normalizer or pre-tokenizer is
 // an error naming it.
 func LoadHF(path string) (*HFTokenizer, error) {
-	data, err := os.ReadFile(path)
+	data, err := readfile.Read(path, "tokenizer file", readfile.TokenizerLimit)
 	if err != nil {
 		return nil, fmt.Errorf("tokenize: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/trajcompress/trajcompress/internal/readfile"
 )
 
 // Tokenizer files looked for in a directory or model snapshot, in order.
@@ -86,7 +88,7 @@ func resolveFile(name, revision string) (string, error) {
 	}
 	commit := revision
 	if !isCommitHash(revision) {
-		b, err := os.ReadFile(filepath.Join(repo, "refs", revision))
+		b, err := readfile.Read(filepath.Join(repo, "refs", revision), "Hugging Face cache ref", readfile.SmallLimit)
 		if err != nil {
 			return "", notCached(name, revision, cache, fmt.Sprintf("%s does not exist", filepath.Join(repo, "refs", revision)))
 		}

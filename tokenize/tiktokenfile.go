@@ -5,11 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/trajcompress/trajcompress/internal/readfile"
 )
 
 // TiktokenFile counts tokens with a tiktoken-format BPE file
@@ -46,7 +47,7 @@ type tiktokenConfig struct {
 // regex engine).
 func LoadTiktokenFile(path string) (*TiktokenFile, error) {
 	cfgPath := filepath.Join(filepath.Dir(path), "tokenizer_config.json")
-	raw, err := os.ReadFile(cfgPath)
+	raw, err := readfile.Read(cfgPath, "tokenizer config", readfile.SmallLimit)
 	if err != nil {
 		return nil, fmt.Errorf("tokenize: %s: the split pattern of a tiktoken-format file comes from the model's tokenizer_config.json: %w", path, err)
 	}
@@ -63,7 +64,7 @@ func LoadTiktokenFile(path string) (*TiktokenFile, error) {
 	if model == "" {
 		return nil, fmt.Errorf("tokenize: %s: tokenizer %q (auto_map %v) has no known split pattern; known: Kimi (tokenization_kimi.TikTokenTokenizer)", cfgPath, cfg.TokenizerClass, cfg.AutoMap.AutoTokenizer)
 	}
-	data, err := os.ReadFile(path)
+	data, err := readfile.Read(path, "tokenizer file", readfile.TokenizerLimit)
 	if err != nil {
 		return nil, fmt.Errorf("tokenize: %w", err)
 	}

@@ -3,6 +3,7 @@ package traj
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -84,7 +85,7 @@ func (p Pos) String() string {
 // stable code used in metrics and the rejects file.
 type DecodeError struct {
 	Pos    Pos
-	Reason string // invalid_json, not_an_object, no_turns, turns_not_a_list, bad_turn, no_role, unknown_shape
+	Reason string // invalid_json, not_an_object, no_turns, turns_not_a_list, bad_turn, no_role, unknown_shape, two_turn_lists
 	Detail string
 }
 
@@ -108,6 +109,12 @@ type Record struct {
 	// always kept. SystemKey names the field ("" when there is none).
 	System    string
 	SystemKey string
+
+	// OtherTurnsKey names a second turn list the record also holds
+	// ("messages" beside "conversations"), with the same turns as the one
+	// read: it is left as it is. "" when there is none. A record whose two
+	// lists differ is not decoded (reason two_turn_lists).
+	OtherTurnsKey string
 
 	raw      []byte
 	members  []jsonx.Member
@@ -209,6 +216,11 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 	for i := range ms {
 		ms[i].Elems = nil // the record keeps its members, not its turns' lists
 	}
+	if s.Dialect == DialectAuto {
+		if err := r.checkOtherTurns(s); err != nil {
+			return nil, err
+		}
+	}
 	if !hasSystem {
 		for _, k := range []string{"system_prompt", "system"} {
 			if m, ok := jsonx.Find(ms, k); ok && line[m.Start] == '"' {
@@ -219,6 +231,66 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 		}
 	}
 	return r, nil
+}
+
+// checkOtherTurns looks, in a record whose dialect was detected, for the
+// other dialect's turn list ("messages" beside "conversations"). A trainer
+// reads one or the other, so both must hold the same turns (roles, after
+// mapping each dialect's role names, and texts): then the record is read
+// by the list detected and the other is named in OtherTurnsKey; else it is a two_turn_lists DecodeError
+// naming both keys and the first turn that differs. A list that is not a
+// valid trajectory in its dialect differs too.
+func (r *Record) checkOtherTurns(s Schema) error {
+	other := DialectOpenAI
+	if r.Dialect == DialectOpenAI {
+		other = DialectShareGPT
+	}
+	key, _, _ := s.keys(other)
+	used, _, _ := s.keys(r.Dialect)
+	m, ok := jsonx.Find(r.members, key)
+	if key == used || !ok || r.raw[m.Start] != '[' {
+		return nil
+	}
+	s.Dialect = other
+	o, err := Decode(r.raw, r.Pos, s)
+	why := ""
+	switch {
+	case err != nil:
+		var de *DecodeError
+		if errors.As(err, &de) {
+			why = de.Reason + ": " + de.Detail
+		} else {
+			why = err.Error()
+		}
+	case len(o.Turns) != len(r.Turns):
+		why = fmt.Sprintf("%d turns against %d", len(r.Turns), len(o.Turns))
+	default:
+		for i := range r.Turns {
+			if d := sameTurn(r.Turns[i], o.Turns[i]); d != "" {
+				why = fmt.Sprintf("turn %d: %s", i, d)
+				break
+			}
+		}
+	}
+	if why != "" {
+		return &DecodeError{Pos: r.Pos, Reason: "two_turn_lists",
+			Detail: fmt.Sprintf("both %q and %q hold a turn list, and they differ (%s): a trainer may read either; keep one", used, key, why)}
+	}
+	r.OtherTurnsKey = key
+	return nil
+}
+
+// sameTurn says how a and b, one turn read from each of a record's two
+// turn lists, differ ("" when they do not): by normalised role or by text
+// (an OpenAI message's text includes its tool calls' names and arguments).
+func sameTurn(a, b Turn) string {
+	switch {
+	case a.Role != b.Role:
+		return fmt.Sprintf("role %q against %q", a.Name, b.Name)
+	case a.Text != b.Text:
+		return "the texts differ"
+	}
+	return ""
 }
 
 func kindOf(b []byte) string {
@@ -279,12 +351,13 @@ func detect(line []byte, ms []jsonx.Member, s Schema) Dialect {
 var shareGPTRoles = map[string]Role{
 	"system": RoleSystem, "human": RoleUser, "user": RoleUser,
 	"gpt": RoleAssistant, "assistant": RoleAssistant, "function_call": RoleAssistant,
-	"tool": RoleTool, "observation": RoleTool,
+	"tool": RoleTool, "observation": RoleTool, "ipython": RoleTool,
 }
 
 var openAIRoles = map[string]Role{
 	"system": RoleSystem, "developer": RoleSystem, "user": RoleUser,
 	"assistant": RoleAssistant, "tool": RoleTool, "function": RoleTool,
+	"ipython": RoleTool, // Llama-3 / Llama-3.1 tool results
 }
 
 // decodeTurn decodes the turn el of line (its members' offsets are into

@@ -257,3 +257,39 @@ func TestEditTextKeepsEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoTurnLists: a record with both "conversations" and "messages" is
+// read by one when they hold the same turns (OtherTurnsKey names the
+// other), and rejected, naming both keys, when they differ.
+func TestTwoTurnLists(t *testing.T) {
+	conv := `"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "yo"}, {"from": "ipython", "value": "42"}]`
+	same := `"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}, {"role": "ipython", "content": "42"}]`
+	r, err := Decode([]byte(`{`+conv+`, `+same+`}`), Pos{File: "f", Line: 1}, Schema{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Dialect != DialectShareGPT || r.OtherTurnsKey != "messages" || len(r.Turns) != 3 || r.Turns[2].Role != RoleTool {
+		t.Fatalf("dialect %s other %q turns %+v", r.Dialect, r.OtherTurnsKey, r.Turns)
+	}
+	r, err = Decode([]byte(`{`+same+`}`), Pos{File: "f", Line: 1}, Schema{})
+	if err != nil || r.OtherTurnsKey != "" {
+		t.Fatalf("one list: %v, other %q", err, r.OtherTurnsKey)
+	}
+	for name, other := range map[string]string{
+		"text":   `"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "no"}, {"role": "tool", "content": "42"}]`,
+		"role":   `"messages": [{"role": "user", "content": "hi"}, {"role": "user", "content": "yo"}, {"role": "tool", "content": "42"}]`,
+		"length": `"messages": [{"role": "user", "content": "hi"}]`,
+		"empty":  `"messages": []`,
+		"broken": `"messages": [{"content": "hi"}]`,
+	} {
+		_, err := Decode([]byte(`{`+conv+`, `+other+`}`), Pos{File: "f", Line: 2}, Schema{})
+		var de *DecodeError
+		if !errors.As(err, &de) || de.Reason != "two_turn_lists" || !strings.Contains(de.Detail, `"conversations" and "messages"`) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// A forced dialect reads its own list and looks at no other.
+	if r, err := Decode([]byte(`{`+conv+`, "messages": []}`), Pos{}, Schema{Dialect: DialectShareGPT}); err != nil || r.OtherTurnsKey != "" {
+		t.Fatalf("forced: %v", err)
+	}
+}

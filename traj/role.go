@@ -6,8 +6,9 @@ package traj
 type Role string
 
 // The normalised roles. ShareGPT "human" is [RoleUser], "gpt" is
-// [RoleAssistant]; "tool" and LLaMA-Factory "observation" are [RoleTool];
-// LLaMA-Factory "function_call" is [RoleAssistant].
+// [RoleAssistant]; "tool", OpenAI's older "function", Llama-3's "ipython"
+// and LLaMA-Factory "observation" are [RoleTool]; LLaMA-Factory
+// "function_call" is [RoleAssistant].
 const (
 	RoleSystem    Role = "system"
 	RoleUser      Role = "user"

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 
@@ -25,7 +26,10 @@ or gzip, zstd, bzip2 or xz (.gz, .zst, .bz2, .xz; told by content), Parquet
 save_to_disk) files, or a directory of them, and writes every
 record back in input order: unchanged when it fits the target (or cannot be
 compressed), otherwise with just enough of its middle replaced by one
-"[CONTEXT SUMMARY]:" turn. Tool results never lose the call they answer.
+"[CONTEXT SUMMARY]:" turn. Tool results (tool, observation, Llama-3
+ipython turns) never lose the call they answer. A record holding both
+"conversations" and "messages" is read by one when both hold the same turns
+(turn_list_read in its outcome line), else rejected (two_turn_lists).
 
 A directory is walked recursively (Hugging Face repos keep shards under
 data/ and per-config subfolders), each directory's entries in name order,
@@ -59,7 +63,10 @@ Rejects, outcomes and metrics may also be -, /dev/stdout, /dev/fd/N, a FIFO
 or a device: those are written directly, streamed, with no rename and no
 all-or-nothing promise; record outputs must be files.
 Lines that are not trajectories go to the rejects file with their
-file, line and reason; records in = records out + records rejected, always.
+file, line and reason; records in = records out + records rejected, always;
+so do JSON Lines records longer than --max-record-bytes, with their size,
+never read whole. Outputs named here that cannot be written, and inputs
+that cannot be read, are refused (exit 2) before any work.
 Every output is valid UTF-8: ill-formed bytes in the input are replaced by
 U+FFFD and counted (outcomes.records_utf8_repaired); a rejected line keeps
 its bytes (raw_base64). A UTF-8 BOM is skipped; LF, CRLF and CR end lines;
@@ -123,7 +130,7 @@ type compressFlags struct {
 	priceIn, priceOut, samplePercent, maxRejectRate                                                    float64
 	seed                                                                                               uint64
 	dryRun, quiet, wait, noRecursive, followLinks                                                      bool
-	taskSize                                                                                           string
+	taskSize, maxRecord                                                                                string
 	shard, numShards                                                                                   int
 	resume, overwrite                                                                                  bool
 	batchExport                                                                                        string
@@ -155,14 +162,15 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress bar and no summary on stderr")
 	fs.BoolVar(&f.wait, "wait", false, "when another run is writing the same outputs (or the same --metrics, --rejects, --outcomes or --report file), wait for it to end (default: fail at once, exit 2)")
 	fs.StringVar(&f.taskSize, "target-task-size", "256MiB", "split the run into tasks of about `SIZE` of input (8MiB, 256MiB, 1GiB; 1000MB): a large JSONL file by byte range, Parquet and Arrow files by row groups and record batches; tasks are what a resumed run skips and shards share out, never a change to the output bytes")
+	fs.StringVar(&f.maxRecord, "max-record-bytes", "256MiB", "reject a JSON Lines record (line) longer than `SIZE` as record_too_large, with its size, without reading it whole (a 300 MB line would take about 2 GB of memory); 0 for no limit")
 	fs.BoolVar(&f.resume, "resume", false, "go on with the unfinished run of these outputs (also the default when one with the same config and inputs is there); fail if there is none")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "discard an unfinished run of these outputs instead of refusing one with other settings (or started by another trajcompress build)")
 	fs.IntVar(&f.shard, "shard", -1, "run only the tasks whose number modulo --num-shards is `I` (0-based), leaving their parts for trajcompress merge; default from the environment of Slurm job arrays, Kubernetes Indexed Jobs or AWS Batch array jobs")
 	fs.IntVar(&f.numShards, "num-shards", -1, "how many shards share the run (`N`); default SLURM_ARRAY_TASK_COUNT under Slurm, required with --shard, JOB_COMPLETION_INDEX or AWS_BATCH_JOB_ARRAY_INDEX")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the run to `FILE` (go tool pprof); like every path written, it may not be an input, nor inside the input directory")
 	fs.Float64Var(&f.maxRejectRate, "max-reject-rate", 0.5, "exit 4 instead of 3 when more than this fraction of the records is rejected (0 <= r <= 1)")
-	fs.Float64Var(&f.priceIn, "price-in", 0, "USD per million prompt tokens, for the cost figure in the metrics")
-	fs.Float64Var(&f.priceOut, "price-out", 0, "USD per million completion tokens, for the cost figure in the metrics")
+	fs.Float64Var(&f.priceIn, "price-in", 0, "USD per million prompt tokens, for the cost figure in the metrics (a finite number >= 0)")
+	fs.Float64Var(&f.priceOut, "price-out", 0, "USD per million completion tokens, for the cost figure in the metrics (a finite number >= 0)")
 	fs.StringVar(&f.batchExport, "batch-export", "", "write the LLM summary requests of the run to `FILE` as an OpenAI Batch input file and exit, writing no records (see above)")
 	fs.Var(&f.batchImport, "batch-import", "read an OpenAI Batch output or error `FILE` into the summary cache before the run (repeatable; see above)")
 	cf := defineConfigFlags(fs)
@@ -183,6 +191,20 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if !(f.maxRejectRate >= 0 && f.maxRejectRate <= 1) {
 		return usagef("--max-reject-rate must be in [0, 1], got %v", f.maxRejectRate)
 	}
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"--price-in", f.priceIn}, {"--price-out", f.priceOut}} {
+		if !(p.v >= 0 && p.v <= math.MaxFloat64) { // NaN and ±Inf fail too
+			return usagef("%s must be a finite number of USD >= 0, got %v", p.name, p.v)
+		}
+	}
+	if set["num-shards"] && f.numShards < 1 {
+		return usagef("--num-shards must be 1 or more, got %d", f.numShards)
+	}
+	if set["shard"] && f.shard < 0 {
+		return usagef("--shard must be 0 or more (below --num-shards), got %d", f.shard)
+	}
 	cfg, err := cf.effective(f.configPath, set)
 	if err != nil {
 		return err
@@ -190,6 +212,10 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	taskSize, err := task.ParseSize(f.taskSize)
 	if err != nil {
 		return usagef("--target-task-size: %v", err)
+	}
+	maxRecord, err := parseMaxRecord(f.maxRecord)
+	if err != nil {
+		return usagef("--max-record-bytes: %v", err)
 	}
 	shard, err := task.ShardOf(f.shard, f.numShards, os.Getenv)
 	if err != nil {
@@ -202,7 +228,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		Config: cfg, Input: f.input, Output: f.output,
 		Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath, Report: f.reportPath,
 		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait, NoRecursive: f.noRecursive,
-		TaskSize: taskSize, Shard: shard, Resume: f.resume, Overwrite: f.overwrite,
+		TaskSize: taskSize, MaxRecordBytes: maxRecord, Shard: shard, Resume: f.resume, Overwrite: f.overwrite,
 		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
 		Progress: newProgress(stderr, f.quiet), Stdin: stdin, Notes: prefixed{stderr},
 		GroupBy:     f.groupBy,
@@ -235,6 +261,15 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 			res.Shard.Index, res.Shard.Count, from, res.Tasks, res.Missing, res.Plan.Anchor(f.dryRun))
 	}
 	return resultCode(res, f.maxRejectRate)
+}
+
+// parseMaxRecord reads --max-record-bytes: a size as --target-task-size
+// takes it, or 0 for no limit.
+func parseMaxRecord(s string) (int64, error) {
+	if strings.TrimSpace(s) == "0" {
+		return 0, nil
+	}
+	return task.ParseSize(s)
 }
 
 // resultCode is the error (exit code) of a finished run or merge: too

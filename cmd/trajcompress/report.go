@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
+	"github.com/trajcompress/trajcompress/internal/readfile"
 	"github.com/trajcompress/trajcompress/report"
 )
 
@@ -58,11 +59,11 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	}
 	in := report.Input{Name: filepath.Base(metricsPath)}
 	var err error
-	if in.Metrics, err = os.ReadFile(metricsPath); err != nil {
+	if in.Metrics, err = readfile.Read(metricsPath, "metrics file", readfile.MetricsLimit); err != nil {
 		return usageError{fmt.Errorf("report: %w", err)}
 	}
 	if *baseline != "" {
-		if in.Baseline, err = os.ReadFile(*baseline); err != nil {
+		if in.Baseline, err = readfile.Read(*baseline, "metrics file", readfile.MetricsLimit); err != nil {
 			return usageError{fmt.Errorf("report: --baseline: %w", err)}
 		}
 		in.BaselineName = filepath.Base(*baseline)

@@ -10,7 +10,7 @@ import (
 	"github.com/trajcompress/trajcompress/validate"
 )
 
-const validateUsage = `Usage: trajcompress validate --dialect llamafactory|openai [flags] FILE...
+const validateUsage = `Usage: trajcompress validate --dialect llamafactory|openai [flags] FILE|DIR...
 
 Reports the records a trainer would reject for their role order, one line
 each (file:line: reason), before you spend a training run finding out:
@@ -25,8 +25,10 @@ each (file:line: reason), before you spend a training run finding out:
                 calls; tool results pair with calls by id.
 
 "trajcompress compress --alternation" places summaries so that the output
-passes these checks. Files may be JSONL (plain, gzip, zstd, bzip2 or xz), JSON arrays, Parquet
-or Arrow.
+passes these checks. Files may be JSONL (plain, gzip, zstd, bzip2 or xz), JSON
+arrays, Parquet or Arrow; a directory is walked as compress walks it
+(recursively, hidden files left out). A JSON Lines record longer than 256 MiB
+is counted as not a trajectory, without being read whole.
 
 Exit status: 0 every record accepted; 1 some would be rejected, or some
 lines are not trajectories at all (counted separately); 2 usage or an
@@ -40,6 +42,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	dialect := fs.String("dialect", "", "llamafactory or openai (required)")
 	format := fs.String("format", "", "record dialect of the input: sharegpt or openai (default: detected per record)")
 	limit := fs.Int("max-report", 100, "print at most this many rejected records (all are counted)")
+	noRecursive := fs.Bool("no-recursive", false, "for a directory, read only its own files, not its subdirectories")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -54,7 +57,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	if err := schema.Validate(); err != nil {
 		return usagef("validate: --format: %v", err)
 	}
-	v, err := job.Validate(fs.Args(), c, schema, *limit, stdout)
+	v, err := job.Validate(fs.Args(), c, schema, job.ValidateOptions{
+		Limit: *limit, NoRecursive: *noRecursive, MaxRecordBytes: job.DefaultMaxRecordBytes, Notes: prefixed{stderr}}, stdout)
 	if err != nil {
 		return usageError{err} // a file that cannot be opened or read to its end: exit 2, as the help says
 	}

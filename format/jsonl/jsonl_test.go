@@ -296,3 +296,61 @@ func FuzzReader(f *testing.F) {
 		same(t, got, splitSpec(string(in)))
 	})
 }
+
+// TestReaderMaxRecordBytes: a line longer than the limit is a
+// *TooLargeError with its line and size, read past without being held
+// (the reader's gathering buffer stays small for a 3 MiB line, across
+// buffer refills and through one-byte reads), and reading goes on with the
+// next line; a line at the limit is read.
+func TestReaderMaxRecordBytes(t *testing.T) {
+	big := `{"a":"` + strings.Repeat("x", 3<<20) + `"}`
+	in := "{\"n\":1}\r\n" + big + "\r\n\n" + `{"n":2}` + "\n" + big
+	for name, wrap := range map[string]func(io.Reader) io.Reader{
+		"plain": func(r io.Reader) io.Reader { return r },
+		"half":  iotest.HalfReader,
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, err := NewReader(wrap(strings.NewReader(in)), "f.jsonl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			r.SetMaxRecordBytes(7)
+			type got struct {
+				rec  string
+				line int64
+				size int64
+			}
+			var all []got
+			for {
+				b, line, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				var tl *TooLargeError
+				if errors.As(err, &tl) {
+					if b != nil || tl.Line != line || tl.Limit != 7 || !strings.Contains(err.Error(), "f.jsonl:") {
+						t.Fatalf("too large: %v, %q", err, b)
+					}
+					all = append(all, got{"", line, tl.Size})
+					if c := cap(r.buf); c > 2<<20 {
+						t.Fatalf("the skipped line was gathered: buffer of %d bytes", c)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				all = append(all, got{string(b), line, 0})
+			}
+			want := []got{{`{"n":1}`, 1, 0}, {"", 2, int64(len(big))}, {`{"n":2}`, 4, 0}, {"", 5, int64(len(big))}}
+			if len(all) != len(want) {
+				t.Fatalf("got %+v", all)
+			}
+			for i := range want {
+				if all[i] != want[i] {
+					t.Errorf("record %d: %+v, want %+v", i, all[i], want[i])
+				}
+			}
+		})
+	}
+}

@@ -20,7 +20,34 @@ type Reader struct {
 	// (the first line of a file starts at 0, before its BOM).
 	base, end int64
 	started   bool
+	// max is the longest line read (SetMaxRecordBytes); 0: no limit.
+	max int64
 }
+
+// SetMaxRecordBytes sets the longest line [Reader.Next] returns: a longer
+// one is read past, never held whole, and returned as a *[TooLargeError]
+// (the reader goes on with the next line). n <= 0 means no limit.
+func (r *Reader) SetMaxRecordBytes(n int64) { r.max = n }
+
+// TooLargeError is the error of Next for a record (a line) longer than the
+// limit set with SetMaxRecordBytes: the record was skipped, not read
+// whole, and the reader can go on with the next one. It is a per-record
+// error, not a failed read.
+type TooLargeError struct {
+	Name  string
+	Line  int64
+	Size  int64 // the line's length in bytes, without its line end
+	Limit int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s:%d: the record is %d bytes, over the limit of %d (--max-record-bytes)", e.Name, e.Line, e.Size, e.Limit)
+}
+
+// RecordTooLarge returns the record's size and the limit: the method by
+// which a reader of records tells this per-record error from a failed
+// read without importing this package.
+func (e *TooLargeError) RecordTooLarge() (size, limit int64) { return e.Size, e.Limit }
 
 // Open opens a JSONL file, compressed (gzip, zstd, bzip2, xz) or not.
 func Open(path string) (*Reader, error) {
@@ -57,10 +84,16 @@ func (r *Reader) Next() ([]byte, int64, error) {
 		if r.end > 0 && r.started && r.pos() >= r.end {
 			return nil, 0, io.EOF
 		}
-		line, end, err := r.readLine()
+		line, end, skipped, err := r.readLine()
 		r.started = true
 		if err != nil && err != io.EOF {
 			return nil, 0, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
+		}
+		if skipped > 0 {
+			r.line++
+			r.index++
+			r.lineEnd(end)
+			return nil, r.line, &TooLargeError{Name: r.name, Line: r.line, Size: skipped, Limit: r.max}
 		}
 		if len(line) == 0 && end == 0 && err == io.EOF {
 			return nil, 0, io.EOF
@@ -85,14 +118,19 @@ func (r *Reader) Next() ([]byte, int64, error) {
 // and the line end byte it consumed (0 at the end of the input, with
 // io.EOF). The line is valid until the next read: a line that fits the
 // reader's buffer is returned straight out of it, a longer one is gathered
-// in r.buf.
-func (r *Reader) readLine() (line []byte, end byte, err error) {
+// in r.buf. A line longer than r.max is read past, not gathered: skipped
+// is then its length (and line nil; err is io.EOF when it ends the input).
+func (r *Reader) readLine() (line []byte, end byte, skipped int64, err error) {
 	gathered := false
 	r.buf = r.buf[:0]
+	var n int64 // bytes of the line consumed so far
 	for {
 		if r.br.Buffered() == 0 {
 			if _, err := r.br.Peek(1); err != nil {
-				return r.buf, 0, err
+				if skipped > 0 {
+					return nil, 0, skipped, err
+				}
+				return r.buf, 0, 0, err
 			}
 		}
 		w, _ := r.br.Peek(r.br.Buffered())
@@ -105,6 +143,22 @@ func (r *Reader) readLine() (line []byte, end byte, err error) {
 		}
 		if j := bytes.IndexByte(w[:lim], '\r'); j >= 0 {
 			i = j
+		}
+		take := i
+		if i < 0 {
+			take = len(w)
+		}
+		if n += int64(take); r.max > 0 && n > r.max {
+			// Too long: the rest of the line is read past, not kept.
+			skipped = n
+			r.buf = r.buf[:0]
+			if i < 0 {
+				r.br.Discard(len(w))
+				continue
+			}
+			end = w[i]
+			r.br.Discard(i + 1)
+			return nil, end, skipped, nil
 		}
 		if i < 0 {
 			r.buf = append(r.buf, w...)
@@ -120,7 +174,7 @@ func (r *Reader) readLine() (line []byte, end byte, err error) {
 			line = w[:i]
 		}
 		r.br.Discard(i + 1)
-		return line, end, nil
+		return line, end, 0, nil
 	}
 }
 

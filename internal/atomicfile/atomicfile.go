@@ -27,6 +27,8 @@
 package atomicfile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +38,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // WritebackChunk is how many bytes File lets accumulate before it starts
@@ -82,18 +85,66 @@ func (f *File) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// nameMax is the longest file name (in bytes) of the file systems we write
+// to (NAME_MAX on Linux ext4, XFS, Btrfs, tmpfs; macOS APFS).
+const nameMax = 255
+
+// ShortKept is the longest name [ShortName] keeps as it is: the longest
+// name it returns. The hidden names made of it stay under nameMax with
+// room for their longest additions: commit's ".<name>.tc-<16 hex>.tmp"
+// (25 bytes), and this package's ".tmp-<up to 10 digits>" after that.
+const ShortKept = 175
+
+// ShortName is the name that the hidden names beside a file named base
+// (temporary files, locks, journals, run directories) are made of: base
+// itself when it has at most ShortKept bytes, else its first bytes (cut
+// at a character boundary) and "~" and 16 hex digits of its sha256, in
+// ShortKept bytes. So a hidden name is never "file name too long" for any
+// name the file system accepts, and stays unique to base.
+func ShortName(base string) string { return Fit(base, ShortKept) }
+
+// Fit returns s when it has at most room bytes, else its first bytes (cut
+// at a character boundary) and "~" and 16 hex digits of the sha256 of s,
+// in at most room bytes (room >= 17).
+func Fit(s string, room int) string {
+	if len(s) <= room {
+		return s
+	}
+	sum := sha256.Sum256([]byte(s))
+	tag := "~" + hex.EncodeToString(sum[:8])
+	keep := room - 17
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + tag
+}
+
+// NameMax is the longest file name, in bytes, of the file systems written
+// to (NAME_MAX of Linux ext4, XFS, Btrfs and tmpfs, and of macOS APFS).
+const NameMax = nameMax
+
+// FitName joins stem and tail into a file name of at most NameMax bytes:
+// stem is cut by [Fit] when the whole would be longer.
+func FitName(stem, tail string) string { return Fit(stem, NameMax-len(tail)) + tail }
+
 // Create starts writing path. The temporary file is named
-// ".<name>.tmp-<digits>" beside it and has the mode a new file gets,
-// 0666 &^ umask, or the mode of the file it replaces: a file written over
-// keeps its mode. A symbolic link at path is followed: the file it points
-// to is replaced (in its own directory), never the link.
+// ".<name>.tmp-<digits>" beside it (<name> is [ShortName] of the file's
+// name when the whole would be longer than a file name may be) and has the
+// mode a new file gets, 0666 &^ umask, or the mode of the file it
+// replaces: a file written over keeps its mode. A symbolic link at path is
+// followed: the file it points to is replaced (in its own directory),
+// never the link.
 func Create(path string) (*File, error) {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		if r, err := filepath.EvalSymlinks(path); err == nil {
 			path = r
 		}
 	}
-	f, err := CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	name := filepath.Base(path)
+	if len(name)+len("..tmp-")+10 > nameMax {
+		name = ShortName(name)
+	}
+	f, err := CreateTemp(filepath.Dir(path), "."+name+".tmp-*")
 	if err != nil {
 		return nil, err
 	}

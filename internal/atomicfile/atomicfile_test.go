@@ -3,7 +3,9 @@ package atomicfile
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestCommitAndAbort(t *testing.T) {
@@ -113,5 +115,22 @@ func TestAppend(t *testing.T) {
 	}
 	if _, err := Append(path, 100); err == nil {
 		t.Fatal("a segment shorter than its checkpoint was accepted")
+	}
+}
+
+// TestShortName: a name of at most ShortKept bytes is kept; a longer one
+// is cut at a character boundary and ends in a hash of the whole, so two
+// long names that share their start stay apart; FitName fits NameMax.
+func TestShortName(t *testing.T) {
+	if s := ShortName("a.jsonl"); s != "a.jsonl" {
+		t.Fatalf("short name changed: %q", s)
+	}
+	a, b := strings.Repeat("é", 120)+"a", strings.Repeat("é", 120)+"b"
+	sa, sb := ShortName(a), ShortName(b)
+	if len(sa) > ShortKept || sa == sb || !utf8.ValidString(sa) || !strings.HasPrefix(a, strings.Split(sa, "~")[0]) {
+		t.Fatalf("%q (%d bytes), %q", sa, len(sa), sb)
+	}
+	if n := FitName(strings.Repeat("x", 300), "_compressed.jsonl"); len(n) != NameMax || !strings.HasSuffix(n, "_compressed.jsonl") {
+		t.Fatalf("FitName: %d bytes: %q", len(n), n)
 	}
 }

@@ -65,6 +65,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/trajcompress/trajcompress/internal/atomicfile"
 )
 
 // ErrLocked is returned by [Begin] when another process holds the lock on
@@ -122,8 +124,10 @@ const (
 	lockName    = ".tc-lock"
 )
 
+// hidden is the hidden name beside path with suffix: ".<name><suffix>",
+// <name> the file's name bounded by atomicfile.ShortName.
 func hidden(path, suffix string) string {
-	return filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+suffix)
+	return filepath.Join(filepath.Dir(path), "."+atomicfile.ShortName(filepath.Base(path))+suffix)
 }
 
 // JournalPath is where the journal of the output set anchored at anchor
@@ -375,6 +379,40 @@ func IsDirect(path string) bool {
 	return err == nil && fi.Mode()&(fs.ModeCharDevice|fs.ModeNamedPipe|fs.ModeDevice) != 0
 }
 
+// Writable reports whether a run can write the output at path, before it
+// does any work: a direct output (see [IsDirect]) is taken as it is;
+// otherwise the directory the file goes in (or its nearest existing
+// parent, when the run is to make it) must be a directory in which a
+// file can be made, which it tries by making and removing a temporary
+// file of atomicfile's name pattern. The error names path.
+func Writable(path string) error {
+	if IsDirect(path) {
+		return nil
+	}
+	target := resolve(path)
+	dir := filepath.Dir(target)
+	for {
+		fi, err := os.Stat(dir)
+		if err == nil {
+			if !fi.IsDir() {
+				return fmt.Errorf("%s: %s is not a directory", path, dir)
+			}
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, unix.ENOTDIR) || filepath.Dir(dir) == dir {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		dir = filepath.Dir(dir)
+	}
+	f, err := os.CreateTemp(dir, "."+atomicfile.ShortName(filepath.Base(target))+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("%s: cannot write in %s: %w", path, dir, errors.Unwrap(err))
+	}
+	f.Close()
+	os.Remove(f.Name())
+	return nil
+}
+
 // File stages the regular file target and returns the temporary path to
 // write it to, with Staged; for a direct output (see [IsDirect]) it returns
 // target itself and Direct, and Commit leaves it alone. Temporary files a
@@ -470,17 +508,28 @@ func (t *Tx) cleanStale(target string) {
 		}
 		t.stale[dir] = byBase
 	}
-	for _, name := range byBase[base] {
-		os.RemoveAll(filepath.Join(dir, name))
+	for _, key := range keysOf(base) {
+		for _, name := range byBase[key] {
+			os.RemoveAll(filepath.Join(dir, name))
+		}
+		delete(byBase, key)
 	}
-	delete(byBase, base)
+}
+
+// keysOf are the names the hidden files of the output named base are made
+// of: base, and its atomicfile.ShortName when that differs (a long name).
+func keysOf(base string) []string {
+	if s := atomicfile.ShortName(base); s != base {
+		return []string{base, s}
+	}
+	return []string{base}
 }
 
 // isOurs reports whether the file name was left by this package (or by
 // atomicfile, or an earlier version) for the output named base.
 func isOurs(name, base string) bool {
 	b, ok := ourBase(name)
-	return ok && b == base
+	return ok && slices.Contains(keysOf(base), b)
 }
 
 // ourBase parses a file name of this package's patterns (see cleanStale)
@@ -778,7 +827,7 @@ func recoverLocked(anchor string) error {
 	}
 	var olds []string
 	for _, e := range es {
-		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(e.staged), "."+filepath.Base(e.target)+tag), ".tmp")
+		id := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(e.staged), "."+atomicfile.ShortName(filepath.Base(e.target))+tag), ".tmp")
 		old := hidden(e.target, tag+id+".old")
 		olds = append(olds, old)
 		if _, err := os.Lstat(e.staged); err != nil {

@@ -21,17 +21,22 @@ import (
 type layout struct {
 	name string
 	dir  bool
+	long bool // names of 250 bytes and more: the hidden names made of them are cut
 }
 
-var layouts = []layout{{"file", false}, {"dir", true}}
+var layouts = []layout{{"file", false, false}, {"dir", true, false}, {"long", false, true}, {"longdir", true, true}}
 
 func (l layout) targets(root string) (anchor string, files []string, dir string) {
-	if l.dir {
-		dir = filepath.Join(root, "runs_compressed")
-		return dir, []string{filepath.Join(root, "runs_compressed_rejects.jsonl"), filepath.Join(root, "runs_metrics.json")}, dir
+	pre := ""
+	if l.long {
+		pre = strings.Repeat("n", 225) // a_compressed_rejects.jsonl: 251 bytes
 	}
-	out := filepath.Join(root, "a_compressed.jsonl")
-	return out, []string{out, filepath.Join(root, "a_compressed_rejects.jsonl"), filepath.Join(root, "a_compressed_metrics.json")}, ""
+	if l.dir {
+		dir = filepath.Join(root, pre+"runs_compressed")
+		return dir, []string{filepath.Join(root, pre+"runs_compressed_rejects.jsonl"), filepath.Join(root, pre+"runs_metrics.json")}, dir
+	}
+	out := filepath.Join(root, pre+"a_compressed.jsonl")
+	return out, []string{out, filepath.Join(root, pre+"a_compressed_rejects.jsonl"), filepath.Join(root, pre+"a_compressed_metrics.json")}, ""
 }
 
 // write runs one whole commit of generation gen (its content says which).

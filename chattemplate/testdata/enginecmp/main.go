@@ -179,13 +179,7 @@ func main() {
 			var n int
 			var fails []string
 			for i, l := range lines {
-				var c tcase
-				check(decode(l, &c))
-				ctx := specials(cfg)
-				ctx["messages"] = numbers(c.Messages)
-				ctx["tools"] = numbers(c.Tools)
-				ctx["documents"] = nil
-				ctx["add_generation_prompt"] = false
+				c, ctx := context(cfg, l)
 				start := time.Now()
 				out, err := safe(render, ctx)
 				total += time.Since(start)
@@ -209,12 +203,7 @@ func main() {
 			reps := 0
 			for r := 0; r < 20; r++ {
 				for _, l := range lines {
-					var c tcase
-					check(decode(l, &c))
-					ctx := specials(cfg)
-					ctx["messages"] = numbers(c.Messages)
-					ctx["tools"] = numbers(c.Tools)
-					ctx["add_generation_prompt"] = false
+					_, ctx := context(cfg, l)
 					safe(render, ctx)
 					reps++
 				}
@@ -228,6 +217,18 @@ func main() {
 			}
 		}
 	}
+}
+
+// context is what transformers passes a template for one case line.
+func context(cfg map[string]any, line []byte) (tcase, map[string]any) {
+	var c tcase
+	check(decode(line, &c))
+	ctx := specials(cfg)
+	ctx["messages"] = numbers(c.Messages)
+	ctx["tools"] = numbers(c.Tools)
+	ctx["documents"] = nil
+	ctx["add_generation_prompt"] = false
+	return c, ctx
 }
 
 func safe(render func(map[string]any) (string, error), ctx map[string]any) (out string, err error) {

@@ -53,6 +53,12 @@
 //	DeepSeek-V3  19/20            19/20            19/20         19/20
 //	GPT-OSS      11/20            parse error      16/20         16/20
 //
+// On the real data (TestRealDataMatchesJinja2: the 438 OpenAI-format records
+// of ../shared/data/real, null contents passed as "", each also with a tools
+// list added) this package equals jinja2 on 876/876 renders for every one of
+// the five templates (Llama-3.1 raises on 33, GPT-OSS on 32, in both, with
+// the template's message).
+//
 // Both engines as is fail the same way on every template that prints JSON:
 // key order lost (Go maps), and 1.0 printed as 1; gonja also prints compact
 // JSON (no spaces after , and :) and cannot parse GPT-OSS's template at all.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -102,5 +103,34 @@ func BenchmarkRender(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(cases)), "µs/render")
 		})
+	}
+}
+
+// One Template rendered from several goroutines gives each the same text
+// (run with -race): the CLI's workers will share a loaded template.
+func TestRenderConcurrent(t *testing.T) {
+	cases := readJSONL[testCase](t, filepath.Join("testdata", "cases.jsonl"))
+	tmpl := loadTestTemplate(t, "qwen3.tokenizer_config.json", "")
+	want := make([]string, len(cases))
+	for i, c := range cases {
+		want[i], _ = tmpl.Render(c.Messages, c.Tools)
+	}
+	errs := make(chan string, 4*len(cases))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, c := range cases {
+				if got, _ := tmpl.Render(c.Messages, c.Tools); got != want[i] {
+					errs <- c.Name
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for name := range errs {
+		t.Errorf("%s: concurrent render differs", name)
 	}
 }

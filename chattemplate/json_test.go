@@ -42,6 +42,7 @@ func TestRenameToJSON(t *testing.T) {
 		{`{% set y = x | tojson %}| tojson {{ "| tojson" }}`, `{% set y = x | __hf_tojson %}| tojson {{ "| tojson" }}`},
 		{`{# x | tojson #}{{ x | tojsonish }}`, `{# x | tojson #}{{ x | tojsonish }}`},
 		{`{{ 'a\'| tojson' | tojson }}`, `{{ 'a\'| tojson' | __hf_tojson }}`},
+		{`{%- raw %}{{ x | tojson }}{% endraw -%}{{ x | tojson }}`, `{%- raw %}{{ x | tojson }}{% endraw -%}{{ x | __hf_tojson }}`},
 	} {
 		if got := renameToJSON(tc.in); got != tc.want {
 			t.Errorf("renameToJSON(%q) = %q, want %q", tc.in, got, tc.want)

@@ -12,8 +12,8 @@ import "strings"
 const hfToJSON = "__hf_tojson"
 
 // renameToJSON rewrites "| tojson" (any spacing) inside {{ }} and {% %} tags,
-// outside string literals, to "| __hf_tojson". Text outside tags, comments and
-// string literals are left as they are.
+// outside string literals, to "| __hf_tojson". Text outside tags, comments,
+// string literals and {% raw %} blocks are left as they are.
 func renameToJSON(src string) string {
 	var b strings.Builder
 	b.Grow(len(src) + 64)
@@ -91,8 +91,40 @@ func renameToJSON(src string) string {
 			k += len(end)
 		}
 		i = k
+		if end == "%}" && tagWord(src[j+2:max(j+2, k-2)]) == "raw" {
+			// {% raw %}…{% endraw %} is output as it stands.
+			r := endRaw(src, i)
+			b.WriteString(src[i:r])
+			i = r
+		}
 	}
 	return b.String()
+}
+
+// tagWord is a {% %} tag's content without its whitespace-control marks and
+// spaces.
+func tagWord(inner string) string {
+	return strings.TrimSpace(strings.Trim(strings.TrimSpace(inner), "-+"))
+}
+
+// endRaw returns where the {% endraw %} tag after from starts (len(src) if
+// none).
+func endRaw(src string, from int) int {
+	for i := from; ; {
+		j := strings.Index(src[i:], "{%")
+		if j < 0 {
+			return len(src)
+		}
+		j += i
+		k := strings.Index(src[j+2:], "%}")
+		if k < 0 {
+			return len(src)
+		}
+		if tagWord(src[j+2:j+2+k]) == "endraw" {
+			return j
+		}
+		i = j + 2
+	}
 }
 
 func isIdent(s string, i int) bool {

@@ -1,0 +1,51 @@
+package chattemplate
+
+import (
+	"testing"
+
+	"github.com/ardanlabs/jinja"
+)
+
+// Expected values are Python 3.11's json.dumps output.
+func TestToJSONPython(t *testing.T) {
+	for _, tc := range []struct {
+		in     string
+		kwargs map[string]jinja.Value
+		want   string
+	}{
+		{`{"b": 1, "a": [1.0, 2.5, 1e-7, 1e16, 123456.0, -0.0, true, null], "c": "é\"\\\n<&>\u0001\u007f😀"}`, nil,
+			`{"b": 1, "a": [1.0, 2.5, 1e-07, 1e+16, 123456.0, -0.0, true, null], "c": "é\"\\\n<&>\u0001` + "\u007f" + `😀"}`},
+		{`{"c": "é😀\u007f"}`, map[string]jinja.Value{"ensure_ascii": jinja.NewBool(true)}, `{"c": "\u00e9\ud83d\ude00\u007f"}`},
+		{`{"b": {"x": []}, "a": [1, {}]}`, map[string]jinja.Value{"indent": jinja.NewInt(2)},
+			"{\n  \"b\": {\n    \"x\": []\n  },\n  \"a\": [\n    1,\n    {}\n  ]\n}"},
+		{`{"b": 1, "a": 2}`, map[string]jinja.Value{"sort_keys": jinja.NewBool(true),
+			"separators": jinja.NewList([]jinja.Value{jinja.NewString(","), jinja.NewString(":")})}, `{"a":2,"b":1}`},
+	} {
+		v, err := FromJSON([]byte(tc.in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := filterToJSON([]jinja.Value{v}, tc.kwargs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.AsString() != tc.want {
+			t.Errorf("tojson(%s, %v)\n got %s\nwant %s", tc.in, tc.kwargs, got.AsString(), tc.want)
+		}
+	}
+}
+
+func TestRenameToJSON(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`{{ x | tojson }}`, `{{ x | __hf_tojson }}`},
+		{`{{- x|tojson(indent=4) -}}`, `{{- x|__hf_tojson(indent=4) -}}`},
+		{`{% set y = x | tojson %}| tojson {{ "| tojson" }}`, `{% set y = x | __hf_tojson %}| tojson {{ "| tojson" }}`},
+		{`{# x | tojson #}{{ x | tojsonish }}`, `{# x | tojson #}{{ x | tojsonish }}`},
+		{`{{ 'a\'| tojson' | tojson }}`, `{{ 'a\'| tojson' | __hf_tojson }}`},
+		{`{%- raw %}{{ x | tojson }}{% endraw -%}{{ x | tojson }}`, `{%- raw %}{{ x | tojson }}{% endraw -%}{{ x | __hf_tojson }}`},
+	} {
+		if got := renameToJSON(tc.in); got != tc.want {
+			t.Errorf("renameToJSON(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -7,7 +7,8 @@
 // A [Finder] finds images wherever datasets keep them ([Finder.Content] for
 // one turn's content value, [Finder.Record] for a whole record): OpenAI
 // Chat Completions image_url parts (a data: URL or a link, with its
-// detail), OpenAI Responses input_image parts (image_url or file_id),
+// detail), OpenAI Responses input_image parts (image_url or file_id) and
+// computer_screenshot outputs,
 // Anthropic image blocks with a base64, url or file source (also inside a
 // tool_result), {"type": "image", "image": …} parts, Hugging Face datasets
 // Image values {"bytes", "path"} (bytes in base64, as format/parquet and

@@ -18,7 +18,8 @@ const (
 	// "image_url": {"url": …, "detail": …}} (or "image_url" a string).
 	KindImageURL Kind = iota + 1
 	// KindInputImage: OpenAI Responses {"type": "input_image",
-	// "image_url": "…" | "file_id": "…", "detail": …}.
+	// "image_url": "…" | "file_id": "…", "detail": …}, and the computer-use
+	// tool's {"type": "computer_screenshot", "image_url": "…"}.
 	KindInputImage
 	// KindAnthropic: {"type": "image", "source": {"type": "base64",
 	// "media_type": …, "data": …} | {"type": "url", "url": …} |
@@ -182,7 +183,7 @@ func (f *Finder) part(content []byte, el [2]int, turn, p int, out []Image) []Ima
 		if u, ok := str(ims, "url"); ok {
 			f.url(&im, u)
 		}
-	case "input_image":
+	case "input_image", "computer_screenshot":
 		im.Kind = KindInputImage
 		im.Detail = text(ms, "detail")
 		if u, ok := str(ms, "image_url"); ok {

@@ -222,10 +222,18 @@ func ParseQwen(b []byte) (Qwen, error) {
 		if err := json.Unmarshal(c.Size, &s); err != nil {
 			return Qwen{}, fmt.Errorf("size: %w", err)
 		}
-		if s.Shortest == nil || s.Longest == nil {
+		// transformers fills the edges from min_pixels / max_pixels when
+		// those are given (older saved configs have size {"min_pixels",
+		// "max_pixels"} beside them) and refuses a size still lacking one.
+		if s.Shortest == nil && c.Min == nil || s.Longest == nil && c.Max == nil {
 			return Qwen{}, errors.New("size must contain shortest_edge and longest_edge")
 		}
-		q.MinPixels, q.MaxPixels = *s.Shortest, *s.Longest
+		if s.Shortest != nil {
+			q.MinPixels = *s.Shortest
+		}
+		if s.Longest != nil {
+			q.MaxPixels = *s.Longest
+		}
 	}
 	set := func(dst *int, v *int) {
 		if v != nil {

@@ -126,6 +126,9 @@ func TestParseQwen(t *testing.T) {
 		{`{"min_pixels": 10, "max_pixels": 20, "patch_size": 16, "merge_size": 4}`, Qwen{16, 4, 2, 10, 20, 2}, ""},
 		{`{"image_processor_type": "CLIPImageProcessor"}`, Qwen{}, "not a Qwen2-VL"},
 		{`{"size": {"height": 336, "width": 336}}`, Qwen{}, "shortest_edge"},
+		{`{"size": {"longest_edge": 5000}, "max_pixels": 6000}`, Qwen{}, "shortest_edge"},
+		// An older saved config: size keyed by min/max_pixels, with both beside it.
+		{`{"size": {"min_pixels": 3136, "max_pixels": 12845056}, "min_pixels": 3136, "max_pixels": 12845056}`, refConfigs["qwen2.5-vl"], ""},
 		{`{"min_pixels": 100, "max_pixels": 10}`, Qwen{}, "min ≤ max"},
 		{`{"patch_size": 0}`, Qwen{}, "positive"},
 		{`[`, Qwen{}, "unexpected end"},

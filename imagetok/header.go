@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	_ "golang.org/x/image/webp" // register WebP
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 // MaxHeader is the most bytes of an image that are decoded or read to
@@ -84,46 +86,24 @@ func (r *stringReader) Read(p []byte) (int, error) {
 
 // unescapeASCII decodes the escape at the start of s (s[0] == '\\') when
 // it stands for an ASCII byte, returning the byte and the escape's width;
-// width 0 otherwise.
+// width 0 otherwise. jsonx.Unquote does the decoding.
 func unescapeASCII(s []byte) (byte, int) {
-	if len(s) < 2 {
+	w := 2
+	if len(s) >= 2 && s[1] == 'u' {
+		w = 6
+	}
+	if len(s) < w {
 		return 0, 0
 	}
-	switch s[1] {
-	case '"', '\\', '/':
-		return s[1], 2
-	case 'n':
-		return '\n', 2
-	case 'r':
-		return '\r', 2
-	case 't':
-		return '\t', 2
-	case 'b':
-		return '\b', 2
-	case 'f':
-		return '\f', 2
-	case 'u':
-		if len(s) < 6 {
-			return 0, 0
-		}
-		v := 0
-		for _, c := range s[2:6] {
-			switch {
-			case '0' <= c && c <= '9':
-				v = v<<4 | int(c-'0')
-			case 'a' <= c && c <= 'f':
-				v = v<<4 | int(c-'a'+10)
-			case 'A' <= c && c <= 'F':
-				v = v<<4 | int(c-'A'+10)
-			default:
-				return 0, 0
-			}
-		}
-		if v < 0x80 {
-			return byte(v), 6
-		}
+	var buf [8]byte
+	buf[0] = '"'
+	copy(buf[1:], s[:w])
+	buf[w+1] = '"'
+	d, ok := jsonx.Unquote(buf[:w+2])
+	if !ok || len(d) != 1 || d[0] >= 0x80 {
+		return 0, 0
 	}
-	return 0, 0
+	return d[0], w
 }
 
 // prefix returns the first n decoded bytes of the raw JSON string s (or

@@ -8,15 +8,15 @@
 // one turn's content value, [Finder.Record] for a whole record): OpenAI
 // Chat Completions image_url parts (a data: URL or a link, with its
 // detail), OpenAI Responses input_image parts (image_url or file_id) and
-// computer_screenshot outputs,
-// Anthropic image blocks with a base64, url or file source (also inside a
-// tool_result), {"type": "image", "image": …} parts, Hugging Face datasets
-// Image values {"bytes", "path"} (bytes in base64, as format/parquet and
-// format/arrow render binary in JSON), and LLaMA-Factory / ShareGPT4V
-// "<image>" markers paired in order with the record's images list (paths
-// relative to the dataset file's directory, [Finder.Dir]). Each [Image]
-// says where it is (turn, part, byte span, marker offset, list index), its
-// [Kind] and [Source], its detail, and its size when known.
+// computer_screenshot outputs, Anthropic image blocks with a base64, url or
+// file source (also inside a tool_result), {"type": "image", "image": …}
+// parts, Hugging Face datasets Image values {"bytes", "path"} (bytes in
+// base64, as format/parquet and format/arrow render binary in JSON), and
+// LLaMA-Factory / ShareGPT4V "<image>" markers paired in order with the
+// record's images list (paths relative to the dataset file's directory,
+// [Finder.Dir]). Each [Image] says where it is (turn, part, byte span,
+// marker offset, list index), its [Kind] and [Source], its detail, and its
+// size when known.
 //
 // # Sizes
 //

@@ -1,0 +1,45 @@
+package imagetok
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// An OpenFunc opens a local image file by its resolved path.
+type OpenFunc func(path string) (io.ReadCloser, error)
+
+// fileConfig reads the size of the local image at ref (relative to f.Dir
+// unless absolute) from its first [MaxHeader] bytes. A missing or
+// unreadable file, or one that is not an image, is of unknown size.
+func (f *Finder) fileConfig(ref string) (format string, w, h int, ok bool) {
+	path := ref
+	if !filepath.IsAbs(path) && f.Dir != "" {
+		path = filepath.Join(f.Dir, path)
+	}
+	open := f.Open
+	if open == nil {
+		open = func(p string) (io.ReadCloser, error) { return os.Open(p) }
+	}
+	r, err := open(path)
+	if err != nil {
+		return "", 0, 0, false
+	}
+	defer r.Close()
+	return Config(r)
+}
+
+// LoadQwen reads the Qwen rule from the preprocessor_config.json at path
+// (see [ParseQwen]); errors name the file.
+func LoadQwen(path string) (Qwen, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Qwen{}, err
+	}
+	q, err := ParseQwen(b)
+	if err != nil {
+		return Qwen{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return q, nil
+}

@@ -1,0 +1,324 @@
+package imagetok
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// A Rule counts the tokens a model spends on an image. The zero Rule is
+// not valid; make one with [Flat], [OpenAI], [Qwen.Rule] or [ParseRule].
+type Rule struct {
+	kind    ruleKind
+	flat    int
+	qwen    Qwen
+	unknown int // tokens for an image whose size is unknown; <0: the rule's default
+}
+
+type ruleKind uint8
+
+const (
+	ruleFlat ruleKind = iota + 1
+	ruleOpenAI
+	ruleQwen
+)
+
+// Flat is the rule that counts every image as n tokens, whatever its size
+// (the old behaviour: n = 85, OpenAI's low-detail cost).
+func Flat(n int) Rule { return Rule{kind: ruleFlat, flat: n, unknown: -1} }
+
+// OpenAI is the rule of OpenAI's vision models on the tiktoken encodings
+// (GPT-4o, GPT-4.1, o-series): see [OpenAITokens]. An image whose detail
+// is "low" costs 85 whatever its size; one of unknown size at high or auto
+// detail counts as [OpenAIMaxHigh], the most any image can cost there.
+func OpenAI() Rule { return Rule{kind: ruleOpenAI, unknown: -1} }
+
+// ParseRule parses "flat:N" (N ≥ 0) or "openai". The Qwen rule needs the
+// model's preprocessor_config.json: see [ParseQwen] and [LoadQwen].
+func ParseRule(s string) (Rule, error) {
+	if s == "openai" {
+		return OpenAI(), nil
+	}
+	if n, ok := strings.CutPrefix(s, "flat:"); ok {
+		v, err := strconv.Atoi(n)
+		if err != nil || v < 0 {
+			return Rule{}, fmt.Errorf("image token rule %q: flat:N needs a whole number N ≥ 0", s)
+		}
+		return Flat(v), nil
+	}
+	return Rule{}, fmt.Errorf("image token rule %q: want openai or flat:N", s)
+}
+
+// String names the rule: "flat:85", "openai", or "qwen(patch=14,merge=2,
+// min_pixels=3136,max_pixels=12845056)".
+func (r Rule) String() string {
+	switch r.kind {
+	case ruleFlat:
+		return "flat:" + strconv.Itoa(r.flat)
+	case ruleOpenAI:
+		return "openai"
+	case ruleQwen:
+		q := r.qwen
+		return fmt.Sprintf("qwen(patch=%d,merge=%d,min_pixels=%d,max_pixels=%d)", q.PatchSize, q.MergeSize, q.MinPixels, q.MaxPixels)
+	}
+	return "invalid"
+}
+
+// WithUnknown returns r counting n tokens for an image of unknown size
+// instead of its default (see [Rule.Unknown]).
+func (r Rule) WithUnknown(n int) Rule {
+	r.unknown = n
+	return r
+}
+
+// Unknown is what r counts for an image whose size could not be read from
+// its header (a link, a file id, a missing or undecodable file) or that
+// the model's processor refuses (an aspect ratio over 200 under Qwen). By
+// default it is the most the rule can count for one image, so that a
+// record is never reported as fitting because an image could not be read:
+// flat:N → N; openai → [OpenAIMaxHigh] (85 at low detail, where the size
+// does not matter); qwen → max_pixels/factor² pads plus the wrap tokens.
+func (r Rule) Unknown() int {
+	if r.unknown >= 0 {
+		return r.unknown
+	}
+	switch r.kind {
+	case ruleFlat:
+		return r.flat
+	case ruleOpenAI:
+		return OpenAIMaxHigh
+	case ruleQwen:
+		return r.qwen.MaxTokens()
+	}
+	return 0
+}
+
+// Tokens is what r counts for im. exact is false when im's size was
+// unknown (or refused by the model's processor) and [Rule.Unknown] was
+// counted instead; flat rules and low-detail OpenAI images are always
+// exact, since they do not depend on the size.
+func (r Rule) Tokens(im Image) (n int, exact bool) {
+	switch r.kind {
+	case ruleFlat:
+		return r.flat, true
+	case ruleOpenAI:
+		if strings.EqualFold(im.Detail, "low") {
+			return OpenAILow, true
+		}
+		if !im.Known() {
+			return r.Unknown(), false
+		}
+		return OpenAITokens(im.Width, im.Height, im.Detail), true
+	case ruleQwen:
+		if !im.Known() {
+			return r.Unknown(), false
+		}
+		n, err := r.qwen.Tokens(im.Width, im.Height)
+		if err != nil {
+			return r.Unknown(), false
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// OpenAI's published constants: a low-detail image costs OpenAILow; a
+// high-detail one OpenAILow plus OpenAITile per 512-pixel tile.
+const (
+	OpenAILow  = 85
+	OpenAITile = 170
+	// OpenAIMaxHigh is the most a high-detail image can cost: after the
+	// two scalings no side exceeds 2048 and the short side is at most 768,
+	// so at most 2 × 4 tiles: 85 + 8 × 170.
+	OpenAIMaxHigh = OpenAILow + 8*OpenAITile
+)
+
+// OpenAITokens is the cost of a width×height image on OpenAI's vision
+// models, as OpenAI documents it ("Calculating costs", vision guide):
+// detail "low" costs 85. At "high" or "auto" (and ""), the image is
+// scaled to fit within 2048×2048, then so that its shortest side is 768
+// pixels, and costs 170 per 512-pixel tile plus 85. Published examples:
+// 1024×1024 high → 765; 2048×4096 high → 1105.
+//
+// Both scalings only shrink: an image already within the bounds keeps its
+// size (OpenAI's examples shrink only; a 512×512 image is one tile, 255).
+// Scaled sides are truncated to whole pixels. "auto" is counted as high:
+// OpenAI chooses per image and does not say how, and high is the larger.
+func OpenAITokens(width, height int, detail string) int {
+	if strings.EqualFold(detail, "low") {
+		return OpenAILow
+	}
+	if width <= 0 || height <= 0 {
+		return OpenAIMaxHigh
+	}
+	w, h := float64(width), float64(height)
+	if w > 2048 || h > 2048 {
+		s := 2048 / math.Max(w, h)
+		w, h = math.Floor(w*s), math.Floor(h*s)
+	}
+	if short := math.Min(w, h); short > 768 {
+		s := 768 / short
+		w, h = math.Floor(w*s), math.Floor(h*s)
+	}
+	tiles := int(math.Ceil(w/512)) * int(math.Ceil(h/512))
+	return OpenAILow + OpenAITile*max(tiles, 1)
+}
+
+// Qwen is the image processing of the Qwen2-VL family (Qwen2-VL,
+// Qwen2.5-VL, Qwen3-VL: transformers' Qwen2VLImageProcessor), read from a
+// model's preprocessor_config.json by [ParseQwen].
+type Qwen struct {
+	PatchSize         int // patch_size: 14 (Qwen2/2.5-VL), 16 (Qwen3-VL)
+	MergeSize         int // merge_size: 2
+	TemporalPatchSize int // temporal_patch_size: 2 (one image is one temporal patch)
+	MinPixels         int // size.shortest_edge, or min_pixels
+	MaxPixels         int // size.longest_edge, or max_pixels
+	// Wrap is the number of tokens the chat template writes around each
+	// image's pads: 2 for the Qwen2-VL, Qwen2.5-VL and Qwen3-VL templates,
+	// which write <|vision_start|><|image_pad|><|vision_end|> per image
+	// (two special tokens, one id each) and the processor expands the
+	// single <|image_pad|>.
+	Wrap int
+}
+
+// ErrNotQwen is returned by [ParseQwen] for a preprocessor_config.json of
+// another image processor.
+var ErrNotQwen = errors.New("imagetok: not a Qwen2-VL image processor config")
+
+// ParseQwen reads a preprocessor_config.json the way transformers'
+// Qwen2VLImageProcessor does (at commit 9feaf6f): the class defaults
+// (patch_size 14, merge_size 2, temporal_patch_size 2, size
+// {shortest_edge: 56*56, longest_edge: 28*28*1280}), then "size", then
+// "min_pixels" / "max_pixels", which override size's edges when present
+// (Qwen2-VL and Qwen2.5-VL ship both, with the same values; Qwen3-VL ships
+// size only). A config whose image_processor_type names another processor
+// is refused with [ErrNotQwen].
+func ParseQwen(b []byte) (Qwen, error) {
+	var c struct {
+		Type      string          `json:"image_processor_type"`
+		Processor string          `json:"processor_class"`
+		Patch     *int            `json:"patch_size"`
+		Merge     *int            `json:"merge_size"`
+		Temporal  *int            `json:"temporal_patch_size"`
+		Min       *int            `json:"min_pixels"`
+		Max       *int            `json:"max_pixels"`
+		Size      json.RawMessage `json:"size"`
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Qwen{}, err
+	}
+	if c.Type != "" && !strings.HasPrefix(c.Type, "Qwen2VLImageProcessor") && !strings.HasPrefix(c.Type, "Qwen2_5_VLImageProcessor") {
+		return Qwen{}, fmt.Errorf("%w: image_processor_type is %s", ErrNotQwen, c.Type)
+	}
+	q := Qwen{PatchSize: 14, MergeSize: 2, TemporalPatchSize: 2, MinPixels: 56 * 56, MaxPixels: 28 * 28 * 1280, Wrap: 2}
+	if len(c.Size) > 0 && string(c.Size) != "null" {
+		var s struct {
+			Shortest *int `json:"shortest_edge"`
+			Longest  *int `json:"longest_edge"`
+		}
+		if err := json.Unmarshal(c.Size, &s); err != nil {
+			return Qwen{}, fmt.Errorf("size: %w", err)
+		}
+		// transformers fills the edges from min_pixels / max_pixels when
+		// those are given (older saved configs have size {"min_pixels",
+		// "max_pixels"} beside them) and refuses a size still lacking one.
+		if s.Shortest == nil && c.Min == nil || s.Longest == nil && c.Max == nil {
+			return Qwen{}, errors.New("size must contain shortest_edge and longest_edge")
+		}
+		if s.Shortest != nil {
+			q.MinPixels = *s.Shortest
+		}
+		if s.Longest != nil {
+			q.MaxPixels = *s.Longest
+		}
+	}
+	set := func(dst *int, v *int) {
+		if v != nil {
+			*dst = *v
+		}
+	}
+	set(&q.PatchSize, c.Patch)
+	set(&q.MergeSize, c.Merge)
+	set(&q.TemporalPatchSize, c.Temporal)
+	set(&q.MinPixels, c.Min)
+	set(&q.MaxPixels, c.Max)
+	if q.PatchSize <= 0 || q.MergeSize <= 0 || q.TemporalPatchSize <= 0 || q.MinPixels <= 0 || q.MaxPixels < q.MinPixels {
+		return Qwen{}, fmt.Errorf("patch_size %d, merge_size %d, temporal_patch_size %d, min_pixels %d, max_pixels %d: want positive sizes and min ≤ max",
+			q.PatchSize, q.MergeSize, q.TemporalPatchSize, q.MinPixels, q.MaxPixels)
+	}
+	return q, nil
+}
+
+// Rule is the counting rule of q.
+func (q Qwen) Rule() Rule { return Rule{kind: ruleQwen, qwen: q, unknown: -1} }
+
+// Factor is patch_size × merge_size, the multiple both resized sides are.
+func (q Qwen) Factor() int { return q.PatchSize * q.MergeSize }
+
+// Grid is the patch grid of a width×height image: the image is resized by
+// [SmartResize] and cut in PatchSize squares.
+func (q Qwen) Grid(width, height int) (gridW, gridH int, err error) {
+	h, w, err := SmartResize(height, width, q.Factor(), q.MinPixels, q.MaxPixels)
+	if err != nil {
+		return 0, 0, err
+	}
+	return w / q.PatchSize, h / q.PatchSize, nil
+}
+
+// Pads is the number of <|image_pad|> tokens the processor expands one
+// width×height image to: grid_t·grid_h·grid_w / merge_size², grid_t = 1
+// for a single image (its one frame is repeated to temporal_patch_size).
+func (q Qwen) Pads(width, height int) (int, error) {
+	gw, gh, err := q.Grid(width, height)
+	if err != nil {
+		return 0, err
+	}
+	return gw * gh / (q.MergeSize * q.MergeSize), nil
+}
+
+// Tokens is the templated cost of one width×height image: [Qwen.Pads]
+// plus [Qwen.Wrap].
+func (q Qwen) Tokens(width, height int) (int, error) {
+	p, err := q.Pads(width, height)
+	return p + q.Wrap, err
+}
+
+// MaxTokens is the most one image can cost: max_pixels / factor² pads
+// plus the wrap (smart_resize keeps the resized area within max_pixels).
+func (q Qwen) MaxTokens() int {
+	f := q.Factor()
+	return q.MaxPixels/(f*f) + q.Wrap
+}
+
+// SmartResize is transformers' smart_resize (qwen2_vl/
+// image_processing_qwen2_vl.py at commit 9feaf6f, Apache-2.0), reproduced
+// operation for operation in float64 as Python computes it: both sides
+// rounded to a multiple of factor (Python's round, half to even); if the
+// area exceeds maxPixels, both scaled by beta = sqrt(h·w/maxPixels) and
+// floored to a multiple of factor (at least factor); if it is below
+// minPixels, scaled by beta = sqrt(minPixels/(h·w)) and ceiled. An aspect
+// ratio over 200 is an error, as in transformers.
+func SmartResize(height, width, factor, minPixels, maxPixels int) (h, w int, err error) {
+	if height <= 0 || width <= 0 || factor <= 0 {
+		return 0, 0, fmt.Errorf("smart_resize: height %d, width %d, factor %d must be positive", height, width, factor)
+	}
+	fh, fw, ff := float64(height), float64(width), float64(factor)
+	if r := float64(max(height, width)) / float64(min(height, width)); r > 200 {
+		return 0, 0, fmt.Errorf("smart_resize: absolute aspect ratio must be smaller than 200, got %g", r)
+	}
+	h = int(math.RoundToEven(fh/ff)) * factor
+	w = int(math.RoundToEven(fw/ff)) * factor
+	if h*w > maxPixels {
+		beta := math.Sqrt(fh * fw / float64(maxPixels))
+		h = max(factor, int(math.Floor(fh/beta/ff))*factor)
+		w = max(factor, int(math.Floor(fw/beta/ff))*factor)
+	} else if h*w < minPixels {
+		beta := math.Sqrt(float64(minPixels) / (fh * fw))
+		h = int(math.Ceil(fh*beta/ff)) * factor
+		w = int(math.Ceil(fw*beta/ff)) * factor
+	}
+	return h, w, nil
+}

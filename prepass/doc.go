@@ -19,6 +19,8 @@
 //     [Config.ArgsOver] tokens are shrunk: only JSON string leaves longer
 //     than [Config.LeafKeep] characters are cut (head, marker, tail); keys,
 //     numbers, booleans, ids and paths (by key name or by shape) are kept,
+//     a leaf that holds JSON itself (arguments or a result passed on as a
+//     string) is shrunk inside and still holds JSON of the same structure,
 //     the output is valid compact JSON with non-ASCII characters
 //     unescaped. Arguments that are not JSON are left as they are.
 //

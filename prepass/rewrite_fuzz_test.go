@@ -26,7 +26,7 @@ import (
 // jsontest.Tricky's nested JSON, made long enough to be digested and
 // shrunk.
 func seedRecords(f *testing.F) {
-	lines, err := testenv.RealLines(32<<10, 2)
+	lines, err := testenv.RealLines(32<<10, 2, nil)
 	if err != nil {
 		f.Fatal(err)
 	}

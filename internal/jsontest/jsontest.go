@@ -67,6 +67,10 @@ type Options struct {
 	// before and whose text differs after: nil accepts the change. With
 	// Leaf nil, a changed string is an error.
 	Leaf func(p Path, before, after string) error
+	// Key, when set, is asked about each object key whose text differs
+	// (p: the object's path): nil accepts the change. With Key nil, a
+	// changed key is an error.
+	Key func(p Path, before, after string) error
 }
 
 // SameStructure reports, as an error naming the first difference's path,
@@ -155,7 +159,10 @@ func compare(p Path, a, b []byte, o Options) error {
 		for i := range ma {
 			kA, _ := jsonx.Unquote(ma[i].Key)
 			kB, _ := jsonx.Unquote(mb[i].Key)
-			if kA != kB {
+			if kA == kB {
+				continue
+			}
+			if o.Key == nil || o.Key(p, kA, kB) != nil {
 				return replaced(fmt.Errorf("at %s: member %d's key %q became %q", p, i, kA, kB))
 			}
 		}

@@ -137,8 +137,9 @@ func collect(dst []string, v any, key string) []string {
 // RealLines returns, for seeding fuzz targets, up to perFile of the
 // shortest lines of each dir/*/*.jsonl of the real data (sorted files; in
 // each, shortest first, the earlier line first on a tie) that are at most
-// maxLen bytes long: nil when the data is absent.
-func RealLines(maxLen, perFile int) ([][]byte, error) {
+// maxLen bytes long and that keep accepts (nil: all): nil when the data
+// is absent.
+func RealLines(maxLen, perFile int, keep func(line []byte) bool) ([][]byte, error) {
 	files, _ := RealJSONL()
 	var out [][]byte
 	for _, file := range files {
@@ -150,7 +151,7 @@ func RealLines(maxLen, perFile int) ([][]byte, error) {
 		sc := bufio.NewScanner(f)
 		sc.Buffer(nil, 1<<28)
 		for sc.Scan() {
-			if b := sc.Bytes(); len(b) <= maxLen && len(b) > 0 {
+			if b := sc.Bytes(); len(b) <= maxLen && len(b) > 0 && (keep == nil || keep(b)) {
 				lines = append(lines, append([]byte(nil), b...))
 			}
 		}

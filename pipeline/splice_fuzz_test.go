@@ -11,6 +11,7 @@ import (
 	"github.com/trajcompress/trajcompress/internal/jsontest"
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/internal/testenv"
+	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -34,7 +35,7 @@ func FuzzSummarySplice(f *testing.F) {
 		// A target of about a third of the line's words: a region to replace.
 		target := uint16(min(len(strings.Fields(string(l)))/3, 1<<16-1))
 		f.Add(l, "[CONTEXT SUMMARY]: s \"q\" \\ \u2028", target, uint8(1), uint8(i))
-		f.Add(l, "{\"json\": \"summary\"}", target, uint8(2), uint8(i+3))
+		f.Add(l, "{\"json\": \"summary\"}", target, uint8(2), uint8(i+3|128))
 	}
 	long := words(200, "w")
 	for i, tr := range jsontest.Tricky() {
@@ -66,6 +67,7 @@ func FuzzSummarySplice(f *testing.F) {
 			o.Summarizer = &fixedSummarizer{text: text}
 			o.AddNotice = flags&1 != 0
 			o.NoticeText = notice
+			o.PerRecordMetrics = flags&128 != 0
 			o.Alternate = flags&2 != 0
 			if !o.Alternate && flags&4 != 0 {
 				o.SummaryRole = traj.RoleAssistant
@@ -79,14 +81,14 @@ func FuzzSummarySplice(f *testing.F) {
 			return
 		}
 		in, _ := jsonx.RepairUTF8(line)
-		if err := checkSplice(in, res, text, notice); err != nil {
+		if err := checkSplice(in, res, text, notice, flags&128 != 0); err != nil {
 			t.Fatalf("%v\nin:  %.3000s\nout: %.3000s", err, in, res.Out)
 		}
 	})
 }
 
 // checkSplice checks res.Out against in, the record read.
-func checkSplice(in []byte, res Result, text, notice string) error {
+func checkSplice(in []byte, res Result, text, notice string, perRecord bool) error {
 	rec, err := traj.Decode(in, pos, traj.Schema{})
 	if err != nil {
 		return fmt.Errorf("the input does not decode: %v", err)
@@ -101,17 +103,26 @@ func checkSplice(in []byte, res Result, text, notice string) error {
 		s, e = r[0], r[1]
 	}
 	inTurns, _ := rec.Field(turnsKey)
-	// The record but its turns (checked below).
-	err = jsontest.Compare(in, res.Out, jsontest.Options{
+	// The record but its turns (checked below) and its metrics.
+	var top jsontest.Options
+	top = jsontest.Options{
 		Leaf: func(p jsontest.Path, a, b string) error {
 			if p.Is(rec.SystemKey) && b == a+notice {
 				return nil
 			}
 			return fmt.Errorf("changed: %.200q → %.200q", a, b)
 		},
-		Replaced: func(p jsontest.Path, _, b []byte) error {
-			if p.HasPrefix(turnsKey) {
+		Replaced: func(p jsontest.Path, a, b []byte) error {
+			if p.HasPrefix(turnsKey) || p.Is(metrics.TrajectoryKey) && b[0] == '{' {
 				return nil
+			}
+			if len(p) == 0 && perRecord {
+				// The metrics, added as the last member.
+				ma, _, _ := jsonx.Members(a, 0)
+				mb, end, _ := jsonx.Members(b, 0)
+				if len(mb) == len(ma)+1 && len(ma) > 0 && jsonx.KeyIs(mb[len(ma)].Key, metrics.TrajectoryKey) && b[mb[len(ma)].Start] == '{' {
+					return jsontest.Compare(a, append(b[:mb[len(ma)-1].End:mb[len(ma)-1].End], b[end:]...), top)
+				}
 			}
 			if p.Is(rec.SystemKey) {
 				var sb string
@@ -121,8 +132,8 @@ func checkSplice(in []byte, res Result, text, notice string) error {
 			}
 			return fmt.Errorf("not replaceable")
 		},
-	})
-	if err != nil {
+	}
+	if err := jsontest.Compare(in, res.Out, top); err != nil {
 		return err
 	}
 	out, err := traj.Decode(res.Out, pos, traj.Schema{})

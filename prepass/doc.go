@@ -32,7 +32,9 @@
 // tool_call_id), and a ShareGPT/Hermes tool turn holding one or more
 // <tool_response> blocks (paired by their tool_call_id, else by name and
 // order with the <tool_call> blocks of the assistant turn before; a
-// response's "content" is what is replaced, its other keys are kept).
+// response's "content" is what is replaced, its other keys are kept; a
+// JSON response without one becomes a JSON object of its name and
+// tool_call_id and the new content, so that it stays JSON).
 //
 // The package is pure: no I/O, no goroutines, deterministic output.
 package prepass

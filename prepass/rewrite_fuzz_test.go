@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trajcompress/trajcompress/internal/jsontest"
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/internal/testenv"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -58,7 +59,8 @@ func trickyRecords(t testing.TB) [][]byte {
 			`{"role":"user","content":"end"}]}`))
 		call, _ := json.Marshal("<tool_call>\n{\"name\": \"search\", \"arguments\": " + obj + "}\n</tool_call>")
 		resp, _ := json.Marshal("<tool_response>\n{\"name\": \"search\", \"content\": " + string(quoted) + "}\n</tool_response>" +
-			"<tool_response>\n{\"name\": \"search\", \"content\": " + obj + "}\n</tool_response>")
+			"<tool_response>\n{\"name\": \"search\", \"content\": " + obj + "}\n</tool_response>" +
+			"<tool_response>\n{\"name\": \"search\", \"result\": " + obj + "}\n</tool_response>")
 		out = append(out, []byte(`{"conversations":[{"from":"human","value":"u"},{"from":"gpt","value":`+string(call)+`},`+
 			`{"from":"tool","value":`+string(resp)+`},{"from":"function_call","value":`+string(quoted)+`},{"from":"human","value":"end"}]}`))
 	}
@@ -140,9 +142,12 @@ func stepOptions(rec *traj.Record, lo, hi int) jsontest.Options {
 				// Hermes responses: "content" replaced, or a body that is
 				// not JSON.
 				return sameBlocks(a, b, respOpen, respClose, jsontest.Options{
-					Replaced: func(p jsontest.Path, _, b []byte) error {
+					Replaced: func(p jsontest.Path, a, b []byte) error {
 						if p.Is("content") {
 							return isReplacement(b)
+						}
+						if len(p) == 0 { // a body without a content
+							return isResponseReplacement(a, b)
 						}
 						return fmt.Errorf("not replaceable")
 					},
@@ -265,3 +270,67 @@ func mustMarshal(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// A Hermes tool response whose body is JSON but has no "content" to
+// replace (other keys, a null content, an array) is digested into JSON:
+// it was replaced by the digest's bare text, and the block no longer held
+// JSON.
+func TestDigestKeepsResponseJSON(t *testing.T) {
+	long := strings.Repeat("output line\n", 60)
+	q := func(v any) string { return mustMarshal(t, v) }
+	for _, body := range []string{
+		`{"name": "terminal", "tool_call_id": "c1", "result": ` + q(long) + `, "n": 3}`,
+		`{"name": "terminal", "content": null, "stdout": ` + q(long) + `}`,
+		`[` + q(long) + `, 1]`,
+		q(long),
+	} {
+		turn := "<tool_response>\n" + body + "\n</tool_response>"
+		rec := decode(t, m{"conversations": []m{
+			{"from": "human", "value": "u"},
+			{"from": "gpt", "value": hermesCall("terminal", json.RawMessage(`{"command":"ls"}`))},
+			{"from": "tool", "value": turn},
+			{"from": "human", "value": "end"},
+		}})
+		out, rep := Apply(rec, rec.Turns, 1, 3, never, Config{Counter: counter(t), DigestOver: 10, ArgsOver: 1 << 30})
+		if rep.Changes[Digests] != 1 {
+			t.Fatalf("%.40s: not digested: %+v", body, rep)
+		}
+		sp := blockSpans(out[2].Text, respOpen, respClose)
+		got := out[2].Text[sp[0].start:sp[0].end]
+		var v any
+		if err := json.Unmarshal([]byte(got), &v); err != nil {
+			t.Errorf("%.40s: the response body is no longer JSON: %q", body, got)
+			continue
+		}
+		if err := isResponseReplacement([]byte(body), []byte(got)); err != nil {
+			t.Errorf("%.40s: %v", body, err)
+		}
+	}
+}
+
+// isResponseReplacement reports whether b, a Hermes response body that
+// replaced the JSON a, is a digest or a back-reference as JSON: a string,
+// or an object of a's name and tool_call_id (as written) and the content.
+func isResponseReplacement(a, b []byte) error {
+	if b[0] == '"' {
+		return isReplacement(b)
+	}
+	ma, _, err := jsonx.Members(a, 0)
+	mb, _, err2 := jsonx.Members(b, 0)
+	if err != nil || err2 != nil || len(mb) == 0 {
+		return fmt.Errorf("%.200s replaced by %.200s", a, b)
+	}
+	for _, x := range mb[:len(mb)-1] {
+		y, ok := jsonx.Find(ma, must(jsonx.Unquote(x.Key)))
+		if !ok || !(jsonx.KeyIs(x.Key, "name") || jsonx.KeyIs(x.Key, "tool_call_id")) || string(a[y.Start:y.End]) != string(b[x.Start:x.End]) {
+			return fmt.Errorf("member %s of %.200s: not the response's name or tool_call_id", x.Key, b)
+		}
+	}
+	last := mb[len(mb)-1]
+	if !jsonx.KeyIs(last.Key, "content") {
+		return fmt.Errorf("%.200s: no content last", b)
+	}
+	return isReplacement(b[last.Start:last.End])
+}
+
+func must(s string, _ bool) string { return s }

@@ -62,7 +62,8 @@ func FuzzSummarySplice(f *testing.F) {
 			notice = DefaultNotice
 		}
 		c := newComp(t, func(o *Options) {
-			o.Budget = snap.Budget{Target: 21 + int(target), SummaryTokens: 20, // a target over the summary's LastN: int(lastN % 8),
+			// A target over the summary's size, or NewCompressor refuses it.
+			o.Budget = snap.Budget{Target: 21 + int(target), SummaryTokens: 20, LastN: int(lastN % 8),
 				ProtectFirstSystem: flags&16 == 0, ProtectFirstUser: true, ProtectFirstAssistant: flags&32 == 0, ProtectFirstTool: flags&64 == 0}
 			o.Summarizer = &fixedSummarizer{text: text}
 			o.AddNotice = flags&1 != 0

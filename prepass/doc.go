@@ -19,6 +19,8 @@
 //     [Config.ArgsOver] tokens are shrunk: only JSON string leaves longer
 //     than [Config.LeafKeep] characters are cut (head, marker, tail); keys,
 //     numbers, booleans, ids and paths (by key name or by shape) are kept,
+//     a leaf that holds JSON itself (arguments or a result passed on as a
+//     string) is shrunk inside and still holds JSON of the same structure,
 //     the output is valid compact JSON with non-ASCII characters
 //     unescaped. Arguments that are not JSON are left as they are.
 //
@@ -30,7 +32,9 @@
 // tool_call_id), and a ShareGPT/Hermes tool turn holding one or more
 // <tool_response> blocks (paired by their tool_call_id, else by name and
 // order with the <tool_call> blocks of the assistant turn before; a
-// response's "content" is what is replaced, its other keys are kept).
+// response's "content" is what is replaced, its other keys are kept; a
+// JSON response without one becomes a JSON object of its name and
+// tool_call_id and the new content, so that it stays JSON).
 //
 // The package is pure: no I/O, no goroutines, deterministic output.
 package prepass

@@ -270,7 +270,32 @@ func replaceResult(rec *traj.Record, t traj.Turn, r *result, s string) traj.Turn
 	if _, _, _, cs, ok := responseFields(body); ok {
 		nb = body[:cs.start] + string(jsonx.AppendString(nil, s)) + body[cs.end:]
 	} else {
-		nb = s
+		nb = jsonResponse(body, s)
 	}
 	return rec.SetContent(t, t.Text[:sp.start]+nb+t.Text[sp.end:])
+}
+
+// jsonResponse is what replaces a response body that has no content to
+// replace by s: s itself when the body is not JSON; when it is, JSON still
+// (a trainer's reader may parse each response): an object of the body's
+// name and tool_call_id (as written) and s as its content, or s as a JSON
+// string for a body that is not an object.
+func jsonResponse(body, s string) string {
+	b := bytesOf(body)
+	if !jsonx.Valid(b) {
+		return s
+	}
+	ms, _, err := jsonx.Members(b, 0)
+	if err != nil {
+		return string(jsonx.AppendString(nil, s))
+	}
+	out := []byte{'{'}
+	for _, k := range []string{"name", "tool_call_id"} {
+		if m, ok := jsonx.Find(ms, k); ok {
+			out = append(append(out, b[m.KeyStart:m.KeyStart+len(m.Key)]...), ": "...)
+			out = append(append(out, b[m.Start:m.End]...), ", "...)
+		}
+	}
+	out = jsonx.AppendString(append(out, `"content": `...), s)
+	return string(append(out, '}'))
 }

@@ -13,7 +13,8 @@ import (
 // shrinkJSON rewrites the JSON value src with every string leaf longer
 // than keep characters cut to its first 2/3·keep and last 1/3·keep
 // characters around a marker, except the leaves shrinkable says to keep
-// (ids, paths). Keys, numbers, booleans and nulls are written as read,
+// (ids, paths); a leaf that holds JSON is shrunk inside (shrinkNested).
+// Keys, numbers, booleans and nulls are written as read,
 // in order; the output is compact and valid, non-ASCII unescaped. ok is
 // false when src is not a single valid JSON object or array; changed is
 // false when no leaf was cut.
@@ -93,8 +94,13 @@ func shrinkJSON(src string, keep int) (out string, changed, ok bool) {
 				key = stack[len(stack)-1].key
 			}
 			if n := utf8.RuneCountInString(v); n > keep && shrinkable(key, v) {
-				v = cut(v, n, keep)
-				changed = true
+				if s, isJSON := shrinkNested(v, keep); isJSON {
+					changed = changed || s != v
+					v = s
+				} else {
+					v = cut(v, n, keep)
+					changed = true
+				}
 			}
 			b = jsonx.AppendString(b, v)
 			after()
@@ -116,6 +122,44 @@ func shrinkJSON(src string, keep int) (out string, changed, ok bool) {
 		return src, false, true
 	}
 	return jsonTagFree.Replace(string(b)), true, true
+}
+
+// shrinkNested shrinks a string leaf v that holds a JSON text (a tool
+// result or arguments passed on as a string, at any depth) inside, so that
+// it still holds JSON of the same structure: an object or array by
+// shrinkJSON, a JSON string by shrinking its text the same way; a number,
+// boolean or null is kept. isJSON is false when v holds no JSON text (it
+// is then to be cut as text).
+func shrinkNested(v string, keep int) (out string, isJSON bool) {
+	t := strings.TrimSpace(v)
+	if t == "" || !json.Valid([]byte(t)) {
+		return v, false
+	}
+	switch t[0] {
+	case '{', '[':
+		out, _, _ = shrinkJSON(t, keep)
+		if out == t {
+			return v, true
+		}
+		return out, true
+	case '"':
+		var s string
+		if json.Unmarshal([]byte(t), &s) != nil {
+			return v, true
+		}
+		n := utf8.RuneCountInString(s)
+		if n <= keep {
+			return v, true
+		}
+		small, isJSON := shrinkNested(s, keep)
+		if !isJSON {
+			small = cut(s, n, keep)
+		} else if small == s {
+			return v, true
+		}
+		return string(jsonx.AppendString(nil, small)), true
+	}
+	return v, true
 }
 
 // jsonTagFree escapes the '<' of block tags inside JSON strings (where

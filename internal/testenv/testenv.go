@@ -133,3 +133,35 @@ func collect(dst []string, v any, key string) []string {
 	}
 	return dst
 }
+
+// RealLines returns, for seeding fuzz targets, up to perFile of the
+// shortest lines of each dir/*/*.jsonl of the real data (sorted files; in
+// each, shortest first, the earlier line first on a tie) that are at most
+// maxLen bytes long and that keep accepts (nil: all): nil when the data
+// is absent.
+func RealLines(maxLen, perFile int, keep func(line []byte) bool) ([][]byte, error) {
+	files, _ := RealJSONL()
+	var out [][]byte
+	for _, file := range files {
+		f, err := os.Open(file)
+		if err != nil {
+			return nil, err
+		}
+		var lines [][]byte
+		sc := bufio.NewScanner(f)
+		sc.Buffer(nil, 1<<28)
+		for sc.Scan() {
+			if b := sc.Bytes(); len(b) <= maxLen && len(b) > 0 && (keep == nil || keep(b)) {
+				lines = append(lines, append([]byte(nil), b...))
+			}
+		}
+		err = sc.Err()
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		sort.SliceStable(lines, func(i, j int) bool { return len(lines[i]) < len(lines[j]) })
+		out = append(out, lines[:min(perFile, len(lines))]...)
+	}
+	return out, nil
+}

@@ -935,7 +935,7 @@ func (r *Redactor) redact(dst []byte, s string) ([]byte, Counts) {
 		return nil, nil
 	}
 	defer r.scratch.Put(sc)
-	if len(f) == 0 {
+	if f, _ = narrow(s, f); len(f) == 0 {
 		return nil, nil
 	}
 	return r.apply(dst, s, f)

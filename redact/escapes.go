@@ -55,12 +55,11 @@ head:
 		case end-2 >= start && s[end-2] == '\\':
 			end -= 2 // a whole escape \X at the end
 		default:
-			if q := partialU(s, end); q >= 0 {
-				end = q
-				continue
-			}
-			if end-6 >= start && s[end-6] == '\\' && s[end-5] == 'u' && hexRun(s, end-4, 4) == 4 {
-				end -= 6 // a whole \uXXXX at the end
+			// A \u in the last 6 bytes: a whole or partial \uXXXX at the
+			// end (or a \u that is no escape, cut all the same).
+			from := max(start, end-6)
+			if q := strings.LastIndex(s[from:end], `\u`); q >= 0 {
+				end = from + q
 				continue
 			}
 			return start, end

@@ -41,7 +41,9 @@ func keepEscapes(s string, start, end int) (int, int) {
 			start++
 		default:
 			if q := partialU(s, start); q >= 0 {
-				start = q + 2 + hexRun(s, q+2, 4)
+				// Past the escape's hex digits; at least one byte on
+				// (a \u that no hex digit follows is no escape).
+				start = max(start+1, q+2+hexRun(s, q+2, 4))
 				continue
 			}
 			goto head

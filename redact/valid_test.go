@@ -381,3 +381,22 @@ func fuzzKeepsJSON(f *testing.F, p keywordPath) {
 func FuzzKeepsJSONAVX512(f *testing.F) { fuzzKeepsJSON(f, keywordPaths()[0]) }
 func FuzzKeepsJSONAVX2(f *testing.F)   { fuzzKeepsJSON(f, keywordPaths()[1]) }
 func FuzzKeepsJSONPureGo(f *testing.F) { fuzzKeepsJSON(f, keywordPaths()[2]) }
+
+// TestKeepEscapesEnds: keepEscapes always ends (a span starting right
+// after a \u that no hex digit follows looped for ever) and leaves no
+// escape at the edges.
+func TestKeepEscapesEnds(t *testing.T) {
+	for _, s := range []string{`-H \ughp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fGh\u0022 x`, `\u\u\u`, `a\\\\\\b`, `\u00`, `x\u0022y`} {
+		for start := 0; start <= len(s); start++ {
+			for end := start; end <= len(s); end++ {
+				a, b := keepEscapes(s, start, end)
+				if a >= b {
+					continue
+				}
+				if s[a] == '\\' || s[b-1] == '\\' || a > 0 && s[a-1] == '\\' {
+					t.Errorf("%q [%d:%d] → [%d:%d] %q: a backslash at an edge", s, start, end, a, b, s[a:b])
+				}
+			}
+		}
+	}
+}

@@ -5,12 +5,13 @@
 # PAIRS interleaved pairs (off then on, a SETTLE s pause before each). The figure is CPU time
 # (user + system, /usr/bin/time): on a shared machine wall time measures the queue.
 # Usage: bench/redact/realcost.sh [BINARY]   (default: bin/trajcompress, built first)
-# Env: PAIRS (10), SIZE (600), SETTLE (3), TMP (/tmp/trajcompress-realcost).
+# Env: PAIRS (10), SIZE (600), SETTLE (3), TMP (/tmp/trajcompress-realcost); CORPUS=FILE measures
+# that file instead (the synthetic corpus of bench/e2e, say).
 # Skips (exit 0) when ../shared/data/real is absent.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 real=$root/../shared/data/real
-[ -d "$real" ] || { echo "no $real: skipped"; exit 0; }
+[ -n "${CORPUS:-}" ] || [ -d "$real" ] || { echo "no $real: skipped"; exit 0; }
 bin=${1:-}
 if [ -z "$bin" ]; then
 	(cd "$root" && go build -o bin/trajcompress ./cmd/trajcompress)
@@ -19,9 +20,9 @@ fi
 bin=$(realpath "$bin")
 tmp=${TMP:-/tmp/trajcompress-realcost}
 mkdir -p "$tmp"
-corpus=$tmp/real.jsonl
+corpus=${CORPUS:-$tmp/real.jsonl}
 size=$(( ${SIZE:-600} * 1000000 ))
-if [ ! -s "$corpus" ] || [ "$(stat -L -c %s "$corpus")" -lt "$size" ]; then
+if [ -z "${CORPUS:-}" ] && { [ ! -s "$corpus" ] || [ "$(stat -L -c %s "$corpus")" -lt "$size" ]; }; then
 	mapfile -t files < <(find "$real" -type f \( -name '*.jsonl' -o -name '*.json' \) | sort)
 	: > "$corpus"
 	while [ "$(stat -L -c %s "$corpus")" -lt "$size" ]; do cat "${files[@]}" >> "$corpus"; done

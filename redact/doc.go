@@ -48,6 +48,15 @@
 // 2-byte keywords and the escapes by searching for their bytes 32 at a
 // time. Each way reports the same keyword occurrences, in the same order.
 //
+// A replacement never makes JSON invalid (escapes.go): the span a marker
+// replaces is narrowed so that no escape of the text, at any depth of JSON
+// nested in strings, lies at or across its edges (gitleaks' JWT rule takes
+// backslashes, and ate the one of \" after a token in tool-call
+// arguments); and [Redactor.RedactLine] redacts a string that holds JSON
+// (an object, an array or a string) whose shape that would still change
+// string by string instead, at any depth. A string that is a whole number
+// or literal is redacted as text (it may be a numeric password).
+//
 // [Redactor.Redact] on a text with no secret allocates nothing and returns
 // its input unchanged. A text is whatever the caller decoded: a turn's
 // content, a tool call's arguments (often JSON, with \n escapes, which the

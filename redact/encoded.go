@@ -44,36 +44,57 @@ func (r *Redactor) RedactLine(line []byte) ([]byte, Counts) {
 // passes it, adding what it redacted to counts: the string on its own,
 // then, for a member's value, the findings of the member as written
 // ("key" sep "value") that lie inside the value.
+//
+// A string that holds JSON (an object, an array or a string: holdsJSON)
+// keeps its shape: when what is found in it as one text would change that
+// (a span across two of its strings, a key), its own strings are redacted
+// one by one instead, as the line's are, at any depth.
 func (r *Redactor) memberFunc(counts Counts) func(key, sep, s string) (string, bool) {
 	return func(key, sep, s string) (string, bool) {
-		out, c := r.RedactString(s)
-		if key != "" {
-			ctx := `"` + key + `"` + sep + `"`
-			text := ctx + out + `"`
-			if f, sc := r.find(text); sc != nil {
-				var in []finding
-				for _, x := range f {
-					if x.start >= len(ctx) && x.end <= len(text)-1 {
-						in = append(in, finding{x.start - len(ctx), x.end - len(ctx), x.rule})
-					}
-				}
-				r.scratch.Put(sc)
-				if len(in) > 0 {
-					b, c2 := r.apply(nil, out, in)
-					out = string(b)
-					if c == nil {
-						c = Counts{}
-					}
-					c.Add(c2)
-				}
-			}
-		}
+		out, c := r.redactMember(key, sep, s)
 		if c == nil {
 			return s, false
+		}
+		if holdsJSON(s) && !sameShape([]byte(s), []byte(out)) {
+			c = Counts{}
+			b, changed := jsonx.MapMembers([]byte(s), r.memberFunc(c))
+			if !changed {
+				return s, false
+			}
+			out = string(b)
 		}
 		counts.Add(c)
 		return out, true
 	}
+}
+
+// redactMember redacts s, the value of member key (key "" for an array
+// element or a whole text) as memberFunc describes, without the shape
+// guard; nil counts when nothing is found.
+func (r *Redactor) redactMember(key, sep, s string) (string, Counts) {
+	out, c := r.RedactString(s)
+	if key != "" {
+		ctx := `"` + key + `"` + sep + `"`
+		text := ctx + out + `"`
+		if f, sc := r.find(text); sc != nil {
+			var in []finding
+			for _, x := range f {
+				if x.start >= len(ctx) && x.end <= len(text)-1 {
+					in = append(in, finding{x.start - len(ctx), x.end - len(ctx), x.rule})
+				}
+			}
+			r.scratch.Put(sc)
+			if in, _ = narrow(out, in); len(in) > 0 {
+				b, c2 := r.apply(nil, out, in)
+				out = string(b)
+				if c == nil {
+					c = Counts{}
+				}
+				c.Add(c2)
+			}
+		}
+	}
+	return out, c
 }
 
 // RedactEncoded redacts a JSON text as it is encoded — a record's line —
@@ -125,10 +146,15 @@ func (r *Redactor) RedactEncoded(dst, line []byte) (out []byte, counts Counts, m
 		return line, nil, mixed
 	}
 	defer r.scratch.Put(sc)
+	ls := unsafe.String(unsafe.SliceData(line), len(line))
+	f, dropped := narrow(ls, f)
+	// A finding narrowed away (all escapes) is still a finding: the
+	// caller must look at the decoded strings (mixed).
+	mixed = mixed || dropped
 	if len(f) == 0 {
 		return line, nil, mixed
 	}
-	out, counts = r.apply(dst[:0], unsafe.String(unsafe.SliceData(line), len(line)), f)
+	out, counts = r.apply(dst[:0], ls, f)
 	return out, counts, mixed
 }
 

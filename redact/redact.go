@@ -34,6 +34,10 @@ type ruleSpec struct {
 	// s[at:] to where a match would start, or -1; the expression then runs
 	// anchored there.
 	Locate func(s string, at int) int
+	// Within, for a rule run anchored at its keywords, are literals one
+	// of which every match holds after the keyword (ASCII case as
+	// written): the expression runs only on a window that holds one.
+	Within []string
 }
 
 // allowSpec is one gitleaks allowlist: a finding is allowed when its
@@ -87,6 +91,7 @@ type rule struct {
 	prefixes []string
 	pre      func(s string, at int) bool // ruleSpec.Pre
 	locate   func(s string, at int) int  // ruleSpec.Locate
+	within   []string                    // ruleSpec.Within
 	// secret, for a template rule, marks the bytes its secret can hold:
 	// a necessary condition templateTail checks before the expression runs
 	// (nil: not known).
@@ -309,7 +314,7 @@ func compileRule(s ruleSpec) (rule, error) {
 	ru := rule{
 		id: s.ID, marker: "[REDACTED:" + Kind(s.ID) + "]", re: re, entropy: s.Entropy,
 		group: s.SecretGroup, generic: strings.HasPrefix(s.ID, "generic-") || s.Generic, keywords: s.Keywords,
-		pre: s.Pre, locate: s.Locate,
+		pre: s.Pre, locate: s.Locate, within: s.Within,
 	}
 	syn, err := syntax.Parse(s.Regex, syntax.Perl)
 	if err != nil {
@@ -935,7 +940,7 @@ func (r *Redactor) redact(dst []byte, s string) ([]byte, Counts) {
 		return nil, nil
 	}
 	defer r.scratch.Put(sc)
-	if len(f) == 0 {
+	if f, _ = narrow(s, f); len(f) == 0 {
 		return nil, nil
 	}
 	return r.apply(dst, s, f)
@@ -1121,6 +1126,9 @@ func (r *Redactor) matchAnchored(sc *scratch, ru *rule, ri int32, s string, at i
 		}
 	}
 	end := min(len(s), at+ru.window)
+	if ru.within != nil && !holdsAny(s[at:end], ru.within) {
+		return
+	}
 	m := ru.anchored.FindStringSubmatchIndex(s[at:end])
 	if m != nil && m[1] == end-at && end < len(s) {
 		end = min(len(s), at+maxWindow)
@@ -1269,6 +1277,15 @@ func isTemplateEnd(b byte) bool {
 
 func isQuoteSpace(b byte) bool {
 	return b == ' ' || b == '\t' || b == '\n' || b == '\r' || b == '\f' || b == '\v' || b == '\'' || b == '"' || b == '\\'
+}
+
+func holdsAny(s string, lits []string) bool {
+	for _, l := range lits {
+		if strings.Contains(s, l) {
+			return true
+		}
+	}
+	return false
 }
 
 func hasAnyPrefix(s string, prefixes []string) bool {

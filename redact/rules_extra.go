@@ -70,6 +70,16 @@ func userInfo(s string, at int) bool {
 	return false
 }
 
+// within are literals one of which every match of a rule holds after its
+// keyword (ruleSpec.Within), by rule id: gitleaks' curl rules run from
+// "curl" over a window of about 2 KB with lazy .*? runs, which regexp
+// searches with its NFA; the option they need (-H or --header, -u or
+// --user) is rarely there in agent trajectories, where "curl" is.
+var within = map[string][]string{
+	"curl-auth-header": {"-H", "--header"},
+	"curl-auth-user":   {"-u", "--user"},
+}
+
 // tunings are allowlists added to gitleaks rules, by rule id.
 var tunings = map[string][]allowSpec{
 	"generic-api-key": {{Regexes: []string{hashLike}}},
@@ -113,6 +123,7 @@ func tuned(s ruleSpec) ruleSpec {
 	if extra := tunings[s.ID]; len(extra) > 0 {
 		s.Allow = append(append([]allowSpec(nil), s.Allow...), extra...)
 	}
+	s.Within = within[s.ID]
 	if l, ok := locators[s.ID]; ok {
 		s.Keywords, s.Locate = l.keywords, l.locate
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/report"
@@ -96,7 +97,7 @@ func (r *runner) assemble(start time.Time) (*Result, error) {
 		worst = report.NewWorst(report.DefaultWorst)
 	}
 	r.llm = llmStats{}
-	fp := NewFingerprint()
+	fp := jobcore.NewFingerprint()
 	next := int64(0)
 	for i, m := range r.markers {
 		s, err := m.summary()

@@ -14,6 +14,7 @@ import (
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/readfile"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 )
 
 // diskDatasets writes, for a directory input, the metadata that makes each
@@ -137,7 +138,7 @@ func (r *runner) diskDataset(ds *format.DiskDataset, out string, files []int) (w
 	// The data changed, so the fingerprint must: derived from the old one
 	// and the settings that shape the output, so that the same run gives
 	// the same bytes.
-	_, cfp := fingerprint(r.cfg, r.spec.Sample)
+	_, cfp := jobcore.SampledConfigFingerprint(r.cfg, r.spec.Sample)
 	sum := xxh3.HashString(ds.Fingerprint() + "\x00" + cfp)
 	var b [8]byte
 	for k := range b {

@@ -46,18 +46,14 @@ import (
 	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/pipeline"
-	"github.com/trajcompress/trajcompress/prepass"
-	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/report"
-	"github.com/trajcompress/trajcompress/snap"
-	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/task"
 	"github.com/trajcompress/trajcompress/tokenize"
-	"github.com/trajcompress/trajcompress/traj"
 )
 
 // Spec is one compress invocation.
@@ -130,12 +126,11 @@ type Spec struct {
 	CPUProfile string
 }
 
-// Sample is a reproducible sample: Percent (0 < p <= 100) of each file's
-// records, chosen from Seed and the file's index, in input order.
-type Sample struct {
-	Percent float64
-	Seed    uint64
-}
+// Sample is a reproducible sample (package jobcore).
+type Sample = jobcore.Sample
+
+// UsageError is a mistake in the spec or configuration (package jobcore).
+type UsageError = jobcore.UsageError
 
 // Result is what a finished run did.
 type Result struct {
@@ -192,13 +187,7 @@ func (e KeptError) Note() string {
 	return fmt.Sprintf("%d of %d tasks are done and kept in %s: run the same command again to go on from there, or pass --overwrite to start over", e.Done, e.Tasks, e.Dir)
 }
 
-// UsageError is a mistake in the spec or configuration.
-type UsageError struct{ Err error }
-
-func (e UsageError) Error() string { return e.Err.Error() }
-func (e UsageError) Unwrap() error { return e.Err }
-
-func usagef(f string, a ...any) error { return UsageError{fmt.Errorf(f, a...)} }
+func usagef(f string, a ...any) error { return UsageError{Err: fmt.Errorf(f, a...)} }
 
 // DefaultMaxRecordBytes is the CLI's --max-record-bytes: far above any
 // real trajectory (the longest we have seen are a few MB), far below what
@@ -239,7 +228,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, err
 	}
 	cfg := spec.Config
-	counter, err := newCounter(cfg)
+	counter, err := jobcore.NewCounter(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +265,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			return nil, err
 		}
 	}
-	comp, client, err := compressor(cfg, counter, spec.DryRun, spec.GroupBy, export)
+	comp, client, err := jobcore.Compressor(cfg, counter, spec.DryRun, spec.GroupBy, export)
 	if err != nil {
 		return nil, err
 	}
@@ -300,71 +289,6 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		res.MemoHits, res.MemoMisses = counter.Stats()
 	}
 	return res, err
-}
-
-// BudgetOf is the planning budget of a config.
-func BudgetOf(cfg config.Config) snap.Budget {
-	return snap.Budget{
-		Target:                cfg.Compression.TargetMaxTokens,
-		SummaryTokens:         cfg.Compression.SummaryTargetTokens,
-		LastN:                 cfg.ProtectedTurns.LastNTurns,
-		ProtectFirstSystem:    cfg.ProtectedTurns.FirstSystem,
-		ProtectFirstUser:      cfg.ProtectedTurns.FirstHuman,
-		ProtectFirstAssistant: cfg.ProtectedTurns.FirstGPT,
-		ProtectFirstTool:      cfg.ProtectedTurns.FirstTool,
-	}
-}
-
-// compressor builds the record path of a config: the summarizer (the LLM
-// client, its estimator in a dry run, the batch exporter when given, or
-// the deterministic one) and the Compressor. client is nil unless the LLM
-// client is in use.
-func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupBy string, export *llm.Exporter) (*pipeline.Compressor, *llm.Client, error) {
-	var summ summary.Summarizer
-	var client *llm.Client
-	var err error
-	if export != nil {
-		summ = export
-	} else if cfg.Summarization.Method == "llm" {
-		if summ, client, err = newLLM(cfg, counter, dryRun); err != nil {
-			return nil, nil, err
-		}
-	} else {
-		summ = summary.Deterministic{Counter: counter}
-	}
-	opts := pipeline.Options{
-		Budget:           BudgetOf(cfg),
-		Counter:          counter,
-		TurnOverhead:     cfg.Tokenizer.TurnOverhead,
-		Schema:           schemaOf(cfg),
-		Summarizer:       summ,
-		RecordTimeout:    cfg.Processing.Timeout(),
-		SummaryRole:      traj.Role(cfg.Output.SummaryRole),
-		Alternate:        cfg.Output.Alternation,
-		AddNotice:        cfg.Output.AddSummaryNotice,
-		NoticeText:       cfg.Output.SummaryNoticeText,
-		PerRecordMetrics: cfg.Metrics.PerTrajectory,
-		DryRun:           dryRun,
-		GroupBy:          groupBy,
-	}
-	if cfg.Summarization.OnFailure == "fallback" {
-		opts.Fallback = summary.Deterministic{Counter: counter}
-	}
-	if cfg.Redaction.Enabled {
-		opts.Redactor = redact.Default()
-	}
-	if cfg.Compression.Prepass {
-		opts.Prepass = &prepass.Config{}
-	}
-	comp, err := pipeline.NewCompressor(opts)
-	if err != nil {
-		return nil, nil, UsageError{err}
-	}
-	return comp, client, nil
-}
-
-func schemaOf(cfg config.Config) traj.Schema {
-	return traj.Schema{Dialect: traj.Dialect(cfg.Input.Format), TurnsKey: cfg.Input.TurnsKey, RoleKey: cfg.Input.RoleKey, ContentKey: cfg.Input.ContentKey}
 }
 
 // commitFault is the run's commit fault hook ([commit.Options].Fault): nil
@@ -586,7 +510,7 @@ func (r *runner) begin() (err error) {
 	}
 	if err != nil {
 		if errors.Is(err, commit.ErrLocked) {
-			return UsageError{err}
+			return UsageError{Err: err}
 		}
 		return err
 	}
@@ -671,7 +595,7 @@ func (r *runner) openRun() error {
 
 // manifest describes this run for its run directory.
 func (r *runner) manifest() (manifest, error) {
-	cfgJSON, cfgFP := fingerprint(r.cfg, r.spec.Sample)
+	cfgJSON, cfgFP := jobcore.SampledConfigFingerprint(r.cfg, r.spec.Sample)
 	m := manifest{
 		Version: runVersion, Tool: r.spec.ToolVersion, Build: Build(), Config: cfgFP, Listing: listingFingerprint(r.plan, r.spec.Input),
 		TaskSize: task.Round(r.spec.TaskSize), Tasks: len(r.tasks),
@@ -808,7 +732,7 @@ func (r *runner) stageFile(path string) (string, commit.Kind, error) {
 func (r *runner) stage(path string) (string, error) {
 	sp, kind, err := r.stageFile(path)
 	if err != nil {
-		return "", UsageError{err}
+		return "", UsageError{Err: err}
 	}
 	if kind == commit.Direct {
 		return "", usagef("output %s is not a regular file: record outputs are written to files (rejects, outcomes and metrics may go to a device, a FIFO or -)", path)
@@ -824,7 +748,7 @@ func (r *runner) writeSide(path, what string, data []byte) error {
 	}
 	sp, kind, err := r.stageFile(path)
 	if err != nil {
-		return UsageError{err}
+		return UsageError{Err: err}
 	}
 	if kind == commit.Direct {
 		w, err := jsonl.OpenDirect(path)
@@ -854,7 +778,7 @@ func (r *runner) writeSide(path, what string, data []byte) error {
 
 // runInfo is the run block of the metrics.
 func (r *runner) runInfo(start time.Time) metrics.RunInfo {
-	budget := BudgetOf(r.cfg)
+	budget := jobcore.BudgetOf(r.cfg)
 	info := metrics.RunInfo{
 		Tokenizer:        r.cfg.Tokenizer.Name,
 		TurnOverhead:     r.cfg.Tokenizer.TurnOverhead,
@@ -874,7 +798,7 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 	if ti := r.dir.man.Tokenizer; ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash
 	}
-	info.Config, info.ConfigFingerprint = fingerprint(r.cfg, r.spec.Sample)
+	info.Config, info.ConfigFingerprint = jobcore.SampledConfigFingerprint(r.cfg, r.spec.Sample)
 	if r.cfg.Summarization.Method == "llm" {
 		info.Model = r.cfg.Summarization.Model
 		info.Estimated = r.spec.DryRun

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -121,7 +122,7 @@ func TestFailedRunLeavesNothing(t *testing.T) {
 // TestRejectLineKeepsEveryByte: a rejected line is kept as is, in
 // raw_base64 when it is not valid UTF-8.
 func TestRejectLineKeepsEveryByte(t *testing.T) {
-	b := RejectLine(&pipeline.Reject{Pos: traj.Pos{File: "f", Line: 7}, Reason: "invalid_json", Raw: []byte("bad \xff")})
+	b := jobcore.RejectLine(&pipeline.Reject{Pos: traj.Pos{File: "f", Line: 7}, Reason: "invalid_json", Raw: []byte("bad \xff")})
 	var l struct {
 		File      string `json:"file"`
 		Line      int64  `json:"line"`
@@ -141,19 +142,19 @@ func TestRejectLineKeepsEveryByte(t *testing.T) {
 // the target and the sample do.
 func TestFingerprintIgnoresWhatCannotChangeOutput(t *testing.T) {
 	a := config.Default()
-	_, fa := fingerprint(a, nil)
+	_, fa := jobcore.SampledConfigFingerprint(a, nil)
 	b := a
 	b.Processing.NumWorkers, b.Processing.MaxConcurrentRequests = 7, 3
 	b.Summarization.CacheDir, b.Output.OutputSuffix = "/elsewhere", "_x"
-	if _, fb := fingerprint(b, nil); fb != fa {
+	if _, fb := jobcore.SampledConfigFingerprint(b, nil); fb != fa {
 		t.Errorf("settings that cannot change the output changed the fingerprint")
 	}
 	c := a
 	c.Compression.TargetMaxTokens++
-	if _, fc := fingerprint(c, nil); fc == fa {
+	if _, fc := jobcore.SampledConfigFingerprint(c, nil); fc == fa {
 		t.Errorf("the target did not change the fingerprint")
 	}
-	if _, fs := fingerprint(a, &Sample{Percent: 10, Seed: 1}); fs == fa {
+	if _, fs := jobcore.SampledConfigFingerprint(a, &Sample{Percent: 10, Seed: 1}); fs == fa {
 		t.Errorf("sampling did not change the fingerprint")
 	}
 }

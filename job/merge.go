@@ -66,7 +66,7 @@ func Merge(spec MergeSpec) (*Result, error) {
 	tx, err := commit.Begin(anchor, commit.Options{Wait: spec.Wait, Fault: commitFault, Also: sides})
 	if err != nil {
 		if errors.Is(err, commit.ErrLocked) {
-			return nil, UsageError{fmt.Errorf("%w (are shards still running?)", err)}
+			return nil, UsageError{Err: fmt.Errorf("%w (are shards still running?)", err)}
 		}
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func (r *runner) merge(ms MergeSpec, dir string, start time.Time, locked []strin
 		if len(missing) > 20 {
 			more = fmt.Sprintf(" and %d more", len(missing)-20)
 		}
-		return nil, UsageError{fmt.Errorf("%w: %d of %d tasks are not done: %s%s; run the shards that hold them (task i belongs to shard i mod --num-shards) and merge again",
+		return nil, UsageError{Err: fmt.Errorf("%w: %d of %d tasks are not done: %s%s; run the shards that hold them (task i belongs to shard i mod --num-shards) and merge again",
 			ErrTasksMissing, len(missing), len(r.tasks), strings.Join(names, ", "), more)}
 	}
 	r.wantRejects = !s.DryRun || s.Rejects != ""

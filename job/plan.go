@@ -14,6 +14,7 @@ import (
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/summary/llm"
 )
 
@@ -61,7 +62,7 @@ func NewPlan(spec Spec) (Plan, error) {
 	}
 	st, err := os.Stat(spec.Input)
 	if err != nil {
-		return p, UsageError{fmt.Errorf("--input: %w", err)}
+		return p, UsageError{Err: fmt.Errorf("--input: %w", err)}
 	}
 	suffix := cfg.Output.OutputSuffix
 	outFormat := func(in string) string {
@@ -79,9 +80,9 @@ func NewPlan(spec Spec) (Plan, error) {
 				p.Dir = fitPath(abs, suffix) // "--input ." names its output after the directory, beside it
 			}
 		}
-		files, found, leftOut, err := walkInputs(in, !spec.NoRecursive, spec.FollowLinks)
+		files, found, leftOut, err := jobcore.Walk(in, !spec.NoRecursive, spec.FollowLinks)
 		if errors.Is(err, fs.ErrPermission) {
-			return p, UsageError{err} // unreadable input: exit 2, as -h says
+			return p, UsageError{Err: err} // unreadable input: exit 2, as -h says
 		}
 		if err != nil {
 			return p, err
@@ -130,7 +131,7 @@ func NewPlan(spec Spec) (Plan, error) {
 	} else {
 		inF, err := format.Detect(spec.Input)
 		if err != nil {
-			return p, UsageError{fmt.Errorf("--input: %w", err)}
+			return p, UsageError{Err: fmt.Errorf("--input: %w", err)}
 		}
 		outF := outFormat(inF)
 		out := spec.Output
@@ -279,99 +280,16 @@ func stdinPlan(spec Spec) (Plan, error) {
 	return p.finish(spec)
 }
 
-// walkInputs lists the input files under root, relative to it: the files
-// [format.Member] reads (by name, whatever the case of its extensions:
-// .jsonl, .ndjson, .json, each plain or .gz, .zst, .bz2, .xz; .parquet,
-// .arrow; a .json file only when it holds records), in the order of a
-// depth-first walk with each directory's entries sorted by name,
-// descending into subdirectories when recursive. Hidden files and
-// directories (a name starting with ".": .git, .cache, and the temporary
-// files of a run) are not walked; a symbolic link to a file is followed,
-// one to a directory below root is not (it may loop), nor a directory
-// below root when not recursive. root itself may be a link to a
-// directory. A link to a file outside the tree under root
-// (x.jsonl -> /etc/passwd) is not read unless follow is set. leftOut names, each with the reason, every other file and
-// linked directory found, so that the caller can say so: nothing is
-// skipped without a word. An unreadable directory is an error, not a
-// silent gap.
-//
-// found holds what [format.Member] found of each file (its format — a
-// .json file may hold JSON Lines — and compression), so that no file is
-// opened twice to tell.
-func walkInputs(root string, recursive, follow bool) (files []string, found map[string]format.Found, leftOut []string, err error) {
-	found = map[string]format.Found{}
-	walkRoot := root
-	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		walkRoot = root + string(filepath.Separator) // WalkDir then reads the directory it names
-	}
-	tree := absClean(root) // where a link may lead without --follow-links
-	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("--input: %w", err)
-		}
-		if path == walkRoot {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") || (d.IsDir() && !recursive) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			st, err := os.Stat(path)
-			switch {
-			case err != nil:
-				leftOut = append(leftOut, path+": a broken symbolic link")
-				return nil
-			case st.IsDir():
-				if recursive {
-					leftOut = append(leftOut, path+": a symbolic link to a directory, not followed (give its target as --input, or copy it in)")
-				}
-				return nil
-			case !st.Mode().IsRegular():
-				leftOut = append(leftOut, path+": not a regular file")
-				return nil
-			}
-			if to := absClean(path); !follow && !within(tree, to) {
-				leftOut = append(leftOut, path+": a symbolic link to "+to+", outside the input directory: not read (--follow-links reads it)")
-				return nil
-			}
-		} else if d.IsDir() {
-			return nil
-		} else if !d.Type().IsRegular() {
-			leftOut = append(leftOut, path+": not a regular file")
-			return nil
-		}
-		f, err := format.Member(path)
-		if err != nil {
-			return err
-		}
-		if f.Format == "" {
-			leftOut = append(leftOut, path+": "+f.Why)
-			return nil
-		}
-		rel, err := filepath.Rel(walkRoot, path)
-		if err != nil {
-			return err
-		}
-		files = append(files, rel)
-		found[rel] = f
-		return nil
-	})
-	return files, found, leftOut, err
-}
-
 // insideInput refuses side files, and an output directory, that a later
 // run over the input directory in would read as input: a path under in
 // that the walk would list (see walkInputs).
 func insideInput(p Plan, in string, recursive bool) error {
-	root := absClean(in)
+	root := jobcore.AbsClean(in)
 	check := func(what, path string, dir bool) error {
 		if path == "" || path == format.Stdin {
 			return nil
 		}
-		rel, err := filepath.Rel(root, absClean(path))
+		rel, err := filepath.Rel(root, jobcore.AbsClean(path))
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return nil
 		}
@@ -399,33 +317,6 @@ func insideInput(p Plan, in string, recursive bool) error {
 		}
 	}
 	return check("the summary cache (--cache-dir, summarization.cache_dir)", p.Cache, true)
-}
-
-// within reports whether path is dir or below it (both absolute, clean).
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// absClean is path made absolute, with the symbolic links of its longest
-// existing prefix resolved, so that two names of one place compare equal.
-func absClean(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return filepath.Clean(path)
-	}
-	dir, rest := abs, ""
-	for {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return abs
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
 }
 
 // checkPaths refuses, before anything is written, paths the run would
@@ -538,7 +429,7 @@ func keyOf(path string) (fileKey, bool) {
 		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 			return fileKey{dev: uint64(sys.Dev), ino: sys.Ino}, st.IsDir()
 		}
-		return fileKey{path: absClean(path)}, st.IsDir()
+		return fileKey{path: jobcore.AbsClean(path)}, st.IsDir()
 	}
 	abs, _ := filepath.Abs(path)
 	return fileKey{path: abs}, false

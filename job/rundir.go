@@ -20,6 +20,7 @@ import (
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
 	"github.com/trajcompress/trajcompress/internal/readfile"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/report"
 	"github.com/trajcompress/trajcompress/summary/llm"
@@ -269,7 +270,7 @@ func configDiff(was, now specJSON) string {
 		if err := json.Unmarshal(s.Config, &c); err != nil {
 			return nil, false
 		}
-		b, _ := json.Marshal(outputSettings(c))
+		b, _ := json.Marshal(jobcore.OutputSettings(c))
 		var tree map[string]any
 		if json.Unmarshal(b, &tree) != nil {
 			return nil, false

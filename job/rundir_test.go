@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
 
@@ -205,8 +206,8 @@ func TestConfigDiffNamesSettings(t *testing.T) {
 	b.Compression.TargetMaxTokens = 9000
 	b.Output.SummaryRole = "assistant"
 	b.Processing.NumWorkers = 7
-	ja, fa := fingerprint(a, nil)
-	jb, fb := fingerprint(b, nil)
+	ja, fa := jobcore.SampledConfigFingerprint(a, nil)
+	jb, fb := jobcore.SampledConfigFingerprint(b, nil)
 	ma := manifest{Version: 1, Config: fa, Listing: "l", Spec: specJSON{Config: ja}}
 	mb := manifest{Version: 1, Config: fb, Listing: "l", Spec: specJSON{Config: jb}}
 	why := ma.mismatch(mb)
@@ -215,7 +216,7 @@ func TestConfigDiffNamesSettings(t *testing.T) {
 		t.Fatalf("mismatch: %s\nwant %s", why, want)
 	}
 	mb.Spec.Sample = &Sample{Percent: 10, Seed: 1}
-	_, mb.Config = fingerprint(a, mb.Spec.Sample)
+	_, mb.Config = jobcore.SampledConfigFingerprint(a, mb.Spec.Sample)
 	mb.Spec.Config = ja
 	if why := ma.mismatch(mb); !strings.Contains(why, "--sample-percent unset → 10") {
 		t.Fatalf("sample: %s", why)

@@ -3,7 +3,6 @@ package job
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/report"
 	"github.com/trajcompress/trajcompress/summary/llm"
@@ -38,47 +38,6 @@ func listing(p Plan, sampled bool, target int64) ([]format.Layout, []task.Task, 
 		layouts[i], inputs[i] = l, l.Input
 	}
 	return layouts, task.Split(inputs, target), nil
-}
-
-// blockHasher cuts the bytes written to it, which start on a block
-// boundary, into fingerprint blocks (package task) and keeps the xxh3-64
-// of each.
-type blockHasher struct {
-	h      *xxh3.Hasher
-	n      int64 // bytes of the current block
-	blocks []string
-}
-
-func newBlockHasher() *blockHasher { return &blockHasher{h: xxh3.New()} }
-
-func (b *blockHasher) Write(p []byte) (int, error) {
-	total := len(p)
-	for len(p) > 0 {
-		k := min(int64(len(p)), task.BlockSize-b.n)
-		b.h.Write(p[:k])
-		b.n += k
-		p = p[k:]
-		if b.n == task.BlockSize {
-			b.cut()
-		}
-	}
-	return total, nil
-}
-
-func (b *blockHasher) cut() {
-	var sum [8]byte
-	binary.BigEndian.PutUint64(sum[:], b.h.Sum64())
-	b.blocks = append(b.blocks, hex.EncodeToString(sum[:]))
-	b.h.Reset()
-	b.n = 0
-}
-
-// done returns the block hashes, the last (partial) block included.
-func (b *blockHasher) done() []string {
-	if b.n > 0 {
-		b.cut()
-	}
-	return b.blocks
 }
 
 // segFile is a segment being appended to: JSON lines, made durable at the
@@ -217,8 +176,8 @@ func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
 		return err
 	}
 	first, known := r.firstLine(t)
-	hasher := newBlockHasher()
-	opts := InputOptions(r.cfg)
+	hasher := jobcore.NewBlockHasher()
+	opts := jobcore.InputOptions(r.cfg)
 	opts.Hash, opts.Ctx, opts.Stdin, opts.Task, opts.FirstLine = hasher, ctx, r.spec.Stdin, &t, first
 	opts.MaxRecordBytes = r.spec.MaxRecordBytes
 	in, err := format.Open(f.In, opts)
@@ -301,7 +260,7 @@ func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
 	cfg := pipeline.Config{Workers: r.workers, Network: r.cfg.Processing.MaxConcurrentRequests}
 	cfg.OnResult = func(res pipeline.Result) error {
 		if res.Reject != nil && r.wantRejects {
-			line := RejectLine(res.Reject)
+			line := jobcore.RejectLine(res.Reject)
 			var werr error
 			if r.directRejects != nil {
 				werr = r.directRejects.Write(line)
@@ -349,7 +308,7 @@ func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
 	} else {
 		m.Lines = sum.RecordsIn() // rows; whole files never need a line count
 	}
-	m.Blocks = hasher.done()
+	m.Blocks = hasher.Done()
 	// Make everything durable, then commit the marker.
 	if whole != "" {
 		if err := out.Close(); err != nil {

@@ -56,32 +56,16 @@ import (
 	"github.com/trajcompress/trajcompress/tokenize"
 )
 
-// Spec is one compress invocation.
+// Spec is one compress invocation: the config, the [Settings] its run
+// directory keeps, and what belongs to this process only.
 type Spec struct {
-	Config config.Config // effective and validated
-	Input  string        // a file or a directory of them
-	// NoRecursive keeps a directory input to its own files; by default its
-	// subdirectories are walked too, and their relative paths kept in the
-	// output directory.
-	NoRecursive bool
-	// FollowLinks makes the walk of a directory input read the links it
-	// holds to files outside it too; by default they are left out, with a
-	// note.
-	FollowLinks bool
-	// Output, Metrics, Rejects and Outcomes are paths; "" means the default
-	// (see [Plan]; no outcomes file by default). Report, when set, is where
-	// the run's HTML report goes (package report), with the worst cases.
-	Output, Metrics, Rejects, Outcomes, Report string
-	// OutputFormatSet says the output format was chosen explicitly (flag
-	// or config), so an --output name's extension does not choose it.
-	OutputFormatSet bool
-	DryRun          bool
-	// Sample, when set, processes a reproducible sample of each file.
-	Sample *Sample
-	// PriceIn and PriceOut are USD per million prompt and completion
-	// tokens, for the cost figure in the metrics.
-	PriceIn, PriceOut float64
-	ToolVersion       string
+	Config config.Config // effective and validated; persisted as JSON (run.json "config")
+	// Settings are what decides what the run writes: persisted in the run
+	// directory's manifest, and what [Merge] finishes the run with.
+	Settings
+	// The rest is process-local (see processLocal in spec_test.go): how
+	// this process runs, never what the run writes.
+	ToolVersion string
 	// Wait makes the run wait for another run on the same outputs to end,
 	// instead of failing at once.
 	Wait bool
@@ -93,18 +77,6 @@ type Spec struct {
 	// count above the cores, capped) and for each batch file imported; nil
 	// discards them.
 	Notes io.Writer
-	// GroupBy names the top-level record field the metrics' per-source
-	// breakdown groups by; "" groups by input file.
-	GroupBy string
-	// TaskSize is the target size of a task (package task); 0 means
-	// task.DefaultSize. It decides how work is split, resumed and shared
-	// out, never the output bytes.
-	TaskSize int64
-	// MaxRecordBytes is the longest JSON Lines record read (the CLI's
-	// default is DefaultMaxRecordBytes): a longer one
-	// is rejected (record_too_large) with its size, never read whole.
-	// 0 means no limit.
-	MaxRecordBytes int64
 	// Shard is the share of the tasks this process runs; the zero Shard
 	// (or task.Single) runs them all and puts the outputs in place. A
 	// shard of several leaves its tasks' parts for [Merge].
@@ -599,13 +571,7 @@ func (r *runner) manifest() (manifest, error) {
 	m := manifest{
 		Version: runVersion, Tool: r.spec.ToolVersion, Build: Build(), Config: cfgFP, Listing: listingFingerprint(r.plan, r.spec.Input),
 		TaskSize: task.Round(r.spec.TaskSize), Tasks: len(r.tasks),
-		Spec: specJSON{
-			Config: cfgJSON, Input: r.spec.Input, NoRecursive: r.spec.NoRecursive, FollowLinks: r.spec.FollowLinks,
-			Output: r.spec.Output, Metrics: r.spec.Metrics, Rejects: r.spec.Rejects, Outcomes: r.spec.Outcomes, Report: r.spec.Report,
-			OutputFormatSet: r.spec.OutputFormatSet, DryRun: r.spec.DryRun, Sample: r.spec.Sample,
-			PriceIn: r.spec.PriceIn, PriceOut: r.spec.PriceOut, GroupBy: r.spec.GroupBy, TaskSize: r.spec.TaskSize,
-			MaxRecordBytes: r.spec.MaxRecordBytes,
-		},
+		Spec: specJSON{Config: cfgJSON, Settings: r.spec.Settings},
 	}
 	if r.counter != nil {
 		m.Tokenizer = tokenize.Describe(r.counter)

@@ -84,10 +84,7 @@ func (man manifest) spec(notes io.Writer) (Spec, error) {
 	if err := json.Unmarshal(man.Spec.Config, &cfg); err != nil {
 		return Spec{}, fmt.Errorf("the run's config: %w", err)
 	}
-	s := man.Spec
-	return Spec{Config: cfg, Input: s.Input, NoRecursive: s.NoRecursive, FollowLinks: s.FollowLinks, Output: s.Output, Metrics: s.Metrics, Rejects: s.Rejects,
-		Outcomes: s.Outcomes, Report: s.Report, OutputFormatSet: s.OutputFormatSet, DryRun: s.DryRun, Sample: s.Sample,
-		PriceIn: s.PriceIn, PriceOut: s.PriceOut, GroupBy: s.GroupBy, TaskSize: s.TaskSize, MaxRecordBytes: s.MaxRecordBytes, ToolVersion: man.Tool, Notes: notes}, nil
+	return Spec{Config: cfg, Settings: man.Spec.Settings, ToolVersion: man.Tool, Notes: notes}, nil
 }
 
 func (r *runner) merge(ms MergeSpec, dir string, start time.Time, locked []string) (*Result, error) {

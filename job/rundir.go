@@ -81,25 +81,11 @@ type manifest struct {
 	Spec specJSON `json:"spec"`
 }
 
-// specJSON is the part of a [Spec] that decides what a run writes.
+// specJSON is the persisted part of a [Spec]: its config as JSON, and
+// its [Settings].
 type specJSON struct {
-	Config          json.RawMessage `json:"config"`
-	Input           string          `json:"input"`
-	NoRecursive     bool            `json:"no_recursive,omitempty"`
-	FollowLinks     bool            `json:"follow_links,omitempty"`
-	Output          string          `json:"output,omitempty"`
-	Metrics         string          `json:"metrics,omitempty"`
-	Rejects         string          `json:"rejects,omitempty"`
-	Outcomes        string          `json:"outcomes,omitempty"`
-	Report          string          `json:"report,omitempty"`
-	OutputFormatSet bool            `json:"output_format_set,omitempty"`
-	DryRun          bool            `json:"dry_run,omitempty"`
-	Sample          *Sample         `json:"sample,omitempty"`
-	PriceIn         float64         `json:"price_in,omitempty"`
-	PriceOut        float64         `json:"price_out,omitempty"`
-	GroupBy         string          `json:"group_by,omitempty"`
-	TaskSize        int64           `json:"target_task_size"`
-	MaxRecordBytes  int64           `json:"max_record_bytes,omitempty"`
+	Config json.RawMessage `json:"config"`
+	Settings
 }
 
 // span is a byte range of a segment.

@@ -147,7 +147,7 @@ func TestRunDirLinkRefused(t *testing.T) {
 	if err := os.Symlink(elsewhere, runDirOf(out)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Run(context.Background(), Spec{Config: config.Default(), Input: in, Output: out})
+	_, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in, Paths: Paths{Output: out}}})
 	if err == nil || !strings.Contains(err.Error(), runDirOf(out)) {
 		t.Fatalf("got %v, want an error naming %s", err, runDirOf(out))
 	}
@@ -164,8 +164,8 @@ func TestRunDirLinkRefused(t *testing.T) {
 func TestDamagedManifest(t *testing.T) {
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl", rec)
-	spec := Spec{Config: config.Default(), Input: in}
-	if _, err := Run(context.Background(), Spec{Config: config.Default(), Input: in, PriceIn: math.NaN()}); !asUsage(err, new(UsageError)) || !strings.Contains(err.Error(), "price in") {
+	spec := Spec{Config: config.Default(), Settings: Settings{Input: in}}
+	if _, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in, PriceIn: math.NaN()}}); !asUsage(err, new(UsageError)) || !strings.Contains(err.Error(), "price in") {
 		t.Fatalf("NaN price: %v", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {

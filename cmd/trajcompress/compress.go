@@ -225,15 +225,17 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		return usagef("--resume and --overwrite: choose one")
 	}
 	spec := job.Spec{
-		Config: cfg, Input: f.input, Output: f.output,
-		Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath, Report: f.reportPath,
-		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait, NoRecursive: f.noRecursive,
-		TaskSize: taskSize, MaxRecordBytes: maxRecord, Shard: shard, Resume: f.resume, Overwrite: f.overwrite,
-		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
+		Config: cfg,
+		Settings: job.Settings{
+			Input: f.input, NoRecursive: f.noRecursive, FollowLinks: f.followLinks,
+			Paths: job.Paths{Output: f.output, Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath, Report: f.reportPath,
+				OutputFormatSet: set["output-format"]},
+			DryRun: f.dryRun, PriceIn: f.priceIn, PriceOut: f.priceOut, GroupBy: f.groupBy,
+			TaskSize: taskSize, MaxRecordBytes: maxRecord,
+		},
+		Wait: f.wait, Shard: shard, Resume: f.resume, Overwrite: f.overwrite, ToolVersion: version,
 		Progress: newProgress(stderr, f.quiet), Stdin: stdin, Notes: prefixed{stderr},
-		GroupBy:     f.groupBy,
-		BatchExport: f.batchExport, BatchImport: f.batchImport,
-		FollowLinks: f.followLinks, CPUProfile: f.cpuProfile,
+		BatchExport: f.batchExport, BatchImport: f.batchImport, CPUProfile: f.cpuProfile,
 	}
 	if set["sample-percent"] {
 		spec.Sample = &job.Sample{Percent: f.samplePercent, Seed: f.seed}

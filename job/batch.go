@@ -126,12 +126,12 @@ func newExporter(cfg config.Config, counter tokenize.Counter) (*llm.Exporter, er
 
 // writeExport writes the exporter's requests to spec.BatchExport, staged
 // in the run's commit like every other output.
-func (r *runner) writeExport() (llm.ExportStats, error) {
-	path := r.spec.BatchExport
+func (a *assembler) writeExport() (llm.ExportStats, error) {
+	path := a.spec.BatchExport
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return llm.ExportStats{}, err
 	}
-	sp, kind, err := r.stageFile(path)
+	sp, kind, err := a.out.stageFile(path)
 	if err != nil {
 		return llm.ExportStats{}, UsageError{Err: err}
 	}
@@ -142,7 +142,7 @@ func (r *runner) writeExport() (llm.ExportStats, error) {
 	if err != nil {
 		return llm.ExportStats{}, fmt.Errorf("--batch-export %s: %w", path, err)
 	}
-	st, werr := r.export.WriteRequests(f)
+	st, werr := a.batch.export.WriteRequests(f)
 	if err := f.Finish(werr); err != nil {
 		return st, fmt.Errorf("--batch-export %s: %w", path, err)
 	}

@@ -56,7 +56,6 @@ type Plan struct {
 // file mode too (beside the output); --metrics (Spec.Metrics) overrides both.
 func NewPlan(spec Spec) (Plan, error) {
 	var p Plan
-	cfg := spec.Config
 	if spec.Input == format.Stdin {
 		return stdinPlan(spec)
 	}
@@ -64,91 +63,13 @@ func NewPlan(spec Spec) (Plan, error) {
 	if err != nil {
 		return p, UsageError{Err: fmt.Errorf("--input: %w", err)}
 	}
-	suffix := cfg.Output.OutputSuffix
-	outFormat := func(in string) string {
-		if cfg.Output.Format != "" {
-			return cfg.Output.Format
-		}
-		return in
-	}
 	if st.IsDir() {
-		in := filepath.Clean(spec.Input)
-		p.Dir = spec.Output
-		if p.Dir == "" {
-			p.Dir = fitPath(in, suffix)
-			if abs, err := filepath.Abs(in); err == nil && (in == "." || in == "..") {
-				p.Dir = fitPath(abs, suffix) // "--input ." names its output after the directory, beside it
-			}
-		}
-		files, found, leftOut, err := jobcore.Walk(in, !spec.NoRecursive, spec.FollowLinks)
-		if errors.Is(err, fs.ErrPermission) {
-			return p, UsageError{Err: err} // unreadable input: exit 2, as -h says
-		}
-		if err != nil {
-			return p, err
-		}
-		p.LeftOut = leftOut
-		if len(files) == 0 {
-			what := "this directory"
-			if !spec.NoRecursive {
-				what += " or below it"
-			}
-			return p, usagef("--input %s: no .jsonl, .ndjson, .json (JSON array or JSON Lines; each also .gz, .zst, .bz2 or .xz), .parquet or .arrow files in %s", in, what)
-		}
-		seen := make(map[string]string, len(files))
-		var compressed []string
-		for _, rel := range files {
-			inF := found[rel].Format
-			outF := outFormat(inF)
-			out := filepath.Join(p.Dir, filepath.Dir(rel), atomicfile.FitName(format.Stem(rel), format.Ext(outF)))
-			if prev, dup := seen[out]; dup {
-				return p, usagef("--input %s: %s and %s would both be written to %s", in, prev, rel, out)
-			}
-			seen[out] = rel
-			p.Files = append(p.Files, File{In: filepath.Join(in, rel), Out: out, InFormat: inF, OutFormat: outF})
-			if c := found[rel].Compression; c != "" {
-				if len(compressed) == 0 {
-					r, _ := filepath.Rel(p.Dir, out)
-					compressed = append(compressed, fmt.Sprintf("%s → %s", rel, r))
-				}
-				if !slices.Contains(compressed[1:], c) {
-					compressed = append(compressed, c)
-				}
-			}
-		}
-		if len(compressed) > 0 {
-			n := 0
-			for _, rel := range files {
-				if found[rel].Compression != "" {
-					n++
-				}
-			}
-			p.Notes = append(p.Notes, fmt.Sprintf("--input %s: %d compressed %s (%s) read decompressed; outputs are written uncompressed, without the compression extension (%s)",
-				in, n, plural(n, "file", "files"), strings.Join(compressed[1:], ", "), compressed[0]))
-		}
-		p.Metrics = filepath.Join(p.Dir, cfg.Metrics.OutputFile)
-		p.Rejects = fitPath(filepath.Clean(p.Dir), "_rejects.jsonl")
+		err = p.dirFiles(spec)
 	} else {
-		inF, err := format.Detect(spec.Input)
-		if err != nil {
-			return p, UsageError{Err: fmt.Errorf("--input: %w", err)}
-		}
-		outF := outFormat(inF)
-		out := spec.Output
-		if out == "" {
-			out = filepath.Join(filepath.Dir(spec.Input), atomicfile.FitName(format.Stem(spec.Input), suffix+format.Ext(outF)))
-		} else if !spec.OutputFormatSet && cfg.Output.Format == "" {
-			if of := format.Of(out); of != "" {
-				outF = of // --output b.parquet means Parquet
-			}
-		}
-		out = p.uncompressedOutput(out)
-		if c := format.CompressionOf(spec.Input); c != "" {
-			p.Notes = append(p.Notes, fmt.Sprintf("--input %s is %s-compressed: it is read decompressed, and its output %s is written uncompressed", spec.Input, c, out))
-		}
-		p.Files = []File{{In: spec.Input, Out: out, InFormat: inF, OutFormat: outF}}
-		p.besideOutput(out)
-		p.metricsFile(cfg)
+		err = p.file(spec)
+	}
+	if err != nil {
+		return p, err
 	}
 	if err := readable(p.Files); err != nil {
 		return p, err
@@ -158,6 +79,110 @@ func NewPlan(spec Spec) (Plan, error) {
 		err = insideInput(p, spec.Input, !spec.NoRecursive)
 	}
 	return p, err
+}
+
+// outFormat is the output format of an input in format in under cfg.
+func outFormat(cfg config.Config, in string) string {
+	if cfg.Output.Format != "" {
+		return cfg.Output.Format
+	}
+	return in
+}
+
+// file plans the run of the input file spec.Input.
+func (p *Plan) file(spec Spec) error {
+	cfg := spec.Config
+	inF, err := format.Detect(spec.Input)
+	if err != nil {
+		return UsageError{Err: fmt.Errorf("--input: %w", err)}
+	}
+	outF := outFormat(cfg, inF)
+	out := spec.Output
+	if out == "" {
+		out = filepath.Join(filepath.Dir(spec.Input), atomicfile.FitName(format.Stem(spec.Input), cfg.Output.OutputSuffix+format.Ext(outF)))
+	} else if !spec.OutputFormatSet && cfg.Output.Format == "" {
+		if of := format.Of(out); of != "" {
+			outF = of // --output b.parquet means Parquet
+		}
+	}
+	out = p.uncompressedOutput(out)
+	if c := format.CompressionOf(spec.Input); c != "" {
+		p.Notes = append(p.Notes, fmt.Sprintf("--input %s is %s-compressed: it is read decompressed, and its output %s is written uncompressed", spec.Input, c, out))
+	}
+	p.Files = []File{{In: spec.Input, Out: out, InFormat: inF, OutFormat: outF}}
+	p.besideOutput(out)
+	p.metricsFile(cfg)
+	return nil
+}
+
+// dirFiles plans the run of the input directory spec.Input: the files
+// the walk finds, each with its output in the output directory.
+func (p *Plan) dirFiles(spec Spec) error {
+	cfg := spec.Config
+	in := filepath.Clean(spec.Input)
+	p.Dir = spec.Output
+	if p.Dir == "" {
+		p.Dir = fitPath(in, cfg.Output.OutputSuffix)
+		if abs, err := filepath.Abs(in); err == nil && (in == "." || in == "..") {
+			p.Dir = fitPath(abs, cfg.Output.OutputSuffix) // "--input ." names its output after the directory, beside it
+		}
+	}
+	files, found, leftOut, err := jobcore.Walk(in, !spec.NoRecursive, spec.FollowLinks)
+	if errors.Is(err, fs.ErrPermission) {
+		return UsageError{Err: err} // unreadable input: exit 2, as -h says
+	}
+	if err != nil {
+		return err
+	}
+	p.LeftOut = leftOut
+	if len(files) == 0 {
+		what := "this directory"
+		if !spec.NoRecursive {
+			what += " or below it"
+		}
+		return usagef("--input %s: no .jsonl, .ndjson, .json (JSON array or JSON Lines; each also .gz, .zst, .bz2 or .xz), .parquet or .arrow files in %s", in, what)
+	}
+	seen := make(map[string]string, len(files))
+	for _, rel := range files {
+		inF := found[rel].Format
+		outF := outFormat(cfg, inF)
+		out := filepath.Join(p.Dir, filepath.Dir(rel), atomicfile.FitName(format.Stem(rel), format.Ext(outF)))
+		if prev, dup := seen[out]; dup {
+			return usagef("--input %s: %s and %s would both be written to %s", in, prev, rel, out)
+		}
+		seen[out] = rel
+		p.Files = append(p.Files, File{In: filepath.Join(in, rel), Out: out, InFormat: inF, OutFormat: outF})
+	}
+	p.noteCompressed(in, files, found)
+	p.Metrics = filepath.Join(p.Dir, cfg.Metrics.OutputFile)
+	p.Rejects = fitPath(filepath.Clean(p.Dir), "_rejects.jsonl")
+	return nil
+}
+
+// noteCompressed notes the compressed files of the input directory in,
+// which are read decompressed and written uncompressed: how many, the
+// compressions, and the first as an example.
+func (p *Plan) noteCompressed(in string, files []string, found map[string]format.Found) {
+	var compressed []string
+	n := 0
+	for k, rel := range files {
+		c := found[rel].Compression
+		if c == "" {
+			continue
+		}
+		n++
+		if len(compressed) == 0 {
+			r, _ := filepath.Rel(p.Dir, p.Files[k].Out)
+			compressed = append(compressed, fmt.Sprintf("%s → %s", rel, r))
+		}
+		if !slices.Contains(compressed[1:], c) {
+			compressed = append(compressed, c)
+		}
+	}
+	if n > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("--input %s: %d compressed %s (%s) read decompressed; outputs are written uncompressed, without the compression extension (%s)",
+			in, n, plural(n, "file", "files"), strings.Join(compressed[1:], ", "), compressed[0]))
+	}
 }
 
 // uncompressedOutput is the output path named out, without the

@@ -1,8 +1,10 @@
 package job
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/trajcompress/trajcompress/config"
@@ -88,5 +90,33 @@ func TestManifestSpecBytes(t *testing.T) {
 	}
 	if !reflect.DeepEqual(sp.Settings, s) || sp.ToolVersion != "v9" || !reflect.DeepEqual(sp.Config, config.Default()) {
 		t.Errorf("manifest.spec: got %+v", sp)
+	}
+}
+
+// TestMarkerKeys pins the keys of a task's marker, in order, as they were
+// before the marker was grouped into embedded structs.
+func TestMarkerKeys(t *testing.T) {
+	sp := &span{Seg: "s"}
+	m := marker{Version: 1, taskRef: taskRef{Task: 1, File: 2, Part: 3, Parts: 4}, Lines: 5, Relative: true, RowsOut: 6,
+		taskSpans: taskSpans{sp, sp, sp}, blockShare: blockShare{7, []string{"b"}}, State: json.RawMessage(`{}`),
+		Worst: nil, Input: &stamp{}, LLM: &llmStats{}, taskTimes: taskTimes{"a", "z"}}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.Token() // {
+	var keys []string
+	for dec.More() {
+		k, _ := dec.Token()
+		keys = append(keys, k.(string))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "version task file part parts lines relative rows_out output rejects outcomes first_block blocks state input llm start end"
+	if got := strings.Join(keys, " "); got != want {
+		t.Errorf("marker keys\n got %s\nwant %s", got, want)
 	}
 }

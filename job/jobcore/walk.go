@@ -60,22 +60,10 @@ func Walk(root string, recursive, follow bool) (files []string, found map[string
 			return nil
 		}
 		if d.Type()&fs.ModeSymlink != 0 {
-			st, err := os.Stat(path)
-			switch {
-			case err != nil:
-				leftOut = append(leftOut, path+": a broken symbolic link")
-				return nil
-			case st.IsDir():
-				if recursive {
-					leftOut = append(leftOut, path+": a symbolic link to a directory, not followed (give its target as --input, or copy it in)")
+			if why, skip := skipLink(path, tree, recursive, follow); skip {
+				if why != "" {
+					leftOut = append(leftOut, path+": "+why)
 				}
-				return nil
-			case !st.Mode().IsRegular():
-				leftOut = append(leftOut, path+": not a regular file")
-				return nil
-			}
-			if to := AbsClean(path); !follow && !Within(tree, to) {
-				leftOut = append(leftOut, path+": a symbolic link to "+to+", outside the input directory: not read (--follow-links reads it)")
 				return nil
 			}
 		} else if d.IsDir() {
@@ -128,4 +116,26 @@ func AbsClean(path string) string {
 		rest = filepath.Join(filepath.Base(dir), rest)
 		dir = parent
 	}
+}
+
+// skipLink says whether the walk leaves out the symbolic link at path
+// (tree: where a link may lead without follow), and why ("" for a link
+// to a directory of a walk that is not recursive, which goes unsaid).
+func skipLink(path, tree string, recursive, follow bool) (why string, skip bool) {
+	st, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return "a broken symbolic link", true
+	case st.IsDir():
+		if recursive {
+			return "a symbolic link to a directory, not followed (give its target as --input, or copy it in)", true
+		}
+		return "", true
+	case !st.Mode().IsRegular():
+		return "not a regular file", true
+	}
+	if to := AbsClean(path); !follow && !Within(tree, to) {
+		return "a symbolic link to " + to + ", outside the input directory: not read (--follow-links reads it)", true
+	}
+	return "", false
 }

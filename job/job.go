@@ -3,7 +3,14 @@
 // [Result]: it resolves the inputs into files and plans every output path
 // (refusing collisions before anything is read), opens inputs through
 // package format's one factory, builds the token counter, the summarizer
-// and the [pipeline.Compressor] from the config, and samples.
+// and the [pipeline.Compressor] from the config (package jobcore, which
+// the Beam module shares), and samples.
+//
+// Besides its tasks a run has three parts: the output set (outset.go: the
+// lock, the commit transaction, staging, the side files, the directories
+// made, the commit point), the run directory (rundir.go: segments,
+// markers, what is committed) and the assembler (assemble.go: the parts
+// put together and in place).
 //
 // A run is a set of tasks (package task: files, JSONL byte ranges, runs of
 // row groups or record batches). Each task runs through [pipeline.Run]

@@ -306,18 +306,7 @@ func evaluate(ru Rule, bdoc, rdoc map[string]any) Row {
 	rf, rnum := number(rv)
 	if needsBase := ru.Exact || ru.MaxIncrease != nil || ru.MaxDecrease != nil; !bnum && (ru.Optional || !needsBase) {
 		// Only the bounds on the run's own value apply.
-		switch {
-		case ru.Min == nil && ru.Max == nil:
-			row.Status = StatusSkipped
-		case !rok:
-			row.Status = StatusMissing
-		case !rnum:
-			row.Status = StatusInvalid
-		case ru.Min != nil && rf < *ru.Min || ru.Max != nil && rf > *ru.Max:
-			row.Status = StatusRegressed
-		default:
-			row.Status = StatusOK
-		}
+		row.Status = ownBounds(ru, rf, rok, rnum)
 		return row
 	}
 	if !bok || !rok {
@@ -342,13 +331,36 @@ func evaluate(ru Rule, bdoc, rdoc map[string]any) Row {
 	if ru.Relative {
 		row.Change += " (" + percent(d, bf) + ")"
 	}
+	row.Status = compare(ru, bf, rf)
+	return row
+}
+
+// ownBounds is the status of a run's value (rf; rok: present, rnum: a
+// number) under the rule's bounds on it alone, Min and Max.
+func ownBounds(ru Rule, rf float64, rok, rnum bool) Status {
+	switch {
+	case ru.Min == nil && ru.Max == nil:
+		return StatusSkipped
+	case !rok:
+		return StatusMissing
+	case !rnum:
+		return StatusInvalid
+	case ru.Min != nil && rf < *ru.Min || ru.Max != nil && rf > *ru.Max:
+		return StatusRegressed
+	}
+	return StatusOK
+}
+
+// compare is the status of the run's number rf against the baseline's bf
+// under the rule, with a tolerance for rounding.
+func compare(ru Rule, bf, rf float64) Status {
+	d := rf - bf
 	tol := 1e-9 * math.Max(1, math.Max(math.Abs(bf), math.Abs(rf)))
 	if ru.Exact {
-		row.Status = StatusOK
 		if math.Abs(d) > tol {
-			row.Status = StatusRegressed
+			return StatusRegressed
 		}
-		return row
+		return StatusOK
 	}
 	scale := 1.0
 	if ru.Relative {
@@ -363,14 +375,12 @@ func evaluate(ru Rule, bdoc, rdoc map[string]any) Row {
 	switch {
 	case over(ru.MaxIncrease, d) || over(ru.MaxDecrease, -d),
 		ru.Min != nil && rf < *ru.Min-tol, ru.Max != nil && rf > *ru.Max+tol:
-		row.Status = StatusRegressed
+		return StatusRegressed
 	case ru.MaxIncrease != nil && ru.MaxDecrease == nil && d < -tol,
 		ru.MaxDecrease != nil && ru.MaxIncrease == nil && d > tol:
-		row.Status = StatusImproved
-	default:
-		row.Status = StatusOK
+		return StatusImproved
 	}
-	return row
+	return StatusOK
 }
 
 // num formats a float readably: integers without a fraction, others with at

@@ -212,6 +212,19 @@ func (c Config) Validate() error {
 	if err := (traj.Schema{Dialect: traj.Dialect(c.Input.Format)}).Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	c.checkSummarization(bad)
+	switch c.Output.Format {
+	case "", "jsonl", "json", "parquet", "arrow":
+	default:
+		bad("output.format must be jsonl, json, parquet or arrow, got %q", c.Output.Format)
+	}
+	c.checkProcessing(bad)
+	c.checkNames(bad)
+	return errors.Join(errs...)
+}
+
+// checkSummarization checks the summarization section (for Validate).
+func (c Config) checkSummarization(bad func(string, ...any)) {
 	switch c.Summarization.Method {
 	case "deterministic", "llm":
 	default:
@@ -234,11 +247,10 @@ func (c Config) Validate() error {
 	if c.Summarization.RequestTimeout < 0 || c.Summarization.RequestTimeout > 1e6 {
 		bad("summarization.request_timeout must be in [0, 1e6] seconds (0: 120), got %v", c.Summarization.RequestTimeout)
 	}
-	switch c.Output.Format {
-	case "", "jsonl", "json", "parquet", "arrow":
-	default:
-		bad("output.format must be jsonl, json, parquet or arrow, got %q", c.Output.Format)
-	}
+}
+
+// checkProcessing checks the processing section (for Validate).
+func (c Config) checkProcessing(bad func(string, ...any)) {
 	if c.Processing.NumWorkers < 0 {
 		bad("processing.num_workers must be >= 0, got %d", c.Processing.NumWorkers)
 	}
@@ -254,6 +266,11 @@ func (c Config) Validate() error {
 	if !c.Processing.SaveOverLimit {
 		bad("processing.save_over_limit: false is not supported: trajcompress never drops a row; trajectories still over limit are written and counted as failed_to_fit")
 	}
+}
+
+// checkNames checks the names the config gives files and its worker
+// bound (for Validate).
+func (c Config) checkNames(bad func(string, ...any)) {
 	if strings.ContainsAny(c.Output.OutputSuffix, `/\`) || strings.Contains(c.Output.OutputSuffix, "..") {
 		bad("output.output_suffix %q must be a plain name suffix: no path separator and no \"..\" (it must not write outside the output's directory)", c.Output.OutputSuffix)
 	}
@@ -265,7 +282,6 @@ func (c Config) Validate() error {
 	} else if strings.ContainsAny(c.Metrics.OutputFile, `/\`) || c.Metrics.OutputFile == ".." || c.Metrics.OutputFile == "." {
 		bad("metrics.output_file %q must be a file name, written beside the output (use --metrics PATH for another place)", c.Metrics.OutputFile)
 	}
-	return errors.Join(errs...)
 }
 
 // MaxWorkers bounds processing.num_workers: the pipeline keeps 32 records

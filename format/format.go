@@ -433,55 +433,11 @@ func Open(path string, o Options) (*Input, error) {
 		return nil, err
 	}
 	split := o.Task != nil && o.Task.Parts > 1
-	if f == JSONL && split {
-		// The range's bytes are its blocks' (ranges start and end on
-		// block boundaries, but for the file's end).
-		var h io.Writer
-		if a, e := hashWindow(o.Task); o.Hash != nil && e > a {
-			h = o.Hash
-		}
-		rd, err := jsonl.OpenRange(path, o.Task.Start, o.Task.End, o.FirstLine, h)
-		if err != nil {
-			return nil, err
-		}
-		rd.SetMaxRecordBytes(o.MaxRecordBytes)
-		return &Input{Reader: rangeReader{rd}, Format: JSONL, BytesRead: rd.BytesRead}, nil
-	}
-	if f == JSONL || f == JSON {
-		var r io.Reader
-		var fh *os.File // nil for standard input, which is not ours to close
-		if path == Stdin {
-			if r = o.Stdin; r == nil {
-				r = os.Stdin
-			}
-		} else {
-			if fh, err = os.Open(path); err != nil {
-				return nil, err
-			}
-			r = fh
-		}
-		if o.Hash != nil {
-			r = io.TeeReader(r, o.Hash)
-		}
-		var rd jsonl.Records
-		if f == JSONL && path != Stdin {
-			rd, err = jsonl.NewReader(r, path) // a .jsonl name is JSON Lines, whatever its first byte
-		} else {
-			rd, err = jsonl.NewJSON(r, path)
-		}
-		if err != nil {
-			if fh != nil {
-				fh.Close()
-			}
-			return nil, err
-		}
-		if _, array := rd.(*jsonl.ArrayReader); array {
-			f = JSON
-		}
-		if lr, ok := rd.(*jsonl.Reader); ok {
-			lr.SetMaxRecordBytes(o.MaxRecordBytes)
-		}
-		return &Input{Reader: closeBoth{rd, fh}, Format: f, BytesRead: rd.BytesRead}, nil
+	switch {
+	case f == JSONL && split:
+		return openRange(path, o)
+	case f == JSONL || f == JSON:
+		return openText(path, f, o)
 	}
 	if o.Hash != nil {
 		from, to := int64(0), int64(-1)
@@ -495,30 +451,103 @@ func Open(path string, o Options) (*Input, error) {
 	in := &Input{Format: f, BytesRead: func() int64 { return 0 }}
 	switch f {
 	case Parquet:
-		r, err := parquet.Open(path, o.JSONText...)
-		if err == nil && split {
-			if err = r.Groups(int(o.Task.Start), int(o.Task.End)); err != nil {
-				r.Close()
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		in.Reader, in.Schema.parquet = rowReader{r.Next, r.Close}, r.Schema()
+		err = in.openParquet(path, o, split)
 	case Arrow:
-		r, err := arrow.Open(path, o.JSONText...)
-		if err == nil && split {
-			if err = r.Batches(int(o.Task.Start), int(o.Task.End)); err != nil {
-				r.Close()
-			}
-		}
-		if err != nil {
-			return nil, err
-		}
-		in.Reader, in.Schema.arrow = rowReader{r.Next, r.Close}, r.Schema()
-		in.Schema.arrowFile = r.Format() == "file"
+		err = in.openArrow(path, o, split)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return in, nil
+}
+
+// openRange opens the byte range of a JSON Lines file that o.Task is.
+func openRange(path string, o Options) (*Input, error) {
+	// The range's bytes are its blocks' (ranges start and end on
+	// block boundaries, but for the file's end).
+	var h io.Writer
+	if a, e := hashWindow(o.Task); o.Hash != nil && e > a {
+		h = o.Hash
+	}
+	rd, err := jsonl.OpenRange(path, o.Task.Start, o.Task.End, o.FirstLine, h)
+	if err != nil {
+		return nil, err
+	}
+	rd.SetMaxRecordBytes(o.MaxRecordBytes)
+	return &Input{Reader: rangeReader{rd}, Format: JSONL, BytesRead: rd.BytesRead}, nil
+}
+
+// openText opens a whole JSON Lines or JSON file, or standard input.
+func openText(path, f string, o Options) (*Input, error) {
+	var r io.Reader
+	var fh *os.File // nil for standard input, which is not ours to close
+	if path == Stdin {
+		if r = o.Stdin; r == nil {
+			r = os.Stdin
+		}
+	} else {
+		var err error
+		if fh, err = os.Open(path); err != nil {
+			return nil, err
+		}
+		r = fh
+	}
+	if o.Hash != nil {
+		r = io.TeeReader(r, o.Hash)
+	}
+	var rd jsonl.Records
+	var err error
+	if f == JSONL && path != Stdin {
+		rd, err = jsonl.NewReader(r, path) // a .jsonl name is JSON Lines, whatever its first byte
+	} else {
+		rd, err = jsonl.NewJSON(r, path)
+	}
+	if err != nil {
+		if fh != nil {
+			fh.Close()
+		}
+		return nil, err
+	}
+	if _, array := rd.(*jsonl.ArrayReader); array {
+		f = JSON
+	}
+	if lr, ok := rd.(*jsonl.Reader); ok {
+		lr.SetMaxRecordBytes(o.MaxRecordBytes)
+	}
+	return &Input{Reader: closeBoth{rd, fh}, Format: f, BytesRead: rd.BytesRead}, nil
+}
+
+// openParquet opens a Parquet file (its row groups of the task, when
+// split) as in's reader.
+func (in *Input) openParquet(path string, o Options, split bool) error {
+	r, err := parquet.Open(path, o.JSONText...)
+	if err == nil && split {
+		if err = r.Groups(int(o.Task.Start), int(o.Task.End)); err != nil {
+			r.Close()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	in.Reader, in.Schema.parquet = rowReader{r.Next, r.Close}, r.Schema()
+	return nil
+}
+
+// openArrow opens an Arrow file or stream (its record batches of the
+// task, when split) as in's reader.
+func (in *Input) openArrow(path string, o Options, split bool) error {
+	r, err := arrow.Open(path, o.JSONText...)
+	if err == nil && split {
+		if err = r.Batches(int(o.Task.Start), int(o.Task.End)); err != nil {
+			r.Close()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	in.Reader, in.Schema.arrow = rowReader{r.Next, r.Close}, r.Schema()
+	in.Schema.arrowFile = r.Format() == "file"
+	return nil
 }
 
 // rangeReader is a JSONL byte range: lines are caller-owned already.

@@ -9,6 +9,7 @@ import (
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
@@ -57,9 +58,9 @@ func importBatches(spec Spec, counter tokenize.Counter) (*llm.ImportStats, error
 	if len(spec.BatchImport) == 0 {
 		return nil, nil
 	}
-	c, err := llm.NewOffline(llmConfig(spec.Config, counter))
+	c, err := llm.NewOffline(jobcore.LLMConfig(spec.Config, counter))
 	if err != nil {
-		return nil, UsageError{err}
+		return nil, UsageError{Err: err}
 	}
 	var total llm.ImportStats
 	for _, path := range spec.BatchImport {
@@ -116,23 +117,23 @@ func sumCounts(m map[string]int) int {
 
 // newExporter is the LLM summarizer of an exporting run.
 func newExporter(cfg config.Config, counter tokenize.Counter) (*llm.Exporter, error) {
-	e, err := llm.NewExporter(llmConfig(cfg, counter))
+	e, err := llm.NewExporter(jobcore.LLMConfig(cfg, counter))
 	if err != nil {
-		return nil, UsageError{err}
+		return nil, UsageError{Err: err}
 	}
 	return e, nil
 }
 
 // writeExport writes the exporter's requests to spec.BatchExport, staged
 // in the run's commit like every other output.
-func (r *runner) writeExport() (llm.ExportStats, error) {
-	path := r.spec.BatchExport
+func (a *assembler) writeExport() (llm.ExportStats, error) {
+	path := a.spec.BatchExport
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return llm.ExportStats{}, err
 	}
-	sp, kind, err := r.stageFile(path)
+	sp, kind, err := a.out.stageFile(path)
 	if err != nil {
-		return llm.ExportStats{}, UsageError{err}
+		return llm.ExportStats{}, UsageError{Err: err}
 	}
 	if kind == commit.Direct {
 		return llm.ExportStats{}, usagef("--batch-export %s is not a regular file", path)
@@ -141,7 +142,7 @@ func (r *runner) writeExport() (llm.ExportStats, error) {
 	if err != nil {
 		return llm.ExportStats{}, fmt.Errorf("--batch-export %s: %w", path, err)
 	}
-	st, werr := r.export.WriteRequests(f)
+	st, werr := a.batch.export.WriteRequests(f)
 	if err := f.Finish(werr); err != nil {
 		return st, fmt.Errorf("--batch-export %s: %w", path, err)
 	}

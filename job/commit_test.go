@@ -83,7 +83,7 @@ func writeInputs(t testing.TB, l runLayout, root, gen string) Spec {
 			t.Fatal(err)
 		}
 	}
-	return Spec{Config: config.Default(), Input: in, Outcomes: filepath.Join(root, "outcomes.jsonl")}
+	return Spec{Config: config.Default(), Settings: Settings{Input: in, Paths: Paths{Outcomes: filepath.Join(root, "outcomes.jsonl")}}}
 }
 
 // signature is what a reader finds under each output name: a count of
@@ -397,7 +397,7 @@ func writeInputsSpec(l runLayout, root string) Spec {
 	if l.dir {
 		in = filepath.Join(root, "runs")
 	}
-	return Spec{Config: config.Default(), Input: in, Outcomes: filepath.Join(root, "outcomes.jsonl")}
+	return Spec{Config: config.Default(), Settings: Settings{Input: in, Paths: Paths{Outcomes: filepath.Join(root, "outcomes.jsonl")}}}
 }
 
 // TestRunKillChild is the child of TestRunKillAtEveryCommitStep: it runs
@@ -436,7 +436,7 @@ func TestConcurrentRunsNeverMix(t *testing.T) {
 		var specs [2]Spec
 		for i := range specs {
 			body := strings.Repeat(rec, i+1) // run i writes i+1 records
-			specs[i] = Spec{Config: config.Default(), Input: input(t, dir, fmt.Sprintf("in%d.jsonl", i), body), Output: out, Wait: trial%2 == 0}
+			specs[i] = Spec{Config: config.Default(), Settings: Settings{Input: input(t, dir, fmt.Sprintf("in%d.jsonl", i), body), Paths: Paths{Output: out}}, Wait: trial%2 == 0}
 		}
 		errs := make(chan error, 2)
 		for _, s := range specs {

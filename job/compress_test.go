@@ -62,7 +62,7 @@ func TestCompressedWalkRoundTrip(t *testing.T) {
 		input(t, in, rel, fixture(t, src))
 	}
 	var notes strings.Builder
-	res, err := Run(context.Background(), Spec{Config: config.Default(), Input: in, Notes: &notes})
+	res, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in}, Notes: &notes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestWalkNamesWhatItLeavesOut(t *testing.T) {
 		input(t, in, rel, body[rel])
 	}
 	var notes strings.Builder
-	res, err := Run(context.Background(), Spec{Config: config.Default(), Input: in, Notes: &notes})
+	res, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in}, Notes: &notes})
 	if err != nil {
 		t.Fatalf("the run failed: %v", err)
 	}
@@ -140,7 +140,7 @@ func TestCompressedOutputIsPlain(t *testing.T) {
 	in := input(t, dir, "a.jsonl.xz", fixture(t, "records.jsonl.xz"))
 	for _, o := range []string{"o.jsonl.gz", "o.jsonl.zst", "o.JSONL.XZ", "o.jsonl.bz2"} {
 		var notes strings.Builder
-		res, err := Run(context.Background(), Spec{Config: config.Default(), Input: in, Output: filepath.Join(dir, o), Notes: &notes})
+		res, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in, Paths: Paths{Output: filepath.Join(dir, o)}}, Notes: &notes})
 		if err != nil {
 			t.Fatal(err)
 		}

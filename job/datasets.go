@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/readfile"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 )
 
 // diskDatasets writes, for a directory input, the metadata that makes each
@@ -27,9 +29,9 @@ import (
 // written in another format than Arrow (load_from_disk reads only Arrow),
 // or whose state.json names files the run did not write, gets none, with
 // a note saying why.
-func (r *runner) diskDatasets() error {
-	p := r.plan
-	if p.Dir == "" || r.spec.DryRun {
+func (a *assembler) diskDatasets() error {
+	p := a.plan
+	if p.Dir == "" || a.spec.DryRun {
 		return nil
 	}
 	type dirFiles struct {
@@ -53,13 +55,13 @@ func (r *runner) diskDatasets() error {
 			// A state.json beside data that is not datasets' own (a
 			// training state, a half-copied save_to_disk directory): the
 			// records are written all the same, only no metadata.
-			r.note("note: %v: the output directory is not made a save_to_disk dataset\n", err)
+			note(a.spec.Notes, "note: %v: the output directory is not made a save_to_disk dataset\n", err)
 			continue
 		}
 		if ds == nil {
 			continue
 		}
-		why, err := r.diskDataset(ds, d.out, d.files)
+		why, err := a.diskDataset(ds, d.out, d.files)
 		var bad format.DiskDatasetError
 		if errors.As(err, &bad) {
 			why, err = bad.Error(), nil
@@ -68,10 +70,10 @@ func (r *runner) diskDatasets() error {
 			return err
 		}
 		if why != "" {
-			r.note("note: %s: not written in the output: %s, so the output directory is not a save_to_disk dataset\n", filepath.Join(d.in, format.StateFile), why)
+			note(a.spec.Notes, "note: %s: not written in the output: %s, so the output directory is not a save_to_disk dataset\n", filepath.Join(d.in, format.StateFile), why)
 			continue
 		}
-		if d.in != filepath.Clean(r.spec.Input) { // the parent is inside the input
+		if d.in != filepath.Clean(a.spec.Input) { // the parent is inside the input
 			parents[filepath.Dir(d.in)] = filepath.Dir(d.out)
 		}
 	}
@@ -84,7 +86,7 @@ func (r *runner) diskDatasets() error {
 		if err != nil {
 			return err
 		}
-		if err := r.writeMeta(filepath.Join(out, format.DatasetDictFile), b); err != nil {
+		if err := a.writeMeta(filepath.Join(out, format.DatasetDictFile), b); err != nil {
 			return err
 		}
 	}
@@ -94,8 +96,8 @@ func (r *runner) diskDatasets() error {
 // diskDataset writes the metadata of one save_to_disk directory whose
 // data files are p.Files[files] (see diskDatasets); why says why it wrote
 // none.
-func (r *runner) diskDataset(ds *format.DiskDataset, out string, files []int) (why string, err error) {
-	p := r.plan
+func (a *assembler) diskDataset(ds *format.DiskDataset, out string, files []int) (why string, err error) {
+	p := a.plan
 	names, err := ds.DataFiles()
 	if err != nil {
 		return "", err
@@ -108,7 +110,7 @@ func (r *runner) diskDataset(ds *format.DiskDataset, out string, files []int) (w
 		written[filepath.Base(p.Files[i].In)] = i
 	}
 	u := format.DiskUpdate{}
-	if r.cfg.Metrics.PerTrajectory {
+	if a.spec.Config.Metrics.PerTrajectory {
 		u.Extra = trajectoryColumn
 	}
 	for _, n := range names {
@@ -116,16 +118,16 @@ func (r *runner) diskDataset(ds *format.DiskDataset, out string, files []int) (w
 		if !ok {
 			return fmt.Sprintf("it names %s, which this run did not write", n), nil
 		}
-		st, err := os.Stat(r.staged[i])
+		st, err := os.Stat(a.staged[i])
 		if err != nil {
 			return "", err
 		}
-		u.Rows += r.rows[i]
+		u.Rows += a.rows[i]
 		u.Bytes += st.Size()
 		if u.HF == "" {
-			in, err := format.Open(r.staged[i], format.Options{})
+			in, err := format.Open(a.staged[i], format.Options{})
 			if err != nil {
-				return "", renamed(err, r.staged[i], p.Files[i].Out)
+				return "", renamed(err, a.staged[i], p.Files[i].Out)
 			}
 			u.HF, _ = in.Schema.Metadata(format.HFMetadata)
 			in.Close()
@@ -137,7 +139,7 @@ func (r *runner) diskDataset(ds *format.DiskDataset, out string, files []int) (w
 	// The data changed, so the fingerprint must: derived from the old one
 	// and the settings that shape the output, so that the same run gives
 	// the same bytes.
-	_, cfp := fingerprint(r.cfg, r.spec.Sample)
+	_, cfp := jobcore.SampledConfigFingerprint(a.spec.Config, a.spec.Sample)
 	sum := xxh3.HashString(ds.Fingerprint() + "\x00" + cfp)
 	var b [8]byte
 	for k := range b {
@@ -148,16 +150,16 @@ func (r *runner) diskDataset(ds *format.DiskDataset, out string, files []int) (w
 	if err != nil {
 		return "", err
 	}
-	if err := r.writeMeta(filepath.Join(out, format.StateFile), state); err != nil {
+	if err := a.writeMeta(filepath.Join(out, format.StateFile), state); err != nil {
 		return "", err
 	}
-	return "", r.writeMeta(filepath.Join(out, format.DatasetInfoFile), info)
+	return "", a.writeMeta(filepath.Join(out, format.DatasetInfoFile), info)
 }
 
 // writeMeta writes a save_to_disk metadata file, staged in the commit and vouched
 // for by the metrics.
-func (r *runner) writeMeta(path string, b []byte) error {
-	sp, err := r.stage(path)
+func (a *assembler) writeMeta(path string, b []byte) error {
+	sp, err := a.out.stage(path)
 	if err != nil {
 		return err
 	}
@@ -169,13 +171,16 @@ func (r *runner) writeMeta(path string, b []byte) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	r.vouched = append(r.vouched, &vouched{path: path, staged: sp})
+	a.vouched = append(a.vouched, &vouched{path: path, staged: sp})
 	return nil
 }
 
 // note writes one line to the spec's Notes.
-func (r *runner) note(f string, a ...any) {
-	if r.spec.Notes != nil {
-		fmt.Fprintf(r.spec.Notes, f, a...)
+func (r *runner) note(f string, a ...any) { note(r.spec.Notes, f, a...) }
+
+// note writes a note to w, if any.
+func note(w io.Writer, f string, a ...any) {
+	if w != nil {
+		fmt.Fprintf(w, f, a...)
 	}
 }

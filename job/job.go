@@ -3,7 +3,14 @@
 // [Result]: it resolves the inputs into files and plans every output path
 // (refusing collisions before anything is read), opens inputs through
 // package format's one factory, builds the token counter, the summarizer
-// and the [pipeline.Compressor] from the config, and samples.
+// and the [pipeline.Compressor] from the config (package jobcore, which
+// the Beam module shares), and samples.
+//
+// Besides its tasks a run has three parts: the output set (outset.go: the
+// lock, the commit transaction, staging, the side files, the directories
+// made, the commit point), the run directory (rundir.go: segments,
+// markers, what is committed) and the assembler (assemble.go: the parts
+// put together and in place).
 //
 // A run is a set of tasks (package task: files, JSONL byte ranges, runs of
 // row groups or record batches). Each task runs through [pipeline.Run]
@@ -30,7 +37,6 @@ package job
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -43,49 +49,26 @@ import (
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
-	"github.com/trajcompress/trajcompress/format/jsonl"
-	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/pipeline"
-	"github.com/trajcompress/trajcompress/prepass"
-	"github.com/trajcompress/trajcompress/redact"
-	"github.com/trajcompress/trajcompress/report"
-	"github.com/trajcompress/trajcompress/snap"
-	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/task"
 	"github.com/trajcompress/trajcompress/tokenize"
-	"github.com/trajcompress/trajcompress/traj"
 )
 
-// Spec is one compress invocation.
+// Spec is one compress invocation: the config, the [Settings] its run
+// directory keeps, and what belongs to this process only.
 type Spec struct {
-	Config config.Config // effective and validated
-	Input  string        // a file or a directory of them
-	// NoRecursive keeps a directory input to its own files; by default its
-	// subdirectories are walked too, and their relative paths kept in the
-	// output directory.
-	NoRecursive bool
-	// FollowLinks makes the walk of a directory input read the links it
-	// holds to files outside it too; by default they are left out, with a
-	// note.
-	FollowLinks bool
-	// Output, Metrics, Rejects and Outcomes are paths; "" means the default
-	// (see [Plan]; no outcomes file by default). Report, when set, is where
-	// the run's HTML report goes (package report), with the worst cases.
-	Output, Metrics, Rejects, Outcomes, Report string
-	// OutputFormatSet says the output format was chosen explicitly (flag
-	// or config), so an --output name's extension does not choose it.
-	OutputFormatSet bool
-	DryRun          bool
-	// Sample, when set, processes a reproducible sample of each file.
-	Sample *Sample
-	// PriceIn and PriceOut are USD per million prompt and completion
-	// tokens, for the cost figure in the metrics.
-	PriceIn, PriceOut float64
-	ToolVersion       string
+	Config config.Config // effective and validated; persisted as JSON (run.json "config")
+	// Settings are what decides what the run writes: persisted in the run
+	// directory's manifest, and what [Merge] finishes the run with.
+	Settings
+	// The rest is process-local (see processLocal in spec_test.go): how
+	// this process runs, never what the run writes.
+	ToolVersion string
 	// Wait makes the run wait for another run on the same outputs to end,
 	// instead of failing at once.
 	Wait bool
@@ -97,18 +80,6 @@ type Spec struct {
 	// count above the cores, capped) and for each batch file imported; nil
 	// discards them.
 	Notes io.Writer
-	// GroupBy names the top-level record field the metrics' per-source
-	// breakdown groups by; "" groups by input file.
-	GroupBy string
-	// TaskSize is the target size of a task (package task); 0 means
-	// task.DefaultSize. It decides how work is split, resumed and shared
-	// out, never the output bytes.
-	TaskSize int64
-	// MaxRecordBytes is the longest JSON Lines record read (the CLI's
-	// default is DefaultMaxRecordBytes): a longer one
-	// is rejected (record_too_large) with its size, never read whole.
-	// 0 means no limit.
-	MaxRecordBytes int64
 	// Shard is the share of the tasks this process runs; the zero Shard
 	// (or task.Single) runs them all and puts the outputs in place. A
 	// shard of several leaves its tasks' parts for [Merge].
@@ -130,12 +101,11 @@ type Spec struct {
 	CPUProfile string
 }
 
-// Sample is a reproducible sample: Percent (0 < p <= 100) of each file's
-// records, chosen from Seed and the file's index, in input order.
-type Sample struct {
-	Percent float64
-	Seed    uint64
-}
+// Sample is a reproducible sample (package jobcore).
+type Sample = jobcore.Sample
+
+// UsageError is a mistake in the spec or configuration (package jobcore).
+type UsageError = jobcore.UsageError
 
 // Result is what a finished run did.
 type Result struct {
@@ -192,13 +162,7 @@ func (e KeptError) Note() string {
 	return fmt.Sprintf("%d of %d tasks are done and kept in %s: run the same command again to go on from there, or pass --overwrite to start over", e.Done, e.Tasks, e.Dir)
 }
 
-// UsageError is a mistake in the spec or configuration.
-type UsageError struct{ Err error }
-
-func (e UsageError) Error() string { return e.Err.Error() }
-func (e UsageError) Unwrap() error { return e.Err }
-
-func usagef(f string, a ...any) error { return UsageError{fmt.Errorf(f, a...)} }
+func usagef(f string, a ...any) error { return UsageError{Err: fmt.Errorf(f, a...)} }
 
 // DefaultMaxRecordBytes is the CLI's --max-record-bytes: far above any
 // real trajectory (the longest we have seen are a few MB), far below what
@@ -239,7 +203,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		return nil, err
 	}
 	cfg := spec.Config
-	counter, err := newCounter(cfg)
+	counter, err := jobcore.NewCounter(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -276,12 +240,12 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			return nil, err
 		}
 	}
-	comp, client, err := compressor(cfg, counter, spec.DryRun, spec.GroupBy, export)
+	comp, client, err := jobcore.Compressor(cfg, counter, spec.DryRun, spec.GroupBy, export)
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{spec: spec, cfg: cfg, plan: plan, comp: comp, counter: counter, client: client, export: export, imported: imported,
-		progress: spec.Progress}
+	r := &runner{spec: spec, inputs: &inputs{plan: plan},
+		engine: engine{comp: comp, counter: counter, client: client, batch: batchIO{export, imported}, progress: spec.Progress}}
 	if r.progress == nil {
 		r.progress = noProgress{}
 	}
@@ -302,117 +266,39 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	return res, err
 }
 
-// BudgetOf is the planning budget of a config.
-func BudgetOf(cfg config.Config) snap.Budget {
-	return snap.Budget{
-		Target:                cfg.Compression.TargetMaxTokens,
-		SummaryTokens:         cfg.Compression.SummaryTargetTokens,
-		LastN:                 cfg.ProtectedTurns.LastNTurns,
-		ProtectFirstSystem:    cfg.ProtectedTurns.FirstSystem,
-		ProtectFirstUser:      cfg.ProtectedTurns.FirstHuman,
-		ProtectFirstAssistant: cfg.ProtectedTurns.FirstGPT,
-		ProtectFirstTool:      cfg.ProtectedTurns.FirstTool,
-	}
-}
-
-// compressor builds the record path of a config: the summarizer (the LLM
-// client, its estimator in a dry run, the batch exporter when given, or
-// the deterministic one) and the Compressor. client is nil unless the LLM
-// client is in use.
-func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupBy string, export *llm.Exporter) (*pipeline.Compressor, *llm.Client, error) {
-	var summ summary.Summarizer
-	var client *llm.Client
-	var err error
-	if export != nil {
-		summ = export
-	} else if cfg.Summarization.Method == "llm" {
-		if summ, client, err = newLLM(cfg, counter, dryRun); err != nil {
-			return nil, nil, err
-		}
-	} else {
-		summ = summary.Deterministic{Counter: counter}
-	}
-	opts := pipeline.Options{
-		Budget:           BudgetOf(cfg),
-		Counter:          counter,
-		TurnOverhead:     cfg.Tokenizer.TurnOverhead,
-		Schema:           schemaOf(cfg),
-		Summarizer:       summ,
-		RecordTimeout:    cfg.Processing.Timeout(),
-		SummaryRole:      traj.Role(cfg.Output.SummaryRole),
-		Alternate:        cfg.Output.Alternation,
-		AddNotice:        cfg.Output.AddSummaryNotice,
-		NoticeText:       cfg.Output.SummaryNoticeText,
-		PerRecordMetrics: cfg.Metrics.PerTrajectory,
-		DryRun:           dryRun,
-		GroupBy:          groupBy,
-	}
-	if cfg.Summarization.OnFailure == "fallback" {
-		opts.Fallback = summary.Deterministic{Counter: counter}
-	}
-	if cfg.Redaction.Enabled {
-		opts.Redactor = redact.Default()
-	}
-	if cfg.Compression.Prepass {
-		opts.Prepass = &prepass.Config{}
-	}
-	comp, err := pipeline.NewCompressor(opts)
-	if err != nil {
-		return nil, nil, UsageError{err}
-	}
-	return comp, client, nil
-}
-
-func schemaOf(cfg config.Config) traj.Schema {
-	return traj.Schema{Dialect: traj.Dialect(cfg.Input.Format), TurnsKey: cfg.Input.TurnsKey, RoleKey: cfg.Input.RoleKey, ContentKey: cfg.Input.ContentKey}
-}
-
 // commitFault is the run's commit fault hook ([commit.Options].Fault): nil
 // but in this package's tests, which fail or kill a run after each step of
 // its commit.
 var commitFault func(step string) error
 
-// runner carries one run.
+// runner carries one run: it runs the tasks (tasks.go) into the run
+// directory, and has the assembler put the outputs together and in place
+// once every task is done.
 type runner struct {
-	spec     Spec
-	cfg      config.Config
-	plan     Plan
+	spec  Spec
+	shard task.Shard
+	*inputs
+	engine
+	out *outputSet
+	dir *runDir
+}
+
+// engine is what runs the records of a task: the compressor and what it
+// was built with, and where the events go.
+type engine struct {
 	comp     *pipeline.Compressor
 	counter  *tokenize.MemoCounter
-	client   *llm.Client   // nil unless the LLM summarizer is in use
-	export   *llm.Exporter // --batch-export
-	imported *llm.ImportStats
+	client   *llm.Client // nil unless the LLM summarizer is in use
+	batch    batchIO
 	progress Progress
 	workers  int // CPU workers: the setting, capped at the cores
-	shard    task.Shard
+}
 
-	layouts []format.Layout
-	tasks   []task.Task
-	dir     *runDir
-	markers []*marker // per task: its marker once done
-	stamps  []*stamp  // per file: its identity when the run planned (nil: standard input)
-	// committed is how far the markers cover each segment; segs are the
-	// segments open for appending.
-	committed map[string]int64
-	segs      map[string]*segFile
-
-	anchor    string         // the output set's anchor (Plan.anchor, or in scratch), locked
-	runAnchor string         // where the run directory is named after: anchor, or in scratch
-	scratch   string         // a private directory to remove at the end, or ""
-	tx        *commit.Tx     // the run's commit (one process for every task, merge)
-	shared    *commit.Shared // a shard's share of the output set's lock
-
-	wantRejects                   bool          // a rejects file is written
-	directRejects, directOutcomes *jsonl.Writer // side files written in place (devices, FIFOs, -)
-
-	vouched  []*vouched // the outputs the metrics vouch for
-	rows     []int64    // records written to each file's output
-	staged   []string   // where each file's output is staged in the commit
-	total    metrics.Summary
-	llm      llmStats
-	inputFP  string
-	worst    *report.Worst // for the HTML report; nil without one
-	madeDirs []string      // output directories this run made, parents first
+// batchIO is what a run exchanges in OpenAI Batch files: the exporter of
+// --batch-export, what --batch-import read.
+type batchIO struct {
+	export   *llm.Exporter
+	imported *llm.ImportStats
 }
 
 // Anchor is the path a run's output set is named after, the --output
@@ -432,29 +318,19 @@ func (p Plan) anchor(dry bool) string {
 
 func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 	start := time.Now()
-	p := r.plan
+	r.out = newOutputSet(r.plan, r.spec)
 	defer func() {
 		if err != nil {
-			r.removeMadeDirs()
+			r.out.removeMadeDirs()
 		}
 	}()
-	r.shard = r.spec.Shard
-	if r.shard.Count < 1 {
-		r.shard = task.Single
-	}
-	if r.shard.Count > 1 && p.Files[0].In == format.Stdin {
-		return nil, usagef("--input -: standard input cannot be sharded (each shard reads its own share of the files)")
-	}
-	if r.shard.Count > 1 && r.export != nil {
-		return nil, usagef("--batch-export gathers the requests of the whole run in one process: it cannot be sharded")
-	}
-	if err := r.stampInputs(); err != nil {
+	if err := r.checkShard(); err != nil {
 		return nil, err
 	}
-	if r.layouts, r.tasks, err = listing(p, r.spec.Sample != nil, r.spec.TaskSize); err != nil {
+	if r.inputs, err = newInputs(r.plan, r.spec.Sample != nil, r.spec.TaskSize); err != nil {
 		return nil, err
 	}
-	if err := r.begin(); err != nil {
+	if err := r.out.lock(r.plan, r.spec, r.batch.export != nil, r.shard.Count > 1); err != nil {
 		return nil, err
 	}
 	defer func() {
@@ -468,6 +344,36 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 	if err := r.openRun(); err != nil {
 		return nil, err
 	}
+	if err := r.runTasks(ctx); err != nil {
+		return nil, err
+	}
+	if err := r.dir.closeSegs(); err != nil {
+		return nil, err
+	}
+	if r.shard.Count > 1 {
+		return r.shardResult()
+	}
+	return r.assembler().assemble(start)
+}
+
+// checkShard sets the share of the tasks this process runs, refusing
+// what cannot be sharded.
+func (r *runner) checkShard() error {
+	r.shard = r.spec.Shard
+	if r.shard.Count < 1 {
+		r.shard = task.Single
+	}
+	if r.shard.Count > 1 && r.plan.Files[0].In == format.Stdin {
+		return usagef("--input -: standard input cannot be sharded (each shard reads its own share of the files)")
+	}
+	if r.shard.Count > 1 && r.batch.export != nil {
+		return usagef("--batch-export gathers the requests of the whole run in one process: it cannot be sharded")
+	}
+	return nil
+}
+
+// runTasks runs this process's share of the tasks, skipping those done.
+func (r *runner) runTasks(ctx context.Context) error {
 	var total int64
 	var mine []task.Task
 	for _, t := range r.tasks {
@@ -477,25 +383,30 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 		}
 	}
 	r.progress.Start(total)
+	defer r.progress.Finish()
 	for _, t := range mine {
-		if r.markers[t.Index] != nil {
-			r.progress.Done(t.SpanEnd - t.SpanStart)
-			continue
-		}
-		if err := r.runLocked(ctx, t); err != nil {
-			r.progress.Finish()
-			return nil, err
+		if r.dir.markers[t.Index] == nil {
+			if err := r.runLocked(ctx, t); err != nil {
+				return err
+			}
 		}
 		r.progress.Done(t.SpanEnd - t.SpanStart)
 	}
-	r.progress.Finish()
-	if err := r.closeSegs(); err != nil {
-		return nil, err
+	return nil
+}
+
+// abort gives up the run: its open segments, and everything the output
+// set started (the staged outputs, the lock).
+func (r *runner) abort() {
+	if r.dir != nil {
+		r.dir.closeAll()
 	}
-	if r.shard.Count > 1 {
-		return r.shardResult()
-	}
-	return r.assemble(start)
+	r.out.abort()
+}
+
+// assembler is the assembler of the run, once its tasks are done.
+func (r *runner) assembler() *assembler {
+	return &assembler{spec: r.spec, inputs: r.inputs, dir: r.dir, out: r.out, batch: r.batch}
 }
 
 // runLocked runs task t; a shard takes the task's lock first, so that
@@ -515,7 +426,7 @@ func (r *runner) runLocked(ctx context.Context, t task.Task) error {
 	}
 	defer lk.Abort()
 	if m, err := r.dir.marker(t.Index); err != nil || m != nil { // done meanwhile
-		r.markers[t.Index] = m
+		r.dir.markers[t.Index] = m
 		return err
 	}
 	return r.runTask(ctx, t)
@@ -529,7 +440,7 @@ func (r *runner) dropEmptyRun() (kept int) {
 	if r.dir == nil {
 		return 0
 	}
-	for _, m := range r.markers {
+	for _, m := range r.dir.markers {
 		if m != nil {
 			kept++
 		}
@@ -538,76 +449,6 @@ func (r *runner) dropEmptyRun() (kept int) {
 		os.RemoveAll(r.dir.path)
 	}
 	return kept
-}
-
-// begin locks the output set, its side files with it (see sideFiles):
-// exclusively for a run of every task (its commit puts the outputs in
-// place), shared for a shard (shards run together; a whole run or a merge
-// waits for them). It opens the side files written in place (devices,
-// FIFOs, -).
-func (r *runner) begin() (err error) {
-	p, dry := r.plan, r.spec.DryRun
-	anchor := p.anchor(dry)
-	if r.export != nil {
-		anchor = filepath.Clean(r.spec.BatchExport)
-	}
-	r.runAnchor = anchor
-	if commit.IsDirect(anchor) || r.export != nil {
-		// A dry run whose metrics go to a device, a FIFO or -, and a batch
-		// export (whose requests are gathered in memory): their tasks are
-		// kept in a private directory for the time of the run, which
-		// cannot be resumed. An export still locks its file.
-		tmp, err := os.MkdirTemp("", "trajcompress-run-")
-		if err != nil {
-			return err
-		}
-		r.scratch, r.runAnchor = tmp, filepath.Join(tmp, "run")
-		if commit.IsDirect(anchor) {
-			anchor = r.runAnchor
-		}
-	}
-	r.anchor = anchor
-	if err := r.mkdirs(filepath.Dir(anchor)); err != nil {
-		return err
-	}
-	var sides []string
-	if r.export == nil { // an export writes nothing but its requests
-		sides = p.sideFiles(dry, dry && r.spec.Rejects == "")
-	}
-	for _, s := range sides {
-		if err := r.mkdirs(filepath.Dir(s)); err != nil {
-			return err
-		}
-	}
-	if r.shard.Count > 1 {
-		r.shared, err = commit.Share(anchor, r.spec.Wait, sides...)
-	} else {
-		r.tx, err = commit.Begin(anchor, commit.Options{Wait: r.spec.Wait, Fault: commitFault, Also: sides})
-	}
-	if err != nil {
-		if errors.Is(err, commit.ErrLocked) {
-			return UsageError{err}
-		}
-		return err
-	}
-	defer func() {
-		if err != nil {
-			r.abort()
-		}
-	}()
-	// A dry run writes only the metrics (and the files named explicitly).
-	r.wantRejects = !dry || r.spec.Rejects != ""
-	if r.wantRejects && commit.IsDirect(p.Rejects) {
-		if r.directRejects, err = directSide(p.Rejects); err != nil {
-			return err
-		}
-	}
-	if p.Outcomes != "" && commit.IsDirect(p.Outcomes) {
-		if r.directOutcomes, err = directSide(p.Outcomes); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // sideFiles are the side files of a run (metrics, rejects unless
@@ -638,29 +479,14 @@ func (r *runner) openRun() error {
 	if err != nil {
 		return err
 	}
-	if r.dir, err = openRunDir(r.runAnchor, want, r.spec.Resume, r.spec.Overwrite, r.shard.Count > 1, r.note); err != nil {
+	if r.dir, err = openRunDir(r.out.runAnchor, want, r.spec.Resume, r.spec.Overwrite, r.shard.Count > 1, r.note); err != nil {
 		return err
 	}
-	r.markers = make([]*marker, len(r.tasks))
-	r.committed, r.segs = map[string]int64{}, map[string]*segFile{}
-	done := 0
-	for _, t := range r.tasks {
-		m, err := r.dir.marker(t.Index)
-		if err != nil {
-			return err
-		}
-		r.markers[t.Index] = m
-		if m == nil {
-			continue
-		}
-		done++
-		for _, sp := range []*span{m.Output, m.Rejects, m.Outcomes} {
-			if sp != nil {
-				r.committed[sp.Seg] = max(r.committed[sp.Seg], sp.End)
-			}
-		}
+	done, err := r.dir.readMarkers(r.tasks)
+	if err != nil {
+		return err
 	}
-	if err := r.checkMarkers(); err != nil {
+	if err := r.checkMarkers(r.dir); err != nil {
 		return err
 	}
 	if done > 0 && r.shard.Count == 1 {
@@ -671,17 +497,11 @@ func (r *runner) openRun() error {
 
 // manifest describes this run for its run directory.
 func (r *runner) manifest() (manifest, error) {
-	cfgJSON, cfgFP := fingerprint(r.cfg, r.spec.Sample)
+	cfgJSON, cfgFP := jobcore.SampledConfigFingerprint(r.spec.Config, r.spec.Sample)
 	m := manifest{
 		Version: runVersion, Tool: r.spec.ToolVersion, Build: Build(), Config: cfgFP, Listing: listingFingerprint(r.plan, r.spec.Input),
 		TaskSize: task.Round(r.spec.TaskSize), Tasks: len(r.tasks),
-		Spec: specJSON{
-			Config: cfgJSON, Input: r.spec.Input, NoRecursive: r.spec.NoRecursive, FollowLinks: r.spec.FollowLinks,
-			Output: r.spec.Output, Metrics: r.spec.Metrics, Rejects: r.spec.Rejects, Outcomes: r.spec.Outcomes, Report: r.spec.Report,
-			OutputFormatSet: r.spec.OutputFormatSet, DryRun: r.spec.DryRun, Sample: r.spec.Sample,
-			PriceIn: r.spec.PriceIn, PriceOut: r.spec.PriceOut, GroupBy: r.spec.GroupBy, TaskSize: r.spec.TaskSize,
-			MaxRecordBytes: r.spec.MaxRecordBytes,
-		},
+		Spec: specJSON{Config: cfgJSON, Settings: r.spec.Settings},
 	}
 	if r.counter != nil {
 		m.Tokenizer = tokenize.Describe(r.counter)
@@ -692,9 +512,9 @@ func (r *runner) manifest() (manifest, error) {
 // shardResult is what a shard did: its own tasks' metrics, and where the
 // merge will put the outputs.
 func (r *runner) shardResult() (*Result, error) {
-	res := &Result{Plan: r.plan, Shard: r.shard, rejects: r.wantRejects}
+	res := &Result{Plan: r.plan, Shard: r.shard, rejects: r.out.wantRejects}
 	for _, t := range r.tasks {
-		if m := r.markers[t.Index]; m != nil && t.Mine(r.shard.Index, r.shard.Count) {
+		if m := r.dir.markers[t.Index]; m != nil && t.Mine(r.shard.Index, r.shard.Count) {
 			s, err := m.summary()
 			if err != nil {
 				return nil, err
@@ -704,73 +524,19 @@ func (r *runner) shardResult() (*Result, error) {
 		}
 	}
 	for _, t := range r.tasks { // what the other shards did meanwhile
-		if r.markers[t.Index] == nil {
+		if r.dir.markers[t.Index] == nil {
 			if m, err := r.dir.marker(t.Index); err == nil {
-				r.markers[t.Index] = m
+				r.dir.markers[t.Index] = m
 			}
 		}
 	}
-	res.Missing = len(r.missingTasks())
-	if err := r.closeDirect(); err != nil {
+	res.Missing = len(r.dir.missingTasks())
+	if err := r.out.closeDirect(); err != nil {
 		return nil, err
 	}
 	r.abort() // releases the shared lock; the parts stay
 	res.Partial = res.Total.RecordsRejected() > 0 || res.Total.Count(outcome.SummaryFailed) > 0
 	return res, nil
-}
-
-// mkdirs makes dir and its missing parents, remembering which it made.
-func (r *runner) mkdirs(dir string) error {
-	var missing []string
-	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
-		if _, err := os.Stat(d); err == nil || filepath.Dir(d) == d {
-			break
-		}
-		missing = append(missing, d)
-	}
-	if err := os.MkdirAll(dir, 0o777); err != nil { // 0777 &^ umask, as mkdir(1)
-		return err
-	}
-	for i := len(missing) - 1; i >= 0; i-- {
-		r.madeDirs = append(r.madeDirs, missing[i])
-	}
-	return nil
-}
-
-// removeMadeDirs removes, deepest first, the directories mkdirs made, if
-// they are still empty: a failed run leaves no trace of its own.
-func (r *runner) removeMadeDirs() {
-	for i := len(r.madeDirs) - 1; i >= 0; i-- {
-		os.Remove(r.madeDirs[i])
-	}
-	r.madeDirs = nil
-}
-
-// abort discards everything begin started: the staged outputs, the lock.
-// The run directory stays: its finished tasks are what a resumed run
-// skips.
-func (r *runner) abort() {
-	for name, sg := range r.segs {
-		sg.close()
-		delete(r.segs, name)
-	}
-	if r.tx != nil {
-		r.tx.Abort()
-	}
-	if r.shared != nil {
-		r.shared.Release()
-		r.shared = nil
-	}
-	r.dropScratch()
-}
-
-// dropScratch removes the private run directory of a dry run that writes
-// no file.
-func (r *runner) dropScratch() {
-	if r.scratch != "" {
-		os.RemoveAll(r.scratch)
-		r.scratch = ""
-	}
 }
 
 // startProfile starts a Go CPU profile written to path; stop ends it.
@@ -784,106 +550,6 @@ func startProfile(path string) (stop func(), err error) {
 		return nil, fmt.Errorf("--cpuprofile %s: %w", path, err)
 	}
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
-}
-
-// stageFile stages path in the run's commit: following a symbolic link
-// there when the user named the path, refusing one at a name the run
-// chose (see [commit.NotLink]).
-func (r *runner) stageFile(path string) (string, commit.Kind, error) {
-	s := r.spec
-	for _, named := range []string{s.Metrics, s.Rejects, s.Outcomes, s.Report, s.BatchExport} {
-		if named != "" && path == named {
-			return r.tx.File(path)
-		}
-	}
-	if r.plan.Dir == "" && s.Output != "" && path == s.Output {
-		return r.tx.File(path)
-	}
-	return r.tx.FileNoFollow(path)
-}
-
-// stage stages the regular-file output path in the run's commit and
-// returns where to write it. A device, FIFO or "-" is refused here: only
-// JSONL side files may be written directly (see createJSONL).
-func (r *runner) stage(path string) (string, error) {
-	sp, kind, err := r.stageFile(path)
-	if err != nil {
-		return "", UsageError{err}
-	}
-	if kind == commit.Direct {
-		return "", usagef("output %s is not a regular file: record outputs are written to files (rejects, outcomes and metrics may go to a device, a FIFO or -)", path)
-	}
-	return sp, nil
-}
-
-// writeSide writes the side file data (the metrics, the HTML report) to
-// path: staged in the commit, or directly to a device, a FIFO or "-".
-func (r *runner) writeSide(path, what string, data []byte) error {
-	if err := r.mkdirs(filepath.Dir(path)); err != nil && path != "-" {
-		return err
-	}
-	sp, kind, err := r.stageFile(path)
-	if err != nil {
-		return UsageError{err}
-	}
-	if kind == commit.Direct {
-		w, err := jsonl.OpenDirect(path)
-		if err == nil {
-			_, err = w.Write(data)
-			if _, fd := commit.FD(path); !fd { // standard output and the like stay open
-				if cerr := w.Close(); err == nil {
-					err = cerr
-				}
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", what, path, err)
-		}
-		return nil
-	}
-	f, err := atomicfile.Create(sp)
-	if err == nil {
-		_, werr := f.Write(data)
-		err = f.Finish(werr)
-	}
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", what, path, err)
-	}
-	return nil
-}
-
-// runInfo is the run block of the metrics.
-func (r *runner) runInfo(start time.Time) metrics.RunInfo {
-	budget := BudgetOf(r.cfg)
-	info := metrics.RunInfo{
-		Tokenizer:        r.cfg.Tokenizer.Name,
-		TurnOverhead:     r.cfg.Tokenizer.TurnOverhead,
-		Budget:           &budget,
-		Start:            start,
-		End:              time.Now(),
-		Summarizer:       r.cfg.Summarization.Method,
-		PriceIn:          r.spec.PriceIn,
-		PriceOut:         r.spec.PriceOut,
-		ToolVersion:      r.spec.ToolVersion,
-		InputFingerprint: r.inputFP,
-		DryRun:           r.spec.DryRun,
-		GroupBy:          r.spec.GroupBy,
-		Prepass:          r.cfg.Compression.Prepass,
-		Redaction:        r.cfg.Redaction.Enabled,
-	}
-	if ti := r.dir.man.Tokenizer; ti.Hash != "" {
-		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash
-	}
-	info.Config, info.ConfigFingerprint = fingerprint(r.cfg, r.spec.Sample)
-	if r.cfg.Summarization.Method == "llm" {
-		info.Model = r.cfg.Summarization.Model
-		info.Estimated = r.spec.DryRun
-		if !r.spec.DryRun {
-			info.RetriesByCause, info.ErrorsByCause = r.llm.Retries, r.llm.ErrorsByCause
-			info.CacheMisses = &r.llm.CacheMisses
-		}
-	}
-	return info
 }
 
 // sourceName names an input in the metrics' per-source breakdown: its

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -31,7 +32,7 @@ func TestPlanNamesAndRefusals(t *testing.T) {
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl.gz", rec)
 	plain := input(t, dir, "b.jsonl", rec)
-	p, err := NewPlan(Spec{Config: config.Default(), Input: in})
+	p, err := NewPlan(Spec{Config: config.Default(), Settings: Settings{Input: in}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,11 +44,11 @@ func TestPlanNamesAndRefusals(t *testing.T) {
 		spec Spec
 		want string
 	}{
-		{"over_input", Spec{Input: plain, Output: plain}, "over its own input"},
-		{"same_files", Spec{Output: filepath.Join(dir, "o.jsonl"), Metrics: filepath.Join(dir, "o.jsonl")}, "are the same file"},
-		{"lfs_pointer", Spec{Input: input(t, dir, "p.parquet", "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n")}, "a Git LFS pointer file, not the data it stands for (the repository was cloned without git-lfs): fetch the data with git lfs pull --include " + filepath.Join(dir, "p.parquet")},
-		{"empty_parquet", Spec{Input: input(t, dir, "e.parquet", "")}, "e.parquet: an empty file (0 bytes), not a Parquet file"},
-		{"stdin_without_output", Spec{Input: "-"}, "name the output with --output"},
+		{"over_input", Spec{Settings: Settings{Input: plain, Paths: Paths{Output: plain}}}, "over its own input"},
+		{"same_files", Spec{Settings: Settings{Paths: Paths{Output: filepath.Join(dir, "o.jsonl"), Metrics: filepath.Join(dir, "o.jsonl")}}}, "are the same file"},
+		{"lfs_pointer", Spec{Settings: Settings{Input: input(t, dir, "p.parquet", "version https://git-lfs.github.com/spec/v1\noid sha256:00\nsize 9\n")}}, "a Git LFS pointer file, not the data it stands for (the repository was cloned without git-lfs): fetch the data with git lfs pull --include " + filepath.Join(dir, "p.parquet")},
+		{"empty_parquet", Spec{Settings: Settings{Input: input(t, dir, "e.parquet", "")}}, "e.parquet: an empty file (0 bytes), not a Parquet file"},
+		{"stdin_without_output", Spec{Settings: Settings{Input: "-"}}, "name the output with --output"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.Config = config.Default()
@@ -74,7 +75,7 @@ func asUsage(err error, ue *UsageError) bool {
 func TestRunCommitsAndVouches(t *testing.T) {
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl", rec+"not json\n"+rec)
-	res, err := Run(context.Background(), Spec{Config: config.Default(), Input: in, Outcomes: filepath.Join(dir, "oc.jsonl")})
+	res, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in, Paths: Paths{Outcomes: filepath.Join(dir, "oc.jsonl")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func TestRunCommitsAndVouches(t *testing.T) {
 func TestFailedRunLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl.gz", "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03truncated")
-	if _, err := Run(context.Background(), Spec{Config: config.Default(), Input: in}); err == nil {
+	if _, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in}}); err == nil {
 		t.Fatal("a truncated gzip input did not fail the run")
 	}
 	ents, _ := os.ReadDir(dir)
@@ -121,7 +122,7 @@ func TestFailedRunLeavesNothing(t *testing.T) {
 // TestRejectLineKeepsEveryByte: a rejected line is kept as is, in
 // raw_base64 when it is not valid UTF-8.
 func TestRejectLineKeepsEveryByte(t *testing.T) {
-	b := RejectLine(&pipeline.Reject{Pos: traj.Pos{File: "f", Line: 7}, Reason: "invalid_json", Raw: []byte("bad \xff")})
+	b := jobcore.RejectLine(&pipeline.Reject{Pos: traj.Pos{File: "f", Line: 7}, Reason: "invalid_json", Raw: []byte("bad \xff")})
 	var l struct {
 		File      string `json:"file"`
 		Line      int64  `json:"line"`
@@ -141,19 +142,19 @@ func TestRejectLineKeepsEveryByte(t *testing.T) {
 // the target and the sample do.
 func TestFingerprintIgnoresWhatCannotChangeOutput(t *testing.T) {
 	a := config.Default()
-	_, fa := fingerprint(a, nil)
+	_, fa := jobcore.SampledConfigFingerprint(a, nil)
 	b := a
 	b.Processing.NumWorkers, b.Processing.MaxConcurrentRequests = 7, 3
 	b.Summarization.CacheDir, b.Output.OutputSuffix = "/elsewhere", "_x"
-	if _, fb := fingerprint(b, nil); fb != fa {
+	if _, fb := jobcore.SampledConfigFingerprint(b, nil); fb != fa {
 		t.Errorf("settings that cannot change the output changed the fingerprint")
 	}
 	c := a
 	c.Compression.TargetMaxTokens++
-	if _, fc := fingerprint(c, nil); fc == fa {
+	if _, fc := jobcore.SampledConfigFingerprint(c, nil); fc == fa {
 		t.Errorf("the target did not change the fingerprint")
 	}
-	if _, fs := fingerprint(a, &Sample{Percent: 10, Seed: 1}); fs == fa {
+	if _, fs := jobcore.SampledConfigFingerprint(a, &Sample{Percent: 10, Seed: 1}); fs == fa {
 		t.Errorf("sampling did not change the fingerprint")
 	}
 }
@@ -165,18 +166,18 @@ func TestMetricsOutputFileInFileMode(t *testing.T) {
 	in := input(t, dir, "a.jsonl", rec)
 	cfg := config.Default()
 	cfg.Metrics.OutputFile = "stats.json"
-	p, err := NewPlan(Spec{Config: cfg, Input: in, Output: filepath.Join(dir, "out", "b.jsonl")})
+	p, err := NewPlan(Spec{Config: cfg, Settings: Settings{Input: in, Paths: Paths{Output: filepath.Join(dir, "out", "b.jsonl")}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := filepath.Join(dir, "out", "stats.json"); p.Metrics != want {
 		t.Errorf("metrics %s, want %s", p.Metrics, want)
 	}
-	p, err = NewPlan(Spec{Config: cfg, Input: in, Metrics: filepath.Join(dir, "m.json")})
+	p, err = NewPlan(Spec{Config: cfg, Settings: Settings{Input: in, Paths: Paths{Metrics: filepath.Join(dir, "m.json")}}})
 	if err != nil || p.Metrics != filepath.Join(dir, "m.json") {
 		t.Errorf("--metrics: %v %s", err, p.Metrics)
 	}
-	p, err = NewPlan(Spec{Config: config.Default(), Input: in})
+	p, err = NewPlan(Spec{Config: config.Default(), Settings: Settings{Input: in}})
 	if err != nil || filepath.Base(p.Metrics) != "a_compressed_metrics.json" {
 		t.Errorf("default: %v %s", err, p.Metrics)
 	}
@@ -190,7 +191,7 @@ func TestWorkersCappedWithNote(t *testing.T) {
 	cfg := config.Default()
 	cfg.Processing.NumWorkers = 1000
 	var notes strings.Builder
-	if _, err := Run(context.Background(), Spec{Config: cfg, Input: in, Notes: &notes}); err != nil {
+	if _, err := Run(context.Background(), Spec{Config: cfg, Settings: Settings{Input: in}, Notes: &notes}); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(notes.String(), "1000 workers requested") {
@@ -220,18 +221,18 @@ func TestDirectoryWalk(t *testing.T) {
 		}
 		return strings.Join(s, " ")
 	}
-	p, err := NewPlan(Spec{Config: config.Default(), Input: in})
+	p, err := NewPlan(Spec{Config: config.Default(), Settings: Settings{Input: in}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := files(p), "b.jsonl>b.jsonl data/a.jsonl>data/a.jsonl data/train/part-0.jsonl>data/train/part-0.jsonl"; got != want {
 		t.Errorf("recursive: %s, want %s", got, want)
 	}
-	p, err = NewPlan(Spec{Config: config.Default(), Input: in, NoRecursive: true})
+	p, err = NewPlan(Spec{Config: config.Default(), Settings: Settings{Input: in, NoRecursive: true}})
 	if err != nil || files(p) != "b.jsonl>b.jsonl" {
 		t.Errorf("--no-recursive: %v %s", err, files(p))
 	}
-	res, err := Run(context.Background(), Spec{Config: config.Default(), Input: in})
+	res, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in}})
 	if err != nil || res.Total.RecordsIn() != 3 {
 		t.Fatalf("run: %v", err)
 	}
@@ -242,11 +243,11 @@ func TestDirectoryWalk(t *testing.T) {
 		name string
 		spec Spec
 	}{
-		{"metrics", Spec{Metrics: filepath.Join(in, "m.json")}},
-		{"rejects_nested", Spec{Rejects: filepath.Join(in, "data", "r.jsonl")}},
-		{"outcomes", Spec{Outcomes: filepath.Join(in, "o.jsonl")}},
-		{"output_dir", Spec{Output: filepath.Join(in, "out")}},
-		{"output_dir_is_input", Spec{Output: in, Config: func() config.Config { c := config.Default(); c.Output.Format = "parquet"; return c }()}},
+		{"metrics", Spec{Settings: Settings{Paths: Paths{Metrics: filepath.Join(in, "m.json")}}}},
+		{"rejects_nested", Spec{Settings: Settings{Paths: Paths{Rejects: filepath.Join(in, "data", "r.jsonl")}}}},
+		{"outcomes", Spec{Settings: Settings{Paths: Paths{Outcomes: filepath.Join(in, "o.jsonl")}}}},
+		{"output_dir", Spec{Settings: Settings{Paths: Paths{Output: filepath.Join(in, "out")}}}},
+		{"output_dir_is_input", Spec{Config: func() config.Config { c := config.Default(); c.Output.Format = "parquet"; return c }(), Settings: Settings{Paths: Paths{Output: in}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if tc.spec.Config.Tokenizer.Name == "" {
@@ -261,10 +262,10 @@ func TestDirectoryWalk(t *testing.T) {
 		})
 	}
 	// Not walked, so allowed: a hidden path, and a subdirectory with --no-recursive.
-	if _, err := NewPlan(Spec{Config: config.Default(), Input: in, Metrics: filepath.Join(in, ".m.json")}); err != nil {
+	if _, err := NewPlan(Spec{Config: config.Default(), Settings: Settings{Input: in, Paths: Paths{Metrics: filepath.Join(in, ".m.json")}}}); err != nil {
 		t.Errorf("hidden metrics: %v", err)
 	}
-	if _, err := NewPlan(Spec{Config: config.Default(), Input: in, NoRecursive: true, Output: filepath.Join(in, "out"), Rejects: filepath.Join(dir, "r.jsonl")}); err != nil {
+	if _, err := NewPlan(Spec{Config: config.Default(), Settings: Settings{Input: in, NoRecursive: true, Paths: Paths{Output: filepath.Join(in, "out"), Rejects: filepath.Join(dir, "r.jsonl")}}}); err != nil {
 		t.Errorf("--no-recursive output subdirectory: %v", err)
 	}
 }
@@ -278,7 +279,7 @@ func TestPlanLinear(t *testing.T) {
 	for i := range 2000 {
 		input(t, in, fmt.Sprintf("f%04d.jsonl", i), rec)
 	}
-	p, err := NewPlan(Spec{Config: config.Default(), Input: in})
+	p, err := NewPlan(Spec{Config: config.Default(), Settings: Settings{Input: in}})
 	if err != nil || len(p.Files) != 2000 {
 		t.Fatalf("%v, %d files", err, len(p.Files))
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/internal/commit"
-	"github.com/trajcompress/trajcompress/task"
 )
 
 // MergeSpec is one merge invocation.
@@ -66,12 +65,12 @@ func Merge(spec MergeSpec) (*Result, error) {
 	tx, err := commit.Begin(anchor, commit.Options{Wait: spec.Wait, Fault: commitFault, Also: sides})
 	if err != nil {
 		if errors.Is(err, commit.ErrLocked) {
-			return nil, UsageError{fmt.Errorf("%w (are shards still running?)", err)}
+			return nil, UsageError{Err: fmt.Errorf("%w (are shards still running?)", err)}
 		}
 		return nil, err
 	}
-	r := &runner{tx: tx, anchor: anchor, shard: task.Single, progress: noProgress{}}
-	res, err := r.merge(spec, dir, start, sides)
+	out := &outputSet{tx: tx, anchor: anchor}
+	res, err := merge(spec, out, dir, start, sides)
 	if err != nil {
 		tx.Abort()
 	}
@@ -84,74 +83,86 @@ func (man manifest) spec(notes io.Writer) (Spec, error) {
 	if err := json.Unmarshal(man.Spec.Config, &cfg); err != nil {
 		return Spec{}, fmt.Errorf("the run's config: %w", err)
 	}
-	s := man.Spec
-	return Spec{Config: cfg, Input: s.Input, NoRecursive: s.NoRecursive, FollowLinks: s.FollowLinks, Output: s.Output, Metrics: s.Metrics, Rejects: s.Rejects,
-		Outcomes: s.Outcomes, Report: s.Report, OutputFormatSet: s.OutputFormatSet, DryRun: s.DryRun, Sample: s.Sample,
-		PriceIn: s.PriceIn, PriceOut: s.PriceOut, GroupBy: s.GroupBy, TaskSize: s.TaskSize, MaxRecordBytes: s.MaxRecordBytes, ToolVersion: man.Tool, Notes: notes}, nil
+	return Spec{Config: cfg, Settings: man.Spec.Settings, ToolVersion: man.Tool, Notes: notes}, nil
 }
 
-func (r *runner) merge(ms MergeSpec, dir string, start time.Time, locked []string) (*Result, error) {
-	man, err := readManifest(filepath.Join(dir, manifestName))
-	if errors.Is(err, fs.ErrNotExist) { // merged by another process meanwhile
-		return nil, fmt.Errorf("%w: %s holds no unfinished run (merged already?)", ErrNothingToMerge, ms.Output)
-	}
+// merge finishes the run in dir, its output set locked in out.
+func merge(ms MergeSpec, out *outputSet, dir string, start time.Time, locked []string) (*Result, error) {
+	spec, rd, err := openMerge(ms, dir)
 	if err != nil {
 		return nil, err
 	}
-	if man.Build != Build() {
-		return nil, usagef("%s: the run's tasks were done by another trajcompress build (%s), this merge is %s: merge with the build that ran the shards, or remove %s and run them again", dir, buildName(man.Build), Build(), dir)
-	}
-	if r.spec, err = man.spec(ms.Notes); err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
-	}
-	s := man.Spec
-	r.cfg = r.spec.Config
-	if r.plan, err = NewPlan(r.spec); err != nil {
+	p, err := NewPlan(spec)
+	if err != nil {
 		return nil, err
 	}
-	if got := filepath.Clean(r.plan.anchor(s.DryRun)); got != r.anchor {
-		return nil, usagef("%s: the run there writes %s, not %s", dir, got, r.anchor)
+	if got := filepath.Clean(p.anchor(spec.DryRun)); got != out.anchor {
+		return nil, usagef("%s: the run there writes %s, not %s", dir, got, out.anchor)
 	}
-	if sides := r.plan.sideFiles(s.DryRun, s.DryRun && s.Rejects == ""); !slices.Equal(sides, locked) {
+	if sides := p.sideFiles(spec.DryRun, spec.DryRun && spec.Rejects == ""); !slices.Equal(sides, locked) {
 		return nil, fmt.Errorf("%s: the run there changed while this merge was starting: merge again", dir)
 	}
-	if fp := listingFingerprint(r.plan, s.Input); fp != man.Listing {
+	if fp := listingFingerprint(p, spec.Input); fp != rd.man.Listing {
 		return nil, usagef("the inputs of the run in %s changed since its shards read them (names, sizes or modification times): run it again with --overwrite", dir)
 	}
-	if err := r.stampInputs(); err != nil {
+	in, err := newInputs(p, spec.Sample != nil, spec.TaskSize)
+	if err != nil {
 		return nil, err
 	}
-	if r.layouts, r.tasks, err = listing(r.plan, s.Sample != nil, s.TaskSize); err != nil {
+	if len(in.tasks) != rd.man.Tasks {
+		return nil, usagef("%s: the run had %d tasks, its inputs now make %d", dir, rd.man.Tasks, len(in.tasks))
+	}
+	if _, err := rd.readMarkers(in.tasks); err != nil {
 		return nil, err
 	}
-	if len(r.tasks) != man.Tasks {
-		return nil, usagef("%s: the run had %d tasks, its inputs now make %d", dir, man.Tasks, len(r.tasks))
-	}
-	r.dir = &runDir{path: dir, man: man}
-	r.markers = make([]*marker, len(r.tasks))
-	for _, t := range r.tasks {
-		if r.markers[t.Index], err = r.dir.marker(t.Index); err != nil {
-			return nil, err
-		}
-	}
-	if err := r.checkMarkers(); err != nil {
+	if err := in.checkMarkers(rd); err != nil {
 		return nil, err
 	}
-	if missing := r.missingTasks(); len(missing) > 0 {
-		var names []string
-		for _, i := range missing[:min(len(missing), 20)] {
-			names = append(names, fmt.Sprintf("%d (%s)", i, filepath.Base(r.plan.Files[r.tasks[i].File].In)))
-		}
-		more := ""
-		if len(missing) > 20 {
-			more = fmt.Sprintf(" and %d more", len(missing)-20)
-		}
-		return nil, UsageError{fmt.Errorf("%w: %d of %d tasks are not done: %s%s; run the shards that hold them (task i belongs to shard i mod --num-shards) and merge again",
-			ErrTasksMissing, len(missing), len(r.tasks), strings.Join(names, ", "), more)}
+	if err := in.checkDone(rd); err != nil {
+		return nil, err
 	}
-	r.wantRejects = !s.DryRun || s.Rejects != ""
-	r.committed, r.segs = map[string]int64{}, map[string]*segFile{}
-	return r.assemble(start)
+	out.nameFiles(p, spec)
+	out.wantRejects = !spec.DryRun || spec.Rejects != ""
+	a := &assembler{spec: spec, inputs: in, dir: rd, out: out}
+	return a.assemble(start)
+}
+
+// openMerge reads the manifest of the run in dir: the spec it finishes
+// the run with, and the run directory.
+func openMerge(ms MergeSpec, dir string) (Spec, *runDir, error) {
+	man, err := readManifest(filepath.Join(dir, manifestName))
+	if errors.Is(err, fs.ErrNotExist) { // merged by another process meanwhile
+		return Spec{}, nil, fmt.Errorf("%w: %s holds no unfinished run (merged already?)", ErrNothingToMerge, ms.Output)
+	}
+	if err != nil {
+		return Spec{}, nil, err
+	}
+	if man.Build != Build() {
+		return Spec{}, nil, usagef("%s: the run's tasks were done by another trajcompress build (%s), this merge is %s: merge with the build that ran the shards, or remove %s and run them again", dir, buildName(man.Build), Build(), dir)
+	}
+	spec, err := man.spec(ms.Notes)
+	if err != nil {
+		return Spec{}, nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return spec, &runDir{path: dir, man: man}, nil
+}
+
+// checkDone refuses, naming them, while tasks of the run are not done.
+func (in *inputs) checkDone(rd *runDir) error {
+	missing := rd.missingTasks()
+	if len(missing) == 0 {
+		return nil
+	}
+	var names []string
+	for _, i := range missing[:min(len(missing), 20)] {
+		names = append(names, fmt.Sprintf("%d (%s)", i, filepath.Base(in.plan.Files[in.tasks[i].File].In)))
+	}
+	more := ""
+	if len(missing) > 20 {
+		more = fmt.Sprintf(" and %d more", len(missing)-20)
+	}
+	return UsageError{Err: fmt.Errorf("%w: %d of %d tasks are not done: %s%s; run the shards that hold them (task i belongs to shard i mod --num-shards) and merge again",
+		ErrTasksMissing, len(missing), len(in.tasks), strings.Join(names, ", "), more)}
 }
 
 // ErrTasksMissing is returned by [Merge] while tasks of the run are not

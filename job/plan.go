@@ -14,6 +14,7 @@ import (
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/summary/llm"
 )
 
@@ -55,99 +56,20 @@ type Plan struct {
 // file mode too (beside the output); --metrics (Spec.Metrics) overrides both.
 func NewPlan(spec Spec) (Plan, error) {
 	var p Plan
-	cfg := spec.Config
 	if spec.Input == format.Stdin {
 		return stdinPlan(spec)
 	}
 	st, err := os.Stat(spec.Input)
 	if err != nil {
-		return p, UsageError{fmt.Errorf("--input: %w", err)}
-	}
-	suffix := cfg.Output.OutputSuffix
-	outFormat := func(in string) string {
-		if cfg.Output.Format != "" {
-			return cfg.Output.Format
-		}
-		return in
+		return p, UsageError{Err: fmt.Errorf("--input: %w", err)}
 	}
 	if st.IsDir() {
-		in := filepath.Clean(spec.Input)
-		p.Dir = spec.Output
-		if p.Dir == "" {
-			p.Dir = fitPath(in, suffix)
-			if abs, err := filepath.Abs(in); err == nil && (in == "." || in == "..") {
-				p.Dir = fitPath(abs, suffix) // "--input ." names its output after the directory, beside it
-			}
-		}
-		files, found, leftOut, err := walkInputs(in, !spec.NoRecursive, spec.FollowLinks)
-		if errors.Is(err, fs.ErrPermission) {
-			return p, UsageError{err} // unreadable input: exit 2, as -h says
-		}
-		if err != nil {
-			return p, err
-		}
-		p.LeftOut = leftOut
-		if len(files) == 0 {
-			what := "this directory"
-			if !spec.NoRecursive {
-				what += " or below it"
-			}
-			return p, usagef("--input %s: no .jsonl, .ndjson, .json (JSON array or JSON Lines; each also .gz, .zst, .bz2 or .xz), .parquet or .arrow files in %s", in, what)
-		}
-		seen := make(map[string]string, len(files))
-		var compressed []string
-		for _, rel := range files {
-			inF := found[rel].Format
-			outF := outFormat(inF)
-			out := filepath.Join(p.Dir, filepath.Dir(rel), atomicfile.FitName(format.Stem(rel), format.Ext(outF)))
-			if prev, dup := seen[out]; dup {
-				return p, usagef("--input %s: %s and %s would both be written to %s", in, prev, rel, out)
-			}
-			seen[out] = rel
-			p.Files = append(p.Files, File{In: filepath.Join(in, rel), Out: out, InFormat: inF, OutFormat: outF})
-			if c := found[rel].Compression; c != "" {
-				if len(compressed) == 0 {
-					r, _ := filepath.Rel(p.Dir, out)
-					compressed = append(compressed, fmt.Sprintf("%s → %s", rel, r))
-				}
-				if !slices.Contains(compressed[1:], c) {
-					compressed = append(compressed, c)
-				}
-			}
-		}
-		if len(compressed) > 0 {
-			n := 0
-			for _, rel := range files {
-				if found[rel].Compression != "" {
-					n++
-				}
-			}
-			p.Notes = append(p.Notes, fmt.Sprintf("--input %s: %d compressed %s (%s) read decompressed; outputs are written uncompressed, without the compression extension (%s)",
-				in, n, plural(n, "file", "files"), strings.Join(compressed[1:], ", "), compressed[0]))
-		}
-		p.Metrics = filepath.Join(p.Dir, cfg.Metrics.OutputFile)
-		p.Rejects = fitPath(filepath.Clean(p.Dir), "_rejects.jsonl")
+		err = p.dirFiles(spec)
 	} else {
-		inF, err := format.Detect(spec.Input)
-		if err != nil {
-			return p, UsageError{fmt.Errorf("--input: %w", err)}
-		}
-		outF := outFormat(inF)
-		out := spec.Output
-		if out == "" {
-			out = filepath.Join(filepath.Dir(spec.Input), atomicfile.FitName(format.Stem(spec.Input), suffix+format.Ext(outF)))
-		} else if !spec.OutputFormatSet && cfg.Output.Format == "" {
-			if of := format.Of(out); of != "" {
-				outF = of // --output b.parquet means Parquet
-			}
-		}
-		out = p.uncompressedOutput(out)
-		if c := format.CompressionOf(spec.Input); c != "" {
-			p.Notes = append(p.Notes, fmt.Sprintf("--input %s is %s-compressed: it is read decompressed, and its output %s is written uncompressed", spec.Input, c, out))
-		}
-		p.Files = []File{{In: spec.Input, Out: out, InFormat: inF, OutFormat: outF}}
-		p.besideOutput(out)
-		p.metricsFile(cfg)
+		err = p.file(spec)
+	}
+	if err != nil {
+		return p, err
 	}
 	if err := readable(p.Files); err != nil {
 		return p, err
@@ -157,6 +79,110 @@ func NewPlan(spec Spec) (Plan, error) {
 		err = insideInput(p, spec.Input, !spec.NoRecursive)
 	}
 	return p, err
+}
+
+// outFormat is the output format of an input in format in under cfg.
+func outFormat(cfg config.Config, in string) string {
+	if cfg.Output.Format != "" {
+		return cfg.Output.Format
+	}
+	return in
+}
+
+// file plans the run of the input file spec.Input.
+func (p *Plan) file(spec Spec) error {
+	cfg := spec.Config
+	inF, err := format.Detect(spec.Input)
+	if err != nil {
+		return UsageError{Err: fmt.Errorf("--input: %w", err)}
+	}
+	outF := outFormat(cfg, inF)
+	out := spec.Output
+	if out == "" {
+		out = filepath.Join(filepath.Dir(spec.Input), atomicfile.FitName(format.Stem(spec.Input), cfg.Output.OutputSuffix+format.Ext(outF)))
+	} else if !spec.OutputFormatSet && cfg.Output.Format == "" {
+		if of := format.Of(out); of != "" {
+			outF = of // --output b.parquet means Parquet
+		}
+	}
+	out = p.uncompressedOutput(out)
+	if c := format.CompressionOf(spec.Input); c != "" {
+		p.Notes = append(p.Notes, fmt.Sprintf("--input %s is %s-compressed: it is read decompressed, and its output %s is written uncompressed", spec.Input, c, out))
+	}
+	p.Files = []File{{In: spec.Input, Out: out, InFormat: inF, OutFormat: outF}}
+	p.besideOutput(out)
+	p.metricsFile(cfg)
+	return nil
+}
+
+// dirFiles plans the run of the input directory spec.Input: the files
+// the walk finds, each with its output in the output directory.
+func (p *Plan) dirFiles(spec Spec) error {
+	cfg := spec.Config
+	in := filepath.Clean(spec.Input)
+	p.Dir = spec.Output
+	if p.Dir == "" {
+		p.Dir = fitPath(in, cfg.Output.OutputSuffix)
+		if abs, err := filepath.Abs(in); err == nil && (in == "." || in == "..") {
+			p.Dir = fitPath(abs, cfg.Output.OutputSuffix) // "--input ." names its output after the directory, beside it
+		}
+	}
+	files, found, leftOut, err := jobcore.Walk(in, !spec.NoRecursive, spec.FollowLinks)
+	if errors.Is(err, fs.ErrPermission) {
+		return UsageError{Err: err} // unreadable input: exit 2, as -h says
+	}
+	if err != nil {
+		return err
+	}
+	p.LeftOut = leftOut
+	if len(files) == 0 {
+		what := "this directory"
+		if !spec.NoRecursive {
+			what += " or below it"
+		}
+		return usagef("--input %s: no .jsonl, .ndjson, .json (JSON array or JSON Lines; each also .gz, .zst, .bz2 or .xz), .parquet or .arrow files in %s", in, what)
+	}
+	seen := make(map[string]string, len(files))
+	for _, rel := range files {
+		inF := found[rel].Format
+		outF := outFormat(cfg, inF)
+		out := filepath.Join(p.Dir, filepath.Dir(rel), atomicfile.FitName(format.Stem(rel), format.Ext(outF)))
+		if prev, dup := seen[out]; dup {
+			return usagef("--input %s: %s and %s would both be written to %s", in, prev, rel, out)
+		}
+		seen[out] = rel
+		p.Files = append(p.Files, File{In: filepath.Join(in, rel), Out: out, InFormat: inF, OutFormat: outF})
+	}
+	p.noteCompressed(in, files, found)
+	p.Metrics = filepath.Join(p.Dir, cfg.Metrics.OutputFile)
+	p.Rejects = fitPath(filepath.Clean(p.Dir), "_rejects.jsonl")
+	return nil
+}
+
+// noteCompressed notes the compressed files of the input directory in,
+// which are read decompressed and written uncompressed: how many, the
+// compressions, and the first as an example.
+func (p *Plan) noteCompressed(in string, files []string, found map[string]format.Found) {
+	var compressed []string
+	n := 0
+	for k, rel := range files {
+		c := found[rel].Compression
+		if c == "" {
+			continue
+		}
+		n++
+		if len(compressed) == 0 {
+			r, _ := filepath.Rel(p.Dir, p.Files[k].Out)
+			compressed = append(compressed, fmt.Sprintf("%s → %s", rel, r))
+		}
+		if !slices.Contains(compressed[1:], c) {
+			compressed = append(compressed, c)
+		}
+	}
+	if n > 0 {
+		p.Notes = append(p.Notes, fmt.Sprintf("--input %s: %d compressed %s (%s) read decompressed; outputs are written uncompressed, without the compression extension (%s)",
+			in, n, plural(n, "file", "files"), strings.Join(compressed[1:], ", "), compressed[0]))
+	}
 }
 
 // uncompressedOutput is the output path named out, without the
@@ -279,99 +305,16 @@ func stdinPlan(spec Spec) (Plan, error) {
 	return p.finish(spec)
 }
 
-// walkInputs lists the input files under root, relative to it: the files
-// [format.Member] reads (by name, whatever the case of its extensions:
-// .jsonl, .ndjson, .json, each plain or .gz, .zst, .bz2, .xz; .parquet,
-// .arrow; a .json file only when it holds records), in the order of a
-// depth-first walk with each directory's entries sorted by name,
-// descending into subdirectories when recursive. Hidden files and
-// directories (a name starting with ".": .git, .cache, and the temporary
-// files of a run) are not walked; a symbolic link to a file is followed,
-// one to a directory below root is not (it may loop), nor a directory
-// below root when not recursive. root itself may be a link to a
-// directory. A link to a file outside the tree under root
-// (x.jsonl -> /etc/passwd) is not read unless follow is set. leftOut names, each with the reason, every other file and
-// linked directory found, so that the caller can say so: nothing is
-// skipped without a word. An unreadable directory is an error, not a
-// silent gap.
-//
-// found holds what [format.Member] found of each file (its format — a
-// .json file may hold JSON Lines — and compression), so that no file is
-// opened twice to tell.
-func walkInputs(root string, recursive, follow bool) (files []string, found map[string]format.Found, leftOut []string, err error) {
-	found = map[string]format.Found{}
-	walkRoot := root
-	if fi, err := os.Lstat(root); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		walkRoot = root + string(filepath.Separator) // WalkDir then reads the directory it names
-	}
-	tree := absClean(root) // where a link may lead without --follow-links
-	err = filepath.WalkDir(walkRoot, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("--input: %w", err)
-		}
-		if path == walkRoot {
-			return nil
-		}
-		if strings.HasPrefix(d.Name(), ".") || (d.IsDir() && !recursive) {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			st, err := os.Stat(path)
-			switch {
-			case err != nil:
-				leftOut = append(leftOut, path+": a broken symbolic link")
-				return nil
-			case st.IsDir():
-				if recursive {
-					leftOut = append(leftOut, path+": a symbolic link to a directory, not followed (give its target as --input, or copy it in)")
-				}
-				return nil
-			case !st.Mode().IsRegular():
-				leftOut = append(leftOut, path+": not a regular file")
-				return nil
-			}
-			if to := absClean(path); !follow && !within(tree, to) {
-				leftOut = append(leftOut, path+": a symbolic link to "+to+", outside the input directory: not read (--follow-links reads it)")
-				return nil
-			}
-		} else if d.IsDir() {
-			return nil
-		} else if !d.Type().IsRegular() {
-			leftOut = append(leftOut, path+": not a regular file")
-			return nil
-		}
-		f, err := format.Member(path)
-		if err != nil {
-			return err
-		}
-		if f.Format == "" {
-			leftOut = append(leftOut, path+": "+f.Why)
-			return nil
-		}
-		rel, err := filepath.Rel(walkRoot, path)
-		if err != nil {
-			return err
-		}
-		files = append(files, rel)
-		found[rel] = f
-		return nil
-	})
-	return files, found, leftOut, err
-}
-
 // insideInput refuses side files, and an output directory, that a later
 // run over the input directory in would read as input: a path under in
 // that the walk would list (see walkInputs).
 func insideInput(p Plan, in string, recursive bool) error {
-	root := absClean(in)
+	root := jobcore.AbsClean(in)
 	check := func(what, path string, dir bool) error {
 		if path == "" || path == format.Stdin {
 			return nil
 		}
-		rel, err := filepath.Rel(root, absClean(path))
+		rel, err := filepath.Rel(root, jobcore.AbsClean(path))
 		if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
 			return nil
 		}
@@ -399,33 +342,6 @@ func insideInput(p Plan, in string, recursive bool) error {
 		}
 	}
 	return check("the summary cache (--cache-dir, summarization.cache_dir)", p.Cache, true)
-}
-
-// within reports whether path is dir or below it (both absolute, clean).
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// absClean is path made absolute, with the symbolic links of its longest
-// existing prefix resolved, so that two names of one place compare equal.
-func absClean(path string) string {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return filepath.Clean(path)
-	}
-	dir, rest := abs, ""
-	for {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return abs
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
-		dir = parent
-	}
 }
 
 // checkPaths refuses, before anything is written, paths the run would
@@ -538,7 +454,7 @@ func keyOf(path string) (fileKey, bool) {
 		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 			return fileKey{dev: uint64(sys.Dev), ino: sys.Ino}, st.IsDir()
 		}
-		return fileKey{path: absClean(path)}, st.IsDir()
+		return fileKey{path: jobcore.AbsClean(path)}, st.IsDir()
 	}
 	abs, _ := filepath.Abs(path)
 	return fileKey{path: abs}, false

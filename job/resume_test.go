@@ -132,7 +132,7 @@ func resumeSpec(in, root string, dir bool, workers int) Spec {
 	if dir {
 		out = filepath.Join(root, "out")
 	}
-	return Spec{Config: cfg, Input: in, Output: out, Outcomes: filepath.Join(root, "outcomes.jsonl"), TaskSize: 1 << 20}
+	return Spec{Config: cfg, Settings: Settings{Input: in, TaskSize: 1 << 20, Paths: Paths{Output: out, Outcomes: filepath.Join(root, "outcomes.jsonl")}}}
 }
 
 // snapshot is every file of ours under root: outputs byte for byte, the

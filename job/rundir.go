@@ -1,12 +1,14 @@
 package job
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"math"
@@ -17,13 +19,17 @@ import (
 	"time"
 
 	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
 	"github.com/trajcompress/trajcompress/internal/readfile"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/report"
 	"github.com/trajcompress/trajcompress/summary/llm"
+	"github.com/trajcompress/trajcompress/task"
 	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/zeebo/xxh3"
 )
 
 // The run directory of an output set keeps a run's tasks until its final
@@ -80,25 +86,11 @@ type manifest struct {
 	Spec specJSON `json:"spec"`
 }
 
-// specJSON is the part of a [Spec] that decides what a run writes.
+// specJSON is the persisted part of a [Spec]: its config as JSON, and
+// its [Settings].
 type specJSON struct {
-	Config          json.RawMessage `json:"config"`
-	Input           string          `json:"input"`
-	NoRecursive     bool            `json:"no_recursive,omitempty"`
-	FollowLinks     bool            `json:"follow_links,omitempty"`
-	Output          string          `json:"output,omitempty"`
-	Metrics         string          `json:"metrics,omitempty"`
-	Rejects         string          `json:"rejects,omitempty"`
-	Outcomes        string          `json:"outcomes,omitempty"`
-	Report          string          `json:"report,omitempty"`
-	OutputFormatSet bool            `json:"output_format_set,omitempty"`
-	DryRun          bool            `json:"dry_run,omitempty"`
-	Sample          *Sample         `json:"sample,omitempty"`
-	PriceIn         float64         `json:"price_in,omitempty"`
-	PriceOut        float64         `json:"price_out,omitempty"`
-	GroupBy         string          `json:"group_by,omitempty"`
-	TaskSize        int64           `json:"target_task_size"`
-	MaxRecordBytes  int64           `json:"max_record_bytes,omitempty"`
+	Config json.RawMessage `json:"config"`
+	Settings
 }
 
 // span is a byte range of a segment.
@@ -117,24 +109,16 @@ type span struct {
 // marker is a task's record of what it did: written last, it is the
 // task's commit point.
 type marker struct {
-	Version int   `json:"version"`
-	Task    int   `json:"task"`
-	File    int   `json:"file"`
-	Part    int   `json:"part"`
-	Parts   int   `json:"parts"`
-	Lines   int64 `json:"lines"` // lines (rows) of the input the task read
+	Version int `json:"version"`
+	taskRef
+	Lines int64 `json:"lines"` // lines (rows) of the input the task read
 	// Relative: the task's line numbers (in rejects, outcomes and worst
 	// cases) count from its first line, not the file's; merge adds the
 	// lines of the tasks before it.
 	Relative bool  `json:"relative,omitempty"`
 	RowsOut  int64 `json:"rows_out"`
-	Output   *span `json:"output,omitempty"`
-	Rejects  *span `json:"rejects,omitempty"`
-	Outcomes *span `json:"outcomes,omitempty"`
-	// FirstBlock and Blocks: the task's share of the input fingerprint,
-	// the xxh3-64 of each of its blocks (package task) from FirstBlock on.
-	FirstBlock int64    `json:"first_block"`
-	Blocks     []string `json:"blocks"`
+	taskSpans
+	blockShare
 	// State is the task's metrics.Summary (MarshalState), labelled with
 	// its file when the run groups by file.
 	State json.RawMessage `json:"state"`
@@ -142,9 +126,38 @@ type marker struct {
 	// Input is the stamp of the input file the task read (identity.go).
 	Input *stamp `json:"input,omitempty"`
 	// LLM is what the task's summaries cost the LLM client.
-	LLM   *llmStats `json:"llm,omitempty"`
-	Start string    `json:"start"`
-	End   string    `json:"end"`
+	LLM *llmStats `json:"llm,omitempty"`
+	taskTimes
+}
+
+// taskRef names a marker's task (package task): its index, its file, and
+// which part of the file's it is.
+type taskRef struct {
+	Task  int `json:"task"`
+	File  int `json:"file"`
+	Part  int `json:"part"`
+	Parts int `json:"parts"`
+}
+
+// taskSpans are the spans of the segments a task wrote its records,
+// rejects and outcome lines to (nil: none written there).
+type taskSpans struct {
+	Output   *span `json:"output,omitempty"`
+	Rejects  *span `json:"rejects,omitempty"`
+	Outcomes *span `json:"outcomes,omitempty"`
+}
+
+// blockShare is a task's share of the input fingerprint: the xxh3-64 of
+// each of its blocks (package task) from FirstBlock on.
+type blockShare struct {
+	FirstBlock int64    `json:"first_block"`
+	Blocks     []string `json:"blocks"`
+}
+
+// taskTimes are when a task started and ended (RFC 3339, UTC).
+type taskTimes struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
 }
 
 // llmStats is the part of llm.Stats the metrics' run block reports.
@@ -199,10 +212,16 @@ func (m *marker) summary() (*metrics.Summary, error) {
 	return &s, nil
 }
 
-// runDir is an opened run directory.
+// runDir is an opened run directory: its manifest, the markers of the
+// tasks done, and the segments this process appends to.
 type runDir struct {
-	path string
-	man  manifest
+	path    string
+	man     manifest
+	markers []*marker // per task: its marker once done
+	// committed is how far the markers cover each segment; segs are the
+	// segments open for appending.
+	committed map[string]int64
+	segs      map[string]*segFile
 }
 
 func (d *runDir) markerPath(t int) string {
@@ -269,7 +288,7 @@ func configDiff(was, now specJSON) string {
 		if err := json.Unmarshal(s.Config, &c); err != nil {
 			return nil, false
 		}
-		b, _ := json.Marshal(outputSettings(c))
+		b, _ := json.Marshal(jobcore.OutputSettings(c))
 		var tree map[string]any
 		if json.Unmarshal(b, &tree) != nil {
 			return nil, false
@@ -356,84 +375,98 @@ func openRunDir(anchor string, want manifest, resume, overwrite, shard bool, not
 	if err := commit.NotLink(d.path); err != nil {
 		return nil, usagef("the run directory: %w; remove it", err)
 	}
-	mp := filepath.Join(d.path, manifestName)
-	have, err := readManifest(mp)
+	have, err := readManifest(filepath.Join(d.path, manifestName))
+	keep, err := d.settle(have, err, want, overwrite, shard, notes)
+	if err != nil {
+		return nil, err
+	}
+	if keep {
+		d.man = have
+		return d, nil
+	}
+	if resume {
+		return nil, usagef("--resume: %w: %s holds no unfinished run of this output", ErrNothingToResume, filepath.Dir(anchor))
+	}
+	if err := d.create(want); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// settle decides, from the manifest found in the run directory (have, or
+// rerr reading it), whether the run there goes on (keep) or a run is to
+// be created: none was there, or it was discarded.
+func (d *runDir) settle(have manifest, rerr error, want manifest, overwrite, shard bool, notes func(string, ...any)) (keep bool, err error) {
 	switch {
-	case err == nil && have.Spec.Input == "-":
+	case rerr == nil && have.Spec.Input == "-":
 		notes("note: %s: a run that read standard input cannot be resumed: started over\n", d.path)
-		if err := os.RemoveAll(d.path); err != nil {
-			return nil, err
+		return false, os.RemoveAll(d.path)
+	case rerr == nil:
+		why := have.mismatch(want)
+		switch {
+		case why == "" && overwrite && !shard:
+			return false, os.RemoveAll(d.path)
+		case why == "":
+			return true, nil
+		case shard:
+			return false, usagef("the output holds an unfinished run (%s) that differs from this one: %s; a shard does not discard it (its siblings may be starting on it): remove that directory before starting the shards, or run with the settings it was started with", d.path, why)
+		case !overwrite:
+			return false, usagef("the output holds an unfinished run (%s) that differs from this one: %s; pass --overwrite to discard it, or run with the settings it was started with", d.path, why)
 		}
-	case err == nil:
-		if why := have.mismatch(want); why != "" {
-			if shard {
-				return nil, usagef("the output holds an unfinished run (%s) that differs from this one: %s; a shard does not discard it (its siblings may be starting on it): remove that directory before starting the shards, or run with the settings it was started with", d.path, why)
-			}
-			if !overwrite {
-				return nil, usagef("the output holds an unfinished run (%s) that differs from this one: %s; pass --overwrite to discard it, or run with the settings it was started with", d.path, why)
-			}
-			notes("note: %s: an unfinished run with other settings was discarded (--overwrite): %s\n", d.path, why)
-			if err := os.RemoveAll(d.path); err != nil {
-				return nil, err
-			}
-		} else if overwrite && !shard {
-			if err := os.RemoveAll(d.path); err != nil {
-				return nil, err
-			}
-		} else {
-			d.man = have
-			return d, nil
-		}
-	case errors.Is(err, fs.ErrNotExist):
-	case errors.As(err, new(damagedManifest)):
+		notes("note: %s: an unfinished run with other settings was discarded (--overwrite): %s\n", d.path, why)
+		return false, os.RemoveAll(d.path)
+	case errors.Is(rerr, fs.ErrNotExist):
+		return false, nil
+	case errors.As(rerr, new(damagedManifest)):
 		if shard || !overwrite {
 			how := "pass --overwrite to discard it and start over"
 			if shard {
 				how = "remove that directory before starting the shards"
 			}
-			return nil, usagef("the output holds an unfinished run (%s) whose manifest is %v: %s", d.path, err, how)
+			return false, usagef("the output holds an unfinished run (%s) whose manifest is %v: %s", d.path, rerr, how)
 		}
-		notes("note: %s: an unfinished run with a damaged manifest was discarded (--overwrite): %v\n", d.path, err)
-		if err := os.RemoveAll(d.path); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, err
+		notes("note: %s: an unfinished run with a damaged manifest was discarded (--overwrite): %v\n", d.path, rerr)
+		return false, os.RemoveAll(d.path)
 	}
-	if resume {
-		return nil, usagef("--resume: %w: %s holds no unfinished run of this output", ErrNothingToResume, filepath.Dir(anchor))
-	}
+	return false, rerr
+}
+
+// create creates the run directory with the manifest want — or joins the
+// run another process created there meanwhile, if it is the same.
+func (d *runDir) create(want manifest) error {
 	for _, sub := range []string{"tasks", "seg"} {
 		if err := os.MkdirAll(filepath.Join(d.path, sub), 0o755); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	want.Created = time.Now().UTC().Format(time.RFC3339)
 	if err := want.validate(); err != nil {
-		return nil, fmt.Errorf("run manifest: %w", err)
+		return fmt.Errorf("run manifest: %w", err)
 	}
 	b, err := json.MarshalIndent(want, "", "  ")
 	if err != nil { // never an empty manifest that every later run trips on
-		return nil, fmt.Errorf("run manifest: %w", err)
+		return fmt.Errorf("run manifest: %w", err)
 	}
 	// Linked, not renamed, into place: a link fails if another process
 	// made the manifest first.
+	mp := filepath.Join(d.path, manifestName)
 	err = placeSynced(mp, b, os.Link)
 	if errors.Is(err, fs.ErrExist) {
-		if have, err = readManifest(mp); err != nil {
-			return nil, err
+		have, err := readManifest(mp)
+		if err != nil {
+			return err
 		}
 		if why := have.mismatch(want); why != "" {
-			return nil, usagef("another process started a run of this output (%s) that differs from this one: %s", d.path, why)
+			return usagef("another process started a run of this output (%s) that differs from this one: %s", d.path, why)
 		}
 		d.man = have
-		return d, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	syncDir(d.path)
-	return d, nil
+	return nil
 }
 
 // damagedManifest is a run.json that is not a manifest: cut short, not
@@ -583,4 +616,131 @@ func equalJSON(a, b []byte) bool {
 	ab, _ := json.Marshal(x)
 	bb, _ := json.Marshal(y)
 	return bytes.Equal(ab, bb)
+}
+
+// segment opens the segment name for appending after what the committed
+// markers cover of it (a killed task's bytes past that are cut off). One
+// process running every task keeps each segment open across its tasks.
+func (d *runDir) segment(name string) (*segFile, error) {
+	if s, ok := d.segs[name]; ok {
+		return s, nil
+	}
+	keep := d.committed[name]
+	f, err := atomicfile.Append(d.segPath(name), keep)
+	if err != nil {
+		return nil, err
+	}
+	s := &segFile{name: name, f: f, bw: bufio.NewWriterSize(f, 1<<20), end: keep, synced: keep}
+	if keep == 0 {
+		s.h = xxh3.New()
+	}
+	d.segs[name] = s
+	return s, nil
+}
+
+// closeSegs closes the open segments (a shard's after each task).
+func (d *runDir) closeSegs() error {
+	var first error
+	for name, s := range d.segs {
+		if err := s.close(); err != nil && first == nil {
+			first = err
+		}
+		delete(d.segs, name)
+	}
+	return first
+}
+
+// missingTasks lists the tasks without a marker.
+func (d *runDir) missingTasks() []int {
+	var missing []int
+	for i, m := range d.markers {
+		if m == nil {
+			missing = append(missing, i)
+		}
+	}
+	return missing
+}
+
+// eachLine calls fn with each line of the span (without its "\n").
+func (d *runDir) eachLine(sp *span, fn func([]byte) error) error {
+	if s, ok := d.segs[sp.Seg]; ok {
+		if err := s.bw.Flush(); err != nil {
+			return err
+		}
+	}
+	seg, err := os.Open(d.segPath(sp.Seg))
+	if err != nil {
+		return err
+	}
+	defer seg.Close()
+	br := bufio.NewReaderSize(io.NewSectionReader(seg, sp.Start, sp.End-sp.Start), 1<<20)
+	var long []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			long = append(long, line...)
+			continue
+		}
+		if long != nil {
+			line = append(long, line...)
+			long = nil
+		}
+		if len(line) > 0 {
+			if line[len(line)-1] != '\n' {
+				return fmt.Errorf("segment %s: the span [%d, %d) ends inside a line", sp.Seg, sp.Start, sp.End)
+			}
+			if ferr := fn(line[:len(line)-1]); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// closeAll closes the open segments, giving up what was not committed.
+func (d *runDir) closeAll() {
+	for name, sg := range d.segs {
+		sg.close()
+		delete(d.segs, name)
+	}
+}
+
+// done records the marker of a task committed by this process, and how
+// far it covers its segments.
+func (d *runDir) done(m *marker) {
+	d.markers[m.Task] = m
+	for _, sp := range []*span{m.Output, m.Rejects, m.Outcomes} {
+		if sp != nil && sp.Format == format.JSONL && sp.Seg != "" {
+			d.committed[sp.Seg] = max(d.committed[sp.Seg], sp.End)
+		}
+	}
+}
+
+// readMarkers reads the markers of the tasks done, and how far they cover
+// each segment; it returns how many are done.
+func (d *runDir) readMarkers(tasks []task.Task) (done int, err error) {
+	d.markers = make([]*marker, len(tasks))
+	d.committed, d.segs = map[string]int64{}, map[string]*segFile{}
+	for _, t := range tasks {
+		m, err := d.marker(t.Index)
+		if err != nil {
+			return done, err
+		}
+		d.markers[t.Index] = m
+		if m == nil {
+			continue
+		}
+		done++
+		for _, sp := range []*span{m.Output, m.Rejects, m.Outcomes} {
+			if sp != nil {
+				d.committed[sp.Seg] = max(d.committed[sp.Seg], sp.End)
+			}
+		}
+	}
+	return done, nil
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
 
@@ -146,7 +147,7 @@ func TestRunDirLinkRefused(t *testing.T) {
 	if err := os.Symlink(elsewhere, runDirOf(out)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Run(context.Background(), Spec{Config: config.Default(), Input: in, Output: out})
+	_, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in, Paths: Paths{Output: out}}})
 	if err == nil || !strings.Contains(err.Error(), runDirOf(out)) {
 		t.Fatalf("got %v, want an error naming %s", err, runDirOf(out))
 	}
@@ -163,8 +164,8 @@ func TestRunDirLinkRefused(t *testing.T) {
 func TestDamagedManifest(t *testing.T) {
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl", rec)
-	spec := Spec{Config: config.Default(), Input: in}
-	if _, err := Run(context.Background(), Spec{Config: config.Default(), Input: in, PriceIn: math.NaN()}); !asUsage(err, new(UsageError)) || !strings.Contains(err.Error(), "price in") {
+	spec := Spec{Config: config.Default(), Settings: Settings{Input: in}}
+	if _, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in, PriceIn: math.NaN()}}); !asUsage(err, new(UsageError)) || !strings.Contains(err.Error(), "price in") {
 		t.Fatalf("NaN price: %v", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
@@ -205,8 +206,8 @@ func TestConfigDiffNamesSettings(t *testing.T) {
 	b.Compression.TargetMaxTokens = 9000
 	b.Output.SummaryRole = "assistant"
 	b.Processing.NumWorkers = 7
-	ja, fa := fingerprint(a, nil)
-	jb, fb := fingerprint(b, nil)
+	ja, fa := jobcore.SampledConfigFingerprint(a, nil)
+	jb, fb := jobcore.SampledConfigFingerprint(b, nil)
 	ma := manifest{Version: 1, Config: fa, Listing: "l", Spec: specJSON{Config: ja}}
 	mb := manifest{Version: 1, Config: fb, Listing: "l", Spec: specJSON{Config: jb}}
 	why := ma.mismatch(mb)
@@ -215,7 +216,7 @@ func TestConfigDiffNamesSettings(t *testing.T) {
 		t.Fatalf("mismatch: %s\nwant %s", why, want)
 	}
 	mb.Spec.Sample = &Sample{Percent: 10, Seed: 1}
-	_, mb.Config = fingerprint(a, mb.Spec.Sample)
+	_, mb.Config = jobcore.SampledConfigFingerprint(a, mb.Spec.Sample)
 	mb.Spec.Config = ja
 	if why := ma.mismatch(mb); !strings.Contains(why, "--sample-percent unset → 10") {
 		t.Fatalf("sample: %s", why)

@@ -3,7 +3,6 @@ package job
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -15,71 +14,13 @@ import (
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
+	"github.com/trajcompress/trajcompress/job/jobcore"
+	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/report"
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/task"
 )
-
-// listing reads the layout of every input file and splits them into the
-// run's tasks (package task): a sampled file, read whole to pick its
-// sample, is one task.
-func listing(p Plan, sampled bool, target int64) ([]format.Layout, []task.Task, error) {
-	layouts := make([]format.Layout, len(p.Files))
-	inputs := make([]task.Input, len(p.Files))
-	for i, f := range p.Files {
-		l, err := format.LayoutOf(f.In)
-		if err != nil {
-			return nil, nil, err
-		}
-		if sampled {
-			l.Input = task.Input{Kind: task.Whole, Size: l.Size}
-		}
-		layouts[i], inputs[i] = l, l.Input
-	}
-	return layouts, task.Split(inputs, target), nil
-}
-
-// blockHasher cuts the bytes written to it, which start on a block
-// boundary, into fingerprint blocks (package task) and keeps the xxh3-64
-// of each.
-type blockHasher struct {
-	h      *xxh3.Hasher
-	n      int64 // bytes of the current block
-	blocks []string
-}
-
-func newBlockHasher() *blockHasher { return &blockHasher{h: xxh3.New()} }
-
-func (b *blockHasher) Write(p []byte) (int, error) {
-	total := len(p)
-	for len(p) > 0 {
-		k := min(int64(len(p)), task.BlockSize-b.n)
-		b.h.Write(p[:k])
-		b.n += k
-		p = p[k:]
-		if b.n == task.BlockSize {
-			b.cut()
-		}
-	}
-	return total, nil
-}
-
-func (b *blockHasher) cut() {
-	var sum [8]byte
-	binary.BigEndian.PutUint64(sum[:], b.h.Sum64())
-	b.blocks = append(b.blocks, hex.EncodeToString(sum[:]))
-	b.h.Reset()
-	b.n = 0
-}
-
-// done returns the block hashes, the last (partial) block included.
-func (b *blockHasher) done() []string {
-	if b.n > 0 {
-		b.cut()
-	}
-	return b.blocks
-}
 
 // segFile is a segment being appended to: JSON lines, made durable at the
 // end of each task.
@@ -131,26 +72,6 @@ func (s *segFile) close() error {
 	return err
 }
 
-// segment opens the segment name for appending after what the committed
-// markers cover of it (a killed task's bytes past that are cut off). One
-// process running every task keeps each segment open across its tasks.
-func (r *runner) segment(name string) (*segFile, error) {
-	if s, ok := r.segs[name]; ok {
-		return s, nil
-	}
-	keep := r.committed[name]
-	f, err := atomicfile.Append(r.dir.segPath(name), keep)
-	if err != nil {
-		return nil, err
-	}
-	s := &segFile{name: name, f: f, bw: bufio.NewWriterSize(f, 1<<20), end: keep, synced: keep}
-	if keep == 0 {
-		s.h = xxh3.New()
-	}
-	r.segs[name] = s
-	return s, nil
-}
-
 // segName names the segment task t writes what into ("out", "rejects",
 // "outcomes"): one per file (records) or per run (side lines) when one
 // process runs every task, one per task for a shard.
@@ -164,177 +85,69 @@ func (r *runner) segName(t task.Task, what string) string {
 	return what + ".jsonl"
 }
 
-// closeSegs closes the open segments (a shard's after each task).
-func (r *runner) closeSegs() error {
-	var first error
-	for name, s := range r.segs {
-		if err := s.close(); err != nil && first == nil {
-			first = err
-		}
-		delete(r.segs, name)
-	}
-	return first
-}
-
-// firstLine is the number of lines (rows) of t's file before t, and
-// whether it is known: from the layout for row groups and batches, from
-// the markers of the file's earlier tasks for byte ranges (a shard may run
-// a task before them: its numbers are then relative, fixed when merged).
-func (r *runner) firstLine(t task.Task) (int64, bool) {
-	l := r.layouts[t.File]
-	switch {
-	case t.Part == 0:
-		return 0, true
-	case l.Kind == task.Units:
-		var n int64
-		for _, rows := range l.Rows[:t.Start] {
-			n += rows
-		}
-		return n, true
-	}
-	var n int64
-	for i := t.Index - t.Part; i < t.Index; i++ {
-		m := r.markers[i]
-		if m == nil {
-			return 0, false
-		}
-		n += m.Lines
-	}
-	return n, true
-}
-
 // taskHook, when set (by this package's tests only), is called with each
 // task when it has read its input ("read", before its input is checked
 // again) and when its marker is committed ("committed").
 var taskHook func(t task.Task, at string)
 
+// taskRun is one task being run: its input, where its records, rejects
+// and outcome lines go, and its marker.
+type taskRun struct {
+	t      task.Task
+	start  time.Time
+	first  int64 // lines of the file before the task (see firstLine)
+	in     *format.Input
+	hasher *jobcore.BlockHasher
+	src    pipeline.Source // in, or its sample
+	rec    recordOut
+	rej    sideOut
+	oc     sideOut
+	worst  *report.Worst // for the HTML report; nil without one
+	llm    llm.Stats     // the LLM client's before the task
+	m      *marker
+}
+
+// recordOut is where a task's records go: the file's own format, when the
+// task is the whole file (renamed into place at the end); else JSON lines
+// appended to a segment. A dry run writes none (out is nil).
+type recordOut struct {
+	out    format.Writer
+	seg    *segFile
+	from   int64
+	whole  string // the whole-file segment's path
+	format string // of the whole-file segment
+	vouch  *vouched
+}
+
+// sideOut is the segment a task appends rejects or outcome lines to, and
+// where it started; seg is nil when the lines go elsewhere (a file written
+// in place) or nowhere.
+type sideOut struct {
+	seg  *segFile
+	from int64
+}
+
 // runTask reads task t through the pipeline into its segments and commits
-// its marker.
+// its marker, in steps: open the input, open the outputs, read, check the
+// input again, make the outputs durable, commit the marker.
 func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
-	f := r.plan.Files[t.File]
-	start := time.Now()
+	tr := &taskRun{t: t, start: time.Now()}
 	if err := r.checkInput(t.Index, t.File, "started"); err != nil {
 		return err
 	}
-	first, known := r.firstLine(t)
-	hasher := newBlockHasher()
-	opts := InputOptions(r.cfg)
-	opts.Hash, opts.Ctx, opts.Stdin, opts.Task, opts.FirstLine = hasher, ctx, r.spec.Stdin, &t, first
-	opts.MaxRecordBytes = r.spec.MaxRecordBytes
-	in, err := format.Open(f.In, opts)
-	if err != nil {
+	if err := r.openTaskInput(ctx, tr); err != nil {
 		return err
 	}
-	defer in.Close()
-	if err := in.CheckTurnsColumn(f.In, r.cfg.Input.TurnsKey); err != nil {
+	defer tr.in.Close()
+	if err := r.openTaskOutputs(tr); err != nil {
 		return err
 	}
-	var src pipeline.Source = in
-	if s := r.spec.Sample; s != nil {
-		keep, err := sampleLines(ctx, f.In, s.Percent, s.Seed, t.File, r.spec.MaxRecordBytes)
-		if err != nil {
-			return err
+	defer func() {
+		if err != nil && tr.rec.whole != "" {
+			tr.rec.out.Abort()
 		}
-		src = &sampledSource{src: in, keep: keep}
-	}
-	m := &marker{Version: runVersion, Task: t.Index, File: t.File, Part: t.Part, Parts: t.Parts, Relative: !known}
-	a, _ := t.Blocks()
-	m.FirstBlock = a
-
-	// Where the records go: the file's own format, when the task is the
-	// whole file (renamed into place at the end); else JSON lines.
-	var out format.Writer
-	var outSeg *segFile
-	var outFrom int64
-	var whole string // the whole-file segment's path
-	var wholeVouch *vouched
-	if !r.spec.DryRun {
-		if t.Parts == 1 {
-			whole = r.dir.segPath(fmt.Sprintf("f%06d.whole%s", t.File, format.Ext(f.OutFormat)))
-			var extra format.Column
-			if r.cfg.Metrics.PerTrajectory {
-				extra = trajectoryColumn
-			}
-			if out, err = format.Create(whole, f.OutFormat, in.Schema, extra); err != nil {
-				return renamed(err, whole, f.Out)
-			}
-			wholeVouch = &vouched{path: f.Out, staged: whole}
-			if f.OutFormat == format.JSONL {
-				wholeVouch.h = xxh3.New()
-				out = hashing{out, wholeVouch}
-			}
-			out = namedWriter{out, whole, f.Out}
-			defer func() {
-				if err != nil {
-					out.Abort()
-				}
-			}()
-		} else {
-			if outSeg, err = r.segment(r.segName(t, "out")); err != nil {
-				return err
-			}
-			outFrom, out = outSeg.end, segWriter{outSeg}
-		}
-	}
-	var rejSeg, ocSeg *segFile
-	var rejFrom, ocFrom int64
-	if r.wantRejects && r.directRejects == nil {
-		if rejSeg, err = r.segment(r.segName(t, "rejects")); err != nil {
-			return err
-		}
-		rejFrom = rejSeg.end
-	}
-	if r.plan.Outcomes != "" && r.directOutcomes == nil {
-		if ocSeg, err = r.segment(r.segName(t, "outcomes")); err != nil {
-			return err
-		}
-		ocFrom = ocSeg.end
-	}
-	var worst *report.Worst
-	if r.plan.Report != "" {
-		worst = report.NewWorst(report.DefaultWorst)
-	}
-	var llmBefore llm.Stats
-	if r.client != nil {
-		llmBefore = r.client.Stats()
-	}
-	cfg := pipeline.Config{Workers: r.workers, Network: r.cfg.Processing.MaxConcurrentRequests}
-	cfg.OnResult = func(res pipeline.Result) error {
-		if res.Reject != nil && r.wantRejects {
-			line := RejectLine(res.Reject)
-			var werr error
-			if r.directRejects != nil {
-				werr = r.directRejects.Write(line)
-			} else {
-				werr = rejSeg.Write(line)
-			}
-			if werr != nil {
-				return fmt.Errorf("rejects %s: %w", r.plan.Rejects, werr)
-			}
-		}
-		if r.plan.Outcomes != "" {
-			line := res.Obs.AppendJSON(nil)
-			var werr error
-			if r.directOutcomes != nil {
-				werr = r.directOutcomes.Write(line)
-			} else {
-				werr = ocSeg.Write(line)
-			}
-			if werr != nil {
-				return fmt.Errorf("outcomes %s: %w", r.plan.Outcomes, werr)
-			}
-		}
-		if worst != nil {
-			worst.Observe(res.Obs)
-		}
-		r.progress.Record(res, in.BytesRead())
-		return nil
-	}
-	var sink pipeline.Sink
-	if out != nil {
-		sink = out
-	}
-	sum, err := pipeline.Run(ctx, f.In, src, sink, r.comp, cfg)
+	}()
+	sum, err := r.readTask(ctx, tr)
 	if err != nil {
 		return err
 	}
@@ -344,39 +157,178 @@ func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
 	if err := r.checkInput(t.Index, t.File, "ended"); err != nil {
 		return err
 	}
-	if lines, ok := in.Lines(); ok {
-		m.Lines = lines - first
-	} else {
-		m.Lines = sum.RecordsIn() // rows; whole files never need a line count
+	if err := r.finishTask(tr, sum); err != nil {
+		return err
 	}
-	m.Blocks = hasher.done()
-	// Make everything durable, then commit the marker.
-	if whole != "" {
-		if err := out.Close(); err != nil {
-			return fmt.Errorf("output %s: %w", f.Out, err)
+	return r.commitTask(tr)
+}
+
+// openTaskInput opens the input of the task (its sample, when sampled)
+// and starts its marker.
+func (r *runner) openTaskInput(ctx context.Context, tr *taskRun) error {
+	t, f := tr.t, r.plan.Files[tr.t.File]
+	first, known := r.firstLine(t, r.dir.markers)
+	tr.first, tr.hasher = first, jobcore.NewBlockHasher()
+	opts := jobcore.InputOptions(r.spec.Config)
+	opts.Hash, opts.Ctx, opts.Stdin, opts.Task, opts.FirstLine = tr.hasher, ctx, r.spec.Stdin, &t, first
+	opts.MaxRecordBytes = r.spec.MaxRecordBytes
+	in, err := format.Open(f.In, opts)
+	if err != nil {
+		return err
+	}
+	if err := in.CheckTurnsColumn(f.In, r.spec.Config.Input.TurnsKey); err != nil {
+		in.Close()
+		return err
+	}
+	tr.in, tr.src = in, in
+	if s := r.spec.Sample; s != nil {
+		keep, err := sampleLines(ctx, f.In, s.Percent, s.Seed, t.File, r.spec.MaxRecordBytes)
+		if err != nil {
+			in.Close()
+			return err
 		}
-		m.Output = &span{Seg: filepath.Base(whole), Format: f.OutFormat}
-		if st, err := os.Stat(whole); err == nil {
-			m.Output.End = st.Size()
+		tr.src = &sampledSource{src: in, keep: keep}
+	}
+	tr.m = &marker{Version: runVersion, taskRef: taskRef{Task: t.Index, File: t.File, Part: t.Part, Parts: t.Parts}, Relative: !known}
+	tr.m.FirstBlock, _ = t.Blocks()
+	return nil
+}
+
+// openTaskOutputs opens where the task's records, rejects and outcome
+// lines go, and starts what the report and the metrics need of it.
+func (r *runner) openTaskOutputs(tr *taskRun) (err error) {
+	if err := r.openRecords(tr); err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil && tr.rec.whole != "" {
+			tr.rec.out.Abort()
 		}
-		if wholeVouch.h != nil {
-			b := wholeVouch.h.Sum128().Bytes()
-			m.Output.XXH3 = hex.EncodeToString(b[:])
-		}
-	} else if outSeg != nil {
-		if m.Output, err = outSeg.checkpoint(outFrom); err != nil {
-			return fmt.Errorf("output %s: %w", f.Out, err)
+	}()
+	if r.out.wantRejects && r.out.directRejects == nil {
+		if tr.rej, err = r.sideSegment(tr.t, "rejects"); err != nil {
+			return err
 		}
 	}
-	if rejSeg != nil {
-		if m.Rejects, err = rejSeg.checkpoint(rejFrom); err != nil {
+	if r.plan.Outcomes != "" && r.out.directOutcomes == nil {
+		if tr.oc, err = r.sideSegment(tr.t, "outcomes"); err != nil {
+			return err
+		}
+	}
+	if r.plan.Report != "" {
+		tr.worst = report.NewWorst(report.DefaultWorst)
+	}
+	if r.client != nil {
+		tr.llm = r.client.Stats()
+	}
+	return nil
+}
+
+// sideSegment opens the segment task t appends what ("rejects",
+// "outcomes") lines to.
+func (r *runner) sideSegment(t task.Task, what string) (sideOut, error) {
+	seg, err := r.dir.segment(r.segName(t, what))
+	if err != nil {
+		return sideOut{}, err
+	}
+	return sideOut{seg: seg, from: seg.end}, nil
+}
+
+// openRecords opens where the task's records go (see recordOut).
+func (r *runner) openRecords(tr *taskRun) (err error) {
+	t, f := tr.t, r.plan.Files[tr.t.File]
+	switch {
+	case r.spec.DryRun:
+		return nil
+	case t.Parts > 1:
+		seg, err := r.dir.segment(r.segName(t, "out"))
+		if err != nil {
+			return err
+		}
+		tr.rec = recordOut{out: segWriter{seg}, seg: seg, from: seg.end}
+		return nil
+	}
+	whole := r.dir.segPath(fmt.Sprintf("f%06d.whole%s", t.File, format.Ext(f.OutFormat)))
+	var extra format.Column
+	if r.spec.Config.Metrics.PerTrajectory {
+		extra = trajectoryColumn
+	}
+	out, err := format.Create(whole, f.OutFormat, tr.in.Schema, extra)
+	if err != nil {
+		return renamed(err, whole, f.Out)
+	}
+	v := &vouched{path: f.Out, staged: whole}
+	if f.OutFormat == format.JSONL {
+		v.h = xxh3.New()
+		out = hashing{out, v}
+	}
+	tr.rec = recordOut{out: namedWriter{out, whole, f.Out}, whole: whole, format: f.OutFormat, vouch: v}
+	return nil
+}
+
+// readTask runs the task's records through the pipeline: the records to
+// their output, each rejected line and outcome to its own.
+func (r *runner) readTask(ctx context.Context, tr *taskRun) (*metrics.Summary, error) {
+	cfg := pipeline.Config{Workers: r.workers, Network: r.spec.Config.Processing.MaxConcurrentRequests}
+	cfg.OnResult = func(res pipeline.Result) error {
+		if err := r.writeSideLines(tr, res); err != nil {
+			return err
+		}
+		if tr.worst != nil {
+			tr.worst.Observe(res.Obs)
+		}
+		r.progress.Record(res, tr.in.BytesRead())
+		return nil
+	}
+	var sink pipeline.Sink
+	if tr.rec.out != nil {
+		sink = tr.rec.out
+	}
+	return pipeline.Run(ctx, r.plan.Files[tr.t.File].In, tr.src, sink, r.comp, cfg)
+}
+
+// writeSideLines writes the rejects line and the outcome line of a
+// record: to the task's segments, or to the files written in place.
+func (r *runner) writeSideLines(tr *taskRun, res pipeline.Result) error {
+	if res.Reject != nil && r.out.wantRejects {
+		if err := writeLine(r.out.directRejects, tr.rej.seg, jobcore.RejectLine(res.Reject)); err != nil {
 			return fmt.Errorf("rejects %s: %w", r.plan.Rejects, err)
 		}
 	}
-	if ocSeg != nil {
-		if m.Outcomes, err = ocSeg.checkpoint(ocFrom); err != nil {
+	if r.plan.Outcomes != "" {
+		if err := writeLine(r.out.directOutcomes, tr.oc.seg, res.Obs.AppendJSON(nil)); err != nil {
 			return fmt.Errorf("outcomes %s: %w", r.plan.Outcomes, err)
 		}
+	}
+	return nil
+}
+
+// writeLine writes line to direct when it is open, else to seg.
+func writeLine(direct *jsonl.Writer, seg *segFile, line []byte) error {
+	if direct != nil {
+		return direct.Write(line)
+	}
+	return seg.Write(line)
+}
+
+// finishTask makes everything the task wrote durable and fills in its
+// marker.
+func (r *runner) finishTask(tr *taskRun, sum *metrics.Summary) (err error) {
+	f, m := r.plan.Files[tr.t.File], tr.m
+	if lines, ok := tr.in.Lines(); ok {
+		m.Lines = lines - tr.first
+	} else {
+		m.Lines = sum.RecordsIn() // rows; whole files never need a line count
+	}
+	m.Blocks = tr.hasher.Done()
+	if m.Output, err = tr.rec.finish(); err != nil {
+		return fmt.Errorf("output %s: %w", f.Out, err)
+	}
+	if m.Rejects, err = tr.rej.checkpoint(); err != nil {
+		return fmt.Errorf("rejects %s: %w", r.plan.Rejects, err)
+	}
+	if m.Outcomes, err = tr.oc.checkpoint(); err != nil {
+		return fmt.Errorf("outcomes %s: %w", r.plan.Outcomes, err)
 	}
 	if r.spec.GroupBy == "" {
 		sum.Label(r.sourceName(f))
@@ -385,26 +337,59 @@ func (r *runner) runTask(ctx context.Context, t task.Task) (err error) {
 		return err
 	}
 	m.RowsOut = sum.RecordsOut()
-	m.Worst = worst
+	m.Worst = tr.worst
 	if r.client != nil {
-		m.LLM = llmDelta(llmBefore, r.client.Stats())
+		m.LLM = llmDelta(tr.llm, r.client.Stats())
 	}
-	m.Input = r.stamps[t.File]
-	m.Start, m.End = start.UTC().Format(time.RFC3339Nano), time.Now().UTC().Format(time.RFC3339Nano)
-	if err := r.dir.commitMarker(m); err != nil {
-		return fmt.Errorf("task %d: %w", t.Index, err)
+	m.Input = r.stamps[tr.t.File]
+	m.Start, m.End = tr.start.UTC().Format(time.RFC3339Nano), time.Now().UTC().Format(time.RFC3339Nano)
+	return nil
+}
+
+// finish makes the records durable and returns the span they are in: the
+// whole-file segment closed (its size, and its hash when JSON Lines), or
+// the task's span of the segment; nil in a dry run.
+func (o recordOut) finish() (*span, error) {
+	switch {
+	case o.whole != "":
+		if err := o.out.Close(); err != nil {
+			return nil, err
+		}
+		sp := &span{Seg: filepath.Base(o.whole), Format: o.format}
+		if st, err := os.Stat(o.whole); err == nil {
+			sp.End = st.Size()
+		}
+		if o.vouch.h != nil {
+			b := o.vouch.h.Sum128().Bytes()
+			sp.XXH3 = hex.EncodeToString(b[:])
+		}
+		return sp, nil
+	case o.seg != nil:
+		return o.seg.checkpoint(o.from)
+	}
+	return nil, nil
+}
+
+// checkpoint makes the side lines durable and returns the task's span of
+// them; nil when they went elsewhere.
+func (o sideOut) checkpoint() (*span, error) {
+	if o.seg == nil {
+		return nil, nil
+	}
+	return o.seg.checkpoint(o.from)
+}
+
+// commitTask commits the task's marker: the task is done.
+func (r *runner) commitTask(tr *taskRun) error {
+	if err := r.dir.commitMarker(tr.m); err != nil {
+		return fmt.Errorf("task %d: %w", tr.t.Index, err)
 	}
 	if taskHook != nil {
-		taskHook(t, "committed")
+		taskHook(tr.t, "committed")
 	}
-	r.markers[t.Index] = m
-	for _, sp := range []*span{m.Output, m.Rejects, m.Outcomes} {
-		if sp != nil && sp.Format == format.JSONL && sp.Seg != "" {
-			r.committed[sp.Seg] = max(r.committed[sp.Seg], sp.End)
-		}
-	}
+	r.dir.done(tr.m)
 	if r.shard.Count > 1 {
-		return r.closeSegs()
+		return r.dir.closeSegs()
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/traj"
 	"github.com/trajcompress/trajcompress/validate"
 )
@@ -41,12 +42,12 @@ func Validate(paths []string, c validate.Consumer, schema traj.Schema, o Validat
 	var v Validated
 	files, err := expandDirs(paths, !o.NoRecursive, o.Notes)
 	if err != nil {
-		return v, UsageError{err}
+		return v, UsageError{Err: err}
 	}
 	for _, path := range files {
 		src, err := format.Open(path, format.Options{MaxRecordBytes: o.MaxRecordBytes})
 		if err != nil {
-			return v, UsageError{err}
+			return v, UsageError{Err: err}
 		}
 		for {
 			line, n, err := src.Next()
@@ -97,7 +98,7 @@ func expandDirs(paths []string, recursive bool, notes io.Writer) ([]string, erro
 			out = append(out, p) // format.Open says what is wrong with it
 			continue
 		}
-		files, _, leftOut, err := walkInputs(p, recursive, false) // a link out of the directory is left out, with a note, as compress does by default
+		files, _, leftOut, err := jobcore.Walk(p, recursive, false) // a link out of the directory is left out, with a note, as compress does by default
 		if err != nil {
 			return nil, err
 		}

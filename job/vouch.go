@@ -43,9 +43,9 @@ func (w hashing) Write(rec []byte) error {
 
 // vouch registers the output at path, staged at staged, written as
 // format fmtName through w, and returns the writer to use.
-func (r *runner) vouch(path, staged, fmtName string, w format.Writer) format.Writer {
+func (a *assembler) vouch(path, staged, fmtName string, w format.Writer) format.Writer {
 	v := &vouched{path: path, staged: staged}
-	r.vouched = append(r.vouched, v)
+	a.vouched = append(a.vouched, v)
 	if fmtName != format.JSONL {
 		return w
 	}
@@ -55,10 +55,10 @@ func (r *runner) vouch(path, staged, fmtName string, w format.Writer) format.Wri
 
 // outputs lists the vouched outputs for the metrics at metricsPath, with
 // paths relative to its directory.
-func (r *runner) outputs(metricsPath string) ([]metrics.OutputFile, error) {
+func (a *assembler) outputs(metricsPath string) ([]metrics.OutputFile, error) {
 	base, _ := filepath.Abs(filepath.Dir(metricsPath))
 	var out []metrics.OutputFile
-	for _, v := range r.vouched {
+	for _, v := range a.vouched {
 		n, sum := v.n, v.sum
 		if sum != "" {
 		} else if v.h != nil {

@@ -141,73 +141,9 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 	// Ordered fan-out (restic's dump): each record gets a one-slot channel,
 	// queued in input order; the writer drains them in that order. The
 	// queue's capacity bounds the records in flight.
-	type slot struct {
-		ch     chan Result
-		weight int64 // bytes held against the budget
-	}
-	queue := make(chan slot, cfg.InFlight)
-	budget := semaphore.NewWeighted(cfg.InFlightBytes)
-	g.Go(func() error {
-		defer close(queue)
-		for {
-			raw, line, err := src.Next()
-			if err == io.EOF {
-				return nil
-			}
-			var big TooLarge
-			if err != nil && !errors.As(err, &big) {
-				return err
-			}
-			s := slot{ch: make(chan Result, 1), weight: min(int64(len(raw)), cfg.InFlightBytes)}
-			if err := budget.Acquire(gctx, s.weight); err != nil {
-				return context.Cause(gctx)
-			}
-			select {
-			case queue <- s:
-			case <-gctx.Done():
-				return context.Cause(gctx)
-			}
-			pos := traj.Pos{File: name, Line: line}
-			if ix, ok := src.(Indexed); ok {
-				pos.Record = ix.Record()
-			}
-			if big != nil {
-				s.ch <- c.tooLarge(pos, big)
-				continue
-			}
-			g.Go(func() error {
-				res, err := c.compress(gctx, raw, pos, lim)
-				if err != nil {
-					return err
-				}
-				s.ch <- res
-				return nil
-			})
-		}
-	})
-	g.Go(func() error {
-		for s := range queue {
-			var res Result
-			select {
-			case res = <-s.ch:
-			case <-gctx.Done():
-				return context.Cause(gctx)
-			}
-			budget.Release(s.weight)
-			if dst != nil && res.Out != nil {
-				if err := dst.Write(res.Out); err != nil {
-					return fmt.Errorf("writing output: %w", err)
-				}
-			}
-			sum.Observe(res.Obs)
-			if cfg.OnResult != nil {
-				if err := cfg.OnResult(res); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
-	})
+	f := fanOut{queue: make(chan slot, cfg.InFlight), budget: semaphore.NewWeighted(cfg.InFlightBytes), max: cfg.InFlightBytes}
+	g.Go(func() error { return f.feed(gctx, g, name, src, c, lim) })
+	g.Go(func() error { return f.drain(gctx, dst, sum, cfg.OnResult) })
 	if err := g.Wait(); err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			return sum, context.Cause(ctx)
@@ -215,6 +151,88 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 		return sum, err
 	}
 	return sum, nil
+}
+
+// slot is a record's place in the queue of a fan-out: the channel its
+// result comes on, and the bytes it holds against the budget.
+type slot struct {
+	ch     chan Result
+	weight int64
+}
+
+// fanOut is the queue of a Run's records in input order, and the budget
+// of the bytes they hold (max: a record's weight at most).
+type fanOut struct {
+	queue  chan slot
+	budget *semaphore.Weighted
+	max    int64
+}
+
+// feed reads the records of src, queues a slot for each in order and
+// starts its compression in g.
+func (f fanOut) feed(gctx context.Context, g *errgroup.Group, name string, src Source, c *Compressor, lim limits) error {
+	defer close(f.queue)
+	for {
+		raw, line, err := src.Next()
+		if err == io.EOF {
+			return nil
+		}
+		var big TooLarge
+		if err != nil && !errors.As(err, &big) {
+			return err
+		}
+		s := slot{ch: make(chan Result, 1), weight: min(int64(len(raw)), f.max)}
+		if err := f.budget.Acquire(gctx, s.weight); err != nil {
+			return context.Cause(gctx)
+		}
+		select {
+		case f.queue <- s:
+		case <-gctx.Done():
+			return context.Cause(gctx)
+		}
+		pos := traj.Pos{File: name, Line: line}
+		if ix, ok := src.(Indexed); ok {
+			pos.Record = ix.Record()
+		}
+		if big != nil {
+			s.ch <- c.tooLarge(pos, big)
+			continue
+		}
+		g.Go(func() error {
+			res, err := c.compress(gctx, raw, pos, lim)
+			if err != nil {
+				return err
+			}
+			s.ch <- res
+			return nil
+		})
+	}
+}
+
+// drain takes the results in input order: each record's output to dst,
+// its observation to sum, the result to onResult.
+func (f fanOut) drain(gctx context.Context, dst Sink, sum *metrics.Summary, onResult func(Result) error) error {
+	for s := range f.queue {
+		var res Result
+		select {
+		case res = <-s.ch:
+		case <-gctx.Done():
+			return context.Cause(gctx)
+		}
+		f.budget.Release(s.weight)
+		if dst != nil && res.Out != nil {
+			if err := dst.Write(res.Out); err != nil {
+				return fmt.Errorf("writing output: %w", err)
+			}
+		}
+		sum.Observe(res.Obs)
+		if onResult != nil {
+			if err := onResult(res); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // limits are the bounds [Run] puts on the work of its records: cpu on the

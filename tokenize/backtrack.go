@@ -157,136 +157,38 @@ func (l *btLazy) merge(v *vocab, mt *mergeTable, p string, out []int, emit bool)
 // tokenizer.json (nil for tiktoken ranks). It returns nil when ids do not
 // name tokens (two tokens share a tiktoken rank).
 func newBacktrack(v *vocab, mt *mergeTable) *backtrack {
-	var n int32
-	for _, e := range v.table {
-		if e != 0 {
-			n = max(n, int32(e&maxRank)+1)
-		}
-	}
-	off, length := make([]int32, n), make([]uint8, n)
-	for _, e := range v.table {
-		if e == 0 {
-			continue
-		}
-		id := e & maxRank
-		if length[id] != 0 {
-			return nil
-		}
-		off[id] = int32(e>>rankBits) & (maxArena - 1)
-		length[id] = uint8(e >> (rankBits + offBits))
+	n, off, length, ok := tokenSpans(v)
+	if !ok {
+		return nil
 	}
 	b := &backtrack{v: v, mt: mt}
 	if mt != nil {
 		b.hf = &hfModel{tok: v, merges: mt}
 	}
-	tokBytes := func(id int32) string { return v.arena[off[id] : int(off[id])+int(length[id])] }
-	toIdx, tokNode, anc := b.buildTrie(n, length, tokBytes)
+	bb := &btBuild{b: b, v: v, n: n}
+	bb.tokBytes = func(id int32) string { return v.arena[off[id] : int(off[id])+int(length[id])] }
+	var anc, tokNode []int32
+	bb.toIdx, tokNode, anc = b.buildTrie(n, length, bb.tokBytes)
 
 	// Canonical splits, lowest rank first, found without merging: a token
 	// whose parts are assigned and compatible up to its rank has them as
 	// its canonical split, when every token of a lower rank that is
 	// reachable at all has been assigned (then the walk in compatible is
 	// exact). Whether that held is checked below.
-	assigned := make([]bool, len(b.tok))
+	bb.assigned = make([]bool, len(b.tok))
 	for i := range 256 {
-		assigned[i] = true
+		bb.assigned[i] = true
 	}
 	size := 1 << bits.Len(uint(len(b.tok)+len(b.tok)/2+16))
 	b.pairs, b.pairShift = make([]uint64, size), uint(64-bits.Len(uint(size-1)))
 	b.bloom = make([]uint64, 1<<bloomBits/64)
 	b.bytePair = make([]uint32, 1<<16)
-	assign := func(t, x, y int32, r uint32) {
-		b.tok[t].meta |= r + 1
-		b.tok[t].left, b.tok[t].right = x, y
-		assigned[t] = true
-		b.addPair(x, y, r)
-	}
 	if mt == nil {
-		for id := range n {
-			t := toIdx[id]
-			if t < 256 || t < 0 {
-				continue
-			}
-			s := tokBytes(id)
-			for x := anc[t]; x >= 0; x = anc[x] {
-				y := int32(-1)
-				if r := v.lookup(s[b.tok[x].len():]); r != noRank {
-					y = toIdx[r]
-				}
-				if assigned[x] && y >= 0 && assigned[y] && b.tok[x].rho() < id && b.tok[y].rho() < id && b.compatible(x, y, uint32(id)) {
-					assign(t, x, y, uint32(id))
-					break
-				}
-			}
-		}
+		bb.assignByLookup(anc)
 	} else {
-		byRank := make([]uint64, len(mt.newID)) // key+1 of each rank's pair, 0 if overridden
-		for _, e := range mt.slots {
-			if e != 0 {
-				byRank[uint32(e&(1<<mergeRankBits-1))-1] = e>>mergeRankBits + 1
-			}
-		}
-		for r, k := range byRank {
-			if k == 0 {
-				continue
-			}
-			key := k - 1
-			xa, ya, ta := uint32(key>>mergeIDBits), uint32(key&maxMergeID), mt.newID[r]
-			if int32(xa) >= n || int32(ya) >= n || int32(ta) >= n {
-				continue
-			}
-			x, y, t := toIdx[xa], toIdx[ya], toIdx[ta]
-			if x >= 0 && y >= 0 && t >= 0 && !assigned[t] && assigned[x] && assigned[y] && b.compatible(x, y, uint32(r)) {
-				assign(t, x, y, uint32(r))
-			}
-		}
+		bb.assignByMerges(mt)
 	}
-
-	// The tokens not assigned are unreachable, or reachable with a tree
-	// that is not monotone; the reference merge tells which. In the second
-	// case the walks from the least such rank on may have missed their
-	// pairs, so the splits of all tokens from that rank on are computed by
-	// the reference merge instead.
-	var sc refScratch
-	split := func(t int32) (x, y int32, r uint32, ok bool) {
-		s := tokBytes(int32(b.id[t]))
-		m := b.refMerger(s, &sc)
-		k, r := refMerge(&m, len(s), 2, sc.start[:len(s)+1], sc.rank[:len(s)])
-		if k != 2 || r == noRank {
-			return 0, 0, 0, false
-		}
-		mid := sc.start[1]
-		return toIdx[v.lookup(s[:mid])], toIdx[v.lookup(s[mid:])], r, true
-	}
-	set := func(t, x, y int32, r uint32) {
-		b.tok[t].meta = b.tok[t].meta&^btRhoMask | (r + 1)
-		b.tok[t].left, b.tok[t].right = x, y
-	}
-	var unreachable []int32
-	lowest := noRank // the least rank of a reachable token not assigned
-	for t := int32(256); t < int32(len(b.tok)); t++ {
-		if assigned[t] {
-			continue
-		}
-		if x, y, r, ok := split(t); ok {
-			set(t, x, y, r)
-			lowest = min(lowest, r)
-		} else {
-			unreachable = append(unreachable, t)
-		}
-	}
-	if lowest != noRank {
-		for t := int32(256); t < int32(len(b.tok)); t++ {
-			if !assigned[t] || b.tok[t].rho() < int32(lowest) {
-				continue
-			}
-			if x, y, r, ok := split(t); ok {
-				set(t, x, y, r)
-			} else {
-				unreachable = append(unreachable, t)
-			}
-		}
-	}
+	unreachable, lowest := bb.splitUnassigned()
 	for _, t := range unreachable {
 		b.tok[t] = btTok{left: -1, right: -1} // length 0: never proposed
 		b.node[tokNode[t]].tok = -1
@@ -312,6 +214,149 @@ func newBacktrack(v *vocab, mt *mergeTable) *backtrack {
 		b.tok[t].nextPrefix = x
 	}
 	return b
+}
+
+// tokenSpans returns, for each token id below n, where its bytes are in
+// the vocabulary's arena; ok is false when an id has two entries.
+func tokenSpans(v *vocab) (n int32, off []int32, length []uint8, ok bool) {
+	for _, e := range v.table {
+		if e != 0 {
+			n = max(n, int32(e&maxRank)+1)
+		}
+	}
+	off, length = make([]int32, n), make([]uint8, n)
+	for _, e := range v.table {
+		if e == 0 {
+			continue
+		}
+		id := e & maxRank
+		if length[id] != 0 {
+			return 0, nil, nil, false
+		}
+		off[id] = int32(e>>rankBits) & (maxArena - 1)
+		length[id] = uint8(e >> (rankBits + offBits))
+	}
+	return n, off, length, true
+}
+
+// btBuild is the state of newBacktrack while it finds each token's
+// canonical split.
+type btBuild struct {
+	b        *backtrack
+	v        *vocab
+	n        int32                 // token ids are below n
+	tokBytes func(id int32) string // a token's bytes
+	toIdx    []int32               // token id → index in b.tok (-1: none)
+	assigned []bool                // per index: its split is known
+	sc       refScratch
+}
+
+// assign sets the split of token t to x, y at rank r.
+func (bb *btBuild) assign(t, x, y int32, r uint32) {
+	b := bb.b
+	b.tok[t].meta |= r + 1
+	b.tok[t].left, b.tok[t].right = x, y
+	bb.assigned[t] = true
+	b.addPair(x, y, r)
+}
+
+// assignByLookup assigns the splits of a vocabulary without merges
+// (tiktoken: a token's rank is its id), trying each prefix that is a
+// token (anc: the next shorter one) in turn.
+func (bb *btBuild) assignByLookup(anc []int32) {
+	b, v := bb.b, bb.v
+	for id := range bb.n {
+		t := bb.toIdx[id]
+		if t < 256 || t < 0 {
+			continue
+		}
+		s := bb.tokBytes(id)
+		for x := anc[t]; x >= 0; x = anc[x] {
+			y := int32(-1)
+			if r := v.lookup(s[b.tok[x].len():]); r != noRank {
+				y = bb.toIdx[r]
+			}
+			if bb.assigned[x] && y >= 0 && bb.assigned[y] && b.tok[x].rho() < id && b.tok[y].rho() < id && b.compatible(x, y, uint32(id)) {
+				bb.assign(t, x, y, uint32(id))
+				break
+			}
+		}
+	}
+}
+
+// assignByMerges assigns the splits of a vocabulary with a merge table,
+// in merge rank order.
+func (bb *btBuild) assignByMerges(mt *mergeTable) {
+	byRank := make([]uint64, len(mt.newID)) // key+1 of each rank's pair, 0 if overridden
+	for _, e := range mt.slots {
+		if e != 0 {
+			byRank[uint32(e&(1<<mergeRankBits-1))-1] = e>>mergeRankBits + 1
+		}
+	}
+	for r, k := range byRank {
+		if k == 0 {
+			continue
+		}
+		key := k - 1
+		xa, ya, ta := uint32(key>>mergeIDBits), uint32(key&maxMergeID), mt.newID[r]
+		if int32(xa) >= bb.n || int32(ya) >= bb.n || int32(ta) >= bb.n {
+			continue
+		}
+		x, y, t := bb.toIdx[xa], bb.toIdx[ya], bb.toIdx[ta]
+		if x >= 0 && y >= 0 && t >= 0 && !bb.assigned[t] && bb.assigned[x] && bb.assigned[y] && bb.b.compatible(x, y, uint32(r)) {
+			bb.assign(t, x, y, uint32(r))
+		}
+	}
+}
+
+// splitUnassigned handles the tokens not assigned: they are unreachable,
+// or reachable with a tree that is not monotone; the reference merge
+// tells which. In the second case the walks from the least such rank
+// (lowest) on may have missed their pairs, so the splits of all tokens
+// from that rank on are computed by the reference merge instead.
+func (bb *btBuild) splitUnassigned() (unreachable []int32, lowest uint32) {
+	b := bb.b
+	lowest = noRank // the least rank of a reachable token not assigned
+	for t := int32(256); t < int32(len(b.tok)); t++ {
+		if bb.assigned[t] {
+			continue
+		}
+		if ok, r := bb.resplit(t); ok {
+			lowest = min(lowest, r)
+		} else {
+			unreachable = append(unreachable, t)
+		}
+	}
+	if lowest == noRank {
+		return unreachable, lowest
+	}
+	for t := int32(256); t < int32(len(b.tok)); t++ {
+		if !bb.assigned[t] || b.tok[t].rho() < int32(lowest) {
+			continue
+		}
+		if ok, _ := bb.resplit(t); !ok {
+			unreachable = append(unreachable, t)
+		}
+	}
+	return unreachable, lowest
+}
+
+// resplit sets the split of token t (an index) to the reference merge's
+// last merge, at its rank r; ok is false when the merge does not end in
+// the token.
+func (bb *btBuild) resplit(t int32) (ok bool, r uint32) {
+	b, sc := bb.b, &bb.sc
+	s := bb.tokBytes(int32(b.id[t]))
+	m := b.refMerger(s, sc)
+	k, r := refMerge(&m, len(s), 2, sc.start[:len(s)+1], sc.rank[:len(s)])
+	if k != 2 || r == noRank {
+		return false, 0
+	}
+	mid := sc.start[1]
+	x, y := bb.toIdx[bb.v.lookup(s[:mid])], bb.toIdx[bb.v.lookup(s[mid:])]
+	b.tok[t].meta = b.tok[t].meta&^btRhoMask | (r + 1)
+	b.tok[t].left, b.tok[t].right = x, y
+	return true, r
 }
 
 // markNotMono flags the tokens whose rho does not grow from the parts to

@@ -79,18 +79,8 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 	}
 	m := &f.Model
 	m.Vocab, m.Merges = rawVocab, rawMerges
-	switch {
-	case m.Type == "BPE" || m.Type == "" && len(m.Merges) > 0:
-	case m.Type == "":
-		return nil, fmt.Errorf("tokenize: tokenizer.json: no model type")
-	default:
-		return nil, fmt.Errorf("tokenize: tokenizer.json: model type %s is not supported: only byte-level BPE tokenizers are counted exactly (not SentencePiece/Unigram, WordPiece or WordLevel)", m.Type)
-	}
-	if m.Dropout != nil && *m.Dropout != 0 {
-		return nil, fmt.Errorf("tokenize: tokenizer.json: BPE dropout %v is not supported", *m.Dropout)
-	}
-	if m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
-		return nil, fmt.Errorf("tokenize: tokenizer.json: BPE with a continuing_subword_prefix or end_of_word_suffix is not supported")
+	if err := f.checkModel(); err != nil {
+		return nil, err
 	}
 	if !hasPreTokenizer(f.PreTok, "ByteLevel") {
 		// Before the normalizer: SentencePiece-style files (Prepend and
@@ -103,75 +93,11 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 	if err := t.parseNormalizer(f.Normalizer); err != nil {
 		return nil, err
 	}
-	var names []string
-	byteLevel, fast := 0, true
-	var walk func(raw json.RawMessage) error
-	walk = func(raw json.RawMessage) error {
-		if len(raw) == 0 || string(raw) == "null" {
-			return nil
-		}
-		var c hfComponent
-		if err := json.Unmarshal(raw, &c); err != nil {
-			return fmt.Errorf("tokenize: tokenizer.json: pre_tokenizer: %w", err)
-		}
-		switch c.Type {
-		case "Sequence":
-			for _, p := range c.PreTokenizers {
-				if err := walk(p); err != nil {
-					return err
-				}
-			}
-			return nil
-		case "Split":
-			if c.Behavior != "Isolated" || c.Invert {
-				return fmt.Errorf("tokenize: tokenizer.json: Split with behavior %s, invert %v is not supported (only Isolated)", c.Behavior, c.Invert)
-			}
-			pat := ""
-			switch {
-			case c.Pattern.Regex != nil:
-				pat = *c.Pattern.Regex
-			case c.Pattern.String != nil:
-				pat = regexp2.Escape(*c.Pattern.String)
-			default:
-				return fmt.Errorf("tokenize: tokenizer.json: Split without a pattern")
-			}
-			st, known, err := newSplitStage(pat)
-			if err != nil {
-				return err
-			}
-			fast = fast && known
-			t.stages = append(t.stages, st)
-			names = append(names, st.name)
-		case "ByteLevel":
-			byteLevel++
-			if c.AddPrefixSpace {
-				return fmt.Errorf("tokenize: tokenizer.json: ByteLevel with add_prefix_space is not supported")
-			}
-			if c.UseRegex == nil || *c.UseRegex {
-				st, _, err := newSplitStage(patGPT2)
-				if err != nil {
-					return err
-				}
-				fast = false
-				t.stages = append(t.stages, st)
-				names = append(names, "gpt2-regexp2")
-			}
-		case "Digits":
-			name := "digits"
-			if c.IndividualDigits {
-				name = "digits1"
-			}
-			t.stages = append(t.stages, preStage{name: name, next: splitDigits(c.IndividualDigits)})
-			names = append(names, name)
-		default:
-			return fmt.Errorf("tokenize: tokenizer.json: pre-tokenizer %s is not supported (only Sequence, Split, ByteLevel, Digits)", c.Type)
-		}
-		return nil
-	}
-	if err := walk(f.PreTok); err != nil {
+	pw := preWalk{t: t, fast: true}
+	if err := pw.walk(f.PreTok); err != nil {
 		return nil, err
 	}
-	if byteLevel != 1 {
+	if pw.byteLevel != 1 {
 		return nil, errSentencePieceBPE
 	}
 	for _, st := range t.stages {
@@ -179,24 +105,17 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 			initPS()
 		}
 	}
+	names := pw.names
 	if len(names) == 0 {
 		names = append(names, "none")
 	}
 	t.info.Split = strings.Join(names, "+")
-	if !fast {
+	if !pw.fast {
 		t.info.Split += " (slow path)"
 	}
-	t.info.SlowPath = !fast
-	t.added, t.addedNorm = newAddedTrie(), newAddedTrie()
-	for _, a := range f.AddedTokens {
-		if a.SingleWord || a.LStrip || a.RStrip {
-			return nil, fmt.Errorf("tokenize: tokenizer.json: added token %q uses single_word, lstrip or rstrip, which is not supported", a.Content)
-		}
-		if a.Normalized {
-			t.addedNorm.add(a.Content, a.ID)
-		} else {
-			t.added.add(a.Content, a.ID)
-		}
+	t.info.SlowPath = !pw.fast
+	if err := t.addAdded(f.AddedTokens); err != nil {
+		return nil, err
 	}
 	model, err := buildHFModel(m.Vocab, m.Merges, m.IgnoreMerges)
 	if err != nil {
@@ -204,6 +123,128 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 	}
 	t.model = model
 	return t, nil
+}
+
+// checkModel refuses a model that is not a byte-level BPE counted
+// exactly: another type, dropout, subword prefixes or suffixes.
+func (f *hfFile) checkModel() error {
+	m := &f.Model
+	switch {
+	case m.Type == "BPE" || m.Type == "" && len(m.Merges) > 0:
+	case m.Type == "":
+		return fmt.Errorf("tokenize: tokenizer.json: no model type")
+	default:
+		return fmt.Errorf("tokenize: tokenizer.json: model type %s is not supported: only byte-level BPE tokenizers are counted exactly (not SentencePiece/Unigram, WordPiece or WordLevel)", m.Type)
+	}
+	if m.Dropout != nil && *m.Dropout != 0 {
+		return fmt.Errorf("tokenize: tokenizer.json: BPE dropout %v is not supported", *m.Dropout)
+	}
+	if m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
+		return fmt.Errorf("tokenize: tokenizer.json: BPE with a continuing_subword_prefix or end_of_word_suffix is not supported")
+	}
+	return nil
+}
+
+// addAdded adds the added tokens, refusing the options not supported.
+func (t *HFTokenizer) addAdded(added []hfAddedToken) error {
+	t.added, t.addedNorm = newAddedTrie(), newAddedTrie()
+	for _, a := range added {
+		if a.SingleWord || a.LStrip || a.RStrip {
+			return fmt.Errorf("tokenize: tokenizer.json: added token %q uses single_word, lstrip or rstrip, which is not supported", a.Content)
+		}
+		if a.Normalized {
+			t.addedNorm.add(a.Content, a.ID)
+		} else {
+			t.added.add(a.Content, a.ID)
+		}
+	}
+	return nil
+}
+
+// preWalk walks the pre-tokenizer of a tokenizer.json into t's stages:
+// their names, how many ByteLevel components it holds, and whether every
+// split has a fast path.
+type preWalk struct {
+	t         *HFTokenizer
+	names     []string
+	byteLevel int
+	fast      bool
+}
+
+func (w *preWalk) walk(raw json.RawMessage) error {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil
+	}
+	var c hfComponent
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return fmt.Errorf("tokenize: tokenizer.json: pre_tokenizer: %w", err)
+	}
+	switch c.Type {
+	case "Sequence":
+		for _, p := range c.PreTokenizers {
+			if err := w.walk(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "Split":
+		return w.split(c)
+	case "ByteLevel":
+		return w.byteLevelStage(c)
+	case "Digits":
+		name := "digits"
+		if c.IndividualDigits {
+			name = "digits1"
+		}
+		w.t.stages = append(w.t.stages, preStage{name: name, next: splitDigits(c.IndividualDigits)})
+		w.names = append(w.names, name)
+	default:
+		return fmt.Errorf("tokenize: tokenizer.json: pre-tokenizer %s is not supported (only Sequence, Split, ByteLevel, Digits)", c.Type)
+	}
+	return nil
+}
+
+// split adds a Split pre-tokenizer's stage.
+func (w *preWalk) split(c hfComponent) error {
+	if c.Behavior != "Isolated" || c.Invert {
+		return fmt.Errorf("tokenize: tokenizer.json: Split with behavior %s, invert %v is not supported (only Isolated)", c.Behavior, c.Invert)
+	}
+	pat := ""
+	switch {
+	case c.Pattern.Regex != nil:
+		pat = *c.Pattern.Regex
+	case c.Pattern.String != nil:
+		pat = regexp2.Escape(*c.Pattern.String)
+	default:
+		return fmt.Errorf("tokenize: tokenizer.json: Split without a pattern")
+	}
+	st, known, err := newSplitStage(pat)
+	if err != nil {
+		return err
+	}
+	w.fast = w.fast && known
+	w.t.stages = append(w.t.stages, st)
+	w.names = append(w.names, st.name)
+	return nil
+}
+
+// byteLevelStage counts a ByteLevel pre-tokenizer, and adds the GPT-2
+// split it makes unless use_regex is false.
+func (w *preWalk) byteLevelStage(c hfComponent) error {
+	w.byteLevel++
+	if c.AddPrefixSpace {
+		return fmt.Errorf("tokenize: tokenizer.json: ByteLevel with add_prefix_space is not supported")
+	}
+	if c.UseRegex == nil || *c.UseRegex {
+		st, _, err := newSplitStage(patGPT2)
+		if err != nil {
+			return err
+		}
+		w.fast = false
+		w.t.stages = append(w.t.stages, st)
+		w.names = append(w.names, "gpt2-regexp2")
+	}
+	return nil
 }
 
 // parseNormalizer accepts no normalizer, NFC, and Sequences of those.

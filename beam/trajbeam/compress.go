@@ -11,7 +11,7 @@ import (
 	"github.com/zeebo/xxh3"
 
 	"github.com/trajcompress/trajcompress/config"
-	"github.com/trajcompress/trajcompress/job"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/traj"
@@ -47,7 +47,7 @@ func (fn *textFn) ProcessElement(file, line string, emit func(Record)) {
 
 // compressFn runs the pool's per-record function,
 // pipeline.Compressor.Compress, built from the config by
-// job.NewCompressor as `trajcompress compress` builds it. Each record's
+// jobcore.NewCompressor as `trajcompress compress` builds it. Each record's
 // output goes to the first output, each rejected record to the second
 // (keyed by its source, to be numbered), and the metrics of the bundle, a
 // metrics.Summary, to the third when the bundle finishes.
@@ -126,7 +126,7 @@ func compressorFor(cfg config.Config, groupBy string) (*pipeline.Compressor, err
 	if c, ok := compressors.m[string(key)]; ok {
 		return c, nil
 	}
-	c, _, err := job.NewCompressor(cfg, false, groupBy)
+	c, _, err := jobcore.NewCompressor(cfg, false, groupBy)
 	if err != nil {
 		return nil, err
 	}

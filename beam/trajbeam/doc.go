@@ -6,7 +6,7 @@
 // The contract: every record of the input gets exactly the treatment
 // `trajcompress compress` gives it, because the pipeline runs the pool's
 // per-record function, pipeline.Compressor.Compress, built from the
-// config by job.NewCompressor. Plain JSONL is read with Beam's textio
+// config by jobcore.NewCompressor. Plain JSONL is read with Beam's textio
 // (split at line starts by byte ranges); gzip JSONL, Parquet and Arrow
 // through our readers (package format), a unit of work at a time (gzip
 // cannot be split). The compressed records are written by the bundle

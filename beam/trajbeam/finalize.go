@@ -11,7 +11,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 
 	"github.com/trajcompress/trajcompress/config"
-	"github.com/trajcompress/trajcompress/job"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
@@ -152,11 +152,11 @@ func copyLines(ctx context.Context, w *partWriter, p string) error {
 // writeMetrics writes the report of the merged Summary, as compress
 // writes it: same sections and run block.
 func (fn *finalizeFn) writeMetrics(ctx context.Context, total *metrics.Summary, inputFP string, outputs []metrics.OutputFile) error {
-	_, counter, err := job.NewCompressor(fn.Config, false, fn.GroupBy)
+	_, counter, err := jobcore.NewCompressor(fn.Config, false, fn.GroupBy)
 	if err != nil {
 		return err
 	}
-	budget := job.BudgetOf(fn.Config)
+	budget := jobcore.BudgetOf(fn.Config)
 	info := metrics.RunInfo{
 		Tokenizer:    fn.Config.Tokenizer.Name,
 		TurnOverhead: fn.Config.Tokenizer.TurnOverhead,
@@ -175,7 +175,7 @@ func (fn *finalizeFn) writeMetrics(ctx context.Context, total *metrics.Summary, 
 	if ti := tokenize.Describe(counter); ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash
 	}
-	info.Config, info.ConfigFingerprint = job.ConfigFingerprint(fn.Config)
+	info.Config, info.ConfigFingerprint = jobcore.ConfigFingerprint(fn.Config)
 	var doc bytes.Buffer
 	if err := total.Report(info).WriteJSON(&doc); err != nil {
 		return err

@@ -6,11 +6,11 @@ import (
 	"io"
 	"slices"
 
-	"github.com/trajcompress/trajcompress/job"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/task"
 )
 
-// hashFn hashes a span of a source's fingerprint blocks (job.BlockHashes:
+// hashFn hashes a span of a source's fingerprint blocks (jobcore.BlockHashes:
 // the blocks compress hashes), so that the metrics carry the input
 // fingerprint compress computes for the same files.
 type hashFn struct {
@@ -24,7 +24,7 @@ func (fn *hashFn) ProcessElement(ctx context.Context, sp Span, emit func(Blocks)
 		return err
 	}
 	defer r.Close()
-	hashes, err := job.BlockHashes(io.LimitReader(r, (sp.End-sp.First)*task.BlockSize))
+	hashes, err := jobcore.BlockHashes(io.LimitReader(r, (sp.End-sp.First)*task.BlockSize))
 	if err != nil {
 		return fmt.Errorf("%s: %w", src.Path, err)
 	}
@@ -43,7 +43,7 @@ func inputFingerprint(srcs []Source, iter func(*Blocks) bool) (string, error) {
 	for iter(&b) {
 		by[b.Source] = append(by[b.Source], b)
 	}
-	fp := job.NewFingerprint()
+	fp := jobcore.NewFingerprint()
 	for i, src := range srcs {
 		fp.File(src.Path)
 		slices.SortFunc(by[i], func(a, b Blocks) int { return int(a.First - b.First) })

@@ -176,7 +176,7 @@ func TestPipelineEqualsPool(t *testing.T) {
 	work := t.TempDir()
 
 	poolOut := filepath.Join(work, "pool")
-	res, err := job.Run(context.Background(), job.Spec{Config: cfg, Input: in, Output: poolOut, OutputFormatSet: true})
+	res, err := job.Run(context.Background(), job.Spec{Config: cfg, Settings: job.Settings{Input: in, Paths: job.Paths{Output: poolOut, OutputFormatSet: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,7 +377,7 @@ func TestRemoteFileSystem(t *testing.T) {
 		}
 	}
 	poolOut := filepath.Join(t.TempDir(), "pool")
-	res, err := job.Run(context.Background(), job.Spec{Config: cfg, Input: local, Output: poolOut, OutputFormatSet: true})
+	res, err := job.Run(context.Background(), job.Spec{Config: cfg, Settings: job.Settings{Input: local, Paths: job.Paths{Output: poolOut, OutputFormatSet: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/format/jsonl"
-	"github.com/trajcompress/trajcompress/job"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/task"
 )
 
@@ -132,7 +132,7 @@ func join(dir, name string) string {
 }
 
 // listLocal lists a local file or directory as compress does
-// (job.WalkInputs).
+// (jobcore.WalkInputs).
 func listLocal(in string, recursive bool) ([]Source, error) {
 	dir, err := isDir(in)
 	if err != nil {
@@ -145,7 +145,7 @@ func listLocal(in string, recursive bool) ([]Source, error) {
 		}
 		return []Source{src}, nil
 	}
-	rels, leftOut, err := job.WalkInputs(in, recursive)
+	rels, leftOut, err := jobcore.WalkInputs(in, recursive)
 	if err != nil {
 		return nil, err
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
-	"github.com/trajcompress/trajcompress/job"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/task"
 )
 
@@ -19,7 +19,7 @@ import (
 // emits its records with their line or row numbers.
 type readUnitFn struct {
 	Sources []Source      `json:"sources"`
-	Config  config.Config `json:"config"` // how to open and check inputs (job.InputOptions)
+	Config  config.Config `json:"config"` // how to open and check inputs (jobcore.InputOptions)
 }
 
 func (fn *readUnitFn) ProcessElement(ctx context.Context, u Unit, emit func(Record)) error {
@@ -46,7 +46,7 @@ func eachRecord(ctx context.Context, src Source, cfg config.Config, t *task.Task
 		return err
 	}
 	defer cleanup()
-	opts := job.InputOptions(cfg)
+	opts := jobcore.InputOptions(cfg)
 	opts.Ctx, opts.Task = ctx, t
 	in, err := format.Open(local, opts)
 	if err != nil {

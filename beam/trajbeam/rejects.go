@@ -5,13 +5,13 @@ import (
 	"fmt"
 
 	"github.com/trajcompress/trajcompress/config"
-	"github.com/trajcompress/trajcompress/job"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
 // rejectsFn writes the rejects of one source, numbered and in input
-// order, as the pool writes them (job.RejectLine: file, line, reason,
+// order, as the pool writes them (jobcore.RejectLine: file, line, reason,
 // detail, the raw line). textio does not number lines, so the rejected
 // records are found again by their hash: the source is read once more
 // through our reader (only a source with rejects, at reading speed), and
@@ -60,7 +60,7 @@ func (fn *rejectsFn) ProcessElement(ctx context.Context, source int, rejected fu
 		}
 		ri.left--
 		total--
-		return w.write(job.RejectLine(&pipeline.Reject{Pos: traj.Pos{File: src.Path, Line: line, Record: record}, Reason: ri.reason, Detail: ri.detail, Raw: raw}))
+		return w.write(jobcore.RejectLine(&pipeline.Reject{Pos: traj.Pos{File: src.Path, Line: line, Record: record}, Reason: ri.reason, Detail: ri.detail, Raw: raw}))
 	})
 	if err == nil && total != 0 {
 		err = fmt.Errorf("%s: %d rejected records are no longer in the file: it changed during the run", src.Path, total)

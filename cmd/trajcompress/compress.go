@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/job"
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/task"
@@ -146,6 +147,37 @@ func (l *stringList) Set(s string) error { *l = append(*l, s); return nil }
 func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var f compressFlags
 	fs := newFlagSet("compress", stderr, compressUsage, "\nExit status: 0 ok, 1 failed, 2 usage (or another run holds these outputs), 3 partial (rejects or failed summaries), 4 mostly rejected (see --max-reject-rate), 130 interrupted.\nWith --batch-export: 0 when the requests file is written (no records were: import its results and run again), 3 when some input lines were rejected, 2 usage (not --summarizer llm, or the summary cache disabled).\n")
+	f.define(fs)
+	cf := defineConfigFlags(fs)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usagef("compress: unexpected argument %q (flags go before; did you mean --input %s?)", fs.Arg(0), fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	if err := f.check(set); err != nil {
+		return err
+	}
+	cfg, err := cf.effective(f.configPath, set)
+	if err != nil {
+		return err
+	}
+	spec, err := f.spec(cfg, set, stdin, stderr)
+	if err != nil {
+		return err
+	}
+	res, err := job.Run(ctx, spec)
+	if err != nil {
+		return err
+	}
+	f.report(stderr, res)
+	return resultCode(res, f.maxRejectRate)
+}
+
+// define defines compress's own flags on fs.
+func (f *compressFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.input, "input", "", "input `PATH`: a .jsonl, .ndjson or .json (JSON array) file, each plain or .gz, .zst, .bz2 or .xz, a .parquet or .arrow file, a directory of them, or - for JSONL or a JSON array on standard input (then --output is required) (required)")
 	fs.StringVar(&f.output, "output", "", "output file (or directory, for a directory input); default: input name + output_suffix")
 	fs.StringVar(&f.configPath, "config", "", "peer-compatible YAML `FILE` (trajectory_compression.yaml); default: built-in defaults")
@@ -173,15 +205,10 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	fs.Float64Var(&f.priceOut, "price-out", 0, "USD per million completion tokens, for the cost figure in the metrics (a finite number >= 0)")
 	fs.StringVar(&f.batchExport, "batch-export", "", "write the LLM summary requests of the run to `FILE` as an OpenAI Batch input file and exit, writing no records (see above)")
 	fs.Var(&f.batchImport, "batch-import", "read an OpenAI Batch output or error `FILE` into the summary cache before the run (repeatable; see above)")
-	cf := defineConfigFlags(fs)
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usagef("compress: unexpected argument %q (flags go before; did you mean --input %s?)", fs.Arg(0), fs.Arg(0))
-	}
-	set := map[string]bool{}
-	fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+}
+
+// check refuses flag values out of range, before the config is read.
+func (f *compressFlags) check(set map[string]bool) error {
 	if f.input == "" {
 		return usagef("compress: --input is required (see trajcompress compress -h)")
 	}
@@ -205,43 +232,49 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if set["shard"] && f.shard < 0 {
 		return usagef("--shard must be 0 or more (below --num-shards), got %d", f.shard)
 	}
-	cfg, err := cf.effective(f.configPath, set)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// spec is the job the flags and the effective config ask for.
+func (f *compressFlags) spec(cfg config.Config, set map[string]bool, stdin io.Reader, stderr io.Writer) (job.Spec, error) {
 	taskSize, err := task.ParseSize(f.taskSize)
 	if err != nil {
-		return usagef("--target-task-size: %v", err)
+		return job.Spec{}, usagef("--target-task-size: %v", err)
 	}
 	maxRecord, err := parseMaxRecord(f.maxRecord)
 	if err != nil {
-		return usagef("--max-record-bytes: %v", err)
+		return job.Spec{}, usagef("--max-record-bytes: %v", err)
 	}
 	shard, err := task.ShardOf(f.shard, f.numShards, os.Getenv)
 	if err != nil {
-		return usageError{err}
+		return job.Spec{}, usageError{err}
 	}
 	if f.resume && f.overwrite {
-		return usagef("--resume and --overwrite: choose one")
+		return job.Spec{}, usagef("--resume and --overwrite: choose one")
 	}
 	spec := job.Spec{
-		Config: cfg, Input: f.input, Output: f.output,
-		Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath, Report: f.reportPath,
-		OutputFormatSet: set["output-format"], DryRun: f.dryRun, Wait: f.wait, NoRecursive: f.noRecursive,
-		TaskSize: taskSize, MaxRecordBytes: maxRecord, Shard: shard, Resume: f.resume, Overwrite: f.overwrite,
-		PriceIn: f.priceIn, PriceOut: f.priceOut, ToolVersion: version,
+		Config: cfg,
+		Settings: job.Settings{
+			Input: f.input, NoRecursive: f.noRecursive, FollowLinks: f.followLinks,
+			Paths: job.Paths{Output: f.output, Metrics: f.metricsPath, Rejects: f.rejectsPath, Outcomes: f.outcomesPath, Report: f.reportPath,
+				OutputFormatSet: set["output-format"]},
+			DryRun: f.dryRun, PriceIn: f.priceIn, PriceOut: f.priceOut, GroupBy: f.groupBy,
+			TaskSize: taskSize, MaxRecordBytes: maxRecord,
+		},
+		Wait: f.wait, Shard: shard, Resume: f.resume, Overwrite: f.overwrite, ToolVersion: version,
 		Progress: newProgress(stderr, f.quiet), Stdin: stdin, Notes: prefixed{stderr},
-		GroupBy:     f.groupBy,
-		BatchExport: f.batchExport, BatchImport: f.batchImport,
-		FollowLinks: f.followLinks, CPUProfile: f.cpuProfile,
+		BatchExport: f.batchExport, BatchImport: f.batchImport, CPUProfile: f.cpuProfile,
 	}
 	if set["sample-percent"] {
 		spec.Sample = &job.Sample{Percent: f.samplePercent, Seed: f.seed}
 	}
-	res, err := job.Run(ctx, spec)
-	if err != nil {
-		return err
-	}
+	return spec, nil
+}
+
+// report writes what the finished run did for a person on stderr: the
+// summary (unless --quiet), what to do after an export, a note on live
+// requests despite imported answers, and a shard's next step.
+func (f *compressFlags) report(stderr io.Writer, res *job.Result) {
 	if !f.quiet && res.Export == nil {
 		res.WriteHuman(stderr)
 	}
@@ -260,7 +293,6 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 		fmt.Fprintf(stderr, "trajcompress: shard %d of %d%s: %d tasks done here; %d tasks of the run still to do by any shard. When every shard is done: trajcompress merge --output %s\n",
 			res.Shard.Index, res.Shard.Count, from, res.Tasks, res.Missing, res.Plan.Anchor(f.dryRun))
 	}
-	return resultCode(res, f.maxRejectRate)
 }
 
 // parseMaxRecord reads --max-record-bytes: a size as --target-task-size

@@ -275,118 +275,19 @@ func appendValue(dst []byte, f arrow.Field, arr arrow.Array, i int) ([]byte, err
 	if arr.IsNull(i) {
 		return append(dst, "null"...), nil
 	}
+	if out, ok := appendPlain(dst, f, arr, i); ok {
+		return out, nil
+	}
+	if out, ok := appendNumber(dst, arr, i); ok {
+		return out, nil
+	}
 	switch a := arr.(type) {
-	case *array.Null:
-		return append(dst, "null"...), nil
-	case *array.Boolean:
-		return strconv.AppendBool(dst, a.Value(i)), nil
-	case *array.Int8:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
-	case *array.Int16:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
-	case *array.Int32:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
-	case *array.Int64:
-		return strconv.AppendInt(dst, a.Value(i), 10), nil
-	case *array.Uint8:
-		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), nil
-	case *array.Uint16:
-		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), nil
-	case *array.Uint32:
-		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), nil
-	case *array.Uint64:
-		return strconv.AppendUint(dst, a.Value(i), 10), nil
-	case *array.Float16:
-		return jsonval.AppendFloat(dst, float64(a.Value(i).Float32()), 32), nil
-	case *array.Float32:
-		return jsonval.AppendFloat(dst, float64(a.Value(i)), 32), nil
-	case *array.Float64:
-		return jsonval.AppendFloat(dst, a.Value(i), 64), nil
-	case *array.Date32:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
-	case *array.Date64:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
-	case *array.Timestamp:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
-	case *array.Time32:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
-	case *array.Time64:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
-	case *array.Duration:
-		return strconv.AppendInt(dst, int64(a.Value(i)), 10), nil
-	case *array.String:
-		return appendText(dst, f, a.Value(i)), nil
-	case *array.LargeString:
-		return appendText(dst, f, a.Value(i)), nil
-	case *array.StringView:
-		return appendText(dst, f, a.Value(i)), nil
-	case *array.Binary:
-		return appendBase64(dst, a.Value(i)), nil
-	case *array.LargeBinary:
-		return appendBase64(dst, a.Value(i)), nil
-	case *array.BinaryView:
-		return appendBase64(dst, a.Value(i)), nil
-	case *array.FixedSizeBinary:
-		return appendBase64(dst, a.Value(i)), nil
 	case *array.Map:
-		keys, items := a.Keys(), a.Items()
-		mt := a.DataType().(*arrow.MapType)
-		start, end := a.ValueOffsets(i)
-		dst = append(dst, '{')
-		for k := start; k < end; k++ {
-			if k > start {
-				dst = append(dst, ',')
-			}
-			if s, ok := keys.(*array.String); ok {
-				dst = jsonx.AppendStringKeep(dst, s.Value(int(k)))
-			} else {
-				kb, err := appendValue(nil, mt.KeyField(), keys, int(k))
-				if err != nil {
-					return nil, err
-				}
-				if len(kb) > 0 && kb[0] == '"' {
-					dst = append(dst, kb...) // a string already (large_utf8, string_view, a dictionary of strings)
-				} else {
-					dst = jsonx.AppendString(dst, string(kb)) // a number or a bool, as JSON object keys are strings
-				}
-			}
-			dst = append(dst, ':')
-			var err error
-			if dst, err = appendValue(dst, mt.ItemField(), items, int(k)); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, '}'), nil
+		return appendMap(dst, a, i)
 	case array.ListLike:
-		elem := elemField(a.DataType())
-		values := a.ListValues()
-		start, end := a.ValueOffsets(i)
-		dst = append(dst, '[')
-		for k := start; k < end; k++ {
-			if k > start {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = appendValue(dst, elem, values, int(k)); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, ']'), nil
+		return appendList(dst, a, i)
 	case *array.Struct:
-		st := a.DataType().(*arrow.StructType)
-		dst = append(dst, '{')
-		for j, cf := range st.Fields() {
-			if j > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonx.AppendString(dst, cf.Name)
-			dst = append(dst, ':')
-			var err error
-			if dst, err = appendValue(dst, cf, a.Field(j), i); err != nil {
-				return nil, fmt.Errorf("%s: %w", cf.Name, err)
-			}
-		}
-		return append(dst, '}'), nil
+		return appendStruct(dst, a, i)
 	case *array.Dictionary:
 		vf := arrow.Field{Name: f.Name, Type: a.Dictionary().DataType(), Nullable: true, Metadata: f.Metadata}
 		return appendValue(dst, vf, a.Dictionary(), a.GetValueIndex(i))
@@ -399,6 +300,142 @@ func appendValue(dst []byte, f arrow.Field, arr arrow.Array, i int) ([]byte, err
 	}
 	// Decimals, intervals and other rare types: their canonical text form.
 	return jsonx.AppendString(dst, arr.ValueStr(i)), nil
+}
+
+// appendPlain appends element i of a null, boolean, string or binary
+// array; ok is false for an array of another type.
+func appendPlain(dst []byte, f arrow.Field, arr arrow.Array, i int) (_ []byte, ok bool) {
+	switch a := arr.(type) {
+	case *array.Null:
+		return append(dst, "null"...), true
+	case *array.Boolean:
+		return strconv.AppendBool(dst, a.Value(i)), true
+	case *array.String:
+		return appendText(dst, f, a.Value(i)), true
+	case *array.LargeString:
+		return appendText(dst, f, a.Value(i)), true
+	case *array.StringView:
+		return appendText(dst, f, a.Value(i)), true
+	case *array.Binary:
+		return appendBase64(dst, a.Value(i)), true
+	case *array.LargeBinary:
+		return appendBase64(dst, a.Value(i)), true
+	case *array.BinaryView:
+		return appendBase64(dst, a.Value(i)), true
+	case *array.FixedSizeBinary:
+		return appendBase64(dst, a.Value(i)), true
+	}
+	return dst, false
+}
+
+// appendNumber appends element i of an integer, floating-point, date,
+// time or duration array; ok is false for an array of another type.
+func appendNumber(dst []byte, arr arrow.Array, i int) (_ []byte, ok bool) {
+	switch a := arr.(type) {
+	case *array.Int8:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), true
+	case *array.Int16:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), true
+	case *array.Int32:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), true
+	case *array.Int64:
+		return strconv.AppendInt(dst, a.Value(i), 10), true
+	case *array.Uint8:
+		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), true
+	case *array.Uint16:
+		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), true
+	case *array.Uint32:
+		return strconv.AppendUint(dst, uint64(a.Value(i)), 10), true
+	case *array.Uint64:
+		return strconv.AppendUint(dst, a.Value(i), 10), true
+	case *array.Float16:
+		return jsonval.AppendFloat(dst, float64(a.Value(i).Float32()), 32), true
+	case *array.Float32:
+		return jsonval.AppendFloat(dst, float64(a.Value(i)), 32), true
+	case *array.Float64:
+		return jsonval.AppendFloat(dst, a.Value(i), 64), true
+	case *array.Date32:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), true
+	case *array.Date64:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), true
+	case *array.Timestamp:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), true
+	case *array.Time32:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), true
+	case *array.Time64:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), true
+	case *array.Duration:
+		return strconv.AppendInt(dst, int64(a.Value(i)), 10), true
+	}
+	return dst, false
+}
+
+// appendMap appends element i of a map array as a JSON object.
+func appendMap(dst []byte, a *array.Map, i int) ([]byte, error) {
+	keys, items := a.Keys(), a.Items()
+	mt := a.DataType().(*arrow.MapType)
+	start, end := a.ValueOffsets(i)
+	dst = append(dst, '{')
+	for k := start; k < end; k++ {
+		if k > start {
+			dst = append(dst, ',')
+		}
+		if s, ok := keys.(*array.String); ok {
+			dst = jsonx.AppendStringKeep(dst, s.Value(int(k)))
+		} else {
+			kb, err := appendValue(nil, mt.KeyField(), keys, int(k))
+			if err != nil {
+				return nil, err
+			}
+			if len(kb) > 0 && kb[0] == '"' {
+				dst = append(dst, kb...) // a string already (large_utf8, string_view, a dictionary of strings)
+			} else {
+				dst = jsonx.AppendString(dst, string(kb)) // a number or a bool, as JSON object keys are strings
+			}
+		}
+		dst = append(dst, ':')
+		var err error
+		if dst, err = appendValue(dst, mt.ItemField(), items, int(k)); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// appendList appends element i of a list array as a JSON array.
+func appendList(dst []byte, a array.ListLike, i int) ([]byte, error) {
+	elem := elemField(a.DataType())
+	values := a.ListValues()
+	start, end := a.ValueOffsets(i)
+	dst = append(dst, '[')
+	for k := start; k < end; k++ {
+		if k > start {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = appendValue(dst, elem, values, int(k)); err != nil {
+			return nil, err
+		}
+	}
+	return append(dst, ']'), nil
+}
+
+// appendStruct appends element i of a struct array as a JSON object.
+func appendStruct(dst []byte, a *array.Struct, i int) ([]byte, error) {
+	st := a.DataType().(*arrow.StructType)
+	dst = append(dst, '{')
+	for j, cf := range st.Fields() {
+		if j > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonx.AppendString(dst, cf.Name)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = appendValue(dst, cf, a.Field(j), i); err != nil {
+			return nil, fmt.Errorf("%s: %w", cf.Name, err)
+		}
+	}
+	return append(dst, '}'), nil
 }
 
 func elemField(dt arrow.DataType) arrow.Field {

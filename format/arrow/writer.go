@@ -263,12 +263,29 @@ func walk(b array.Builder, f arrow.Field, v any, path string) error {
 	}
 	fail := func(err error) error { return fmt.Errorf("key %q: %w", path, err) }
 	switch dt := f.Type.(type) {
+	case *arrow.MapType:
+		return walkMap(b, dt, v, path, fail)
+	case arrow.ListLikeType:
+		return walkList(b, dt, v, path, fail)
+	case *arrow.StructType:
+		return walkStruct(b, dt, v, path, fail)
+	}
+	if err := appendScalar(b, f.Type, v); err != nil {
+		return fail(err)
+	}
+	return nil
+}
+
+// appendScalar appends the JSON value v to b (nil: only check v) as a
+// value of the non-nested type dt.
+func appendScalar(b array.Builder, dt arrow.DataType, v any) error {
+	switch dt := dt.(type) {
 	case *arrow.NullType:
-		return fail(fmt.Errorf("want null, got %s", jsonval.KindName(v)))
+		return fmt.Errorf("want null, got %s", jsonval.KindName(v))
 	case *arrow.BooleanType:
 		x, ok := v.(bool)
 		if !ok {
-			return fail(fmt.Errorf("want a boolean, got %s", jsonval.KindName(v)))
+			return fmt.Errorf("want a boolean, got %s", jsonval.KindName(v))
 		}
 		if b != nil {
 			b.(*array.BooleanBuilder).Append(x)
@@ -276,10 +293,9 @@ func walk(b array.Builder, f arrow.Field, v any, path string) error {
 	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type,
 		*arrow.Date32Type, *arrow.Date64Type, *arrow.TimestampType, *arrow.Time32Type,
 		*arrow.Time64Type, *arrow.DurationType:
-		bits := dt.(arrow.FixedWidthDataType).BitWidth()
-		x, err := jsonval.ParseInt(v, bits)
+		x, err := jsonval.ParseInt(v, dt.(arrow.FixedWidthDataType).BitWidth())
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		if b != nil {
 			appendInt(b, x)
@@ -287,127 +303,148 @@ func walk(b array.Builder, f arrow.Field, v any, path string) error {
 	case *arrow.Uint8Type, *arrow.Uint16Type, *arrow.Uint32Type, *arrow.Uint64Type:
 		x, err := jsonval.ParseUint(v, dt.(arrow.FixedWidthDataType).BitWidth())
 		if err != nil {
-			return fail(err)
+			return err
 		}
 		if b != nil {
 			appendUint(b, x)
 		}
 	case *arrow.Float16Type, *arrow.Float32Type, *arrow.Float64Type:
-		bits := 64
-		if dt.ID() != arrow.FLOAT64 {
-			bits = 32
-		}
-		x, err := jsonval.ParseFloat(v, bits)
-		if err != nil {
-			return fail(err)
-		}
-		if b != nil {
-			switch bb := b.(type) {
-			case *array.Float16Builder:
-				bb.Append(float16.New(float32(x)))
-			case *array.Float32Builder:
-				bb.Append(float32(x))
-			case *array.Float64Builder:
-				bb.Append(x)
-			}
-		}
+		return appendFloat(b, dt, v)
 	case *arrow.StringType, *arrow.LargeStringType, *arrow.StringViewType:
 		s, ok := v.(string)
 		if !ok {
-			return fail(fmt.Errorf("want a string, got %s", jsonval.KindName(v)))
+			return fmt.Errorf("want a string, got %s", jsonval.KindName(v))
 		}
 		if b != nil {
 			b.(array.StringLikeBuilder).Append(s)
 		}
 	case *arrow.BinaryType, *arrow.LargeBinaryType, *arrow.BinaryViewType, *arrow.FixedSizeBinaryType:
-		s, ok := v.(string)
-		if !ok {
-			return fail(fmt.Errorf("want a base64 string, got %s", jsonval.KindName(v)))
-		}
-		raw, err := base64.StdEncoding.DecodeString(s)
-		if err != nil {
-			return fail(fmt.Errorf("want a base64 string: %w", err))
-		}
-		if fs, ok := dt.(*arrow.FixedSizeBinaryType); ok && len(raw) != fs.ByteWidth {
-			return fail(fmt.Errorf("want %d bytes, got %d", fs.ByteWidth, len(raw)))
-		}
-		if b != nil {
-			switch bb := b.(type) {
-			case *array.BinaryBuilder:
-				bb.Append(raw)
-			case *array.BinaryViewBuilder:
-				bb.Append(raw)
-			case *array.FixedSizeBinaryBuilder:
-				bb.Append(raw)
-			}
-		}
-	case *arrow.MapType:
-		o, ok := v.(*jsonval.Object)
-		if !ok {
-			return fail(fmt.Errorf("want an object, got %s", jsonval.KindName(v)))
-		}
-		if dt.KeyType().ID() != arrow.STRING {
-			return fail(errors.New("writing maps with non-string keys is not supported"))
-		}
-		var mb *array.MapBuilder
-		if b != nil {
-			mb = b.(*array.MapBuilder)
-			mb.Append(true)
-		}
-		for i, k := range o.Keys {
-			if mb != nil {
-				mb.KeyBuilder().(*array.StringBuilder).Append(k)
-			}
-			if err := walkOrNull(itemBuilder(mb), dt.ItemField(), o.Vals[i], join(path, k)); err != nil {
-				return err
-			}
-		}
-	case arrow.ListLikeType:
-		arr, ok := v.([]any)
-		if !ok {
-			return fail(fmt.Errorf("want an array, got %s", jsonval.KindName(v)))
-		}
-		if fl, ok := dt.(*arrow.FixedSizeListType); ok && int32(len(arr)) != fl.Len() {
-			return fail(fmt.Errorf("want %d elements, got %d", fl.Len(), len(arr)))
-		}
-		var vb array.Builder
-		if b != nil {
-			lb := b.(array.ListLikeBuilder)
-			lb.Append(true)
-			vb = lb.ValueBuilder()
-		}
-		for i, e := range arr {
-			if err := walkOrNull(vb, dt.ElemField(), e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
-				return err
-			}
-		}
-	case *arrow.StructType:
-		o, ok := v.(*jsonval.Object)
-		if !ok {
-			return fail(fmt.Errorf("want an object, got %s", jsonval.KindName(v)))
-		}
-		for _, k := range o.Keys {
-			if _, ok := dt.FieldIdx(k); !ok {
-				return fmt.Errorf("key %q: not a column of the schema", join(path, k))
-			}
-		}
-		var sb *array.StructBuilder
-		if b != nil {
-			sb = b.(*array.StructBuilder)
-			sb.Append(true)
-		}
-		for j, cf := range dt.Fields() {
-			cv, _ := o.Get(cf.Name)
-			var cb array.Builder
-			if sb != nil {
-				cb = sb.FieldBuilder(j)
-			}
-			if err := walkOrNull(cb, cf, cv, join(path, cf.Name)); err != nil {
-				return err
-			}
-		}
+		return appendBinary(b, dt, v)
 	default:
-		return fail(fmt.Errorf("writing %s columns is not supported", f.Type))
+		return fmt.Errorf("writing %s columns is not supported", dt)
+	}
+	return nil
+}
+
+// appendFloat appends v to a floating-point column.
+func appendFloat(b array.Builder, dt arrow.DataType, v any) error {
+	bits := 64
+	if dt.ID() != arrow.FLOAT64 {
+		bits = 32
+	}
+	x, err := jsonval.ParseFloat(v, bits)
+	if err != nil {
+		return err
+	}
+	switch bb := b.(type) {
+	case *array.Float16Builder:
+		bb.Append(float16.New(float32(x)))
+	case *array.Float32Builder:
+		bb.Append(float32(x))
+	case *array.Float64Builder:
+		bb.Append(x)
+	}
+	return nil
+}
+
+// appendBinary appends v, a base64 string, to a binary column.
+func appendBinary(b array.Builder, dt arrow.DataType, v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("want a base64 string, got %s", jsonval.KindName(v))
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return fmt.Errorf("want a base64 string: %w", err)
+	}
+	if fs, ok := dt.(*arrow.FixedSizeBinaryType); ok && len(raw) != fs.ByteWidth {
+		return fmt.Errorf("want %d bytes, got %d", fs.ByteWidth, len(raw))
+	}
+	switch bb := b.(type) {
+	case *array.BinaryBuilder:
+		bb.Append(raw)
+	case *array.BinaryViewBuilder:
+		bb.Append(raw)
+	case *array.FixedSizeBinaryBuilder:
+		bb.Append(raw)
+	}
+	return nil
+}
+
+// walkMap walks an object into a map column (string keys).
+func walkMap(b array.Builder, dt *arrow.MapType, v any, path string, fail func(error) error) error {
+	o, ok := v.(*jsonval.Object)
+	if !ok {
+		return fail(fmt.Errorf("want an object, got %s", jsonval.KindName(v)))
+	}
+	if dt.KeyType().ID() != arrow.STRING {
+		return fail(errors.New("writing maps with non-string keys is not supported"))
+	}
+	var mb *array.MapBuilder
+	if b != nil {
+		mb = b.(*array.MapBuilder)
+		mb.Append(true)
+	}
+	for i, k := range o.Keys {
+		if mb != nil {
+			mb.KeyBuilder().(*array.StringBuilder).Append(k)
+		}
+		if err := walkOrNull(itemBuilder(mb), dt.ItemField(), o.Vals[i], join(path, k)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkList walks an array into a list column.
+func walkList(b array.Builder, dt arrow.ListLikeType, v any, path string, fail func(error) error) error {
+	arr, ok := v.([]any)
+	if !ok {
+		return fail(fmt.Errorf("want an array, got %s", jsonval.KindName(v)))
+	}
+	if fl, ok := dt.(*arrow.FixedSizeListType); ok && int32(len(arr)) != fl.Len() {
+		return fail(fmt.Errorf("want %d elements, got %d", fl.Len(), len(arr)))
+	}
+	var vb array.Builder
+	if b != nil {
+		lb := b.(array.ListLikeBuilder)
+		lb.Append(true)
+		vb = lb.ValueBuilder()
+	}
+	for i, e := range arr {
+		if err := walkOrNull(vb, dt.ElemField(), e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walkStruct walks an object into a struct column: every key must be one
+// of its fields.
+func walkStruct(b array.Builder, dt *arrow.StructType, v any, path string, fail func(error) error) error {
+	o, ok := v.(*jsonval.Object)
+	if !ok {
+		return fail(fmt.Errorf("want an object, got %s", jsonval.KindName(v)))
+	}
+	for _, k := range o.Keys {
+		if _, ok := dt.FieldIdx(k); !ok {
+			return fmt.Errorf("key %q: not a column of the schema", join(path, k))
+		}
+	}
+	var sb *array.StructBuilder
+	if b != nil {
+		sb = b.(*array.StructBuilder)
+		sb.Append(true)
+	}
+	for j, cf := range dt.Fields() {
+		cv, _ := o.Get(cf.Name)
+		var cb array.Builder
+		if sb != nil {
+			cb = sb.FieldBuilder(j)
+		}
+		if err := walkOrNull(cb, cf, cv, join(path, cf.Name)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

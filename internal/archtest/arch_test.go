@@ -27,7 +27,7 @@ var layer = map[string]int{
 	"format/jsonl": 2, "format/internal/formattest": 3, "format/arrow": 3, "format/parquet": 3,
 	"format/internal/roundtrip": 5, "redact": 1, "redact/redacttest": 0, "internal/jsontest": 1, "redact/internal/rulegen": 0, "prepass": 2, "format": 4, "config": 6, "check": 4, "fixtures/gen": 2,
 	"pipeline": 5, "report": 5,
-	"job": 7,
+	"job/jobcore": 7, "job": 8,
 }
 
 // pure packages may not import anything that does I/O, networking,

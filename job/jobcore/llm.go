@@ -1,4 +1,4 @@
-package job
+package jobcore
 
 import (
 	"context"
@@ -13,10 +13,10 @@ import (
 	"github.com/trajcompress/trajcompress/tokenize"
 )
 
-// llmConfig maps the summarization, processing and redaction sections onto
+// LLMConfig maps the summarization, processing and redaction sections onto
 // the client: with redaction on, what an endpoint returns (live, imported
 // from a Batch file, or from the cache) is redacted too.
-func llmConfig(cfg config.Config, counter tokenize.Counter) llm.Config {
+func LLMConfig(cfg config.Config, counter tokenize.Counter) llm.Config {
 	s := cfg.Summarization
 	return llm.Config{
 		Model:         s.Model,
@@ -72,20 +72,20 @@ func (e estimator) Estimate(req summary.Request) summary.Result {
 
 // newLLM builds the LLM summarizer, or its estimator for a dry run.
 func newLLM(cfg config.Config, counter tokenize.Counter, dryRun bool) (summary.Summarizer, *llm.Client, error) {
-	lc := llmConfig(cfg, counter)
+	lc := LLMConfig(cfg, counter)
 	if dryRun {
 		if os.Getenv(lc.APIKeyEnv) == "" {
 			return estimator{counter: counter}, nil, nil
 		}
 		c, err := llm.New(lc)
 		if err != nil {
-			return nil, nil, UsageError{err}
+			return nil, nil, UsageError{Err: err}
 		}
 		return estimator{client: c, counter: counter}, c, nil
 	}
 	c, err := llm.New(lc)
 	if err != nil {
-		return nil, nil, UsageError{err}
+		return nil, nil, UsageError{Err: err}
 	}
 	return c, c, nil
 }

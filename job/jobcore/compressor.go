@@ -1,0 +1,122 @@
+package jobcore
+
+import (
+	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/metrics"
+	"github.com/trajcompress/trajcompress/pipeline"
+	"github.com/trajcompress/trajcompress/prepass"
+	"github.com/trajcompress/trajcompress/redact"
+	"github.com/trajcompress/trajcompress/snap"
+	"github.com/trajcompress/trajcompress/summary"
+	"github.com/trajcompress/trajcompress/summary/llm"
+	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/traj"
+)
+
+// NewCounter is the token counter of a config: its tokenizer behind the
+// run's memo.
+func NewCounter(cfg config.Config) (*tokenize.MemoCounter, error) {
+	base, err := tokenize.NewRevision(cfg.Tokenizer.Name, cfg.Tokenizer.Revision)
+	if err != nil {
+		return nil, usagef("tokenizer.name %q: %v (set tokenizer.name in the config or pass --tokenizer)", cfg.Tokenizer.Name, err)
+	}
+	// 512 texts of at most 64 KiB: at most 32 MiB, plenty for the system
+	// prompts and tool schemas that repeat (bench/README.md, "End to end").
+	return tokenize.Memo(base, 512), nil
+}
+
+// NewCompressor builds the record path of cfg exactly as [Run] does — the
+// tokenizer behind the same memo, the summarizer, the
+// [pipeline.Compressor] — for a runner of records other than
+// [pipeline.Run] (the Apache Beam pipeline, module beam/). The counter is
+// returned for [tokenize.Describe] in the metrics' run block. A remote
+// summarizer's client is built too, but its statistics are not reported:
+// callers that cannot bound its requests should refuse the LLM
+// summarizer.
+func NewCompressor(cfg config.Config, dryRun bool, groupBy string) (*pipeline.Compressor, *tokenize.MemoCounter, error) {
+	counter, err := NewCounter(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	comp, _, err := Compressor(cfg, counter, dryRun, groupBy, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	return comp, counter, nil
+}
+
+// BudgetOf is the planning budget of a config.
+func BudgetOf(cfg config.Config) snap.Budget {
+	return snap.Budget{
+		Target:                cfg.Compression.TargetMaxTokens,
+		SummaryTokens:         cfg.Compression.SummaryTargetTokens,
+		LastN:                 cfg.ProtectedTurns.LastNTurns,
+		ProtectFirstSystem:    cfg.ProtectedTurns.FirstSystem,
+		ProtectFirstUser:      cfg.ProtectedTurns.FirstHuman,
+		ProtectFirstAssistant: cfg.ProtectedTurns.FirstGPT,
+		ProtectFirstTool:      cfg.ProtectedTurns.FirstTool,
+	}
+}
+
+// Compressor builds the record path of a config: the summarizer (the LLM
+// client, its estimator in a dry run, the batch exporter when given, or
+// the deterministic one) and the Compressor. client is nil unless the LLM
+// client is in use.
+func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupBy string, export *llm.Exporter) (*pipeline.Compressor, *llm.Client, error) {
+	var summ summary.Summarizer
+	var client *llm.Client
+	var err error
+	if export != nil {
+		summ = export
+	} else if cfg.Summarization.Method == "llm" {
+		if summ, client, err = newLLM(cfg, counter, dryRun); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		summ = summary.Deterministic{Counter: counter}
+	}
+	opts := pipeline.Options{
+		Budget:           BudgetOf(cfg),
+		Counter:          counter,
+		TurnOverhead:     cfg.Tokenizer.TurnOverhead,
+		Schema:           SchemaOf(cfg),
+		Summarizer:       summ,
+		RecordTimeout:    cfg.Processing.Timeout(),
+		SummaryRole:      traj.Role(cfg.Output.SummaryRole),
+		Alternate:        cfg.Output.Alternation,
+		AddNotice:        cfg.Output.AddSummaryNotice,
+		NoticeText:       cfg.Output.SummaryNoticeText,
+		PerRecordMetrics: cfg.Metrics.PerTrajectory,
+		DryRun:           dryRun,
+		GroupBy:          groupBy,
+	}
+	if cfg.Summarization.OnFailure == "fallback" {
+		opts.Fallback = summary.Deterministic{Counter: counter}
+	}
+	if cfg.Redaction.Enabled {
+		opts.Redactor = redact.Default()
+	}
+	if cfg.Compression.Prepass {
+		opts.Prepass = &prepass.Config{}
+	}
+	comp, err := pipeline.NewCompressor(opts)
+	if err != nil {
+		return nil, nil, UsageError{Err: err}
+	}
+	return comp, client, nil
+}
+
+func SchemaOf(cfg config.Config) traj.Schema {
+	return traj.Schema{Dialect: traj.Dialect(cfg.Input.Format), TurnsKey: cfg.Input.TurnsKey, RoleKey: cfg.Input.RoleKey, ContentKey: cfg.Input.ContentKey}
+}
+
+// InputOptions are the options an input is opened with (format.Open)
+// under cfg.
+func InputOptions(cfg config.Config) format.Options {
+	var o format.Options
+	if cfg.Metrics.PerTrajectory {
+		o.JSONText = []string{metrics.TrajectoryKey} // written as text by earlier versions
+	}
+	return o
+}

@@ -154,15 +154,12 @@ type refCall struct {
 // (so that no number is out of range); ok is false when s is not one
 // JSON value.
 func decodeRef(s []byte) (v any, ok bool) {
+	if !json.Valid(s) {
+		return nil, false
+	}
 	d := json.NewDecoder(bytes.NewReader(s))
 	d.UseNumber()
-	if d.Decode(&v) != nil || d.More() {
-		return nil, false
-	}
-	if _, err := d.Token(); err == nil { // trailing data
-		return nil, false
-	}
-	return v, true
+	return v, d.Decode(&v) == nil
 }
 
 // refBodyCalls reads a <tool_call> body as Calls documents it, with

@@ -62,8 +62,8 @@ type Options struct {
 	Redactor *redact.Redactor
 	// Prepass, when set (compression.prepass), makes a record over target
 	// smaller without removing a turn before any region of it is
-	// summarised (package prepass). Its Counter and ErrorLine are the
-	// Compressor's counter and summary.ErrorLine when unset.
+	// summarised (package prepass). Its Counter is the Compressor's
+	// counter when unset.
 	Prepass *prepass.Config
 }
 
@@ -154,9 +154,6 @@ func NewCompressor(opts Options) (*Compressor, error) {
 		pc := *opts.Prepass
 		if pc.Counter == nil {
 			pc.Counter = opts.Counter
-		}
-		if pc.ErrorLine == nil {
-			pc.ErrorLine = summary.ErrorLine
 		}
 		opts.Prepass = &pc
 	}

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
+	"github.com/trajcompress/trajcompress/traj/errline"
 )
 
 // Tool kinds a digest is written for.
@@ -54,7 +55,7 @@ func toolKind(name string, args map[string]any) string {
 
 // digest is the one-line digest of a tool result: what the tool was, how
 // big its output was, and the few facts that say what happened.
-func digest(name, args, body string, errorLine func(string) (string, bool)) string {
+func digest(name, args, body string) string {
 	var a map[string]any
 	if json.Unmarshal([]byte(args), &a) != nil {
 		a = nil
@@ -99,23 +100,21 @@ func digest(name, args, body string, errorLine func(string) (string, bool)) stri
 			add("exit code", code)
 		}
 		add("lines:", strconv.Itoa(lines))
-		if errorLine != nil {
-			var errs []string
-			rest := text
-			for len(errs) < 3 {
-				l, ok := errorLine(rest)
-				if !ok {
-					break
-				}
-				errs = append(errs, clip(l, 160))
-				i := strings.Index(rest, l)
-				if i < 0 {
-					break
-				}
-				rest = rest[i+len(l):]
+		var errs []string
+		rest := text
+		for len(errs) < 3 {
+			l, ok := errline.Find(rest)
+			if !ok {
+				break
 			}
-			add("errors:", strings.Join(errs, " | "))
+			errs = append(errs, clip(l, 160))
+			i := strings.Index(rest, l)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(l):]
 		}
+		add("errors:", strings.Join(errs, " | "))
 	case kindRead:
 		add("path:", clip(str(a, "path", "file_path", "filepath", "file", "filename"), 200))
 		add("lines:", lineRange(a, lines))

@@ -34,7 +34,10 @@
 // order with the <tool_call> blocks of the assistant turn before; a
 // response's "content" is what is replaced, its other keys are kept; a
 // JSON response without one becomes a JSON object of its name and
-// tool_call_id and the new content, so that it stays JSON).
+// tool_call_id and the new content, so that it stays JSON). Calls and
+// results are read as package traj reads them (traj.Turn.Calls and
+// Turn.Results); a terminal digest's errors are the lines package
+// traj/errline finds, as the deterministic summary quotes them.
 //
 // The package is pure: no I/O, no goroutines, deterministic output.
 package prepass

@@ -62,7 +62,7 @@ func FuzzApply(f *testing.F) {
 	f.Add("</tool_call>|<tool_response>x</tool_response>|é\u2028\"\\|{\"a\":[1,2,{\"b\":\"cccccccccccccccccccccccccccccccccccccc\"}]}", uint8(2), uint8(6), false)
 	f.Fuzz(func(t *testing.T, data string, lo, hi uint8, openAI bool) {
 		rec := fuzzRecord(t, data, openAI)
-		cfg := Config{Counter: counter(t), DigestOver: 3, ArgsOver: 3, LeafKeep: 6, ErrorLine: testErrorLine}
+		cfg := Config{Counter: counter(t), DigestOver: 3, ArgsOver: 3, LeafKeep: 6}
 		out, rep := Apply(rec, rec.Turns, int(lo), int(hi), never, cfg)
 		if len(out) != len(rec.Turns) {
 			t.Fatalf("%d turns out of %d", len(out), len(rec.Turns))
@@ -102,7 +102,7 @@ func FuzzApply(f *testing.F) {
 			}
 			was, now := rec.CallArguments(rec.Turns[i]), rec.CallArguments(out[i])
 			for k := range now {
-				a, b := argsText(was[k]), argsText(now[k])
+				a, b := argsJSON(was[k]), argsJSON(now[k])
 				if json.Valid([]byte(a)) != json.Valid([]byte(b)) {
 					t.Fatalf("turn %d call %d: arguments' validity changed:\n%s\n%s", i, k, a, b)
 				}

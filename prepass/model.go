@@ -1,8 +1,6 @@
 package prepass
 
 import (
-	"encoding/json"
-	"strings"
 	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
@@ -12,7 +10,8 @@ import (
 // call is one tool call of an assistant turn.
 type call struct {
 	turn  int
-	index int // among the turn's calls
+	entry int // index in an OpenAI message's tool_calls, -1 for a call in the text
+	block int // index of the <tool_call> block holding it, -1 for a tool_calls entry
 	id    string
 	name  string
 	args  string // the arguments' JSON text (decoded when they were a JSON string)
@@ -29,150 +28,27 @@ type result struct {
 	call  *call  // nil when no call pairs with it
 }
 
-const (
-	respOpen  = "<tool_response>"
-	respClose = "</tool_response>"
-	callOpen  = "<tool_call>"
-	callClose = "</tool_call>"
-)
-
-// span is a block's body inside a text, trimmed of surrounding space.
-type span struct{ start, end int }
-
-// blockSpans returns the trimmed bodies of the open…close blocks of s (an
-// unclosed last block runs to the end).
-func blockSpans(s, open, close string) []span {
-	var out []span
-	off := 0
-	for {
-		i := strings.Index(s[off:], open)
-		if i < 0 {
-			return out
-		}
-		start := off + i + len(open)
-		end := len(s)
-		next := len(s)
-		if j := strings.Index(s[start:], close); j >= 0 {
-			end = start + j
-			next = end + len(close)
-		}
-		for start < end && isSpace(s[start]) {
-			start++
-		}
-		for end > start && isSpace(s[end-1]) {
-			end--
-		}
-		out = append(out, span{start, end})
-		off = next
-	}
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
 // bytesOf views s as bytes, read only.
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
-// offsetIn is the offset of sub, a sub-slice of parent, in parent.
-func offsetIn(parent, sub []byte) int {
-	return int(uintptr(unsafe.Pointer(unsafe.SliceData(sub))) - uintptr(unsafe.Pointer(unsafe.SliceData(parent))))
-}
-
-// responseFields reads a Hermes tool response body: its content (decoded
-// when a string, else its JSON text), name and tool_call_id, and where the
-// content value lies in body. ok is false when body is not a JSON object
-// with a non-null content.
-func responseFields(body string) (content, name, id string, cspan span, ok bool) {
-	b := bytesOf(body)
-	vals, isObj := jsonx.Fields(b, "content", "name", "tool_call_id")
-	if !isObj || vals[0] == nil || string(vals[0]) == "null" {
-		return "", "", "", span{}, false
-	}
-	v := vals[0]
-	if v[0] == '"' {
-		if content, ok = jsonx.Unquote(v); !ok {
-			return "", "", "", span{}, false
-		}
-	} else {
-		content = string(v)
-	}
-	if vals[1] != nil && vals[1][0] == '"' {
-		name, _ = jsonx.Unquote(vals[1])
-	}
-	if vals[2] != nil && vals[2][0] == '"' {
-		id, _ = jsonx.Unquote(vals[2])
-	}
-	start := offsetIn(b, v)
-	return content, name, id, span{start, start + len(v)}, true
-}
-
-// callFields reads a Hermes/LLaMA-Factory call body {"name", "arguments",
-// "id"?}.
-func callFields(body string) (name, args, id string, ok bool) {
-	vals, isObj := jsonx.Fields(bytesOf(body), "name", "arguments", "id")
-	if !isObj || vals[0] == nil || vals[0][0] != '"' {
-		return "", "", "", false
-	}
-	name, _ = jsonx.Unquote(vals[0])
-	if vals[1] != nil {
-		args = argsText(vals[1])
-	}
-	if vals[2] != nil && vals[2][0] == '"' {
-		id, _ = jsonx.Unquote(vals[2])
-	}
-	return name, args, id, name != ""
-}
-
-// argsText is the JSON text of arguments: decoded when they are a JSON
-// string, else as written.
-func argsText(v []byte) string {
-	if len(v) > 0 && v[0] == '"' {
-		if s, ok := jsonx.Unquote(v); ok {
-			return s
-		}
-	}
-	return string(v)
-}
-
-// calls lists the tool calls of turn i: OpenAI tool_calls, or Hermes
-// <tool_call> blocks (a bare JSON call for a LLaMA-Factory function_call
-// turn).
+// calls lists the tool calls of turn i as traj reads them
+// ([traj.Turn.Calls]). In an OpenAI record only the tool_calls entries
+// count: a tool message answers them by id, and the text of a message
+// there is not just its content (SetContent could not write a block
+// back).
 func calls(rec *traj.Record, t traj.Turn, i int) []*call {
-	var out []*call
-	if rec.Dialect == traj.DialectOpenAI {
-		if len(t.CallIDs) == 0 {
-			return nil
-		}
-		var m struct {
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name string `json:"name"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		}
-		if json.Unmarshal(t.Raw, &m) != nil {
-			return nil
-		}
-		args := rec.CallArguments(t)
-		for k, tc := range m.ToolCalls {
-			c := &call{turn: i, index: k, id: tc.ID, name: tc.Function.Name}
-			if k < len(args) && args[k] != nil {
-				c.args = argsText(args[k])
-			}
-			out = append(out, c)
-		}
-		return out
+	cs := t.Calls()
+	if len(cs) == 0 {
+		return nil
 	}
-	spans := blockSpans(t.Text, callOpen, callClose)
-	if len(spans) == 0 && t.Name == "function_call" {
-		spans = []span{{0, len(t.Text)}}
-	}
-	for k, sp := range spans {
-		name, args, id, ok := callFields(t.Text[sp.start:sp.end])
-		if !ok {
+	out := make([]*call, 0, len(cs))
+	backing := make([]call, len(cs))
+	for k, c := range cs {
+		if rec.Dialect == traj.DialectOpenAI && c.Entry < 0 {
 			continue
 		}
-		out = append(out, &call{turn: i, index: k, id: id, name: name, args: args})
+		backing[k] = call{turn: i, entry: c.Entry, block: c.Block, id: c.ID, name: c.Name, args: c.Args}
+		out = append(out, &backing[k])
 	}
 	return out
 }
@@ -204,23 +80,9 @@ func model(rec *traj.Record, turns []traj.Turn) []*result {
 				results = append(results, r)
 				continue
 			}
-			spans := blockSpans(t.Text, respOpen, respClose)
-			if len(spans) == 0 {
-				r := &result{turn: i, block: -1, body: t.Text, call: pair(pending, "", "", byID)}
-				if r.call != nil {
-					r.name = r.call.name
-				}
-				results = append(results, r)
-				continue
-			}
-			for k, sp := range spans {
-				body := t.Text[sp.start:sp.end]
-				r := &result{turn: i, block: k, body: body}
-				content, name, id, _, ok := responseFields(body)
-				if ok {
-					r.body, r.name = content, name
-				}
-				r.call = pair(pending, id, name, byID)
+			for _, tr := range t.Results() {
+				r := &result{turn: i, block: tr.Block, body: tr.Content, name: tr.Name}
+				r.call = pair(pending, tr.ID, tr.Name, byID)
 				if r.name == "" && r.call != nil {
 					r.name = r.call.name
 				}
@@ -260,19 +122,18 @@ func replaceResult(rec *traj.Record, t traj.Turn, r *result, s string) traj.Turn
 	if r.block < 0 {
 		return rec.SetContent(t, s)
 	}
-	spans := blockSpans(t.Text, respOpen, respClose)
-	if r.block >= len(spans) {
+	rs := t.Results()
+	if r.block >= len(rs) {
 		return t
 	}
-	sp := spans[r.block]
-	body := t.Text[sp.start:sp.end]
+	tr := rs[r.block]
 	var nb string
-	if _, _, _, cs, ok := responseFields(body); ok {
-		nb = body[:cs.start] + string(jsonx.AppendString(nil, s)) + body[cs.end:]
+	if tr.JSON {
+		nb = tr.Body[:tr.ContentStart] + string(jsonx.AppendString(nil, s)) + tr.Body[tr.ContentEnd:]
 	} else {
-		nb = jsonResponse(body, s)
+		nb = jsonResponse(tr.Body, s)
 	}
-	return rec.SetContent(t, t.Text[:sp.start]+nb+t.Text[sp.end:])
+	return rec.SetContent(t, t.Text[:tr.Start]+nb+t.Text[tr.End:])
 }
 
 // jsonResponse is what replaces a response body that has no content to

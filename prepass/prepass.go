@@ -23,10 +23,6 @@ type Config struct {
 	// LeafKeep: a shrunk string leaf keeps this many characters. Default
 	// 300.
 	LeafKeep int
-	// ErrorLine, when set, finds an error line in a terminal output for
-	// its digest (the deterministic summary's error detector once summary
-	// exports it); nil leaves errors out of digests.
-	ErrorLine func(string) (string, bool)
 }
 
 func (c Config) withDefaults() Config {
@@ -161,7 +157,7 @@ func Apply(rec *traj.Record, turns []traj.Turn, lo, hi int, fits func(saved int)
 		if r.call != nil {
 			args = r.call.args
 		}
-		d := digest(r.name, args, r.body, cfg.ErrorLine)
+		d := digest(r.name, args, r.body)
 		if apply(Digests, r.turn, replaceResult(rec, out[r.turn], r, d), 1) {
 			return out, rep
 		}
@@ -175,11 +171,16 @@ func Apply(rec *traj.Record, turns []traj.Turn, lo, hi int, fits func(saved int)
 		}
 		cs := calls(rec, t, i)
 		shrunk := 0
+		lastBlock := -1
 		for k := len(cs) - 1; k >= 0; k-- { // from the last, so earlier spans stay valid
 			c := cs[k]
+			if c.block >= 0 && c.block == lastBlock {
+				continue // a block holding a list of calls is shrunk once
+			}
 			if tokenize.CountAtMost(cfg.Counter, c.args, cfg.ArgsOver+1) <= cfg.ArgsOver {
 				continue
 			}
+			lastBlock = c.block
 			nt, ok := shrinkCall(rec, t, c, cfg.LeafKeep)
 			if !ok {
 				continue
@@ -196,12 +197,12 @@ func Apply(rec *traj.Record, turns []traj.Turn, lo, hi int, fits func(saved int)
 
 // shrinkCall returns t with call c's arguments shrunk.
 func shrinkCall(rec *traj.Record, t traj.Turn, c *call, keep int) (traj.Turn, bool) {
-	if rec.Dialect == traj.DialectOpenAI {
+	if c.entry >= 0 {
 		args := rec.CallArguments(t)
-		if c.index >= len(args) || args[c.index] == nil {
+		if c.entry >= len(args) || args[c.entry] == nil {
 			return t, false
 		}
-		raw := args[c.index]
+		raw := args[c.entry]
 		small, changed, ok := shrinkJSON(c.args, keep)
 		if !ok || !changed {
 			return t, false
@@ -210,19 +211,16 @@ func shrinkCall(rec *traj.Record, t traj.Turn, c *call, keep int) (traj.Turn, bo
 		if raw[0] == '"' { // arguments as a JSON-encoded string, as read
 			value = jsonx.AppendString(nil, small)
 		}
-		return rec.SetCallArguments(t, c.index, value)
+		return rec.SetCallArguments(t, c.entry, value)
 	}
-	spans := blockSpans(t.Text, callOpen, callClose)
-	if len(spans) == 0 && t.Name == "function_call" {
-		spans = []span{{0, len(t.Text)}}
-	}
-	if c.index >= len(spans) {
+	bs := t.CallBlocks()
+	if c.block >= len(bs) {
 		return t, false
 	}
-	sp := spans[c.index]
-	small, changed, ok := shrinkJSON(t.Text[sp.start:sp.end], keep)
+	b := bs[c.block]
+	small, changed, ok := shrinkJSON(t.Text[b.Start:b.End], keep)
 	if !ok || !changed {
 		return t, false
 	}
-	return rec.SetContent(t, t.Text[:sp.start]+small+t.Text[sp.end:]), true
+	return rec.SetContent(t, t.Text[:b.Start]+small+t.Text[b.End:]), true
 }

@@ -37,14 +37,22 @@ func oaCall(id, name, args string) m {
 	return m{"id": id, "type": "function", "function": m{"name": name, "arguments": args}}
 }
 
-// testErrorLine stands in for the deterministic summary's detector.
-func testErrorLine(s string) (string, bool) {
-	for l := range strings.Lines(s) {
-		if strings.Contains(strings.ToLower(l), "error") {
-			return strings.TrimRight(l, "\n"), true
-		}
+// The block tags, as the tests look for them.
+const (
+	respOpen  = "<tool_response>"
+	respClose = "</tool_response>"
+	callOpen  = "<tool_call>"
+	callClose = "</tool_call>"
+)
+
+// argsJSON is the JSON text of raw arguments: decoded when they are a
+// JSON string.
+func argsJSON(v []byte) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
 	}
-	return "", false
+	return string(v)
 }
 
 func never(int) bool { return false }
@@ -121,7 +129,7 @@ func TestDigests(t *testing.T) {
 		{"from": "tool", "value": hermesResp("t3", "search", search) + hermesResp("t4", "web_extract", web) + hermesResp("t5", "memory", other)},
 		{"from": "gpt", "value": "done"},
 	}})
-	turns, rep := Apply(rec, rec.Turns, 1, 5, never, Config{Counter: counter(t), DigestOver: 5, ErrorLine: testErrorLine})
+	turns, rep := Apply(rec, rec.Turns, 1, 5, never, Config{Counter: counter(t), DigestOver: 5})
 	res := model(rec, turns)
 	want := []string{
 		"[trajcompress digest of a 2331-byte terminal result] command: mvn -q compile; exit code 1; lines: 211; errors: error: cannot find symbol Foo",

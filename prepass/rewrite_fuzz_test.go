@@ -70,7 +70,7 @@ func trickyRecords(t testing.TB) [][]byte {
 func FuzzDigests(f *testing.F) {
 	seedRecords(f)
 	f.Fuzz(func(t *testing.T, line []byte, lo, hi, keep uint8) {
-		checkStep(t, line, int(lo), int(hi), Config{Counter: counter(t), DigestOver: 3, ArgsOver: 1 << 30, ErrorLine: testErrorLine})
+		checkStep(t, line, int(lo), int(hi), Config{Counter: counter(t), DigestOver: 3, ArgsOver: 1 << 30})
 	})
 }
 
@@ -334,3 +334,33 @@ func isResponseReplacement(a, b []byte) error {
 }
 
 func must(s string, _ bool) string { return s }
+
+// span is a block's body inside a text, trimmed of surrounding space.
+type span struct{ start, end int }
+
+// blockSpans returns the trimmed bodies of the open…close blocks of s (an
+// unclosed last block runs to the end): the checker's own reading of the
+// blocks, apart from traj's.
+func blockSpans(s, open, close string) []span {
+	var out []span
+	off := 0
+	for {
+		i := strings.Index(s[off:], open)
+		if i < 0 {
+			return out
+		}
+		start := off + i + len(open)
+		end, next := len(s), len(s)
+		if j := strings.Index(s[start:], close); j >= 0 {
+			end, next = start+j, start+j+len(close)
+		}
+		body := strings.TrimSpace(s[start:end])
+		if body != "" {
+			start += strings.Index(s[start:end], body)
+		} else {
+			start = end
+		}
+		out = append(out, span{start, start + len(body)})
+		off = next
+	}
+}

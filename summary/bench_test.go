@@ -43,3 +43,30 @@ func BenchmarkDeterministic(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRetention measures Retention over the middle of 100 generated
+// records of each dialect against a short text.
+func BenchmarkRetention(b *testing.B) {
+	var regions [][]traj.Turn
+	size := 0
+	for _, d := range []string{"sharegpt", "openai"} {
+		err := gen.Generate(gen.Options{Count: 100, Seed: 7, MedianTokens: 6000, P99Tokens: 60000, Dialect: d}, func(line []byte) error {
+			r, err := traj.Decode(append([]byte(nil), line...), traj.Pos{}, traj.Schema{})
+			if err != nil || len(r.Turns) < 6 {
+				return nil
+			}
+			size += len(line)
+			regions = append(regions, r.Turns[2:len(r.Turns)-2])
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(size))
+	for b.Loop() {
+		for _, turns := range regions {
+			summary.Retention(turns, "Tools: bash ×3, read_file ×1\n[3 call] bash(command=ls)")
+		}
+	}
+}

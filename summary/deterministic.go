@@ -1,7 +1,6 @@
 package summary
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +15,7 @@ import (
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/traj"
+	"github.com/trajcompress/trajcompress/traj/errline"
 )
 
 // Deterministic summarises a region offline by extraction: what the user
@@ -42,225 +42,6 @@ func (d Deterministic) Summarize(_ context.Context, req Request) (Result, error)
 		res.Tokens = n
 	}
 	return res, nil
-}
-
-// errorWindow bounds the error search: only the first and last
-// errorWindow bytes of a result are searched (errors sit at either end of
-// long outputs, and tool outputs can be megabytes long).
-const errorWindow = 4096
-
-// ErrorLine returns the first line of s that looks like an error (the
-// deterministic summary's detector, which the prepass's terminal digests
-// use too), searching the first and then the last 4 KiB.
-func ErrorLine(s string) (string, bool) { return errorLine(s) }
-
-// errorLine returns the first line of s that looks like an error,
-// searching the first and then the last errorWindow bytes.
-func errorLine(s string) (string, bool) {
-	if len(s) <= 2*errorWindow {
-		return firstErrorLine(s)
-	}
-	if l, ok := firstErrorLine(s[:errorWindow]); ok {
-		return l, true
-	}
-	return firstErrorLine(s[len(s)-errorWindow:])
-}
-
-// firstErrorLine returns the first line of w (with its "\n", as
-// strings.Lines cuts them) that matches this pattern line by line:
-//
-//	(?im)^\W*(error|fatal|panic|exception|traceback)\b | \b(error|exception|fatal)\s*: |
-//	\bfail(ed|ure)?\b | no such file | permission denied | command not found | \bnot found\b |
-//	exit (code|status):? ?[1-9] | returncode"?: ?[1-9] | 错误 | 失败 | エラー | ошибка
-//
-// It is the hand-written form of that regexp, which errorline_test.go
-// checks it against (the regexp was 20-30% of a run's CPU time). Case
-// folding is ASCII-only; the regexp would also fold U+017F (ſ) and U+212A
-// (K), and Cyrillic beyond the three spellings in errorKeys.
-//
-// Every alternative starts with a keyword, no keyword contains a newline,
-// and every check after a keyword stops at the end of its line. So one
-// pass that stops at the first keyword whose alternative holds finds the
-// first matching line. The pass looks up each pair of adjacent bytes,
-// case-folded, in a bitset of the keywords' first two bytes, and tries
-// only the keywords starting with a pair found there (4.7× faster than
-// trying each alternative on each line; bench/README.md, "End to end").
-func firstErrorLine(w string) (string, bool) {
-	if len(w) < 2 {
-		return "", false
-	}
-	next := lowerASCII[w[0]]
-	for i := 0; i+1 < len(w); i++ {
-		c := next
-		next = lowerASCII[w[i+1]]
-		k := uint16(c)<<8 | uint16(next)
-		if errorPairs[k>>6]&(1<<(k&63)) == 0 {
-			continue
-		}
-		for _, kw := range errorByFirst[c] {
-			if len(w)-i >= len(kw.word) && hasPrefixFold(w[i:], kw.word) && kw.holds(w, i, i+len(kw.word)) {
-				ls := strings.LastIndexByte(w[:i], '\n') + 1
-				if nl := strings.IndexByte(w[i:], '\n'); nl >= 0 {
-					return w[ls : i+nl+1], true
-				}
-				return w[ls:], true
-			}
-		}
-	}
-	return "", false
-}
-
-// errorKey is one keyword of firstErrorLine's pattern and what must hold
-// around an occurrence w[s:e] of it.
-type errorKey struct {
-	word  string
-	holds func(w string, s, e int) bool
-}
-
-var errorKeys = func() []errorKey {
-	always := func(string, int, int) bool { return true }
-	// ^\W*word\b: only non-word bytes between the line start and s.
-	anchored := func(w string, s, e int) bool {
-		if wordAt(w, e) {
-			return false
-		}
-		for j := s - 1; j >= 0 && w[j] != '\n'; j-- {
-			if isWord(w[j]) {
-				return false
-			}
-		}
-		return true
-	}
-	boundary := func(w string, s int) bool { return s == 0 || !isWord(w[s-1]) }
-	// \bword\s*: (error, exception, fatal), or anchored.
-	colon := func(w string, s, e int) bool {
-		return boundary(w, s) && colonAfter(w, e) || anchored(w, s, e)
-	}
-	keys := []errorKey{
-		{"error", colon},
-		{"exception", colon},
-		{"fatal", colon},
-		{"panic", anchored},
-		{"traceback", anchored},
-		{"fail", func(w string, s, e int) bool { // \bfail(ed|ure)?\b
-			if !boundary(w, s) {
-				return false
-			}
-			for _, suf := range []string{"ed", "ure", ""} {
-				if len(w)-e >= len(suf) && hasPrefixFold(w[e:], suf) && !wordAt(w, e+len(suf)) {
-					return true
-				}
-			}
-			return false
-		}},
-		{"not found", func(w string, s, e int) bool { return boundary(w, s) && !wordAt(w, e) }},
-		{"no such file", always},
-		{"permission denied", always},
-		{"command not found", always},
-		{"exit code", func(w string, _, e int) bool { return codeAfter(w, e, false) }},
-		{"exit status", func(w string, _, e int) bool { return codeAfter(w, e, false) }},
-		{"returncode", func(w string, _, e int) bool { return codeAfter(w, e, true) }},
-	}
-	for _, k := range []string{"错误", "失败", "エラー", "ошибка", "Ошибка", "ОШИБКА"} {
-		keys = append(keys, errorKey{k, always}) // not folded: no ASCII letters
-	}
-	return keys
-}()
-
-// errorByFirst lists errorKeys by their first byte.
-var errorByFirst = func() (t [256][]errorKey) {
-	for _, k := range errorKeys {
-		t[k.word[0]] = append(t[k.word[0]], k)
-	}
-	return t
-}()
-
-// errorPairs is the set of errorKeys' first two bytes, ASCII-lowercased.
-var errorPairs = func() (set [1 << 16 / 64]uint64) {
-	for _, k := range errorKeys {
-		p := uint16(k.word[0])<<8 | uint16(k.word[1])
-		set[p>>6] |= 1 << (p & 63)
-	}
-	return set
-}()
-
-var lowerASCII = func() (t [256]byte) {
-	for i := range t {
-		t[i] = byte(i)
-		if 'A' <= i && i <= 'Z' {
-			t[i] += 'a' - 'A'
-		}
-	}
-	return t
-}()
-
-// hasPrefixFold reports whether s starts with the lowercase word, ASCII
-// letters compared case-insensitively; len(s) >= len(word).
-func hasPrefixFold(s, word string) bool {
-	for i := 0; i < len(word); i++ {
-		if lowerASCII[s[i]] != word[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func isWord(c byte) bool {
-	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
-}
-
-// wordAt reports whether l[i] is a word character (false past the end).
-func wordAt(l string, i int) bool { return i < len(l) && isWord(l[i]) }
-
-// colonAfter: \b\s*: after position e.
-func colonAfter(l string, e int) bool {
-	if wordAt(l, e) {
-		return false
-	}
-	// \s also matches "\n", but a newline ends the line: no colon follows.
-	for e < len(l) && (l[e] == ' ' || l[e] == '\t' || l[e] == '\r' || l[e] == '\f') {
-		e++
-	}
-	return e < len(l) && l[e] == ':'
-}
-
-// codeAfter: :? ?[1-9] after "exit code"/"exit status", or "?: ?[1-9]
-// after "returncode".
-func codeAfter(l string, e int, returncode bool) bool {
-	if returncode {
-		if e < len(l) && l[e] == '"' {
-			e++
-		}
-		if e >= len(l) || l[e] != ':' {
-			return false
-		}
-		e++
-	} else if e < len(l) && l[e] == ':' {
-		e++
-	}
-	if e < len(l) && l[e] == ' ' {
-		e++
-	}
-	return e < len(l) && '1' <= l[e] && l[e] <= '9'
-}
-
-// blocks returns the trimmed bodies of every open…close block of s, in
-// linear time.
-func blocks(s, open, close string) []string {
-	var out []string
-	for {
-		i := strings.Index(s, open)
-		if i < 0 {
-			return out
-		}
-		s = s[i+len(open):]
-		j := strings.Index(s, close)
-		if j < 0 {
-			return append(out, strings.TrimSpace(s))
-		}
-		out = append(out, strings.TrimSpace(s[:j]))
-		s = s[j+len(close):]
-	}
 }
 
 // withoutThink drops <think>…</think> blocks.
@@ -598,76 +379,44 @@ func clipTokens(c tokenize.Counter, text string, budget int) string {
 	return text
 }
 
-// toolCalls extracts the calls of an assistant turn: OpenAI tool_calls as
-// traj reads them ([traj.Turn.ToolCalls]), or Hermes <tool_call> blocks
-// (also a bare JSON call as in LLaMA-Factory function_call turns).
-func toolCalls(t traj.Turn) []call {
-	var out []call
-	for _, rc := range rawCalls(t) {
-		if rc.body != "" {
-			out = append(out, call{"call", clip(rc.body, 100)})
-			continue
-		}
-		out = append(out, call{rc.name, argsSummary(rc.args)})
-	}
-	return out
-}
-
-// rawCall is one tool call as written: its name and raw arguments, or
-// the body of a <tool_call> block that is not a call (body set).
+// rawCall is one tool call of an assistant turn as the summary quotes
+// it: its name and arguments' JSON text ([traj.Call]), or the body of a
+// <tool_call> block that holds no call (body set).
 type rawCall struct {
-	name string
-	args json.RawMessage
-	body string
+	name, args string
+	body       string
 }
 
-// rawCalls lists the calls of an assistant turn (see toolCalls).
+// rawCalls lists the calls of an assistant turn as [traj.Turn.Calls]
+// reads them, with, in their place, the body of each call block that
+// holds none (quoted as it is).
 func rawCalls(t traj.Turn) []rawCall {
+	cs := t.Calls()
 	var out []rawCall
-	if len(t.CallIDs) > 0 {
-		if tcs := t.ToolCalls(); len(tcs) > 0 {
-			for _, tc := range tcs {
-				out = append(out, rawCall{name: tc.Name, args: tc.Arguments})
-			}
-			return out
+	if len(cs) > 0 && cs[0].Block < 0 { // OpenAI tool_calls entries
+		out = make([]rawCall, len(cs))
+		for i, c := range cs {
+			out[i] = rawCall{name: c.Name, args: c.Args}
 		}
+		return out
 	}
-	bodies := blocks(t.Text, "<tool_call>", "</tool_call>")
-	if len(bodies) == 0 && t.Name == "function_call" {
-		bodies = []string{t.Text}
-	}
-	for _, body := range bodies {
-		var c struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
+	j := 0
+	for k, b := range t.CallBlocks() {
+		n := j
+		for ; j < len(cs) && cs[j].Block == k; j++ {
+			out = append(out, rawCall{name: cs[j].Name, args: cs[j].Args})
 		}
-		if json.Unmarshal([]byte(body), &c) == nil && c.Name != "" {
-			out = append(out, rawCall{name: c.Name, args: c.Arguments})
-			continue
+		if j == n {
+			out = append(out, rawCall{body: t.Text[b.Start:b.End]})
 		}
-		var list []struct {
-			Name      string          `json:"name"`
-			Arguments json.RawMessage `json:"arguments"`
-		}
-		if json.Unmarshal([]byte(body), &list) == nil {
-			for _, c := range list {
-				out = append(out, rawCall{name: c.Name, args: c.Arguments})
-			}
-			continue
-		}
-		out = append(out, rawCall{body: body})
 	}
 	return out
 }
 
-// argsSummary renders the telling arguments of a call as k=v pairs.
-func argsSummary(raw json.RawMessage) string {
-	var s string
-	// Only a JSON string can decode into s (null leaves it "", which the
-	// object path below reads as no arguments too).
-	if t := bytes.TrimLeft(raw, " \t\r\n"); len(t) > 0 && t[0] == '"' && json.Unmarshal(raw, &s) == nil { // arguments as a JSON-encoded string
-		raw = json.RawMessage(s)
-	}
+// argsSummary renders the telling arguments of a call, args (their JSON
+// text, a string's already decoded: [traj.Call].Args), as k=v pairs.
+func argsSummary(args string) string {
+	raw := json.RawMessage(unsafe.Slice(unsafe.StringData(args), len(args))) // read only
 	// The usual case, without decoding every argument (some are whole
 	// files): an object with one of keyArgs. Values read as decoding the
 	// object into a map would give them (the last of repeated keys; a
@@ -756,63 +505,30 @@ func (r result) String() string {
 	return r.name + ": " + r.text
 }
 
-// toolResults splits a tool turn into its results (one per
-// <tool_response> block, or the whole text).
+// toolResults lists a tool turn's results as [traj.Turn.Results] reads
+// them: a Hermes response by its name and content, anything else as it
+// is.
 func toolResults(t traj.Turn) []result {
-	bodies := blocks(t.Text, "<tool_response>", "</tool_response>")
-	if len(bodies) == 0 {
-		return []result{{text: t.Text}}
-	}
-	out := make([]result, 0, len(bodies))
-	for _, body := range bodies {
-		out = append(out, responseText(body))
+	rs := t.Results()
+	out := make([]result, len(rs))
+	for i, r := range rs {
+		out[i] = result{name: r.Name, text: r.Content}
 	}
 	return out
 }
 
-// responseText reads a Hermes tool response {"name": …, "content": …} as
-// name and content, without decoding the whole (often huge) body into Go
-// values: the content string is unescaped once (not copied when it has no
-// escapes), any other content is kept as its JSON text. A body that is not
-// such an object is returned as is.
-func responseText(body string) result {
-	if body == "" {
-		return result{}
-	}
-	b := unsafe.Slice(unsafe.StringData(body), len(body)) // read only
-	vals, ok := jsonx.Fields(b, "content", "name")
-	if !ok { // not a JSON object: plain output
-		return result{text: body}
-	}
-	content, name := vals[0], vals[1]
-	if content == nil || string(content) == "null" {
-		return result{text: body}
-	}
-	var r result
-	if content[0] == '"' {
-		if r.text, ok = jsonx.Unquote(content); !ok {
-			return result{text: body}
-		}
-	} else {
-		r.text = unsafe.String(unsafe.SliceData(content), len(content)) // part of body
-	}
-	if name != nil && name[0] == '"' {
-		r.name, _ = jsonx.Unquote(name)
-	}
-	return r
-}
-
-// errorLine is [errorLine] of r.String(), copying at most the windows.
+// errorLine is [errline.Find] of r.String(), copying at most the
+// windows.
 func (r result) errorLine() (string, bool) {
-	if r.name == "" || len(r.text) <= 2*errorWindow {
-		return errorLine(r.String())
+	if r.name == "" || len(r.text) <= 2*errline.Window {
+		return errline.Find(r.String())
 	}
 	prefix := r.name + ": "
-	head := prefix + r.text[:max(0, errorWindow-len(prefix))]
-	if l, ok := firstErrorLine(head[:errorWindow]); ok {
+	head := prefix + r.text[:max(0, errline.Window-len(prefix))]
+	if l, ok := errline.First(head[:errline.Window]); ok {
 		return l, true
 	}
-	return firstErrorLine(r.text[len(r.text)-errorWindow:])
+	return errline.First(r.text[len(r.text)-errline.Window:])
 }
 
 // clip collapses white space and keeps at most n runes, marking the cut.

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/trajcompress/trajcompress/traj"
+	"github.com/trajcompress/trajcompress/traj/errline"
 )
 
 // runeCounter counts one token per rune: simple, and strict enough to
@@ -114,16 +115,16 @@ func TestClip(t *testing.T) {
 // joined "name: text" gives, for the clip and the error search, across
 // the window sizes.
 func TestResultPartsAsWhole(t *testing.T) {
-	texts := []string{"", "ok", "  spaced   out  ", strings.Repeat("x", 2*errorWindow+5) + "\nError: late\n",
-		"Error: early\n" + strings.Repeat("y\n", errorWindow), strings.Repeat("z", errorWindow-3) + "\nfatal: near the cut\n" + strings.Repeat("w", errorWindow+10)}
-	for _, name := range []string{"", "bash", "error", strings.Repeat("n", errorWindow+1)} {
+	texts := []string{"", "ok", "  spaced   out  ", strings.Repeat("x", 2*errline.Window+5) + "\nError: late\n",
+		"Error: early\n" + strings.Repeat("y\n", errline.Window), strings.Repeat("z", errline.Window-3) + "\nfatal: near the cut\n" + strings.Repeat("w", errline.Window+10)}
+	for _, name := range []string{"", "bash", "error", strings.Repeat("n", errline.Window+1)} {
 		for _, text := range texts {
 			r := result{name, text}
 			if got, want := clip2(name, text, 100), clip(r.String(), 100); got != want {
 				t.Errorf("clip2(%.20q, %.20q) = %q, want %q", name, text, got, want)
 			}
 			gl, gok := r.errorLine()
-			wl, wok := errorLine(r.String())
+			wl, wok := errline.Find(r.String())
 			if gl != wl || gok != wok {
 				t.Errorf("errorLine(%.20q, %.20q) = %q %v, want %q %v", name, text, gl, gok, wl, wok)
 			}
@@ -163,6 +164,16 @@ func argsSummaryByMap(raw json.RawMessage) string {
 	return argsByMap(raw)
 }
 
+// argsOf is the arguments' JSON text of raw, as [traj.Call].Args holds
+// it: a JSON string decoded, anything else as it is.
+func argsOf(raw string) string {
+	var s string
+	if json.Unmarshal([]byte(raw), &s) == nil {
+		return s
+	}
+	return raw
+}
+
 func TestArgsSummaryAsByMap(t *testing.T) {
 	cases := []string{
 		`{"path": "a/b.go"}`, `{"command": "ls -la", "path": "x", "query": "q"}`, `{"path": "first", "path": "last"}`,
@@ -175,7 +186,7 @@ func TestArgsSummaryAsByMap(t *testing.T) {
 		`{"path": "a", "s": "1e400 in a string"}`, "\"{\\\"city\\\": \\\"Z\\u00fcrich\\\"}\"",
 	}
 	for _, c := range cases {
-		if got, want := argsSummary(json.RawMessage(c)), argsSummaryByMap(json.RawMessage(c)); got != want {
+		if got, want := argsSummary(argsOf(c)), argsSummaryByMap(json.RawMessage(c)); got != want {
 			t.Errorf("argsSummary(%.60q) = %q, by map %q", c, got, want)
 		}
 	}
@@ -186,7 +197,7 @@ func FuzzArgsSummary(f *testing.F) {
 	f.Add(`"{\"query\": 1}"`)
 	f.Add(`{"path": "a", "n": 1e400}`)
 	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := argsSummary(json.RawMessage(s)), argsSummaryByMap(json.RawMessage(s)); got != want {
+		if got, want := argsSummary(argsOf(s)), argsSummaryByMap(json.RawMessage(s)); got != want {
 			t.Fatalf("argsSummary(%q) = %q, by map %q", s, got, want)
 		}
 	})
@@ -196,8 +207,9 @@ func FuzzArgsSummary(f *testing.F) {
 // quoted as it is (it used to panic: found in review).
 func TestResponseTextPlain(t *testing.T) {
 	for _, body := range []string{"plain output", "[1, 2]", "{broken", `"a string"`, "42"} {
-		if r := responseText(body); r.text != body || r.name != "" {
-			t.Errorf("responseText(%q) = %+v, want the body as is", body, r)
+		rs := toolResults(traj.Turn{Role: traj.RoleTool, Text: "<tool_response>\n" + body + "\n</tool_response>"})
+		if len(rs) != 1 || rs[0].text != body || rs[0].name != "" {
+			t.Errorf("toolResults of %q = %+v, want the body as is", body, rs)
 		}
 	}
 	line := `{"conversations": [{"from": "human", "value": "go"}, {"from": "tool", "value": "<tool_response>\nplain output, exit code 2\n</tool_response>"}]}`

@@ -1,10 +1,10 @@
 package summary
 
 import (
-	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/traj"
@@ -28,24 +28,20 @@ const commandPrefix = 60
 // [CommandKeys]; a command by its first line, blanks collapsed, up to 60
 // characters), and how many of each the text names (a tool name as a
 // whole word, a path or command as written, blanks collapsed). Calls are
-// read as [Deterministic] reads them (OpenAI tool_calls, Hermes
-// <tool_call> blocks, LLaMA-Factory function_call turns).
+// read as [Deterministic] reads them: [traj.Turn.Calls].
 func Retention(turns []traj.Turn, text string) (tools, toolsKept, args, argsKept int) {
 	norm := collapse(text)
 	seenTool, seenArg := map[string]bool{}, map[string]bool{}
 	for _, t := range turns {
-		if t.Role != traj.RoleAssistant && t.Name != "function_call" {
-			continue
-		}
-		for _, c := range rawCalls(t) {
-			if c.name != "" && !seenTool[c.name] {
-				seenTool[c.name] = true
+		for _, c := range t.Calls() {
+			if c.Name != "" && !seenTool[c.Name] {
+				seenTool[c.Name] = true
 				tools++
-				if containsWord(norm, c.name) {
+				if containsWord(norm, c.Name) {
 					toolsKept++
 				}
 			}
-			for _, v := range namedArgs(c.args) {
+			for _, v := range namedArgs(c.Args) {
 				if v == "" || seenArg[v] {
 					continue
 				}
@@ -60,17 +56,11 @@ func Retention(turns []traj.Turn, text string) (tools, toolsKept, args, argsKept
 	return tools, toolsKept, args, argsKept
 }
 
-// namedArgs returns the paths and commands a call's arguments name,
-// normalised as Retention compares them.
-func namedArgs(raw []byte) []string {
-	raw = bytes.TrimLeft(raw, " \t\r\n")
-	if len(raw) > 0 && raw[0] == '"' { // arguments as a JSON-encoded string
-		s, ok := jsonx.Unquote(raw)
-		if !ok {
-			return nil
-		}
-		raw = []byte(s)
-	}
+// namedArgs returns the paths and commands a call's arguments (their
+// JSON text: [traj.Call].Args) name, normalised as Retention compares
+// them.
+func namedArgs(args string) []string {
+	raw := unsafe.Slice(unsafe.StringData(args), len(args)) // read only
 	keys := append(append([]string(nil), PathKeys...), CommandKeys...)
 	vals, ok := jsonx.Fields(raw, keys...)
 	if !ok {

@@ -8,7 +8,10 @@
 //
 // Roles are normalised ([RoleSystem], [RoleUser], [RoleAssistant],
 // [RoleTool]); a role the reader does not know keeps its verbatim name and is
-// never a tool turn. The JSON underneath (validation, member spans, string
-// decoding and encoding) is package internal/jsonx. The package does no file
-// I/O and starts no goroutines.
+// never a tool turn. Tool calls and results of every dialect (OpenAI
+// tool_calls, Hermes <tool_call>/<tool_response> blocks, LLaMA-Factory
+// function_call/observation turns) are read here and nowhere else:
+// [Turn.Calls], [Turn.Results]. The JSON underneath (validation, member
+// spans, string decoding and encoding) is package internal/jsonx. The
+// package does no file I/O and starts no goroutines.
 package traj

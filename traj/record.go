@@ -481,40 +481,17 @@ func openAIExtras(b []byte, ms []jsonx.Member, t *Turn, text *joiner) {
 	}
 }
 
-// ToolCall is one entry of an OpenAI message's "tool_calls" list, as read:
+// toolCall is one entry of an OpenAI message's "tool_calls" list, as read:
 // {"id": …, "function": {"name": …, "arguments": …}}.
-type ToolCall struct {
+type toolCall struct {
 	ID   string // "" when absent or not a string
 	Name string // "" when absent or not a string
 	// Arguments is the raw JSON value of "arguments" (OpenAI sends a string
 	// holding JSON, some datasets an object); nil when absent. It shares
-	// the turn's memory: do not modify it.
+	// the turn's memory.
 	Arguments []byte
 
 	hasID bool // the entry has a string "id"
-}
-
-// ToolCalls returns the tool calls of an OpenAI-dialect turn, parsed from
-// Raw exactly as [Decode] reads them for the turn's text and
-// [Turn.CallIDs]: each object in the message's "tool_calls" list, in order,
-// keys matched exactly (the last of a repeated key wins). It returns nil for
-// a turn of another dialect and for a message without tool calls. The
-// result is new on every call.
-func (t Turn) ToolCalls() []ToolCall {
-	if !t.openAI {
-		return nil
-	}
-	ms, _, err := jsonx.Members(t.Raw, 0)
-	if err != nil {
-		return nil
-	}
-	var out []ToolCall
-	for _, el := range toolCallSpans(t.Raw, ms) {
-		if c, ok := parseToolCall(t.Raw, el); ok {
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // toolCallSpans returns the spans of the entries of the "tool_calls" list
@@ -529,7 +506,7 @@ func toolCallSpans(b []byte, ms []jsonx.Member) [][2]int {
 
 // parseToolCall reads the tool call at span el of b; ok is false when the
 // entry is not an object.
-func parseToolCall(b []byte, el [2]int) (c ToolCall, ok bool) {
+func parseToolCall(b []byte, el [2]int) (c toolCall, ok bool) {
 	cm, _, err := jsonx.Members(b[:el[1]], el[0])
 	if err != nil {
 		return c, false

@@ -39,11 +39,11 @@ func TestToolCalls(t *testing.T) {
 			}
 			turn := r.Turns[c.turn]
 			var got []want
-			for _, tc := range turn.ToolCalls() {
-				got = append(got, want{tc.ID, tc.Name, string(tc.Arguments)})
+			for _, tc := range turn.Calls() {
+				got = append(got, want{tc.ID, tc.Name, string(tc.RawArgs)})
 			}
 			if !slices.Equal(got, c.want) {
-				t.Errorf("ToolCalls = %q, want %q", got, c.want)
+				t.Errorf("Calls = %q, want %q", got, c.want)
 			}
 			if !slices.Equal(turn.CallIDs, c.ids) {
 				t.Errorf("CallIDs = %q, want %q", turn.CallIDs, c.ids)

@@ -1,4 +1,4 @@
-package summary
+package errline
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// errorRe is the specification of firstErrorLine, line by line.
+// errorRe is the specification of First, line by line.
 var errorRe = regexp.MustCompile(`(?im)^\W*(error|fatal|panic|exception|traceback)\b|\b(error|exception|fatal)\s*:|\bfail(ed|ure)?\b|no such file|permission denied|command not found|\bnot found\b|exit (code|status):? ?[1-9]|returncode"?: ?[1-9]|错误|失败|エラー|ошибка`)
 
 func TestIsErrorLineCases(t *testing.T) {
@@ -52,14 +52,14 @@ func TestIsErrorLineCases(t *testing.T) {
 	}
 }
 
-// isErrorLine reports whether firstErrorLine finds line (one line) to be
+// isErrorLine reports whether First finds line (one line) to be
 // an error report.
 func isErrorLine(line string) bool {
-	_, ok := firstErrorLine(line)
+	_, ok := First(line)
 	return ok
 }
 
-// specFirstLine is what firstErrorLine must return: the first line of w
+// specFirstLine is what First must return: the first line of w
 // (as strings.Lines cuts them) that errorRe matches.
 func specFirstLine(w string) (string, bool) {
 	for l := range strings.Lines(w) {
@@ -93,10 +93,10 @@ func TestIsErrorLineMatchesSpec(t *testing.T) {
 
 func checkFirstLine(t *testing.T, w string) {
 	t.Helper()
-	got, gok := firstErrorLine(w)
+	got, gok := First(w)
 	want, wok := specFirstLine(w)
 	if got != want || gok != wok {
-		t.Fatalf("firstErrorLine(%q) = %q, %v; spec says %q, %v", w, got, gok, want, wok)
+		t.Fatalf("First(%q) = %q, %v; spec says %q, %v", w, got, gok, want, wok)
 	}
 }
 
@@ -141,9 +141,9 @@ func BenchmarkErrorLine(b *testing.B) {
 		fmt.Fprintf(&sb, "ok  \tgithub.com/example/pkg%d\t0.%03ds coverage: %d%% of statements in the rest of the tree\n", i, i, i%100)
 	}
 	s := sb.String()
-	b.SetBytes(2 * errorWindow)
+	b.SetBytes(2 * Window)
 	for b.Loop() {
-		if _, ok := errorLine(s); ok {
+		if _, ok := Find(s); ok {
 			b.Fatal("found an error line")
 		}
 	}

@@ -57,6 +57,7 @@ import (
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/task"
 	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainview"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -349,6 +350,12 @@ func compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	}
 	if cfg.Summarization.OnFailure == "fallback" {
 		opts.Fallback = summary.Deterministic{Counter: counter}
+	}
+	opts.ToolsKey = cfg.Input.ToolsKey
+	if tmpl, err := trainview.Resolve(cfg.Tokenizer.ChatTemplate, counter); err != nil {
+		return nil, nil, usagef("%v", err)
+	} else if tmpl != nil {
+		opts.Template = &trainview.Counter{Template: tmpl, Tokens: counter}
 	}
 	if cfg.Redaction.Enabled {
 		opts.Redactor = redact.Default()
@@ -873,6 +880,11 @@ func (r *runner) runInfo(start time.Time) metrics.RunInfo {
 	}
 	if ti := r.dir.man.Tokenizer; ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash
+	}
+	if r.counter != nil {
+		if tmpl, err := trainview.Resolve(r.cfg.Tokenizer.ChatTemplate, r.counter); err == nil && tmpl != nil {
+			info.ChatTemplate, info.ChatTemplateSHA256 = tmpl.Path, tmpl.Hash
+		}
 	}
 	info.Config, info.ConfigFingerprint = fingerprint(r.cfg, r.spec.Sample)
 	if r.cfg.Summarization.Method == "llm" {

@@ -102,6 +102,10 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 		dst = append(dst, `,"turn_list_read":`...)
 		dst = jsonx.AppendString(dst, o.TurnListRead)
 	}
+	if o.TemplateError != "" {
+		dst = append(dst, `,"chat_template_error":`...)
+		dst = jsonx.AppendString(dst, o.TemplateError)
+	}
 	dst = o.appendQuality(dst)
 	return append(dst, '}')
 }

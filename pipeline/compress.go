@@ -14,6 +14,7 @@ import (
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainview"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -27,6 +28,20 @@ type Options struct {
 	Counter      tokenize.Counter // counts turn texts; wrap it in tokenize.Memo
 	TurnOverhead int              // tokens added per turn for chat-template framing
 	Schema       traj.Schema
+
+	// Template, when set (tokenizer.chat_template), makes every count of a
+	// whole record the count of the record as the trainer sees it: its
+	// messages and tool schemas (package trainview) rendered by the model's
+	// chat template and tokenized. A record is then skipped_under_target
+	// only when its templated count is at or under the target, and
+	// compressed only when its rendered result is; the per-turn counts
+	// only guide the planner (see Compressor.fit). A record the template
+	// refuses is uncompressible, reason chat_template, written unchanged.
+	Template *trainview.Counter
+	// ToolsKey names the record field holding its tool schemas ("" means
+	// "tools"). Without a Template the schemas are counted as the tokens
+	// of their JSON, once per record.
+	ToolsKey string
 
 	Summarizer summary.Summarizer
 	// Fallback, when set, summarises a region whose Summarizer failed
@@ -139,7 +154,8 @@ type Result struct {
 // use. [Run] calls it from many goroutines. It holds no limits of its own:
 // [Run] owns them and passes them to each call.
 type Compressor struct {
-	opts Options
+	opts   Options
+	mapper trainview.Mapper
 }
 
 // NewCompressor checks opts and returns a Compressor.
@@ -160,7 +176,7 @@ func NewCompressor(opts Options) (*Compressor, error) {
 		}
 		opts.Prepass = &pc
 	}
-	return &Compressor{opts: opts}, nil
+	return &Compressor{opts: opts, mapper: trainview.Mapper{Schema: opts.Schema, ToolsKey: opts.ToolsKey}}, nil
 }
 
 // count is the token count of one turn.
@@ -182,6 +198,15 @@ type job struct {
 	roles []traj.Role  // measure: per turn
 	tok   []int        // measure: per turn, as counted by c.count
 	ext   int          // measure: tokens of a system prompt outside the turns
+	// adj is what a whole record costs besides its turns and system prompt
+	// as counted one by one: without a template, its tool schemas (as
+	// JSON); with one, the templated count of the record less those
+	// counts, raised by fit when a rendered result came out over target.
+	// The planner budgets the turns with it; only a template's final
+	// count settles a record.
+	adj     int
+	tmplErr error // measure: the template refused the record
+	refits  int   // times refit planned the record again
 	plan  snap.Plan    // plan, place
 	obs   metrics.Observation
 
@@ -242,36 +267,100 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 		j.obs.Group = metrics.GroupName(j.rec.Field(c.opts.GroupBy))
 	}
 	c.measure(&j)
+	if j.tmplErr != nil {
+		j.obs.TemplateError = j.tmplErr.Error()
+		j.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
+		return j.unchanged(), nil
+	}
 	c.planRegion(&j)
 	if c.prepass(&j) { // fits with no region summarised
-		return c.prepassOnly(&j)
+		a := c.prepassOnly(&j)
+		pairing := c.account(&j, a, 0)
+		if !c.refit(&j) {
+			return c.encode(&j, a, pairing)
+		}
+		// Fit per turn, not once rendered: summarise a region after all.
+		j.obs.Prepass.Fit = false
+		c.planRegion(&j)
 	}
 	c.place(&j)
 	if j.plan.Outcome != outcome.Compressed {
 		if j.obs.Prepass.Saved != ([metrics.NumPrepassSteps]int{}) {
 			// No region can be summarised, but the prepass made the
 			// record smaller: written so, still over target.
-			return c.prepassOnly(&j)
+			a := c.prepassOnly(&j)
+			return c.encode(&j, a, c.account(&j, a, 0))
 		}
 		j.leave(j.plan.Outcome, string(j.plan.Reason))
 		return j.unchanged(), nil
 	}
-	j.obs.Region = &[2]int{j.plan.Start, j.plan.End}
-	req := c.request(&j)
-	if c.estimating() {
-		return c.estimate(&j, req), nil
+	var done *fitted // the last result, over target once rendered
+	for {
+		j.obs.Region = &[2]int{j.plan.Start, j.plan.End}
+		req := c.request(&j)
+		if c.estimating() {
+			return c.estimate(&j, req), nil
+		}
+		sum, ok, err := c.summarize(ctx, &j, req)
+		if err != nil {
+			return Result{}, err
+		}
+		if !ok {
+			if done != nil {
+				return done.encode(c, &j)
+			}
+			return j.unchanged(), nil
+		}
+		j.retain(req, sum.Text)
+		a := c.assemble(&j, sum.Text)
+		pairing := c.account(&j, a, sum.Tokens)
+		if !c.refit(&j) {
+			return c.encode(&j, a, pairing)
+		}
+		done = &fitted{a: a, pairing: pairing, obs: j.obs, plan: j.plan}
+		c.planRegion(&j)
+		c.place(&j)
+		if j.plan.Outcome != outcome.Compressed {
+			return done.encode(c, &j)
+		}
 	}
-	sum, ok, err := c.summarize(ctx, &j, req)
-	if err != nil {
-		return Result{}, err
+}
+
+// maxRefits bounds how often a record whose rendered result came out over
+// target is planned again with a larger region (Compressor.refit).
+const maxRefits = 4
+
+// refit decides, with a chat template, whether a record whose rendered
+// result is over target is planned again: the planner's per-turn counts
+// are an estimate of what the template renders (its framing differs by
+// position: Qwen3 drops old reasoning_content, Llama-3.1 the text of
+// tool-calling turns), so the overshoot is added to what the planner
+// budgets besides the turns (j.adj) and the region grows by it. It says
+// false when the result stands: no template, it fits, the template
+// refused it, or maxRefits were made.
+func (c *Compressor) refit(j *job) bool {
+	if c.opts.Template == nil || j.obs.Outcome != outcome.CompressedOverLimit || j.tmplErr != nil || j.refits >= maxRefits {
+		return false
 	}
-	if !ok {
-		return j.unchanged(), nil
-	}
-	j.retain(req, sum.Text)
-	a := c.assemble(&j, sum.Text)
-	pairing := c.account(&j, a, sum.Tokens)
-	return c.encode(&j, a, pairing)
+	j.refits++
+	j.adj += j.obs.TokensAfter - c.opts.Budget.Target
+	return true
+}
+
+// fitted is a compressed result kept while a larger region is tried.
+type fitted struct {
+	a       assembly
+	pairing []snap.PairProblem
+	obs     metrics.Observation
+	plan    snap.Plan
+}
+
+// encode writes the kept result: the larger region could not be made.
+func (f *fitted) encode(c *Compressor, j *job) (Result, error) {
+	calls, errs := j.obs.SummaryCalls, j.obs.SummaryErrors
+	j.obs, j.plan = f.obs, f.plan
+	j.obs.SummaryCalls, j.obs.SummaryErrors = calls, errs
+	return c.encode(j, f.a, f.pairing)
 }
 
 // deadline is when a record started now must be done (zero: no limit). It
@@ -350,7 +439,17 @@ func (c *Compressor) measure(j *job) {
 	if j.rec.SystemKey != "" {
 		j.ext = c.opts.Counter.Count(j.rec.System) + c.opts.TurnOverhead
 	}
-	j.obs.Measure(total+j.ext, n)
+	j.adj = 0
+	switch {
+	case c.opts.Template != nil:
+		t, err := c.templated(j, j.turns, j.rec.System)
+		if err != nil {
+			j.tmplErr = err
+			break
+		}
+		j.adj = t - total - j.ext
+	}
+	j.obs.Measure(total+j.ext+j.adj, n)
 	if j.rec.Dialect == traj.DialectOpenAI {
 		// Reported for every record: a record written unchanged carries the
 		// problems of its input; a compressed one is rechecked in account.
@@ -363,7 +462,7 @@ func (c *Compressor) measure(j *job) {
 // a fixed, protected part of the record, so the turns get what is left.
 func (c *Compressor) turnBudget(j *job) snap.Budget {
 	b := c.opts.Budget
-	b.Target -= j.ext
+	b.Target -= j.ext + j.adj
 	b.Reserve = j.reserve
 	return b
 }
@@ -458,7 +557,7 @@ func (c *Compressor) prepass(j *job) bool {
 		return false
 	}
 	j.obs.Prepass.Ran = true
-	limit := c.opts.Budget.Target - j.ext - c.notice(j, p.HeadEnd)
+	limit := c.opts.Budget.Target - j.ext - j.adj - c.notice(j, p.HeadEnd)
 	fits := func(saved int) bool { return p.Total-saved <= limit }
 	turns, rep := prepass.Apply(j.rec, j.turns, p.HeadEnd, p.TailStart, fits, *c.opts.Prepass)
 	if rep.Total() == 0 {
@@ -481,16 +580,15 @@ func (c *Compressor) prepass(j *job) bool {
 	return false
 }
 
-// prepassOnly settles a record that the prepass changed and in which no
-// region is summarised: it fits, or no region can be summarised (it is
-// then compressed_over_limit). The notice is added as for any compressed
-// record.
-func (c *Compressor) prepassOnly(j *job) (Result, error) {
+// prepassOnly assembles a record that the prepass changed and in which no
+// region is summarised, for account: it fits, or no region can be
+// summarised (it is then compressed_over_limit). The notice is added as
+// for any compressed record.
+func (c *Compressor) prepassOnly(j *job) assembly {
 	h := j.plan.HeadEnd
 	j.plan = snap.Plan{Outcome: outcome.Compressed, Start: h, End: h, HeadEnd: h, TailStart: j.plan.TailStart}
 	c.notice(j, h)
-	a := c.assemble(j, "")
-	return c.encode(j, a, c.account(j, a, 0))
+	return c.assemble(j, "")
 }
 
 // place decides, in alternation mode, how the summary joins its neighbours
@@ -524,7 +622,7 @@ func (c *Compressor) estimating() bool { return c.opts.DryRun && c.remote() }
 // and the summarizer's estimate of its calls, if it has one.
 func (c *Compressor) estimate(j *job, req summary.Request) Result {
 	n := len(j.roles)
-	after := j.ext + j.plan.Total - j.plan.RegionTokens + c.opts.Budget.SummaryTokens + j.reserve
+	after := j.ext + j.adj + j.plan.Total - j.plan.RegionTokens + c.opts.Budget.SummaryTokens + j.reserve
 	j.obs.Settle(snap.Settle(after, c.opts.Budget), after, j.plan.TurnsAfter(n))
 	j.obs.SummaryCalls = 1
 	if e, ok := c.opts.Summarizer.(summary.Estimator); ok {
@@ -676,6 +774,21 @@ func (c *Compressor) account(j *job, a assembly, sumTokens int) []snap.PairProbl
 			after += c.count(t)
 		}
 	}
+	after += j.adj
+	if c.opts.Template != nil {
+		sys := j.rec.System
+		if j.sys != "" {
+			sys = j.sys
+		}
+		t, err := c.templated(j, a.turns, sys)
+		if err != nil {
+			// Rendered the input, refuses the output (e.g. a summary turn
+			// out of the order it wants): over target for certain.
+			j.tmplErr = err
+			t = c.opts.Budget.Target + 1
+		}
+		after = t
+	}
 	j.obs.Settle(snap.Settle(after, c.opts.Budget), after, len(a.turns))
 	if j.rec.Dialect != traj.DialectOpenAI {
 		return nil
@@ -703,6 +816,16 @@ func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Res
 	res.Out = j.rec.AppendJSON(make([]byte, 0, len(j.raw)), a.turns, a.fields...)
 	res.Obs = j.obs
 	return res, nil
+}
+
+// templated is the count of turns (with system outside them) of j's record
+// as the trainer sees it: Options.Template.
+func (c *Compressor) templated(j *job, turns []traj.Turn, system string) (int, error) {
+	v, err := c.mapper.View(j.rec, turns, system)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", c.opts.Template.Template.Path, err)
+	}
+	return c.opts.Template.Count(v)
 }
 
 // noticedAt is the index in ns of head turn i, or -1 when reserve did not

@@ -205,10 +205,10 @@ type job struct {
 	// The planner budgets the turns with it; only a template's final
 	// count settles a record.
 	adj     int
-	tmplErr error // measure: the template refused the record
-	refits  int   // times refit planned the record again
-	plan  snap.Plan    // plan, place
-	obs   metrics.Observation
+	tmplErr error     // measure: the template refused the record
+	refits  int       // times refit planned the record again
+	plan    snap.Plan // plan, place
+	obs     metrics.Observation
 
 	// plan: what assembly will add besides the summary text (snap's
 	// Budget.Reserve), and the noticed texts it measured for that, reused

@@ -448,6 +448,12 @@ func (c *Compressor) measure(j *job) {
 			break
 		}
 		j.adj = t - total - j.ext
+	default:
+		// Without a template the tool schemas are still part of what the
+		// trainer sees: the tokens of their JSON, once per record.
+		if tools, err := c.mapper.Tools(j.rec); err == nil && tools != nil {
+			j.adj = c.opts.Counter.Count(string(tools))
+		}
 	}
 	j.obs.Measure(total+j.ext+j.adj, n)
 	if j.rec.Dialect == traj.DialectOpenAI {

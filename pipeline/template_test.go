@@ -115,3 +115,23 @@ func TestTemplateRefusal(t *testing.T) {
 		t.Errorf("template error %q not reported", res.Obs.TemplateError)
 	}
 }
+
+// Without a template a record's tool schemas count as the tokens of their
+// JSON, once per record: a record that fits by its turns but not with its
+// tools is not skipped.
+func TestToolsCountWithoutTemplate(t *testing.T) {
+	c := newComp(t, nil)
+	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 40, 40, 20)
+	line = strings.TrimSuffix(line, "}") + `, "tools": "[{\"name\": \"f\", \"description\": \"` + words(60, "d") + `\"}]"}`
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 880 words of turns, and the tools JSON string holds 63 words.
+	if res.Obs.TokensBefore != 880+63 || res.Obs.Outcome != outcome.Compressed {
+		t.Fatalf("tokens_before %d, outcome %s; want 943, compressed", res.Obs.TokensBefore, res.Obs.Outcome)
+	}
+	if res.Obs.TokensAfter > 900 {
+		t.Errorf("tokens_after %d over the target", res.Obs.TokensAfter)
+	}
+}

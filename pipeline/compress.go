@@ -207,6 +207,7 @@ type job struct {
 	adj     int
 	tmplErr error     // measure: the template refused the record
 	refits  int       // times refit planned the record again
+	fits    bool      // measure: the templated record fits; turns not counted
 	plan    snap.Plan // plan, place
 	obs     metrics.Observation
 
@@ -270,6 +271,10 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 	if j.tmplErr != nil {
 		j.obs.TemplateError = j.tmplErr.Error()
 		j.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
+		return j.unchanged(), nil
+	}
+	if j.fits {
+		j.leave(outcome.SkippedUnderTarget, "")
 		return j.unchanged(), nil
 	}
 	c.planRegion(&j)
@@ -430,6 +435,26 @@ func (c *Compressor) decode(j *job) *Reject {
 func (c *Compressor) measure(j *job) {
 	j.turns = j.rec.Turns
 	n := len(j.turns)
+	defer func() {
+		if j.rec.Dialect == traj.DialectOpenAI {
+			// Reported for every record: a record written unchanged carries the
+			// problems of its input; a compressed one is rechecked in account.
+			j.obs.PairingProblems = len(snap.CheckPairing(j.rec.Turns))
+			j.obs.PairingProblemsBefore = j.obs.PairingProblems
+		}
+	}()
+	templated := -1
+	if c.opts.Template != nil {
+		t, err := c.templated(j, j.turns, j.rec.System)
+		if err != nil {
+			j.tmplErr = err
+		} else if templated = t; t <= c.opts.Budget.Target {
+			// It fits as the trainer sees it: its turns need no count.
+			j.fits = true
+			j.obs.Measure(t, n)
+			return
+		}
+	}
 	j.roles, j.tok = make([]traj.Role, n), make([]int, n)
 	total := 0
 	for i, t := range j.turns {
@@ -441,14 +466,9 @@ func (c *Compressor) measure(j *job) {
 	}
 	j.adj = 0
 	switch {
-	case c.opts.Template != nil:
-		t, err := c.templated(j, j.turns, j.rec.System)
-		if err != nil {
-			j.tmplErr = err
-			break
-		}
-		j.adj = t - total - j.ext
-	default:
+	case templated >= 0:
+		j.adj = templated - total - j.ext
+	case c.opts.Template == nil:
 		// Without a template the tool schemas are still part of what the
 		// trainer sees: the tokens of their JSON, once per record.
 		if tools, err := c.mapper.Tools(j.rec); err == nil && tools != nil {
@@ -456,12 +476,6 @@ func (c *Compressor) measure(j *job) {
 		}
 	}
 	j.obs.Measure(total+j.ext+j.adj, n)
-	if j.rec.Dialect == traj.DialectOpenAI {
-		// Reported for every record: a record written unchanged carries the
-		// problems of its input; a compressed one is rechecked in account.
-		j.obs.PairingProblems = len(snap.CheckPairing(j.rec.Turns))
-		j.obs.PairingProblemsBefore = j.obs.PairingProblems
-	}
 }
 
 // turnBudget is the budget of the turns: the system prompt outside them is

@@ -44,7 +44,9 @@ func (o *Observation) Settle(oc outcome.Outcome, tokens, turns int) {
 // turn indices, or null), pairing_problems (of the record as written),
 // pairing_problems_before (as read), utf8_repaired (ill-formed UTF-8
 // sequences replaced) only when there were any, turn_list_read (the key
-// of the list read, of a record with two identical turn lists) only then, prepass, redactions and
+// of the list read, of a record with two identical turn lists) only then,
+// chat_template_error (the chat template's message, for a record it
+// refused: reason chat_template) only then, prepass, redactions and
 // retention (see appendQuality). After counts are normalised as in
 // [Summary.Observe]. Strings are escaped per RFC 8259, invalid UTF-8 becomes
 // U+FFFD.

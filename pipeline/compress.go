@@ -205,11 +205,14 @@ type job struct {
 	// The planner budgets the turns with it; only a template's final
 	// count settles a record.
 	adj     int
-	tmplErr error     // measure: the template refused the record
-	refits  int       // times refit planned the record again
-	fits    bool      // measure: the templated record fits; turns not counted
-	plan    snap.Plan // plan, place
-	obs     metrics.Observation
+	tmplErr error // measure: the template refused the record
+	refits  int   // times refit planned the record again
+	fits    bool  // measure: the templated record fits; turns not counted
+	// stretches caches the counts of the rendered record's stretches
+	// between special tokens: its renderings share most of them.
+	stretches trainview.Stretches
+	plan      snap.Plan // plan, place
+	obs       metrics.Observation
 
 	// plan: what assembly will add besides the summary text (snap's
 	// Budget.Reserve), and the noticed texts it measured for that, reused
@@ -845,7 +848,10 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string) (int, e
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", c.opts.Template.Template.Path, err)
 	}
-	return c.opts.Template.Count(v)
+	if j.stretches == nil {
+		j.stretches = trainview.Stretches{}
+	}
+	return c.opts.Template.CountCached(v, j.stretches)
 }
 
 // noticedAt is the index in ns of head turn i, or -1 when reserve did not

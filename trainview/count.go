@@ -18,10 +18,37 @@ type Counter struct {
 // Count renders v and counts the text's tokens; an error is the
 // template's (its raise_exception message, wrapped in
 // chattemplate.ErrTemplate) or a view it could not read.
-func (c Counter) Count(v View) (int, error) {
+func (c Counter) Count(v View) (int, error) { return c.CountCached(v, nil) }
+
+// Stretches caches the counts of the stretches of rendered text between
+// special tokens (tokenize.Segmenter): the renderings of one record before
+// and after compression share most of them. Not safe for concurrent use.
+type Stretches map[string]int
+
+// CountCached is Count looking the stretches of the rendered text up in
+// cache first, and adding the ones it counts (nil: no cache). The count is
+// the same: a tokenizer that splits at its added tokens counts a text as
+// the sum of its stretches plus one per added token.
+func (c Counter) CountCached(v View, cache Stretches) (int, error) {
 	text, err := c.Template.Render(v.Messages, v.Tools)
 	if err != nil {
 		return 0, err
 	}
-	return c.Tokens.Count(text), nil
+	s, ok := c.Tokens.(tokenize.Segmenter)
+	if !ok || cache == nil {
+		return c.Tokens.Count(text), nil
+	}
+	n := 0
+	added, ok := s.Segments(text, func(p string) {
+		k, hit := cache[p]
+		if !hit {
+			k = c.Tokens.Count(p)
+			cache[p] = k
+		}
+		n += k
+	})
+	if !ok {
+		return c.Tokens.Count(text), nil
+	}
+	return n + added, nil
 }

@@ -49,3 +49,34 @@ func TestRenameToJSON(t *testing.T) {
 		}
 	}
 }
+
+// FromJSON reads as Python's json.loads: escapes, surrogate pairs, a
+// repeated key (first place, last value), ill-formed UTF-8 as U+FFFD (as
+// encoding/json), integers and floats apart; invalid JSON is an error.
+func TestFromJSON(t *testing.T) {
+	in := "{\"a\": \"x\\u00e9\\ud83d\\ude00\\\"\\/\", \"b\": [1, 2.0, -3e2, true, false, null, {}, []], \"c\": \"\xff\xfe é\", \"a\": \"last\"}"
+	v, err := FromJSON([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := filterToJSON([]jinja.Value{v}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"a": "last", "b": [1, 2.0, -300.0, true, false, null, {}, []], "c": "` + "\ufffd\ufffd é" + `"}`
+	if got.AsString() != want {
+		t.Errorf("got  %s\nwant %s", got.AsString(), want)
+	}
+	v, err = FromJSON([]byte(`["x\u00e9\ud83d\ude00\"\/"]`))
+	if err != nil || v.String() == "" {
+		t.Fatal(err)
+	}
+	if s, _ := filterToJSON([]jinja.Value{v}, nil); s.AsString() != `["xé😀\"/"]` {
+		t.Errorf("escapes: %s", s.AsString())
+	}
+	for _, bad := range []string{`{"a": }`, `[1,]`, `"x`, ``, `[1] 2`} {
+		if _, err := FromJSON([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}

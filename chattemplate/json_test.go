@@ -1,6 +1,7 @@
 package chattemplate
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/ardanlabs/jinja"
@@ -77,6 +78,27 @@ func TestFromJSON(t *testing.T) {
 	for _, bad := range []string{`{"a": }`, `[1,]`, `"x`, ``, `[1] 2`} {
 		if _, err := FromJSON([]byte(bad)); err == nil {
 			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// The string decoder agrees with encoding/json on every escape, surrogate
+// pairs and lone surrogates included.
+func TestUnescapeMatchesEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		`"a\nb\tc\r\b\f\/\\\""`, `"\u00e9\u4e2d\ud83d\ude00"`, `"\ud83d"`, `"\ude00x"`, `"\ud83d\u0041"`,
+		`"\ud83dx\ude00"`, `"\u0000\u001f"`, `"é\n😀"`, `"\uD83D\uDE00\uABCD"`,
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		v, err := FromJSON([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.AsString() != want {
+			t.Errorf("%s: got %q, want %q", in, v.AsString(), want)
 		}
 	}
 }

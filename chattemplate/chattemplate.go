@@ -196,14 +196,25 @@ var ErrTemplate = errors.New("chat template")
 // numbers their integer or float kind, as Python's json module would give
 // them to the template.
 func (t *Template) Render(messages, tools json.RawMessage) (string, error) {
-	msgs, err := FromJSON(messages)
+	return t.render(messages, tools, FromJSON)
+}
+
+// RenderValid is Render for messages and tools known to be valid JSON (as
+// json.Valid says; package trainview builds them so): they are not
+// validated again, which is a tenth of a render's time on long records.
+func (t *Template) RenderValid(messages, tools json.RawMessage) (string, error) {
+	return t.render(messages, tools, fromValidJSON)
+}
+
+func (t *Template) render(messages, tools json.RawMessage, decode func([]byte) (jinja.Value, error)) (string, error) {
+	msgs, err := decode(messages)
 	if err != nil {
 		return "", fmt.Errorf("messages: %w", err)
 	}
 	tl := jinja.None()
 	hasTools := false
 	if len(bytes.TrimSpace(tools)) > 0 {
-		if tl, err = FromJSON(tools); err != nil {
+		if tl, err = decode(tools); err != nil {
 			return "", fmt.Errorf("tools: %w", err)
 		}
 		hasTools = !tl.IsNone()

@@ -29,6 +29,17 @@ func FromJSON(data []byte) (jinja.Value, error) {
 		}
 		return jinja.Undefined(), errors.New("invalid JSON")
 	}
+	return fromValidJSON(data)
+}
+
+// fromValidJSON is FromJSON for data json.Valid accepts. Given invalid
+// JSON it returns an error or a value, never panics.
+func fromValidJSON(data []byte) (v jinja.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = jinja.Undefined(), fmt.Errorf("invalid JSON (%v)", r)
+		}
+	}()
 	p := jsonParser{b: data}
 	return p.value()
 }

@@ -102,3 +102,11 @@ func TestUnescapeMatchesEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// fromValidJSON, given what json.Valid refuses, errs or returns a value:
+// it never panics.
+func TestFromValidJSONInvalidInput(t *testing.T) {
+	for _, bad := range []string{``, `{`, `[1,`, `"x`, `{"a"`, `{"a":`, `tru`, `-`, `[1 2]`, `{"a" 1}`, `"\u12"`, `"\`} {
+		_, _ = fromValidJSON([]byte(bad))
+	}
+}

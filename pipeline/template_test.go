@@ -7,6 +7,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/outcome"
+	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/trainview"
 )
 
@@ -133,5 +134,40 @@ func TestToolsCountWithoutTemplate(t *testing.T) {
 	}
 	if res.Obs.TokensAfter > 900 {
 		t.Errorf("tokens_after %d over the target", res.Obs.TokensAfter)
+	}
+}
+
+// One template shared by the workers of Run: the output is the same for
+// any number of workers (run under -race, make test's RACE_PKGS), and
+// every record reported as fitting renders at or under the target.
+func TestTemplateRunIdenticalAcrossWorkers(t *testing.T) {
+	tc := templated(t, framed)
+	in := mixed(120)
+	var first string
+	for _, w := range []int{1, 4} {
+		comp := newComp(t, func(o *Options) {
+			o.Template = tc
+			o.Summarizer = summary.Deterministic{Counter: wordCounter{}}
+		})
+		var b buf
+		var results []Result
+		if _, err := Run(context.Background(), "f", &lines{data: in}, &b, comp, Config{Workers: w, OnResult: func(r Result) error {
+			results = append(results, r)
+			return nil
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range results {
+			if oc := r.Obs.Outcome; oc == outcome.SkippedUnderTarget || oc == outcome.Compressed {
+				if n := renderedCount(t, tc, r.Out); n > 900 || n != r.Obs.TokensAfter {
+					t.Fatalf("line %d %s: renders to %d, tokens_after %d", r.Obs.Line, oc, n, r.Obs.TokensAfter)
+				}
+			}
+		}
+		if first == "" {
+			first = b.String()
+		} else if b.String() != first {
+			t.Fatalf("workers %d: output differs from workers 1", w)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -132,7 +133,7 @@ func TestCountsMatchTransformersJS(t *testing.T) {
 			want := readCounts(t, golden)
 			c := testCounter(t, dir, tt.jinja)
 			cache := Stretches{} // shared: later records hit stretches of earlier ones
-			equal, raised, missing, parts := 0, 0, 0, 0
+			equal, raised, missing, parts, jsDiverges := 0, 0, 0, 0, 0
 			for _, rc := range cases {
 				w, ok := want[rc.Name]
 				if !ok {
@@ -156,10 +157,14 @@ func TestCountsMatchTransformersJS(t *testing.T) {
 				case strings.HasPrefix(w, "!") && err != nil:
 					equal++
 					raised++
+				case strings.HasPrefix(w, "!") && strings.Contains(w, jsUndefinedPlus):
+					jsDiverges++ // jinja2 renders it: TestViewsMatchJinja2
 				case strings.HasPrefix(w, "!"):
 					t.Errorf("%s: counted %d, transformers.js raised %q", rc.Name, got, w[1:])
 				case err != nil:
 					t.Errorf("%s: %v; transformers.js counted %s", rc.Name, err, w)
+				case strconv.Itoa(got) != w && tt.name == "llama3_1" && emptyListOrObject.Match(rc.Tools):
+					jsDiverges++ // tojson(indent=4) of [] or {}: TestViewsMatchJinja2
 				case strconv.Itoa(got) != w:
 					t.Errorf("%s: %d tokens, transformers.js %s", rc.Name, got, w)
 				default:
@@ -169,10 +174,22 @@ func TestCountsMatchTransformersJS(t *testing.T) {
 			if missing > 0 {
 				t.Errorf("%d records not in %s: regenerate with -update", missing, golden)
 			}
-			t.Logf("%s: %d/%d counts equal to transformers.js (%d raised in both); %d with content parts not compared", tt.name, equal, len(cases)-parts, raised, parts)
+			t.Logf("%s: %d/%d counts equal to transformers.js (%d raised in both); %d where transformers.js differs from jinja2 (and this package equals jinja2); %d with content parts not compared",
+				tt.name, equal, len(cases)-parts, raised, jsDiverges, parts)
 		})
 	}
 }
+
+// Where transformers.js 4.3.1 differs from Python's jinja2, which
+// TestViewsMatchJinja2 shows this package equals on the same records:
+// its tojson(indent=4) prints an empty list or object over three lines
+// (Llama-3.1 with a tool whose "required" is []), and it raises on
+// undefined + string where jinja2 renders (DeepSeek-V3 with tools that
+// have no "function" wrapper, as LLaMA-Factory stores them).
+var (
+	emptyListOrObject = regexp.MustCompile(`\[\s*\]|\{\s*\}`)
+	jsUndefinedPlus   = "Cannot perform operation + on undefined values"
+)
 
 // hasContentParts reports whether a message's content is a list.
 func hasContentParts(t *testing.T, msgs json.RawMessage) bool {

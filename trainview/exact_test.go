@@ -1,7 +1,6 @@
 package trainview
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"flag"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/trajcompress/trajcompress/chattemplate"
-	"github.com/trajcompress/trajcompress/internal/testenv"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
 
@@ -52,34 +50,41 @@ type refCase struct {
 // realViews maps every record of the real data twice: as it is, and with
 // its tools swapped (extraTools when it holds none, none when it holds some).
 func realViews(t *testing.T) []refCase {
-	files, dir := testenv.RealJSONL()
-	if len(files) == 0 {
-		t.Skipf("no real data in %s", dir)
-	}
 	var out []refCase
-	for _, path := range files {
-		f, err := os.Open(path)
+	eachRealLine(t, func(path string, n int, line []byte) {
+		v, err := Mapper{}.Record(line)
+		if err != nil {
+			return // not a trajectory: no template sees it
+		}
+		name := fmt.Sprintf("%s/%s:%d", filepath.Base(filepath.Dir(path)), filepath.Base(path), n)
+		out = append(out, refCase{Name: name, Messages: v.Messages, Tools: v.Tools})
+		swapped := refCase{Name: name + swappedSuffix, Messages: v.Messages}
+		if v.Tools == nil {
+			swapped.Tools = json.RawMessage(extraTools)
+		}
+		out = append(out, swapped)
+	})
+	return out
+}
+
+// writeCases writes cases as the reference scripts read them, one JSON
+// object a line, and returns the file's path.
+func writeCases(t *testing.T, cases []refCase) string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "cases.jsonl")
+	var buf bytes.Buffer
+	for _, c := range cases {
+		line, err := json.Marshal(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<27)
-		for n := 1; sc.Scan(); n++ {
-			v, err := Mapper{}.Record(sc.Bytes())
-			if err != nil {
-				continue // not a trajectory: no template sees it
-			}
-			name := fmt.Sprintf("%s/%s:%d", filepath.Base(filepath.Dir(path)), filepath.Base(path), n)
-			out = append(out, refCase{Name: name, Messages: v.Messages, Tools: v.Tools})
-			swapped := refCase{Name: name + swappedSuffix, Messages: v.Messages}
-			if v.Tools == nil {
-				swapped.Tools = json.RawMessage(extraTools)
-			}
-			out = append(out, swapped)
-		}
-		f.Close()
+		buf.Write(line)
+		buf.WriteByte('\n')
 	}
-	return out
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return in
 }
 
 // modelDir is the npm package's models folder, or a reason it is absent.
@@ -106,19 +111,7 @@ func TestCountsMatchTransformersJS(t *testing.T) {
 	cases := realViews(t)
 	var in string
 	if *update {
-		in = filepath.Join(t.TempDir(), "cases.jsonl")
-		var buf bytes.Buffer
-		for _, c := range cases {
-			line, err := json.Marshal(c)
-			if err != nil {
-				t.Fatal(err)
-			}
-			buf.Write(line)
-			buf.WriteByte('\n')
-		}
-		if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		in = writeCases(t, cases)
 	}
 	for _, tt := range templates {
 		t.Run(tt.name, func(t *testing.T) {

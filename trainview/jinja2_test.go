@@ -32,19 +32,7 @@ func TestViewsMatchJinja2(t *testing.T) {
 		t.Skipf("Debian's python3-jinja2 is missing (%v): run %s/setup.sh", err, refDir)
 	}
 	cases := realViews(t)
-	in := filepath.Join(t.TempDir(), "cases.jsonl")
-	var buf bytes.Buffer
-	for _, c := range cases {
-		line, err := json.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf.Write(line)
-		buf.WriteByte('\n')
-	}
-	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := writeCases(t, cases)
 	tdir := filepath.Join("..", "chattemplate", "testdata", "templates")
 	for _, tt := range []struct{ name, config, jinja string }{
 		{"qwen3", "qwen3.tokenizer_config.json", ""},

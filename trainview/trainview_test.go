@@ -116,75 +116,89 @@ func TestRecord(t *testing.T) {
 	}
 }
 
+// eachRealLine calls f with every line of the real data's JSONL files
+// (skipping the test when there is none) and returns the data directory.
+func eachRealLine(t *testing.T, f func(path string, n int, line []byte)) string {
+	t.Helper()
+	files, dir := testenv.RealJSONL()
+	if len(files) == 0 {
+		t.Skipf("no real data in %s", dir)
+	}
+	for _, path := range files {
+		fh, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<27)
+		for n := 1; sc.Scan(); n++ {
+			f(path, n, sc.Bytes())
+		}
+		err = sc.Err()
+		fh.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+	}
+	return dir
+}
+
 // TestRealData maps every record of the real data: the messages are valid
 // JSON, one per turn plus the system prompt held outside the turns, no
 // content is null, OpenAI roles are kept and ShareGPT roles are the ones a
 // template knows; the LLaMA-Factory demos' tools strings are parsed.
 func TestRealData(t *testing.T) {
-	files, dir := testenv.RealJSONL()
-	if len(files) == 0 {
-		t.Skipf("no real data in %s", dir)
-	}
 	records, withTools := 0, 0
-	for _, path := range files {
-		f, err := os.Open(path)
+	dir := eachRealLine(t, func(path string, n int, line []byte) {
+		rec, err := traj.Decode(line, traj.Pos{File: path, Line: int64(n)}, traj.Schema{})
 		if err != nil {
-			t.Fatal(err)
+			return
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(nil, 1<<27)
-		for n := 1; sc.Scan(); n++ {
-			rec, err := traj.Decode(sc.Bytes(), traj.Pos{File: path, Line: int64(n)}, traj.Schema{})
-			if err != nil {
+		v, err := Mapper{}.View(rec, rec.Turns, rec.System)
+		if err != nil {
+			t.Fatalf("%s:%d: %v", path, n, err)
+		}
+		var msgs []map[string]any
+		if err := json.Unmarshal(v.Messages, &msgs); err != nil {
+			t.Fatalf("%s:%d: %v", path, n, err)
+		}
+		want := len(rec.Turns)
+		if rec.System != "" {
+			want++
+		}
+		if len(msgs) != want {
+			t.Fatalf("%s:%d: %d messages for %d turns", path, n, len(msgs), want)
+		}
+		off := want - len(rec.Turns)
+		for i, m := range msgs {
+			if c, ok := m["content"]; ok && c == nil {
+				t.Fatalf("%s:%d: message %d has a null content", path, n, i)
+			}
+			role, _ := m["role"].(string)
+			if i < off {
 				continue
 			}
-			v, err := Mapper{}.View(rec, rec.Turns, rec.System)
-			if err != nil {
-				t.Fatalf("%s:%d: %v", path, n, err)
+			tr := rec.Turns[i-off]
+			if rec.Dialect == traj.DialectOpenAI && role != tr.Name {
+				t.Fatalf("%s:%d: message %d role %q, read %q", path, n, i, role, tr.Name)
 			}
-			var msgs []map[string]any
-			if err := json.Unmarshal(v.Messages, &msgs); err != nil {
-				t.Fatalf("%s:%d: %v", path, n, err)
+			if rec.Dialect == traj.DialectShareGPT && role != string(tr.Role) {
+				t.Fatalf("%s:%d: message %d role %q, turn role %q", path, n, i, role, tr.Role)
 			}
-			want := len(rec.Turns)
-			if rec.System != "" {
-				want++
-			}
-			if len(msgs) != want {
-				t.Fatalf("%s:%d: %d messages for %d turns", path, n, len(msgs), want)
-			}
-			off := want - len(rec.Turns)
-			for i, m := range msgs {
-				if c, ok := m["content"]; ok && c == nil {
-					t.Fatalf("%s:%d: message %d has a null content", path, n, i)
-				}
-				role, _ := m["role"].(string)
-				if i < off {
-					continue
-				}
-				tr := rec.Turns[i-off]
-				if rec.Dialect == traj.DialectOpenAI && role != tr.Name {
-					t.Fatalf("%s:%d: message %d role %q, read %q", path, n, i, role, tr.Name)
-				}
-				if rec.Dialect == traj.DialectShareGPT && role != string(tr.Role) {
-					t.Fatalf("%s:%d: message %d role %q, turn role %q", path, n, i, role, tr.Role)
-				}
-			}
-			if v.Tools != nil {
-				withTools++
-				if !json.Valid(v.Tools) {
-					t.Fatalf("%s:%d: tools not valid JSON", path, n)
-				}
-			}
-			if strings.Contains(filepath.Base(path), "glaive") && v.Tools == nil {
-				if raw, ok := rec.Field("tools"); ok && string(raw) != `""` && string(raw) != `"[]"` {
-					t.Fatalf("%s:%d: tools %s not passed", path, n, raw)
-				}
-			}
-			records++
 		}
-		f.Close()
-	}
+		if v.Tools != nil {
+			withTools++
+			if !json.Valid(v.Tools) {
+				t.Fatalf("%s:%d: tools not valid JSON", path, n)
+			}
+		}
+		if strings.Contains(filepath.Base(path), "glaive") && v.Tools == nil {
+			if raw, ok := rec.Field("tools"); ok && string(raw) != `""` && string(raw) != `"[]"` {
+				t.Fatalf("%s:%d: tools %s not passed", path, n, raw)
+			}
+		}
+		records++
+	})
 	t.Logf("%d records mapped, %d with tools", records, withTools)
 	if records == 0 {
 		t.Fatalf("no record of %s decoded", dir)

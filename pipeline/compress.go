@@ -208,6 +208,7 @@ type job struct {
 	tmplErr error // measure: the template refused the record
 	refits  int   // times refit planned the record again
 	fits    bool  // measure: the templated record fits; turns not counted
+	framing int   // measure: the template's framing per turn, estimated (added to tok)
 	// stretches caches the counts of the rendered record's stretches
 	// between special tokens: its renderings share most of them.
 	stretches trainview.Stretches
@@ -470,6 +471,17 @@ func (c *Compressor) measure(j *job) {
 	j.adj = 0
 	switch {
 	case templated >= 0:
+		// What the template adds beyond the texts is mostly framing per
+		// turn: spread it over the turns, so that the planner credits a
+		// region with the framing it removes too (the rendered result
+		// decides anyway: Compressor.refit).
+		if extra := templated - total - j.ext; extra > 0 && n > 0 {
+			j.framing = extra / n
+			for i := range j.tok {
+				j.tok[i] += j.framing
+			}
+			total += j.framing * n
+		}
 		j.adj = templated - total - j.ext
 	case c.opts.Template == nil:
 		// Without a template the tool schemas are still part of what the
@@ -536,7 +548,7 @@ func earlierSummaries(j *job) []bool {
 // region's start does not depend on the reserve, so the noticed turns are
 // the same after planning again.)
 func (c *Compressor) reserve(j *job) int {
-	return max(c.opts.TurnOverhead+c.notice(j, j.plan.Start), 0)
+	return max(c.opts.TurnOverhead+j.framing+c.notice(j, j.plan.Start), 0)
 }
 
 // notice measures what the notice adds to a record compressed from turn
@@ -592,7 +604,7 @@ func (c *Compressor) prepass(j *job) bool {
 	j.turns = turns
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		if turns[i].Made() {
-			j.tok[i] = c.count(turns[i])
+			j.tok[i] = c.count(turns[i]) + j.framing
 		}
 	}
 	if rep.Fits {

@@ -207,8 +207,11 @@ type job struct {
 	adj     int
 	tmplErr error // measure: the template refused the record
 	refits  int   // times refit planned the record again
-	fits    bool  // measure: the templated record fits; turns not counted
-	framing int   // measure: the template's framing per turn, estimated (added to tok)
+	// summarized: the summarizer was called for j (a later call, for a
+	// larger region, adds to its figures)
+	summarized bool
+	fits       bool // measure: the templated record fits; turns not counted
+	framing    int  // measure: the template's framing per turn, estimated (added to tok)
 	// stretches caches the counts of the rendered record's stretches
 	// between special tokens: its renderings share most of them.
 	stretches trainview.Stretches
@@ -366,9 +369,10 @@ type fitted struct {
 
 // encode writes the kept result: the larger region could not be made.
 func (f *fitted) encode(c *Compressor, j *job) (Result, error) {
-	calls, errs := j.obs.SummaryCalls, j.obs.SummaryErrors
+	o := j.obs // the calls of every try
 	j.obs, j.plan = f.obs, f.plan
-	j.obs.SummaryCalls, j.obs.SummaryErrors = calls, errs
+	j.obs.SummaryCalls, j.obs.SummaryErrors, j.obs.CacheHit = o.SummaryCalls, o.SummaryErrors, o.CacheHit
+	j.obs.PromptTokens, j.obs.CompletionTokens = o.PromptTokens, o.CompletionTokens
 	return c.encode(j, f.a, f.pairing)
 }
 
@@ -684,8 +688,17 @@ func (c *Compressor) summarize(ctx context.Context, j *job, req summary.Request)
 		}
 		j.cpuHeld = true
 	}
-	j.obs.SummaryCalls, j.obs.SummaryErrors = sum.APICalls, sum.APIErrors
-	j.obs.CacheHit, j.obs.PromptTokens, j.obs.CompletionTokens = sum.CacheHit, sum.PromptTokens, sum.CompletionTokens
+	if !j.summarized {
+		j.summarized = true
+		j.obs.SummaryCalls, j.obs.SummaryErrors = sum.APICalls, sum.APIErrors
+		j.obs.CacheHit, j.obs.PromptTokens, j.obs.CompletionTokens = sum.CacheHit, sum.PromptTokens, sum.CompletionTokens
+	} else { // a larger region after a rendered result over target: the calls add up
+		j.obs.SummaryCalls += sum.APICalls
+		j.obs.SummaryErrors += sum.APIErrors
+		j.obs.CacheHit = j.obs.CacheHit && sum.CacheHit
+		j.obs.PromptTokens += sum.PromptTokens
+		j.obs.CompletionTokens += sum.CompletionTokens
+	}
 	if err == nil {
 		return sum, true, nil
 	}

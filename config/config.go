@@ -53,6 +53,12 @@ type Tokenizer struct {
 	Revision        string `yaml:"revision,omitempty" json:"revision,omitempty"` // ours: Hugging Face revision for a model id; "" is main
 	TrustRemoteCode bool   `yaml:"trust_remote_code" json:"trust_remote_code"`   // accepted for compatibility; nothing remote is ever loaded
 	TurnOverhead    int    `yaml:"turn_overhead" json:"turn_overhead"`           // ours: tokens added per turn for chat-template framing
+	// ChatTemplate (ours) is how a record is counted: "auto" (the
+	// tokenizer's own chat template), "none" (turn by turn, with
+	// turn_overhead), or the path of a .jinja or tokenizer_config.json;
+	// "" is auto when the tokenizer has a template, none otherwise
+	// (trainview.Resolve).
+	ChatTemplate string `yaml:"chat_template,omitempty" json:"chat_template,omitempty"`
 }
 
 // Compression is the compression section.
@@ -125,6 +131,9 @@ type Input struct {
 	TurnsKey   string `yaml:"turns_key" json:"turns_key"`     // for datasets that rename "conversations"/"messages"
 	RoleKey    string `yaml:"role_key" json:"role_key"`       // … "from"/"role"
 	ContentKey string `yaml:"content_key" json:"content_key"` // … "value"/"content"
+	// ToolsKey (ours) is the record field holding its tool schemas, counted
+	// once per record (trainview); "" is "tools".
+	ToolsKey string `yaml:"tools_key,omitempty" json:"tools_key,omitempty"`
 }
 
 // Redaction is ours: secrets (cloud, VCS, chat and LLM provider keys,

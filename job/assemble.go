@@ -12,6 +12,7 @@ import (
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
@@ -40,6 +41,10 @@ type assembler struct {
 	llm     llmStats
 	inputFP string
 	worst   *report.Worst // for the HTML report; nil without one
+	// template names the chat template the records were counted with
+	// (its path and SHA-256), for the run block; nil for none, and in a
+	// merge, which builds no counter.
+	template *chattemplate.Template
 }
 
 // assemble finishes a run whose every task is done: it puts the outputs
@@ -421,6 +426,9 @@ func (a *assembler) runInfo(start time.Time) metrics.RunInfo {
 	}
 	if ti := a.dir.man.Tokenizer; ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash
+	}
+	if a.template != nil {
+		info.ChatTemplate, info.ChatTemplateSHA256 = a.template.Path, a.template.Hash
 	}
 	info.Config, info.ConfigFingerprint = jobcore.SampledConfigFingerprint(a.spec.Config, a.spec.Sample)
 	if a.spec.Config.Summarization.Method == "llm" {

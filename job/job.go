@@ -57,6 +57,7 @@ import (
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/task"
 	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainview"
 )
 
 // Spec is one compress invocation: the config, the [Settings] its run
@@ -406,7 +407,13 @@ func (r *runner) abort() {
 
 // assembler is the assembler of the run, once its tasks are done.
 func (r *runner) assembler() *assembler {
-	return &assembler{spec: r.spec, inputs: r.inputs, dir: r.dir, out: r.out, batch: r.batch}
+	a := &assembler{spec: r.spec, inputs: r.inputs, dir: r.dir, out: r.out, batch: r.batch}
+	if r.counter != nil {
+		if tmpl, err := trainview.Resolve(r.spec.Config.Tokenizer.ChatTemplate, r.counter); err == nil && tmpl != nil {
+			a.template = tmpl
+		}
+	}
+	return a
 }
 
 // runLocked runs task t; a shard takes the task's lock first, so that

@@ -8,6 +8,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/job/jobcore"
+	"github.com/trajcompress/trajcompress/trainview"
 	"github.com/trajcompress/trajcompress/traj"
 	"github.com/trajcompress/trajcompress/validate"
 )
@@ -15,6 +16,10 @@ import (
 // Validated counts the records of a [Validate] run.
 type Validated struct {
 	Total, Rejected, Unreadable int
+	// OverLength counts the records whose templated length is over
+	// ValidateOptions.MaxLength, Refused those the template refused (both
+	// among Rejected).
+	OverLength, Refused int
 }
 
 // ValidateOptions are the settings of [Validate] beyond what it checks.
@@ -30,6 +35,14 @@ type ValidateOptions struct {
 	// Notes receives a line for each file of a directory left out (see
 	// [WalkInputs]); nil discards them.
 	Notes io.Writer
+	// Length, when set, counts each record as the trainer sees it (its
+	// chat template) and rejects the ones over MaxLength tokens, what a
+	// trainer's cutoff_len / max_seq_length would cut or drop, and the
+	// ones the template refuses.
+	Length    *trainview.Counter
+	MaxLength int
+	// ToolsKey is the record field of tool schemas for Length ("" tools).
+	ToolsKey string
 }
 
 // Validate reads every record of paths (any format [format.Open] reads; a
@@ -73,18 +86,45 @@ func Validate(paths []string, c validate.Consumer, schema traj.Schema, o Validat
 				v.Unreadable++
 				continue
 			}
-			ps, _ := validate.Check(rec.Turns, c)
-			if len(ps) == 0 {
+			why := ""
+			if c != "" {
+				if ps, _ := validate.Check(rec.Turns, c); len(ps) > 0 {
+					why = ps[0].String()
+				}
+			}
+			if why == "" && o.Length != nil {
+				why = overLength(rec, schema, o, &v)
+			}
+			if why == "" {
 				continue
 			}
 			v.Rejected++
 			if v.Rejected <= o.Limit {
-				fmt.Fprintf(report, "%s: %s\n", pos, ps[0])
+				fmt.Fprintf(report, "%s: %s\n", pos, why)
 			}
 		}
 		src.Close()
 	}
 	return v, nil
+}
+
+// overLength says why a record is over o.MaxLength once templated, or
+// refused by the template; "" when it fits.
+func overLength(rec *traj.Record, schema traj.Schema, o ValidateOptions, v *Validated) string {
+	view, err := trainview.Mapper{Schema: schema, ToolsKey: o.ToolsKey}.View(rec, rec.Turns, rec.System)
+	n := 0
+	if err == nil {
+		n, err = o.Length.Count(view)
+	}
+	if err != nil {
+		v.Refused++
+		return fmt.Sprintf("chat template %s: %v", o.Length.Template.Path, err)
+	}
+	if n > o.MaxLength {
+		v.OverLength++
+		return fmt.Sprintf("%d tokens once templated, over --max-length %d by %d", n, o.MaxLength, n-o.MaxLength)
+	}
+	return ""
 }
 
 // expandDirs replaces each directory of paths by the input files under it,

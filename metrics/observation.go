@@ -44,7 +44,9 @@ func (o *Observation) Settle(oc outcome.Outcome, tokens, turns int) {
 // turn indices, or null), pairing_problems (of the record as written),
 // pairing_problems_before (as read), utf8_repaired (ill-formed UTF-8
 // sequences replaced) only when there were any, turn_list_read (the key
-// of the list read, of a record with two identical turn lists) only then, prepass, redactions and
+// of the list read, of a record with two identical turn lists) only then,
+// chat_template_error (the chat template's message, for a record it
+// refused: reason chat_template) only then, prepass, redactions and
 // retention (see appendQuality). After counts are normalised as in
 // [Summary.Observe]. Strings are escaped per RFC 8259, invalid UTF-8 becomes
 // U+FFFD.
@@ -101,6 +103,10 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 	if o.TurnListRead != "" {
 		dst = append(dst, `,"turn_list_read":`...)
 		dst = jsonx.AppendString(dst, o.TurnListRead)
+	}
+	if o.TemplateError != "" {
+		dst = append(dst, `,"chat_template_error":`...)
+		dst = jsonx.AppendString(dst, o.TemplateError)
 	}
 	dst = o.appendQuality(dst)
 	return append(dst, '}')

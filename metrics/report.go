@@ -19,6 +19,9 @@ type RunInfo struct {
 	// split path and SHA-256; empty for the embedded encodings.
 	TokenizerKind, TokenizerSplit, TokenizerSHA256 string
 	TurnOverhead                                   int // tokens added per turn for chat-template framing
+	// ChatTemplate and ChatTemplateSHA256 name the chat template records
+	// were counted with (its path, SHA-256 of the file); empty for none.
+	ChatTemplate, ChatTemplateSHA256 string
 	// Budget is the planning budget used; nil leaves it out of the report.
 	Budget     *snap.Budget
 	Start, End time.Time // processing start and end, printed in their own location
@@ -279,11 +282,16 @@ type RunSection struct {
 	Tokenizer   string `json:"tokenizer"`
 	// TokenizerKind, TokenizerSplit and TokenizerSHA256 identify a
 	// tokenizer loaded from a file (absent for the embedded encodings).
-	TokenizerKind   string         `json:"tokenizer_kind,omitempty"`
-	TokenizerSplit  string         `json:"tokenizer_split,omitempty"`
-	TokenizerSHA256 string         `json:"tokenizer_sha256,omitempty"`
-	TurnOverhead    int            `json:"turn_overhead"`
-	Budget          *BudgetSection `json:"budget,omitempty"`
+	TokenizerKind   string `json:"tokenizer_kind,omitempty"`
+	TokenizerSplit  string `json:"tokenizer_split,omitempty"`
+	TokenizerSHA256 string `json:"tokenizer_sha256,omitempty"`
+	TurnOverhead    int    `json:"turn_overhead"`
+	// ChatTemplate is the chat template every record was counted with, as
+	// the trainer renders it (its path), and ChatTemplateSHA256 the
+	// SHA-256 of its file; absent when records were counted turn by turn.
+	ChatTemplate       string         `json:"chat_template,omitempty"`
+	ChatTemplateSHA256 string         `json:"chat_template_sha256,omitempty"`
+	Budget             *BudgetSection `json:"budget,omitempty"`
 	// Config is the effective configuration (config file, then flags).
 	Config json.RawMessage `json:"config,omitempty"`
 	// ConfigFingerprint is sha256 over the settings that can change the
@@ -397,6 +405,7 @@ func (s *Summary) Report(info RunInfo) Report {
 	r.Retention = s.q.retentionSection()
 	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,
 		TokenizerKind: info.TokenizerKind, TokenizerSplit: info.TokenizerSplit, TokenizerSHA256: info.TokenizerSHA256,
+		ChatTemplate: info.ChatTemplate, ChatTemplateSHA256: info.ChatTemplateSHA256,
 		Config: info.Config, ConfigFingerprint: info.ConfigFingerprint, InputFingerprint: info.InputFingerprint,
 		Outputs: info.Outputs, DryRun: info.DryRun}
 	if b := info.Budget; b != nil {

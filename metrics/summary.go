@@ -56,6 +56,9 @@ type Observation struct {
 	// with [Summary.Label] instead.
 	Group string
 
+	// TemplateError is the chat template's message for a record it refused
+	// (reason chat_template); "" otherwise. In the outcome line only then.
+	TemplateError string
 	// UTF8Repaired counts the ill-formed UTF-8 sequences of the record as
 	// read that were replaced by U+FFFD (0: the record was valid UTF-8).
 	UTF8Repaired int

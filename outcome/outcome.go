@@ -1,5 +1,5 @@
 // Package outcome is the vocabulary of what becomes of an input record: the
-// six outcomes of docs/planning.md ("Outcomes") and the four reasons a record is
+// six outcomes of docs/planning.md ("Outcomes") and the reasons a record is
 // uncompressible. The planner (snap), the record path (pipeline) and the
 // metrics name outcomes and reasons only through this package, and metrics
 // sizes and orders its counters by [N] and [All], [NReasons] and
@@ -94,15 +94,20 @@ const (
 	// summary keeps the order around the region, so the record is left as
 	// it is rather than written in a form its trainer would reject.
 	Alternation Reason = "alternation"
+	// ChatTemplate: the model's chat template refused the record
+	// (raise_exception, e.g. roles out of order) or could not render it, so
+	// its size as the trainer sees it is unknown (issue 24); the
+	// template's message is in the outcome line (chat_template_error).
+	ChatTemplate Reason = "chat_template"
 )
 
 // NReasons is the number of reasons, the length of [AllReasons].
-const NReasons = 4
+const NReasons = 5
 
 // AllReasons returns the NReasons reasons in a fixed order. The array is a
 // value: the caller may change its copy.
 func AllReasons() [NReasons]Reason {
-	return [NReasons]Reason{NoMiddle, Collapsed, RegionTooSmall, Alternation}
+	return [NReasons]Reason{NoMiddle, Collapsed, RegionTooSmall, Alternation, ChatTemplate}
 }
 
 // Index returns the position of r in [AllReasons], or -1 when r is not a

@@ -14,6 +14,7 @@ import (
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainview"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -27,6 +28,20 @@ type Options struct {
 	Counter      tokenize.Counter // counts turn texts; wrap it in tokenize.Memo
 	TurnOverhead int              // tokens added per turn for chat-template framing
 	Schema       traj.Schema
+
+	// Template, when set (tokenizer.chat_template), makes every count of a
+	// whole record the count of the record as the trainer sees it: its
+	// messages and tool schemas (package trainview) rendered by the model's
+	// chat template and tokenized. A record is then skipped_under_target
+	// only when its templated count is at or under the target, and
+	// compressed only when its rendered result is; the per-turn counts
+	// only guide the planner (see Compressor.fit). A record the template
+	// refuses is uncompressible, reason chat_template, written unchanged.
+	Template *trainview.Counter
+	// ToolsKey names the record field holding its tool schemas ("" means
+	// "tools"). Without a Template the schemas are counted as the tokens
+	// of their JSON, once per record.
+	ToolsKey string
 
 	Summarizer summary.Summarizer
 	// Fallback, when set, summarises a region whose Summarizer failed
@@ -139,7 +154,8 @@ type Result struct {
 // use. [Run] calls it from many goroutines. It holds no limits of its own:
 // [Run] owns them and passes them to each call.
 type Compressor struct {
-	opts Options
+	opts   Options
+	mapper trainview.Mapper
 }
 
 // NewCompressor checks opts and returns a Compressor.
@@ -157,7 +173,7 @@ func NewCompressor(opts Options) (*Compressor, error) {
 		}
 		opts.Prepass = &pc
 	}
-	return &Compressor{opts: opts}, nil
+	return &Compressor{opts: opts, mapper: trainview.Mapper{Schema: opts.Schema, ToolsKey: opts.ToolsKey}}, nil
 }
 
 // count is the token count of one turn.
@@ -179,8 +195,25 @@ type job struct {
 	roles []traj.Role  // measure: per turn
 	tok   []int        // measure: per turn, as counted by c.count
 	ext   int          // measure: tokens of a system prompt outside the turns
-	plan  snap.Plan    // plan, place
-	obs   metrics.Observation
+	// adj is what a whole record costs besides its turns and system prompt
+	// as counted one by one: without a template, its tool schemas (as
+	// JSON); with one, the templated count of the record less those
+	// counts, raised by fit when a rendered result came out over target.
+	// The planner budgets the turns with it; only a template's final
+	// count settles a record.
+	adj     int
+	tmplErr error // measure: the template refused the record
+	refits  int   // times refit planned the record again
+	// summarized: the summarizer was called for j (a later call, for a
+	// larger region, adds to its figures)
+	summarized bool
+	fits       bool // measure: the templated record fits; turns not counted
+	framing    int  // measure: the template's framing per turn, estimated (added to tok)
+	// stretches caches the counts of the rendered record's stretches
+	// between special tokens: its renderings share most of them.
+	stretches trainview.Stretches
+	plan      snap.Plan // plan, place
+	obs       metrics.Observation
 
 	// plan: what assembly will add besides the summary text (snap's
 	// Budget.Reserve), and the noticed texts it measured for that, reused
@@ -239,36 +272,105 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 		j.obs.Group = metrics.GroupName(j.rec.Field(c.opts.GroupBy))
 	}
 	c.measure(&j)
+	if j.tmplErr != nil {
+		j.obs.TemplateError = j.tmplErr.Error()
+		j.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
+		return j.unchanged(), nil
+	}
+	if j.fits {
+		j.leave(outcome.SkippedUnderTarget, "")
+		return j.unchanged(), nil
+	}
 	c.planRegion(&j)
 	if c.prepass(&j) { // fits with no region summarised
-		return c.prepassOnly(&j)
+		a := c.prepassOnly(&j)
+		pairing := c.account(&j, a, 0)
+		if !c.refit(&j) {
+			return c.encode(&j, a, pairing)
+		}
+		// Fit per turn, not once rendered: summarise a region after all.
+		j.obs.Prepass.Fit = false
+		c.planRegion(&j)
 	}
 	c.place(&j)
 	if j.plan.Outcome != outcome.Compressed {
 		if j.obs.Prepass.Saved != ([metrics.NumPrepassSteps]int{}) {
 			// No region can be summarised, but the prepass made the
 			// record smaller: written so, still over target.
-			return c.prepassOnly(&j)
+			a := c.prepassOnly(&j)
+			return c.encode(&j, a, c.account(&j, a, 0))
 		}
 		j.leave(j.plan.Outcome, string(j.plan.Reason))
 		return j.unchanged(), nil
 	}
-	j.obs.Region = &[2]int{j.plan.Start, j.plan.End}
-	req := c.request(&j)
-	if c.estimating() {
-		return c.estimate(&j, req), nil
+	var done *fitted // the last result, over target once rendered
+	for {
+		j.obs.Region = &[2]int{j.plan.Start, j.plan.End}
+		req := c.request(&j)
+		if c.estimating() {
+			return c.estimate(&j, req), nil
+		}
+		sum, ok, err := c.summarize(ctx, &j, req)
+		if err != nil {
+			return Result{}, err
+		}
+		if !ok {
+			if done != nil {
+				return done.encode(c, &j)
+			}
+			return j.unchanged(), nil
+		}
+		j.retain(req, sum.Text)
+		a := c.assemble(&j, sum.Text)
+		pairing := c.account(&j, a, sum.Tokens)
+		if !c.refit(&j) {
+			return c.encode(&j, a, pairing)
+		}
+		done = &fitted{a: a, pairing: pairing, obs: j.obs, plan: j.plan}
+		c.planRegion(&j)
+		c.place(&j)
+		if j.plan.Outcome != outcome.Compressed {
+			return done.encode(c, &j)
+		}
 	}
-	sum, ok, err := c.summarize(ctx, &j, req)
-	if err != nil {
-		return Result{}, err
+}
+
+// maxRefits bounds how often a record whose rendered result came out over
+// target is planned again with a larger region (Compressor.refit).
+const maxRefits = 4
+
+// refit decides, with a chat template, whether a record whose rendered
+// result is over target is planned again: the planner's per-turn counts
+// are an estimate of what the template renders (its framing differs by
+// position: Qwen3 drops old reasoning_content, Llama-3.1 the text of
+// tool-calling turns), so the overshoot is added to what the planner
+// budgets besides the turns (j.adj) and the region grows by it. It says
+// false when the result stands: no template, it fits, the template
+// refused it, or maxRefits were made.
+func (c *Compressor) refit(j *job) bool {
+	if c.opts.Template == nil || j.obs.Outcome != outcome.CompressedOverLimit || j.tmplErr != nil || j.refits >= maxRefits {
+		return false
 	}
-	if !ok {
-		return j.unchanged(), nil
-	}
-	j.retain(req, sum.Text)
-	a := c.assemble(&j, sum.Text)
-	pairing := c.account(&j, a, sum.Tokens)
-	return c.encode(&j, a, pairing)
+	j.refits++
+	j.adj += j.obs.TokensAfter - c.opts.Budget.Target
+	return true
+}
+
+// fitted is a compressed result kept while a larger region is tried.
+type fitted struct {
+	a       assembly
+	pairing []snap.PairProblem
+	obs     metrics.Observation
+	plan    snap.Plan
+}
+
+// encode writes the kept result: the larger region could not be made.
+func (f *fitted) encode(c *Compressor, j *job) (Result, error) {
+	o := j.obs // the calls of every try
+	j.obs, j.plan = f.obs, f.plan
+	j.obs.SummaryCalls, j.obs.SummaryErrors, j.obs.CacheHit = o.SummaryCalls, o.SummaryErrors, o.CacheHit
+	j.obs.PromptTokens, j.obs.CompletionTokens = o.PromptTokens, o.CompletionTokens
+	return c.encode(j, f.a, f.pairing)
 }
 
 // deadline is when a record started now must be done (zero: no limit). It
@@ -338,6 +440,26 @@ func (c *Compressor) decode(j *job) *Reject {
 func (c *Compressor) measure(j *job) {
 	j.turns = j.rec.Turns
 	n := len(j.turns)
+	defer func() {
+		if j.rec.Dialect == traj.DialectOpenAI {
+			// Reported for every record: a record written unchanged carries the
+			// problems of its input; a compressed one is rechecked in account.
+			j.obs.PairingProblems = len(snap.CheckPairing(j.rec.Turns))
+			j.obs.PairingProblemsBefore = j.obs.PairingProblems
+		}
+	}()
+	templated := -1
+	if c.opts.Template != nil {
+		t, err := c.templated(j, j.turns, j.rec.System)
+		if err != nil {
+			j.tmplErr = err
+		} else if templated = t; t <= c.opts.Budget.Target {
+			// It fits as the trainer sees it: its turns need no count.
+			j.fits = true
+			j.obs.Measure(t, n)
+			return
+		}
+	}
 	j.roles, j.tok = make([]traj.Role, n), make([]int, n)
 	total := 0
 	for i, t := range j.turns {
@@ -347,20 +469,36 @@ func (c *Compressor) measure(j *job) {
 	if j.rec.SystemKey != "" {
 		j.ext = c.opts.Counter.Count(j.rec.System) + c.opts.TurnOverhead
 	}
-	j.obs.Measure(total+j.ext, n)
-	if j.rec.Dialect == traj.DialectOpenAI {
-		// Reported for every record: a record written unchanged carries the
-		// problems of its input; a compressed one is rechecked in account.
-		j.obs.PairingProblems = len(snap.CheckPairing(j.rec.Turns))
-		j.obs.PairingProblemsBefore = j.obs.PairingProblems
+	j.adj = 0
+	switch {
+	case templated >= 0:
+		// What the template adds beyond the texts is mostly framing per
+		// turn: spread it over the turns, so that the planner credits a
+		// region with the framing it removes too (the rendered result
+		// decides anyway: Compressor.refit).
+		if extra := templated - total - j.ext; extra > 0 && n > 0 {
+			j.framing = extra / n
+			for i := range j.tok {
+				j.tok[i] += j.framing
+			}
+			total += j.framing * n
+		}
+		j.adj = templated - total - j.ext
+	case c.opts.Template == nil:
+		// Without a template the tool schemas are still part of what the
+		// trainer sees: the tokens of their JSON, once per record.
+		if tools, err := c.mapper.Tools(j.rec); err == nil && tools != nil {
+			j.adj = c.opts.Counter.Count(string(tools))
+		}
 	}
+	j.obs.Measure(total+j.ext+j.adj, n)
 }
 
 // turnBudget is the budget of the turns: the system prompt outside them is
 // a fixed, protected part of the record, so the turns get what is left.
 func (c *Compressor) turnBudget(j *job) snap.Budget {
 	b := c.opts.Budget
-	b.Target -= j.ext
+	b.Target -= j.ext + j.adj
 	b.Reserve = j.reserve
 	return b
 }
@@ -411,7 +549,7 @@ func earlierSummaries(j *job) []bool {
 // region's start does not depend on the reserve, so the noticed turns are
 // the same after planning again.)
 func (c *Compressor) reserve(j *job) int {
-	return max(c.opts.TurnOverhead+c.notice(j, j.plan.Start), 0)
+	return max(c.opts.TurnOverhead+j.framing+c.notice(j, j.plan.Start), 0)
 }
 
 // notice measures what the notice adds to a record compressed from turn
@@ -455,7 +593,7 @@ func (c *Compressor) prepass(j *job) bool {
 		return false
 	}
 	j.obs.Prepass.Ran = true
-	limit := c.opts.Budget.Target - j.ext - c.notice(j, p.HeadEnd)
+	limit := c.opts.Budget.Target - j.ext - j.adj - c.notice(j, p.HeadEnd)
 	fits := func(saved int) bool { return p.Total-saved <= limit }
 	turns, rep := prepass.Apply(j.rec, j.turns, p.HeadEnd, p.TailStart, fits, *c.opts.Prepass)
 	if rep.Total() == 0 {
@@ -467,7 +605,7 @@ func (c *Compressor) prepass(j *job) bool {
 	j.turns = turns
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		if turns[i].Made() {
-			j.tok[i] = c.count(turns[i])
+			j.tok[i] = c.count(turns[i]) + j.framing
 		}
 	}
 	if rep.Fits {
@@ -478,16 +616,15 @@ func (c *Compressor) prepass(j *job) bool {
 	return false
 }
 
-// prepassOnly settles a record that the prepass changed and in which no
-// region is summarised: it fits, or no region can be summarised (it is
-// then compressed_over_limit). The notice is added as for any compressed
-// record.
-func (c *Compressor) prepassOnly(j *job) (Result, error) {
+// prepassOnly assembles a record that the prepass changed and in which no
+// region is summarised, for account: it fits, or no region can be
+// summarised (it is then compressed_over_limit). The notice is added as
+// for any compressed record.
+func (c *Compressor) prepassOnly(j *job) assembly {
 	h := j.plan.HeadEnd
 	j.plan = snap.Plan{Outcome: outcome.Compressed, Start: h, End: h, HeadEnd: h, TailStart: j.plan.TailStart}
 	c.notice(j, h)
-	a := c.assemble(j, "")
-	return c.encode(j, a, c.account(j, a, 0))
+	return c.assemble(j, "")
 }
 
 // place decides, in alternation mode, how the summary joins its neighbours
@@ -521,7 +658,7 @@ func (c *Compressor) estimating() bool { return c.opts.DryRun && c.remote() }
 // and the summarizer's estimate of its calls, if it has one.
 func (c *Compressor) estimate(j *job, req summary.Request) Result {
 	n := len(j.roles)
-	after := j.ext + j.plan.Total - j.plan.RegionTokens + c.opts.Budget.SummaryTokens + j.reserve
+	after := j.ext + j.adj + j.plan.Total - j.plan.RegionTokens + c.opts.Budget.SummaryTokens + j.reserve
 	j.obs.Settle(snap.Settle(after, c.opts.Budget), after, j.plan.TurnsAfter(n))
 	j.obs.SummaryCalls = 1
 	if e, ok := c.opts.Summarizer.(summary.Estimator); ok {
@@ -548,8 +685,17 @@ func (c *Compressor) summarize(ctx context.Context, j *job, req summary.Request)
 		}
 		j.cpuHeld = true
 	}
-	j.obs.SummaryCalls, j.obs.SummaryErrors = sum.APICalls, sum.APIErrors
-	j.obs.CacheHit, j.obs.PromptTokens, j.obs.CompletionTokens = sum.CacheHit, sum.PromptTokens, sum.CompletionTokens
+	if !j.summarized {
+		j.summarized = true
+		j.obs.SummaryCalls, j.obs.SummaryErrors = sum.APICalls, sum.APIErrors
+		j.obs.CacheHit, j.obs.PromptTokens, j.obs.CompletionTokens = sum.CacheHit, sum.PromptTokens, sum.CompletionTokens
+	} else { // a larger region after a rendered result over target: the calls add up
+		j.obs.SummaryCalls += sum.APICalls
+		j.obs.SummaryErrors += sum.APIErrors
+		j.obs.CacheHit = j.obs.CacheHit && sum.CacheHit
+		j.obs.PromptTokens += sum.PromptTokens
+		j.obs.CompletionTokens += sum.CompletionTokens
+	}
 	if err == nil {
 		return sum, true, nil
 	}
@@ -673,6 +819,21 @@ func (c *Compressor) account(j *job, a assembly, sumTokens int) []snap.PairProbl
 			after += c.count(t)
 		}
 	}
+	after += j.adj
+	if c.opts.Template != nil {
+		sys := j.rec.System
+		if j.sys != "" {
+			sys = j.sys
+		}
+		t, err := c.templated(j, a.turns, sys)
+		if err != nil {
+			// Rendered the input, refuses the output (e.g. a summary turn
+			// out of the order it wants): over target for certain.
+			j.tmplErr = err
+			t = c.opts.Budget.Target + 1
+		}
+		after = t
+	}
 	j.obs.Settle(snap.Settle(after, c.opts.Budget), after, len(a.turns))
 	if j.rec.Dialect != traj.DialectOpenAI {
 		return nil
@@ -700,6 +861,19 @@ func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Res
 	res.Out = j.rec.AppendJSON(make([]byte, 0, len(j.raw)), a.turns, a.fields...)
 	res.Obs = j.obs
 	return res, nil
+}
+
+// templated is the count of turns (with system outside them) of j's record
+// as the trainer sees it: Options.Template.
+func (c *Compressor) templated(j *job, turns []traj.Turn, system string) (int, error) {
+	v, err := c.mapper.View(j.rec, turns, system)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", c.opts.Template.Template.Path, err)
+	}
+	if j.stretches == nil {
+		j.stretches = trainview.Stretches{}
+	}
+	return c.opts.Template.CountCached(v, j.stretches)
 }
 
 // noticedAt is the index in ns of head turn i, or -1 when reserve did not

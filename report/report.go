@@ -235,7 +235,11 @@ func runInfo(r *metrics.Report) []kv {
 		tok += " (" + run.TokenizerKind + ", sha256 " + run.TokenizerSHA256 + ")"
 	}
 	add("tokenizer", tok)
-	add("turn overhead", strconv.Itoa(run.TurnOverhead))
+	if run.ChatTemplate != "" {
+		add("chat template", run.ChatTemplate+" (sha256 "+run.ChatTemplateSHA256+")")
+	} else {
+		add("turn overhead", strconv.Itoa(run.TurnOverhead))
+	}
 	if b := run.Budget; b != nil {
 		add("target_max_tokens", comma(int64(b.TargetMaxTokens)))
 		add("summary_target_tokens", comma(int64(b.SummaryTargetTokens)))

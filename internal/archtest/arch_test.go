@@ -21,7 +21,7 @@ const module = "github.com/trajcompress/trajcompress/"
 // cmd, test helpers) are on top and only checked against allowed.
 var layer = map[string]int{
 	"internal/jsonx": 0, "outcome": 0, "task": 0, "internal/atomicfile": 0, "internal/commit": 1, "internal/testenv": 0, "internal/readfile": 0,
-	"traj": 1, "traj/errline": 0, "tokenize": 1, "chattemplate": 1, "imagetok": 1,
+	"traj": 1, "traj/errline": 0, "tokenize": 1, "chattemplate": 1, "imagetok": 1, "trainview": 2,
 	"snap": 2, "summary": 2,
 	"metrics": 3, "summary/llm": 3, "validate": 3, "format/internal/jsonval": 2,
 	"format/jsonl": 2, "format/internal/formattest": 3, "format/arrow": 3, "format/parquet": 3,

@@ -11,6 +11,7 @@ import (
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainview"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -93,6 +94,12 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	}
 	if cfg.Summarization.OnFailure == "fallback" {
 		opts.Fallback = summary.Deterministic{Counter: counter}
+	}
+	opts.ToolsKey = cfg.Input.ToolsKey
+	if tmpl, err := trainview.Resolve(cfg.Tokenizer.ChatTemplate, counter); err != nil {
+		return nil, nil, usagef("%v", err)
+	} else if tmpl != nil {
+		opts.Template = &trainview.Counter{Template: tmpl, Tokens: counter}
 	}
 	if cfg.Redaction.Enabled {
 		opts.Redactor = redact.Default()

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// validate --max-length lists the records over N tokens once the chat
+// template renders them (with their tools), with their count.
+func TestValidateMaxLength(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "t.jinja")
+	if err := os.WriteFile(tmpl, []byte(`{% for m in messages %}<|im_start|>{{ m.role }}
+{{ m.content }}<|im_end|>
+{% endfor %}{% if tools %}{{ tools | tojson }}{% endif %}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in.jsonl")
+	long := strings.Repeat("word ", 40)
+	recs := []string{
+		`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}`,
+		`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "` + long + `"}]}`,
+		`{"conversations": [{"from": "human", "value": "hi"}], "tools": "[{\"name\": \"` + strings.Repeat("f", 200) + `\"}]"}`,
+	}
+	if err := os.WriteFile(in, []byte(strings.Join(recs, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"validate", "--tokenizer", "o200k_base", "--chat-template", tmpl, "--max-length", "30", in}, nil, &stdout, &stderr)
+	if code != exitError {
+		t.Fatalf("exit %d, want %d; stderr: %s", code, exitError, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], in+":2: ") || !strings.HasPrefix(lines[1], in+":3: ") ||
+		!strings.Contains(lines[0], "tokens once templated, over --max-length 30 by") {
+		t.Fatalf("stdout:\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "3 records: 1 accepted, 2 would be rejected (2 over --max-length 30 once templated by "+tmpl+")") {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+
+	// auto with a tokenizer that has no template is a usage error.
+	stderr.Reset()
+	code = run(context.Background(), []string{"validate", "--tokenizer", "o200k_base", "--max-length", "30", in}, nil, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "has no chat template") {
+		t.Fatalf("exit %d, stderr %s", code, stderr.String())
+	}
+}
+
+// compress --chat-template PATH counts records templated, names the
+// template and its SHA-256 in the run block, and check refuses to compare
+// it with a run counted otherwise.
+func TestCompressChatTemplate(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "t.jinja")
+	if err := os.WriteFile(tmpl, []byte(`{% for m in messages %}<|im_start|>{{ m.role }}
+{{ m.content }}<|im_end|>
+{% endfor %}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	compress := func(name string, extra ...string) map[string]any {
+		var stderr bytes.Buffer
+		args := append([]string{"compress", "--quiet", "--input", in, "--output", filepath.Join(dir, name+".jsonl"), "--metrics", filepath.Join(dir, name+"_metrics.json")}, extra...)
+		if code := run(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != exitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr.String())
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name+"_metrics.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	plain := compress("plain")
+	tm := compress("tmpl", "--chat-template", tmpl)
+	run0 := tm["run"].(map[string]any)
+	if run0["chat_template"] != tmpl || len(run0["chat_template_sha256"].(string)) != 64 {
+		t.Errorf("run block: chat_template %v, sha256 %v", run0["chat_template"], run0["chat_template_sha256"])
+	}
+	if _, ok := plain["run"].(map[string]any)["chat_template"]; ok {
+		t.Errorf("a run without a template names one")
+	}
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"check", "--baseline", filepath.Join(dir, "plain_metrics.json"), filepath.Join(dir, "tmpl_metrics.json")}, nil, &bytes.Buffer{}, &stderr)
+	if code == exitOK || !strings.Contains(stderr.String(), "run.chat_template_sha256") {
+		t.Errorf("check compared runs counted with and without a template: exit %d, %s", code, stderr.String())
+	}
+}

@@ -1,0 +1,176 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/trajcompress/trajcompress/chattemplate"
+	"github.com/trajcompress/trajcompress/outcome"
+	"github.com/trajcompress/trajcompress/summary"
+	"github.com/trajcompress/trajcompress/trainview"
+)
+
+// framed renders each message with four words of framing, as chat
+// templates frame turns.
+const framed = `{% for m in messages %}[{{ m.role }} frame frame frame] {{ m.content }}
+{% endfor %}`
+
+func templated(t *testing.T, src string) *trainview.Counter {
+	t.Helper()
+	tmpl, err := chattemplate.Parse("test.jinja", src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &trainview.Counter{Template: tmpl, Tokens: wordCounter{}}
+}
+
+// renderedCount is the templated count of an output record.
+func renderedCount(t *testing.T, c *trainview.Counter, out []byte) int {
+	t.Helper()
+	v, err := trainview.Mapper{}.Record(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.Count(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A record at or under the target turn by turn but over it once templated
+// is compressed, not skipped, and its rendered result fits; the counts of
+// the outcome are the templated ones.
+func TestTemplateSkipsOnlyWhenTemplatedFits(t *testing.T) {
+	tc := templated(t, framed)
+	c := newComp(t, func(o *Options) { o.Template = tc })
+	// 12 turns, 880 words: 928 words once framed, over the target of 900.
+	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 40, 40, 20)
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Obs.Outcome != outcome.Compressed {
+		t.Fatalf("outcome %s (%s), want compressed", res.Obs.Outcome, res.Obs.Reason)
+	}
+	if res.Obs.TokensBefore != renderedCount(t, tc, []byte(line)) || res.Obs.TokensBefore != 928 {
+		t.Errorf("tokens_before %d, want the templated 928", res.Obs.TokensBefore)
+	}
+	if got := renderedCount(t, tc, res.Out); got != res.Obs.TokensAfter || got > 900 {
+		t.Errorf("output renders to %d tokens, tokens_after %d, target 900", got, res.Obs.TokensAfter)
+	}
+
+	// Without the template the same record fits turn by turn.
+	plain := newComp(t, nil)
+	res, err = plain.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Obs.Outcome != outcome.SkippedUnderTarget {
+		t.Fatalf("per-turn outcome %s, want skipped_under_target", res.Obs.Outcome)
+	}
+}
+
+// When the rendered result is over target though the per-turn estimate
+// fit (the template prints the summary turn three times), the record is
+// planned again with a larger region until its rendered form fits.
+func TestTemplateRefitsRenderedOverTarget(t *testing.T) {
+	tc := templated(t, `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
+{% endfor %}`)
+	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}
+	c := newComp(t, func(o *Options) { o.Template = tc; o.Summarizer = sum; o.AddNotice = false })
+	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Obs.Outcome != outcome.Compressed {
+		t.Fatalf("outcome %s (%s), want compressed", res.Obs.Outcome, res.Obs.Reason)
+	}
+	if got := renderedCount(t, tc, res.Out); got != res.Obs.TokensAfter || got > 900 {
+		t.Errorf("output renders to %d tokens, tokens_after %d, target 900", got, res.Obs.TokensAfter)
+	}
+	if sum.calls.Load() < 2 {
+		t.Errorf("summarizer called %d times: the first region's rendered result was over target, a larger one was due", sum.calls.Load())
+	}
+	if got := int64(res.Obs.SummaryCalls); got != sum.calls.Load() {
+		t.Errorf("summary_calls %d, the summarizer was called %d times", got, sum.calls.Load())
+	}
+}
+
+// A record the template refuses is uncompressible (reason chat_template),
+// written unchanged, with the template's message.
+func TestTemplateRefusal(t *testing.T) {
+	tc := templated(t, `{% if messages[0].role != 'system' %}{{ raise_exception('the first message must be the system prompt') }}{% endif %}`+framed)
+	c := newComp(t, func(o *Options) { o.Template = tc })
+	line := shareGPTLine("human gpt human gpt human gpt", 400, 400, 400, 400, 400, 400)
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Obs.Outcome != outcome.Uncompressible || res.Obs.Reason != string(outcome.ChatTemplate) {
+		t.Fatalf("outcome %s (%s), want uncompressible (chat_template)", res.Obs.Outcome, res.Obs.Reason)
+	}
+	if string(res.Out) != line {
+		t.Errorf("not written unchanged")
+	}
+	if !strings.Contains(res.Obs.TemplateError, "the first message must be the system prompt") || !strings.Contains(string(res.Obs.AppendJSON(nil)), `"chat_template_error":`) {
+		t.Errorf("template error %q not reported", res.Obs.TemplateError)
+	}
+}
+
+// Without a template a record's tool schemas count as the tokens of their
+// JSON, once per record: a record that fits by its turns but not with its
+// tools is not skipped.
+func TestToolsCountWithoutTemplate(t *testing.T) {
+	c := newComp(t, nil)
+	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 40, 40, 20)
+	line = strings.TrimSuffix(line, "}") + `, "tools": "[{\"name\": \"f\", \"description\": \"` + words(60, "d") + `\"}]"}`
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 880 words of turns, and the tools JSON string holds 63 words.
+	if res.Obs.TokensBefore != 880+63 || res.Obs.Outcome != outcome.Compressed {
+		t.Fatalf("tokens_before %d, outcome %s; want 943, compressed", res.Obs.TokensBefore, res.Obs.Outcome)
+	}
+	if res.Obs.TokensAfter > 900 {
+		t.Errorf("tokens_after %d over the target", res.Obs.TokensAfter)
+	}
+}
+
+// One template shared by the workers of Run: the output is the same for
+// any number of workers (run under -race, make test's RACE_PKGS), and
+// every record reported as fitting renders at or under the target.
+func TestTemplateRunIdenticalAcrossWorkers(t *testing.T) {
+	tc := templated(t, framed)
+	in := mixed(120)
+	var first string
+	for _, w := range []int{1, 4} {
+		comp := newComp(t, func(o *Options) {
+			o.Template = tc
+			o.Summarizer = summary.Deterministic{Counter: wordCounter{}}
+		})
+		var b buf
+		var results []Result
+		if _, err := Run(context.Background(), "f", &lines{data: in}, &b, comp, Config{Workers: w, OnResult: func(r Result) error {
+			results = append(results, r)
+			return nil
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range results {
+			if oc := r.Obs.Outcome; oc == outcome.SkippedUnderTarget || oc == outcome.Compressed {
+				if n := renderedCount(t, tc, r.Out); n > 900 || n != r.Obs.TokensAfter {
+					t.Fatalf("line %d %s: renders to %d, tokens_after %d", r.Obs.Line, oc, n, r.Obs.TokensAfter)
+				}
+			}
+		}
+		if first == "" {
+			first = b.String()
+		} else if b.String() != first {
+			t.Fatalf("workers %d: output differs from workers 1", w)
+		}
+	}
+}

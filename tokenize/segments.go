@@ -1,0 +1,52 @@
+package tokenize
+
+import "unicode/utf8"
+
+// Segmenter is a [Counter] that can say where the added tokens of a text
+// are: Count(text) is then the sum of Count over the stretches between
+// them plus one per added token, so that a caller can count a long text
+// that repeats known stretches (a chat template's rendering of a record
+// whose turns were counted before) stretch by stretch, through a cache.
+type Segmenter interface {
+	Counter
+	// Segments calls seg for each non-empty stretch of text between the
+	// added tokens it holds, in order, and returns their number; ok is
+	// false (and seg is not called) when it cannot split text so: count
+	// it whole.
+	Segments(text string, seg func(stretch string)) (added int, ok bool)
+}
+
+// Segments implements [Segmenter]: the stretches are those Count splits
+// the text into before normalizing and pre-tokenizing each (texts that
+// are not valid UTF-8 are not split).
+func (t *HFTokenizer) Segments(text string, seg func(string)) (int, bool) {
+	if !utf8.ValidString(text) {
+		return 0, false
+	}
+	n := 0
+	for i := 0; i < len(text); {
+		start, end := len(text), len(text)
+		if !t.added.empty() {
+			if s, e, _ := t.added.find(text, i); s >= 0 {
+				start, end = s, e
+			}
+		}
+		if start > i {
+			seg(text[i:start])
+		}
+		if start == len(text) {
+			break
+		}
+		n++
+		i = end
+	}
+	return n, true
+}
+
+// Segments implements [Segmenter] when the wrapped counter does.
+func (m *MemoCounter) Segments(text string, seg func(string)) (int, bool) {
+	if s, ok := m.c.(Segmenter); ok {
+		return s.Segments(text, seg)
+	}
+	return 0, false
+}

@@ -1,0 +1,57 @@
+package trainview
+
+import (
+	"github.com/trajcompress/trajcompress/chattemplate"
+	"github.com/trajcompress/trajcompress/tokenize"
+)
+
+// Counter counts a view as a trainer's tokenizer does:
+// len(apply_chat_template(messages, tools=tools, tokenize=True,
+// add_generation_prompt=False)), the rendered text tokenized with
+// add_special_tokens=False and the special tokens in it as one token each
+// (tokenize's tokenizer.json counters do both).
+type Counter struct {
+	Template *chattemplate.Template
+	Tokens   tokenize.Counter
+}
+
+// Count renders v and counts the text's tokens; an error is the
+// template's (its raise_exception message, wrapped in
+// chattemplate.ErrTemplate) or a view it could not read.
+func (c Counter) Count(v View) (int, error) { return c.CountCached(v, nil) }
+
+// Stretches caches the counts of the stretches of rendered text between
+// special tokens (tokenize.Segmenter): the renderings of one record before
+// and after compression share most of them. Not safe for concurrent use.
+type Stretches map[string]int
+
+// Views are built valid (from records read as valid JSON), so they are
+// rendered without validating them again (chattemplate's RenderValid).
+//
+// CountCached is Count looking the stretches of the rendered text up in
+// cache first, and adding the ones it counts (nil: no cache). The count is
+// the same: a tokenizer that splits at its added tokens counts a text as
+// the sum of its stretches plus one per added token.
+func (c Counter) CountCached(v View, cache Stretches) (int, error) {
+	text, err := c.Template.RenderValid(v.Messages, v.Tools)
+	if err != nil {
+		return 0, err
+	}
+	s, ok := c.Tokens.(tokenize.Segmenter)
+	if !ok || cache == nil {
+		return c.Tokens.Count(text), nil
+	}
+	n := 0
+	added, ok := s.Segments(text, func(p string) {
+		k, hit := cache[p]
+		if !hit {
+			k = c.Tokens.Count(p)
+			cache[p] = k
+		}
+		n += k
+	})
+	if !ok {
+		return c.Tokens.Count(text), nil
+	}
+	return n + added, nil
+}

@@ -1,0 +1,154 @@
+package trainview
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trajcompress/trajcompress/chattemplate"
+)
+
+// refPython is Debian's python3, where python3-jinja2 installs.
+const refPython = "/usr/bin/python3"
+
+// TestViewsMatchJinja2 renders every real record as a trainer passes it
+// (OpenAI and ShareGPT alike, with and without tools) with each test
+// template and compares the text with Python jinja2 in transformers'
+// environment (chattemplate/testdata/ref/render.py): the same text, or an
+// error where jinja2 raised. Records with content parts are counted apart
+// (chattemplate's doc, "What still differs"). It needs python3-jinja2 (the
+// template sources and special tokens are in chattemplate/testdata), not
+// node.
+func TestViewsMatchJinja2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	if err := exec.Command(refPython, "-c", "import jinja2").Run(); err != nil {
+		t.Skipf("Debian's python3-jinja2 is missing (%v): run %s/setup.sh", err, refDir)
+	}
+	cases := realViews(t)
+	in := writeCases(t, cases)
+	tdir := filepath.Join("..", "chattemplate", "testdata", "templates")
+	for _, tt := range []struct{ name, config, jinja string }{
+		{"qwen3", "qwen3.tokenizer_config.json", ""},
+		{"qwen2_5", "qwen2_5.tokenizer_config.json", ""},
+		{"llama3_1", "llama3_1.tokenizer_config.json", "llama3_1.jinja"},
+		{"deepseek_v3", "deepseek_v3.tokenizer_config.json", ""},
+		{"gptoss", "gptoss.tokenizer_config.json", "gptoss.jinja"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := []string{filepath.Join(refDir, "render.py"), filepath.Join(tdir, tt.config), in}
+			path := filepath.Join(tdir, tt.config)
+			var special map[string]string
+			if tt.jinja != "" {
+				args = append(args, filepath.Join(tdir, tt.jinja))
+				cfg, err := chattemplate.Load(filepath.Join(tdir, tt.config))
+				if err == nil {
+					special = cfg.Special
+				}
+				path = filepath.Join(tdir, tt.jinja)
+			}
+			cmd := exec.Command(refPython, args...)
+			cmd.Env = append(os.Environ(), "TZ=UTC", "REF_NOW="+refNow.Format(time.RFC3339))
+			cmd.Stderr = os.Stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("render.py: %v", err)
+			}
+			var tmpl *chattemplate.Template
+			if tt.jinja == "" {
+				tmpl, err = chattemplate.Load(path)
+			} else {
+				src, rerr := os.ReadFile(path)
+				if rerr != nil {
+					t.Fatal(rerr)
+				}
+				if special == nil {
+					special = specialOf(t, filepath.Join(tdir, tt.config))
+				}
+				tmpl, err = chattemplate.Parse(path, string(src), special)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tmpl.Now = func() time.Time { return refNow }
+			lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+			if len(lines) != len(cases) {
+				t.Fatalf("%d reference lines for %d cases", len(lines), len(cases))
+			}
+			equal, raised, parts, lenient := 0, 0, 0, 0
+			for i, c := range cases {
+				var g struct {
+					Text  *string `json:"text"`
+					Error *string `json:"error"`
+				}
+				if err := json.Unmarshal(lines[i], &g); err != nil {
+					t.Fatal(err)
+				}
+				if hasContentParts(t, c.Messages) {
+					parts++
+					continue
+				}
+				got, err := tmpl.RenderValid(c.Messages, c.Tools)
+				switch {
+				case g.Error != nil && err != nil:
+					equal++
+					raised++
+				case g.Error != nil && tt.name == "gptoss" && strings.HasPrefix(*g.Error, "'dict object' has no attribute"):
+					// The engine reads an attribute of an undefined value as
+					// undefined where jinja2 raises (GPT-OSS reading
+					// tool.function of LLaMA-Factory-style tools, which have
+					// no "function" wrapper): a trainer's apply_chat_template
+					// raises, the count here is of what the engine renders.
+					lenient++
+				case g.Error != nil:
+					t.Errorf("%s: rendered, jinja2 raised %q", c.Name, *g.Error)
+				case err != nil:
+					t.Errorf("%s: %v", c.Name, err)
+				case got != *g.Text:
+					t.Errorf("%s: differs from jinja2 (%d bytes against %d)", c.Name, len(got), len(*g.Text))
+				default:
+					equal++
+				}
+			}
+			t.Logf("%s: %d/%d renders equal to jinja2 (%d raised in both); %d rendered where jinja2 raises on a missing attribute; %d with content parts not compared",
+				tt.name, equal, len(cases)-parts, raised, lenient, parts)
+		})
+	}
+}
+
+// specialOf reads the special tokens of a tokenizer_config.json that has
+// no chat template.
+func specialOf(t *testing.T, path string) map[string]string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg map[string]json.RawMessage
+	if err := json.Unmarshal(data, &cfg); err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for k, v := range cfg {
+		if !strings.HasSuffix(k, "_token") {
+			continue
+		}
+		var s string
+		if json.Unmarshal(v, &s) == nil && s != "" {
+			out[k] = s
+			continue
+		}
+		var tok struct {
+			Content string `json:"content"`
+		}
+		if json.Unmarshal(v, &tok) == nil && tok.Content != "" {
+			out[k] = tok.Content
+		}
+	}
+	return out
+}

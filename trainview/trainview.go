@@ -1,0 +1,281 @@
+// Package trainview maps a record to what a trainer passes to the model's
+// chat template: transformers' apply_chat_template(messages, tools=tools).
+// Package chattemplate renders that; this package decides what it is given.
+//
+// OpenAI records (a "messages" list) are passed as they are: every member of
+// every message in its order and with its bytes (tool_calls arguments as the
+// record holds them: a JSON string stays a string, an object an object;
+// reasoning_content, tool_call_id, name, and keys templates ignore), except
+// that a null content is passed as "" (what loaders do; Qwen3's template
+// raises on a null), and a renamed role or content key (input.role_key,
+// input.content_key) is passed under its standard name.
+//
+// ShareGPT/Hermes records (a "conversations" list of {"from", "value"}) are
+// mapped as LLaMA-Factory's SharegptDatasetConverter maps their roles
+// (src/llamafactory/data/converter.py: human→user, gpt→assistant,
+// observation→observation, function_call→function, system→system), and
+// what LLaMA-Factory's own templates then print for its function and
+// observation roles is what a Hugging Face template prints for OpenAI tool
+// calls and tool messages; so for apply_chat_template:
+//
+//   - human and user → user; gpt and assistant → assistant; system →
+//     system; observation and tool → tool, the value as the content;
+//   - function_call → an assistant message with content "" and one
+//     tool_calls entry {"type": "function", "function": {"name",
+//     "arguments"}} per call of its value, a JSON {"name", "arguments"}
+//     object or a list of them, arguments as the value holds them (LLaMA-
+//     Factory's FunctionFormatter reads the same JSON); a value that is not
+//     such JSON stays an assistant message with the value as its content;
+//   - any other role is passed under its own name (the template decides).
+//
+// Hermes-style values (<tool_call> blocks in gpt turns, <tool_response> in
+// tool turns) are passed as text: LLaMA-Factory does not parse them either.
+//
+// The record's tool schemas (its "tools" field, or the field Mapper.ToolsKey
+// names) are passed as tools: a list or object as it is, a string (how
+// LLaMA-Factory stores them) parsed as JSON; absent, null or "" is no
+// tools. A system prompt held outside the turns ("system_prompt",
+// "system": traj.Record.System) is prepended as a system message.
+package trainview
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
+	"github.com/trajcompress/trajcompress/traj"
+)
+
+// View is what a trainer passes to the chat template for one record.
+type View struct {
+	Messages json.RawMessage // a JSON list of messages
+	Tools    json.RawMessage // a JSON value, or nil for no tools
+}
+
+// Mapper maps records read with Schema.
+type Mapper struct {
+	Schema traj.Schema
+	// ToolsKey is the top-level field holding the tool schemas; "" means
+	// "tools".
+	ToolsKey string
+}
+
+// Record decodes raw as Schema reads it and returns its view.
+func (m Mapper) Record(raw []byte) (View, error) {
+	rec, err := traj.Decode(raw, traj.Pos{}, m.Schema)
+	if err != nil {
+		return View{}, err
+	}
+	return m.View(rec, rec.Turns, rec.System)
+}
+
+// View returns the view of rec with turns in place of its own (the turns
+// of a compressed record) and system as the system prompt outside the
+// turns ("" for none; it may differ from rec.System when a notice was
+// appended to it).
+func (m Mapper) View(rec *traj.Record, turns []traj.Turn, system string) (View, error) {
+	tools, err := m.Tools(rec)
+	if err != nil {
+		return View{}, err
+	}
+	msgs, err := m.Messages(rec.Dialect, turns, system)
+	if err != nil {
+		return View{}, err
+	}
+	return View{Messages: msgs, Tools: tools}, nil
+}
+
+// Tools returns the record's tool schemas as the template gets them, nil
+// when it has none. A string that is not JSON is an error naming the field.
+func (m Mapper) Tools(rec *traj.Record) (json.RawMessage, error) {
+	key := m.ToolsKey
+	if key == "" {
+		key = "tools"
+	}
+	v, ok := rec.Field(key)
+	if !ok {
+		return nil, nil
+	}
+	v = bytes.TrimSpace(v)
+	switch {
+	case len(v) == 0 || v[0] == 'n':
+		return nil, nil
+	case v[0] == '"':
+		s, _ := jsonx.Unquote(v)
+		b := bytes.TrimSpace([]byte(s))
+		if len(b) == 0 {
+			return nil, nil
+		}
+		if !json.Valid(b) {
+			return nil, fmt.Errorf("%q is a string that does not hold JSON", key)
+		}
+		if b[0] == 'n' {
+			return nil, nil
+		}
+		return b, nil
+	case v[0] == '[' || v[0] == '{':
+		return json.RawMessage(v), nil
+	}
+	return nil, fmt.Errorf("%q is neither a list, an object nor a JSON string", key)
+}
+
+// Messages returns the messages of turns read in dialect d, with system
+// prepended as a system message when it is not "".
+func (m Mapper) Messages(d traj.Dialect, turns []traj.Turn, system string) (json.RawMessage, error) {
+	n := 2
+	for _, t := range turns {
+		n += len(t.Raw) + 16
+	}
+	b := make([]byte, 0, n+len(system))
+	b = append(b, '[')
+	if system != "" {
+		b = append(b, `{"role":"system","content":`...)
+		b = jsonx.AppendStringKeep(b, system)
+		b = append(b, '}')
+	}
+	_, roleKey, contKey := m.keys(d)
+	for i, t := range turns {
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		var err error
+		if d == traj.DialectOpenAI {
+			b, err = appendOpenAI(b, t, roleKey, contKey)
+		} else {
+			b = appendShareGPT(b, t)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("turn %d: %w", i, err)
+		}
+	}
+	return append(b, ']'), nil
+}
+
+func (m Mapper) keys(d traj.Dialect) (turns, role, content string) {
+	turns, role, content = "conversations", "from", "value"
+	if d == traj.DialectOpenAI {
+		turns, role, content = "messages", "role", "content"
+	}
+	if m.Schema.TurnsKey != "" {
+		turns = m.Schema.TurnsKey
+	}
+	if m.Schema.RoleKey != "" {
+		role = m.Schema.RoleKey
+	}
+	if m.Schema.ContentKey != "" {
+		content = m.Schema.ContentKey
+	}
+	return
+}
+
+// appendOpenAI appends an OpenAI message as it is, its null content as "".
+func appendOpenAI(b []byte, t traj.Turn, roleKey, contKey string) ([]byte, error) {
+	ms, _, err := jsonx.Members(t.Raw, 0)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, '{')
+	for i, mb := range ms {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		v := t.Raw[mb.Start:mb.End]
+		switch {
+		case jsonx.KeyIs(mb.Key, roleKey):
+			b = append(b, `"role"`...)
+		case jsonx.KeyIs(mb.Key, contKey):
+			b = append(b, `"content"`...)
+			if bytes.Equal(v, []byte("null")) {
+				v = []byte(`""`)
+			}
+		default:
+			b = append(b, mb.Key...)
+		}
+		b = append(b, ':')
+		b = append(b, v...)
+	}
+	return append(b, '}'), nil
+}
+
+// shareGPTRoles maps ShareGPT role names to the roles a template knows.
+var shareGPTRoles = map[string]string{
+	"human": "user", "user": "user",
+	"gpt": "assistant", "assistant": "assistant",
+	"observation": "tool", "tool": "tool",
+	"system": "system",
+}
+
+// appendShareGPT appends a ShareGPT turn mapped as the package doc says.
+func appendShareGPT(b []byte, t traj.Turn) []byte {
+	if t.Name == "function_call" {
+		if calls, ok := parseCalls(t.Text); ok {
+			b = append(b, `{"role":"assistant","content":"","tool_calls":[`...)
+			for i, c := range calls {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"type":"function","function":{"name":`...)
+				b = append(b, c.name...)
+				if c.arguments != nil {
+					b = append(b, `,"arguments":`...)
+					b = append(b, c.arguments...)
+				}
+				b = append(b, "}}"...)
+			}
+			return append(b, "]}"...)
+		}
+	}
+	role, ok := shareGPTRoles[t.Name]
+	if !ok {
+		role = t.Name
+		if t.Name == "function_call" {
+			role = "assistant"
+		}
+	}
+	b = append(b, `{"role":`...)
+	b = jsonx.AppendStringKeep(b, role)
+	b = append(b, `,"content":`...)
+	b = jsonx.AppendStringKeep(b, t.Text)
+	return append(b, '}')
+}
+
+// call is one call of a function_call value: its name (a JSON string) and
+// arguments, raw.
+type call struct {
+	name, arguments json.RawMessage
+}
+
+// parseCalls reads a function_call value: a JSON {"name", "arguments"}
+// object or a list of them, each with a string name.
+func parseCalls(s string) ([]call, bool) {
+	v := bytes.TrimSpace([]byte(s))
+	if len(v) == 0 || !json.Valid(v) {
+		return nil, false
+	}
+	var objs []json.RawMessage
+	switch v[0] {
+	case '{':
+		objs = []json.RawMessage{v}
+	case '[':
+		if json.Unmarshal(v, &objs) != nil || len(objs) == 0 {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	out := make([]call, 0, len(objs))
+	for _, o := range objs {
+		o = bytes.TrimSpace(o)
+		if len(o) == 0 || o[0] != '{' {
+			return nil, false
+		}
+		name, ok := jsonx.Lookup(o, "name")
+		if !ok || len(name) == 0 || name[0] != '"' {
+			return nil, false
+		}
+		args, _ := jsonx.Lookup(o, "arguments")
+		out = append(out, call{name: name, arguments: args})
+	}
+	return out, true
+}

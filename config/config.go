@@ -25,7 +25,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/trajcompress/trajcompress/internal/readfile"
 	"github.com/trajcompress/trajcompress/snap"

@@ -440,9 +440,7 @@ func (c *Compressor) prepass(j *job) bool {
 	if rep.Total() == 0 {
 		return false
 	}
-	for s, n := range rep.Saved {
-		j.obs.Prepass.Saved[s] = n
-	}
+	j.obs.Prepass.Saved = rep.Saved
 	j.turns = turns
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		if turns[i].Made() {

@@ -354,12 +354,7 @@ func loadGraph(t *testing.T) graph {
 			if slices.Contains(fileReaders[p.rel], name) {
 				continue
 			}
-			af, err := parser.ParseFile(fset, filepath.Join(p.dir, name), nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, is := range af.Imports {
-				imp := strings.Trim(is.Path.Value, `"`)
+			for _, imp := range fileImports(t, fset, filepath.Join(p.dir, name)) {
 				if imp != "C" && !slices.Contains(imps, imp) {
 					imps = append(imps, imp)
 				}
@@ -404,6 +399,20 @@ func (g graph) impurePath(pkg string) []string {
 	return nil
 }
 
+// fileImports returns the import paths of one Go file.
+func fileImports(t *testing.T, fset *token.FileSet, path string) []string {
+	t.Helper()
+	af, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imps := make([]string, 0, len(af.Imports))
+	for _, is := range af.Imports {
+		imps = append(imps, strings.Trim(is.Path.Value, `"`))
+	}
+	return imps
+}
+
 func TestPurePackages(t *testing.T) {
 	g := loadGraph(t)
 	seen := 0
@@ -419,12 +428,7 @@ func TestPurePackages(t *testing.T) {
 				t.Errorf("%s: fileReaders names %s, which is not one of its files", p.rel, name)
 				continue
 			}
-			af, err := parser.ParseFile(fset, filepath.Join(p.dir, name), nil, parser.ImportsOnly)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, is := range af.Imports {
-				imp := strings.Trim(is.Path.Value, `"`)
+			for _, imp := range fileImports(t, fset, filepath.Join(p.dir, name)) {
 				if isImpure(imp) && !slices.Contains(fileReading, imp) {
 					t.Errorf("pure package %s imports %s (%s): its file-reading files may only read files", p.rel, imp, name)
 				}

@@ -4,7 +4,7 @@ BIN      := bin/trajcompress
 # Packages that start goroutines or are shared across them: tested with -race.
 RACE_PKGS := ./pipeline/... ./cmd/... ./job/... ./internal/commit/... ./tokenize/... ./summary/...
 
-.PHONY: all build build-beam demo test test-go test-beam test-node test-templates test-browser vet fmt-check fuzz bench clean
+.PHONY: all build build-beam demo test test-go test-beam test-node test-templates test-browser vet lint fmt-check fuzz bench clean
 
 all: build
 
@@ -32,7 +32,7 @@ demo: build
 		--outcomes bin/demo/outcomes.jsonl --output bin/demo/report.html
 	@echo; echo "== report: $(CURDIR)/bin/demo/report.html"
 
-test: fmt-check vet test-go test-beam test-node test-templates test-browser
+test: fmt-check vet lint test-go test-beam test-node test-templates test-browser
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -41,6 +41,19 @@ fmt-check:
 vet:
 	$(GO) vet ./...
 	cd beam && $(GO) vet ./...
+
+# golangci-lint v2 (.golangci.yml: errcheck, staticcheck, unused, revive),
+# pinned in a module of its own (tools/lint/go.mod, a `tool` directive,
+# its sums in tools/lint/go.sum) so that the main module's go.mod carries
+# none of the linter's ~200 dependencies. Built into bin/ from the Go
+# module proxy when missing or when the pin changes; the cold cost
+# (download, build, first run) is in CONTRIBUTING.md.
+GOLANGCI := bin/golangci-lint
+$(GOLANGCI): tools/lint/go.mod tools/lint/go.sum
+	cd tools/lint && $(GO) build -o ../../$(GOLANGCI) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+
+lint: $(GOLANGCI)
+	$(GOLANGCI) run ./...
 
 test-go:
 	$(GO) test -race -short $(RACE_PKGS)

@@ -8,8 +8,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/trajcompress/trajcompress/internal/readfile"
 )
 
 // ErrSetupDiffers is wrapped by the error [Compare] returns when the two
@@ -164,28 +162,12 @@ type Result struct {
 	SetupDiffers []string
 }
 
-// CompareFiles reads the two metrics files and calls [Compare]; errors name
-// the file they concern.
-func CompareFiles(baselinePath, runPath string, r Rules) (Result, error) {
-	base, err := readfile.Read(baselinePath, "metrics file", readfile.MetricsLimit)
-	if err != nil {
-		return Result{}, fmt.Errorf("check: baseline: %w", err)
-	}
-	run, err := readfile.Read(runPath, "metrics file", readfile.MetricsLimit)
-	if err != nil {
-		return Result{}, fmt.Errorf("check: run: %w", err)
-	}
-	if _, err := decode(base); err != nil {
-		return Result{}, fmt.Errorf("check: baseline %s: %w", baselinePath, err)
-	}
-	if _, err := decode(run); err != nil {
-		return Result{}, fmt.Errorf("check: run %s: %w", runPath, err)
-	}
-	res, err := Compare(base, run, r)
-	if err != nil {
-		return res, fmt.Errorf("%w (baseline %s, run %s)", err, baselinePath, runPath)
-	}
-	return res, nil
+// ValidDocument returns the error [Compare] gives when b is not a metrics
+// document (empty, not JSON, not one JSON object), without saying which
+// side it was: checkfile.Compare names the file instead.
+func ValidDocument(b []byte) error {
+	_, err := decode(b)
+	return err
 }
 
 // Compare checks run against baseline, both aggregate metrics JSON documents.

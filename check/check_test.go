@@ -232,38 +232,6 @@ rules:
 	}
 }
 
-func TestLoadRulesNamesFile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "rules.yaml")
-	if err := os.WriteFile(p, []byte("rules:\n  - path: a\n    bogus: 1\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := LoadRules(p)
-	if err == nil || !strings.Contains(err.Error(), p) || !strings.Contains(err.Error(), "bogus") {
-		t.Fatalf("err = %v, want file name and key", err)
-	}
-}
-
-func TestCompareFiles(t *testing.T) {
-	dir := t.TempDir()
-	bp, rp := filepath.Join(dir, "base.json"), filepath.Join(dir, "run.json")
-	if err := os.WriteFile(bp, metricsDoc(t, nil), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(rp, []byte("{oops"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := CompareFiles(bp, rp, DefaultRules(0.01, 0)); err == nil || !strings.Contains(err.Error(), rp) {
-		t.Fatalf("err = %v, want it to name %s", err, rp)
-	}
-	if err := os.WriteFile(rp, metricsDoc(t, map[string]string{"ratio": "0.5"}), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	res, err := CompareFiles(bp, rp, DefaultRules(0.01, 0))
-	if err != nil || !res.Regressed {
-		t.Fatalf("res = %+v, err = %v; want a regression", res, err)
-	}
-}
-
 func TestWriteTableGolden(t *testing.T) {
 	rules := DefaultRules(0.01, 0)
 	rules.AllowDifferentSetup = true

@@ -51,8 +51,8 @@
 // (the chat template records were counted with), run.config_fingerprint,
 // run.input_fingerprint and run.dry_run (a dry run is not compared with a
 // real one) are equal (a key absent from both documents counts as equal).
-// [VerifyRunOutputs] checks, separately, that a run's outputs are the files
-// its metrics vouch for. [Compare] returns an error wrapping [ErrSetupDiffers] that lists the
+// checkfile.VerifyRunOutputs checks, separately, that a run's outputs are
+// the files its metrics vouch for. [Compare] returns an error wrapping [ErrSetupDiffers] that lists the
 // differing keys unless Rules.AllowDifferentSetup is set, in which case the
 // differences are reported in Result.SetupDiffers and the comparison goes on.
 //
@@ -62,9 +62,11 @@
 // a JSON object, or a setup mismatch. A value missing from either document, or
 // not numeric where a limit needs a number, is a row with status
 // [StatusMissing] or [StatusInvalid] and makes Result.Regressed true: the gate
-// fails closed. [CompareFiles] adds the file name to every error.
+// fails closed. checkfile.Compare reads the two files and adds the file
+// name to every error.
 //
-// All functions are pure apart from [LoadRules] and [CompareFiles], which
-// read files; nothing here holds state, so everything is safe for concurrent
-// use. A [Result] owns its rows; the caller may keep or modify them.
+// The package is pure: no I/O, which is package check/checkfile's (reading
+// the metrics and rules files, hashing and verifying the outputs a run's
+// metrics vouch for). Nothing here holds state, so everything is safe for
+// concurrent use. A [Result] owns its rows; the caller may keep or modify them.
 package check

@@ -6,27 +6,13 @@ import (
 	"fmt"
 	"io"
 
-	"gopkg.in/yaml.v3"
-
-	"github.com/trajcompress/trajcompress/internal/readfile"
+	"go.yaml.in/yaml/v3"
 )
 
-// LoadRules reads a YAML rules file (see the package documentation for the
-// layout). Unknown keys, a second YAML document, and invalid rules are
-// errors naming the file (and the line, where YAML reports one).
-func LoadRules(path string) (Rules, error) {
-	b, err := readfile.Read(path, "rules file", readfile.SmallLimit)
-	if err != nil {
-		return Rules{}, fmt.Errorf("check: rules: %w", err)
-	}
-	r, err := ParseRules(b)
-	if err != nil {
-		return Rules{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return r, nil
-}
-
-// ParseRules is [LoadRules] on bytes already in memory.
+// ParseRules parses a YAML rules file's bytes (see the package
+// documentation for the layout; checkfile.LoadRules reads the file).
+// Unknown keys, a second YAML document, and invalid rules are errors (with
+// the line, where YAML reports one).
 func ParseRules(b []byte) (Rules, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)

@@ -25,10 +25,9 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/trajcompress/trajcompress/internal/readfile"
-	"github.com/trajcompress/trajcompress/pipeline"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -215,7 +214,7 @@ func (c Config) Validate() error {
 	if err := budget.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := pipeline.ValidateSettings(c.Tokenizer.TurnOverhead, traj.Role(c.Output.SummaryRole), c.Output.Alternation); err != nil {
+	if err := snap.ValidateSettings(c.Tokenizer.TurnOverhead, traj.Role(c.Output.SummaryRole), c.Output.Alternation); err != nil {
 		errs = append(errs, err)
 	}
 	if err := (traj.Schema{Dialect: traj.Dialect(c.Input.Format)}).Validate(); err != nil {

@@ -210,6 +210,6 @@ func setIfPresent(o *jsonval.Object, key string, v any) {
 // indent is o as Python's json.dump(o, f, indent=2) lays it out.
 func indent(o *jsonval.Object) []byte {
 	var b bytes.Buffer
-	json.Indent(&b, jsonval.Append(nil, o), "", "  ") // valid JSON: cannot fail
+	json.Indent(&b, jsonval.Append(nil, o), "", "  ") //nolint:errcheck // valid JSON: cannot fail
 	return b.Bytes()
 }

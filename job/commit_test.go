@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trajcompress/trajcompress/check/checkfile"
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/internal/commit"
@@ -148,7 +149,7 @@ func readerFinds(t testing.TB, p Plan, want map[string]map[string]int64) string 
 			if err := json.Unmarshal(b, &m); err != nil {
 				return "unreadable metrics"
 			}
-			if err := metrics.VerifyOutputs(p.Metrics, m.Run.Outputs); err != nil {
+			if err := checkfile.VerifyOutputs(p.Metrics, m.Run.Outputs); err != nil {
 				return "metrics not vouching: " + err.Error()
 			}
 			return gen

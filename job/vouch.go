@@ -7,6 +7,7 @@ import (
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/trajcompress/trajcompress/check/checkfile"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/metrics"
 )
@@ -66,7 +67,7 @@ func (a *assembler) outputs(metricsPath string) ([]metrics.OutputFile, error) {
 			sum = hex.EncodeToString(b[:])
 		} else {
 			var err error
-			if n, sum, err = metrics.HashFile(v.staged); err != nil {
+			if n, sum, err = checkfile.Hash(v.staged); err != nil {
 				return nil, fmt.Errorf("output %s: %w", v.path, err)
 			}
 		}

@@ -52,7 +52,7 @@ func (o *Observation) Settle(oc outcome.Outcome, tokens, turns int) {
 // U+FFFD.
 func (o Observation) AppendJSON(dst []byte) []byte {
 	if o.Outcome != outcome.Invalid {
-		o = o.normalized()
+		o = o.normalized() //nolint:revive // modifies-value-receiver: o is this call's copy, normalised for the encoding only
 	}
 	dst = append(dst, `{"source":`...)
 	dst = jsonx.AppendString(dst, o.Source)

@@ -97,32 +97,8 @@ func (o Options) Validate() error {
 	if err := o.Schema.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if err := ValidateSettings(o.TurnOverhead, o.SummaryRole, o.Alternate); err != nil {
+	if err := snap.ValidateSettings(o.TurnOverhead, o.SummaryRole, o.Alternate); err != nil {
 		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
-
-// MaxTurnOverhead bounds tokenizer.turn_overhead: chat templates frame a
-// turn with a handful of tokens, and a per-turn figure beyond this would
-// overflow token totals of long records.
-const MaxTurnOverhead = 1 << 20
-
-// ValidateSettings checks the record path's own settings, naming each by
-// its config key: the one place they are checked (Options.Validate and
-// config.Validate call it). An empty role means user.
-func ValidateSettings(turnOverhead int, role traj.Role, alternate bool) error {
-	var errs []error
-	if turnOverhead < 0 || turnOverhead > MaxTurnOverhead {
-		errs = append(errs, fmt.Errorf("tokenizer.turn_overhead must be in [0, %d], got %d", MaxTurnOverhead, turnOverhead))
-	}
-	switch role {
-	case "", traj.RoleUser, traj.RoleAssistant, traj.RoleSystem:
-	default:
-		errs = append(errs, fmt.Errorf("output.summary_role must be user, assistant or system, got %q", role))
-	}
-	if alternate && role != "" && role != traj.RoleUser {
-		errs = append(errs, fmt.Errorf("output.alternation merges the summary into user-side turns: output.summary_role must be user, got %q", role))
 	}
 	return errors.Join(errs...)
 }
@@ -599,9 +575,7 @@ func (c *Compressor) prepass(j *job) bool {
 	if rep.Total() == 0 {
 		return false
 	}
-	for s, n := range rep.Saved {
-		j.obs.Prepass.Saved[s] = n
-	}
+	j.obs.Prepass.Saved = rep.Saved
 	j.turns = turns
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		if turns[i].Made() {

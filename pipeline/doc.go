@@ -12,6 +12,14 @@
 // returns an error only when the whole run must stop (context cancelled,
 // fatal summarizer error).
 //
+// It imports the packages of one record and no more: traj, internal/jsonx,
+// redact, tokenize, snap, prepass, summary, metrics, outcome and trainview
+// (a record as the trainer's chat template sees it). Files are
+// not its business: records come in through a [Source] and go out through
+// a [Sink] (package format's readers and writers are both), so pipeline
+// never imports format, and the caller (job, the Beam pipeline) opens,
+// names and commits the files.
+//
 // Concurrency lives here and nowhere else, in one idiom: an errgroup whose
 // reader queues a one-slot result channel per record in input order, a
 // goroutine per queued record, and one writer that drains the queue in

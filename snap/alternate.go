@@ -21,12 +21,12 @@ import (
 type Placement int
 
 const (
-	// Insert: the summary is a turn of its own, at Start.
+	// Insert means the summary is a turn of its own, at Start.
 	Insert Placement = iota
-	// MergeNext: the summary is prepended to the first turn after the
-	// region (turn End of the input).
+	// MergeNext means the summary is prepended to the first turn after
+	// the region (turn End of the input).
 	MergeNext
-	// MergePrev: the summary is appended to the last turn before the
+	// MergePrev means the summary is appended to the last turn before the
 	// region (turn Start−1 of the input).
 	MergePrev
 )

@@ -74,7 +74,9 @@ func KeepPairs(p Plan, roles []traj.Role, tok []int, cuts []bool, b Budget) Plan
 		end++
 	}
 	if !ok(end) {
-		for end = p.End; end > start && !ok(end); end-- {
+		end = p.End
+		for end > start && !ok(end) {
+			end--
 		}
 	}
 	if start == p.Start && end == p.End {

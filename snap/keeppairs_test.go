@@ -21,10 +21,7 @@ func spec(items ...string) []traj.Turn {
 		case it == "A":
 			ts = append(ts, traj.Turn{Role: traj.RoleAssistant})
 		case it[:2] == "A:":
-			var ids []string
-			for _, id := range splitComma(it[2:]) {
-				ids = append(ids, id)
-			}
+			ids := append([]string(nil), splitComma(it[2:])...)
 			ts = append(ts, traj.Turn{Role: traj.RoleAssistant, CallIDs: ids})
 		case it[:2] == "T:":
 			ts = append(ts, traj.Turn{Role: traj.RoleTool, AnswersID: it[2:]})

@@ -37,6 +37,7 @@ import (
 // Kind says how a file may be split.
 type Kind int
 
+// The kinds of split.
 const (
 	Whole Kind = iota // read as one task
 	Lines             // uncompressed JSONL: byte ranges, split at line starts

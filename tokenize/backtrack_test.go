@@ -351,10 +351,7 @@ func btInputs(c btVocab, short bool) []string {
 			random(n, func() string { return c.randomToken(rng) }),
 		)
 	}
-	for _, p := range longPieces() {
-		out = append(out, p)
-	}
-	return out
+	return append(out, longPieces()...)
 }
 
 // randomToken returns the bytes of a random token of c.

@@ -34,9 +34,6 @@ const (
 	OpenAI       Consumer = "openai"
 )
 
-// Consumers lists the known consumers.
-func Consumers() []Consumer { return []Consumer{LlamaFactory, OpenAI} }
-
 // Problem is why a consumer would reject a record: the first offending turn
 // index (-1 for the whole record) and a reason.
 type Problem struct {

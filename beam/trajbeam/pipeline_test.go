@@ -21,6 +21,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 
+	"github.com/trajcompress/trajcompress/check/checkfile"
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/fixtures/gen"
 	"github.com/trajcompress/trajcompress/format"
@@ -266,7 +267,7 @@ func TestPipelineEqualsPool(t *testing.T) {
 	if err := json.Unmarshal(raw, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if err := metrics.VerifyOutputs(plan.Metrics, rep.Run.Outputs); err != nil {
+	if err := checkfile.VerifyOutputs(plan.Metrics, rep.Run.Outputs); err != nil {
 		t.Error(err)
 	}
 	entries, _ := os.ReadDir(beamOut)

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/trajcompress/trajcompress/check"
+	"github.com/trajcompress/trajcompress/check/checkfile"
 )
 
 const checkUsage = `Usage: trajcompress check --baseline BASE.json [flags] RUN.json
@@ -61,11 +62,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !*noVerify {
-		if err := check.VerifyRunOutputs(fs.Arg(0)); err != nil {
+		if err := checkfile.VerifyRunOutputs(fs.Arg(0)); err != nil {
 			return usageError{err}
 		}
 	}
-	res, err := check.CompareFiles(*baseline, fs.Arg(0), rules)
+	res, err := checkfile.Compare(*baseline, fs.Arg(0), rules)
 	if err != nil {
 		// Not a regression: a missing or malformed file, or another setup.
 		return usageError{err}
@@ -104,7 +105,7 @@ func (g *gateFlags) rules() (check.Rules, error) {
 	rules.Rules = append(rules.Rules, check.RetentionRules(*g.maxRetDrop, *g.minTools, *g.minPaths)...)
 	if *g.rulesPath != "" {
 		var err error
-		if rules, err = check.LoadRules(*g.rulesPath); err != nil {
+		if rules, err = checkfile.LoadRules(*g.rulesPath); err != nil {
 			return rules, usageError{err}
 		}
 	}

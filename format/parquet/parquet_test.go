@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -76,7 +77,7 @@ func hubRows() ([]hubRow, []string) {
 			Conversations: []turn{{From: s("human"), Value: s("hi \"there\"\n")}, {From: s("gpt"), Value: s("héllo")}},
 			Messages:      []message{},
 		},
-		{ID: 3, Score: -0.0, Weight: -1.5, Blob: []byte("x")},
+		{ID: 3, Score: math.Copysign(0, -1), Weight: -1.5, Blob: []byte("x")},
 	}
 	want := []string{
 		`{"id":9007199254740993,"messages":[` +
@@ -90,7 +91,7 @@ func hubRows() ([]hubRow, []string) {
 			`"conversations":null,"tools":"[{\"type\":\"function\"}]","score":0.1,"weight":0.25,"ok":true,"blob":"AAEC/w=="}`,
 		`{"id":-2,"messages":[],"conversations":[{"from":"human","value":"hi \"there\"\n"},{"from":"gpt","value":"héllo"}],` +
 			`"tools":null,"score":1e+300,"weight":3.0,"ok":false,"blob":""}`,
-		`{"id":3,"messages":null,"conversations":null,"tools":null,"score":0.0,"weight":-1.5,"ok":false,"blob":"eA=="}`,
+		`{"id":3,"messages":null,"conversations":null,"tools":null,"score":-0.0,"weight":-1.5,"ok":false,"blob":"eA=="}`,
 	}
 	return rows, want
 }

@@ -1,19 +1,24 @@
 // Package archtest holds no code: its tests check the module's structure,
 // so that the layering the package docs promise cannot drift silently.
 //
-//   - Every import between the module's own packages must be listed in
-//     the allowed graph (arch_test.go): a new edge fails the test until it
-//     is added there on purpose, and an edge that goes up (a library
-//     package importing job or cmd, a pure package importing a sibling it
-//     must not) is refused by the layer check.
+//   - Every package is in one named tier (leaf, model, core, io, engine,
+//     config, gate, app; arch_test.go). A tier may import only the tiers
+//     it names, and within itself only along listed edges, so a new edge
+//     fails the test until it is added there on purpose.
+//   - A package whose doc comment names what it imports (snap, pipeline,
+//     outcome, internal/jsonx, chattemplate) may import only those, and
+//     its doc must still name each.
 //   - The pure packages (planning, tokenizing, the record model, the JSON
-//     helpers, the outcome vocabulary) import nothing that does I/O,
-//     networking, processes or system calls — except that tokenize's
-//     loader files may read the tokenizer files a user names.
+//     helpers, the outcome vocabulary, metrics, the gate and the report)
+//     reach nothing that does I/O, networking, processes or system calls
+//     through any chain of imports (go list -deps) — except that
+//     tokenize's loader files may read the tokenizer files a user names.
 //   - Goroutines are started in package pipeline only: no `go` statement
 //     and no errgroup/WaitGroup Go call anywhere else in non-test code,
 //     except the benchmark drivers under bench/, which play the part of
 //     concurrent callers and servers.
 //
-// `go test ./internal/archtest -v -run TestImportGraph` prints the graph.
+// `go test ./internal/archtest -v -run TestTierDiagram` prints the tiers
+// (docs/architecture.md shows the same text, and the test compares it;
+// -update rewrites it); `-run TestImportGraph` prints the graph.
 package archtest

@@ -251,7 +251,7 @@ func (f *File) Commit() error {
 		return err
 	}
 	if d, derr := os.Open(filepath.Dir(f.path)); derr == nil {
-		d.Sync()
+		d.Sync() //nolint:errcheck // best effort: the rename is done; a directory that cannot sync loses nothing the rename did not
 		d.Close()
 	}
 	return nil

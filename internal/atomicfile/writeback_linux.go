@@ -14,7 +14,7 @@ var syncFileRange = unix.SyncFileRange
 // Errors are ignored: this form does not consume write-back errors, so
 // Commit's fsync still reports any that matter.
 func startWriteback(f *File, off, n int64) {
-	syncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE)
+	syncFileRange(int(f.Fd()), off, n, unix.SYNC_FILE_RANGE_WRITE) //nolint:errcheck // see above: ignored on purpose
 }
 
 // dropCache waits for the write-back of n bytes at off (started by an
@@ -32,7 +32,7 @@ func dropCache(f *File, off, n int64) error {
 	err := syncFileRange(fd, off, n, unix.SYNC_FILE_RANGE_WAIT_BEFORE|unix.SYNC_FILE_RANGE_WRITE|unix.SYNC_FILE_RANGE_WAIT_AFTER)
 	switch {
 	case err == nil:
-		unix.Fadvise(fd, off, n, unix.FADV_DONTNEED) // advice: nothing to report
+		unix.Fadvise(fd, off, n, unix.FADV_DONTNEED) //nolint:errcheck // advice: nothing to report
 		return nil
 	case errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EINVAL), errors.Is(err, unix.ESPIPE), errors.Is(err, unix.EOPNOTSUPP):
 		return nil

@@ -93,6 +93,7 @@ type Options struct {
 // Kind says how an output is written.
 type Kind int
 
+// The kinds of output.
 const (
 	Staged Kind = iota // a regular file (or a new name): staged, renamed into place by Commit
 	Direct             // a device, FIFO or "-": written directly, no atomicity
@@ -149,8 +150,10 @@ func Begin(anchor string, o Options) (*Tx, error) {
 	}
 	t := &Tx{anchor: anchor, id: fmt.Sprintf("%016x", rand.Uint64()), fault: o.Fault}
 	for _, l := range locks {
-		l.f.Truncate(0)
-		l.f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+		// The holder's pid is for a person reading the lock file; the
+		// lock is the flock, so failing to write it changes nothing.
+		l.f.Truncate(0)                                        //nolint:errcheck // see above
+		l.f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0) //nolint:errcheck // see above
 		if l.path == LockPath(anchor) {
 			t.lock = l.f
 		} else {
@@ -217,7 +220,7 @@ func unlock(f *os.File, remove bool) {
 	if remove {
 		os.Remove(f.Name())
 	}
-	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	unix.Flock(int(f.Fd()), unix.LOCK_UN) //nolint:errcheck // closing the descriptor releases the lock anyway
 	f.Close()
 }
 
@@ -237,14 +240,11 @@ func Recover(anchor string) (bool, error) {
 	return true, nil
 }
 
-// lock takes an exclusive flock on the file at path, creating it. A file
-// that was removed or replaced between open and lock (its holder released
-// it meanwhile) is opened again, so two runs never hold locks on
-// different files of one name; this is what lets release remove it.
-func lock(path string, wait bool) (*os.File, error) { return flock(path, unix.LOCK_EX, wait) }
-
-// flock takes a lock of kind how (LOCK_EX or LOCK_SH) on the file at path;
-// see lock.
+// flock takes a lock of kind how (LOCK_EX or LOCK_SH) on the file at path,
+// creating it. A file that was removed or replaced between open and lock
+// (its holder released it meanwhile) is opened again, so two runs never
+// hold locks on different files of one name; this is what lets release
+// remove it.
 func flock(path string, how int, wait bool) (*os.File, error) {
 	if !wait {
 		how |= unix.LOCK_NB
@@ -525,13 +525,6 @@ func keysOf(base string) []string {
 	return []string{base}
 }
 
-// isOurs reports whether the file name was left by this package (or by
-// atomicfile, or an earlier version) for the output named base.
-func isOurs(name, base string) bool {
-	b, ok := ourBase(name)
-	return ok && slices.Contains(keysOf(base), b)
-}
-
 // ourBase parses a file name of this package's patterns (see cleanStale)
 // and returns the name of the output it belongs to.
 func ourBase(name string) (string, bool) {
@@ -652,11 +645,11 @@ func (t *Tx) Commit() (err error) {
 	// is not the run's failure.
 	for _, d := range t.remove {
 		os.RemoveAll(d)
-		t.step("remove " + filepath.Base(d))
+		t.step("remove " + filepath.Base(d)) //nolint:errcheck // past the commit point: a fault here is a crash point for tests, not a failure
 	}
 	os.Remove(JournalPath(t.anchor))
-	t.step("remove journal")
-	syncDir(filepath.Dir(t.anchor))
+	t.step("remove journal")        //nolint:errcheck // as above
+	syncDir(filepath.Dir(t.anchor)) //nolint:errcheck // as above: a journal left behind is rolled forward as a no-op
 	for _, e := range t.entries {
 		os.RemoveAll(hidden(e.target, tag+t.id+".old"))
 	}
@@ -715,14 +708,14 @@ func (t *Tx) rollback(n int) error {
 				errs = append(errs, err)
 			}
 		}
-		syncDir(filepath.Dir(e.target))
+		syncDir(filepath.Dir(e.target)) //nolint:errcheck // rollback: the renames' errors are what it reports; the sync is best effort
 	}
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
 	t.removeStaged()
 	os.Remove(JournalPath(t.anchor))
-	syncDir(filepath.Dir(t.anchor))
+	syncDir(filepath.Dir(t.anchor)) //nolint:errcheck // as above
 	return nil
 }
 
@@ -843,7 +836,10 @@ func recoverLocked(anchor string) error {
 		if err := os.Rename(e.staged, e.target); err != nil {
 			return fmt.Errorf("finishing the commit of %s: %w", e.target, err)
 		}
-		syncDir(filepath.Dir(e.target))
+		// Unchecked since recovery was written. A failed sync here, before
+		// the journal is removed, could be reported instead: a follow-up
+		// of issue 23 (it needs a fault to test it).
+		syncDir(filepath.Dir(e.target)) //nolint:errcheck // see above
 	}
 	for _, d := range remove {
 		if err := os.RemoveAll(d); err != nil {
@@ -853,7 +849,7 @@ func recoverLocked(anchor string) error {
 	if err := os.Remove(jp); err != nil {
 		return err
 	}
-	syncDir(filepath.Dir(anchor))
+	syncDir(filepath.Dir(anchor)) //nolint:errcheck // the journal is gone: the recovery is done whatever the sync says
 	for _, o := range olds {
 		os.RemoveAll(o)
 	}

@@ -12,6 +12,7 @@ import (
 // secret reached no output or cache file.
 func FileHolding(dir, s string) string {
 	found := ""
+	//nolint:errcheck // the walk returns only SkipAll: unreadable entries are skipped on purpose
 	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return nil

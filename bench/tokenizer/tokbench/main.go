@@ -17,7 +17,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(fmt.Errorf("usage: tokbench corpus FILE | count FILE | hf FILE | linear|linear10 [TOKENIZER...] | startup [ENC] | load TOKENIZER..."))
+		fail(fmt.Errorf("usage: tokbench corpus FILE | count FILE | hf FILE | linear|linear10 [TOKENIZER...] | startup [ENC] | load TOKENIZER [TOKENIZER...]"))
 	}
 	var err error
 	switch os.Args[1] {

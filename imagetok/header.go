@@ -1,7 +1,6 @@
 package imagetok
 
 import (
-	"bytes"
 	"encoding/base64"
 	"image"
 	_ "image/gif"  // register GIF for image.DecodeConfig
@@ -166,9 +165,4 @@ func base64Config(s []byte, at int) (format string, w, h, used int, ok bool) {
 		}
 	}
 	return "", 0, 0, used, false
-}
-
-// bytesConfig is [Config] on a byte slice.
-func bytesConfig(b []byte) (format string, w, h int, ok bool) {
-	return Config(bytes.NewReader(b))
 }

@@ -2,7 +2,6 @@ package job
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -600,22 +599,14 @@ func listingFingerprint(p Plan, input string) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
+// syncDir asks for dir's entries to be on disk: best effort, as the
+// run directory's state is checked when it is read again (a marker or
+// segment that did not survive is a task to run again).
 func syncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
-		d.Sync()
+		_ = d.Sync()
 		d.Close()
 	}
-}
-
-// equalJSON reports whether two JSON documents hold the same value.
-func equalJSON(a, b []byte) bool {
-	var x, y any
-	if json.Unmarshal(a, &x) != nil || json.Unmarshal(b, &y) != nil {
-		return bytes.Equal(a, b)
-	}
-	ab, _ := json.Marshal(x)
-	bb, _ := json.Marshal(y)
-	return bytes.Equal(ab, bb)
 }
 
 // segment opens the segment name for appending after what the committed
@@ -705,7 +696,7 @@ func (d *runDir) eachLine(sp *span, fn func([]byte) error) error {
 // closeAll closes the open segments, giving up what was not committed.
 func (d *runDir) closeAll() {
 	for name, sg := range d.segs {
-		sg.close()
+		_ = sg.close() // giving up: what was not committed is discarded anyway
 		delete(d.segs, name)
 	}
 }

@@ -61,11 +61,12 @@ func (a *assembler) outputs(metricsPath string) ([]metrics.OutputFile, error) {
 	var out []metrics.OutputFile
 	for _, v := range a.vouched {
 		n, sum := v.n, v.sum
-		if sum != "" {
-		} else if v.h != nil {
+		switch {
+		case sum != "": // known already
+		case v.h != nil:
 			b := v.h.Sum128().Bytes()
 			sum = hex.EncodeToString(b[:])
-		} else {
+		default:
 			var err error
 			if n, sum, err = checkfile.Hash(v.staged); err != nil {
 				return nil, fmt.Errorf("output %s: %w", v.path, err)

@@ -41,6 +41,7 @@ func (c Config) withDefaults() Config {
 // Step is one of the prepass's steps, in the order they run.
 type Step int
 
+// The steps, in the order they run; NumSteps counts them.
 const (
 	Duplicates Step = iota // identical tool results → back-references
 	Digests                // large tool results → one-line digests

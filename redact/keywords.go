@@ -193,27 +193,6 @@ func eachPosition(text string, from int, c0, c1 byte, folded bool, f func(p int)
 	return true
 }
 
-// any reports whether text holds some keyword.
-func (k *keywordIndex) any(text string) bool {
-	found := false
-	k.walk(text, func(i int) bool {
-		for _, w := range k.long[k.byPair[pairKey(text[i], text[i+1])]-1] {
-			if hasFoldedPrefix(text[i:], k.words[w]) {
-				found = true
-				return false
-			}
-		}
-		return true
-	})
-	for _, w := range k.short {
-		if found {
-			break
-		}
-		k.shortHits(text, w, func(int) bool { found = true; return false })
-	}
-	return found
-}
-
 // walk calls at(i) for each position i where a keyword may start (a
 // probe hit with a known first pair), while at returns true.
 func (k *keywordIndex) walk(text string, at func(i int) bool) {

@@ -480,7 +480,7 @@ func rawScalar(v []byte) string {
 		}
 	}
 	var x any
-	json.Unmarshal(v, &x)
+	_ = json.Unmarshal(v, &x) // a value that is not JSON leaves x nil, which scalar renders as it always has
 	return scalar(x)
 }
 

@@ -25,13 +25,13 @@ func (c Counter) Count(v View) (int, error) { return c.CountCached(v, nil) }
 // and after compression share most of them. Not safe for concurrent use.
 type Stretches map[string]int
 
-// Views are built valid (from records read as valid JSON), so they are
-// rendered without validating them again (chattemplate's RenderValid).
-//
 // CountCached is Count looking the stretches of the rendered text up in
 // cache first, and adding the ones it counts (nil: no cache). The count is
 // the same: a tokenizer that splits at its added tokens counts a text as
 // the sum of its stretches plus one per added token.
+//
+// Views are built valid (from records read as valid JSON), so they are
+// rendered without validating them again (chattemplate's RenderValid).
 func (c Counter) CountCached(v View, cache Stretches) (int, error) {
 	text, err := c.Template.RenderValid(v.Messages, v.Tools)
 	if err != nil {

@@ -114,6 +114,8 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	return comp, client, nil
 }
 
+// SchemaOf is the record schema the config's input section names
+// (dialect, renamed keys).
 func SchemaOf(cfg config.Config) traj.Schema {
 	return traj.Schema{Dialect: traj.Dialect(cfg.Input.Format), TurnsKey: cfg.Input.TurnsKey, RoleKey: cfg.Input.RoleKey, ContentKey: cfg.Input.ContentKey}
 }

@@ -69,6 +69,7 @@ type BlockHasher struct {
 	blocks []string
 }
 
+// NewBlockHasher starts the block hashes of one input.
 func NewBlockHasher() *BlockHasher { return &BlockHasher{h: xxh3.New()} }
 
 func (b *BlockHasher) Write(p []byte) (int, error) {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -128,9 +129,8 @@ func setLeaf(v any, path string, f func(string) string) any {
 	}
 	if path[0] == '[' {
 		end := strings.IndexByte(path, ']')
-		var i int
-		fmt.Sscanf(path[1:end], "%d", &i)
-		if a, ok := v.([]any); ok && i < len(a) {
+		i, err := strconv.Atoi(path[1:end])
+		if a, ok := v.([]any); ok && err == nil && i >= 0 && i < len(a) {
 			a[i] = setLeaf(a[i], path[end+1:], f)
 		}
 		return v

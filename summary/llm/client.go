@@ -566,7 +566,7 @@ func (c *Client) attempt(ctx context.Context, net summary.Slots, body []byte, ms
 	var re *redirectError
 	if errors.As(err, &re) {
 		ae := c.apiErr(&APIError{Status: re.status, Cause: CauseRedirect, Message: re.Error()})
-		c.setFatal(ae)
+		_ = c.setFatal(ae) // recorded for every later call; this one returns ae itself
 		return "", u, ae
 	}
 	if err != nil {
@@ -577,7 +577,7 @@ func (c *Client) attempt(ctx context.Context, net summary.Slots, body []byte, ms
 		raw, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 		ae := c.apiErr(statusError(resp.StatusCode, raw, resp.Header, c.now()))
 		if ae.Fatal() {
-			c.setFatal(ae)
+			_ = c.setFatal(ae) // recorded for every later call; this one returns ae itself
 		}
 		return "", u, ae
 	}

@@ -82,119 +82,160 @@ type piece struct {
 // calls whose lines did not fit (so a region's files and commands survive
 // even when its calls are too many to quote one by one).
 func build(counter tokenize.Counter, req Request) (string, int) {
-	var pieces []piece
-	add := func(prio int, text string) {
-		pieces = append(pieces, piece{prio, len(pieces), text})
+	g := newGather()
+	for i, t := range req.Turns {
+		g.turn(req.Start+i, t)
 	}
 	end := req.Start + len(req.Turns)
 	head := fmt.Sprintf("%s %d turns (%d–%d) condensed.", Prefix, len(req.Turns), req.Start, end-1)
-	var ncalls, nerrors int
-	seen := map[string]int{}       // result or error text → first turn
-	seenCall := map[string]int{}   // call line → first turn
-	var toolNames []string         // in order of first use
-	toolCount := map[string]int{}  // calls per tool
-	callArgs := map[int][]string{} // piece seq → the paths and commands it names
-	add(0, "")                     // the tools line, filled in below
-	var earlierNamed []string      // from earlier summaries' "Also named:" lines
-	for i, t := range req.Turns {
-		idx := req.Start + i
+	if g.ncalls > 0 || g.nerrors > 0 {
+		head += fmt.Sprintf(" %d tool calls, %d errors.", g.ncalls, g.nerrors)
+	}
+	pieces := g.withToolsLine()
+	if len(g.earlierNamed) > 0 {
+		g.callArgs[-1] = g.earlierNamed // named before the calls of this region
+	}
+	return fit(counter, head, pieces, g.callArgs, req.TargetTokens)
+}
+
+// gather collects the pieces of a summary from the region's turns, in turn
+// order (see build).
+type gather struct {
+	pieces       []piece
+	ncalls       int
+	nerrors      int
+	seen         map[string]int   // result or error text → first turn
+	seenCall     map[string]int   // call line → first turn
+	toolNames    []string         // in order of first use
+	toolCount    map[string]int   // calls per tool
+	callArgs     map[int][]string // piece seq → the paths and commands it names
+	earlierNamed []string         // from earlier summaries' "Also named:" lines
+}
+
+func newGather() *gather {
+	g := &gather{seen: map[string]int{}, seenCall: map[string]int{}, toolCount: map[string]int{}, callArgs: map[int][]string{}}
+	g.add(0, "") // the tools line, filled in by withToolsLine
+	return g
+}
+
+func (g *gather) add(prio int, text string) {
+	g.pieces = append(g.pieces, piece{prio, len(g.pieces), text})
+}
+
+// useTool counts n calls of the tool name, noting its first use.
+func (g *gather) useTool(name string, n int) {
+	if _, ok := g.toolCount[name]; !ok {
+		g.toolNames = append(g.toolNames, name)
+	}
+	g.toolCount[name] += n
+}
+
+// turn adds the pieces of turn t, at index idx of the record.
+func (g *gather) turn(idx int, t traj.Turn) {
+	switch {
+	case IsSummary(t.Text):
+		g.earlierSummary(t)
+	case t.Role == traj.RoleUser:
+		if s := clip(t.Text, 240); s != "" {
+			g.add(1, fmt.Sprintf("[%d user] %s", idx, s))
+		}
+	case t.Role == traj.RoleTool:
+		g.toolTurn(idx, t)
+	case t.Role == traj.RoleAssistant || t.Name == "function_call":
+		g.callTurn(idx, t)
+	default:
+		if s := clip(t.Text, 120); s != "" {
+			g.add(6, fmt.Sprintf("[%d %s] %s", idx, t.Name, s))
+		}
+	}
+}
+
+// earlierSummary carries the lines of a summary we wrote before (our own
+// output compressed again) into this one, never quoting it whole.
+func (g *gather) earlierSummary(t traj.Turn) {
+	for _, l := range fold(SummaryBody(t.Text)) {
 		switch {
-		case IsSummary(t.Text):
-			// A summary we wrote before (our own output compressed again):
-			// its lines are carried into this one, never quoted whole.
-			for _, l := range fold(SummaryBody(t.Text)) {
-				switch {
-				case l.tools != nil:
-					for _, tc := range l.tools {
-						if _, ok := toolCount[tc.name]; !ok {
-							toolNames = append(toolNames, tc.name)
-						}
-						toolCount[tc.name] += tc.n
-					}
-				case l.named != nil:
-					earlierNamed = append(earlierNamed, l.named...)
-				default:
-					add(l.prio, l.text)
-				}
+		case l.tools != nil:
+			for _, tc := range l.tools {
+				g.useTool(tc.name, tc.n)
 			}
-		case t.Role == traj.RoleUser:
-			if s := clip(t.Text, 240); s != "" {
-				add(1, fmt.Sprintf("[%d user] %s", idx, s))
-			}
-		case t.Role == traj.RoleTool:
-			for _, r := range toolResults(t) {
-				kind, prio, body := "result", 4, clip2(r.name, r.text, 100)
-				if line, ok := r.errorLine(); ok {
-					nerrors++
-					kind, prio, body = "error", 2, clip(line, 200)
-				}
-				// Agents re-read the same file and re-run the same command:
-				// say so instead of quoting the same text again.
-				if first, ok := seen[body]; ok {
-					add(prio+2, fmt.Sprintf("[%d %s] same as turn %d", idx, kind, first))
-					continue
-				}
-				seen[body] = idx
-				add(prio, fmt.Sprintf("[%d %s] %s", idx, kind, body))
-			}
-		case t.Role == traj.RoleAssistant || t.Name == "function_call":
-			calls := rawCalls(t)
-			for _, rc := range calls {
-				ncalls++
-				c := call{"call", clip(rc.body, 100)}
-				if rc.body == "" {
-					c = call{rc.name, argsSummary(rc.args)}
-				}
-				if _, ok := toolCount[c.name]; !ok && rc.body == "" {
-					toolNames = append(toolNames, c.name)
-				}
-				if rc.body == "" {
-					toolCount[c.name]++
-				}
-				sig := c.name + "(" + c.args + ")"
-				if first, ok := seenCall[sig]; ok {
-					add(6, fmt.Sprintf("[%d call] same as turn %d", idx, first))
-					continue
-				}
-				seenCall[sig] = idx
-				add(3, fmt.Sprintf("[%d call] %s", idx, sig))
-				callArgs[len(pieces)-1] = namedArgs(rc.args)
-			}
-			if len(calls) == 0 && t.Role == traj.RoleAssistant {
-				if s := clip(withoutThink(t.Text), 160); s != "" {
-					add(5, fmt.Sprintf("[%d assistant] %s", idx, s))
-				}
-			}
+		case l.named != nil:
+			g.earlierNamed = append(g.earlierNamed, l.named...)
 		default:
-			if s := clip(t.Text, 120); s != "" {
-				add(6, fmt.Sprintf("[%d %s] %s", idx, t.Name, s))
-			}
+			g.add(l.prio, l.text)
 		}
 	}
-	if ncalls > 0 || nerrors > 0 {
-		head += fmt.Sprintf(" %d tool calls, %d errors.", ncalls, nerrors)
-	}
-	if len(toolNames) > 0 {
-		var b strings.Builder
-		b.WriteString("Tools:")
-		for k, name := range toolNames {
-			if k > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, " %s ×%d", name, toolCount[name])
+}
+
+// toolTurn adds a tool turn's results and errors. Agents re-read the same
+// file and re-run the same command: a text seen before says so instead of
+// quoting it again.
+func (g *gather) toolTurn(idx int, t traj.Turn) {
+	for _, r := range toolResults(t) {
+		kind, prio, body := "result", 4, clip2(r.name, r.text, 100)
+		if line, ok := r.errorLine(); ok {
+			g.nerrors++
+			kind, prio, body = "error", 2, clip(line, 200)
 		}
-		pieces[0].text = b.String()
-	} else {
-		pieces = pieces[1:]
+		if first, ok := g.seen[body]; ok {
+			g.add(prio+2, fmt.Sprintf("[%d %s] same as turn %d", idx, kind, first))
+			continue
+		}
+		g.seen[body] = idx
+		g.add(prio, fmt.Sprintf("[%d %s] %s", idx, kind, body))
 	}
-	// Keep the most telling pieces that fit, then print them in turn order.
-	// Up to half the budget is kept back for the paths and commands of
-	// the calls whose lines do not fit (alsoNamed).
+}
+
+// callTurn adds an assistant turn's calls (a call made before says only
+// so), or what the assistant said when it made none.
+func (g *gather) callTurn(idx int, t traj.Turn) {
+	calls := rawCalls(t)
+	for _, rc := range calls {
+		g.ncalls++
+		c := call{"call", clip(rc.body, 100)}
+		if rc.body == "" {
+			c = call{rc.name, argsSummary(rc.args)}
+			g.useTool(c.name, 1)
+		}
+		sig := c.name + "(" + c.args + ")"
+		if first, ok := g.seenCall[sig]; ok {
+			g.add(6, fmt.Sprintf("[%d call] same as turn %d", idx, first))
+			continue
+		}
+		g.seenCall[sig] = idx
+		g.add(3, fmt.Sprintf("[%d call] %s", idx, sig))
+		g.callArgs[len(g.pieces)-1] = namedArgs(rc.args)
+	}
+	if len(calls) == 0 && t.Role == traj.RoleAssistant {
+		if s := clip(withoutThink(t.Text), 160); s != "" {
+			g.add(5, fmt.Sprintf("[%d assistant] %s", idx, s))
+		}
+	}
+}
+
+// withToolsLine returns the pieces with the tools line filled in (every
+// tool, with its count), or without it when no tool was called.
+func (g *gather) withToolsLine() []piece {
+	if len(g.toolNames) == 0 {
+		return g.pieces[1:]
+	}
+	var b strings.Builder
+	b.WriteString("Tools:")
+	for k, name := range g.toolNames {
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " %s ×%d", name, g.toolCount[name])
+	}
+	g.pieces[0].text = b.String()
+	return g.pieces
+}
+
+// fit keeps the most telling pieces that fit the budget, then prints them
+// in turn order after head. Up to half the budget is kept back for the
+// paths and commands of the calls whose lines do not fit (alsoNamed).
+func fit(counter tokenize.Counter, head string, pieces []piece, callArgs map[int][]string, budget int) (string, int) {
 	sort.SliceStable(pieces, func(i, j int) bool { return pieces[i].prio < pieces[j].prio })
-	budget := req.TargetTokens
-	if len(earlierNamed) > 0 {
-		callArgs[-1] = earlierNamed // named before the calls of this region
-	}
 	used := counter.Count(head) + min(namesCost(counter, callArgs, budget/2), budget/2)
 	var kept, dropped []piece
 	for _, p := range pieces {

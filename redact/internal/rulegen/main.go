@@ -92,93 +92,31 @@ func parse(src string) (allow, []rule, error) {
 			}
 			continue
 		}
-		key, val, ok := strings.Cut(line, "=")
+		key, raw, ok := strings.Cut(line, "=")
 		if !ok {
 			return global, nil, fmt.Errorf("line %d: not a key = value: %q", lineNo, line)
 		}
-		key, val = strings.TrimSpace(key), strings.TrimSpace(val)
-		var list []string
-		var str string
-		var isList bool
-		if strings.HasPrefix(val, "[") {
-			isList = true
-			body := val[1:]
-			for !strings.HasSuffix(strings.TrimSpace(body), "]") {
-				i++
-				if i >= len(lines) {
-					return global, nil, fmt.Errorf("line %d: unterminated array", lineNo)
-				}
-				body += "\n" + lines[i]
-			}
-			body = strings.TrimSpace(body)
-			body = strings.TrimSuffix(body, "]")
-			for _, item := range splitItems(body) {
-				s, err := scalarString(item)
-				if err != nil {
-					return global, nil, fmt.Errorf("line %d: %s: %w", lineNo, key, err)
-				}
-				list = append(list, s)
-			}
-		} else if s, err := scalarString(val); err == nil {
-			str = s
-		} else if _, err := strconv.ParseFloat(val, 64); err == nil {
-			str = val
-		} else {
-			return global, nil, fmt.Errorf("line %d: %s: unsupported value %q", lineNo, key, val)
+		key = strings.TrimSpace(key)
+		v, err := readValue(lines, &i, strings.TrimSpace(raw))
+		if err != nil {
+			return global, nil, fmt.Errorf("line %d: %s: %w", lineNo, key, err)
 		}
-		var target *allow
 		switch section {
 		case "":
 			if key == "title" || key == "minVersion" {
 				continue
 			}
+			err = fmt.Errorf("unexpected key %q in %q", key, section)
 		case "[allowlist]":
-			target = &global
+			err = setAllowKey(&global, key, v)
 		case "[[rules.allowlists]]":
 			r := &rules[len(rules)-1]
-			target = &r.Allow[len(r.Allow)-1]
+			err = setAllowKey(&r.Allow[len(r.Allow)-1], key, v)
 		case "[[rules]]":
-			r := &rules[len(rules)-1]
-			var err error
-			switch key {
-			case "id":
-				r.ID = str
-			case "description":
-			case "regex":
-				r.Regex = str
-			case "path":
-				r.Path = str
-			case "keywords":
-				r.Keywords = list
-			case "entropy":
-				r.Entropy, err = strconv.ParseFloat(str, 64)
-			case "secretGroup":
-				r.SecretGroup, err = strconv.Atoi(str)
-			default:
-				return global, nil, fmt.Errorf("line %d: unknown rule key %q", lineNo, key)
-			}
-			if err != nil {
-				return global, nil, fmt.Errorf("line %d: %s: %w", lineNo, key, err)
-			}
-			continue
+			err = setRuleKey(&rules[len(rules)-1], key, v)
 		}
-		if target == nil {
-			return global, nil, fmt.Errorf("line %d: unexpected key %q in %q", lineNo, key, section)
-		}
-		switch {
-		case key == "description":
-		case key == "regexes" && isList:
-			target.Regexes = list
-		case key == "stopwords" && isList:
-			target.StopWords = list
-		case key == "paths" && isList:
-			target.Paths = list
-		case key == "regexTarget":
-			target.Target = str
-		case key == "condition":
-			target.Condition = str
-		default:
-			return global, nil, fmt.Errorf("line %d: unknown allowlist key %q", lineNo, key)
+		if err != nil {
+			return global, nil, fmt.Errorf("line %d: %w", lineNo, err)
 		}
 	}
 	for _, r := range rules {
@@ -187,6 +125,91 @@ func parse(src string) (allow, []rule, error) {
 		}
 	}
 	return global, rules, nil
+}
+
+// value is a TOML value of the subset: a string (or a number, as written)
+// or an array of strings.
+type value struct {
+	str    string
+	list   []string
+	isList bool
+}
+
+// readValue reads the value val that starts on line *i, and the lines an
+// array continues on (moving *i past them).
+func readValue(lines []string, i *int, val string) (value, error) {
+	if !strings.HasPrefix(val, "[") {
+		if s, err := scalarString(val); err == nil {
+			return value{str: s}, nil
+		}
+		if _, err := strconv.ParseFloat(val, 64); err == nil {
+			return value{str: val}, nil
+		}
+		return value{}, fmt.Errorf("unsupported value %q", val)
+	}
+	body := val[1:]
+	for !strings.HasSuffix(strings.TrimSpace(body), "]") {
+		*i++
+		if *i >= len(lines) {
+			return value{}, fmt.Errorf("unterminated array")
+		}
+		body += "\n" + lines[*i]
+	}
+	v := value{isList: true}
+	for _, item := range splitItems(strings.TrimSuffix(strings.TrimSpace(body), "]")) {
+		s, err := scalarString(item)
+		if err != nil {
+			return value{}, err
+		}
+		v.list = append(v.list, s)
+	}
+	return v, nil
+}
+
+// setRuleKey sets key of a [[rules]] section.
+func setRuleKey(r *rule, key string, v value) error {
+	var err error
+	switch key {
+	case "id":
+		r.ID = v.str
+	case "description":
+	case "regex":
+		r.Regex = v.str
+	case "path":
+		r.Path = v.str
+	case "keywords":
+		r.Keywords = v.list
+	case "entropy":
+		r.Entropy, err = strconv.ParseFloat(v.str, 64)
+	case "secretGroup":
+		r.SecretGroup, err = strconv.Atoi(v.str)
+	default:
+		return fmt.Errorf("unknown rule key %q", key)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
+	}
+	return nil
+}
+
+// setAllowKey sets key of an allowlist section.
+func setAllowKey(a *allow, key string, v value) error {
+	switch {
+	case key == "description":
+	case key == "regexes" && v.isList:
+		a.Regexes = v.list
+	case key == "stopwords" && v.isList:
+		a.StopWords = v.list
+	case key == "paths" && v.isList:
+		a.Paths = v.list
+	case key == "regexTarget":
+		a.Target = v.str
+	case key == "condition":
+		a.Condition = v.str
+	default:
+		return fmt.Errorf("unknown allowlist key %q", key)
+	}
+	return nil
 }
 
 // splitItems splits the body of a TOML array into its items, at commas

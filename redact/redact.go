@@ -221,6 +221,11 @@ func builtinSpecs() []ruleSpec {
 
 // New compiles the built-in rules, less those whose ids are in disabled.
 func New(disabled ...string) (*Redactor, error) {
+	return newOn(bestKernel(), disabled...)
+}
+
+// newOn is New with keywords found and escape views made kern's way.
+func newOn(kern *kernel, disabled ...string) (*Redactor, error) {
 	r := &Redactor{}
 	g, err := compileAllow(gitleaksGlobal)
 	if err != nil {
@@ -265,6 +270,7 @@ func New(disabled ...string) (*Redactor, error) {
 		}
 	}
 	r.kw = newKeywordIndex(kwords)
+	r.kw.kern = kern
 	r.kw.cases = map[int32][]string{}
 	for _, w := range r.kw.short {
 		if sp := r.exactSpellings(kwords[w], r.kwRules[w]); sp != nil {

@@ -2,6 +2,12 @@
 
 package redact
 
+// filter_amd64.s tests the 2-byte spellings in four unrolled slots.
+var (
+	_ [shortSlots - 4]struct{}
+	_ [4 - shortSlots]struct{}
+)
+
 // filterBlocks tests blocks of 64 positions of text[:n] from i on, as
 // filterTables says, while a block and the 3 bytes after it are in
 // text[:n], at most blocksPerCall blocks: masks[5b] marks the positions

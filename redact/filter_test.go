@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 )
 
 type kwHit struct {
@@ -124,28 +123,4 @@ func FuzzUnescapeAVX512(f *testing.F) {
 		requireKernel(t, kernelNamed("avx512"))
 		checkUnescape(t, s)
 	})
-}
-
-// TestFilterLayout: the offsets filter_amd64.s reads filterTables at.
-func TestFilterLayout(t *testing.T) {
-	var f filterTables
-	for _, c := range []struct {
-		name      string
-		got, want uintptr
-	}{
-		{"class", unsafe.Offsetof(f.class), 0},
-		{"p1", unsafe.Offsetof(f.p1), 128},
-		{"p2", unsafe.Offsetof(f.p2), 256},
-		{"p3", unsafe.Offsetof(f.p3), 384},
-		{"q1", unsafe.Offsetof(f.q1), 512},
-		{"q2", unsafe.Offsetof(f.q2), 640},
-		{"hash", unsafe.Offsetof(f.hash), 768},
-		{"hash2", unsafe.Offsetof(f.hash2), 896},
-		{"short", unsafe.Offsetof(f.short), 1024},
-		{"short slot", unsafe.Sizeof(f.short[0]), 192},
-	} {
-		if c.got != c.want {
-			t.Errorf("%s at %d, the kernel reads it at %d", c.name, c.got, c.want)
-		}
-	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"testing"
 )
 
 // ModuleRoot returns the directory holding go.mod, found by walking up from
@@ -42,6 +43,27 @@ func realPath() string {
 		return ""
 	}
 	return filepath.Join(root, "..", "shared", "data", "real")
+}
+
+// RequireRealDataEnv, set to 1 (in CI, where the data is meant to be),
+// makes [NeedRealData] fail a test instead of skipping it when the real
+// data is absent, so that tests on it cannot silently stop running.
+const RequireRealDataEnv = "TRAJCOMPRESS_REQUIRE_REALDATA"
+
+// NeedRealData returns [RealDataDir] for a test that needs the real data;
+// when it is absent, it skips t, or fails it when [RequireRealDataEnv] is
+// 1.
+func NeedRealData(t testing.TB) string {
+	t.Helper()
+	dir := RealDataDir()
+	if dir == "" {
+		if os.Getenv(RequireRealDataEnv) == "1" {
+			t.Fatalf("%s=1 but the real data is absent (%s)", RequireRealDataEnv, realPath())
+			return ""
+		}
+		t.Skipf("real data absent (%s)", realPath())
+	}
+	return dir
 }
 
 // RealDataDir returns ../shared/data/real relative to the module root, or

@@ -316,7 +316,12 @@ func (k *keywordIndex) verify(text string, i int, hit func(word int32, end int))
 	if l == 0 {
 		return
 	}
-	ws := k.classLists[l-1]
+	k.compare(text, i, k.classLists[l-1], hit)
+}
+
+// compare reports the keywords of ws that start at text[i:], in ws's
+// order: eight bytes compared at once when there are eight.
+func (k *keywordIndex) compare(text string, i int, ws []classWord, hit func(word int32, end int)) {
 	if i+8 <= len(text) {
 		x := *(*uint64)(unsafe.Pointer(unsafe.StringData(text[i:]))) // little-endian targets only
 		for j := range ws {

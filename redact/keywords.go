@@ -29,7 +29,9 @@ type keywordIndex struct {
 	byPair [1 << 16]uint16
 	lists  [][]int32
 	long   [][]int32 // lists without the 2-byte keywords (which shortHits finds)
-	words  []string
+	// longWords are long's keywords as verify compares them.
+	longWords [][]classWord
+	words     []string
 
 	// kern is how keywords are found (kernels): the AVX-512 filter
 	// (filter.go) when kern.avx512 and filterOK, else walk (with the
@@ -94,6 +96,12 @@ func newKeywordIndex(words []string) *keywordIndex {
 			k.grams[h>>6] |= 1 << (h & 63)
 		}
 	}
+	k.longWords = make([][]classWord, len(k.long))
+	for l, ws := range k.long {
+		for _, w := range ws {
+			k.longWords[l] = append(k.longWords[l], newClassWord(words[w], w))
+		}
+	}
 	return k
 }
 
@@ -120,11 +128,7 @@ func (k *keywordIndex) scan(text string, hit func(word int32, end int)) {
 		return
 	}
 	k.walk(text, func(i int) bool {
-		for _, w := range k.long[k.byPair[pairKey(text[i], text[i+1])]-1] {
-			if word := k.words[w]; hasFoldedPrefix(text[i:], word) {
-				hit(w, i+len(word))
-			}
-		}
+		k.compare(text, i, k.longWords[k.byPair[pairKey(text[i], text[i+1])]-1], hit)
 		return true
 	})
 	for _, w := range k.short {

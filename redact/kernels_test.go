@@ -4,6 +4,8 @@ import (
 	"os"
 	"sync"
 	"testing"
+
+	"github.com/trajcompress/trajcompress/internal/testenv"
 )
 
 // requireAVX512Env, set to 1, makes the tests of the AVX-512 and AVX2
@@ -81,16 +83,6 @@ func TestKernels(t *testing.T) {
 	}
 }
 
-// fakeTB records what requireKernel asks of a test.
-type fakeTB struct {
-	testing.TB
-	failed, skipped bool
-}
-
-func (f *fakeTB) Helper()               {}
-func (f *fakeTB) Fatalf(string, ...any) { f.failed = true }
-func (f *fakeTB) Skipf(string, ...any)  { f.skipped = true }
-
 // TestRequireKernel: a kernel this CPU does not run skips its tests, or
 // fails them when the environment asks for the assembly kernels in a
 // build that has them.
@@ -98,15 +90,15 @@ func TestRequireKernel(t *testing.T) {
 	missing := &kernel{name: "missing"}
 	for _, env := range []string{"", "1"} {
 		t.Setenv(requireAVX512Env, env)
-		f := &fakeTB{TB: t}
+		f := &testenv.Recorder{TB: t}
 		requireKernel(f, missing)
 		wantFail := env == "1" && assemblyBuilt
-		if f.failed != wantFail || f.skipped == wantFail {
-			t.Errorf("%s=%q: failed %v, skipped %v; want failed %v", requireAVX512Env, env, f.failed, f.skipped, wantFail)
+		if f.FatalCalled != wantFail || f.SkipCalled == wantFail {
+			t.Errorf("%s=%q: failed %v, skipped %v; want failed %v", requireAVX512Env, env, f.FatalCalled, f.SkipCalled, wantFail)
 		}
-		f = &fakeTB{TB: t}
+		f = &testenv.Recorder{TB: t}
 		requireKernel(f, kernelNamed("purego"))
-		if f.failed || f.skipped {
+		if f.FatalCalled || f.SkipCalled {
 			t.Errorf("%s=%q: the plain Go kernel not run", requireAVX512Env, env)
 		}
 	}

@@ -6,16 +6,6 @@ import (
 	"testing"
 )
 
-// recorder records whether NeedRealData skipped or failed.
-type recorder struct {
-	testing.TB
-	failed, skipped bool
-}
-
-func (r *recorder) Helper()               {}
-func (r *recorder) Fatalf(string, ...any) { r.failed = true }
-func (r *recorder) Skipf(string, ...any)  { r.skipped = true }
-
 // TestNeedRealData: in a module without the real data beside it, a test
 // that needs the data skips, or fails when RequireRealDataEnv is 1.
 func TestNeedRealData(t *testing.T) {
@@ -29,12 +19,12 @@ func TestNeedRealData(t *testing.T) {
 	t.Chdir(root)
 	for _, env := range []string{"", "1"} {
 		t.Setenv(RequireRealDataEnv, env)
-		r := &recorder{TB: t}
+		r := &Recorder{TB: t}
 		if dir := NeedRealData(r); dir != "" {
 			t.Fatalf("%s=%q: got %q for absent data", RequireRealDataEnv, env, dir)
 		}
-		if r.failed != (env == "1") || r.skipped == (env == "1") {
-			t.Errorf("%s=%q: failed %v, skipped %v", RequireRealDataEnv, env, r.failed, r.skipped)
+		if r.FatalCalled != (env == "1") || r.SkipCalled == (env == "1") {
+			t.Errorf("%s=%q: failed %v, skipped %v", RequireRealDataEnv, env, r.FatalCalled, r.SkipCalled)
 		}
 	}
 }

@@ -187,3 +187,15 @@ func RealLines(maxLen, perFile int, keep func(line []byte) bool) ([][]byte, erro
 	}
 	return out, nil
 }
+
+// Recorder is a testing.TB that records a Fatalf or Skipf instead of
+// stopping the test: for testing helpers that skip or fail, such as
+// [NeedRealData]. Any other method goes to TB.
+type Recorder struct {
+	testing.TB
+	FatalCalled, SkipCalled bool
+}
+
+func (r *Recorder) Helper()               {}
+func (r *Recorder) Fatalf(string, ...any) { r.FatalCalled = true }
+func (r *Recorder) Skipf(string, ...any)  { r.SkipCalled = true }

@@ -255,6 +255,9 @@ func wantIn(want map[string]map[string]int64, root string) map[string]map[string
 // it resumes and puts the new outputs in place without reading a record;
 // the next run after that leaves nothing of ours behind.
 func TestRunFailureAtEveryCommitStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash matrix: the full test run only (make test), not -short")
+	}
 	for _, l := range runLayouts {
 		want, steps, mkroot := expected(t, l)
 		for k, step := range steps {
@@ -328,6 +331,9 @@ func resumeNew(t testing.TB, l runLayout, root string, p Plan, want map[string]m
 func TestRunKillAtEveryCommitStep(t *testing.T) {
 	if os.Getenv("JOB_KILL_STEP") != "" {
 		t.Skip("child process")
+	}
+	if testing.Short() {
+		t.Skip("crash matrix: the full test run only (make test), not -short")
 	}
 	exe, err := os.Executable()
 	if err != nil {

@@ -164,6 +164,9 @@ func TestKillAnywhereAndResume(t *testing.T) {
 	if os.Getenv("JOB_RESUME_CHILD") != "" {
 		t.Skip("child process")
 	}
+	if testing.Short() {
+		t.Skip("crash matrix: the full test run only (make test), not -short")
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

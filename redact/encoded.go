@@ -126,17 +126,17 @@ func (r *Redactor) RedactEncoded(dst, line []byte) (out []byte, counts Counts, m
 		bp := viewPool.Get().(*[]byte)
 		defer viewPool.Put(bp)
 		buf := (*bp)[:0]
-		if useAVX512 {
+		if r.kw.kern.avx512 {
 			buf = slices.Grow(buf, len(line))[:len(line)]
 			flags := unescapeBlocks(&line[0], &buf[0], len(line))
 			mixed = flags&2 != 0
 			if flags&1 != 0 { // an escaped 'u': read one by one
 				copy(buf, line)
-				mixed = unescapeView(buf, i)
+				mixed = unescapeView(buf, i, r.kw.kern.avx2)
 			}
 		} else {
 			buf = append(buf, line...)
-			mixed = unescapeView(buf, i)
+			mixed = unescapeView(buf, i, r.kw.kern.avx2)
 		}
 		*bp = buf
 		view = unsafe.String(unsafe.SliceData(buf), len(buf))
@@ -167,11 +167,11 @@ const viewByte = 0x80
 
 // unescapeView rewrites, in place, the escapes of buf from its first
 // backslash at i on, as [Redactor.RedactEncoded] describes, and reports
-// whether it met one it cannot stand for.
-func unescapeView(buf []byte, i int) (mixed bool) {
+// whether it met one it cannot stand for; avx2 as for eachPosition.
+func unescapeView(buf []byte, i int, avx2 bool) (mixed bool) {
 	view := unsafe.String(unsafe.SliceData(buf), len(buf))
 	next := i // the first byte not part of an escape already read
-	eachPosition(view, i, 0, '\\', false, func(i int) bool {
+	eachPosition(avx2, view, i, 0, '\\', false, func(i int) bool {
 		if i < next || i+1 >= len(buf) {
 			return true // the second backslash of an escaped one, or the last byte
 		}

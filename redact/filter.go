@@ -7,8 +7,9 @@ import (
 )
 
 // filterTables are the keyword filter's tables for the AVX-512 kernel
-// (filterBlocks, filter_amd64.s); the layout is the kernel's, offsets
-// fixed. The filter marks every position where a keyword of 3 bytes or
+// (filterBlocks, filter_amd64.s, which reads them at the offsets go_asm.h
+// gives: filterTables_p1 and so on; each table of 128 bytes as two
+// 64-byte halves). The filter marks every position where a keyword of 3 bytes or
 // more may start, testing each position's four bytes at once, 64
 // positions per step, with tables the kernel holds in registers (a bit
 // table per byte pair over byte classes, and a 1024-bit table of hashed
@@ -35,8 +36,11 @@ type filterTables struct {
 	// short are the 2-byte keyword spellings: a position p is marked for
 	// slot s when text[p]|or == c0 and text[p+1] == c1 (each a 64-byte
 	// broadcast); unused slots never match.
-	short [shortSlots]struct{ or, c0, c1 [64]byte }
+	short [shortSlots]shortSlot
 }
+
+// shortSlot is one 2-byte spelling's broadcasts (filterTables.short).
+type shortSlot struct{ or, c0, c1 [64]byte }
 
 // shortSlots is how many 2-byte keyword spellings the kernel tests.
 const shortSlots = 4
@@ -312,7 +316,12 @@ func (k *keywordIndex) verify(text string, i int, hit func(word int32, end int))
 	if l == 0 {
 		return
 	}
-	ws := k.classLists[l-1]
+	k.compare(text, i, k.classLists[l-1], hit)
+}
+
+// compare reports the keywords of ws that start at text[i:], in ws's
+// order: eight bytes compared at once when there are eight.
+func (k *keywordIndex) compare(text string, i int, ws []classWord, hit func(word int32, end int)) {
 	if i+8 <= len(text) {
 		x := *(*uint64)(unsafe.Pointer(unsafe.StringData(text[i:]))) // little-endian targets only
 		for j := range ws {

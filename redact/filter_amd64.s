@@ -1,5 +1,6 @@
 //go:build amd64 && !purego
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // bitsel: byte i is 1 << (i&7), for VPSHUFB by a class (< 32).
@@ -42,12 +43,12 @@ GLOBL escapes<>(SB), RODATA|NOPTR, $128
 	VPMULLD  Z21, Z11, Z11; \
 	VPSRLD   $27, Z11, Z9; \
 	VPSRLD   $22, Z11, Z11; \
-	VPERMI2D 832(R8), Z24, Z9; \
+	VPERMI2D filterTables_hash+64(R8), Z24, Z9; \
 	VPRORVD  Z11, Z9, Z9; \
 	VPTESTMD Z19, Z9, k; \
 	VPSRLD   $27, Z12, Z9; \
 	VPSRLD   $22, Z12, Z12; \
-	VPERMI2D 960(R8), Z13, Z9; \
+	VPERMI2D filterTables_hash2+64(R8), Z13, Z9; \
 	VPRORVD  Z12, Z9, Z9; \
 	VPTESTMD Z19, Z9, k, k
 
@@ -72,7 +73,7 @@ TEXT ·filterBlocks(SB), NOSPLIT, $0-56
 	MOVQ t+24(FP), R8
 	MOVQ masks+32(FP), R9
 	XORQ R10, R10
-	SUBQ $67, BX
+	SUBQ $const_filterReach, BX
 
 	MOVL $0x20202020, AX
 	VPBROADCASTD AX, Z31
@@ -84,14 +85,14 @@ TEXT ·filterBlocks(SB), NOSPLIT, $0-56
 	VPBROADCASTD AX, Z14
 	MOVL $1, AX
 	VPBROADCASTD AX, Z19
-	VMOVDQU64 0(R8), Z30   // class, first half
-	VMOVDQU64 128(R8), Z29 // p1
-	VMOVDQU64 256(R8), Z28 // p2
-	VMOVDQU64 384(R8), Z27 // p3
-	VMOVDQU64 512(R8), Z26 // q1
-	VMOVDQU64 640(R8), Z25 // q2
-	VMOVDQU64 768(R8), Z24 // hash words 0-15
-	VMOVDQU64 896(R8), Z13 // hash2 words 0-15
+	VMOVDQU64 filterTables_class(R8), Z30   // class, first half
+	VMOVDQU64 filterTables_p1(R8), Z29 // p1
+	VMOVDQU64 filterTables_p2(R8), Z28 // p2
+	VMOVDQU64 filterTables_p3(R8), Z27 // p3
+	VMOVDQU64 filterTables_q1(R8), Z26 // q1
+	VMOVDQU64 filterTables_q2(R8), Z25 // q2
+	VMOVDQU64 filterTables_hash(R8), Z24 // hash words 0-15
+	VMOVDQU64 filterTables_hash2(R8), Z13 // hash2 words 0-15
 	VMOVDQU64 bitsel<>(SB), Z23
 	MOVQ $0x1111111111111111, R11 // positions 4k
 	MOVQ $0x2222222222222222, R12
@@ -101,7 +102,7 @@ TEXT ·filterBlocks(SB), NOSPLIT, $0-56
 loop:
 	CMPQ DI, BX
 	JGT  done
-	CMPQ R10, $32
+	CMPQ R10, $const_blocksPerCall
 	JGE  done
 
 	VMOVDQU8 (SI)(DI*1), Z0
@@ -111,19 +112,19 @@ loop:
 
 	// Classes.
 	VPORD    Z31, Z0, Z4
-	VPERMI2B 64(R8), Z30, Z4
+	VPERMI2B filterTables_class+64(R8), Z30, Z4
 	VPORD    Z31, Z1, Z5
-	VPERMI2B 64(R8), Z30, Z5
+	VPERMI2B filterTables_class+64(R8), Z30, Z5
 	VPORD    Z31, Z2, Z6
-	VPERMI2B 64(R8), Z30, Z6
+	VPERMI2B filterTables_class+64(R8), Z30, Z6
 	VPORD    Z31, Z3, Z7
-	VPERMI2B 64(R8), Z30, Z7
+	VPERMI2B filterTables_class+64(R8), Z30, Z7
 
 	// (c0, c1): p1 into K1, q1 into K2.
 	PAIRIDX(Z4, Z5)
 	VMOVDQA64 Z8, Z10
-	VPERMI2B  192(R8), Z29, Z8
-	VPERMI2B  576(R8), Z26, Z10
+	VPERMI2B  filterTables_p1+64(R8), Z29, Z8
+	VPERMI2B  filterTables_q1+64(R8), Z26, Z10
 	VPSHUFB   Z5, Z23, Z9
 	VPTESTMB  Z9, Z8, K1
 	VPTESTMB  Z9, Z10, K2
@@ -131,15 +132,15 @@ loop:
 	// (c1, c2): p2, q2.
 	PAIRIDX(Z5, Z6)
 	VMOVDQA64 Z8, Z10
-	VPERMI2B  320(R8), Z28, Z8
-	VPERMI2B  704(R8), Z25, Z10
+	VPERMI2B  filterTables_p2+64(R8), Z28, Z8
+	VPERMI2B  filterTables_q2+64(R8), Z25, Z10
 	VPSHUFB   Z6, Z23, Z9
 	VPTESTMB  Z9, Z8, K1, K1
 	VPTESTMB  Z9, Z10, K2, K2
 
 	// (c2, c3): p3.
 	PAIRIDX(Z6, Z7)
-	VPERMI2B 448(R8), Z27, Z8
+	VPERMI2B filterTables_p3+64(R8), Z27, Z8
 	VPSHUFB  Z7, Z23, Z9
 	VPTESTMB Z9, Z8, K1, K1
 
@@ -167,25 +168,25 @@ loop:
 	KMOVQ    K1, (R9)
 
 	// The 2-byte spellings.
-	VPORD    1024(R8), Z0, Z8
-	VPCMPEQB 1088(R8), Z8, K3
-	VPCMPEQB 1152(R8), Z1, K3, K3
+	VPORD    filterTables_short+0*shortSlot__size+shortSlot_or(R8), Z0, Z8
+	VPCMPEQB filterTables_short+0*shortSlot__size+shortSlot_c0(R8), Z8, K3
+	VPCMPEQB filterTables_short+0*shortSlot__size+shortSlot_c1(R8), Z1, K3, K3
 	KMOVQ    K3, 8(R9)
-	VPORD    1216(R8), Z0, Z8
-	VPCMPEQB 1280(R8), Z8, K3
-	VPCMPEQB 1344(R8), Z1, K3, K3
+	VPORD    filterTables_short+1*shortSlot__size+shortSlot_or(R8), Z0, Z8
+	VPCMPEQB filterTables_short+1*shortSlot__size+shortSlot_c0(R8), Z8, K3
+	VPCMPEQB filterTables_short+1*shortSlot__size+shortSlot_c1(R8), Z1, K3, K3
 	KMOVQ    K3, 16(R9)
-	VPORD    1408(R8), Z0, Z8
-	VPCMPEQB 1472(R8), Z8, K3
-	VPCMPEQB 1536(R8), Z1, K3, K3
+	VPORD    filterTables_short+2*shortSlot__size+shortSlot_or(R8), Z0, Z8
+	VPCMPEQB filterTables_short+2*shortSlot__size+shortSlot_c0(R8), Z8, K3
+	VPCMPEQB filterTables_short+2*shortSlot__size+shortSlot_c1(R8), Z1, K3, K3
 	KMOVQ    K3, 24(R9)
-	VPORD    1600(R8), Z0, Z8
-	VPCMPEQB 1664(R8), Z8, K3
-	VPCMPEQB 1728(R8), Z1, K3, K3
+	VPORD    filterTables_short+3*shortSlot__size+shortSlot_or(R8), Z0, Z8
+	VPCMPEQB filterTables_short+3*shortSlot__size+shortSlot_c0(R8), Z8, K3
+	VPCMPEQB filterTables_short+3*shortSlot__size+shortSlot_c1(R8), Z1, K3, K3
 	KMOVQ    K3, 32(R9)
 
-	ADDQ $40, R9
-	ADDQ $64, DI
+	ADDQ $(1+const_shortSlots)*8, R9
+	ADDQ $const_filterBlock, DI
 	INCQ R10
 	JMP  loop
 

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 )
 
 type kwHit struct {
@@ -13,33 +12,25 @@ type kwHit struct {
 	end int
 }
 
-// scanHits lists what scan reports, with the AVX-512 filter or without.
-func scanHits(k *keywordIndex, s string, filtered bool) []kwHit {
+// scanHits lists what k's scan reports.
+func scanHits(k *keywordIndex, s string) []kwHit {
 	var out []kwHit
-	hit := func(w int32, end int) { out = append(out, kwHit{w, end}) }
-	if filtered {
-		k.scanFiltered(s, hit)
-	} else {
-		saved := useAVX512
-		useAVX512 = false
-		k.scan(s, hit)
-		useAVX512 = saved
-	}
+	k.scan(s, func(w int32, end int) { out = append(out, kwHit{w, end}) })
 	return out
 }
 
-func checkFilter(t *testing.T, k *keywordIndex, s string) {
+// checkFilter compares the scan of k (the AVX-512 kernel) with that of
+// plain (the plain Go one).
+func checkFilter(t *testing.T, k, plain *keywordIndex, s string) {
 	t.Helper()
-	if a, w := scanHits(k, s, true), scanHits(k, s, false); !slices.Equal(a, w) {
+	if a, w := scanHits(k, s), scanHits(plain, s); !slices.Equal(a, w) {
 		t.Fatalf("%q: filtered scan %v, scan %v", s, a, w)
 	}
 }
 
 func TestFilterAVX512(t *testing.T) {
-	if !useAVX512 {
-		t.Skip("no AVX-512 (F, BW, VBMI) on this machine (or not amd64)")
-	}
-	k := Default().kw
+	k := onKernel(t, kernelNamed("avx512")).kw
+	plain := onKernel(t, kernelNamed("purego")).kw
 	if !k.filterOK {
 		t.Fatal("the default keywords do not fit the filter")
 	}
@@ -55,19 +46,19 @@ func TestFilterAVX512(t *testing.T) {
 			b.WriteString(p)
 		}
 		s := b.String()
-		checkFilter(t, k, s)
+		checkFilter(t, k, plain, s)
 		if n == 0 {
 			// Every position a candidate, and long runs of them.
 			for _, w := range []string{"key", "token", "conf", "s.", "SK", "Q~", "passw"} {
-				checkFilter(t, k, strings.Repeat(w, 900))
-				checkFilter(t, k, strings.Repeat(w+" ", 700))
+				checkFilter(t, k, plain, strings.Repeat(w, 900))
+				checkFilter(t, k, plain, strings.Repeat(w+" ", 700))
 			}
 		}
 		if n%50 == 0 {
 			// Every keyword at every offset of a block, and at the end.
 			for _, w := range k.words {
 				for off := 0; off < 140; off += 7 {
-					checkFilter(t, k, strings.Repeat("a", off)+w+strings.Repeat(".", rng.IntN(3)))
+					checkFilter(t, k, plain, strings.Repeat("a", off)+w+strings.Repeat(".", rng.IntN(3)))
 				}
 			}
 		}
@@ -77,12 +68,9 @@ func TestFilterAVX512(t *testing.T) {
 func FuzzFilterAVX512(f *testing.F) {
 	f.Add("the api key token is ghp_xxxxxxxxxxxxxxxxxxxxxx and AKIA s.abc SK12 q~x")
 	f.Add(strings.Repeat("password", 19))
-	k := Default().kw
 	f.Fuzz(func(t *testing.T, s string) {
-		if !useAVX512 {
-			t.Skip("no AVX-512")
-		}
-		checkFilter(t, k, s)
+		k := onKernel(t, kernelNamed("avx512")).kw
+		checkFilter(t, k, onKernel(t, kernelNamed("purego")).kw, s)
 	})
 }
 
@@ -92,7 +80,7 @@ func checkUnescape(t *testing.T, line string) {
 	want := []byte(line)
 	wantMixed := false
 	if i := strings.IndexByte(line, '\\'); i >= 0 {
-		wantMixed = unescapeView(want, i)
+		wantMixed = unescapeView(want, i, false)
 	}
 	got := make([]byte, len(line))
 	flags := 0
@@ -111,9 +99,7 @@ func checkUnescape(t *testing.T, line string) {
 }
 
 func TestUnescapeAVX512(t *testing.T) {
-	if !useAVX512 {
-		t.Skip("no AVX-512 (F, BW, VBMI) on this machine (or not amd64)")
-	}
+	requireKernel(t, kernelNamed("avx512"))
 	rng := rand.New(rand.NewPCG(7, 8))
 	// "\xee", "\xf4", "\xe2": n, t, b with the high bit set, which must
 	// not be taken for them after a backslash.
@@ -134,33 +120,7 @@ func TestUnescapeAVX512(t *testing.T) {
 func FuzzUnescapeAVX512(f *testing.F) {
 	f.Add(`{"a": "x\ny\\\n\\\\t\/\u00e9"}`)
 	f.Fuzz(func(t *testing.T, s string) {
-		if !useAVX512 {
-			t.Skip("no AVX-512")
-		}
+		requireKernel(t, kernelNamed("avx512"))
 		checkUnescape(t, s)
 	})
-}
-
-// TestFilterLayout: the offsets filter_amd64.s reads filterTables at.
-func TestFilterLayout(t *testing.T) {
-	var f filterTables
-	for _, c := range []struct {
-		name      string
-		got, want uintptr
-	}{
-		{"class", unsafe.Offsetof(f.class), 0},
-		{"p1", unsafe.Offsetof(f.p1), 128},
-		{"p2", unsafe.Offsetof(f.p2), 256},
-		{"p3", unsafe.Offsetof(f.p3), 384},
-		{"q1", unsafe.Offsetof(f.q1), 512},
-		{"q2", unsafe.Offsetof(f.q2), 640},
-		{"hash", unsafe.Offsetof(f.hash), 768},
-		{"hash2", unsafe.Offsetof(f.hash2), 896},
-		{"short", unsafe.Offsetof(f.short), 1024},
-		{"short slot", unsafe.Sizeof(f.short[0]), 192},
-	} {
-		if c.got != c.want {
-			t.Errorf("%s at %d, the kernel reads it at %d", c.name, c.got, c.want)
-		}
-	}
 }

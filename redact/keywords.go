@@ -29,9 +29,15 @@ type keywordIndex struct {
 	byPair [1 << 16]uint16
 	lists  [][]int32
 	long   [][]int32 // lists without the 2-byte keywords (which shortHits finds)
-	words  []string
+	// longWords are long's keywords as verify compares them.
+	longWords [][]classWord
+	words     []string
 
-	// The AVX-512 filter (filter.go), used when useAVX512 and filterOK.
+	// kern is how keywords are found (kernels): the AVX-512 filter
+	// (filter.go) when kern.avx512 and filterOK, else walk (with the
+	// AVX2 probe when kern.avx2).
+	kern *kernel
+	// The AVX-512 filter's tables.
 	filter   filterTables
 	filterOK bool
 	// byClass maps the filter's classes of a keyword's first two bytes
@@ -62,7 +68,7 @@ func pairKey(a, b byte) uint16 { return uint16(a|0x20)<<8 | uint16(b|0x20) }
 func gramHash(x uint32) uint32 { return (x | 0x20202020) * 0x9E3779B1 >> (32 - gramBits) }
 
 func newKeywordIndex(words []string) *keywordIndex {
-	k := &keywordIndex{words: words}
+	k := &keywordIndex{words: words, kern: bestKernel()}
 	for i, w := range words {
 		if len(w) < 2 {
 			panic("redact: keyword shorter than 2 bytes: " + w)
@@ -90,6 +96,12 @@ func newKeywordIndex(words []string) *keywordIndex {
 			k.grams[h>>6] |= 1 << (h & 63)
 		}
 	}
+	k.longWords = make([][]classWord, len(k.long))
+	for l, ws := range k.long {
+		for _, w := range ws {
+			k.longWords[l] = append(k.longWords[l], newClassWord(words[w], w))
+		}
+	}
 	return k
 }
 
@@ -111,16 +123,12 @@ func (k *keywordIndex) bit(x uint32) uint64 {
 // being the offset just past it: those of 3 or more bytes in increasing
 // order, then those of 2 bytes, keyword by keyword.
 func (k *keywordIndex) scan(text string, hit func(word int32, end int)) {
-	if useAVX512 && k.filterOK {
+	if k.kern.avx512 && k.filterOK {
 		k.scanFiltered(text, hit)
 		return
 	}
 	k.walk(text, func(i int) bool {
-		for _, w := range k.long[k.byPair[pairKey(text[i], text[i+1])]-1] {
-			if word := k.words[w]; hasFoldedPrefix(text[i:], word) {
-				hit(w, i+len(word))
-			}
-		}
+		k.compare(text, i, k.longWords[k.byPair[pairKey(text[i], text[i+1])]-1], hit)
 		return true
 	})
 	for _, w := range k.short {
@@ -133,26 +141,26 @@ func (k *keywordIndex) scan(text string, hit func(word int32, end int)) {
 func (k *keywordIndex) shortHits(text string, w int32, at func(end int) bool) bool {
 	if spellings, ok := k.cases[w]; ok {
 		for _, sp := range spellings {
-			if !searchPair(text, sp[0], sp[1], false, at) {
+			if !searchPair(k.kern.avx2, text, sp[0], sp[1], false, at) {
 				return false
 			}
 		}
 		return true
 	}
 	word := k.words[w]
-	if !searchPair(text, word[0], word[1], true, at) {
+	if !searchPair(k.kern.avx2, text, word[0], word[1], true, at) {
 		return false
 	}
 	if up := word[1] - ('a' - 'A'); 'a' <= word[1] && word[1] <= 'z' {
-		return searchPair(text, word[0], up, true, at)
+		return searchPair(k.kern.avx2, text, word[0], up, true, at)
 	}
 	return true
 }
 
 // searchPair calls at(end) after each occurrence of the bytes a, b in
 // text (a compared case-folded when foldA).
-func searchPair(text string, a, b byte, foldA bool, at func(end int) bool) bool {
-	return eachPosition(text, 1, a, b, foldA, func(p int) bool { return at(p + 1) })
+func searchPair(avx2 bool, text string, a, b byte, foldA bool, at func(end int) bool) bool {
+	return eachPosition(avx2, text, 1, a, b, foldA, func(p int) bool { return at(p + 1) })
 }
 
 // eachPosition calls f(p) for each p >= from, in order, with text[p] == c1
@@ -160,11 +168,12 @@ func searchPair(text string, a, b byte, foldA bool, at func(end int) bool) bool 
 // c0 being a lower-case letter then), while f returns true; false if stopped. from
 // must be >= 1 when c0 is not 0. With AVX2 it records positions 32 bytes
 // at a time (positions, probe_amd64.s); the bytes it matches come often
-// (a backslash, '.'), too often for a bytes.IndexByte call each.
-func eachPosition(text string, from int, c0, c1 byte, folded bool, f func(p int) bool) bool {
+// (a backslash, '.'), too often for a bytes.IndexByte call each; avx2
+// says whether to use it (kernel.avx2).
+func eachPosition(avx2 bool, text string, from int, c0, c1 byte, folded bool, f func(p int) bool) bool {
 	n := len(text)
 	i := from
-	if useAVX2 {
+	if avx2 {
 		var pos [64]int32
 		p := unsafe.StringData(text)
 		for i+32 <= n {
@@ -202,7 +211,7 @@ func (k *keywordIndex) walk(text string, at func(i int) bool) {
 	}
 	p := unsafe.StringData(text)
 	i := 0
-	if useAVX2 {
+	if k.kern.avx2 {
 		// Eight positions per step (probe_amd64.s); the hits are checked
 		// here, position by position.
 		for i+16 <= n {

@@ -10,25 +10,6 @@ DATA grams8<>+0x10(SB)/8, $0x0807060507060504
 DATA grams8<>+0x18(SB)/8, $0x0a09080709080706
 GLOBL grams8<>(SB), RODATA|NOPTR, $32
 
-// func cpuid(eaxArg, ecxArg uint32) (eax, ebx, ecx, edx uint32)
-TEXT ·cpuid(SB), NOSPLIT, $0-24
-	MOVL eaxArg+0(FP), AX
-	MOVL ecxArg+4(FP), CX
-	CPUID
-	MOVL AX, eax+8(FP)
-	MOVL BX, ebx+12(FP)
-	MOVL CX, ecx+16(FP)
-	MOVL DX, edx+20(FP)
-	RET
-
-// func xgetbv() (eax, edx uint32)
-TEXT ·xgetbv(SB), NOSPLIT, $0-8
-	MOVL $0, CX
-	XGETBV
-	MOVL AX, eax+0(FP)
-	MOVL DX, edx+4(FP)
-	RET
-
 // func probe8(text *byte, i, n int, grams *[4096]uint64) (pos int, mask uint32)
 //
 // For each of eight positions: h = ((gram | 0x20202020) * 0x9E3779B1) >> 14

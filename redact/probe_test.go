@@ -7,22 +7,16 @@ import (
 	"testing"
 )
 
-// walkPositions lists the positions walk visits, with or without the
-// AVX2 probe.
-func walkPositions(k *keywordIndex, s string, avx2 bool) []int {
-	saved := useAVX2
-	useAVX2 = avx2 && saved
-	defer func() { useAVX2 = saved }()
+// walkPositions lists the positions k's walk visits.
+func walkPositions(k *keywordIndex, s string) []int {
 	var out []int
 	k.walk(s, func(i int) bool { out = append(out, i); return true })
 	return out
 }
 
 func TestProbeAVX2(t *testing.T) {
-	if !useAVX2 {
-		t.Skip("no AVX2 on this machine (or not amd64): walk probes one position at a time")
-	}
-	k := Default().kw
+	k := onKernel(t, kernelNamed("avx2")).kw
+	plain := onKernel(t, kernelNamed("purego")).kw
 	rng := rand.New(rand.NewPCG(1, 2))
 	words := []string{"token", "KEY", "api", "ghp_", "password", "x", "the ", "\n", "é", ".ey", "AKIA", "secret", "://", "Auth"}
 	for n := range 3000 {
@@ -31,7 +25,7 @@ func TestProbeAVX2(t *testing.T) {
 			b.WriteString(words[rng.IntN(len(words))])
 		}
 		s := b.String()
-		if a, w := walkPositions(k, s, true), walkPositions(k, s, false); !slices.Equal(a, w) {
+		if a, w := walkPositions(k, s), walkPositions(plain, s); !slices.Equal(a, w) {
 			t.Fatalf("case %d %q: AVX2 walk %v, scalar %v", n, s, a, w)
 		}
 	}
@@ -40,12 +34,10 @@ func TestProbeAVX2(t *testing.T) {
 func FuzzProbeAVX2(f *testing.F) {
 	f.Add("the api key token is ghp_xxxxxxxxxxxxxxxxxxxxxx and AKIA")
 	f.Add(strings.Repeat("password", 9))
-	k := Default().kw
 	f.Fuzz(func(t *testing.T, s string) {
-		if !useAVX2 {
-			t.Skip("no AVX2")
-		}
-		if a, w := walkPositions(k, s, true), walkPositions(k, s, false); !slices.Equal(a, w) {
+		k := onKernel(t, kernelNamed("avx2")).kw
+		plain := onKernel(t, kernelNamed("purego")).kw
+		if a, w := walkPositions(k, s), walkPositions(plain, s); !slices.Equal(a, w) {
 			t.Fatalf("%q: AVX2 walk %v, scalar %v", s, a, w)
 		}
 	})
@@ -53,11 +45,8 @@ func FuzzProbeAVX2(f *testing.F) {
 
 // allPositions lists what eachPosition finds, with or without AVX2.
 func allPositions(s string, from int, c0, c1 byte, folded, avx2 bool) []int {
-	saved := useAVX2
-	useAVX2 = avx2 && saved
-	defer func() { useAVX2 = saved }()
 	var out []int
-	eachPosition(s, from, c0, c1, folded, func(p int) bool { out = append(out, p); return true })
+	eachPosition(avx2, s, from, c0, c1, folded, func(p int) bool { out = append(out, p); return true })
 	return out
 }
 
@@ -78,9 +67,7 @@ func checkPositions(t *testing.T, s string) {
 }
 
 func TestPositionsAVX2(t *testing.T) {
-	if !useAVX2 {
-		t.Skip("no AVX2 on this machine (or not amd64)")
-	}
+	requireKernel(t, kernelNamed("avx2"))
 	rng := rand.New(rand.NewPCG(3, 4))
 	pieces := []string{`\`, `\\`, "s.", "S.", "Q~", "q~", "ey", "EY", "x", "long text here ", "\n"}
 	for range 3000 {
@@ -95,9 +82,7 @@ func TestPositionsAVX2(t *testing.T) {
 func FuzzPositionsAVX2(f *testing.F) {
 	f.Add(strings.Repeat(`a\nb\\c s.d Q~e`, 9))
 	f.Fuzz(func(t *testing.T, s string) {
-		if !useAVX2 {
-			t.Skip("no AVX2")
-		}
+		requireKernel(t, kernelNamed("avx2"))
 		checkPositions(t, s)
 	})
 }

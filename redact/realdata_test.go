@@ -22,10 +22,7 @@ var hashShaped = regexp.MustCompile(`^(?:[0-9a-fA-F]{32}|[0-9a-fA-F]{40}|[0-9a-f
 // the texts (one in every 5th text) are all removed. bench/redact gives
 // the full per-rule and per-field report.
 func TestRealData(t *testing.T) {
-	dir := testenv.RealDataDir()
-	if dir == "" {
-		t.Skip("real data absent (testenv.RealDataDir)")
-	}
+	dir := testenv.NeedRealData(t)
 	texts, err := testenv.RealTurnTexts(dir, 0)
 	if err != nil {
 		t.Fatal(err)

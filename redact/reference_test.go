@@ -121,10 +121,7 @@ func TestMatchesReference(t *testing.T) {
 // texts (skipped when the real data is absent): every 7th text, and
 // every 7th with a secret planted.
 func TestMatchesReferenceRealData(t *testing.T) {
-	dir := testenv.RealDataDir()
-	if dir == "" {
-		t.Skip("real data absent (testenv.RealDataDir)")
-	}
+	dir := testenv.NeedRealData(t)
 	if testing.Short() {
 		t.Skip("the reference scans every rule over every text: the full test run only")
 	}

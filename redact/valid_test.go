@@ -170,61 +170,32 @@ func checkKeepsJSON(in, out []byte, c Counts) error {
 	return shapeDiff(a, b, "$")
 }
 
-// keywordPath is a way keywords are found: the AVX-512 filter, the AVX2
-// probe or the scalar walk (build tag purego alone gives the last).
-type keywordPath struct {
-	name         string
-	avx512, avx2 bool
-	available    bool
-}
-
-func keywordPaths() []keywordPath {
-	return []keywordPath{
-		{"avx512", true, useAVX2, useAVX512 && Default().kw.filterOK},
-		{"avx2", false, true, useAVX2},
-		{"purego", false, false, true},
-	}
-}
-
-// onPath runs f with keywords found p's way.
-func onPath(p keywordPath, f func()) {
-	s512, s2 := useAVX512, useAVX2
-	useAVX512, useAVX2 = p.avx512, p.avx2
-	defer func() { useAVX512, useAVX2 = s512, s2 }()
-	f()
-}
-
 func TestRedactLineKeepsJSON(t *testing.T) {
-	r := Default()
 	cases := validCases()
-	for _, p := range keywordPaths() {
-		t.Run(p.name, func(t *testing.T) {
-			if !p.available {
-				t.Skipf("no %s on this machine", p.name)
-			}
-			onPath(p, func() {
-				for _, line := range cases {
-					if !json.Valid([]byte(line)) {
-						t.Fatalf("bad case %s", line)
-					}
-					out, c := r.RedactLine([]byte(line))
-					if err := checkKeepsJSON([]byte(line), out, c); err != nil {
-						t.Errorf("%s\nin:  %s\nout: %s", err, line, out)
-						continue
-					}
-					if strings.Contains(line, `\\u0022`) {
-						// Known gap: a secret right after a quote spelt
-						// \u0022 inside a string that is redacted as one
-						// text is not found (no word boundary before it).
-						continue
-					}
-					for _, v := range mustGo {
-						if strings.Contains(line, v) && strings.Contains(string(out), v) {
-							t.Errorf("%s survives in %s", v, out)
-						}
+	for _, kern := range kernels {
+		t.Run(kern.name, func(t *testing.T) {
+			r := onKernel(t, kern)
+			for _, line := range cases {
+				if !json.Valid([]byte(line)) {
+					t.Fatalf("bad case %s", line)
+				}
+				out, c := r.RedactLine([]byte(line))
+				if err := checkKeepsJSON([]byte(line), out, c); err != nil {
+					t.Errorf("%s\nin:  %s\nout: %s", err, line, out)
+					continue
+				}
+				if strings.Contains(line, `\\u0022`) {
+					// Known gap: a secret right after a quote spelt
+					// \u0022 inside a string that is redacted as one
+					// text is not found (no word boundary before it).
+					continue
+				}
+				for _, v := range mustGo {
+					if strings.Contains(line, v) && strings.Contains(string(out), v) {
+						t.Errorf("%s survives in %s", v, out)
 					}
 				}
-			})
+			}
 		})
 	}
 }
@@ -346,41 +317,36 @@ func realLines(tb testing.TB, n int) []string {
 	return out
 }
 
-// fuzzKeepsJSON is the fuzz body for one keyword path: on any valid JSON
-// line the property holds; on any text, markers keep escapes whole.
-func fuzzKeepsJSON(f *testing.F, p keywordPath) {
+// fuzzKeepsJSON is the fuzz body for one kernel: on any valid JSON line
+// the property holds; on any text, markers keep escapes whole.
+func fuzzKeepsJSON(f *testing.F, kern *kernel) {
 	for _, s := range validCases() {
 		f.Add(s)
 	}
 	for _, s := range realLines(f, 4) {
 		f.Add(s)
 	}
-	r := Default()
 	f.Fuzz(func(t *testing.T, line string) {
-		if !p.available {
-			t.Skipf("no %s on this machine", p.name)
+		r := onKernel(t, kern)
+		out, c := r.RedactLine([]byte(line))
+		if json.Valid([]byte(line)) {
+			if err := checkKeepsJSON([]byte(line), out, c); err != nil {
+				t.Fatalf("%s\nin:  %s\nout: %s", err, line, out)
+			}
+		} else if c == nil && string(out) != line {
+			t.Fatal("changed without counts")
 		}
-		onPath(p, func() {
-			out, c := r.RedactLine([]byte(line))
-			if json.Valid([]byte(line)) {
-				if err := checkKeepsJSON([]byte(line), out, c); err != nil {
-					t.Fatalf("%s\nin:  %s\nout: %s", err, line, out)
-				}
-			} else if c == nil && string(out) != line {
-				t.Fatal("changed without counts")
+		if o, c := r.RedactString(line); c != nil {
+			if err := escapesKept(line, o); err != nil {
+				t.Fatalf("RedactString: %s\nin:  %q\nout: %q", err, line, o)
 			}
-			if o, c := r.RedactString(line); c != nil {
-				if err := escapesKept(line, o); err != nil {
-					t.Fatalf("RedactString: %s\nin:  %q\nout: %q", err, line, o)
-				}
-			}
-		})
+		}
 	})
 }
 
-func FuzzKeepsJSONAVX512(f *testing.F) { fuzzKeepsJSON(f, keywordPaths()[0]) }
-func FuzzKeepsJSONAVX2(f *testing.F)   { fuzzKeepsJSON(f, keywordPaths()[1]) }
-func FuzzKeepsJSONPureGo(f *testing.F) { fuzzKeepsJSON(f, keywordPaths()[2]) }
+func FuzzKeepsJSONAVX512(f *testing.F) { fuzzKeepsJSON(f, kernelNamed("avx512")) }
+func FuzzKeepsJSONAVX2(f *testing.F)   { fuzzKeepsJSON(f, kernelNamed("avx2")) }
+func FuzzKeepsJSONPureGo(f *testing.F) { fuzzKeepsJSON(f, kernelNamed("purego")) }
 
 // TestKeepEscapesEnds: keepEscapes always ends (a span starting right
 // after a \u that no hex digit follows looped for ever) and leaves no

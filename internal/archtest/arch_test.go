@@ -121,6 +121,7 @@ var trusted = map[string]string{
 	"github.com/dlclark/regexp2/syntax": "writes to os.Stdout only behind its unexported debug switch (parser.go, writer.go)",
 	"github.com/klauspost/cpuid/v2":     "os.Exit only from Flags/Detect's command-line handling, which nothing of ours calls",
 	"golang.org/x/image/riff":           "imports io/ioutil for ioutil.Discard only (riff.go), no file I/O",
+	"golang.org/x/sys/cpu":              "asks the CPU what it supports (CPUID and XGETBV on amd64); its os import reads /proc/self/auxv on other architectures, the features' only source there",
 }
 
 // goroutinesAllowed are the packages whose non-test code may start

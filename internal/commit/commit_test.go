@@ -166,6 +166,9 @@ func steps(t *testing.T, l layout) []string {
 // new ones with the commit reported done. Nothing of ours is left behind
 // once the next run has staged the same outputs.
 func TestFailureAtEveryStep(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crash matrix: the full test run only (make test), not -short")
+	}
 	for _, l := range layouts {
 		all := steps(t, l)
 		for k, step := range all {
@@ -221,6 +224,9 @@ func mustAnchor(l layout, root string) string {
 func TestKillAtEveryStep(t *testing.T) {
 	if os.Getenv("COMMIT_CHILD_STEP") != "" {
 		t.Skip("child process")
+	}
+	if testing.Short() {
+		t.Skip("crash matrix: the full test run only (make test), not -short")
 	}
 	exe, err := os.Executable()
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"testing"
 )
 
 // ModuleRoot returns the directory holding go.mod, found by walking up from
@@ -42,6 +43,27 @@ func realPath() string {
 		return ""
 	}
 	return filepath.Join(root, "..", "shared", "data", "real")
+}
+
+// RequireRealDataEnv, set to 1 (in CI, where the data is meant to be),
+// makes [NeedRealData] fail a test instead of skipping it when the real
+// data is absent, so that tests on it cannot silently stop running.
+const RequireRealDataEnv = "TRAJCOMPRESS_REQUIRE_REALDATA"
+
+// NeedRealData returns [RealDataDir] for a test that needs the real data;
+// when it is absent, it skips t, or fails it when [RequireRealDataEnv] is
+// 1.
+func NeedRealData(t testing.TB) string {
+	t.Helper()
+	dir := RealDataDir()
+	if dir == "" {
+		if os.Getenv(RequireRealDataEnv) == "1" {
+			t.Fatalf("%s=1 but the real data is absent (%s)", RequireRealDataEnv, realPath())
+			return ""
+		}
+		t.Skipf("real data absent (%s)", realPath())
+	}
+	return dir
 }
 
 // RealDataDir returns ../shared/data/real relative to the module root, or
@@ -165,3 +187,15 @@ func RealLines(maxLen, perFile int, keep func(line []byte) bool) ([][]byte, erro
 	}
 	return out, nil
 }
+
+// Recorder is a testing.TB that records a Fatalf or Skipf instead of
+// stopping the test: for testing helpers that skip or fail, such as
+// [NeedRealData]. Any other method goes to TB.
+type Recorder struct {
+	testing.TB
+	FatalCalled, SkipCalled bool
+}
+
+func (r *Recorder) Helper()               {}
+func (r *Recorder) Fatalf(string, ...any) { r.FatalCalled = true }
+func (r *Recorder) Skipf(string, ...any)  { r.SkipCalled = true }

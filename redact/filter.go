@@ -78,41 +78,7 @@ type shortSpelling struct {
 // the keywords do not fit the kernel (more 2-byte spellings than slots).
 func (k *keywordIndex) buildFilter() {
 	f := &k.filter
-	// Classes of the bytes at the first four places of the keywords: one
-	// per letter, one for all digits, then one per other byte, the bytes
-	// most keywords hold first, the rest sharing the last class.
-	var count [128]int
-	for _, w := range k.words {
-		for j := 0; j < len(w) && j < 4; j++ {
-			count[(w[j]|0x20)&0x7f]++
-		}
-	}
-	next := byte(1)
-	for c := byte('a'); c <= 'z'; c++ {
-		if count[c] > 0 {
-			f.class[c], next = next, next+1
-		}
-	}
-	digits := byte(0)
-	for c := byte('0'); c <= '9'; c++ {
-		if count[c] > 0 {
-			if digits == 0 {
-				digits, next = next, next+1
-			}
-			f.class[c] = digits
-		}
-	}
-	var others []byte
-	for v := range byte(128) {
-		if count[v] > 0 && f.class[v] == 0 {
-			others = append(others, v)
-		}
-	}
-	slices.SortStableFunc(others, func(a, b byte) int { return count[b] - count[a] })
-	for _, v := range others {
-		f.class[v] = min(next, 31)
-		next++
-	}
+	f.setClasses(k.words)
 	cl := func(b byte) byte { return f.class[(b|0x20)&0x7f] }
 	set := func(t *[128]byte, a, b byte) { t[a<<2|b>>3] |= 1 << (b & 7) }
 	for _, w := range k.words {
@@ -340,5 +306,43 @@ func (k *keywordIndex) compare(text string, i int, ws []classWord, hit func(word
 		if word := k.words[ws[j].word]; hasFoldedPrefix(text[i:], word) {
 			hit(ws[j].word, i+len(word))
 		}
+	}
+}
+
+// setClasses gives the bytes at the first four places of words their
+// classes: one per letter, one for all digits, then one per other byte,
+// the bytes most keywords hold first, the rest sharing the last class.
+func (f *filterTables) setClasses(words []string) {
+	var count [128]int
+	for _, w := range words {
+		for j := 0; j < len(w) && j < 4; j++ {
+			count[(w[j]|0x20)&0x7f]++
+		}
+	}
+	next := byte(1)
+	for c := byte('a'); c <= 'z'; c++ {
+		if count[c] > 0 {
+			f.class[c], next = next, next+1
+		}
+	}
+	digits := byte(0)
+	for c := byte('0'); c <= '9'; c++ {
+		if count[c] > 0 {
+			if digits == 0 {
+				digits, next = next, next+1
+			}
+			f.class[c] = digits
+		}
+	}
+	var others []byte
+	for v := range byte(128) {
+		if count[v] > 0 && f.class[v] == 0 {
+			others = append(others, v)
+		}
+	}
+	slices.SortStableFunc(others, func(a, b byte) int { return count[b] - count[a] })
+	for _, v := range others {
+		f.class[v] = min(next, 31)
+		next++
 	}
 }

@@ -45,8 +45,8 @@ func realPath() string {
 	return filepath.Join(root, "..", "shared", "data", "real")
 }
 
-// RequireRealDataEnv, set to 1 (in CI, where the data is meant to be),
-// makes [NeedRealData] fail a test instead of skipping it when the real
+// RequireRealDataEnv is the variable that, set to 1 (in CI, where the
+// data is meant to be), makes [NeedRealData] fail a test instead of skipping it when the real
 // data is absent, so that tests on it cannot silently stop running.
 const RequireRealDataEnv = "TRAJCOMPRESS_REQUIRE_REALDATA"
 
@@ -196,6 +196,11 @@ type Recorder struct {
 	FatalCalled, SkipCalled bool
 }
 
-func (r *Recorder) Helper()               {}
+// Helper does nothing: a Recorder reports no lines.
+func (r *Recorder) Helper() {}
+
+// Fatalf records that the helper failed, and goes on.
 func (r *Recorder) Fatalf(string, ...any) { r.FatalCalled = true }
-func (r *Recorder) Skipf(string, ...any)  { r.SkipCalled = true }
+
+// Skipf records that the helper skipped, and goes on.
+func (r *Recorder) Skipf(string, ...any) { r.SkipCalled = true }

@@ -57,7 +57,6 @@ import (
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/task"
 	"github.com/trajcompress/trajcompress/tokenize"
-	"github.com/trajcompress/trajcompress/trainview"
 )
 
 // Spec is one compress invocation: the config, the [Settings] its run
@@ -408,9 +407,9 @@ func (r *runner) abort() {
 // assembler is the assembler of the run, once its tasks are done.
 func (r *runner) assembler() *assembler {
 	a := &assembler{spec: r.spec, inputs: r.inputs, dir: r.dir, out: r.out, batch: r.batch}
-	if r.counter != nil {
-		if tmpl, err := trainview.Resolve(r.spec.Config.Tokenizer.ChatTemplate, r.counter); err == nil && tmpl != nil {
-			a.template = tmpl
+	if r.comp != nil {
+		if t := r.comp.Template(); t != nil {
+			a.template = t.Template // resolved once, by jobcore.Compressor
 		}
 	}
 	return a

@@ -207,6 +207,10 @@ type noticedTurn struct {
 	tok int
 }
 
+// Template is the chat-template counter records are counted with
+// (Options.Template), or nil for none.
+func (c *Compressor) Template() *trainview.Counter { return c.opts.Template }
+
 // Compress decides and applies the outcome of one input line. Per-record
 // problems become the result's outcome; the error is non-nil only when the
 // run must stop: ctx was cancelled, or the summarizer failed with

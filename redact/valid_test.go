@@ -1,12 +1,9 @@
 package redact
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -289,42 +286,18 @@ func escapesKept(in, out string) error {
 	return nil
 }
 
-// realLines returns up to n lines of each real data file, of at most 32
-// KiB each (seeds the fuzzer can mutate quickly); nil when the real data
-// is absent.
-func realLines(tb testing.TB, n int) []string {
-	dir := testenv.RealDataDir()
-	if dir == "" {
-		return nil
-	}
-	files, _ := filepath.Glob(filepath.Join(dir, "*", "*.jsonl"))
-	var out []string
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(nil, 64<<20)
-		for k := 0; k < n && sc.Scan(); {
-			if len(sc.Bytes()) <= 32<<10 {
-				out = append(out, sc.Text())
-				k++
-			}
-		}
-		fh.Close()
-	}
-	return out
-}
-
 // fuzzKeepsJSON is the fuzz body for one kernel: on any valid JSON line
 // the property holds; on any text, markers keep escapes whole.
 func fuzzKeepsJSON(f *testing.F, kern *kernel) {
 	for _, s := range validCases() {
 		f.Add(s)
 	}
-	for _, s := range realLines(f, 4) {
-		f.Add(s)
+	lines, err := testenv.RealLines(32<<10, 4, nil) // none without the real data
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, l := range lines {
+		f.Add(string(l))
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		r := onKernel(t, kern)

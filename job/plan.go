@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
@@ -451,11 +450,10 @@ type fileKey struct {
 // keyOf is path's key, and whether it is an existing directory.
 func keyOf(path string) (fileKey, bool) {
 	if st, err := os.Stat(path); err == nil {
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			return fileKey{dev: uint64(sys.Dev), ino: sys.Ino}, st.IsDir()
+		if dev, ino := fileID(st); dev != 0 || ino != 0 {
+			return fileKey{dev: dev, ino: ino}, st.IsDir()
 		}
 		return fileKey{path: jobcore.AbsClean(path)}, st.IsDir()
 	}
-	abs, _ := filepath.Abs(path)
-	return fileKey{path: abs}, false
+	return fileKey{path: jobcore.AbsClean(path)}, false
 }

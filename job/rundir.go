@@ -479,15 +479,11 @@ func (e damagedManifest) Error() string {
 	return fmt.Sprintf("damaged: %s: %v", e.path, e.err)
 }
 
-// maxManifestBytes bounds the manifest read: it holds the config and a
-// few names, a few kB.
-const maxManifestBytes = 16 << 20
-
 // readManifest reads and checks the manifest at path: an error wrapping
 // fs.ErrNotExist when there is none, a damagedManifest when it is not one.
 func readManifest(path string) (manifest, error) {
 	var m manifest
-	b, err := readfile.Read(path, "run manifest", maxManifestBytes)
+	b, err := readfile.Read(path, "run manifest", readfile.SmallLimit) // a few kB: the config and a few names
 	if errors.Is(err, readfile.ErrTooLarge) {
 		return m, damagedManifest{path, err}
 	}

@@ -6,6 +6,7 @@
 package readfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -65,11 +66,10 @@ func Read(path, what string, limit int64) ([]byte, error) {
 			return nil, &TooLargeError{Path: path, What: what, Limit: limit, Size: size}
 		}
 	}
-	var b []byte
+	var w bytes.Buffer
 	if size >= 0 {
-		b = make([]byte, 0, size+1)
+		w.Grow(int(size) + 1)
 	}
-	w := buffer{b: b}
 	n, err := io.Copy(&w, io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, &os.PathError{Op: "read", Path: path, Err: err}
@@ -77,12 +77,8 @@ func Read(path, what string, limit int64) ([]byte, error) {
 	if n > limit {
 		return nil, &TooLargeError{Path: path, What: what, Limit: limit, Size: -1}
 	}
-	return w.b, nil
+	return w.Bytes(), nil
 }
-
-type buffer struct{ b []byte }
-
-func (w *buffer) Write(p []byte) (int, error) { w.b = append(w.b, p...); return len(p), nil }
 
 // Bytes formats n as the limits are given: "256 MiB", "16 MiB", "1 GiB",
 // or bytes.

@@ -127,6 +127,18 @@ const NameMax = nameMax
 // stem is cut by [Fit] when the whole would be longer.
 func FitName(stem, tail string) string { return Fit(stem, NameMax-len(tail)) + tail }
 
+// Resolve follows a symbolic link at path (all of them, to the final
+// file), so that the file it points to is replaced, never the link; path
+// itself when it is no link (or a broken one).
+func Resolve(path string) string {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		if r, err := filepath.EvalSymlinks(path); err == nil {
+			return r
+		}
+	}
+	return path
+}
+
 // Create starts writing path. The temporary file is named
 // ".<name>.tmp-<digits>" beside it (<name> is [ShortName] of the file's
 // name when the whole would be longer than a file name may be) and has the
@@ -135,11 +147,7 @@ func FitName(stem, tail string) string { return Fit(stem, NameMax-len(tail)) + t
 // followed: the file it points to is replaced (in its own directory),
 // never the link.
 func Create(path string) (*File, error) {
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if r, err := filepath.EvalSymlinks(path); err == nil {
-			path = r
-		}
-	}
+	path = Resolve(path)
 	name := filepath.Base(path)
 	if len(name)+len("..tmp-")+10 > nameMax {
 		name = ShortName(name)

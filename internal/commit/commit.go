@@ -143,7 +143,7 @@ func LockPath(anchor string) string { return hidden(anchor, lockName) }
 // directory must exist), and those of o.Also, and recovers a commit a
 // killed run left behind.
 func Begin(anchor string, o Options) (*Tx, error) {
-	anchor = resolve(anchor)
+	anchor = atomicfile.Resolve(anchor)
 	locks, err := lockAll(append([]string{anchor}, o.Also...), unix.LOCK_EX, o.Wait)
 	if err != nil {
 		return nil, err
@@ -185,9 +185,10 @@ func lockAll(paths []string, how int, wait bool) ([]heldLock, error) {
 	byLock := map[string]string{}
 	var order []string
 	for _, p := range paths {
-		lp := LockPath(resolve(p))
+		r := atomicfile.Resolve(p)
+		lp := LockPath(r)
 		if _, ok := byLock[lp]; !ok {
-			byLock[lp] = resolve(p)
+			byLock[lp] = r
 			order = append(order, lp)
 		}
 	}
@@ -228,7 +229,7 @@ func unlock(f *os.File, remove bool) {
 // taking the lock for the time it needs (waiting for a live run). It
 // reports whether there was one.
 func Recover(anchor string) (bool, error) {
-	anchor = resolve(anchor)
+	anchor = atomicfile.Resolve(anchor)
 	if _, err := os.Stat(JournalPath(anchor)); errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -317,17 +318,6 @@ func (t *Tx) release() {
 	t.also = nil
 }
 
-// resolve follows a symbolic link at path (all of them, to the final
-// file), so that the file it points to is replaced, never the link.
-func resolve(path string) string {
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if r, err := filepath.EvalSymlinks(path); err == nil {
-			return r
-		}
-	}
-	return path
-}
-
 // NotLink refuses a symbolic link at path, a name the program chose for
 // an output rather than one the user gave: writing through it would write
 // wherever it points, and replacing it would remove what someone put
@@ -389,7 +379,7 @@ func Writable(path string) error {
 	if IsDirect(path) {
 		return nil
 	}
-	target := resolve(path)
+	target := atomicfile.Resolve(path)
 	dir := filepath.Dir(target)
 	for {
 		fi, err := os.Stat(dir)
@@ -434,7 +424,7 @@ func (t *Tx) file(target string, follow bool) (string, Kind, error) {
 	if IsDirect(target) {
 		return target, Direct, nil
 	}
-	target = resolve(target)
+	target = atomicfile.Resolve(target)
 	if fi, err := os.Stat(target); err == nil && !fi.Mode().IsRegular() {
 		return "", 0, fmt.Errorf("output %s exists and is not a regular file: refusing to replace it", target)
 	}
@@ -444,7 +434,7 @@ func (t *Tx) file(target string, follow bool) (string, Kind, error) {
 // Dir stages the directory target and returns the temporary directory to
 // fill (created, empty).
 func (t *Tx) Dir(target string) (string, error) {
-	target = resolve(target)
+	target = atomicfile.Resolve(target)
 	if fi, err := os.Stat(target); err == nil && !fi.IsDir() {
 		return "", fmt.Errorf("output directory %s exists and is not a directory", target)
 	}

@@ -778,6 +778,37 @@ func (c *Compressor) assemble(j *job, text string) assembly {
 // with our counter (sumTokens > 0). It returns the output's tool-pairing
 // problems (OpenAI dialect).
 func (c *Compressor) account(j *job, a assembly, sumTokens int) []snap.PairProblem {
+	var after int
+	if c.opts.Template != nil {
+		// The templated count replaces the per-turn sum: no turn is
+		// counted on its own.
+		sys := j.rec.System
+		if j.sys != "" {
+			sys = j.sys
+		}
+		t, err := c.templated(j, a.turns, sys)
+		if err != nil {
+			// Rendered the input, refuses the output (e.g. a summary turn
+			// out of the order it wants): over target for certain.
+			j.tmplErr = err
+			t = c.opts.Budget.Target + 1
+		}
+		after = t
+	} else {
+		after = c.turnSum(j, a, sumTokens)
+	}
+	j.obs.Settle(snap.Settle(after, c.opts.Budget), after, len(a.turns))
+	if j.rec.Dialect != traj.DialectOpenAI {
+		return nil
+	}
+	pairing := snap.CheckPairing(a.turns)
+	j.obs.PairingProblems = len(pairing)
+	return pairing
+}
+
+// turnSum is the assembled record's tokens as the sum of its turns' (plus
+// the system prompt's and the record's adjustment).
+func (c *Compressor) turnSum(j *job, a assembly, sumTokens int) int {
 	p, n := j.plan, len(j.roles)
 	after := a.sysTokens
 	for i, t := range a.turns {
@@ -797,28 +828,7 @@ func (c *Compressor) account(j *job, a assembly, sumTokens int) []snap.PairProbl
 			after += c.count(t)
 		}
 	}
-	after += j.adj
-	if c.opts.Template != nil {
-		sys := j.rec.System
-		if j.sys != "" {
-			sys = j.sys
-		}
-		t, err := c.templated(j, a.turns, sys)
-		if err != nil {
-			// Rendered the input, refuses the output (e.g. a summary turn
-			// out of the order it wants): over target for certain.
-			j.tmplErr = err
-			t = c.opts.Budget.Target + 1
-		}
-		after = t
-	}
-	j.obs.Settle(snap.Settle(after, c.opts.Budget), after, len(a.turns))
-	if j.rec.Dialect != traj.DialectOpenAI {
-		return nil
-	}
-	pairing := snap.CheckPairing(a.turns)
-	j.obs.PairingProblems = len(pairing)
-	return pairing
+	return after + j.adj
 }
 
 // encode writes the compressed record, with its compression_metrics when

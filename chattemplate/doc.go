@@ -1,8 +1,9 @@
 // Package chattemplate renders a model's Hugging Face chat template as
 // transformers' apply_chat_template(messages, tools=tools, tokenize=False,
 // add_generation_prompt=False) does, so that a record can be counted as the
-// trainer sees it (issue 24). It is a leaf: nothing of trajcompress is
-// imported. Package trainview maps records to what it renders and counts
+// trainer sees it (issue 24). Of trajcompress it imports only
+// internal/jsonx (JSON strings decoded as the rest of the tool decodes
+// them). Package trainview maps records to what it renders and counts
 // the result; the CLI uses it through --chat-template.
 //
 // Load reads a .jinja file or a tokenizer_config.json (a string chat_template,

@@ -9,8 +9,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 
 	"github.com/ardanlabs/jinja"
 )
@@ -173,68 +174,8 @@ func (p *jsonParser) str() (string, error) {
 	if bytes.IndexByte(raw, '\\') < 0 {
 		return string(raw[1 : len(raw)-1]), nil
 	}
-	return unescape(raw[1 : len(raw)-1]), nil
-}
-
-// unescape decodes the body of a valid JSON string (valid UTF-8) as
-// encoding/json does: a lone surrogate becomes U+FFFD.
-func unescape(b []byte) string {
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if c != '\\' {
-			out = append(out, c)
-			continue
-		}
-		i++
-		switch b[i] {
-		case 'n':
-			out = append(out, '\n')
-		case 't':
-			out = append(out, '\t')
-		case 'r':
-			out = append(out, '\r')
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'u':
-			r := hex4(b[i+1 : i+5])
-			i += 4
-			if utf16.IsSurrogate(r) {
-				r2 := rune(-1)
-				if i+6 < len(b) && b[i+1] == '\\' && b[i+2] == 'u' {
-					r2 = hex4(b[i+3 : i+7])
-				}
-				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-					r = d
-					i += 6
-				} else {
-					r = utf8.RuneError
-				}
-			}
-			out = utf8.AppendRune(out, r)
-		default: // '"', '\\', '/'
-			out = append(out, b[i])
-		}
-	}
-	return string(out)
-}
-
-func hex4(b []byte) rune {
-	var r rune
-	for _, c := range b {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c -= 'a' - 10
-		default:
-			c -= 'A' - 10
-		}
-		r = r<<4 | rune(c)
-	}
-	return r
+	s, _ := jsonx.Unquote(raw) // valid, with escapes: a string of its own
+	return s, nil
 }
 
 // filterToJSON is transformers' tojson filter: json.dumps(x,

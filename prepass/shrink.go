@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
@@ -20,7 +21,7 @@ import (
 // false when no leaf was cut.
 func shrinkJSON(src string, keep int) (out string, changed, ok bool) {
 	t := strings.TrimSpace(src)
-	if t == "" || (t[0] != '{' && t[0] != '[') || !json.Valid([]byte(t)) {
+	if t == "" || (t[0] != '{' && t[0] != '[') || !validJSON(t) {
 		return src, false, false
 	}
 	dec := json.NewDecoder(strings.NewReader(t))
@@ -132,7 +133,7 @@ func shrinkJSON(src string, keep int) (out string, changed, ok bool) {
 // is then to be cut as text).
 func shrinkNested(v string, keep int) (out string, isJSON bool) {
 	t := strings.TrimSpace(v)
-	if t == "" || !json.Valid([]byte(t)) {
+	if t == "" || !validJSON(t) {
 		return v, false
 	}
 	switch t[0] {
@@ -194,4 +195,9 @@ func cut(v string, n, keep int) string {
 	head, tail := keep*2/3, keep-keep*2/3
 	r := []rune(v) // v came out of encoding/json: valid UTF-8
 	return string(r[:head]) + fmt.Sprintf("…[%d characters cut by trajcompress]…", n-head-tail) + string(r[len(r)-tail:])
+}
+
+// validJSON is jsonx.Valid of s, read in place (no copy).
+func validJSON(s string) bool {
+	return jsonx.Valid(unsafe.Slice(unsafe.StringData(s), len(s)))
 }

@@ -56,13 +56,16 @@ func Retention(turns []traj.Turn, text string) (tools, toolsKept, args, argsKept
 	return tools, toolsKept, args, argsKept
 }
 
+// namedKeys are the argument names namedArgs reads: PathKeys, then
+// CommandKeys.
+var namedKeys = append(append([]string(nil), PathKeys...), CommandKeys...)
+
 // namedArgs returns the paths and commands a call's arguments (their
 // JSON text: [traj.Call].Args) name, normalised as Retention compares
 // them.
 func namedArgs(args string) []string {
 	raw := unsafe.Slice(unsafe.StringData(args), len(args)) // read only
-	keys := append(append([]string(nil), PathKeys...), CommandKeys...)
-	vals, ok := jsonx.Fields(raw, keys...)
+	vals, ok := jsonx.Fields(raw, namedKeys...)
 	if !ok {
 		return nil
 	}

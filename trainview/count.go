@@ -13,6 +13,10 @@ import (
 type Counter struct {
 	Template *chattemplate.Template
 	Tokens   tokenize.Counter
+	// Images, when not nil, expands the template's image placeholders to
+	// the model's image tokens (see [Images]); nil counts them as the
+	// template writes them.
+	Images *Images
 }
 
 // Count renders v and counts the text's tokens; an error is the
@@ -33,13 +37,30 @@ type Stretches map[string]int
 // Views are built valid (from records read as valid JSON), so they are
 // rendered without validating them again (chattemplate's RenderValid).
 func (c Counter) CountCached(v View, cache Stretches) (int, error) {
+	var ic *imageCount
+	if c.Images != nil {
+		var err error
+		if v, ic, err = c.Images.prepare(v); err != nil {
+			return 0, err
+		}
+	}
 	text, err := c.Template.RenderValid(v.Messages, v.Tools)
 	if err != nil {
 		return 0, err
 	}
+	n := c.countText(text, cache)
+	if ic != nil {
+		n += c.Images.extra(ic, text)
+	}
+	return n, nil
+}
+
+// countText counts the rendered text's tokens, looking its stretches up in
+// cache (nil: no cache).
+func (c Counter) countText(text string, cache Stretches) int {
 	s, ok := c.Tokens.(tokenize.Segmenter)
 	if !ok || cache == nil {
-		return c.Tokens.Count(text), nil
+		return c.Tokens.Count(text)
 	}
 	n := 0
 	added, ok := s.Segments(text, func(p string) {
@@ -51,7 +72,7 @@ func (c Counter) CountCached(v View, cache Stretches) (int, error) {
 		n += k
 	})
 	if !ok {
-		return c.Tokens.Count(text), nil
+		return c.Tokens.Count(text)
 	}
-	return n + added, nil
+	return n + added
 }

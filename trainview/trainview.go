@@ -51,6 +51,11 @@ import (
 type View struct {
 	Messages json.RawMessage // a JSON list of messages
 	Tools    json.RawMessage // a JSON value, or nil for no tools
+	// Images is the record's images value (LLaMA-Factory's "images" list,
+	// ShareGPT4V's "image"), which its "<image>" markers stand for; nil when
+	// absent. Only [Images] reads it; a caller that changes a record's list
+	// (removing an image with its marker) sets the new one.
+	Images json.RawMessage
 }
 
 // Mapper maps records read with Schema.
@@ -83,7 +88,18 @@ func (m Mapper) View(rec *traj.Record, turns []traj.Turn, system string) (View, 
 	if err != nil {
 		return View{}, err
 	}
-	return View{Messages: msgs, Tools: tools}, nil
+	return View{Messages: msgs, Tools: tools, Images: recordImages(rec)}, nil
+}
+
+// recordImages returns rec's images value as imagetok.RecordImages finds
+// it: "images", else "image"; nil when absent or null.
+func recordImages(rec *traj.Record) json.RawMessage {
+	for _, k := range []string{"images", "image"} {
+		if v, ok := rec.Field(k); ok && len(v) > 0 && v[0] != 'n' {
+			return v
+		}
+	}
+	return nil
 }
 
 // Tools returns the record's tool schemas as the template gets them, nil

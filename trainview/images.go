@@ -1,0 +1,262 @@
+package trainview
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/trajcompress/trajcompress/chattemplate"
+	"github.com/trajcompress/trajcompress/imagetok"
+	"github.com/trajcompress/trajcompress/internal/jsonx"
+	"github.com/trajcompress/trajcompress/tokenize"
+)
+
+// The Qwen2-VL family's image placeholder: its chat templates (Qwen2-VL,
+// Qwen2.5-VL, Qwen3-VL) write VisionStart ImagePad VisionEnd for each image
+// part, and the processor (transformers' Qwen2VLProcessor and its
+// Qwen2.5-VL and Qwen3-VL kin) replaces the n-th ImagePad of the text by the
+// n-th image's grid_t·grid_h·grid_w / merge_size² copies of it.
+// transformers' processors take the token from the tokenizer's image_token
+// when it has one, else "<|image_pad|>" (processing_qwen2_vl.py);
+// transformers.js' Qwen2VLProcessor always uses "<|image_pad|>".
+const (
+	ImagePad    = "<|image_pad|>"
+	VisionStart = "<|vision_start|>"
+	VisionEnd   = "<|vision_end|>"
+)
+
+// ErrImagePlaceholder is returned when a record with images is counted with
+// a chat template that renders images with a placeholder this package does
+// not know how to expand to the model's image tokens: counting the
+// placeholder as written would undercount every image.
+var ErrImagePlaceholder = errors.New("chat template image placeholder")
+
+// Images expands the image placeholders a chat template renders to the
+// tokens the model's processor puts there, so that a [Counter]'s count of
+// a record with images is what transformers' processor + template give:
+// len(processor(apply_chat_template(messages), images).input_ids).
+//
+// A Counter with Images counts a view as follows. The images are found in
+// the view's messages in the order the template renders them (message by
+// message; in a content list, each top-level part the Qwen2-VL template
+// renders as an image: a part whose type is "image" or that has an
+// "image" or "image_url" key, i.e. OpenAI image_url, input_image and
+// computer_screenshot parts, Anthropic image blocks, {"type": "image",
+// "image": …} parts; in a string content, the LLaMA-Factory "<image>"
+// markers when the view has an images list). Markers are first replaced by
+// VisionStart ImagePad VisionEnd, as LLaMA-Factory's Qwen2VLPlugin does
+// before its template runs (mm_plugin.py, process_messages: it writes
+// vision_bos + image_token × seqlen + vision_eos for each marker). The
+// view is rendered and counted, and for the n-th ImagePad of the rendered
+// text (n-th image) Pads−1 is added, Pads being the image's grid pads
+// under Rule (Rule.Tokens(im) − Qwen.Wrap: the grid of its size, or
+// Rule.Unknown's for an image of unknown size or one the processor
+// refuses). An ImagePad with no image found for it (transformers raises
+// there) counts as an image of unknown size; an image found with no
+// ImagePad rendered for it (the template dropped it) adds nothing.
+//
+// Images inside an Anthropic tool_result block are not rendered by the
+// Qwen2-VL templates (they look at a message's top-level parts only), so
+// they add nothing here.
+type Images struct {
+	// Qwen is the image processing of the model (its
+	// preprocessor_config.json, imagetok.LoadQwen).
+	Qwen imagetok.Qwen
+	// Rule counts one image; the zero Rule means Qwen.Rule(). Set it to
+	// Qwen.Rule().WithUnknown(n) to count images of unknown size as n.
+	Rule imagetok.Rule
+	// Finder reads the images' sizes (its Dir resolves relative paths);
+	// nil is the zero Finder.
+	Finder *imagetok.Finder
+	// Token is the image pad token the processor expands; "" is ImagePad.
+	Token string
+
+	template string // the template's name, for messages
+	refuse   bool   // the template renders images with a placeholder we cannot expand
+}
+
+// NewImages returns the Images of chat template t for a counter counting
+// with tokens, and q the model's Qwen image processing (nil when the model
+// has none). It returns nil and no error when t does not mention images at
+// all (a text model's template: nothing to expand). It returns an error
+// when t writes the Qwen2-VL family's ImagePad and q is nil or tokens does
+// not count ImagePad as one token. A template that mentions images without
+// ImagePad (another family's placeholder: <|image|>, <start_of_image>,
+// [IMG], <image>, …) gives an Images that counts records without images as
+// the template renders them and refuses records with images with
+// [ErrImagePlaceholder], naming the template.
+func NewImages(t *chattemplate.Template, tokens tokenize.Counter, q *imagetok.Qwen) (*Images, error) {
+	src := t.Source(false) + t.Source(true)
+	im := &Images{template: t.Path}
+	switch {
+	case strings.Contains(src, ImagePad):
+		if q == nil {
+			return nil, fmt.Errorf("chat template %s writes %s for each image: expanding it needs the model's preprocessor_config.json (Qwen2-VL family)", t.Path, ImagePad)
+		}
+		if n := tokens.Count(ImagePad); n != 1 {
+			return nil, fmt.Errorf("chat template %s writes %s for each image, but the tokenizer counts it as %d tokens, not one: not the model's tokenizer", t.Path, ImagePad, n)
+		}
+		im.Qwen = *q
+		im.Token = ImagePad
+	case strings.Contains(strings.ToLower(src), "image"):
+		im.refuse = true
+	default:
+		return nil, nil
+	}
+	return im, nil
+}
+
+// imageCount is what Images found in one view: the pads of each image, in
+// the order of the template's placeholders.
+type imageCount struct {
+	pads    []int
+	unknown int // pads for a placeholder with no image found
+}
+
+// prepare finds v's images and returns the view to render (its markers
+// replaced) and their pads; nil pads when v has no images.
+func (im *Images) prepare(v View) (View, *imageCount, error) {
+	if !bytes.Contains(v.Messages, []byte("image")) {
+		return v, nil, nil
+	}
+	f := im.Finder
+	if f == nil {
+		f = &imagetok.Finder{}
+	}
+	msgs := jsonx.Elements(v.Messages, jsonx.SkipSpace(v.Messages, 0))
+	contents := make([][]byte, len(msgs))
+	for i, el := range msgs {
+		c, _ := jsonx.Lookup(v.Messages[el[0]:el[1]], "content")
+		contents[i] = c
+	}
+	found, _ := f.Record(contents, v.Images) // a marker without an entry is of unknown size
+	var order []imagetok.Image
+	markers := make([]bool, len(msgs))
+	for t, c := range contents {
+		order = im.appendParts(order, c, t, found)
+		for _, x := range found {
+			if x.Turn == t && x.Kind == imagetok.KindMarker {
+				order = append(order, x)
+				markers[t] = true
+			}
+		}
+	}
+	if len(order) == 0 {
+		return v, nil, nil
+	}
+	if im.refuse {
+		return v, nil, fmt.Errorf("%w: %s renders images with a placeholder trajcompress cannot expand to the model's image tokens (it expands the Qwen2-VL family's %s); this record has %d image(s), which would each count as the placeholder's few tokens",
+			ErrImagePlaceholder, im.template, ImagePad, len(order))
+	}
+	rule := im.rule()
+	ic := &imageCount{pads: make([]int, len(order)), unknown: max(rule.Unknown()-im.Qwen.Wrap, 1)}
+	for i, x := range order {
+		n, _ := rule.Tokens(x)
+		ic.pads[i] = max(n-im.Qwen.Wrap, 1)
+	}
+	if !hasTrue(markers) {
+		return v, ic, nil
+	}
+	out := make([]byte, 0, len(v.Messages)+64)
+	last := 0
+	for t, el := range msgs {
+		if !markers[t] {
+			continue
+		}
+		ms, _, err := jsonx.Members(v.Messages[:el[1]], el[0])
+		if err != nil {
+			return v, nil, err
+		}
+		m, _ := jsonx.Find(ms, "content")
+		s, _ := jsonx.Unquote(v.Messages[m.Start:m.End])
+		out = append(out, v.Messages[last:m.Start]...)
+		out = jsonx.AppendStringKeep(out, strings.ReplaceAll(s, imagetok.Marker, VisionStart+im.token()+VisionEnd))
+		last = m.End
+	}
+	v.Messages = append(out, v.Messages[last:]...)
+	return v, ic, nil
+}
+
+// appendParts appends, for each top-level part of content (a content
+// list) that the Qwen2-VL template renders as an image, the image found
+// there (or one of unknown size).
+func (im *Images) appendParts(order []imagetok.Image, c []byte, turn int, found []imagetok.Image) []imagetok.Image {
+	i := jsonx.SkipSpace(c, 0)
+	if i >= len(c) || c[i] != '[' {
+		return order
+	}
+	for p, el := range jsonx.Elements(c, i) {
+		if !rendersImage(c[el[0]:el[1]]) {
+			continue
+		}
+		x := imagetok.Image{Turn: turn, Part: p, Span: el, Marker: -1, Index: -1}
+		for _, y := range found {
+			if y.Turn == turn && y.Part == p && y.Span == el {
+				x = y
+				break
+			}
+		}
+		order = append(order, x)
+	}
+	return order
+}
+
+// rendersImage reports whether the Qwen2-VL family's templates render the
+// part object as an image: content['type'] == 'image' or 'image' in
+// content or 'image_url' in content.
+func rendersImage(part []byte) bool {
+	ms, _, err := jsonx.Members(part, 0)
+	if err != nil {
+		return false
+	}
+	if _, ok := jsonx.Find(ms, "image"); ok {
+		return true
+	}
+	if _, ok := jsonx.Find(ms, "image_url"); ok {
+		return true
+	}
+	m, ok := jsonx.Find(ms, "type")
+	if !ok || part[m.Start] != '"' {
+		return false
+	}
+	s, _ := jsonx.Unquote(part[m.Start:m.End])
+	return s == "image"
+}
+
+// extra is what the images add to the count of the rendered text: for the
+// n-th placeholder, the n-th image's pads less the placeholder itself.
+func (im *Images) extra(ic *imageCount, text string) int {
+	n := 0
+	for k := range strings.Count(text, im.token()) {
+		p := ic.unknown
+		if k < len(ic.pads) {
+			p = ic.pads[k]
+		}
+		n += p - 1
+	}
+	return n
+}
+
+func (im *Images) rule() imagetok.Rule {
+	if im.Rule == (imagetok.Rule{}) {
+		return im.Qwen.Rule()
+	}
+	return im.Rule
+}
+
+func (im *Images) token() string {
+	if im.Token == "" {
+		return ImagePad
+	}
+	return im.Token
+}
+
+func hasTrue(b []bool) bool {
+	for _, x := range b {
+		if x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,236 @@
+package trainview
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/trajcompress/trajcompress/chattemplate"
+	"github.com/trajcompress/trajcompress/imagetok"
+)
+
+// specialCounter counts a text as a tokenizer with added tokens "<|…|>"
+// does in shape: each "<|…|>" one token, every other rune one token.
+type specialCounter struct{}
+
+func (specialCounter) Count(s string) int {
+	n := 0
+	for s != "" {
+		if strings.HasPrefix(s, "<|") {
+			if end := strings.Index(s, "|>"); end > 0 {
+				n++
+				s = s[end+2:]
+				continue
+			}
+		}
+		_, size := utf8.DecodeRuneInString(s)
+		s = s[size:]
+		n++
+	}
+	return n
+}
+
+// qwenVL is the Qwen2.5-VL image processing (imagetok/testdata).
+func qwenVL(t *testing.T) imagetok.Qwen {
+	t.Helper()
+	q, err := imagetok.LoadQwen(filepath.Join("..", "imagetok", "testdata", "qwen2.5-vl-7b-instruct.preprocessor_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// vlCounters are the Qwen2-VL template's counters without and with the
+// image expansion, counting with specialCounter.
+func vlCounters(t *testing.T, dir string) (plain, expand Counter) {
+	t.Helper()
+	tmpl, err := chattemplate.Load(filepath.Join("..", "chattemplate", "testdata", "templates", "qwen2_vl.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := qwenVL(t)
+	im, err := NewImages(tmpl, specialCounter{}, &q)
+	if err != nil || im == nil {
+		t.Fatalf("NewImages: %v, %v", im, err)
+	}
+	im.Finder = &imagetok.Finder{Dir: dir}
+	plain = Counter{Template: tmpl, Tokens: specialCounter{}}
+	expand = plain
+	expand.Images = im
+	return plain, expand
+}
+
+func dataURL(t *testing.T, path string) string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(raw)
+}
+
+func mustCount(t *testing.T, c Counter, line string) int {
+	t.Helper()
+	v, err := Mapper{}.Record([]byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := c.Count(v)
+	if err != nil {
+		t.Fatalf("%s: %v", line, err)
+	}
+	return n
+}
+
+func pads(t *testing.T, q imagetok.Qwen, w, h int) int {
+	t.Helper()
+	p, err := q.Pads(w, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestImagesExpandParts: each image part the template renders adds its
+// grid's pads less the one placeholder; an image of unknown size (a link)
+// counts Rule.Unknown's pads; parts the template does not render (an image
+// inside an Anthropic tool_result) add nothing.
+func TestImagesExpandParts(t *testing.T) {
+	dir := t.TempDir()
+	big, small := filepath.Join(dir, "big.png"), filepath.Join(dir, "small.png")
+	writePNG(t, big, 1920, 1080)
+	writePNG(t, small, 100, 100)
+	plain, expand := vlCounters(t, dir)
+	q := qwenVL(t)
+	msgs := []any{
+		map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "text", "text": "Two screens:"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": dataURL(t, big)}},
+			map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": strings.TrimPrefix(dataURL(t, small), "data:image/png;base64,")}},
+			map[string]any{"type": "image", "image": "small.png"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/x.png"}},
+		}},
+		map[string]any{"role": "assistant", "content": "Seen."},
+		map[string]any{"role": "user", "content": []any{
+			map[string]any{"type": "tool_result", "tool_use_id": "t1", "content": []any{
+				map[string]any{"type": "image", "source": map[string]any{"type": "base64", "media_type": "image/png", "data": strings.TrimPrefix(dataURL(t, big), "data:image/png;base64,")}},
+			}},
+		}},
+	}
+	line, _ := json.Marshal(map[string]any{"messages": msgs})
+	got, want := mustCount(t, expand, string(line)), mustCount(t, plain, string(line))
+	unknown := q.Rule().Unknown() - q.Wrap
+	want += pads(t, q, 1920, 1080) - 1 + 2*(pads(t, q, 100, 100)-1) + unknown - 1
+	if got != want {
+		t.Errorf("counted %d, want %d (1920x1080: %d pads, 100x100: %d, unknown: %d)", got, want, pads(t, q, 1920, 1080), pads(t, q, 100, 100), unknown)
+	}
+
+	// WithUnknown changes what the link counts.
+	expand.Images.Rule = q.Rule().WithUnknown(100 + q.Wrap)
+	if got2 := mustCount(t, expand, string(line)); got2 != want-unknown+100 {
+		t.Errorf("with unknown = 100 pads: counted %d, want %d", got2, want-unknown+100)
+	}
+}
+
+// TestImagesExpandMarkers: a LLaMA-Factory record's <image> markers count
+// as LLaMA-Factory's Qwen2VLPlugin writes them (vision start, the image's
+// pads, vision end), paired in order with its images list; a marker beyond
+// the list counts as an image of unknown size.
+func TestImagesExpandMarkers(t *testing.T) {
+	dir := t.TempDir()
+	writePNG(t, filepath.Join(dir, "a.png"), 1920, 1080)
+	writePNG(t, filepath.Join(dir, "b.png"), 28, 5000)
+	plain, expand := vlCounters(t, dir)
+	q := qwenVL(t)
+	rec := func(images string, first, second string) string {
+		return `{"conversations":[{"from":"human","value":"` + first + `"},{"from":"gpt","value":"ok"},{"from":"human","value":"` + second + `"}]` + images + `}`
+	}
+	vision := VisionStart + ImagePad + VisionEnd
+	got := mustCount(t, expand, rec(`,"images":["a.png","b.png"]`, `Look <image> here`, `<image>\nand?`))
+	want := mustCount(t, plain, rec("", `Look `+vision+` here`, vision+`\nand?`)) + pads(t, q, 1920, 1080) - 1 + pads(t, q, 28, 5000) - 1
+	if got != want {
+		t.Errorf("markers: counted %d, want %d", got, want)
+	}
+
+	got = mustCount(t, expand, rec(`,"images":["a.png"]`, `Look <image> here`, `<image>\nand?`))
+	want = mustCount(t, plain, rec("", `Look `+vision+` here`, vision+`\nand?`)) + pads(t, q, 1920, 1080) - 1 + q.Rule().Unknown() - q.Wrap - 1
+	if got != want {
+		t.Errorf("marker without an entry: counted %d, want %d", got, want)
+	}
+
+	// Without an images list, "<image>" is text, as LLaMA-Factory reads it.
+	line := rec("", `Look <image> here`, `plain`)
+	if g, w := mustCount(t, expand, line), mustCount(t, plain, line); g != w {
+		t.Errorf("no images list: counted %d, want %d", g, w)
+	}
+}
+
+// TestImagesNoImages: records without images count as without Images.
+func TestImagesNoImages(t *testing.T) {
+	plain, expand := vlCounters(t, t.TempDir())
+	for _, line := range []string{
+		`{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"hello"}]}`,
+		`{"messages":[{"role":"user","content":[{"type":"text","text":"an image? no"}]}]}`,
+		`{"conversations":[{"from":"human","value":"what is an <image> tag?"},{"from":"gpt","value":"HTML has none"}]}`,
+	} {
+		if g, w := mustCount(t, expand, line), mustCount(t, plain, line); g != w {
+			t.Errorf("%s: counted %d, want %d", line, g, w)
+		}
+	}
+}
+
+// TestNewImages: which templates get an expansion, and the refusals.
+func TestNewImages(t *testing.T) {
+	q := qwenVL(t)
+	vl, err := chattemplate.Load(filepath.Join("..", "chattemplate", "testdata", "templates", "qwen2_vl.jinja"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewImages(vl, specialCounter{}, nil); err == nil || !strings.Contains(err.Error(), "qwen2_vl.jinja") {
+		t.Errorf("Qwen2-VL template without the preprocessor config: %v, want an error naming the template", err)
+	}
+	if _, err := NewImages(vl, runeCounter{}, &q); err == nil || !strings.Contains(err.Error(), "13 tokens") {
+		t.Errorf("a tokenizer splitting <|image_pad|>: %v, want an error", err)
+	}
+
+	text, err := chattemplate.Parse("text.jinja", `{% for m in messages %}<|im_start|>{{ m.role }}
+{{ m.content }}<|im_end|>
+{% endfor %}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im, err := NewImages(text, specialCounter{}, &q); im != nil || err != nil {
+		t.Errorf("a text template: %v, %v; want nil, nil", im, err)
+	}
+
+	// Another family's placeholder (Gemma 3's): records with images are
+	// refused, naming the template; records without count as before.
+	gemma, err := chattemplate.Parse("gemma3.jinja", `{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}{% for p in m.content %}{% if p.type == 'image' %}<start_of_image>{% elif p.type == 'text' %}{{ p.text }}{% endif %}{% endfor %}{% endif %}{% endfor %}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := NewImages(gemma, specialCounter{}, &q)
+	if err != nil || im == nil {
+		t.Fatalf("gemma: %v, %v", im, err)
+	}
+	c := Counter{Template: gemma, Tokens: specialCounter{}, Images: im}
+	v, _ := Mapper{}.Record([]byte(`{"messages":[{"role":"user","content":[{"type":"image","image":"x.png"},{"type":"text","text":"hi"}]}]}`))
+	if _, err := c.Count(v); !errors.Is(err, ErrImagePlaceholder) || !strings.Contains(err.Error(), "gemma3.jinja") {
+		t.Errorf("gemma with an image: %v, want ErrImagePlaceholder naming the template", err)
+	}
+	v, _ = Mapper{}.Record([]byte(`{"messages":[{"role":"user","content":"hi"}]}`))
+	if n, err := c.Count(v); err != nil || n != 2 {
+		t.Errorf("gemma without images: %d, %v; want 2, nil", n, err)
+	}
+}
+
+// runeCounter counts every rune as a token: a tokenizer without the
+// vision tokens.
+type runeCounter struct{}
+
+func (runeCounter) Count(s string) int { return utf8.RuneCountInString(s) }

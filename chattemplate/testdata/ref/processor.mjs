@@ -24,23 +24,18 @@
 // concatenates, so the image processor is called here once per image and the grids
 // concatenated, as Python does. {"name", "error"} when a step raises.
 import fs from "node:fs";
-import path from "node:path";
 import readline from "node:readline";
 
-const { AutoTokenizer, Qwen2VLImageProcessor, Qwen2VLProcessor, RawImage, Tensor, cat, env } = await import(
-  "@huggingface/transformers"
-);
+import { localTokenizer } from "./local.mjs";
+
+const { Qwen2VLImageProcessor, Qwen2VLProcessor, RawImage, cat } = await import("@huggingface/transformers");
 
 const [dir, preprocPath, templatePath, casesPath] = process.argv.slice(2);
 if (!dir || !preprocPath || !templatePath || !casesPath) {
   console.error("usage: node processor.mjs MODEL_DIR PREPROCESSOR_CONFIG.json TEMPLATE.jinja CASES.jsonl");
   process.exit(2);
 }
-const abs = path.resolve(dir);
-env.allowRemoteModels = false;
-env.allowLocalModels = true;
-env.localModelPath = path.dirname(abs) + path.sep;
-const tokenizer = await AutoTokenizer.from_pretrained(path.basename(abs));
+const tokenizer = await localTokenizer(dir);
 const chat_template = fs.readFileSync(templatePath, "utf8");
 // Python's Qwen2VLImageProcessor class defaults for what a trimmed config leaves out
 // (transformers.js takes an absent do_resize as false).

@@ -14,7 +14,6 @@
 // strftime_now reads the clock: REF_NOW (an ISO time, e.g. 2025-01-15T12:00:00Z)
 // fixes it, and TZ=UTC is advised, so that runs are reproducible.
 import fs from "node:fs";
-import path from "node:path";
 import readline from "node:readline";
 
 if (process.env.REF_NOW) {
@@ -31,18 +30,14 @@ if (process.env.REF_NOW) {
   };
 }
 
-const { AutoTokenizer, env } = await import("@huggingface/transformers");
+import { localTokenizer } from "./local.mjs";
 
 const [dir, casesPath, templatePath] = process.argv.slice(2);
 if (!dir || !casesPath) {
   console.error("usage: node render.mjs MODEL_DIR CASES.jsonl [TEMPLATE.jinja]");
   process.exit(2);
 }
-const abs = path.resolve(dir);
-env.allowRemoteModels = false;
-env.allowLocalModels = true;
-env.localModelPath = path.dirname(abs) + path.sep;
-const tokenizer = await AutoTokenizer.from_pretrained(path.basename(abs));
+const tokenizer = await localTokenizer(dir);
 const chat_template = templatePath ? fs.readFileSync(templatePath, "utf8") : null;
 
 const rl = readline.createInterface({ input: fs.createReadStream(casesPath), crlfDelay: Infinity });

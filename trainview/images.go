@@ -76,6 +76,11 @@ type Images struct {
 	refuse   bool   // the template renders images with a placeholder we cannot expand
 }
 
+// An Images holds no state of its own: it is safe for concurrent use when
+// its Finder is (the zero Finder is). Images of one dataset directory
+// share a Finder; a caller counting files of several directories uses a
+// copy of the Images per directory, its Finder's Dir set.
+
 // NewImages returns the Images of chat template t for a counter counting
 // with tokens, and q the model's Qwen image processing (nil when the model
 // has none). It returns nil and no error when t does not mention images at
@@ -86,25 +91,54 @@ type Images struct {
 // [IMG], <image>, …) gives an Images that counts records without images as
 // the template renders them and refuses records with images with
 // [ErrImagePlaceholder], naming the template.
-func NewImages(t *chattemplate.Template, tokens tokenize.Counter, q *imagetok.Qwen) (*Images, error) {
+//
+// token is the image pad token ("" for ImagePad; [ImageToken] reads it
+// from the tokenizer_config.json as transformers does).
+func NewImages(t *chattemplate.Template, tokens tokenize.Counter, q *imagetok.Qwen, token string) (*Images, error) {
+	if token == "" {
+		token = ImagePad
+	}
 	src := t.Source(false) + t.Source(true)
 	im := &Images{template: t.Path}
 	switch {
-	case strings.Contains(src, ImagePad):
+	case strings.Contains(src, token):
 		if q == nil {
-			return nil, fmt.Errorf("chat template %s writes %s for each image: expanding it needs the model's preprocessor_config.json (Qwen2-VL family)", t.Path, ImagePad)
+			return nil, fmt.Errorf("chat template %s writes %s for each image: expanding it needs the model's preprocessor_config.json (Qwen2-VL family)", t.Path, token)
 		}
-		if n := tokens.Count(ImagePad); n != 1 {
-			return nil, fmt.Errorf("chat template %s writes %s for each image, but the tokenizer counts it as %d tokens, not one: not the model's tokenizer", t.Path, ImagePad, n)
+		if n := tokens.Count(token); n != 1 {
+			return nil, fmt.Errorf("chat template %s writes %s for each image, but the tokenizer counts it as %d tokens, not one: not the model's tokenizer", t.Path, token, n)
 		}
 		im.Qwen = *q
-		im.Token = ImagePad
+		im.Token = token
 	case strings.Contains(strings.ToLower(src), "image"):
 		im.refuse = true
 	default:
 		return nil, nil
 	}
 	return im, nil
+}
+
+// ImageToken is the image pad token of a tokenizer_config.json as
+// transformers' Qwen2-VL-family processors take it: the tokenizer's
+// image_token (an "image_token" member, or one in "extra_special_tokens",
+// which transformers makes attributes of the tokenizer) when it has one,
+// else ImagePad.
+func ImageToken(tokenizerConfig []byte) string {
+	for _, path := range [][]string{{"image_token"}, {"extra_special_tokens", "image_token"}} {
+		v := tokenizerConfig
+		ok := true
+		for _, k := range path {
+			if v, ok = jsonx.Lookup(v, k); !ok {
+				break
+			}
+		}
+		if ok && len(v) > 0 && v[0] == '"' {
+			if s, _ := jsonx.Unquote(v); s != "" {
+				return s
+			}
+		}
+	}
+	return ImagePad
 }
 
 // imageCount is what Images found in one view: the pads of each image, in

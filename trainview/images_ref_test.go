@@ -199,7 +199,7 @@ func imageCounter(t *testing.T, dir, jinja, preproc string) Counter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im, err := NewImages(c.Template, c.Tokens, &q)
+	im, err := NewImages(c.Template, c.Tokens, &q, "")
 	if err != nil {
 		t.Fatal(err)
 	}

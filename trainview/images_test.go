@@ -54,7 +54,7 @@ func vlCounters(t *testing.T, dir string) (plain, expand Counter) {
 		t.Fatal(err)
 	}
 	q := qwenVL(t)
-	im, err := NewImages(tmpl, specialCounter{}, &q)
+	im, err := NewImages(tmpl, specialCounter{}, &q, "")
 	if err != nil || im == nil {
 		t.Fatalf("NewImages: %v, %v", im, err)
 	}
@@ -191,10 +191,10 @@ func TestNewImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := NewImages(vl, specialCounter{}, nil); err == nil || !strings.Contains(err.Error(), "qwen2_vl.jinja") {
+	if _, err := NewImages(vl, specialCounter{}, nil, ""); err == nil || !strings.Contains(err.Error(), "qwen2_vl.jinja") {
 		t.Errorf("Qwen2-VL template without the preprocessor config: %v, want an error naming the template", err)
 	}
-	if _, err := NewImages(vl, runeCounter{}, &q); err == nil || !strings.Contains(err.Error(), "13 tokens") {
+	if _, err := NewImages(vl, runeCounter{}, &q, ""); err == nil || !strings.Contains(err.Error(), "13 tokens") {
 		t.Errorf("a tokenizer splitting <|image_pad|>: %v, want an error", err)
 	}
 
@@ -204,7 +204,7 @@ func TestNewImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if im, err := NewImages(text, specialCounter{}, &q); im != nil || err != nil {
+	if im, err := NewImages(text, specialCounter{}, &q, ""); im != nil || err != nil {
 		t.Errorf("a text template: %v, %v; want nil, nil", im, err)
 	}
 
@@ -214,7 +214,7 @@ func TestNewImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im, err := NewImages(gemma, specialCounter{}, &q)
+	im, err := NewImages(gemma, specialCounter{}, &q, "")
 	if err != nil || im == nil {
 		t.Fatalf("gemma: %v, %v", im, err)
 	}
@@ -234,3 +234,18 @@ func TestNewImages(t *testing.T) {
 type runeCounter struct{}
 
 func (runeCounter) Count(s string) int { return utf8.RuneCountInString(s) }
+
+// TestImageToken: the tokenizer's image_token, else <|image_pad|>.
+func TestImageToken(t *testing.T) {
+	for cfg, want := range map[string]string{
+		`{}`:                            ImagePad,
+		`{"image_token": "<|imgpad|>"}`: "<|imgpad|>",
+		`{"extra_special_tokens": {"image_token": "<|imgpad|>"}}`: "<|imgpad|>",
+		`{"extra_special_tokens": {"video_token": "<|v|>"}}`:      ImagePad,
+		`{"image_token": null}`:                                   ImagePad,
+	} {
+		if got := ImageToken([]byte(cfg)); got != want {
+			t.Errorf("%s: %q, want %q", cfg, got, want)
+		}
+	}
+}

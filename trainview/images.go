@@ -151,7 +151,7 @@ type imageCount struct {
 // prepare finds v's images and returns the view to render (its markers
 // replaced) and their pads; nil pads when v has no images.
 func (im *Images) prepare(v View) (View, *imageCount, error) {
-	if !bytes.Contains(v.Messages, []byte("image")) {
+	if !mayHoldImages(v) {
 		return v, nil, nil
 	}
 	f := im.Finder
@@ -210,6 +210,17 @@ func (im *Images) prepare(v View) (View, *imageCount, error) {
 	}
 	v.Messages = append(out, v.Messages[last:]...)
 	return v, ic, nil
+}
+
+// mayHoldImages reports whether v may hold an image: not when Mapper saw
+// no content list and the record has no images list (most records: no
+// scan at all), nor when the messages do not contain "image" (an image
+// part's type or key, a marker).
+func mayHoldImages(v View) bool {
+	if v.noParts && v.Images == nil {
+		return false
+	}
+	return bytes.Contains(v.Messages, []byte("image"))
 }
 
 // appendParts appends, for each top-level part of content (a content

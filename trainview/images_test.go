@@ -12,6 +12,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/imagetok"
+	"github.com/trajcompress/trajcompress/internal/testenv"
 )
 
 // specialCounter counts a text as a tokenizer with added tokens "<|…|>"
@@ -247,5 +248,68 @@ func TestImageToken(t *testing.T) {
 		if got := ImageToken([]byte(cfg)); got != want {
 			t.Errorf("%s: %q, want %q", cfg, got, want)
 		}
+	}
+}
+
+// BenchmarkCountNoImages counts real records (which hold no images) with
+// the Qwen2-VL template, without and with the image expansion: what
+// Images costs a record without images (a scan of its messages for
+// "image", and finding none where the word occurs).
+func BenchmarkCountNoImages(b *testing.B) {
+	dir, why := modelDir("tokenizer-qwen2_5")
+	if why != "" {
+		b.Skip(why)
+	}
+	lines, err := testenv.RealLines(1<<20, 40, nil)
+	if err != nil || len(lines) == 0 {
+		b.Skipf("no real data: %v", err)
+	}
+	var views []View
+	for _, line := range lines {
+		if v, err := (Mapper{}).Record(line); err == nil {
+			views = append(views, v)
+		}
+	}
+	plain := testCounter(b, dir, "qwen2_vl.jinja")
+	q, err := imagetok.LoadQwen(filepath.Join("..", "imagetok", "testdata", "qwen2.5-vl-7b-instruct.preprocessor_config.json"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	im, err := NewImages(plain.Template, plain.Tokens, &q, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	expand := plain
+	expand.Images = im
+	withWord := 0
+	for _, v := range views {
+		if strings.Contains(string(v.Messages), "image") {
+			withWord++
+		}
+	}
+	b.Logf("%d real records, %d with the word \"image\"", len(views), withWord)
+	b.Run("prepare-only", func(b *testing.B) {
+		for b.Loop() {
+			for _, v := range views {
+				if _, _, err := im.prepare(v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	for _, c := range []struct {
+		name string
+		c    Counter
+	}{{"without", plain}, {"with", expand}} {
+		b.Run(c.name, func(b *testing.B) {
+			cache := Stretches{}
+			for b.Loop() {
+				for _, v := range views {
+					if _, err := c.c.CountCached(v, cache); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }

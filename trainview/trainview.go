@@ -71,6 +71,11 @@ type View struct {
 	// absent. Only [Images] reads it; a caller that changes a record's list
 	// (removing an image with its marker) sets the new one.
 	Images json.RawMessage
+
+	// noParts is set by Mapper when no message's content is a list (so no
+	// image part): Images then looks no further in a view without an
+	// images list. The zero View does not know, and is looked through.
+	noParts bool
 }
 
 // Mapper maps records read with Schema.
@@ -103,7 +108,22 @@ func (m Mapper) View(rec *traj.Record, turns []traj.Turn, system string) (View, 
 	if err != nil {
 		return View{}, err
 	}
-	return View{Messages: msgs, Tools: tools, Images: recordImages(rec)}, nil
+	return View{Messages: msgs, Tools: tools, Images: recordImages(rec), noParts: noParts(rec.Dialect, turns)}, nil
+}
+
+// noParts reports whether no turn's content is a list of parts: ShareGPT
+// turns are passed as strings; an OpenAI message's content as it is.
+func noParts(d traj.Dialect, turns []traj.Turn) bool {
+	if d != traj.DialectOpenAI {
+		return true
+	}
+	for _, t := range turns {
+		c := t.Content()
+		if i := jsonx.SkipSpace(c, 0); i < len(c) && c[i] == '[' {
+			return false
+		}
+	}
+	return true
 }
 
 // recordImages returns rec's images value as imagetok.RecordImages finds

@@ -253,8 +253,9 @@ func TestImageToken(t *testing.T) {
 
 // BenchmarkCountNoImages counts real records (which hold no images) with
 // the Qwen2-VL template, without and with the image expansion: what
-// Images costs a record without images (a scan of its messages for
-// "image", and finding none where the word occurs).
+// Images costs a record without images ("prepare-only": nothing for a
+// record without content lists or images list, else a scan of its
+// messages for "image").
 func BenchmarkCountNoImages(b *testing.B) {
 	dir, why := modelDir("tokenizer-qwen2_5")
 	if why != "" {

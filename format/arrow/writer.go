@@ -132,7 +132,7 @@ func (w *Writer) Write(obj []byte) error {
 	if w.f == nil {
 		return fmt.Errorf("%s: write after Close or Abort", w.path)
 	}
-	o, err := jsonval.DecodeObject(obj)
+	o, err := jsonval.DecodeObjectBorrowed(obj) // not kept past Write
 	if err != nil {
 		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
 	}

@@ -155,7 +155,7 @@ func (w *Writer) Write(obj []byte) error {
 	if w.err != nil {
 		return w.err
 	}
-	o, err := jsonval.DecodeObject(obj)
+	o, err := jsonval.DecodeObjectBorrowed(obj) // not kept past Write
 	if err != nil {
 		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
 	}

@@ -230,6 +230,13 @@ func TestDecodeInPlaceMatchesEncodingJSON(t *testing.T) {
 		if gerr == nil && string(Append(nil, got)) != string(Append(nil, want)) {
 			t.Errorf("%q: %s, encoding/json %s", c, Append(nil, got), Append(nil, want))
 		}
+		if _, isObj := want.(*Object); isObj {
+			b := []byte(c)
+			bo, err := DecodeObjectBorrowed(b)
+			if err != nil || string(Append(nil, bo)) != string(Append(nil, want)) {
+				t.Errorf("%q: borrowed %s, %v; encoding/json %s", c, Append(nil, bo), err, Append(nil, want))
+			}
+		}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
@@ -41,10 +42,30 @@ func (o *Object) Get(key string) (any, bool) {
 // ill-formed UTF-8 are unquoted by encoding/json either way).
 func Decode(b []byte) (any, error) {
 	if jsonx.Valid(b) {
-		v, _, err := parseValue(b, jsonx.SkipSpace(b, 0))
+		v, _, err := parseValue(b, jsonx.SkipSpace(b, 0), false)
 		return v, err
 	}
 	return decodeStd(b)
+}
+
+// DecodeObjectBorrowed is [DecodeObject] whose strings without escapes
+// share b's bytes instead of copying them: the tree must not outlive b
+// nor be used after b changes. The Parquet and Arrow writers use it for
+// the row being written, which they copy into their column buffers, so
+// that a row's 27 MB base64 image is not copied into a string first.
+func DecodeObjectBorrowed(b []byte) (*Object, error) {
+	if !jsonx.Valid(b) {
+		return DecodeObject(b)
+	}
+	v, _, err := parseValue(b, jsonx.SkipSpace(b, 0), true)
+	if err != nil {
+		return nil, err
+	}
+	o, ok := v.(*Object)
+	if !ok {
+		return nil, fmt.Errorf("not a JSON object but %s", KindName(v))
+	}
+	return o, nil
 }
 
 // decodeStd is [Decode] by encoding/json's Decoder.
@@ -132,13 +153,13 @@ func decodeValue(dec *json.Decoder) (any, error) {
 
 // parseValue parses the value at b[i] of well-formed JSON and returns it
 // and the index just past it.
-func parseValue(b []byte, i int) (any, int, error) {
+func parseValue(b []byte, i int, borrow bool) (any, int, error) {
 	switch b[i] {
 	case '{':
 		o := &Object{}
 		i = jsonx.SkipSpace(b, i+1)
 		for b[i] != '}' {
-			k, j, err := parseString(b, i)
+			k, j, err := parseString(b, i, borrow)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -147,7 +168,7 @@ func parseValue(b []byte, i int) (any, int, error) {
 			}
 			j = jsonx.SkipSpace(b, j)   // at ':'
 			j = jsonx.SkipSpace(b, j+1) // at the value
-			v, j, err := parseValue(b, j)
+			v, j, err := parseValue(b, j, borrow)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -163,7 +184,7 @@ func parseValue(b []byte, i int) (any, int, error) {
 		a := []any{}
 		i = jsonx.SkipSpace(b, i+1)
 		for b[i] != ']' {
-			v, j, err := parseValue(b, i)
+			v, j, err := parseValue(b, i, borrow)
 			if err != nil {
 				return nil, 0, err
 			}
@@ -175,7 +196,7 @@ func parseValue(b []byte, i int) (any, int, error) {
 		}
 		return a, i + 1, nil
 	case '"':
-		s, j, err := parseString(b, i)
+		s, j, err := parseString(b, i, borrow)
 		return s, j, err
 	case 't':
 		return true, i + 4, nil
@@ -188,13 +209,17 @@ func parseValue(b []byte, i int) (any, int, error) {
 	return json.Number(b[i:j]), j, nil
 }
 
-// parseString unquotes the well-formed JSON string at b[i]: one copy of
-// its bytes when it has no escape and is valid UTF-8, else as
-// encoding/json unquotes it (ill-formed UTF-8 becomes U+FFFD).
-func parseString(b []byte, i int) (string, int, error) {
+// parseString unquotes the well-formed JSON string at b[i]: when it has
+// no escape and is valid UTF-8, its bytes (shared with b when borrow, else
+// one copy); else as encoding/json unquotes it (ill-formed UTF-8 becomes
+// U+FFFD).
+func parseString(b []byte, i int, borrow bool) (string, int, error) {
 	j := jsonx.SkipString(b, i)
 	body := b[i+1 : j-1]
 	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		if borrow && len(body) > 0 {
+			return unsafe.String(&body[0], len(body)), j, nil
+		}
 		return string(body), j, nil
 	}
 	var s string

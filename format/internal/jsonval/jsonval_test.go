@@ -140,6 +140,8 @@ func render(t *Type) string {
 		return "{" + strings.Join(parts, ",") + "}"
 	case KindJSON:
 		return "json"
+	case KindBytes:
+		return "bytes"
 	}
 	return "?"
 }
@@ -254,4 +256,25 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("%q: %s, encoding/json %s", b, Append(nil, got), Append(nil, want))
 		}
 	})
+}
+
+func TestWithHFImages(t *testing.T) {
+	img := `{"_type":"Image"}`
+	meta := `{"info":{"features":{"a":{"feature":` + img + `,"_type":"Sequence"},"b":{"feature":` + img + `,"_type":"List"},` +
+		`"c":[{"x":` + img + `}],"d":` + img + `,"e":` + img + `,"f":{"dtype":"string","_type":"Value"}}}}`
+	typ, err := Infer([][]byte{[]byte(`{"a":[{"bytes":"QQ==","path":null}],"b":[null],"c":[{"x":{"path":"p"}}],"d":{"bytes":"QQ==","other":1},"e":"p","f":"s"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ.Fields[4].Type.Kind = KindString
+	got := render(WithHFImages(typ, meta))
+	// a, c: retyped; b: a list never seen with a struct element is left
+	// alone, as are d (a struct with another field), e (a string) and f.
+	want := "{a:[{bytes:bytes,path:string}],b:[string],c:[{x:{bytes:bytes,path:string}}],d:{bytes:string,other:int},e:string,f:string}"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := render(WithHFImages(typ, "not json")); got != want {
+		t.Errorf("bad metadata changed the type: %s", got)
+	}
 }

@@ -53,70 +53,62 @@ func BenchmarkImageRow(b *testing.B) {
 		b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(n)/float64(len(raw)), "x-image")
 	}
 	out := filepath.Join(dir, "out")
-	b.Run("parquet/read", func(b *testing.B) {
-		report(b, func() {
-			r, err := parquet.Open(pqIn)
+	type file interface {
+		Next() ([]byte, int64, error)
+		Close() error
+	}
+	type writer interface {
+		Write([]byte) error
+		Close() error
+	}
+	for _, c := range []struct {
+		name string
+		open func() (file, error)
+		// create writes out+ext with the schema of the file f.
+		create func(f file) (writer, error)
+	}{
+		{"parquet", func() (file, error) { return parquet.Open(pqIn) },
+			func(f file) (writer, error) {
+				return parquet.Create(out+".parquet", f.(*parquet.Reader).Schema(), parquet.WriterOptions{})
+			}},
+		{"arrow", func() (file, error) { return farrow.Open(arIn) },
+			func(f file) (writer, error) {
+				return farrow.Create(out+".arrow", f.(*farrow.Reader).Schema(), farrow.WriterOptions{})
+			}},
+	} {
+		b.Run(c.name+"/read", func(b *testing.B) {
+			report(b, func() {
+				r, err := c.open()
+				if err != nil {
+					b.Fatal(err)
+				}
+				obj, _, err := r.Next()
+				if err != nil || len(obj) < len(rec) {
+					b.Fatalf("%v, %d bytes", err, len(obj))
+				}
+				r.Close()
+			})
+		})
+		b.Run(c.name+"/write", func(b *testing.B) {
+			r, err := c.open()
 			if err != nil {
 				b.Fatal(err)
 			}
-			obj, _, err := r.Next()
-			if err != nil || len(obj) < len(rec) {
-				b.Fatalf("%v, %d bytes", err, len(obj))
-			}
-			r.Close()
+			defer r.Close()
+			report(b, func() {
+				w, err := c.create(r)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := w.Write(recB); err != nil {
+					b.Fatal(err)
+				}
+				if err := w.Close(); err != nil {
+					b.Fatal(err)
+				}
+			})
 		})
-	})
-	b.Run("parquet/write", func(b *testing.B) {
-		r, err := parquet.Open(pqIn)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer r.Close()
-		report(b, func() {
-			w, err := parquet.Create(out+".parquet", r.Schema(), parquet.WriterOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := w.Write(recB); err != nil {
-				b.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				b.Fatal(err)
-			}
-		})
-	})
-	b.Run("arrow/read", func(b *testing.B) {
-		report(b, func() {
-			r, err := farrow.Open(arIn)
-			if err != nil {
-				b.Fatal(err)
-			}
-			obj, _, err := r.Next()
-			if err != nil || len(obj) < len(rec) {
-				b.Fatalf("%v, %d bytes", err, len(obj))
-			}
-			r.Close()
-		})
-	})
-	b.Run("arrow/write", func(b *testing.B) {
-		r, err := farrow.Open(arIn)
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer r.Close()
-		report(b, func() {
-			w, err := farrow.Create(out+".arrow", r.Schema(), farrow.WriterOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := w.Write(recB); err != nil {
-				b.Fatal(err)
-			}
-			if err := w.Close(); err != nil {
-				b.Fatal(err)
-			}
-		})
-	})
+	}
 	os.Remove(out + ".parquet")
 	os.Remove(out + ".arrow")
 }

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	garrow "github.com/apache/arrow/go/v17/arrow"
-
 	"github.com/trajcompress/trajcompress/format/arrow"
 )
 
@@ -89,18 +87,7 @@ func TestDiskDatasetUpdated(t *testing.T) {
 // column's feature to the "huggingface" metadata) and Updated, so that
 // load_from_disk decodes those columns as images again.
 func TestDiskDatasetImageFeatures(t *testing.T) {
-	feats := `{"images":{"feature":{"_type":"Image"},"_type":"Sequence"},"messages":[{"role":{"dtype":"string","_type":"Value"},"content":[{"type":{"dtype":"string","_type":"Value"},"image":{"_type":"Image"}}]}]}`
-	img := garrow.StructOf(garrow.Field{Name: "bytes", Type: garrow.BinaryTypes.Binary, Nullable: true},
-		garrow.Field{Name: "path", Type: garrow.BinaryTypes.String, Nullable: true})
-	part := garrow.StructOf(garrow.Field{Name: "type", Type: garrow.BinaryTypes.String, Nullable: true},
-		garrow.Field{Name: "image", Type: img, Nullable: true})
-	msg := garrow.StructOf(garrow.Field{Name: "role", Type: garrow.BinaryTypes.String, Nullable: true},
-		garrow.Field{Name: "content", Type: garrow.ListOf(part), Nullable: true})
-	md := garrow.NewMetadata([]string{"huggingface"}, []string{`{"info":{"features":` + feats + `}}`})
-	s := arrow.NewSchema(garrow.NewSchema([]garrow.Field{
-		{Name: "images", Type: garrow.ListOf(img), Nullable: true},
-		{Name: "messages", Type: garrow.ListOf(msg), Nullable: true},
-	}, &md))
+	feats, s := imageFeatures, imageSchema()
 
 	dir := t.TempDir()
 	w, err := arrow.Create(filepath.Join(dir, "data-00000-of-00001.arrow"), s, arrow.WriterOptions{Extra: arrow.Column{Name: "compression_metrics", Sample: []byte(`{"n":1}`)}})

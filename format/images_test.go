@@ -16,6 +16,26 @@ import (
 	"github.com/trajcompress/trajcompress/format/arrow"
 )
 
+// imageFeatures are datasets' features of imageSchema's columns.
+const imageFeatures = `{"images":{"feature":{"_type":"Image"},"_type":"Sequence"},"messages":[{"role":{"dtype":"string","_type":"Value"},"content":[{"type":{"dtype":"string","_type":"Value"},"image":{"_type":"Image"}}]}]}`
+
+// imageSchema is the Arrow schema datasets gives an images list and
+// messages whose content parts hold an image, with its "huggingface"
+// metadata.
+func imageSchema() *arrow.Schema {
+	img := garrow.StructOf(garrow.Field{Name: "bytes", Type: garrow.BinaryTypes.Binary, Nullable: true},
+		garrow.Field{Name: "path", Type: garrow.BinaryTypes.String, Nullable: true})
+	part := garrow.StructOf(garrow.Field{Name: "type", Type: garrow.BinaryTypes.String, Nullable: true},
+		garrow.Field{Name: "image", Type: img, Nullable: true})
+	msg := garrow.StructOf(garrow.Field{Name: "role", Type: garrow.BinaryTypes.String, Nullable: true},
+		garrow.Field{Name: "content", Type: garrow.ListOf(part), Nullable: true})
+	md := garrow.NewMetadata([]string{HFMetadata}, []string{`{"info":{"features":` + imageFeatures + `}}`})
+	return arrow.NewSchema(garrow.NewSchema([]garrow.Field{
+		{Name: "images", Type: garrow.ListOf(img), Nullable: true},
+		{Name: "messages", Type: garrow.ListOf(msg), Nullable: true},
+	}, &md))
+}
+
 // TestCrossFormatImages: datasets Image columns stay binary structs when
 // an Arrow file is written as Parquet and that Parquet file as Arrow (the
 // output schema is inferred from the records, which hold the bytes as
@@ -24,18 +44,7 @@ import (
 func TestCrossFormatImages(t *testing.T) {
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe not utf-8")
 	b64 := base64.StdEncoding.EncodeToString(png)
-	feats := `{"info":{"features":{"images":{"feature":{"_type":"Image"},"_type":"Sequence"},"messages":[{"role":{"dtype":"string","_type":"Value"},"content":[{"type":{"dtype":"string","_type":"Value"},"image":{"_type":"Image"}}]}]}}}`
-	img := garrow.StructOf(garrow.Field{Name: "bytes", Type: garrow.BinaryTypes.Binary, Nullable: true},
-		garrow.Field{Name: "path", Type: garrow.BinaryTypes.String, Nullable: true})
-	part := garrow.StructOf(garrow.Field{Name: "type", Type: garrow.BinaryTypes.String, Nullable: true},
-		garrow.Field{Name: "image", Type: img, Nullable: true})
-	msg := garrow.StructOf(garrow.Field{Name: "role", Type: garrow.BinaryTypes.String, Nullable: true},
-		garrow.Field{Name: "content", Type: garrow.ListOf(part), Nullable: true})
-	md := garrow.NewMetadata([]string{HFMetadata}, []string{feats})
-	s := arrow.NewSchema(garrow.NewSchema([]garrow.Field{
-		{Name: "images", Type: garrow.ListOf(img), Nullable: true},
-		{Name: "messages", Type: garrow.ListOf(msg), Nullable: true},
-	}, &md))
+	s := imageSchema()
 	recs := []string{
 		`{"images":[{"bytes":"` + b64 + `","path":"a.png"},null],"messages":[{"role":"user","content":[{"type":"image","image":{"bytes":"` + b64 + `","path":null}}]}]}`,
 		`{"images":[],"messages":[{"role":"user","content":[{"type":"text","image":null}]}]}`,

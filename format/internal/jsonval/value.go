@@ -58,14 +58,7 @@ func DecodeObjectBorrowed(b []byte) (*Object, error) {
 		return DecodeObject(b)
 	}
 	v, _, err := parseValue(b, jsonx.SkipSpace(b, 0), true)
-	if err != nil {
-		return nil, err
-	}
-	o, ok := v.(*Object)
-	if !ok {
-		return nil, fmt.Errorf("not a JSON object but %s", KindName(v))
-	}
-	return o, nil
+	return asObject(v, err)
 }
 
 // decodeStd is [Decode] by encoding/json's Decoder.
@@ -84,7 +77,10 @@ func decodeStd(b []byte) (any, error) {
 
 // DecodeObject is [Decode] for a value that must be a JSON object.
 func DecodeObject(b []byte) (*Object, error) {
-	v, err := Decode(b)
+	return asObject(Decode(b))
+}
+
+func asObject(v any, err error) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}

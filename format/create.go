@@ -34,7 +34,8 @@ const HFMetadata = "huggingface"
 // (and an Arrow output the input's IPC format, file or stream); otherwise
 // it infers one from the first records (see [SchemaSample]) and carries
 // over the input's "huggingface" metadata (Arrow → Parquet, Parquet →
-// Arrow). extra is a column to add when the schema lacks it (Name "" for
+// Arrow), typing the columns it declares as datasets Image values as
+// datasets does (struct<bytes: binary, path: string>, not base64 text). extra is a column to add when the schema lacks it (Name "" for
 // none): it is left out of the inference and gets its own type, so that
 // its type does not depend on the records (see the parquet and arrow
 // WriterOptions.Extra).
@@ -84,7 +85,7 @@ func (s *tabular) open() error {
 	case Parquet:
 		sch := s.schema.parquet
 		if sch == nil {
-			if sch, err = parquet.InferSchema(s.buf, except...); err != nil {
+			if sch, err = parquet.InferSchemaFeatures(s.buf, hf, except...); err != nil {
 				return fmt.Errorf("%s: %w", s.path, err)
 			}
 			if carry {
@@ -99,7 +100,7 @@ func (s *tabular) open() error {
 		sch := s.schema.arrow
 		o := arrow.WriterOptions{Extra: arrow.Column(s.extra)}
 		if sch == nil {
-			if sch, err = arrow.InferSchema(s.buf, except...); err != nil {
+			if sch, err = arrow.InferSchemaFeatures(s.buf, hf, except...); err != nil {
 				return fmt.Errorf("%s: %w", s.path, err)
 			}
 			if carry {

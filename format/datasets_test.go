@@ -1,11 +1,15 @@
 package format
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trajcompress/trajcompress/format/arrow"
 )
 
 func TestDiskDatasetUpdated(t *testing.T) {
@@ -75,4 +79,60 @@ func TestDiskDatasetUpdated(t *testing.T) {
 	if _, err := OpenDiskDataset(dir); !errors.As(err, &bad) || !strings.Contains(err.Error(), dir) {
 		t.Errorf("no dataset_info.json: %v", err)
 	}
+}
+
+// TestDiskDatasetImageFeatures: a save_to_disk directory whose features
+// hold datasets Image values keeps them Image in the copy's
+// dataset_info.json, through the Arrow writer (which adds the extra
+// column's feature to the "huggingface" metadata) and Updated, so that
+// load_from_disk decodes those columns as images again.
+func TestDiskDatasetImageFeatures(t *testing.T) {
+	feats, s := imageFeatures, imageSchema()
+
+	dir := t.TempDir()
+	w, err := arrow.Create(filepath.Join(dir, "data-00000-of-00001.arrow"), s, arrow.WriterOptions{Extra: arrow.Column{Name: "compression_metrics", Sample: []byte(`{"n":1}`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write([]byte(`{"images":[null,{"bytes":"iVBORw0KGgo=","path":null}],"messages":[{"role":"user","content":[{"type":"text","image":null}]}],"compression_metrics":{"n":3}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	hf, _ := w.Schema().Metadata(HFMetadata)
+
+	os.WriteFile(filepath.Join(dir, StateFile), []byte(`{"_data_files": [{"filename": "data-00000-of-00001.arrow"}], "_fingerprint": "aaaa", "_split": null}`), 0o644)
+	os.WriteFile(filepath.Join(dir, DatasetInfoFile), []byte(`{"features": `+feats+`}`), 0o644)
+	d, err := OpenDiskDataset(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, info, err := d.Updated(DiskUpdate{HF: hf, Rows: 1, Fingerprint: "bbbb"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Features map[string]json.RawMessage }
+	if err := json.Unmarshal(info, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"images", "messages"} {
+		var want map[string]json.RawMessage
+		json.Unmarshal([]byte(feats), &want) //nolint:errcheck // a constant
+		if !bytes.Equal(compactJSON(t, got.Features[k]), compactJSON(t, want[k])) {
+			t.Errorf("dataset_info.json feature %s = %s, want %s", k, got.Features[k], want[k])
+		}
+	}
+	if _, ok := got.Features["compression_metrics"]; !ok || strings.Count(string(info), `"_type": "Image"`) != 2 {
+		t.Errorf("dataset_info.json:\n%s", info)
+	}
+}
+
+func compactJSON(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var out bytes.Buffer
+	if err := json.Compact(&out, b); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes()
 }

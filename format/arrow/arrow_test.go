@@ -2,6 +2,7 @@ package arrow
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"io"
 	"os"
@@ -552,5 +553,17 @@ func TestMapKeysOfEveryStringType(t *testing.T) {
 				t.Errorf("read %q, want %s", got, c.want)
 			}
 		})
+	}
+}
+
+func TestCheckBase64(t *testing.T) {
+	long := strings.Repeat("QUJD", 3000)
+	for _, s := range []string{"", "QQ==", "QUI=", "QUJD", long, long + "QQ==", long[:4096] + "Q", long[:4096] + "!!!!" + long,
+		"QUJD\nQUJD", long[:5000] + "\r\n" + long[:4000], "Q", "QQ=", long + "="} {
+		raw, werr := base64.StdEncoding.DecodeString(s)
+		n, err := checkBase64(s)
+		if (err == nil) != (werr == nil) || (err != nil && err.Error() != werr.Error()) || (err == nil && n != len(raw)) {
+			t.Errorf("%.20q (len %d): %d, %v; DecodeString %d, %v", s, len(s), n, err, len(raw), werr)
+		}
 	}
 }

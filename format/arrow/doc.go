@@ -32,7 +32,9 @@
 // [Create] writes with a [Schema] from a [Reader] (same fields, types and
 // schema metadata, including the "huggingface" features JSON) or from
 // [InferSchema] (int64, float64, bool, utf8, list<item>, struct, and
-// arrow.json-tagged utf8 for mixed kinds; all nullable). The default output
+// arrow.json-tagged utf8 for mixed kinds; all nullable; [InferSchemaFeatures]
+// also types the columns the datasets features declare Image as
+// struct<bytes: binary, path: string>). The default output
 // is the IPC stream format, uncompressed, 1000-row batches, as `datasets`
 // writes; WriterOptions.Format "file" writes the IPC file format (for an
 // input that was one). [WriterOptions.Extra] makes sure of one more column
@@ -42,7 +44,9 @@
 // against the schema before appending it: a key that is not a column, a
 // value of the wrong kind, or a null in a non-nullable field is an error
 // naming the key path, and nothing is silently dropped. Absent keys and
-// null are both written as null.
+// null are both written as null (a null struct: a removed datasets Image is
+// null, not a struct of nulls). Write does not keep the row's bytes or any
+// part of them once it returns.
 //
 // Output goes to path+".tmp-*" in the same directory; [Writer.Close]
 // flushes, syncs and renames it into place and [Writer.Abort] removes it,

@@ -72,9 +72,23 @@ func jsonField(name string) arrow.Field {
 // mixed kinds. All fields are nullable. There is no metadata. Keys named
 // in except are left out (see [WriterOptions.Extra]).
 func InferSchema(sample [][]byte, except ...string) (*Schema, error) {
+	return InferSchemaFeatures(sample, "", except...)
+}
+
+// InferSchemaFeatures is [InferSchema] for records read from a file of
+// another format whose "huggingface" metadata is features: the columns
+// it declares as datasets Image values, inferred as structs of bytes and
+// path, get datasets' layout, struct<bytes: binary, path: string>, so the
+// base64 text of the records is written back as the image's bytes (see
+// jsonval.WithHFImages). The metadata itself is not added: see
+// [Schema.WithMetadata].
+func InferSchemaFeatures(sample [][]byte, features string, except ...string) (*Schema, error) {
 	t, err := jsonval.Infer(sample, except...)
 	if err != nil {
 		return nil, fmt.Errorf("arrow: infer schema: %w", err)
+	}
+	if features != "" {
+		t = jsonval.WithHFImages(t, features)
 	}
 	if t.Kind != jsonval.KindStruct {
 		return nil, fmt.Errorf("arrow: infer schema: the sample objects have no keys")
@@ -97,6 +111,8 @@ func fieldOf(name string, t *jsonval.Type) arrow.Field {
 		f.Type = arrow.PrimitiveTypes.Float64
 	case jsonval.KindString:
 		f.Type = arrow.BinaryTypes.String
+	case jsonval.KindBytes:
+		f.Type = arrow.BinaryTypes.Binary
 	case jsonval.KindList:
 		f.Type = arrow.ListOfField(fieldOf("item", t.Elem))
 	case jsonval.KindStruct:

@@ -132,7 +132,7 @@ func (w *Writer) Write(obj []byte) error {
 	if w.f == nil {
 		return fmt.Errorf("%s: write after Close or Abort", w.path)
 	}
-	o, err := jsonval.DecodeObject(obj)
+	o, err := jsonval.DecodeObjectBorrowed(obj) // not kept past Write
 	if err != nil {
 		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
 	}
@@ -353,6 +353,19 @@ func appendBinary(b array.Builder, dt arrow.DataType, v any) error {
 	if !ok {
 		return fmt.Errorf("want a base64 string, got %s", jsonval.KindName(v))
 	}
+	if b == nil {
+		// Only checking (Write checks a row before appending it): the
+		// value is decoded again to be appended, so do not keep a copy of
+		// what may be a whole screenshot.
+		n, err := checkBase64(s)
+		if err != nil {
+			return fmt.Errorf("want a base64 string: %w", err)
+		}
+		if fs, ok := dt.(*arrow.FixedSizeBinaryType); ok && n != fs.ByteWidth {
+			return fmt.Errorf("want %d bytes, got %d", fs.ByteWidth, n)
+		}
+		return nil
+	}
 	raw, err := base64.StdEncoding.DecodeString(s)
 	if err != nil {
 		return fmt.Errorf("want a base64 string: %w", err)
@@ -362,6 +375,7 @@ func appendBinary(b array.Builder, dt arrow.DataType, v any) error {
 	}
 	switch bb := b.(type) {
 	case *array.BinaryBuilder:
+		bb.ReserveData(len(raw)) // one allocation, not a doubling series
 		bb.Append(raw)
 	case *array.BinaryViewBuilder:
 		bb.Append(raw)
@@ -369,6 +383,31 @@ func appendBinary(b array.Builder, dt arrow.DataType, v any) error {
 		bb.Append(raw)
 	}
 	return nil
+}
+
+// checkBase64 decodes s as base64.StdEncoding.DecodeString would, 4 KiB
+// of text at a time through scratch arrays, and returns the decoded length
+// or the error DecodeString gives.
+func checkBase64(s string) (int, error) {
+	var src [4 << 10]byte // whole 4-character quanta
+	var dst [3 << 10]byte
+	n := 0
+	for rest := s; ; {
+		k := copy(src[:], rest)
+		if k < len(rest) && strings.ContainsAny(rest[:k], "=\r\n") {
+			break // padding or line breaks inside: let DecodeString judge
+		}
+		m, err := base64.StdEncoding.Decode(dst[:], src[:k])
+		if err != nil {
+			break
+		}
+		n += m
+		if rest = rest[k:]; rest == "" {
+			return n, nil
+		}
+	}
+	raw, err := base64.StdEncoding.DecodeString(s)
+	return len(raw), err
 }
 
 // walkMap walks an object into a map column (string keys).

@@ -32,7 +32,11 @@
 // layout, logical types and key/value metadata, e.g. "huggingface") or from
 // [InferSchema] (rules in [InferSchema] and jsonval.Infer: union of keys in
 // first-seen order, int64/double/bool/string, lists in the 3-level layout,
-// mixed kinds as JSON-annotated strings). [WriterOptions.Extra] makes sure
+// mixed kinds as JSON-annotated strings; [InferSchemaFeatures] also types
+// the columns the datasets features declare Image as struct<bytes: binary,
+// path: string>). Binary columns (a datasets Image's bytes) are written
+// without min/max statistics or page bounds, which would copy each value,
+// a whole image, into the page header and the footer. [WriterOptions.Extra] makes sure
 // of one more column (compression_metrics): appended, typed from a sample
 // value, when the schema lacks it — the "huggingface" features then get a
 // matching entry and pyarrow's "ARROW:schema" entry is dropped because it
@@ -40,7 +44,10 @@
 // either way. Write is the exact inverse of reading:
 // values are checked against the column types, a key that is not a column
 // or a value of the wrong kind is an error naming the key path, and nothing
-// is silently dropped. Absent keys and null are both written as null.
+// is silently dropped. Absent keys and null are both written as null (a
+// null struct: a removed datasets Image is null, not a struct of nulls).
+// Write does not keep the row's bytes or any part of them once it returns
+// (its strings share the row's bytes while it runs).
 //
 // Output goes to path+".tmp-*" in the same directory; [Writer.Close] writes
 // the footer, fsyncs and renames it into place, [Writer.Abort] removes it,

@@ -139,9 +139,23 @@ func ownNode(n pq.Node) pq.Node {
 // columns become strings annotated JSON. Keys named in except are left
 // out (see [WriterOptions.Extra]).
 func InferSchema(sample [][]byte, except ...string) (*Schema, error) {
+	return InferSchemaFeatures(sample, "", except...)
+}
+
+// InferSchemaFeatures is [InferSchema] for records read from a file of
+// another format whose "huggingface" metadata is features: the columns
+// it declares as datasets Image values, inferred as structs of bytes and
+// path, get datasets' layout, struct<bytes: binary, path: string>, so the
+// base64 text of the records is written back as the image's bytes (see
+// jsonval.WithHFImages). The metadata itself is not added: see
+// [Schema.WithKeyValues].
+func InferSchemaFeatures(sample [][]byte, features string, except ...string) (*Schema, error) {
 	t, err := jsonval.Infer(sample, except...)
 	if err != nil {
 		return nil, fmt.Errorf("parquet: infer schema: %w", err)
+	}
+	if features != "" {
+		t = jsonval.WithHFImages(t, features)
 	}
 	if t.Kind != jsonval.KindStruct {
 		return nil, fmt.Errorf("parquet: infer schema: the sample objects have no keys")
@@ -163,6 +177,8 @@ func nodeOf(t *jsonval.Type) pq.Node {
 		return pq.Leaf(pq.DoubleType)
 	case jsonval.KindString:
 		return pq.String()
+	case jsonval.KindBytes:
+		return pq.Leaf(pq.ByteArrayType)
 	case jsonval.KindList:
 		return listOf(pq.Optional(nodeOf(t.Elem)))
 	case jsonval.KindStruct:

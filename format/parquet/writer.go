@@ -96,6 +96,9 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	for _, kv := range out.metadata {
 		opts = append(opts, pq.KeyValueMetadata(kv.Key, kv.Value))
 	}
+	for _, path := range binaryColumns(out.root, nil, nil) {
+		opts = append(opts, pq.SkipPageStatistics(path...), pq.SkipPageBounds(path...))
+	}
 	groupMax := o.RowGroupBytes
 	if groupMax <= 0 {
 		groupMax = defaultRowGroupBytes
@@ -104,6 +107,26 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 		path: path, f: f, w: pq.NewWriter(f, opts...), schema: out, plan: plan,
 		extra: o.Extra.Name, extraText: text, groupMax: groupMax, cols: make([][]pq.Value, ncols),
 	}, nil
+}
+
+// binaryColumns lists the paths of the binary leaf columns under n (byte
+// arrays without a STRING, ENUM or JSON annotation: a datasets Image's
+// bytes). Their values get no min/max statistics and no page bounds:
+// parquet-go would otherwise copy the whole value, a 20 MB screenshot, into
+// the page header and twice into the footer (pyarrow likewise leaves out
+// statistics of values over 4 KiB), and min/max of image bytes help no
+// query.
+func binaryColumns(n pq.Node, path []string, out [][]string) [][]string {
+	if n.Leaf() {
+		if n.Type().Kind() == pq.ByteArray && encOf(n.Type()) == eBytes {
+			out = append(out, slices.Clone(path))
+		}
+		return out
+	}
+	for _, f := range n.Fields() {
+		out = binaryColumns(f, append(path, f.Name()), out)
+	}
+	return out
 }
 
 func codecOf(name string) (compress.Codec, error) {
@@ -132,7 +155,7 @@ func (w *Writer) Write(obj []byte) error {
 	if w.err != nil {
 		return w.err
 	}
-	o, err := jsonval.DecodeObject(obj)
+	o, err := jsonval.DecodeObjectBorrowed(obj) // not kept past Write
 	if err != nil {
 		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
 	}

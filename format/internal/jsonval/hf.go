@@ -53,6 +53,8 @@ func HFFeature(t *Type) any {
 		return value("int64")
 	case KindFloat:
 		return value("float64")
+	case KindBytes:
+		return value("binary")
 	case KindList:
 		return &Object{Keys: []string{"feature", "_type"}, Vals: []any{HFFeature(t.Elem), "Sequence"}}
 	case KindStruct:
@@ -64,4 +66,64 @@ func HFFeature(t *Type) any {
 		return o
 	}
 	return value("string")
+}
+
+// WithHFImages types as datasets stores them the columns that the datasets
+// features in meta (the "huggingface" metadata JSON) declare as Image:
+// struct<bytes: binary, path: string>, at any depth (in structs and in
+// lists: a Python list, Sequence, List or LargeList feature). Inference
+// alone makes the bytes a string column of base64 text, and a loader
+// trusting the features would read that text as the image. Only a
+// position inferred as a struct of at most bytes and path is retyped;
+// anything else, and metadata that does not parse, leaves t as it is. It
+// changes t in place and returns it.
+func WithHFImages(t *Type, meta string) *Type {
+	root, err := DecodeObject([]byte(meta))
+	if err != nil {
+		return t
+	}
+	info, _ := root.Get("info")
+	io, ok := info.(*Object)
+	if !ok {
+		return t
+	}
+	feats, _ := io.Get("features")
+	return withImages(t, feats)
+}
+
+func withImages(t *Type, feat any) *Type {
+	switch f := feat.(type) {
+	case []any:
+		if len(f) == 1 && t.Kind == KindList {
+			t.Elem = withImages(t.Elem, f[0])
+		}
+	case *Object:
+		typ, _ := f.Get("_type")
+		switch typ {
+		case "Image":
+			if t.Kind != KindStruct {
+				return t
+			}
+			for _, fl := range t.Fields {
+				if fl.Name != "bytes" && fl.Name != "path" {
+					return t
+				}
+			}
+			return &Type{Kind: KindStruct, Fields: []*Field{
+				{Name: "bytes", Type: &Type{Kind: KindBytes}}, {Name: "path", Type: &Type{Kind: KindString}}}}
+		case "Sequence", "List", "LargeList":
+			if e, ok := f.Get("feature"); ok && t.Kind == KindList {
+				t.Elem = withImages(t.Elem, e)
+			}
+		case nil:
+			if t.Kind == KindStruct {
+				for _, fl := range t.Fields {
+					if sub, ok := f.Get(fl.Name); ok {
+						fl.Type = withImages(fl.Type, sub)
+					}
+				}
+			}
+		}
+	}
+	return t
 }

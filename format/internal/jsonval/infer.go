@@ -22,6 +22,7 @@ const (
 	KindList               // arrays; Elem holds the element type
 	KindStruct             // objects; Fields in first-seen order
 	KindJSON               // mixed kinds: the value is stored as JSON text
+	KindBytes              // binary, base64 in JSON: never inferred, see [WithHFImages]
 )
 
 // Type is an inferred column type.

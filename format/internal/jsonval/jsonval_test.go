@@ -140,6 +140,8 @@ func render(t *Type) string {
 		return "{" + strings.Join(parts, ",") + "}"
 	case KindJSON:
 		return "json"
+	case KindBytes:
+		return "bytes"
 	}
 	return "?"
 }
@@ -200,5 +202,79 @@ func TestSetHFFeature(t *testing.T) {
 	in = `{"info":{"features":{"compression_metrics":{"dtype":"string","_type":"Value"},"a":{"dtype":"string","_type":"Value"}}}}`
 	if got := SetHFFeature(in, "compression_metrics", m); got != `{"info":{"features":{"compression_metrics":`+want+`,"a":{"dtype":"string","_type":"Value"}}}}` {
 		t.Fatalf("replaced: %s", got)
+	}
+}
+
+// decodeCases are inputs on which Decode's in-place parser must give the
+// tree (or the error) encoding/json's Decoder gives.
+var decodeCases = []string{
+	`{"a":1,"b":[true,false,null],"c":{"d":"e"}}`,
+	" \t\n{ \"a\" : [ 1 , -0 , 1e5 , 2.50 , -1E-7 , 18446744073709551616 ] , \"b\" : { } , \"c\" : [ ] }\r\n",
+	`{"s":"esc \" \\ \/ \b \f \n \r \t \u00e9 \ud83d\ude00 \ud800 x"}`,
+	"{\"s\":\"bad \xff\xfe utf8 \xc3\"}",
+	"{\"s\":\"ok ünï 😀\",\"\xff\":1}",
+	`{"a":1,"a":2}`,
+	`{"a":{"b":1,"b":2}}`,
+	`[{"x":[[[]]]},"",0]`,
+	`"just a string"`,
+	`{"a":1} x`,
+	`{"a":`,
+}
+
+func TestDecodeInPlaceMatchesEncodingJSON(t *testing.T) {
+	for _, c := range decodeCases {
+		got, gerr := Decode([]byte(c))
+		want, werr := decodeStd([]byte(c))
+		if (gerr == nil) != (werr == nil) || (gerr != nil && gerr.Error() != werr.Error()) {
+			t.Errorf("%q: error %v, encoding/json %v", c, gerr, werr)
+			continue
+		}
+		if gerr == nil && string(Append(nil, got)) != string(Append(nil, want)) {
+			t.Errorf("%q: %s, encoding/json %s", c, Append(nil, got), Append(nil, want))
+		}
+		if _, isObj := want.(*Object); isObj {
+			b := []byte(c)
+			bo, err := DecodeObjectBorrowed(b)
+			if err != nil || string(Append(nil, bo)) != string(Append(nil, want)) {
+				t.Errorf("%q: borrowed %s, %v; encoding/json %s", c, Append(nil, bo), err, Append(nil, want))
+			}
+		}
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	for _, c := range decodeCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, gerr := Decode(b)
+		want, werr := decodeStd(b)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: error %v, encoding/json %v", b, gerr, werr)
+		}
+		if gerr == nil && string(Append(nil, got)) != string(Append(nil, want)) {
+			t.Fatalf("%q: %s, encoding/json %s", b, Append(nil, got), Append(nil, want))
+		}
+	})
+}
+
+func TestWithHFImages(t *testing.T) {
+	img := `{"_type":"Image"}`
+	meta := `{"info":{"features":{"a":{"feature":` + img + `,"_type":"Sequence"},"b":{"feature":` + img + `,"_type":"List"},` +
+		`"c":[{"x":` + img + `}],"d":` + img + `,"e":` + img + `,"f":{"dtype":"string","_type":"Value"}}}}`
+	typ, err := Infer([][]byte{[]byte(`{"a":[{"bytes":"QQ==","path":null}],"b":[null],"c":[{"x":{"path":"p"}}],"d":{"bytes":"QQ==","other":1},"e":"p","f":"s"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typ.Fields[4].Type.Kind = KindString
+	got := render(WithHFImages(typ, meta))
+	// a, c: retyped; b: a list never seen with a struct element is left
+	// alone, as are d (a struct with another field), e (a string) and f.
+	want := "{a:[{bytes:bytes,path:string}],b:[string],c:[{x:{bytes:bytes,path:string}}],d:{bytes:string,other:int},e:string,f:string}"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := render(WithHFImages(typ, "not json")); got != want {
+		t.Errorf("bad metadata changed the type: %s", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
@@ -32,7 +33,36 @@ func (o *Object) Get(key string) (any, bool) {
 // Decode parses exactly one JSON value from b. Objects become *[Object],
 // numbers [json.Number]. A duplicate key in an object or trailing data after
 // the value is an error.
+//
+// Well-formed input (jsonx.Valid) is parsed in place: each string is one
+// copy of its bytes (a 27 MB base64 image is held once more, not the three
+// or four times encoding/json's Decoder buffers and copies it). Input
+// that is not well-formed goes through encoding/json, whose errors are
+// reported; both paths give the same tree (strings with escapes or
+// ill-formed UTF-8 are unquoted by encoding/json either way).
 func Decode(b []byte) (any, error) {
+	if jsonx.Valid(b) {
+		v, _, err := parseValue(b, jsonx.SkipSpace(b, 0), false)
+		return v, err
+	}
+	return decodeStd(b)
+}
+
+// DecodeObjectBorrowed is [DecodeObject] whose strings without escapes
+// share b's bytes instead of copying them: the tree must not outlive b
+// nor be used after b changes. The Parquet and Arrow writers use it for
+// the row being written, which they copy into their column buffers, so
+// that a row's 27 MB base64 image is not copied into a string first.
+func DecodeObjectBorrowed(b []byte) (*Object, error) {
+	if !jsonx.Valid(b) {
+		return DecodeObject(b)
+	}
+	v, _, err := parseValue(b, jsonx.SkipSpace(b, 0), true)
+	return asObject(v, err)
+}
+
+// decodeStd is [Decode] by encoding/json's Decoder.
+func decodeStd(b []byte) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	v, err := decodeValue(dec)
@@ -47,7 +77,10 @@ func Decode(b []byte) (any, error) {
 
 // DecodeObject is [Decode] for a value that must be a JSON object.
 func DecodeObject(b []byte) (*Object, error) {
-	v, err := Decode(b)
+	return asObject(Decode(b))
+}
+
+func asObject(v any, err error) (*Object, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +145,84 @@ func decodeValue(dec *json.Decoder) (any, error) {
 	default:
 		return t, nil // nil, bool, json.Number, string
 	}
+}
+
+// parseValue parses the value at b[i] of well-formed JSON and returns it
+// and the index just past it.
+func parseValue(b []byte, i int, borrow bool) (any, int, error) {
+	switch b[i] {
+	case '{':
+		o := &Object{}
+		i = jsonx.SkipSpace(b, i+1)
+		for b[i] != '}' {
+			k, j, err := parseString(b, i, borrow)
+			if err != nil {
+				return nil, 0, err
+			}
+			if _, dup := o.Get(k); dup {
+				return nil, 0, fmt.Errorf("duplicate key %q", k)
+			}
+			j = jsonx.SkipSpace(b, j)   // at ':'
+			j = jsonx.SkipSpace(b, j+1) // at the value
+			v, j, err := parseValue(b, j, borrow)
+			if err != nil {
+				return nil, 0, err
+			}
+			o.Keys = append(o.Keys, k)
+			o.Vals = append(o.Vals, v)
+			i = jsonx.SkipSpace(b, j)
+			if b[i] == ',' {
+				i = jsonx.SkipSpace(b, i+1)
+			}
+		}
+		return o, i + 1, nil
+	case '[':
+		a := []any{}
+		i = jsonx.SkipSpace(b, i+1)
+		for b[i] != ']' {
+			v, j, err := parseValue(b, i, borrow)
+			if err != nil {
+				return nil, 0, err
+			}
+			a = append(a, v)
+			i = jsonx.SkipSpace(b, j)
+			if b[i] == ',' {
+				i = jsonx.SkipSpace(b, i+1)
+			}
+		}
+		return a, i + 1, nil
+	case '"':
+		s, j, err := parseString(b, i, borrow)
+		return s, j, err
+	case 't':
+		return true, i + 4, nil
+	case 'f':
+		return false, i + 5, nil
+	case 'n':
+		return nil, i + 4, nil
+	}
+	j := jsonx.SkipValue(b, i)
+	return json.Number(b[i:j]), j, nil
+}
+
+// parseString unquotes the well-formed JSON string at b[i]: when it has
+// no escape and is valid UTF-8, its bytes (shared with b when borrow, else
+// one copy); else as encoding/json unquotes it (ill-formed UTF-8 becomes
+// U+FFFD).
+func parseString(b []byte, i int, borrow bool) (string, int, error) {
+	j := jsonx.SkipString(b, i)
+	body := b[i+1 : j-1]
+	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		if borrow && len(body) > 0 {
+			return unsafe.String(&body[0], len(body)), j, nil
+		}
+		return string(body), j, nil
+	}
+	var s string
+	if err := json.Unmarshal(b[i:j], &s); err != nil {
+		return "", 0, err
+	}
+	return s, j, nil
 }
 
 // KindName names the JSON kind of a decoded value for error messages.

@@ -32,3 +32,11 @@ type Turn struct {
 // Made reports whether the turn was made or changed by trajcompress, as
 // opposed to read verbatim.
 func (t Turn) Made() bool { return t.made }
+
+// Content returns the raw JSON of the turn's content value inside Raw, nil when the turn has none.
+func (t Turn) Content() []byte {
+	if t.contentKind == 0 {
+		return nil
+	}
+	return t.Raw[t.content[0]:t.content[1]]
+}

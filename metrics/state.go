@@ -76,7 +76,7 @@ func (s *Summary) MarshalState() ([]byte, error) {
 		PromptTokens: c.promptTokens, CompletionTokens: c.completionTokens,
 		PairingRecords: c.pairingRecords, Fallbacks: c.fallbacks, UTF8Repaired: c.utf8Repaired,
 		TwoTurnLists: c.twoTurnLists, ImagesRemoved: c.imagesRemoved, ImageTokensSaved: c.imageTokensSaved,
-		Before:       &s.before, After: &s.after, Groups: map[string]groupState{},
+		Before: &s.before, After: &s.after, Groups: map[string]groupState{},
 	}
 	for i, r := range outcome.AllReasons() {
 		if c.reasons[i] != 0 {

@@ -282,9 +282,11 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 	}
 	c.place(&j)
 	if j.plan.Outcome != outcome.Compressed {
-		if j.obs.Prepass.Saved != ([metrics.NumPrepassSteps]int{}) || j.obs.ImagesRemoved > 0 {
+		if j.prepassSaved() > 0 {
 			// No region can be summarised, but the prepass made the
-			// record smaller: written so, still over target.
+			// record smaller: written so, still over target. (Old images
+			// whose text the count finds dearer than the images, which
+			// it may not see, leave the record as it came.)
 			a := c.prepassOnly(&j)
 			return c.encode(&j, a, c.account(&j, a, 0))
 		}
@@ -382,6 +384,15 @@ func (c *Compressor) releaseHeld(j *job) {
 // unchanged is the result of a record written as it came in (its secrets
 // redacted).
 func (j *job) unchanged() Result { return Result{Out: j.raw, Obs: j.obs} }
+
+// prepassSaved is the tokens the prepass saved, all steps.
+func (j *job) prepassSaved() int {
+	n := j.obs.ImageTokensSaved
+	for _, s := range j.obs.Prepass.Saved {
+		n += s
+	}
+	return n
+}
 
 // leave settles a record that is written unchanged: what the prepass
 // would have saved is not written either.

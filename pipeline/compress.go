@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/trajcompress/trajcompress/imagetok"
@@ -172,10 +173,9 @@ type job struct {
 
 	rec   *traj.Record // decode
 	turns []traj.Turn  // measure: the record's turns; the prepass may change some
-	// fields: the top-level fields the prepass changed (the images list
-	// without the entries of the "<image>" markers it removed), written
-	// with any compressed result.
-	fields []traj.Field
+	// imgDropped: the images list entries whose "<image>" markers the
+	// prepass removed (ascending); the list is written without them.
+	imgDropped []int
 	roles  []traj.Role // measure: per turn
 	tok    []int       // measure: per turn, as counted by c.count
 	ext    int         // measure: tokens of a system prompt outside the turns
@@ -605,7 +605,7 @@ func (c *Compressor) prepass(j *job) bool {
 	}
 	j.obs.Prepass.Saved = rep.Saved
 	j.obs.ImagesRemoved, j.obs.ImageTokensSaved = rep.ImagesRemoved, rep.ImageTokensSaved
-	j.fields = rep.Fields
+	j.imgDropped = rep.ImagesDropped
 	j.turns = turns
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		if turns[i].Made() {
@@ -644,16 +644,30 @@ func (c *Compressor) regionImages(j *job) []imagetok.Image {
 	return out
 }
 
-// imagesList is the record's images list as it is to be written: the
-// prepass's replacement, else the record's own (nil when none).
+// imagesList is the record's images list as the prepass left it (nil
+// when none), paired with the markers of j.turns.
 func imagesList(j *job) []byte {
-	key, list := prepass.ImagesField(j.rec)
-	for _, f := range j.fields {
-		if f.Key == key {
-			return f.Value
+	if f, ok := prepass.ImagesListWithout(j.rec, j.imgDropped); ok {
+		return f.Value
+	}
+	_, list := prepass.ImagesField(j.rec)
+	return list
+}
+
+// imagesField is the images list to write with the assembled record, when
+// it changes: without the entries of the markers the prepass removed and
+// of those in the summarised region [p.Start, p.End), so that the markers
+// left and the list stay paired.
+func imagesField(j *job) (traj.Field, bool) {
+	dropped := j.imgDropped
+	if j.plan.Start < j.plan.End {
+		if region := prepass.RegionMarkers(j.rec, j.plan.Start, j.plan.End); len(region) > 0 {
+			dropped = append(slices.Clip(dropped), region...)
+			slices.Sort(dropped)
+			dropped = slices.Compact(dropped)
 		}
 	}
-	return list
+	return prepass.ImagesListWithout(j.rec, dropped)
 }
 
 // prepassOnly assembles a record that the prepass changed and in which no
@@ -819,7 +833,9 @@ func (c *Compressor) assemble(j *job, text string) assembly {
 		a.fields = append(a.fields, rec.SystemField(j.sys))
 		a.sysTokens = j.sysTok
 	}
-	a.fields = append(a.fields, j.fields...)
+	if f, ok := imagesField(j); ok {
+		a.fields = append(a.fields, f)
+	}
 	rest := j.turns[p.End:]
 	switch {
 	case text == "":

@@ -50,15 +50,14 @@ func FindImages(f *imagetok.Finder, turns []traj.Turn, list []byte) ([]imagetok.
 // older than the newest image-bearing turn of the record becomes
 // [RemovedImage]'s text, oldest turn first; change is called with each
 // changed turn and reports whether the record now fits (the step stops
-// then). It returns the top-level field that writes the images list
-// without the removed markers' entries (nil when no marker was removed)
-// and whether the record fits.
-func dropImages(rec *traj.Record, out []traj.Turn, lo, hi int, cfg Config, change func(i int, nt traj.Turn, n int) bool) (*traj.Field, bool) {
+// then). It returns the images list entries of the removed markers
+// (ascending; nil when no marker was removed) and whether the record fits.
+func dropImages(rec *traj.Record, out []traj.Turn, lo, hi int, cfg Config, change func(i int, nt traj.Turn, n int) bool) ([]int, bool) {
 	f := cfg.Finder
 	if f == nil {
 		f = &imagetok.Finder{}
 	}
-	key, list := ImagesField(rec)
+	_, list := ImagesField(rec)
 	ims, err := FindImages(f, out, list)
 	// Markers are removed only when they pair with the entries of a list:
 	// the list then loses the entries of the markers removed, so that
@@ -95,14 +94,42 @@ func dropImages(rec *traj.Record, out []traj.Turn, lo, hi int, cfg Config, chang
 		}
 		fits = change(i, nt, len(byTurn[i]))
 	}
-	if len(dropped) == 0 {
-		return nil, fits
+	slices.Sort(dropped)
+	return dropped, fits
+}
+
+// ImagesListWithout returns the top-level field that writes rec's images
+// list ([ImagesField]) without the entries dropped (indices into it); ok
+// is false when there is nothing to write: no list, or nothing dropped.
+func ImagesListWithout(rec *traj.Record, dropped []int) (traj.Field, bool) {
+	key, _ := ImagesField(rec)
+	if key == "" || len(dropped) == 0 {
+		return traj.Field{}, false
 	}
-	field, ok := rec.ListWithout(key, func(i int) bool { return slices.Contains(dropped, i) })
-	if !ok {
-		return nil, fits
+	return rec.ListWithout(key, func(i int) bool { _, found := slices.BinarySearch(dropped, i); return found })
+}
+
+// RegionMarkers returns the images list entries (ascending) of the
+// "<image>" markers in turns[start:end] of rec as read, for a caller that
+// replaces those turns by a summary and must drop their entries too, so
+// that markers and list stay paired. It returns nil when rec has no list,
+// or when its markers and list differ in number (the pairing is unknown).
+func RegionMarkers(rec *traj.Record, start, end int) []int {
+	_, list := ImagesField(rec)
+	if list == nil || start >= end {
+		return nil
 	}
-	return &field, fits
+	ims, err := FindImages(&imagetok.Finder{NoSize: true}, rec.Turns, list)
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, im := range ims {
+		if im.Kind == imagetok.KindMarker && im.Turn >= start && im.Turn < end && im.Index >= 0 {
+			out = append(out, im.Index)
+		}
+	}
+	return out
 }
 
 // removeImages returns t with the images ims (all of t, all in a content

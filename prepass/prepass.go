@@ -85,10 +85,11 @@ type Report struct {
 	// Counter plus their traj.Turn.Extra, before less after: an image the
 	// count does not see saves nothing, and its text then costs a few).
 	ImagesRemoved, ImageTokensSaved int
-	// Fields are the top-level fields the record is to be written with
-	// (traj.Record.AppendJSON): the images list without the entries of the
-	// "<image>" markers removed. nil when no marker was removed.
-	Fields []traj.Field
+	// ImagesDropped are the entries of the record's images list
+	// ([ImagesField]) whose "<image>" markers the image step removed, in
+	// ascending order: the list is to be written without them
+	// ([ImagesListWithout]). nil when no marker was removed.
+	ImagesDropped []int
 }
 
 // Changed reports whether the prepass changed the record.
@@ -152,7 +153,7 @@ func Apply(rec *traj.Record, turns []traj.Turn, lo, hi int, fits func(saved int)
 	// 0. Old images, when asked for: every change is made (the image is
 	// old, whatever the count sees of it).
 	if cfg.DropOldImages || cfg.ImagesOnly {
-		field, done := dropImages(rec, out, lo, hi, cfg, func(i int, nt traj.Turn, n int) bool {
+		dropped, done := dropImages(rec, out, lo, hi, cfg, func(i int, nt traj.Turn, n int) bool {
 			d := cfg.Counter.Count(out[i].Text) + out[i].Extra - cfg.Counter.Count(nt.Text) - nt.Extra
 			if !copied {
 				out = append([]traj.Turn(nil), turns...)
@@ -165,9 +166,7 @@ func Apply(rec *traj.Record, turns []traj.Turn, lo, hi int, fits func(saved int)
 			rep.Fits = fits(saved)
 			return rep.Fits
 		})
-		if field != nil {
-			rep.Fields = append(rep.Fields, *field)
-		}
+		rep.ImagesDropped = dropped
 		if done || cfg.ImagesOnly {
 			return out, rep
 		}

@@ -129,7 +129,14 @@ func newGather() *gather {
 	return g
 }
 
+// add adds a piece. A quoted "<image>" marker is written "[image]": the
+// summary takes the place of the region's markers, and a marker left in
+// its text would pair with an entry of the record's images list
+// (LLaMA-Factory) that is no longer there.
 func (g *gather) add(prio int, text string) {
+	if strings.Contains(text, imagetok.Marker) {
+		text = strings.ReplaceAll(text, imagetok.Marker, "[image]")
+	}
 	g.pieces = append(g.pieces, piece{prio, len(g.pieces), text})
 }
 

@@ -83,3 +83,21 @@ func TestDeterministicImages(t *testing.T) {
 		t.Fatalf("again: got\n%s\nwant\n%s", res2.Text, want2)
 	}
 }
+
+// TestDeterministicNoMarkers: a quoted "<image>" marker is written
+// "[image]", so that the summary holds no marker of its own.
+func TestDeterministicNoMarkers(t *testing.T) {
+	line := `{"messages": [{"role": "user", "content": "Observation: <image> the results <image>"}, {"role": "assistant", "content": "Click <image>"}], "images": ["a.png", "b.png", "c.png"]}`
+	r, err := traj.Decode([]byte(line), traj.Pos{File: "t", Line: 1}, traj.Schema{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := Deterministic{Counter: runeCounter{}}.Summarize(context.Background(), Request{Turns: r.Turns, TargetTokens: 400, Images: regionImages(t, r)})
+	want := Prefix + " 2 turns (0–1) condensed.\n" +
+		"Images: 3 (size unknown ×3)\n" +
+		"[0 user] Observation: [image] the results [image]\n" +
+		"[1 assistant] Click [image]"
+	if res.Text != want {
+		t.Fatalf("got\n%s\nwant\n%s", res.Text, want)
+	}
+}

@@ -176,9 +176,9 @@ type job struct {
 	// imgDropped: the images list entries whose "<image>" markers the
 	// prepass removed (ascending); the list is written without them.
 	imgDropped []int
-	roles  []traj.Role // measure: per turn
-	tok    []int       // measure: per turn, as counted by c.count
-	ext    int         // measure: tokens of a system prompt outside the turns
+	roles      []traj.Role // measure: per turn
+	tok        []int       // measure: per turn, as counted by c.count
+	ext        int         // measure: tokens of a system prompt outside the turns
 	// adj is what a whole record costs besides its turns and system prompt
 	// as counted one by one: without a template, its tool schemas (as
 	// JSON); with one, the templated count of the record less those

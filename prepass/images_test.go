@@ -6,6 +6,7 @@ import (
 	"errors"
 	"image"
 	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -321,4 +322,55 @@ func TestDropOldImagesBytes(t *testing.T) {
 	if len(b) >= len(rec.Raw()) || !jsonx.Valid(b) {
 		t.Fatalf("%d bytes from %d, valid %v", len(b), len(rec.Raw()), jsonx.Valid(b))
 	}
+}
+
+// FuzzDropOldImages: on any record line, the image step writes valid JSON
+// that decodes, never touches a turn outside [lo, hi) or the newest
+// image-bearing turn, keeps markers and list paired when they were, and
+// a second run removes nothing more.
+func FuzzDropOldImages(f *testing.F) {
+	img := `{"type": "image_url", "image_url": {"url": "` + dataURL(f, 3, 2) + `"}}`
+	an := `{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "` + base64.StdEncoding.EncodeToString(pngOf(f, 5, 4)) + `"}}`
+	f.Add(`{"messages": [{"role": "user", "content": [`+img+`]}, {"role": "user", "content": [{"type": "text", "text": "a"}, `+img+`, `+an+`]}, {"role": "user", "content": [`+an+`]}]}`, uint8(0), uint8(3))
+	f.Add(`{"messages":[{"role":"user","content":"<image><image>"},{"role":"user","content":"x <image>"},{"role":"user","content":"<image>"}],"images":["a.png","b.png",{"bytes":"`+base64.StdEncoding.EncodeToString(pngOf(f, 2, 2))+`","path":null},"d"]}`, uint8(0), uint8(3))
+	f.Add(`{"conversations": [{"from": "human", "value": "<image>"}, {"from": "gpt", "value": "\u003cimage\u003e"}], "image": "x.png"}`, uint8(0), uint8(2))
+	f.Add(`{"messages": [{"role": "user", "content": [{"type": "tool_result", "content": [`+an+`, {"type": "text"}]}]}, {"role": "user", "content": [`+img+`]}]}`, uint8(0), uint8(2))
+	c := counter(f)
+	f.Fuzz(func(t *testing.T, line string, lo, hi uint8) {
+		rec, err := traj.Decode([]byte(line), traj.Pos{File: "t", Line: 1}, traj.Schema{})
+		if err != nil {
+			return
+		}
+		finder := &imagetok.Finder{Open: func(string) (io.ReadCloser, error) { return nil, os.ErrNotExist }}
+		cfg := Config{Counter: c, DropOldImages: true, ImagesOnly: true, Finder: finder}
+		_, list := ImagesField(rec)
+		_, pairErr := FindImages(finder, rec.Turns, list)
+		turns, rep := Apply(rec, rec.Turns, int(lo), int(hi), never, cfg)
+		out := rec.AppendJSON(nil, turns, fields(rec, rep)...)
+		if !jsonx.Valid(out) {
+			t.Fatalf("invalid JSON:\n%s", out)
+		}
+		back, err := traj.Decode(out, traj.Pos{File: "t", Line: 1}, traj.Schema{})
+		if err != nil {
+			t.Fatalf("%v\n%s", err, out)
+		}
+		newest := -1
+		ims, _ := FindImages(finder, rec.Turns, list)
+		for _, im := range ims {
+			newest = max(newest, im.Turn)
+		}
+		for i, tu := range turns {
+			if tu.Made() && (i < int(lo) || i >= int(hi) || i >= newest) {
+				t.Fatalf("turn %d changed (lo %d hi %d newest %d)", i, lo, hi, newest)
+			}
+		}
+		_, list2 := ImagesField(back)
+		if _, err := FindImages(finder, back.Turns, list2); list != nil && pairErr == nil && err != nil {
+			t.Fatalf("markers and list no longer pair: %v\n%s", err, out)
+		}
+		turns2, rep2 := Apply(back, back.Turns, int(lo), int(hi), never, cfg)
+		if rep2.ImagesRemoved != 0 || !bytes.Equal(back.AppendJSON(nil, turns2, fields(back, rep2)...), out) {
+			t.Fatalf("second run removed %d more:\n%s", rep2.ImagesRemoved, out)
+		}
+	})
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -373,4 +374,35 @@ func FuzzDropOldImages(f *testing.F) {
 			t.Fatalf("second run removed %d more:\n%s", rep2.ImagesRemoved, out)
 		}
 	})
+}
+
+// TestDropOldImagesDoesNotCopyImages: removing an 8 MB base64 screenshot
+// and keeping another allocates far less than one image: neither image's
+// bytes are copied (sizes come from a few KB of the header).
+func TestDropOldImagesDoesNotCopyImages(t *testing.T) {
+	const size = 8 << 20
+	shot := func(w int) string {
+		u := dataURL(t, w, 768)
+		return u + strings.Repeat("A", size-len(u)) // a header, then 8 MB of data never read
+	}
+	rec := decode(t, m{"messages": []any{
+		m{"role": "system", "content": "s"},
+		m{"role": "user", "content": []any{m{"type": "image_url", "image_url": m{"url": shot(1024)}}, text("old")}},
+		m{"role": "user", "content": []any{m{"type": "image_url", "image_url": m{"url": shot(1025)}}, text("new")}},
+		m{"role": "assistant", "content": "done"},
+	}})
+	cfg := Config{Counter: counter(t), DropOldImages: true, ImagesOnly: true}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	turns, rep := Apply(rec, rec.Turns, 1, 3, never, cfg)
+	runtime.ReadMemStats(&after)
+	if rep.ImagesRemoved != 1 || !strings.Contains(turns[1].Text, "[image removed: 1024x768 png]") || turns[2].Made() {
+		t.Fatalf("report %+v, turn 1 %q", rep, turns[1].Text)
+	}
+	n := after.TotalAlloc - before.TotalAlloc
+	if n > size/8 {
+		t.Errorf("the step allocated %d bytes for two %d-byte images", n, size)
+	}
+	t.Logf("allocated %d bytes for two %d-byte images", n, size)
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"image"
 	"image/png"
+	"strings"
 	"testing"
 
 	"github.com/trajcompress/trajcompress/imagetok"
@@ -34,6 +35,23 @@ func regionImages(t *testing.T, r *traj.Record) []imagetok.Image {
 	return ims
 }
 
+// summarizeImages is the deterministic summary (runeCounter, 400 tokens) of
+// the turns of the record line, numbered from start, with their images
+// when withImages.
+func summarizeImages(t *testing.T, line string, start int, withImages bool) string {
+	t.Helper()
+	r, err := traj.Decode([]byte(line), traj.Pos{File: "t", Line: 1}, traj.Schema{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Turns: r.Turns, Start: start, TargetTokens: 400}
+	if withImages {
+		req.Images = regionImages(t, r)
+	}
+	res, _ := Deterministic{Counter: runeCounter{}}.Summarize(context.Background(), req)
+	return res.Text
+}
+
 // TestDeterministicImages: a region holding images says how many and
 // their sizes, in order of first sight, on the line after the head; a
 // summary of that summary and more images adds them up (golden).
@@ -46,41 +64,28 @@ func TestDeterministicImages(t *testing.T) {
 		`{"role": "user", "content": [` + part(big) + `, ` + part(small) + `, {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]},` +
 		`{"role": "assistant", "content": "Scroll down"},` +
 		`{"role": "user", "content": [` + part(big) + `]}]}`
-	r, err := traj.Decode([]byte(line), traj.Pos{File: "t", Line: 1}, traj.Schema{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := Deterministic{Counter: runeCounter{}}
-	req := Request{Turns: r.Turns, Start: 1, TargetTokens: 400, Images: regionImages(t, r)}
-	res, _ := d.Summarize(context.Background(), req)
 	want := Prefix + " 5 turns (1–5) condensed.\n" +
 		"Images: 5 (1024x768 png ×3, 64x32 png ×1, size unknown ×1)\n" +
 		"[1 user] Find the cheapest flight\n" +
 		"[2 assistant] Click [3]\n" +
 		"[4 assistant] Scroll down"
-	if res.Text != want {
-		t.Fatalf("got\n%s\nwant\n%s", res.Text, want)
+	if got := summarizeImages(t, line, 1, true); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 	// Without images, no line.
-	req.Images = nil
-	if res, _ := d.Summarize(context.Background(), req); bytes.Contains([]byte(res.Text), []byte("Images:")) {
-		t.Fatalf("images line without images:\n%s", res.Text)
+	if got := summarizeImages(t, line, 1, false); strings.Contains(got, "Images:") {
+		t.Fatalf("images line without images:\n%s", got)
 	}
 	// Summarised again with one more image: one line, the counts added up,
 	// the earlier summary's sizes first.
 	again := `{"messages": [{"role": "user", "content": ` + quote(want) + `}, {"role": "user", "content": [` + part(small) + `, ` + part(pngURL(t, 8, 8)) + `]}]}`
-	r2, err := traj.Decode([]byte(again), traj.Pos{File: "t", Line: 1}, traj.Schema{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res2, _ := d.Summarize(context.Background(), Request{Turns: r2.Turns, Start: 1, TargetTokens: 400, Images: regionImages(t, r2)})
 	want2 := Prefix + " 2 turns (1–2) condensed.\n" +
 		"Images: 7 (1024x768 png ×3, 64x32 png ×2, size unknown ×1, 8x8 png ×1)\n" +
 		"[earlier user] Find the cheapest flight\n" +
 		"[earlier assistant] Click [3]\n" +
 		"[earlier assistant] Scroll down"
-	if res2.Text != want2 {
-		t.Fatalf("again: got\n%s\nwant\n%s", res2.Text, want2)
+	if got := summarizeImages(t, again, 1, true); got != want2 {
+		t.Fatalf("again: got\n%s\nwant\n%s", got, want2)
 	}
 }
 
@@ -88,16 +93,11 @@ func TestDeterministicImages(t *testing.T) {
 // "[image]", so that the summary holds no marker of its own.
 func TestDeterministicNoMarkers(t *testing.T) {
 	line := `{"messages": [{"role": "user", "content": "Observation: <image> the results <image>"}, {"role": "assistant", "content": "Click <image>"}], "images": ["a.png", "b.png", "c.png"]}`
-	r, err := traj.Decode([]byte(line), traj.Pos{File: "t", Line: 1}, traj.Schema{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, _ := Deterministic{Counter: runeCounter{}}.Summarize(context.Background(), Request{Turns: r.Turns, TargetTokens: 400, Images: regionImages(t, r)})
 	want := Prefix + " 2 turns (0–1) condensed.\n" +
 		"Images: 3 (size unknown ×3)\n" +
 		"[0 user] Observation: [image] the results [image]\n" +
 		"[1 assistant] Click [image]"
-	if res.Text != want {
-		t.Fatalf("got\n%s\nwant\n%s", res.Text, want)
+	if got := summarizeImages(t, line, 0, true); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }

@@ -69,23 +69,24 @@ func TestDeterministicImages(t *testing.T) {
 		"[1 user] Find the cheapest flight\n" +
 		"[2 assistant] Click [3]\n" +
 		"[4 assistant] Scroll down"
-	if got := summarizeImages(t, line, 1, true); got != want {
-		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	// Summarised again with one more image: one line, the counts added up,
+	// the earlier summary's sizes first.
+	again := `{"messages": [{"role": "user", "content": ` + quote(want) + `}, {"role": "user", "content": [` + part(small) + `, ` + part(pngURL(t, 8, 8)) + `]}]}`
+	for _, tc := range []struct{ line, want string }{
+		{line, want},
+		{again, Prefix + " 2 turns (1–2) condensed.\n" +
+			"Images: 7 (1024x768 png ×3, 64x32 png ×2, size unknown ×1, 8x8 png ×1)\n" +
+			"[earlier user] Find the cheapest flight\n" +
+			"[earlier assistant] Click [3]\n" +
+			"[earlier assistant] Scroll down"},
+	} {
+		if got := summarizeImages(t, tc.line, 1, true); got != tc.want {
+			t.Fatalf("got\n%s\nwant\n%s", got, tc.want)
+		}
 	}
 	// Without images, no line.
 	if got := summarizeImages(t, line, 1, false); strings.Contains(got, "Images:") {
 		t.Fatalf("images line without images:\n%s", got)
-	}
-	// Summarised again with one more image: one line, the counts added up,
-	// the earlier summary's sizes first.
-	again := `{"messages": [{"role": "user", "content": ` + quote(want) + `}, {"role": "user", "content": [` + part(small) + `, ` + part(pngURL(t, 8, 8)) + `]}]}`
-	want2 := Prefix + " 2 turns (1–2) condensed.\n" +
-		"Images: 7 (1024x768 png ×3, 64x32 png ×2, size unknown ×1, 8x8 png ×1)\n" +
-		"[earlier user] Find the cheapest flight\n" +
-		"[earlier assistant] Click [3]\n" +
-		"[earlier assistant] Scroll down"
-	if got := summarizeImages(t, again, 1, true); got != want2 {
-		t.Fatalf("again: got\n%s\nwant\n%s", got, want2)
 	}
 }
 
@@ -93,11 +94,8 @@ func TestDeterministicImages(t *testing.T) {
 // "[image]", so that the summary holds no marker of its own.
 func TestDeterministicNoMarkers(t *testing.T) {
 	line := `{"messages": [{"role": "user", "content": "Observation: <image> the results <image>"}, {"role": "assistant", "content": "Click <image>"}], "images": ["a.png", "b.png", "c.png"]}`
-	want := Prefix + " 2 turns (0–1) condensed.\n" +
-		"Images: 3 (size unknown ×3)\n" +
-		"[0 user] Observation: [image] the results [image]\n" +
-		"[1 assistant] Click [image]"
-	if got := summarizeImages(t, line, 0, true); got != want {
+	got := summarizeImages(t, line, 0, true)
+	if want := Prefix + " 2 turns (0–1) condensed.\nImages: 3 (size unknown ×3)\n[0 user] Observation: [image] the results [image]\n[1 assistant] Click [image]"; got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }

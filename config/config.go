@@ -68,6 +68,12 @@ type Compression struct {
 	// summarised: duplicate tool results, large old tool results, oversized
 	// tool-call arguments (package prepass). Off by default.
 	Prepass bool `yaml:"prepass" json:"prepass"`
+	// DropOldImages (ours) replaces, within the compressible middle of a
+	// record over target, each image older than the newest image-bearing
+	// turn with a short text ("[image removed: 1920x1080 png]") before any
+	// region is summarised (package prepass, its image step). Off by
+	// default; Prepass includes it.
+	DropOldImages bool `yaml:"drop_old_images,omitempty" json:"drop_old_images,omitempty"`
 }
 
 // ProtectedTurns is the protected_turns section.

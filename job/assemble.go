@@ -421,7 +421,7 @@ func (a *assembler) runInfo(start time.Time) metrics.RunInfo {
 		InputFingerprint: a.inputFP,
 		DryRun:           a.spec.DryRun,
 		GroupBy:          a.spec.GroupBy,
-		Prepass:          a.spec.Config.Compression.Prepass,
+		Prepass:          a.spec.Config.Compression.Prepass || a.spec.Config.Compression.DropOldImages,
 		Redaction:        a.spec.Config.Redaction.Enabled,
 	}
 	if ti := a.dir.man.Tokenizer; ti.Hash != "" {

@@ -41,6 +41,9 @@ func (s *Summary) Human(w io.Writer) {
 	if c.utf8Repaired > 0 {
 		fmt.Fprintf(w, "utf-8:   %d records had ill-formed UTF-8, written with U+FFFD in its place\n", c.utf8Repaired)
 	}
+	if c.imagesRemoved > 0 {
+		fmt.Fprintf(w, "images:  %d old images replaced by text, %d tokens saved\n", c.imagesRemoved, c.imageTokensSaved)
+	}
 	if c.twoTurnLists > 0 {
 		fmt.Fprintf(w, "turns:   %d records held both \"conversations\" and \"messages\", with the same turns: one was read and the other written as it came (turn_list_read in the outcome lines)\n", c.twoTurnLists)
 	}

@@ -46,7 +46,9 @@ func (o *Observation) Settle(oc outcome.Outcome, tokens, turns int) {
 // sequences replaced) only when there were any, turn_list_read (the key
 // of the list read, of a record with two identical turn lists) only then,
 // chat_template_error (the chat template's message, for a record it
-// refused: reason chat_template) only then, prepass, redactions and
+// refused: reason chat_template) only then, images_removed and
+// image_tokens_saved (old images replaced by text) only when an image was
+// removed, prepass, redactions and
 // retention (see appendQuality). After counts are normalised as in
 // [Summary.Observe]. Strings are escaped per RFC 8259, invalid UTF-8 becomes
 // U+FFFD.
@@ -107,6 +109,12 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 	if o.TemplateError != "" {
 		dst = append(dst, `,"chat_template_error":`...)
 		dst = jsonx.AppendString(dst, o.TemplateError)
+	}
+	if o.ImagesRemoved != 0 {
+		dst = append(dst, `,"images_removed":`...)
+		dst = strconv.AppendInt(dst, int64(o.ImagesRemoved), 10)
+		dst = append(dst, `,"image_tokens_saved":`...)
+		dst = strconv.AppendInt(dst, int64(o.ImageTokensSaved), 10)
 	}
 	dst = o.appendQuality(dst)
 	return append(dst, '}')

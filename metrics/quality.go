@@ -73,7 +73,7 @@ type qcounters struct {
 func (q *quality) observe(o *Observation) {
 	if o.Prepass.Ran {
 		q.prepassRan++
-		if o.Prepass.total() > 0 {
+		if o.Prepass.total() > 0 || o.ImagesRemoved > 0 {
 			q.prepassChanged++
 		}
 		if o.Prepass.Fit {
@@ -129,7 +129,8 @@ func (q *quality) equal(o *quality) bool {
 // PrepassSection is the report's "prepass" section, present when the run
 // had compression.prepass on. RecordsConsidered counts the records the
 // prepass looked at (over target, with a compressible middle);
-// RecordsChanged those it changed; RecordsFitByPrepass those that fit by
+// RecordsChanged those it changed (an image removed included; the image
+// step's tokens are in the "images" section, not in TokensSaved); RecordsFitByPrepass those that fit by
 // the prepass alone (no region summarised; their outcome is compressed).
 type PrepassSection struct {
 	RecordsConsidered   int64         `json:"records_considered"`

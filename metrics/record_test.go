@@ -79,6 +79,51 @@ func TestOutcomeLineUTF8Repaired(t *testing.T) {
 	}
 }
 
+// TestOutcomeLineImagesRemoved: the outcome line carries images_removed
+// and image_tokens_saved only when an image was removed; the summary sums
+// them (merge-exact, kept by the state) in the report's images section,
+// absent when none was.
+func TestOutcomeLineImagesRemoved(t *testing.T) {
+	o := Observation{Source: "f", Line: 3, Outcome: outcome.Compressed, TokensBefore: 5000, TurnsBefore: 9, TokensAfter: 3000, TurnsAfter: 9}
+	var s, a, b Summary
+	s.Observe(o)
+	a.Observe(o)
+	if l := string(o.AppendJSON(nil)); strings.Contains(l, "image") {
+		t.Errorf("no image removed: %s", l)
+	}
+	if r := string(must(json.Marshal(s.Report(RunInfo{})))); strings.Contains(r, "image") {
+		t.Errorf("images section with none removed: %s", r)
+	}
+	o.ImagesRemoved, o.ImageTokensSaved = 2, 1530
+	if l := string(o.AppendJSON(nil)); !strings.Contains(l, `"pairing_problems_before":0,"images_removed":2,"image_tokens_saved":1530,`) {
+		t.Errorf("record with images removed: %s", l)
+	}
+	s.Observe(o)
+	s.Observe(o)
+	b.Observe(o)
+	b.Observe(o)
+	st, err := b.MarshalState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Summary
+	if err := back.UnmarshalState(st); err != nil {
+		t.Fatal(err)
+	}
+	a.Merge(&back)
+	if !a.Equal(&s) {
+		t.Error("merged state differs from observing all")
+	}
+	if got := s.Report(RunInfo{}).Images; got == nil || *got != (ImagesSection{ImagesRemoved: 4, ImageTokensSaved: 3060}) {
+		t.Errorf("images section %+v", got)
+	}
+	var h strings.Builder
+	s.Human(&h)
+	if !strings.Contains(h.String(), "images:  4 old images replaced by text, 3060 tokens saved") {
+		t.Errorf("human summary:\n%s", h.String())
+	}
+}
+
 func must(b []byte, err error) []byte {
 	if err != nil {
 		panic(err)

@@ -64,7 +64,8 @@ type OutputFile struct {
 // has the peer's sections and keys in the peer's order (summary, tokens,
 // turns, averages, summarization, processing; docs/peer.md §7), then the
 // trajcompress sections outcomes, distributions, groups, prepass and
-// redaction (when on), retention and run. Build it with [Summary.Report]
+// redaction (when on), images (when an image was removed), retention and
+// run. Build it with [Summary.Report]
 // and write it with [Report.WriteJSON]; it reads back with encoding/json
 // (metrics of older versions lack the histograms, the groups and the
 // quality sections: those fields are then nil or zero).
@@ -79,6 +80,7 @@ type Report struct {
 	Distributions DistributionsSection `json:"distributions"`
 	Groups        *GroupsSection       `json:"groups,omitempty"`
 	Prepass       *PrepassSection      `json:"prepass,omitempty"`
+	Images        *ImagesSection       `json:"images,omitempty"`
 	Redaction     *RedactionSection    `json:"redaction,omitempty"`
 	Retention     RetentionSection     `json:"retention"`
 	Run           RunSection           `json:"run"`
@@ -167,6 +169,15 @@ type ProcessingSection struct {
 	StartTime       string `json:"start_time"`
 	EndTime         string `json:"end_time"`
 	DurationSeconds Float  `json:"duration_seconds"` // round(seconds, 2)
+}
+
+// ImagesSection is the report's "images" section, present when an image
+// was removed: the old images the image step replaced by text in the
+// records written (compression.drop_old_images or compression.prepass),
+// and the tokens that saved as the turns are counted.
+type ImagesSection struct {
+	ImagesRemoved    int64 `json:"images_removed"`
+	ImageTokensSaved int64 `json:"image_tokens_saved"`
 }
 
 // OutcomesSection counts records per outcome (all six keys always present)
@@ -401,6 +412,9 @@ func (s *Summary) Report(info RunInfo) Report {
 	}
 	if info.Redaction {
 		r.Redaction = s.q.redactionSection()
+	}
+	if c.imagesRemoved != 0 {
+		r.Images = &ImagesSection{ImagesRemoved: c.imagesRemoved, ImageTokensSaved: c.imageTokensSaved}
 	}
 	r.Retention = s.q.retentionSection()
 	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,

@@ -68,6 +68,10 @@ type Observation struct {
 	TurnListRead string
 	// Prepass is what the prepass did (quality.go).
 	Prepass Prepass
+	// ImagesRemoved counts the old images the image step replaced by text
+	// in the record as written (compression.drop_old_images), and
+	// ImageTokensSaved the tokens that saved, as the turns are counted.
+	ImagesRemoved, ImageTokensSaved int
 	// Redactions counts the secrets replaced in the record, per kind
 	// (package redact's marker kinds); it never holds a value.
 	Redactions map[string]int
@@ -125,6 +129,8 @@ type counters struct {
 	fallbacks      int64 // records summarised by the fallback
 	utf8Repaired   int64 // records written with ill-formed UTF-8 replaced
 	twoTurnLists   int64 // records read by one of two identical turn lists
+
+	imagesRemoved, imageTokensSaved int64 // old images replaced by text, and the tokens that saved
 }
 
 // Observe adds one record's observation. It panics if o.Outcome is not one
@@ -185,6 +191,8 @@ func (s *Summary) Observe(o Observation) {
 	if o.TurnListRead != "" {
 		s.c.twoTurnLists++
 	}
+	s.c.imagesRemoved += int64(o.ImagesRemoved)
+	s.c.imageTokensSaved += int64(o.ImageTokensSaved)
 	s.before.Add(int64(o.TokensBefore))
 	s.after.Add(int64(o.TokensAfter))
 }
@@ -215,6 +223,8 @@ func (s *Summary) Merge(o *Summary) {
 	s.c.fallbacks += o.c.fallbacks
 	s.c.utf8Repaired += o.c.utf8Repaired
 	s.c.twoTurnLists += o.c.twoTurnLists
+	s.c.imagesRemoved += o.c.imagesRemoved
+	s.c.imageTokensSaved += o.c.imageTokensSaved
 	s.q.merge(&o.q)
 	s.before.Merge(&o.before)
 	s.after.Merge(&o.after)

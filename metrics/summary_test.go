@@ -57,6 +57,9 @@ func randomObservation(r *rand.Rand, line int64) Observation {
 		o.Retention = Retention{Tools: r.IntN(5), Args: r.IntN(20)}
 		o.Retention.ToolsKept, o.Retention.ArgsKept = r.IntN(o.Retention.Tools+1), r.IntN(o.Retention.Args+1)
 	}
+	if o.Outcome == outcome.Compressed && r.IntN(3) == 0 {
+		o.ImagesRemoved, o.ImageTokensSaved = 1+r.IntN(5), r.IntN(4000)
+	}
 	return o
 }
 

@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"time"
 
+	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
@@ -75,10 +78,12 @@ type Options struct {
 	// input line with typed markers before any other step reads it: see
 	// [Compressor.Compress].
 	Redactor *redact.Redactor
-	// Prepass, when set (compression.prepass), makes a record over target
-	// smaller without removing a turn before any region of it is
+	// Prepass, when set (compression.prepass, or
+	// compression.drop_old_images alone: ImagesOnly), makes a record over
+	// target smaller without removing a turn before any region of it is
 	// summarised (package prepass). Its Counter is the Compressor's
-	// counter when unset.
+	// counter when unset; its Finder is made per record, with the
+	// directory of the record's input file.
 	Prepass *prepass.Config
 }
 
@@ -168,9 +173,12 @@ type job struct {
 
 	rec   *traj.Record // decode
 	turns []traj.Turn  // measure: the record's turns; the prepass may change some
-	roles []traj.Role  // measure: per turn
-	tok   []int        // measure: per turn, as counted by c.count
-	ext   int          // measure: tokens of a system prompt outside the turns
+	// imgDropped: the images list entries whose "<image>" markers the
+	// prepass removed (ascending); the list is written without them.
+	imgDropped []int
+	roles      []traj.Role // measure: per turn
+	tok        []int       // measure: per turn, as counted by c.count
+	ext        int         // measure: tokens of a system prompt outside the turns
 	// adj is what a whole record costs besides its turns and system prompt
 	// as counted one by one: without a template, its tool schemas (as
 	// JSON); with one, the templated count of the record less those
@@ -274,9 +282,11 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 	}
 	c.place(&j)
 	if j.plan.Outcome != outcome.Compressed {
-		if j.obs.Prepass.Saved != ([metrics.NumPrepassSteps]int{}) {
+		if j.prepassSaved() > 0 {
 			// No region can be summarised, but the prepass made the
-			// record smaller: written so, still over target.
+			// record smaller: written so, still over target. (Old images
+			// whose text the count finds dearer than the images, which
+			// it may not see, leave the record as it came.)
 			a := c.prepassOnly(&j)
 			return c.encode(&j, a, c.account(&j, a, 0))
 		}
@@ -375,11 +385,21 @@ func (c *Compressor) releaseHeld(j *job) {
 // redacted).
 func (j *job) unchanged() Result { return Result{Out: j.raw, Obs: j.obs} }
 
+// prepassSaved is the tokens the prepass saved, all steps.
+func (j *job) prepassSaved() int {
+	n := j.obs.ImageTokensSaved
+	for _, s := range j.obs.Prepass.Saved {
+		n += s
+	}
+	return n
+}
+
 // leave settles a record that is written unchanged: what the prepass
 // would have saved is not written either.
 func (j *job) leave(oc outcome.Outcome, reason string) {
 	j.obs.Leave(oc, reason)
 	j.obs.Prepass.Fit, j.obs.Prepass.Saved = false, [metrics.NumPrepassSteps]int{}
+	j.obs.ImagesRemoved, j.obs.ImageTokensSaved = 0, 0
 }
 
 // decode reads the line as a trajectory; a line that is not one becomes a
@@ -560,10 +580,10 @@ func (c *Compressor) notice(j *job, start int) int {
 
 // prepass makes a record over target smaller without removing a turn,
 // before any region is summarised (Options.Prepass): within the middle
-// between the protected head and tail, identical tool results become
-// back-references, large old ones one-line digests, oversized tool-call
-// arguments are shrunk, in that order, until the record fits (package
-// prepass). It reports whether the record now fits with no region
+// between the protected head and tail, old images become short texts
+// (when asked for), identical tool results back-references, large old
+// ones one-line digests, oversized tool-call arguments are shrunk, in that
+// order, until the record fits (package prepass). It reports whether the record now fits with no region
 // summarised (notice included). When the prepass changed the record but
 // it still does not fit, the region is planned again on the changed
 // turns.
@@ -575,11 +595,17 @@ func (c *Compressor) prepass(j *job) bool {
 	j.obs.Prepass.Ran = true
 	limit := c.opts.Budget.Target - j.ext - j.adj - c.notice(j, p.HeadEnd)
 	fits := func(saved int) bool { return p.Total-saved <= limit }
-	turns, rep := prepass.Apply(j.rec, j.turns, p.HeadEnd, p.TailStart, fits, *c.opts.Prepass)
-	if rep.Total() == 0 {
+	cfg := *c.opts.Prepass
+	if cfg.DropOldImages || cfg.ImagesOnly {
+		cfg.Finder = c.finder(j)
+	}
+	turns, rep := prepass.Apply(j.rec, j.turns, p.HeadEnd, p.TailStart, fits, cfg)
+	if !rep.Changed() {
 		return false
 	}
 	j.obs.Prepass.Saved = rep.Saved
+	j.obs.ImagesRemoved, j.obs.ImageTokensSaved = rep.ImagesRemoved, rep.ImageTokensSaved
+	j.imgDropped = rep.ImagesDropped
 	j.turns = turns
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		if turns[i].Made() {
@@ -592,6 +618,56 @@ func (c *Compressor) prepass(j *job) bool {
 	}
 	c.planRegion(j)
 	return false
+}
+
+// finder finds the images of j's record: relative paths name files beside
+// its input file.
+func (c *Compressor) finder(j *job) *imagetok.Finder {
+	f := &imagetok.Finder{}
+	if j.pos.File != "" {
+		f.Dir = filepath.Dir(j.pos.File)
+	}
+	return f
+}
+
+// regionImages are the images of the planned region's turns, for the
+// summary; nil when it holds none.
+func (c *Compressor) regionImages(j *job) []imagetok.Image {
+	// Markers pair with the list over the whole record.
+	all, _ := prepass.FindImages(c.finder(j), j.turns, imagesList(j))
+	var out []imagetok.Image
+	for _, im := range all {
+		if im.Turn >= j.plan.Start && im.Turn < j.plan.End {
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
+// imagesList is the record's images list as the prepass left it (nil
+// when none), paired with the markers of j.turns.
+func imagesList(j *job) []byte {
+	if f, ok := prepass.ImagesListWithout(j.rec, j.imgDropped); ok {
+		return f.Value
+	}
+	_, list := prepass.ImagesField(j.rec)
+	return list
+}
+
+// imagesField is the images list to write with the assembled record, when
+// it changes: without the entries of the markers the prepass removed and
+// of those in the summarised region [p.Start, p.End), so that the markers
+// left and the list stay paired.
+func imagesField(j *job) (traj.Field, bool) {
+	dropped := j.imgDropped
+	if j.plan.Start < j.plan.End {
+		if region := prepass.RegionMarkers(j.rec, j.plan.Start, j.plan.End); len(region) > 0 {
+			dropped = append(slices.Clip(dropped), region...)
+			slices.Sort(dropped)
+			dropped = slices.Compact(dropped)
+		}
+	}
+	return prepass.ImagesListWithout(j.rec, dropped)
 }
 
 // prepassOnly assembles a record that the prepass changed and in which no
@@ -622,6 +698,7 @@ func (c *Compressor) request(j *job) summary.Request {
 		RecordID:     j.pos.String(),
 		Counter:      c.opts.Counter,
 		Network:      j.lim.network(),
+		Images:       c.regionImages(j),
 	}
 }
 
@@ -755,6 +832,9 @@ func (c *Compressor) assemble(j *job, text string) assembly {
 	if j.sys != "" {
 		a.fields = append(a.fields, rec.SystemField(j.sys))
 		a.sysTokens = j.sysTok
+	}
+	if f, ok := imagesField(j); ok {
+		a.fields = append(a.fields, f)
 	}
 	rest := j.turns[p.End:]
 	switch {

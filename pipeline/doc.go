@@ -13,8 +13,10 @@
 // fatal summarizer error).
 //
 // It imports the packages of one record and no more: traj, internal/jsonx,
-// redact, tokenize, snap, prepass, summary, metrics, outcome and trainview
-// (a record as the trainer's chat template sees it). Files are
+// redact, tokenize, snap, prepass, summary, metrics, outcome, trainview
+// (a record as the trainer's chat template sees it) and imagetok (the
+// images of a record, whose relative paths are resolved against the
+// directory of the record's input file, traj.Pos.File). Files are
 // not its business: records come in through a [Source] and go out through
 // a [Sink] (package format's readers and writers are both), so pipeline
 // never imports format, and the caller (job, the Beam pipeline) opens,

@@ -2,10 +2,29 @@
 // any region of it is summarised (issue 16, item 1; opt-in).
 //
 // [Apply] works only on the compressible middle turns[lo:hi] that the
-// caller gives it (never the protected head or tail) and applies three
+// caller gives it (never the protected head or tail) and applies its
 // steps in order, stopping as soon as the caller's Fits says the record
 // fits:
 //
+//  0. Old images ([Config.DropOldImages]; alone with [Config.ImagesOnly],
+//     compression.drop_old_images; part of compression.prepass): every
+//     image of a middle turn older than the newest image-bearing turn of
+//     the record becomes a short stable text, [RemovedImage]'s
+//     "[image removed: 1920x1080 png]" ("[image removed]" when its size is
+//     unknown), oldest turn first. The newest image-bearing turn (wherever
+//     it is), the head and the tail are never touched. Images are found
+//     by [imagetok.Finder] ([Config.Finder]; sizes from the image header
+//     only): an OpenAI image_url / input_image part or an Anthropic image
+//     block (also inside a tool_result) becomes the text part
+//     {"type": "text", "text": "…"} in the same position; a LLaMA-Factory
+//     / ShareGPT4V "<image>" marker becomes the text in the string, and
+//     its entry leaves the record's images list ([Report.Fields]), so that
+//     markers and list stay paired (markers whose number differs from the
+//     list's are left alone). Images are never decoded, redacted or
+//     re-encoded, and a removed image's bytes are not copied. This step
+//     changes a turn whatever the count sees of its images (a counting
+//     that does not see an image reports the few tokens its text costs);
+//     it is idempotent: the text is not an image.
 //  1. Duplicates: a tool result whose body is identical to a later one in
 //     the record (the middle or the tail) becomes a back-reference,
 //     "[same output as turn N]", N being the newest copy, which is kept in
@@ -24,7 +43,8 @@
 //     the output is valid compact JSON with non-ASCII characters
 //     unescaped. Arguments that are not JSON are left as they are.
 //
-// A change is made only when it saves tokens under [Config.Counter]. The
+// Steps 1 to 3 make a change only when it saves tokens under
+// [Config.Counter]. The
 // turn list keeps its length and every turn keeps its role, its tool-call
 // ids and the id it answers (traj's SetContent/SetCallArguments replace one
 // value and keep every other byte), so no call/result pair can break. Tool
@@ -39,5 +59,7 @@
 // Turn.Results); a terminal digest's errors are the lines package
 // traj/errline finds, as the deterministic summary quotes them.
 //
-// The package is pure: no I/O, no goroutines, deterministic output.
+// The package is pure: no goroutines, deterministic output, no I/O but
+// the image headers of local image files a record names, read through
+// the caller's Finder (package imagetok's file reading).
 package prepass

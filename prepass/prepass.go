@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/traj"
@@ -23,6 +24,16 @@ type Config struct {
 	// LeafKeep: a shrunk string leaf keeps this many characters. Default
 	// 300.
 	LeafKeep int
+	// DropOldImages runs the image step first (compression.drop_old_images,
+	// and part of compression.prepass): see the package doc.
+	DropOldImages bool
+	// ImagesOnly runs the image step alone (compression.drop_old_images
+	// without compression.prepass).
+	ImagesOnly bool
+	// Finder finds the images and reads their sizes (its Dir is the
+	// dataset file's directory, for relative image paths); nil is the zero
+	// Finder.
+	Finder *imagetok.Finder
 }
 
 func (c Config) withDefaults() Config {
@@ -66,11 +77,26 @@ type Report struct {
 	Saved   [NumSteps]int // tokens saved by each step
 	Changes [NumSteps]int // results or calls changed by each step
 	// Fits is true when Fits said the record fits, before or after some
-	// step (with Saved all zero, it fitted before the prepass).
+	// step (with Saved all zero and no image removed, it fitted before the
+	// prepass).
 	Fits bool
+	// ImagesRemoved counts the images the image step replaced by text, and
+	// ImageTokensSaved the tokens that saved (the turns' Text under
+	// Counter plus their traj.Turn.Extra, before less after: an image the
+	// count does not see saves nothing, and its text then costs a few).
+	ImagesRemoved, ImageTokensSaved int
+	// ImagesDropped are the entries of the record's images list
+	// ([ImagesField]) whose "<image>" markers the image step removed, in
+	// ascending order: the list is to be written without them
+	// ([ImagesListWithout]). nil when no marker was removed.
+	ImagesDropped []int
 }
 
-// Total is the tokens saved by all steps.
+// Changed reports whether the prepass changed the record.
+func (r Report) Changed() bool { return r.Total() != 0 || r.ImagesRemoved > 0 }
+
+// Total is the tokens saved by the three text steps (Saved; the image
+// step's are ImageTokensSaved).
 func (r Report) Total() int {
 	t := 0
 	for _, s := range r.Saved {
@@ -122,6 +148,28 @@ func Apply(rec *traj.Record, turns []traj.Turn, lo, hi int, fits func(saved int)
 		rep.Changes[step] += n
 		rep.Fits = fits(saved)
 		return rep.Fits
+	}
+
+	// 0. Old images, when asked for: every change is made (the image is
+	// old, whatever the count sees of it).
+	if cfg.DropOldImages || cfg.ImagesOnly {
+		dropped, done := dropImages(rec, out, lo, hi, cfg, func(i int, nt traj.Turn, n int) bool {
+			d := cfg.Counter.Count(out[i].Text) + out[i].Extra - cfg.Counter.Count(nt.Text) - nt.Extra
+			if !copied {
+				out = append([]traj.Turn(nil), turns...)
+				copied = true
+			}
+			out[i] = nt
+			saved += d
+			rep.ImagesRemoved += n
+			rep.ImageTokensSaved += d
+			rep.Fits = fits(saved)
+			return rep.Fits
+		})
+		rep.ImagesDropped = dropped
+		if done || cfg.ImagesOnly {
+			return out, rep
+		}
 	}
 
 	// 1. Duplicates: the newest copy of each body stays whole.

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/traj"
@@ -20,7 +21,10 @@ import (
 
 // Deterministic summarises a region offline by extraction: what the user
 // asked, which tools were called with which key arguments (paths, commands,
-// queries, URLs), and what came back, errors first. Every quoted piece is
+// queries, URLs), and what came back, errors first; when the region held
+// images (Request.Images), how many and their sizes, on the line after the
+// head: "Images: 4 (1024x768 png ×3, size unknown ×1)", sizes in order of
+// first sight (an earlier summary's line is folded into it). Every quoted piece is
 // copied from the turns, so the summary is in their language; nothing is
 // translated or invented. The same request always gives the same bytes, and
 // the text never exceeds Request.TargetTokens under Request.Counter (under
@@ -75,7 +79,7 @@ type piece struct {
 // build returns the summary and its count under counter (0 when unknown).
 //
 // What the summary keeps, most telling first when the budget runs out:
-// the tools used (one line, every name, with counts), what the user
+// the images held and the tools used (one line each), what the user
 // asked, errors, each distinct call with its key arguments (a call
 // repeated as it was made before says only so), results, what the
 // assistant said. Then, if budget is left, the paths and commands of the
@@ -92,6 +96,10 @@ func build(counter tokenize.Counter, req Request) (string, int) {
 		head += fmt.Sprintf(" %d tool calls, %d errors.", g.ncalls, g.nerrors)
 	}
 	pieces := g.withToolsLine()
+	if line := g.imagesLine(req.Images); line != "" {
+		// First after the head, kept before any turn's line.
+		pieces = append(pieces, piece{prio: 0, seq: -2, text: line})
+	}
 	if len(g.earlierNamed) > 0 {
 		g.callArgs[-1] = g.earlierNamed // named before the calls of this region
 	}
@@ -110,15 +118,25 @@ type gather struct {
 	toolCount    map[string]int   // calls per tool
 	callArgs     map[int][]string // piece seq → the paths and commands it names
 	earlierNamed []string         // from earlier summaries' "Also named:" lines
+	imageSizes   []string         // image sizes ("1024x768 png", "size unknown"), in order of first sight
+	imageCount   map[string]int   // images per size
 }
 
 func newGather() *gather {
-	g := &gather{seen: map[string]int{}, seenCall: map[string]int{}, toolCount: map[string]int{}, callArgs: map[int][]string{}}
+	g := &gather{seen: map[string]int{}, seenCall: map[string]int{}, toolCount: map[string]int{}, callArgs: map[int][]string{},
+		imageCount: map[string]int{}}
 	g.add(0, "") // the tools line, filled in by withToolsLine
 	return g
 }
 
+// add adds a piece. A quoted "<image>" marker is written "[image]": the
+// summary takes the place of the region's markers, and a marker left in
+// its text would pair with an entry of the record's images list
+// (LLaMA-Factory) that is no longer there.
 func (g *gather) add(prio int, text string) {
+	if strings.Contains(text, imagetok.Marker) {
+		text = strings.ReplaceAll(text, imagetok.Marker, "[image]")
+	}
 	g.pieces = append(g.pieces, piece{prio, len(g.pieces), text})
 }
 
@@ -128,6 +146,40 @@ func (g *gather) useTool(name string, n int) {
 		g.toolNames = append(g.toolNames, name)
 	}
 	g.toolCount[name] += n
+}
+
+// useImages counts n images of the given size, noting its first sight.
+func (g *gather) useImages(size string, n int) {
+	if _, ok := g.imageCount[size]; !ok {
+		g.imageSizes = append(g.imageSizes, size)
+	}
+	g.imageCount[size] += n
+}
+
+// imagesLine is the line saying how many images the region held and their
+// sizes, "Images: 4 (1024x768 png ×3, size unknown ×1)" (sizes in order of
+// first sight, an earlier summary's first); "" when it held none.
+func (g *gather) imagesLine(ims []imagetok.Image) string {
+	for _, im := range ims {
+		size := "size unknown"
+		if im.Known() && im.Format != "" {
+			size = fmt.Sprintf("%dx%d %s", im.Width, im.Height, im.Format)
+		}
+		g.useImages(size, 1)
+	}
+	if len(g.imageSizes) == 0 {
+		return ""
+	}
+	total := 0
+	var b strings.Builder
+	for k, size := range g.imageSizes {
+		if k > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s ×%d", size, g.imageCount[size])
+		total += g.imageCount[size]
+	}
+	return fmt.Sprintf("Images: %d (%s)", total, b.String())
 }
 
 // turn adds the pieces of turn t, at index idx of the record.
@@ -161,6 +213,10 @@ func (g *gather) earlierSummary(t traj.Turn) {
 			}
 		case l.named != nil:
 			g.earlierNamed = append(g.earlierNamed, l.named...)
+		case l.images != nil:
+			for _, s := range l.images {
+				g.useImages(s.name, s.n)
+			}
 		default:
 			g.add(l.prio, l.text)
 		}
@@ -340,10 +396,11 @@ func alsoNamed(counter tokenize.Counter, kept, dropped []piece, callArgs map[int
 // foldedLine is one line of an earlier summary, as build carries it: a
 // piece of the given priority, or the tools or names it lists.
 type foldedLine struct {
-	prio  int
-	text  string
-	tools []toolUse
-	named []string
+	prio   int
+	text   string
+	tools  []toolUse
+	named  []string
+	images []toolUse // an "Images:" line: per size, its count
 }
 
 type toolUse struct {
@@ -355,6 +412,7 @@ var (
 	headLine  = regexp.MustCompile(`^\d+ turns \(\d+–\d+\) condensed\.`)
 	turnLine  = regexp.MustCompile(`^\[(?:\d+|earlier) ([^\]\s]+)\] (.*)$`)
 	toolsLine = regexp.MustCompile(`^Tools:((?: [^ ,]+ ×\d+,?)+)$`)
+	imgsLine  = regexp.MustCompile(`^Images: \d+ \(([^()]+ ×\d+(?:, [^()]+ ×\d+)*)\)$`)
 )
 
 // fold reads the body of an earlier summary (ours: [Deterministic]'s
@@ -381,6 +439,15 @@ func fold(body string) []foldedLine {
 				}
 			}
 			out = append(out, foldedLine{tools: tools})
+		case imgsLine.MatchString(l):
+			var sizes []toolUse
+			for _, part := range strings.Split(imgsLine.FindStringSubmatch(l)[1], ", ") {
+				size, count, _ := strings.Cut(part, " ×")
+				if n, err := strconv.Atoi(count); err == nil {
+					sizes = append(sizes, toolUse{size, n})
+				}
+			}
+			out = append(out, foldedLine{images: sizes})
 		case strings.HasPrefix(l, "Also named:"):
 			var named []string
 			for _, v := range strings.Split(strings.TrimPrefix(l, "Also named:"), ";") {

@@ -3,6 +3,7 @@ package summary
 import (
 	"context"
 
+	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -26,6 +27,10 @@ type Request struct {
 	// max_concurrent_requests); nil means no bound. A
 	// *golang.org/x/sync/semaphore.Weighted is a Slots.
 	Network Slots
+	// Images are the images of Turns (package imagetok; Image.Turn is the
+	// record's index), for the summary to say how many the region held and
+	// their sizes; nil when it held none.
+	Images []imagetok.Image
 }
 
 // Slots is a counting semaphore.

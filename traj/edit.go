@@ -12,7 +12,12 @@ import (
 // tool_calls, tool_call_id, reasoning…), so tool pairing is unchanged. The
 // copy's Text is decoded again from its new bytes, as [Decode] would.
 func (r *Record) SetContent(t Turn, s string) Turn {
-	value := jsonx.AppendString(nil, s)
+	return r.redecode(t, r.spliceContent(t, jsonx.AppendString(nil, s)))
+}
+
+// spliceContent returns a copy of t's bytes with its content value
+// replaced by value (added before the closing brace when absent).
+func (r *Record) spliceContent(t Turn, value []byte) []byte {
 	var raw []byte
 	if t.contentKind == 0 {
 		end := len(t.Raw) - 1
@@ -23,14 +28,12 @@ func (r *Record) SetContent(t Turn, s string) Turn {
 		raw = jsonx.AppendString(raw, r.contKey)
 		raw = append(raw, r.keySep...)
 		raw = append(raw, value...)
-		raw = append(raw, t.Raw[end:]...)
-	} else {
-		raw = make([]byte, 0, len(t.Raw)-(t.content[1]-t.content[0])+len(value))
-		raw = append(raw, t.Raw[:t.content[0]]...)
-		raw = append(raw, value...)
-		raw = append(raw, t.Raw[t.content[1]:]...)
+		return append(raw, t.Raw[end:]...)
 	}
-	return r.redecode(t, raw)
+	raw = make([]byte, 0, len(t.Raw)-(t.content[1]-t.content[0])+len(value))
+	raw = append(raw, t.Raw[:t.content[0]]...)
+	raw = append(raw, value...)
+	return append(raw, t.Raw[t.content[1]:]...)
 }
 
 // CallArguments returns the raw JSON value of the function.arguments of
@@ -101,17 +104,27 @@ func callArgSpans(raw []byte) [][2]int {
 // edits above only replace one value by valid JSON, so it cannot fail; if
 // it did, t is returned unchanged.
 func (r *Record) redecode(t Turn, raw []byte) Turn {
-	ms, end, err := jsonx.Members(raw, 0)
+	nt, err := r.decodeEdited(t, raw)
 	if err != nil {
 		return t
+	}
+	return nt
+}
+
+// decodeEdited decodes raw, an edited copy of t's bytes, as a made turn of
+// r.
+func (r *Record) decodeEdited(t Turn, raw []byte) (Turn, error) {
+	ms, end, err := jsonx.Members(raw, 0)
+	if err != nil {
+		return t, err
 	}
 	nt, err := r.decodeTurn(raw, jsonx.Elem{Start: 0, End: end + 1, Object: true, Members: ms})
 	if err != nil {
-		return t
+		return t, err
 	}
 	nt.made = true
 	nt.CallIDs = slices.Clip(nt.CallIDs)
-	return nt
+	return nt, nil
 }
 
 // MapTurnStrings is jsonx.MapStrings over t, a turn of r: every string in the
@@ -124,4 +137,51 @@ func (r *Record) MapTurnStrings(t Turn, f func(string) (string, bool)) (Turn, bo
 		return t, false
 	}
 	return r.redecode(t, raw), true
+}
+
+// SetContentJSON returns a copy of t, a turn of r, whose content value is
+// value, raw JSON in the record's dialect (a string, or in the OpenAI
+// dialect a list of parts): it replaces the content value, or is added
+// when absent. Every other byte of the turn is kept, as by
+// [Record.SetContent]. ok is false, and t is returned, when value is not
+// valid JSON or is not content the turn can be decoded with.
+func (r *Record) SetContentJSON(t Turn, value []byte) (Turn, bool) {
+	if !jsonx.Valid(value) {
+		return t, false
+	}
+	nt, err := r.decodeEdited(t, r.spliceContent(t, value))
+	if err != nil {
+		return t, false
+	}
+	return nt, true
+}
+
+// ListWithout returns the top-level field key, a JSON list, without the
+// entries whose index drop reports (for [Record.AppendJSON]): the entries
+// kept and the separators between them keep their bytes. ok is false when
+// the record has no such field or it is not a list.
+func (r *Record) ListWithout(key string, drop func(i int) bool) (f Field, ok bool) {
+	v, ok := r.Field(key)
+	if !ok || len(v) == 0 || v[0] != '[' {
+		return Field{}, false
+	}
+	els := jsonx.Elements(v, 0)
+	sep := []byte(r.valSep)
+	if len(els) > 1 {
+		sep = v[els[0][1]:els[1][0]]
+	}
+	out := make([]byte, 0, len(v))
+	out = append(out, '[')
+	n := 0
+	for i, el := range els {
+		if drop(i) {
+			continue
+		}
+		if n > 0 {
+			out = append(out, sep...)
+		}
+		out = append(out, v[el[0]:el[1]]...)
+		n++
+	}
+	return Field{Key: key, Value: append(out, ']')}, true
 }

@@ -76,3 +76,45 @@ func TestMapTurnStrings(t *testing.T) {
 		t.Fatal("unchanged turn was copied")
 	}
 }
+
+func TestContentJSONAndListWithout(t *testing.T) {
+	line := `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{"url":"a.png"}},{"type":"text","text":"hi"}]},{"role":"assistant","content":"<image> x"},{"role":"tool","tool_call_id":"c"}],"images":["a.png",  "b.png",  "c.png"],"n":"s"}`
+	r := mustDecode(t, line, Schema{})
+	for i, want := range []string{`[{"type":"image_url","image_url":{"url":"a.png"}},{"type":"text","text":"hi"}]`, `"<image> x"`, ""} {
+		if got := string(r.Turns[i].Content()); got != want {
+			t.Errorf("turn %d: Content %q, want %q", i, got, want)
+		}
+	}
+	if r.Turns[2].Content() != nil {
+		t.Error("a turn without content has Content")
+	}
+	u, ok := r.SetContentJSON(r.Turns[0], []byte(`[{"type":"text","text":"[image removed]"},{"type":"text","text":"hi"}]`))
+	if !ok || u.Text != "[image removed]\nhi" || u.Extra != 0 || !u.Made() {
+		t.Fatalf("SetContentJSON: %v %+v", ok, u)
+	}
+	tl, ok := r.SetContentJSON(r.Turns[2], []byte(`"added"`))
+	if !ok || tl.Text != "added" || tl.AnswersID != "c" {
+		t.Fatalf("SetContentJSON on a turn without content: %v %+v", ok, tl)
+	}
+	for _, bad := range []string{`[{"type":`, `{"a":1}`, `[1]`} {
+		if _, ok := r.SetContentJSON(r.Turns[0], []byte(bad)); ok {
+			t.Errorf("SetContentJSON accepted %s", bad)
+		}
+	}
+	f, ok := r.ListWithout("images", func(i int) bool { return i != 2 })
+	if !ok || f.Key != "images" || string(f.Value) != `["c.png"]` {
+		t.Fatalf("ListWithout: %v %q", ok, f.Value)
+	}
+	f, _ = r.ListWithout("images", func(i int) bool { return i == 1 })
+	if string(f.Value) != `["a.png",  "c.png"]` {
+		t.Fatalf("ListWithout keeps the separators: %q", f.Value)
+	}
+	if _, ok := r.ListWithout("n", func(int) bool { return true }); ok {
+		t.Error("ListWithout on a string")
+	}
+	out := r.AppendJSON(nil, []Turn{u, r.Turns[1], tl}, f)
+	want := `{"messages":[{"role":"user","content":[{"type":"text","text":"[image removed]"},{"type":"text","text":"hi"}]},{"role":"assistant","content":"<image> x"},{"role":"tool","tool_call_id":"c","content":"added"}],"images":["a.png",  "c.png"],"n":"s"}`
+	if string(out) != want {
+		t.Fatalf("got  %s\nwant %s", out, want)
+	}
+}

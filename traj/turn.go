@@ -35,7 +35,7 @@ func (t Turn) Made() bool { return t.made }
 
 // Content returns the raw JSON of the turn's content value inside Raw, nil when the turn has none.
 func (t Turn) Content() []byte {
-	if t.content == [2]int{} {
+	if t.contentKind == 0 {
 		return nil
 	}
 	return t.Raw[t.content[0]:t.content[1]]

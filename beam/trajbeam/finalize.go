@@ -167,7 +167,7 @@ func (fn *finalizeFn) writeMetrics(ctx context.Context, total *metrics.Summary, 
 		ToolVersion:  fn.ToolVersion,
 		Outputs:      outputs,
 		GroupBy:      fn.GroupBy,
-		Prepass:      fn.Config.Compression.Prepass,
+		Prepass:      fn.Config.Compression.Prepass || fn.Config.Compression.DropOldImages,
 		Redaction:    fn.Config.Redaction.Enabled,
 
 		InputFingerprint: inputFP,

@@ -49,7 +49,15 @@ func main() {
 	qwen3 := flag.String("qwen3", "imagetok/testdata/qwen3-vl-8b-instruct.preprocessor_config.json", "Qwen3-VL preprocessor_config.json")
 	tok := flag.String("tokenizer", "o200k_base", "tokenizer for the text (tokenize.New name)")
 	targets := flag.String("targets", "10000,15250", "token targets, comma-separated")
+	openai := flag.String("openai", "", "write the set in the OpenAI layout (image_url parts with data: URLs) to this JSON Lines file, and stop")
 	flag.Parse()
+	if *openai != "" {
+		if err := writeOpenAI(*dir, *openai); err != nil {
+			fmt.Fprintln(os.Stderr, "images:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(*dir, *qwen25, *qwen3, *tok, *targets); err != nil {
 		fmt.Fprintln(os.Stderr, "images:", err)
 		os.Exit(1)
@@ -192,6 +200,29 @@ func run(dir, qwen25Path, qwen3Path, tokName, targetList string) error {
 	fmt.Println("== the runs as they went: one screenshot per observation (user turn), same text")
 	report(os.Stdout, whatIf(rows, users, last, rules), names, tgts, tokName)
 	return nil
+}
+
+// writeOpenAI writes every record of dir's records.jsonl in the OpenAI
+// layout (openAIForm) to out, one per line, for compress runs on it.
+func writeOpenAI(dir, out string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "records.jsonl"))
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	for i, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var rec record
+		if err := json.Unmarshal(l, &rec); err != nil {
+			return fmt.Errorf("records.jsonl:%d: %v", i+1, err)
+		}
+		oa, err := openAIForm(dir, rec)
+		if err != nil {
+			return fmt.Errorf("records.jsonl:%d: %v", i+1, err)
+		}
+		buf.Write(oa)
+		buf.WriteByte('\n')
+	}
+	return os.WriteFile(out, buf.Bytes(), 0o644)
 }
 
 // openAIForm rebuilds rec with each "<image>" marker as an OpenAI image_url

@@ -93,17 +93,32 @@ is redacted too, before it is cached or written.
 Config redaction.enabled: false turns this off.
 
 --prepass (config compression.prepass) first makes a record over target
-smaller without removing a turn, within the middle only: identical tool
-results become back-references, large old ones one-line digests, oversized
-tool-call arguments are shrunk; a region is summarised only if that is not
-enough. The metrics ("prepass") and outcome lines say which records fit by
-the prepass alone and the tokens each step saved.
+smaller without removing a turn, within the middle only: old images become
+short texts (as --drop-old-images), identical tool results become
+back-references, large old ones one-line digests, oversized tool-call
+arguments are shrunk; a region is summarised only if that is not enough.
+The metrics ("prepass") and outcome lines say which records fit by the
+prepass alone and the tokens each step saved.
+
+--drop-old-images (config compression.drop_old_images; part of --prepass)
+replaces, within the middle of a record over target, each image older than
+the newest image-bearing turn with a short stable text, "[image removed:
+1920x1080 png]" ("[image removed]" when its size is unknown), oldest first,
+until the record fits: an OpenAI or Anthropic image part becomes a text part
+in its place, a LLaMA-Factory <image> marker becomes the text and its entry
+leaves the record's images list. The newest image-bearing turn, the head and
+the tail are never touched; images are never decoded or re-encoded. A record
+that fits by this alone is compressed with no summary. The outcome lines
+("images_removed", "image_tokens_saved") and the metrics ("images") count
+the images removed and the tokens that saved, as the turns are counted.
+A summarised region's deterministic summary says how many images it held
+and their sizes.
 
 Every record gets one outcome: skipped_under_target, compressed,
 compressed_over_limit, uncompressible (no_middle, collapsed,
 region_too_small, alternation), summary_failed, or invalid. The metrics JSON keeps the
 peer's sections and adds "outcomes", "distributions" (with the histograms),
-"groups", "prepass", "redaction" and "retention" (the share of the region's
+"groups", "prepass", "images", "redaction" and "retention" (the share of the region's
 tool names and of the paths and commands of its tool calls that its summary
 names).
 

@@ -104,8 +104,11 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	if cfg.Redaction.Enabled {
 		opts.Redactor = redact.Default()
 	}
-	if cfg.Compression.Prepass {
-		opts.Prepass = &prepass.Config{}
+	switch c := cfg.Compression; {
+	case c.Prepass:
+		opts.Prepass = &prepass.Config{DropOldImages: true}
+	case c.DropOldImages:
+		opts.Prepass = &prepass.Config{DropOldImages: true, ImagesOnly: true}
 	}
 	comp, err := pipeline.NewCompressor(opts)
 	if err != nil {

@@ -80,10 +80,13 @@ test-purego:
 BEAM_SHARED := tokenize/... format/... traj snap pipeline metrics
 # The prism tests are built here (downloading what they need), then run in
 # a network namespace with loopback only (beam/testdata/isolated.sh):
-# prism's job server cannot be told to listen on 127.0.0.1.
-test-beam:
+# prism's job server cannot be told to listen on 127.0.0.1. The pool they
+# compare the pipeline with is the CLI, built by `build` and named in
+# TRAJCOMPRESS_BIN (a test fails when it is missing): the Beam module
+# imports no package job.
+test-beam: build
 	cd beam && $(GO) test -c -o ../bin/trajbeam.test ./trajbeam
-	cd beam/trajbeam && testdata=../testdata && $$testdata/isolated.sh ../../bin/trajbeam.test -test.count=1
+	cd beam/trajbeam && testdata=../testdata && TRAJCOMPRESS_BIN=$(CURDIR)/$(BIN) $$testdata/isolated.sh ../../bin/trajbeam.test -test.count=1
 	cd beam && $(GO) test $(addprefix github.com/trajcompress/trajcompress/,$(BEAM_SHARED))
 
 # Reads our Parquet/Arrow output with readers nobody here wrote (npm

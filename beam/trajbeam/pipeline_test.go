@@ -5,12 +5,16 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,12 +30,18 @@ import (
 	"github.com/trajcompress/trajcompress/fixtures/gen"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/format/parquet"
-	"github.com/trajcompress/trajcompress/job"
 	"github.com/trajcompress/trajcompress/metrics"
 )
 
-// TestMain runs the pipelines of this package on prism, in process.
-func TestMain(m *testing.M) { ptest.Main(m) }
+// TestMain runs the pipelines of this package on prism, in process,
+// then removes the trajcompress CLI the tests built, if they built one.
+func TestMain(m *testing.M) {
+	code := ptest.MainRet(m)
+	if cli.dir != "" {
+		os.RemoveAll(cli.dir)
+	}
+	os.Exit(code)
+}
 
 // saveStateFn writes the Summary it receives to Path, for the test to
 // compare with the pool's.
@@ -151,10 +161,26 @@ func corpus(t *testing.T) string {
 	return dir
 }
 
+// testConfigFile is the config both runs read, relative to the
+// repository root.
+const testConfigFile = "fixtures/example/trajectory_compression.yaml"
+
+// repoRoot is the repository root (the main module's directory).
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// testConfig is the config of testConfigFile with JSONL output, as
+// `trajcompress compress --config testConfigFile --output-format jsonl`
+// has it.
 func testConfig(t *testing.T) config.Config {
 	t.Helper()
-	root, _ := filepath.Abs("../..")
-	cfg, err := config.Load(filepath.Join(root, "fixtures/example/trajectory_compression.yaml"))
+	cfg, err := config.Load(filepath.Join(repoRoot(t), testConfigFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,9 +188,203 @@ func testConfig(t *testing.T) config.Config {
 	return cfg
 }
 
+// cliEnv names the trajcompress binary the tests run as the pool, the
+// reference the pipeline must equal: make test-beam builds bin/trajcompress
+// (go build -o bin/trajcompress ./cmd/trajcompress) and sets it. When it is
+// unset, the tests build the CLI themselves with go build in the repository
+// root (the go tool and the main module's dependencies must be at hand:
+// inside isolated.sh there is no network); either way, a binary that
+// cannot be had fails the test.
+const cliEnv = "TRAJCOMPRESS_BIN"
+
+// cli is the trajcompress binary of this test process, found or built
+// once; dir is the temporary directory of one built here, which TestMain
+// removes.
+var cli struct {
+	once               sync.Once
+	path, version, dir string
+	err                error
+}
+
+// trajcompress returns the path of the trajcompress binary and its
+// version (what `trajcompress version` prints after the name, the
+// metrics' run.tool_version), failing the test when there is none.
+func trajcompress(t *testing.T) (path, version string) {
+	t.Helper()
+	cli.once.Do(func() { cli.path, cli.version, cli.err = findCLI() })
+	if cli.err != nil {
+		t.Fatal(cli.err)
+	}
+	return cli.path, cli.version
+}
+
+func findCLI() (path, version string, err error) {
+	if path = os.Getenv(cliEnv); path != "" {
+		if path, err = filepath.Abs(path); err != nil {
+			return "", "", err
+		}
+		st, err := os.Stat(path)
+		if err == nil && (st.IsDir() || st.Mode()&0o111 == 0) {
+			err = errors.New("not an executable file")
+		}
+		if err != nil {
+			return "", "", fmt.Errorf("%s=%s: %v (make test-beam builds it: go build -o bin/trajcompress ./cmd/trajcompress)", cliEnv, path, err)
+		}
+	} else {
+		root, err := filepath.Abs("../..")
+		if err != nil {
+			return "", "", err
+		}
+		if cli.dir, err = os.MkdirTemp("", "trajbeam-cli-"); err != nil {
+			return "", "", err
+		}
+		path = filepath.Join(cli.dir, "trajcompress")
+		build := exec.Command("go", "build", "-o", path, "./cmd/trajcompress")
+		build.Dir = root
+		if out, err := build.CombinedOutput(); err != nil {
+			return "", "", fmt.Errorf("%s is unset, and the reference CLI could not be built (go build -o %s ./cmd/trajcompress in %s): %v\n%s", cliEnv, path, root, err, out)
+		}
+	}
+	out, err := exec.Command(path, "version").Output()
+	v, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "trajcompress ")
+	if err != nil || !ok || v == "" {
+		return "", "", fmt.Errorf("%s version: %q, %v: not the trajcompress CLI", path, out, err)
+	}
+	return path, v, nil
+}
+
+// runCLI runs the trajcompress CLI with args, failing the test (with its
+// stderr) unless it exits with one of the statuses in ok.
+func runCLI(t *testing.T, ok []int, args ...string) {
+	t.Helper()
+	bin, _ := trajcompress(t)
+	cmd := exec.Command(bin, args...)
+	// A batch scheduler's array index in the environment would make
+	// compress run one shard of the run (task.ShardOf): the shards are
+	// asked for by flag only.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "SLURM_ARRAY_") && !strings.HasPrefix(kv, "JOB_COMPLETION_INDEX=") && !strings.HasPrefix(kv, "AWS_BATCH_JOB_ARRAY_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	code := 0
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("trajcompress %s: %v", strings.Join(args, " "), err)
+	}
+	if !slices.Contains(ok, code) {
+		t.Fatalf("trajcompress %s: exit status %d, want one of %v\n%s", strings.Join(args, " "), code, ok, out.Bytes())
+	}
+}
+
+// Exit statuses of the CLI: a finished run, and one with rejected
+// records (partial).
+const (
+	exitOK      = 0
+	exitPartial = 3
+)
+
+// poolRun is what the trajcompress CLI made of an input: the output
+// directory of `compress` (its metrics inside, the rejects beside it as
+// <Out>_rejects.jsonl), and Total, the exact metrics.Summary of the run.
+type poolRun struct {
+	Out   string
+	Total metrics.Summary
+}
+
+// runPool runs `trajcompress compress` on in (--config testConfigFile
+// --output-format jsonl): the pool, the reference the pipeline must equal.
+//
+// The metrics JSON rounds (the mean compression ratio to 4 places, the
+// other means to 1 and 2): the exact Summary, which the pipeline's is
+// compared with, is not in it. compress keeps it, per task, in the run
+// directory of an unfinished run only: so the input runs a second time,
+// as the two shards of one run (compress --shard I --num-shards 2), the
+// metrics state each task marker recorded (job/rundir.go: run.json holds
+// the number of tasks, tasks/NNNNNN.json a task's marker, its "state"
+// the task's metrics.Summary.MarshalState) is merged into Total, and
+// `trajcompress merge` finishes that run; its metrics, the vouched
+// output files' sizes and hashes included, must equal the first run's,
+// which ties Total to it.
+func runPool(t *testing.T, in string) poolRun {
+	t.Helper()
+	dir := t.TempDir()
+	args := func(out string, more ...string) []string {
+		return append([]string{"compress", "--quiet", "--input", in, "--config", filepath.Join(repoRoot(t), testConfigFile),
+			"--output-format", "jsonl", "--output", out}, more...)
+	}
+	plain := filepath.Join(dir, "plain", "out")
+	sharded := filepath.Join(dir, "sharded", "out") // the same base name: the same relative paths in the metrics
+	runCLI(t, []int{exitPartial}, args(plain)...)
+	for i := range 2 {
+		runCLI(t, []int{exitOK, exitPartial}, args(sharded, "--shard", strconv.Itoa(i), "--num-shards", "2")...)
+	}
+	run := poolRun{Out: plain}
+	runDirs, err := filepath.Glob(filepath.Join(dir, "sharded", ".*.tc-run"))
+	if err != nil || len(runDirs) != 1 {
+		t.Fatalf("the sharded run's directory: %v, %v", runDirs, err)
+	}
+	var manifest struct {
+		Tasks int `json:"tasks"`
+	}
+	readJSON(t, filepath.Join(runDirs[0], "run.json"), &manifest)
+	markers, err := filepath.Glob(filepath.Join(runDirs[0], "tasks", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if manifest.Tasks < 2 || len(markers) != manifest.Tasks {
+		t.Fatalf("the sharded run has %d tasks and %d task markers: %v", manifest.Tasks, len(markers), markers)
+	}
+	for _, m := range markers {
+		var marker struct {
+			State json.RawMessage `json:"state"`
+		}
+		readJSON(t, m, &marker)
+		var s metrics.Summary
+		if err := s.UnmarshalState(marker.State); err != nil {
+			t.Fatalf("%s: %v", m, err)
+		}
+		run.Total.Merge(&s)
+	}
+	bin, version := trajcompress(t)
+	t.Logf("pool: %s (version %s); the sharded run's %d task states merged", bin, version, len(markers))
+	runCLI(t, []int{exitPartial}, "merge", "--quiet", "--output", sharded)
+	cfg := testConfig(t)
+	plainDoc, shardedDoc := metricsJSON(t, filepath.Join(plain, cfg.Metrics.OutputFile)), metricsJSON(t, filepath.Join(sharded, cfg.Metrics.OutputFile))
+	delete(plainDoc, "processing")
+	delete(shardedDoc, "processing")
+	if !reflect.DeepEqual(plainDoc, shardedDoc) {
+		pj, _ := json.MarshalIndent(plainDoc, "", " ")
+		sj, _ := json.MarshalIndent(shardedDoc, "", " ")
+		t.Fatalf("the sharded run's metrics differ from compress's:\ncompress %s\nsharded %s", pj, sj)
+	}
+	outcomes, _ := plainDoc["outcomes"].(map[string]any)
+	if in, rej := run.Total.RecordsIn(), run.Total.RecordsRejected(); outcomes == nil || float64(in) != outcomes["records_in"] || float64(rej) != outcomes["records_rejected"] {
+		t.Fatalf("the tasks' states count %d records in, %d rejected; compress's metrics: %v", in, rej, outcomes)
+	}
+	return run
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
 // TestPipelineEqualsPool runs the same input through `trajcompress
-// compress` (job.Run: the pool) and through the Beam pipeline on prism,
-// and compares: the output records as multisets (the part files' order is
+// compress` (the CLI: the pool, runPool) and through the Beam pipeline on
+// prism, and compares: the output records as multisets (the part files' order is
 // the runner's), the rejects file byte for byte (numbered, in input
 // order), the merged Summary exactly (Summary.Equal), and the metrics
 // JSON except for times, the input fingerprint and the list of output
@@ -176,17 +396,15 @@ func TestPipelineEqualsPool(t *testing.T) {
 	cfg := testConfig(t)
 	work := t.TempDir()
 
-	poolOut := filepath.Join(work, "pool")
-	res, err := job.Run(context.Background(), job.Spec{Config: cfg, Settings: job.Settings{Input: in, Paths: job.Paths{Output: poolOut, OutputFormatSet: true}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runPool(t, in)
+	poolOut := res.Out
 	if res.Total.RecordsRejected() < 4 || res.Total.RecordsOut() < 200 {
 		t.Fatalf("corpus too tame: %d out, %d rejected", res.Total.RecordsOut(), res.Total.RecordsRejected())
 	}
 
 	beamOut := filepath.Join(work, "beam")
-	opts := Options{Config: cfg, Input: in, Output: beamOut, Start: time.Now(), TaskSize: 1 << 20}
+	_, version := trajcompress(t)
+	opts := Options{Config: cfg, Input: in, Output: beamOut, Start: time.Now(), TaskSize: 1 << 20, ToolVersion: version}
 	plan, err := NewPlan(context.Background(), opts, "test")
 	if err != nil {
 		t.Fatal(err)
@@ -311,18 +529,19 @@ func readLines(t *testing.T, dir, ext string, skip ...string) []string {
 	return out
 }
 
+// metricsJSON is a metrics file as JSON.
+func metricsJSON(t *testing.T, path string) map[string]any {
+	t.Helper()
+	var doc map[string]any
+	readJSON(t, path, &doc)
+	return doc
+}
+
 // metricsDoc is a metrics file as JSON, without what differs between two
 // runs of the same input: the processing times and the output files.
 func metricsDoc(t *testing.T, path string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
+	doc := metricsJSON(t, path)
 	delete(doc, "processing")
 	run := doc["run"].(map[string]any)
 	delete(run, "outputs")
@@ -377,11 +596,8 @@ func TestRemoteFileSystem(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	poolOut := filepath.Join(t.TempDir(), "pool")
-	res, err := job.Run(context.Background(), job.Spec{Config: cfg, Settings: job.Settings{Input: local, Paths: job.Paths{Output: poolOut, OutputFormatSet: true}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := runPool(t, local)
+	poolOut := res.Out
 
 	opts := Options{Config: cfg, Input: root + "/in/*", Output: root + "/out", Start: time.Now()}
 	plan, err := NewPlan(context.Background(), opts, "memfs")
@@ -443,7 +659,8 @@ func TestRemoteFileSystem(t *testing.T) {
 }
 
 // sameSummary checks that the Summary state saveStateFn wrote to path
-// equals the pool's.
+// equals the pool's, exactly (Summary.Equal: every counter, the 64.64
+// fixed-point sum of ratios, the histograms, the groups).
 func sameSummary(t *testing.T, path string, pool *metrics.Summary) {
 	t.Helper()
 	b, err := os.ReadFile(path)

@@ -240,7 +240,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			return nil, err
 		}
 	}
-	comp, client, err := jobcore.Compressor(cfg, counter, spec.DryRun, spec.GroupBy, export)
+	comp, client, err := jobcore.Compressor(cfg, counter, spec.DryRun, spec.GroupBy, export, spec.Notes)
 	if err != nil {
 		return nil, err
 	}
@@ -511,6 +511,9 @@ func (r *runner) manifest() (manifest, error) {
 	}
 	if r.counter != nil {
 		m.Tokenizer = tokenize.Describe(r.counter)
+	}
+	if r.comp != nil {
+		m.ImageTokens = r.comp.ImageRule().String()
 	}
 	return m, nil
 }

@@ -37,6 +37,8 @@ type summaryState struct {
 	Quality          qualityState          `json:"quality"`
 	UTF8Repaired     int64                 `json:"utf8_repaired,omitempty"`
 	TwoTurnLists     int64                 `json:"two_turn_lists,omitempty"`
+	Images           int64                 `json:"images,omitempty"`
+	ImagesUnknown    int64                 `json:"images_unknown_size,omitempty"`
 	Before           *Hist                 `json:"before"`
 	After            *Hist                 `json:"after"`
 	Groups           map[string]groupState `json:"groups"`
@@ -73,8 +75,8 @@ func (s *Summary) MarshalState() ([]byte, error) {
 		SummaryCalls: c.summaryCalls, SummaryErrors: c.summaryErrors, CacheHits: c.cacheHits,
 		PromptTokens: c.promptTokens, CompletionTokens: c.completionTokens,
 		PairingRecords: c.pairingRecords, Fallbacks: c.fallbacks, UTF8Repaired: c.utf8Repaired,
-		TwoTurnLists: c.twoTurnLists,
-		Before:       &s.before, After: &s.after, Groups: map[string]groupState{},
+		TwoTurnLists: c.twoTurnLists, Images: c.images, ImagesUnknown: c.imagesUnknownSize,
+		Before: &s.before, After: &s.after, Groups: map[string]groupState{},
 	}
 	for i, r := range outcome.AllReasons() {
 		if c.reasons[i] != 0 {
@@ -126,6 +128,10 @@ func (s *Summary) UnmarshalState(b []byte) error {
 	c.promptTokens, c.completionTokens = st.PromptTokens, st.CompletionTokens
 	c.pairingRecords, c.fallbacks, c.utf8Repaired = st.PairingRecords, st.Fallbacks, st.UTF8Repaired
 	c.twoTurnLists = st.TwoTurnLists
+	if st.Images < 0 || st.ImagesUnknown < 0 {
+		return fmt.Errorf("metrics: state: images %d, of unknown size %d", st.Images, st.ImagesUnknown)
+	}
+	c.images, c.imagesUnknownSize = st.Images, st.ImagesUnknown
 	qs := st.Quality
 	out.q.qcounters = qcounters{prepassRan: qs.PrepassRan, prepassChanged: qs.PrepassChanged, prepassFit: qs.PrepassFit, prepassSaved: qs.PrepassSaved,
 		redactedRecords: qs.RedactedRecords, regions: qs.Regions, tools: qs.Tools, toolsKept: qs.ToolsKept, args: qs.Args, kept: qs.Kept}

@@ -62,6 +62,12 @@ type Observation struct {
 	// UTF8Repaired counts the ill-formed UTF-8 sequences of the record as
 	// read that were replaced by U+FFFD (0: the record was valid UTF-8).
 	UTF8Repaired int
+	// Images counts the images found in the record as read (package
+	// imagetok: content parts and "<image>" markers with the record's
+	// images list), ImagesUnknownSize those whose size could not be read
+	// from their header (a link, a missing file), counted by the rule's
+	// fallback. In the outcome line (images) only when non-zero.
+	Images, ImagesUnknownSize int
 	// TurnListRead is the key of the turn list read when the record held
 	// two, "conversations" and "messages", with the same turns (the other
 	// is written as it came); "" otherwise.
@@ -125,6 +131,8 @@ type counters struct {
 	fallbacks      int64 // records summarised by the fallback
 	utf8Repaired   int64 // records written with ill-formed UTF-8 replaced
 	twoTurnLists   int64 // records read by one of two identical turn lists
+
+	images, imagesUnknownSize int64 // images found in the inputs, and of them of unknown size
 }
 
 // Observe adds one record's observation. It panics if o.Outcome is not one
@@ -185,6 +193,8 @@ func (s *Summary) Observe(o Observation) {
 	if o.TurnListRead != "" {
 		s.c.twoTurnLists++
 	}
+	s.c.images += int64(o.Images)
+	s.c.imagesUnknownSize += int64(o.ImagesUnknownSize)
 	s.before.Add(int64(o.TokensBefore))
 	s.after.Add(int64(o.TokensAfter))
 }
@@ -215,6 +225,8 @@ func (s *Summary) Merge(o *Summary) {
 	s.c.fallbacks += o.c.fallbacks
 	s.c.utf8Repaired += o.c.utf8Repaired
 	s.c.twoTurnLists += o.c.twoTurnLists
+	s.c.images += o.c.images
+	s.c.imagesUnknownSize += o.c.imagesUnknownSize
 	s.q.merge(&o.q)
 	s.before.Merge(&o.before)
 	s.after.Merge(&o.after)

@@ -12,8 +12,11 @@ type Turn struct {
 	Name string // role as written in the input: "human", "gpt", "observation", …
 	Text string // the text that is counted and summarised
 
-	// Extra is a token estimate for content that has no text (image parts),
-	// added to the count of Text.
+	// Extra is the tokens of content that has no text (images), added to
+	// the count of Text. [Decode] leaves it 0: the caller that counts
+	// images fills it in (package pipeline, by an imagetok rule). Edits
+	// that keep the content ([Record.AppendText]) keep it; a turn decoded
+	// again from edited bytes has it 0.
 	Extra int
 
 	// OpenAI dialect only: the ids of the tool calls an assistant turn makes,
@@ -32,3 +35,11 @@ type Turn struct {
 // Made reports whether the turn was made or changed by trajcompress, as
 // opposed to read verbatim.
 func (t Turn) Made() bool { return t.made }
+
+// Content returns the raw JSON of the turn's content value inside Raw, nil when the turn has none.
+func (t Turn) Content() []byte {
+	if t.contentKind == 0 {
+		return nil
+	}
+	return t.Raw[t.content[0]:t.content[1]]
+}

@@ -23,7 +23,8 @@ type RunInfo struct {
 	// were counted with (its path, SHA-256 of the file); empty for none.
 	ChatTemplate, ChatTemplateSHA256 string
 	// ImageTokens names the rule images were counted by (imagetok.Rule's
-	// String: "openai", "flat:85", "qwen(patch=14,…)"); "" leaves it out.
+	// String: "openai", "flat:85", "qwen(patch=14,…)"); the report has it
+	// only when an image was found.
 	ImageTokens string
 	// Budget is the planning budget used; nil leaves it out of the report.
 	Budget     *snap.Budget
@@ -427,9 +428,12 @@ func (s *Summary) Report(info RunInfo) Report {
 	r.Retention = s.q.retentionSection()
 	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,
 		TokenizerKind: info.TokenizerKind, TokenizerSplit: info.TokenizerSplit, TokenizerSHA256: info.TokenizerSHA256,
-		ChatTemplate: info.ChatTemplate, ChatTemplateSHA256: info.ChatTemplateSHA256, ImageTokens: info.ImageTokens,
+		ChatTemplate: info.ChatTemplate, ChatTemplateSHA256: info.ChatTemplateSHA256,
 		Config: info.Config, ConfigFingerprint: info.ConfigFingerprint, InputFingerprint: info.InputFingerprint,
 		Outputs: info.Outputs, DryRun: info.DryRun}
+	if c.images > 0 {
+		r.Run.ImageTokens = info.ImageTokens
+	}
 	if b := info.Budget; b != nil {
 		r.Run.Budget = &BudgetSection{
 			TargetMaxTokens: b.Target, SummaryTargetTokens: b.SummaryTokens, LastNTurns: b.LastN,

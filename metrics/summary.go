@@ -278,6 +278,10 @@ func (s *Summary) RecordsIn() int64 {
 	return n
 }
 
+// Images returns the number of images found in the non-rejected records,
+// and of them those whose size was unknown.
+func (s *Summary) Images() (found, unknownSize int64) { return s.c.images, s.c.imagesUnknownSize }
+
 // RecordsRejected returns the number of invalid records.
 func (s *Summary) RecordsRejected() int64 { return s.Count(outcome.Invalid) }
 

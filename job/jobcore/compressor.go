@@ -65,10 +65,11 @@ func BudgetOf(cfg config.Config) snap.Budget {
 
 // Compressor builds the record path of a config: the summarizer (the LLM
 // client, its estimator in a dry run, the batch exporter when given, or
-// the deterministic one), the image rule ([ImageRule]; its note, if any,
-// goes to notes unless nil) and the Compressor. client is nil unless the
-// LLM client is in use.
-func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupBy string, export *llm.Exporter, notes io.Writer) (*pipeline.Compressor, *llm.Client, error) {
+// the deterministic one), the image rule ([ImageRule]: its note, if any,
+// goes to imageNote unless nil, for the caller to show when the run finds
+// an image) and the Compressor. client is nil unless the LLM client is in
+// use.
+func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupBy string, export *llm.Exporter, imageNote io.Writer) (*pipeline.Compressor, *llm.Client, error) {
 	var summ summary.Summarizer
 	var client *llm.Client
 	var err error
@@ -109,8 +110,8 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	if err != nil {
 		return nil, nil, err
 	}
-	if note != "" && notes != nil {
-		fmt.Fprintf(notes, "note: %s\n", note)
+	if note != "" && imageNote != nil {
+		fmt.Fprintf(imageNote, "note: %s\n", note)
 	}
 	opts.ImageRule = rule
 	if cfg.Redaction.Enabled {

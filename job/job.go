@@ -263,7 +263,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	res, err := r.run(ctx)
 	if res != nil {
 		res.MemoHits, res.MemoMisses = counter.Stats()
-		if found, _ := res.Total.Images(); found > 0 && spec.Notes != nil {
+		if found, _ := res.Total.Images(); found > 0 && imageNote.Len() > 0 && spec.Notes != nil {
 			// How images were counted matters only to a run that had one.
 			fmt.Fprint(spec.Notes, imageNote.String())
 		}

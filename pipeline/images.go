@@ -44,6 +44,7 @@ func (c *Compressor) countImages(j *job) {
 		// A marker count that differs from the list's length is counted
 		// as found (markers without an entry are of unknown size).
 		found, _ = f.Record(contents, images)
+		found = pairPlaceholders(found)
 		if key == "image" {
 			// A single "image" value no marker claims is not taken for an
 			// image: datasets use the key for other things (a container
@@ -77,6 +78,41 @@ func (c *Compressor) countImages(j *job) {
 	j.obs.Images = len(found)
 }
 
+// pairPlaceholders gives the images-list entries no marker claimed to the
+// {"type": "image"} parts that name no image (transformers' and TRL's
+// layout: the parts say where, the list holds the images), in order, as
+// markers take them: such a part and its entry are one image, counted
+// once, with the entry's size. Entries or parts left over stay as they
+// are.
+func pairPlaceholders(found []imagetok.Image) []imagetok.Image {
+	var holders, listed []int
+	for k, im := range found {
+		switch {
+		case im.Kind == imagetok.KindImagePart && im.Source == imagetok.SourceNone && im.Ref == "":
+			holders = append(holders, k)
+		case im.Kind == imagetok.KindListed:
+			listed = append(listed, k)
+		}
+	}
+	n := min(len(holders), len(listed))
+	if n == 0 {
+		return found
+	}
+	drop := make(map[int]bool, n)
+	for p := range n {
+		h, e := &found[holders[p]], found[listed[p]]
+		h.Index, h.Source, h.Ref, h.Format, h.Width, h.Height = e.Index, e.Source, e.Ref, e.Format, e.Width, e.Height
+		drop[listed[p]] = true
+	}
+	out := found[:0]
+	for k, im := range found {
+		if !drop[k] {
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
 // recordImages is the record's images value and its key: "images", else
 // ShareGPT4V's and LLaVA's single "image" (as imagetok.RecordImages, from
 // the members the record was decoded with); nil when neither is present
@@ -92,7 +128,8 @@ func recordImages(r *traj.Record) ([]byte, string) {
 
 // madeImageTokens is what the images of turn i count once the prepass
 // has made t of it: the image parts of a content list are found again
-// (an image part gone is no longer counted); of the turn's "<image>"
+// (an image part gone is no longer counted; a {"type": "image"} part
+// counts as the entry it was paired with); of the turn's "<image>"
 // markers as read, as many as t's text still holds count as they did
 // (its first ones), and a marker beyond them by the rule's fallback.
 func (c *Compressor) madeImageTokens(j *job, i int, t traj.Turn) int {
@@ -101,9 +138,22 @@ func (c *Compressor) madeImageTokens(j *job, i int, t traj.Turn) int {
 	}
 	v := t.Content()
 	if len(v) > 0 && v[0] == '[' {
+		// A {"type": "image"} part found again counts as the list entry
+		// it was paired with as read (pairPlaceholders), in order.
+		var paired []int
+		for k, im := range j.images {
+			if im.Turn == i && im.Kind == imagetok.KindImagePart && im.Index >= 0 {
+				paired = append(paired, j.imageTok[k])
+			}
+		}
 		f := imagetok.Finder{Dir: filepath.Dir(j.pos.File)}
 		n := 0
 		for _, im := range f.Content(v, i) {
+			if im.Kind == imagetok.KindImagePart && im.Source == imagetok.SourceNone && im.Ref == "" && len(paired) > 0 {
+				n += paired[0]
+				paired = paired[1:]
+				continue
+			}
 			k, _ := c.opts.ImageRule.Tokens(im)
 			n += k
 		}

@@ -42,6 +42,9 @@ func TestImagesCountedByRule(t *testing.T) {
 		`{"role": "assistant", "content": [{"type": "text", "text": "I see"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "` + small + `"}}]},` +
 		`{"role": "tool", "tool_call_id": "x", "content": [{"type": "text", "text": "two shots"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,` + big + `", "detail": "low"}}, {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]}]}`
 	markers := `{"messages": [{"role": "user", "content": "<image> look"}, {"role": "assistant", "content": "I see"}], "images": ["shot.png", "shot.png"]}`
+	// transformers' / TRL's layout: {"type": "image"} parts and the images
+	// list: one image each, with the entry's size.
+	holders := `{"messages": [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "look here"}]}, {"role": "assistant", "content": "I see"}], "images": ["shot.png"]}`
 	for _, tc := range []struct {
 		name, line   string
 		rule         imagetok.Rule
@@ -52,6 +55,7 @@ func TestImagesCountedByRule(t *testing.T) {
 		{"parts flat:85", parts, imagetok.Flat(85), 6 + 4*85, 4, 1},
 		{"parts zero rule is openai", parts, imagetok.Rule{}, 6 + 765 + 255 + 85 + 1445, 4, 1},
 		{"markers openai", markers, imagetok.OpenAI(), 4 + 765 + 765, 2, 0},
+		{"placeholders openai", holders, imagetok.OpenAI(), 4 + 765, 1, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newComp(t, func(o *Options) { o.ImageRule = tc.rule; o.Budget.Target = 100000 })
@@ -126,5 +130,31 @@ func TestMadeTurnImages(t *testing.T) {
 		if got := c.madeImageTokens(&j, tc.i, tc.t); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
+	}
+}
+
+// A {"type": "image"} part paired with the images list keeps the entry's
+// count when the prepass remakes its turn with the part still there.
+func TestMadeTurnPlaceholder(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "shot.png"), pngOf(t, 1024, 768), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"messages": [{"role": "assistant", "content": [{"type": "image"}, {"type": "text", "text": "a"}], "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"x\": 1}"}}]}], "images": ["shot.png"]}`
+	c := newComp(t, nil)
+	j := job{raw: []byte(line), pos: traj.Pos{File: filepath.Join(dir, "in.jsonl")}}
+	if rej := c.decode(&j); rej != nil {
+		t.Fatal(rej)
+	}
+	c.countImages(&j)
+	if got := j.rec.Turns[0].Extra; got != 765 {
+		t.Fatalf("as read: %d, want 765", got)
+	}
+	args, ok := j.rec.SetCallArguments(j.rec.Turns[0], 0, []byte(`"{}"`))
+	if !ok {
+		t.Fatal("no call arguments")
+	}
+	if got := c.madeImageTokens(&j, 0, args); got != 765 {
+		t.Errorf("remade: %d, want 765", got)
 	}
 }

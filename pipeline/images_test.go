@@ -29,8 +29,9 @@ func pngOf(t *testing.T, w, h int) []byte {
 // data: URL part of 1024×768 at auto detail (765 under openai), an
 // Anthropic base64 block of 512×512 (one tile: 255), a part at low detail
 // (85), a link (unknown size: 1 445), "<image>" markers with the images
-// list resolved against the record file's directory (1024×768 again), and
-// an images-list entry no marker claims (counted for the record).
+// list resolved against the record file's directory (1024×768 again), an
+// images-list entry no marker claims (counted for the record), {"type":
+// "image"} parts paired with the list, and datasets Image values.
 func TestImagesCountedByRule(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "shot.png"), pngOf(t, 1024, 768), 0o644); err != nil {
@@ -44,7 +45,13 @@ func TestImagesCountedByRule(t *testing.T) {
 	markers := `{"messages": [{"role": "user", "content": "<image> look"}, {"role": "assistant", "content": "I see"}], "images": ["shot.png", "shot.png"]}`
 	// transformers' / TRL's layout: {"type": "image"} parts and the images
 	// list: one image each, with the entry's size.
-	holders := `{"messages": [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "look here"}]}, {"role": "assistant", "content": "I see"}], "images": ["shot.png"]}`
+	// Hugging Face datasets Image values, as the Parquet and Arrow readers
+	// give them in JSON (bytes in base64): in a part, and as the images
+	// list's entries with their markers; a null bytes with a path is read
+	// from the file.
+	datasets := `{"messages": [{"role": "user", "content": [{"type": "image", "image": {"bytes": "` + small + `", "path": null}}, {"type": "text", "text": "look here"}]},` +
+		`{"role": "assistant", "content": "<image> <image>"}], "images": [{"bytes": "` + big + `", "path": "x.png"}, {"bytes": null, "path": "shot.png"}]}`
+		holders := `{"messages": [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "look here"}]}, {"role": "assistant", "content": "I see"}], "images": ["shot.png"]}`
 	for _, tc := range []struct {
 		name, line   string
 		rule         imagetok.Rule
@@ -56,6 +63,7 @@ func TestImagesCountedByRule(t *testing.T) {
 		{"parts zero rule is openai", parts, imagetok.Rule{}, 6 + 765 + 255 + 85 + 1445, 4, 1},
 		{"markers openai", markers, imagetok.OpenAI(), 4 + 765 + 765, 2, 0},
 		{"placeholders openai", holders, imagetok.OpenAI(), 4 + 765, 1, 0},
+		{"datasets openai", datasets, imagetok.OpenAI(), 4 + 255 + 765 + 765, 3, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newComp(t, func(o *Options) { o.ImageRule = tc.rule; o.Budget.Target = 100000 })

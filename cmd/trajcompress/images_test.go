@@ -18,6 +18,7 @@ type imageRun struct {
 	before           []int
 	images, unknown  int
 	rule, stderr     string
+	metrics          string // the metrics file
 	imagesPerRecord  []int
 	totalBefore      int
 	imagesSectionSet bool
@@ -36,7 +37,7 @@ func compressImages(t *testing.T, in string, args ...string) imageRun {
 		t.Fatalf("%v: exit %d: %s", full, code, stderr.String())
 	}
 	var r imageRun
-	r.stderr = stderr.String()
+	r.stderr, r.metrics = stderr.String(), filepath.Join(dir, "m.json")
 	f, err := os.Open(filepath.Join(dir, "o.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -187,6 +188,24 @@ func TestCompressImageRules(t *testing.T) {
 	check("auto (Qwen2.5-VL)", qwen, qtext, 3*1001)
 	if want := "qwen(patch=14,merge=2,min_pixels=3136,max_pixels=12845056)"; qwen.rule != want || qwen.stderr != "" {
 		t.Errorf("auto with a Qwen preprocessor config: rule %q (want %q), stderr %q", qwen.rule, want, qwen.stderr)
+	}
+
+	// The same config, tokenizer file and inputs with another
+	// preprocessor_config.json (Qwen3-VL's): auto's rule changed, so check
+	// refuses to compare the runs, by run.image_tokens alone.
+	pp3, err := os.ReadFile(filepath.Join(root, "imagetok", "testdata", "qwen3-vl-8b-instruct.preprocessor_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(model, "preprocessor_config.json"), pp3, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	qwen3 := compressImages(t, in, "--tokenizer", model, "--chat-template", "none")
+	check("auto (Qwen3-VL)", qwen3, qtext, 3*770) // 768×1024 → 48×64 patches of 16 → 768 pads + 2
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"check", "--baseline", qwen.metrics, qwen3.metrics}, nil, &bytes.Buffer{}, &stderr)
+	if code == exitOK || !strings.Contains(stderr.String(), "run.image_tokens") || strings.Contains(stderr.String(), "config_fingerprint") {
+		t.Errorf("check compared runs counted by two image rules: exit %d, %s", code, stderr.String())
 	}
 
 	// A model's tokenizer without a preprocessor_config.json: OpenAI's

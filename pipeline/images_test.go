@@ -51,7 +51,7 @@ func TestImagesCountedByRule(t *testing.T) {
 	// from the file.
 	datasets := `{"messages": [{"role": "user", "content": [{"type": "image", "image": {"bytes": "` + small + `", "path": null}}, {"type": "text", "text": "look here"}]},` +
 		`{"role": "assistant", "content": "<image> <image>"}], "images": [{"bytes": "` + big + `", "path": "x.png"}, {"bytes": null, "path": "shot.png"}]}`
-		holders := `{"messages": [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "look here"}]}, {"role": "assistant", "content": "I see"}], "images": ["shot.png"]}`
+	holders := `{"messages": [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "look here"}]}, {"role": "assistant", "content": "I see"}], "images": ["shot.png"]}`
 	for _, tc := range []struct {
 		name, line   string
 		rule         imagetok.Rule

@@ -236,7 +236,7 @@ func (c *Compressor) ImageRule() imagetok.Rule { return c.opts.ImageRule }
 // [summary.ErrFatal].
 //
 // The steps, in order: redact the line's secrets, decode it (repairing
-// ill-formed UTF-8), measure its
+// ill-formed UTF-8), count its images (Options.ImageRule), measure its
 // turns, plan the region (snap), run the prepass on the middle (which may
 // make the record fit with no region summarised), place the summary
 // (alternation mode), summarize the region, assemble the new turns,

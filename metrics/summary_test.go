@@ -368,6 +368,12 @@ func TestImagesCounted(t *testing.T) {
 	if r.Images == nil || *r.Images != (ImagesSection{Images: 5, ImagesUnknownSize: 1}) || r.Run.ImageTokens != "openai" {
 		t.Errorf("images section %+v, rule %q", r.Images, r.Run.ImageTokens)
 	}
+	var h, hn strings.Builder
+	a.Human(&h)
+	none.Human(&hn)
+	if !strings.Contains(h.String(), "images:  5 found, counted in the tokens below (1 of unknown size") || strings.Contains(hn.String(), "images") {
+		t.Errorf("human tables:\n%s\n%s", h.String(), hn.String())
+	}
 	line := string(Observation{Outcome: outcome.SkippedUnderTarget, Images: 3}.AppendJSON(nil))
 	if !strings.Contains(line, `"pairing_problems_before":0,"images":3,`) {
 		t.Errorf("outcome line %s", line)

@@ -14,9 +14,10 @@ type Turn struct {
 
 	// Extra is the tokens of content that has no text (images), added to
 	// the count of Text. [Decode] leaves it 0: the caller that counts
-	// images fills it in (package pipeline, by an imagetok rule). Edits
-	// that keep the content ([Record.AppendText]) keep it; a turn decoded
-	// again from edited bytes has it 0.
+	// images fills it in (package pipeline, by an imagetok rule). A turn
+	// with text added ([Record.AppendText], [Record.PrependText]) keeps
+	// it; a turn decoded again from edited bytes ([Record.SetContent] and
+	// the other edits) has it 0.
 	Extra int
 
 	// OpenAI dialect only: the ids of the tool calls an assistant turn makes,

@@ -17,7 +17,7 @@ var ErrSetupDiffers = errors.New("check: runs differ in setup")
 
 // SetupKeys are the dotted paths that must agree for two runs to be
 // comparable.
-var SetupKeys = []string{"run.tokenizer", "run.tokenizer_kind", "run.tokenizer_sha256", "run.chat_template_sha256", "run.config_fingerprint", "run.input_fingerprint", "run.dry_run"}
+var SetupKeys = []string{"run.tokenizer", "run.tokenizer_kind", "run.tokenizer_sha256", "run.chat_template_sha256", "run.image_tokens", "run.config_fingerprint", "run.input_fingerprint", "run.dry_run"}
 
 // ignoredPrefix is the section that varies between identical runs.
 const ignoredPrefix = "processing"

@@ -48,7 +48,8 @@
 //
 // Two runs are comparable only when run.tokenizer, run.tokenizer_kind,
 // run.tokenizer_sha256 (a tokenizer file's hash), run.chat_template_sha256
-// (the chat template records were counted with), run.config_fingerprint,
+// (the chat template records were counted with), run.image_tokens (the
+// rule images were counted by), run.config_fingerprint,
 // run.input_fingerprint and run.dry_run (a dry run is not compared with a
 // real one) are equal (a key absent from both documents counts as equal).
 // checkfile.VerifyRunOutputs checks, separately, that a run's outputs are

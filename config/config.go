@@ -27,6 +27,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/internal/readfile"
 	"github.com/trajcompress/trajcompress/snap"
 	"github.com/trajcompress/trajcompress/traj"
@@ -58,6 +59,12 @@ type Tokenizer struct {
 	// "" is auto when the tokenizer has a template, none otherwise
 	// (trainview.Resolve).
 	ChatTemplate string `yaml:"chat_template,omitempty" json:"chat_template,omitempty"`
+	// ImageTokens (ours) is how an image counts: "auto" (the model's
+	// preprocessor_config.json beside the tokenizer's file gives the
+	// Qwen2-VL family's rule; otherwise OpenAI's), "openai" (OpenAI's tile
+	// rule), or "flat:N" (every image N tokens); "" is auto
+	// (jobcore.ImageRule).
+	ImageTokens string `yaml:"image_tokens,omitempty" json:"image_tokens,omitempty"`
 }
 
 // Compression is the compression section.
@@ -225,6 +232,11 @@ func (c Config) Validate() error {
 	}
 	if err := (traj.Schema{Dialect: traj.Dialect(c.Input.Format)}).Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if v := c.Tokenizer.ImageTokens; v != "" && v != "auto" {
+		if _, err := imagetok.ParseRule(v); err != nil {
+			bad("tokenizer.image_tokens (--image-tokens) must be auto, openai or flat:N (N a whole number ≥ 0), got %q", v)
+		}
 	}
 	c.checkSummarization(bad)
 	switch c.Output.Format {

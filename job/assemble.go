@@ -430,6 +430,7 @@ func (a *assembler) runInfo(start time.Time) metrics.RunInfo {
 	if a.template != nil {
 		info.ChatTemplate, info.ChatTemplateSHA256 = a.template.Path, a.template.Hash
 	}
+	info.ImageTokens = a.dir.man.ImageTokens
 	info.Config, info.ConfigFingerprint = jobcore.SampledConfigFingerprint(a.spec.Config, a.spec.Sample)
 	if a.spec.Config.Summarization.Method == "llm" {
 		info.Model = a.spec.Config.Summarization.Model

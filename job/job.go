@@ -240,7 +240,8 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 			return nil, err
 		}
 	}
-	comp, client, err := jobcore.Compressor(cfg, counter, spec.DryRun, spec.GroupBy, export)
+	var imageNote strings.Builder
+	comp, client, err := jobcore.Compressor(cfg, counter, spec.DryRun, spec.GroupBy, export, &imageNote)
 	if err != nil {
 		return nil, err
 	}
@@ -262,6 +263,10 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	res, err := r.run(ctx)
 	if res != nil {
 		res.MemoHits, res.MemoMisses = counter.Stats()
+		if found, _ := res.Total.Images(); found > 0 && imageNote.Len() > 0 && spec.Notes != nil {
+			// How images were counted matters only to a run that had one.
+			fmt.Fprint(spec.Notes, imageNote.String())
+		}
 	}
 	return res, err
 }
@@ -511,6 +516,9 @@ func (r *runner) manifest() (manifest, error) {
 	}
 	if r.counter != nil {
 		m.Tokenizer = tokenize.Describe(r.counter)
+	}
+	if r.comp != nil {
+		m.ImageTokens = r.comp.ImageRule().String()
 	}
 	return m, nil
 }

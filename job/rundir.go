@@ -81,6 +81,11 @@ type manifest struct {
 	// Tokenizer is the tokenizer file's description (tokenize.Describe),
 	// for the metrics of the run however its tasks are shared out.
 	Tokenizer tokenize.Info `json:"tokenizer"`
+	// ImageTokens is the rule images were counted by (imagetok.Rule's
+	// String, as tokenizer.image_tokens resolved: auto's rule comes from a
+	// file beside the tokenizer's), for the metrics and so that a run is
+	// not resumed under another rule.
+	ImageTokens string `json:"image_tokens,omitempty"`
 	// Spec is what merge finishes the run with.
 	Spec specJSON `json:"spec"`
 }
@@ -264,6 +269,9 @@ func (m manifest) mismatch(o manifest) string {
 	}
 	if !sameTokenizer(m.Tokenizer, o.Tokenizer) {
 		diffs = append(diffs, fmt.Sprintf("the tokenizer differs (%s sha256 %s, now %s sha256 %s)", m.Tokenizer.Name, m.Tokenizer.Hash, o.Tokenizer.Name, o.Tokenizer.Hash))
+	}
+	if m.ImageTokens != o.ImageTokens {
+		diffs = append(diffs, fmt.Sprintf("the image token rule differs (%s, now %s)", m.ImageTokens, o.ImageTokens))
 	}
 	return strings.Join(diffs, "; ")
 }

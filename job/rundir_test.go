@@ -30,7 +30,7 @@ func TestRunDirRefusesOtherSettings(t *testing.T) {
 		t.Error("two encodings: the same")
 	}
 	base := manifest{Version: 1, Tool: "t", Build: "b1", Config: "c", Listing: "l", TaskSize: 8, Tasks: 2,
-		Tokenizer: tokenize.Info{Name: "tok", Hash: "aaa"}}
+		Tokenizer: tokenize.Info{Name: "tok", Hash: "aaa"}, ImageTokens: "openai"}
 	nop := func(string, ...any) {}
 	for _, c := range []struct {
 		name string
@@ -43,6 +43,9 @@ func TestRunDirRefusesOtherSettings(t *testing.T) {
 		{"task size", func(m *manifest) { m.TaskSize, m.Tasks = 16, 1 }, "--target-task-size"},
 		{"tokenizer file", func(m *manifest) { m.Tokenizer.Hash = "bbb" }, "the tokenizer differs (tok sha256 aaa, now tok sha256 bbb)"},
 		{"encoding", func(m *manifest) { m.Tokenizer = tokenize.Info{Name: "cl100k_base"} }, "the tokenizer differs"},
+		// auto's rule comes from a preprocessor_config.json that may change
+		// under the same config.
+		{"image rule", func(m *manifest) { m.ImageTokens = "qwen(patch=14,merge=2,min_pixels=3136,max_pixels=12845056)" }, "the image token rule differs (openai, now qwen(patch=14"},
 		{"group-by", func(m *manifest) { m.Spec.GroupBy = "model" }, `--group-by "", now "model"`},
 		{"outcomes", func(m *manifest) { m.Spec.Outcomes = "o.jsonl" }, "--outcomes or --report differ"},
 		{"report", func(m *manifest) { m.Spec.Report = "r.html" }, "--outcomes or --report differ"},

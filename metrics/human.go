@@ -10,7 +10,8 @@ import (
 
 // Human writes a short human-readable table of s to w (meant for stderr):
 // the count per outcome (with the uncompressible reasons), records in, out
-// and rejected, and token totals with the overall ratio. Write errors are
+// and rejected, the images found (when there were any), and token totals
+// with the overall ratio. Write errors are
 // ignored: the table is informational.
 func (s *Summary) Human(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
@@ -46,6 +47,13 @@ func (s *Summary) Human(w io.Writer) {
 	}
 	if c.twoTurnLists > 0 {
 		fmt.Fprintf(w, "turns:   %d records held both \"conversations\" and \"messages\", with the same turns: one was read and the other written as it came (turn_list_read in the outcome lines)\n", c.twoTurnLists)
+	}
+	if c.images > 0 {
+		fmt.Fprintf(w, "images:  %d found, counted in the tokens below", c.images)
+		if c.imagesUnknownSize > 0 {
+			fmt.Fprintf(w, " (%d of unknown size: a link or a missing file, counted as the most one image can cost)", c.imagesUnknownSize)
+		}
+		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "tokens:  %d before, %d after, %d saved (ratio %s)\n",
 		c.tokensBefore, c.tokensAfter, c.tokensBefore-c.tokensAfter,

@@ -43,7 +43,8 @@ func (o *Observation) Settle(oc outcome.Outcome, tokens, turns int) {
 // tokens_after, turns_before, turns_after, region ([start, end) in input
 // turn indices, or null), pairing_problems (of the record as written),
 // pairing_problems_before (as read), utf8_repaired (ill-formed UTF-8
-// sequences replaced) only when there were any, turn_list_read (the key
+// sequences replaced) only when there were any, images (images found in
+// the record as read) only when there were any, turn_list_read (the key
 // of the list read, of a record with two identical turn lists) only then,
 // chat_template_error (the chat template's message, for a record it
 // refused: reason chat_template) only then, images_removed and
@@ -101,6 +102,10 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 	if o.UTF8Repaired > 0 {
 		dst = append(dst, `,"utf8_repaired":`...)
 		dst = strconv.AppendInt(dst, int64(o.UTF8Repaired), 10)
+	}
+	if o.Images > 0 {
+		dst = append(dst, `,"images":`...)
+		dst = strconv.AppendInt(dst, int64(o.Images), 10)
 	}
 	if o.TurnListRead != "" {
 		dst = append(dst, `,"turn_list_read":`...)

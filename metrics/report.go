@@ -22,6 +22,10 @@ type RunInfo struct {
 	// ChatTemplate and ChatTemplateSHA256 name the chat template records
 	// were counted with (its path, SHA-256 of the file); empty for none.
 	ChatTemplate, ChatTemplateSHA256 string
+	// ImageTokens names the rule images were counted by (imagetok.Rule's
+	// String: "openai", "flat:85", "qwen(patch=14,…)"); the report has it
+	// only when an image was found.
+	ImageTokens string
 	// Budget is the planning budget used; nil leaves it out of the report.
 	Budget     *snap.Budget
 	Start, End time.Time // processing start and end, printed in their own location
@@ -64,8 +68,7 @@ type OutputFile struct {
 // has the peer's sections and keys in the peer's order (summary, tokens,
 // turns, averages, summarization, processing; docs/peer.md §7), then the
 // trajcompress sections outcomes, distributions, groups, prepass and
-// redaction (when on), images (when an image was removed), retention and
-// run. Build it with [Summary.Report]
+// redaction (when on), images (when any was found), retention and run. Build it with [Summary.Report]
 // and write it with [Report.WriteJSON]; it reads back with encoding/json
 // (metrics of older versions lack the histograms, the groups and the
 // quality sections: those fields are then nil or zero).
@@ -80,8 +83,8 @@ type Report struct {
 	Distributions DistributionsSection `json:"distributions"`
 	Groups        *GroupsSection       `json:"groups,omitempty"`
 	Prepass       *PrepassSection      `json:"prepass,omitempty"`
-	Images        *ImagesSection       `json:"images,omitempty"`
 	Redaction     *RedactionSection    `json:"redaction,omitempty"`
+	Images        *ImagesSection       `json:"images,omitempty"`
 	Retention     RetentionSection     `json:"retention"`
 	Run           RunSection           `json:"run"`
 }
@@ -171,15 +174,6 @@ type ProcessingSection struct {
 	DurationSeconds Float  `json:"duration_seconds"` // round(seconds, 2)
 }
 
-// ImagesSection is the report's "images" section, present when an image
-// was removed: the old images the image step replaced by text in the
-// records written (compression.drop_old_images or compression.prepass),
-// and the tokens that saved as the turns are counted.
-type ImagesSection struct {
-	ImagesRemoved    int64 `json:"images_removed"`
-	ImageTokensSaved int64 `json:"image_tokens_saved"`
-}
-
 // OutcomesSection counts records per outcome (all six keys always present)
 // and per uncompressible reason. RecordsIn = RecordsOut + RecordsRejected
 // always; rejected records are the invalid ones.
@@ -247,6 +241,25 @@ func (c OutcomeCounts) Count(oc outcome.Outcome) int64 {
 	return 0
 }
 
+// ImagesSection counts the images found in the inputs (content parts,
+// "<image>" markers with the record's images list; package imagetok),
+// over the non-rejected records: present when there was one. Each counts
+// in the record's tokens by the run's rule (run.image_tokens);
+// ImagesUnknownSize are those whose size could not be read from their
+// header (a link, a missing file), counted by the rule's fallback.
+//
+// ImagesRemoved are the old images the image step replaced by text in the
+// records written (compression.drop_old_images or compression.prepass),
+// and ImageTokensSaved the tokens that saved as the turns are counted
+// (negative when the replacement text costs more than the rule counted
+// the images, e.g. under flat:0).
+type ImagesSection struct {
+	Images            int64 `json:"images"`
+	ImagesUnknownSize int64 `json:"images_unknown_size"`
+	ImagesRemoved     int64 `json:"images_removed"`
+	ImageTokensSaved  int64 `json:"image_tokens_saved"`
+}
+
 // ReasonsCounts counts uncompressible records per outcome.Reason.
 type ReasonsCounts struct {
 	NoMiddle       int64 `json:"no_middle"`
@@ -300,9 +313,13 @@ type RunSection struct {
 	// ChatTemplate is the chat template every record was counted with, as
 	// the trainer renders it (its path), and ChatTemplateSHA256 the
 	// SHA-256 of its file; absent when records were counted turn by turn.
-	ChatTemplate       string         `json:"chat_template,omitempty"`
-	ChatTemplateSHA256 string         `json:"chat_template_sha256,omitempty"`
-	Budget             *BudgetSection `json:"budget,omitempty"`
+	ChatTemplate       string `json:"chat_template,omitempty"`
+	ChatTemplateSHA256 string `json:"chat_template_sha256,omitempty"`
+	// ImageTokens is the rule every image was counted by (tokenizer.
+	// image_tokens resolved: "openai", "flat:N" or the Qwen2-VL family's
+	// "qwen(patch=…,merge=…,min_pixels=…,max_pixels=…)").
+	ImageTokens string         `json:"image_tokens,omitempty"`
+	Budget      *BudgetSection `json:"budget,omitempty"`
 	// Config is the effective configuration (config file, then flags).
 	Config json.RawMessage `json:"config,omitempty"`
 	// ConfigFingerprint is sha256 over the settings that can change the
@@ -413,8 +430,9 @@ func (s *Summary) Report(info RunInfo) Report {
 	if info.Redaction {
 		r.Redaction = s.q.redactionSection()
 	}
-	if c.imagesRemoved != 0 {
-		r.Images = &ImagesSection{ImagesRemoved: c.imagesRemoved, ImageTokensSaved: c.imageTokensSaved}
+	if c.images > 0 || c.imagesRemoved > 0 {
+		r.Images = &ImagesSection{Images: c.images, ImagesUnknownSize: c.imagesUnknownSize,
+			ImagesRemoved: c.imagesRemoved, ImageTokensSaved: c.imageTokensSaved}
 	}
 	r.Retention = s.q.retentionSection()
 	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,
@@ -422,6 +440,9 @@ func (s *Summary) Report(info RunInfo) Report {
 		ChatTemplate: info.ChatTemplate, ChatTemplateSHA256: info.ChatTemplateSHA256,
 		Config: info.Config, ConfigFingerprint: info.ConfigFingerprint, InputFingerprint: info.InputFingerprint,
 		Outputs: info.Outputs, DryRun: info.DryRun}
+	if c.images > 0 {
+		r.Run.ImageTokens = info.ImageTokens
+	}
 	if b := info.Budget; b != nil {
 		r.Run.Budget = &BudgetSection{
 			TargetMaxTokens: b.Target, SummaryTargetTokens: b.SummaryTokens, LastNTurns: b.LastN,

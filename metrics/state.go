@@ -39,6 +39,8 @@ type summaryState struct {
 	TwoTurnLists     int64                 `json:"two_turn_lists,omitempty"`
 	ImagesRemoved    int64                 `json:"images_removed,omitempty"`
 	ImageTokensSaved int64                 `json:"image_tokens_saved,omitempty"`
+	Images           int64                 `json:"images,omitempty"`
+	ImagesUnknown    int64                 `json:"images_unknown_size,omitempty"`
 	Before           *Hist                 `json:"before"`
 	After            *Hist                 `json:"after"`
 	Groups           map[string]groupState `json:"groups"`
@@ -76,6 +78,7 @@ func (s *Summary) MarshalState() ([]byte, error) {
 		PromptTokens: c.promptTokens, CompletionTokens: c.completionTokens,
 		PairingRecords: c.pairingRecords, Fallbacks: c.fallbacks, UTF8Repaired: c.utf8Repaired,
 		TwoTurnLists: c.twoTurnLists, ImagesRemoved: c.imagesRemoved, ImageTokensSaved: c.imageTokensSaved,
+		Images: c.images, ImagesUnknown: c.imagesUnknownSize,
 		Before: &s.before, After: &s.after, Groups: map[string]groupState{},
 	}
 	for i, r := range outcome.AllReasons() {
@@ -128,6 +131,10 @@ func (s *Summary) UnmarshalState(b []byte) error {
 	c.promptTokens, c.completionTokens = st.PromptTokens, st.CompletionTokens
 	c.pairingRecords, c.fallbacks, c.utf8Repaired = st.PairingRecords, st.Fallbacks, st.UTF8Repaired
 	c.twoTurnLists = st.TwoTurnLists
+	if st.Images < 0 || st.ImagesUnknown < 0 || st.ImagesRemoved < 0 {
+		return fmt.Errorf("metrics: state: images %d, of unknown size %d, removed %d", st.Images, st.ImagesUnknown, st.ImagesRemoved)
+	}
+	c.images, c.imagesUnknownSize = st.Images, st.ImagesUnknown
 	c.imagesRemoved, c.imageTokensSaved = st.ImagesRemoved, st.ImageTokensSaved
 	qs := st.Quality
 	out.q.qcounters = qcounters{prepassRan: qs.PrepassRan, prepassChanged: qs.PrepassChanged, prepassFit: qs.PrepassFit, prepassSaved: qs.PrepassSaved,

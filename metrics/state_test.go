@@ -108,6 +108,7 @@ func TestStateRefusesWhatItCannotRead(t *testing.T) {
 		{`{"version":1,"outcomes":{"compressed":-1}}`, `outcome "compressed": -1`},
 		{`{"version":1,"reasons":{"why":1}}`, `reason "why"`},
 		{`{"version":1,"before":{"count":2,"max":3,"bins":[[3,1]]}}`, "histogram"},
+		{`{"version":1,"images":-1}`, "images -1"},
 		{`not json`, "metrics: state"},
 	} {
 		var s Summary

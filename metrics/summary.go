@@ -62,6 +62,12 @@ type Observation struct {
 	// UTF8Repaired counts the ill-formed UTF-8 sequences of the record as
 	// read that were replaced by U+FFFD (0: the record was valid UTF-8).
 	UTF8Repaired int
+	// Images counts the images found in the record as read (package
+	// imagetok: content parts and "<image>" markers with the record's
+	// images list), ImagesUnknownSize those whose size could not be read
+	// from their header (a link, a missing file), counted by the rule's
+	// fallback. In the outcome line (images) only when non-zero.
+	Images, ImagesUnknownSize int
 	// TurnListRead is the key of the turn list read when the record held
 	// two, "conversations" and "messages", with the same turns (the other
 	// is written as it came); "" otherwise.
@@ -131,6 +137,7 @@ type counters struct {
 	twoTurnLists   int64 // records read by one of two identical turn lists
 
 	imagesRemoved, imageTokensSaved int64 // old images replaced by text, and the tokens that saved
+	images, imagesUnknownSize       int64 // images found in the inputs, and of them of unknown size
 }
 
 // Observe adds one record's observation. It panics if o.Outcome is not one
@@ -193,6 +200,8 @@ func (s *Summary) Observe(o Observation) {
 	}
 	s.c.imagesRemoved += int64(o.ImagesRemoved)
 	s.c.imageTokensSaved += int64(o.ImageTokensSaved)
+	s.c.images += int64(o.Images)
+	s.c.imagesUnknownSize += int64(o.ImagesUnknownSize)
 	s.before.Add(int64(o.TokensBefore))
 	s.after.Add(int64(o.TokensAfter))
 }
@@ -225,6 +234,8 @@ func (s *Summary) Merge(o *Summary) {
 	s.c.twoTurnLists += o.c.twoTurnLists
 	s.c.imagesRemoved += o.c.imagesRemoved
 	s.c.imageTokensSaved += o.c.imageTokensSaved
+	s.c.images += o.c.images
+	s.c.imagesUnknownSize += o.c.imagesUnknownSize
 	s.q.merge(&o.q)
 	s.before.Merge(&o.before)
 	s.after.Merge(&o.after)
@@ -275,6 +286,10 @@ func (s *Summary) RecordsIn() int64 {
 	}
 	return n
 }
+
+// Images returns the number of images found in the non-rejected records,
+// and of them those whose size was unknown.
+func (s *Summary) Images() (found, unknownSize int64) { return s.c.images, s.c.imagesUnknownSize }
 
 // RecordsRejected returns the number of invalid records.
 func (s *Summary) RecordsRejected() int64 { return s.Count(outcome.Invalid) }

@@ -352,3 +352,36 @@ func TestObservePanicsOnUnknownOutcome(t *testing.T) {
 		})
 	}
 }
+
+// Images and those of unknown size are sums: merged exactly, reported in
+// the images section (absent without images, with the rule then only),
+// and in the outcome line only when the record had one.
+func TestImagesCounted(t *testing.T) {
+	var a, b Summary
+	a.Observe(Observation{Outcome: outcome.SkippedUnderTarget, Images: 3, ImagesUnknownSize: 1})
+	b.Observe(Observation{Outcome: outcome.Compressed, Images: 2})
+	b.Observe(Observation{Outcome: outcome.Invalid})
+	var none Summary
+	none.Observe(Observation{Outcome: outcome.SkippedUnderTarget})
+	if r := none.Report(RunInfo{ImageTokens: "openai"}); r.Images != nil || r.Run.ImageTokens != "" {
+		t.Errorf("without images: section %+v, rule %q", r.Images, r.Run.ImageTokens)
+	}
+	a.Merge(&b)
+	r := a.Report(RunInfo{ImageTokens: "openai"})
+	if r.Images == nil || *r.Images != (ImagesSection{Images: 5, ImagesUnknownSize: 1}) || r.Run.ImageTokens != "openai" {
+		t.Errorf("images section %+v, rule %q", r.Images, r.Run.ImageTokens)
+	}
+	var h, hn strings.Builder
+	a.Human(&h)
+	none.Human(&hn)
+	if !strings.Contains(h.String(), "images:  5 found, counted in the tokens below (1 of unknown size") || strings.Contains(hn.String(), "images") {
+		t.Errorf("human tables:\n%s\n%s", h.String(), hn.String())
+	}
+	line := string(Observation{Outcome: outcome.SkippedUnderTarget, Images: 3}.AppendJSON(nil))
+	if !strings.Contains(line, `"pairing_problems_before":0,"images":3,`) {
+		t.Errorf("outcome line %s", line)
+	}
+	if line := string(Observation{Outcome: outcome.SkippedUnderTarget}.AppendJSON(nil)); strings.Contains(line, "images") {
+		t.Errorf("outcome line without images: %s", line)
+	}
+}

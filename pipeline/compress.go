@@ -31,6 +31,12 @@ type Options struct {
 	Counter      tokenize.Counter // counts turn texts; wrap it in tokenize.Memo
 	TurnOverhead int              // tokens added per turn for chat-template framing
 	Schema       traj.Schema
+	// ImageRule counts each image of a record (package imagetok: content
+	// parts, and "<image>" markers paired with the record's images list,
+	// whose relative paths are resolved against the directory of the
+	// record's file, traj.Pos.File) into its turn's Extra. The zero Rule
+	// is imagetok.OpenAI().
+	ImageRule imagetok.Rule
 
 	// Template, when set (tokenizer.chat_template), makes every count of a
 	// whole record the count of the record as the trainer sees it: its
@@ -147,6 +153,9 @@ func NewCompressor(opts Options) (*Compressor, error) {
 	if opts.SummaryRole == "" {
 		opts.SummaryRole = traj.RoleUser
 	}
+	if opts.ImageRule == (imagetok.Rule{}) {
+		opts.ImageRule = imagetok.OpenAI()
+	}
 	if opts.Prepass != nil {
 		pc := *opts.Prepass
 		if pc.Counter == nil {
@@ -196,8 +205,14 @@ type job struct {
 	// stretches caches the counts of the rendered record's stretches
 	// between special tokens: its renderings share most of them.
 	stretches trainview.Stretches
-	plan      snap.Plan // plan, place
-	obs       metrics.Observation
+	// images: the record's images as read and what each counts (nil when
+	// it has none); listed is what its images-list entries that no marker
+	// claims count (part of adj without a template)
+	images   []imagetok.Image
+	imageTok []int
+	listed   int
+	plan     snap.Plan // plan, place
+	obs      metrics.Observation
 
 	// plan: what assembly will add besides the summary text (snap's
 	// Budget.Reserve), and the noticed texts it measured for that, reused
@@ -219,13 +234,16 @@ type noticedTurn struct {
 // (Options.Template), or nil for none.
 func (c *Compressor) Template() *trainview.Counter { return c.opts.Template }
 
+// ImageRule is the rule images are counted by (Options.ImageRule).
+func (c *Compressor) ImageRule() imagetok.Rule { return c.opts.ImageRule }
+
 // Compress decides and applies the outcome of one input line. Per-record
 // problems become the result's outcome; the error is non-nil only when the
 // run must stop: ctx was cancelled, or the summarizer failed with
 // [summary.ErrFatal].
 //
 // The steps, in order: redact the line's secrets, decode it (repairing
-// ill-formed UTF-8), measure its
+// ill-formed UTF-8), count its images (Options.ImageRule), measure its
 // turns, plan the region (snap), run the prepass on the middle (which may
 // make the record fit with no region summarised), place the summary
 // (alternation mode), summarize the region, assemble the new turns,
@@ -259,6 +277,7 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 	if c.opts.GroupBy != "" {
 		j.obs.Group = metrics.GroupName(j.rec.Field(c.opts.GroupBy))
 	}
+	c.countImages(&j)
 	c.measure(&j)
 	if j.tmplErr != nil {
 		j.obs.TemplateError = j.tmplErr.Error()
@@ -490,6 +509,7 @@ func (c *Compressor) measure(j *job) {
 		if tools, err := c.mapper.Tools(j.rec); err == nil && tools != nil {
 			j.adj = c.opts.Counter.Count(string(tools))
 		}
+		j.adj += j.listed
 	}
 	j.obs.Measure(total+j.ext+j.adj, n)
 }
@@ -609,6 +629,7 @@ func (c *Compressor) prepass(j *job) bool {
 	j.turns = turns
 	for i := p.HeadEnd; i < p.TailStart; i++ {
 		if turns[i].Made() {
+			turns[i].Extra = c.madeImageTokens(j, i, turns[i])
 			j.tok[i] = c.count(turns[i]) + j.framing
 		}
 	}

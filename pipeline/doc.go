@@ -2,7 +2,8 @@
 // [Compressor.Compress], and a whole stream with [Run].
 //
 // Compress is a sequence of named steps (compress.go): decode the record
-// (traj), measure each turn (tokenize, through a memo), plan the region and,
+// (traj), count its images (imagetok, by Options.ImageRule), measure each
+// turn (tokenize, through a memo), plan the region and,
 // in alternation mode, place the summary (both decided by the pure core,
 // snap), summarize the region ([summary.Summarizer]), assemble the new
 // turns, account for their tokens and settle the outcome, encode. The
@@ -13,11 +14,11 @@
 // fatal summarizer error).
 //
 // It imports the packages of one record and no more: traj, internal/jsonx,
-// redact, tokenize, snap, prepass, summary, metrics, outcome, trainview
-// (a record as the trainer's chat template sees it) and imagetok (the
-// images of a record, whose relative paths are resolved against the
-// directory of the record's input file, traj.Pos.File). Files are
-// not its business: records come in through a [Source] and go out through
+// redact, tokenize, imagetok (the images of a record and what each costs
+// the model: the only files it reads are the headers of local images a
+// record names, through imagetok), snap, prepass, summary, metrics,
+// outcome and trainview (a record as the trainer's chat template sees
+// it). Files are not its business: records come in through a [Source] and go out through
 // a [Sink] (package format's readers and writers are both), so pipeline
 // never imports format, and the caller (job, the Beam pipeline) opens,
 // names and commits the files.

@@ -3,128 +3,166 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"encoding/base64"
 	"image"
 	"image/png"
 	"os"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 
-	"github.com/trajcompress/trajcompress/outcome"
-	"github.com/trajcompress/trajcompress/prepass"
-	"github.com/trajcompress/trajcompress/summary"
+	"github.com/trajcompress/trajcompress/imagetok"
+	"github.com/trajcompress/trajcompress/traj"
 )
 
-// textSummarizer is the deterministic summarizer, keeping the texts it
-// wrote.
-type textSummarizer struct {
-	mu    sync.Mutex
-	texts []string
+// pngOf encodes a w×h PNG.
+func pngOf(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, h))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }
 
-func (s *textSummarizer) Remote() bool { return false }
-
-func (s *textSummarizer) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
-	res, err := summary.Deterministic{Counter: wordCounter{}}.Summarize(ctx, req)
-	s.mu.Lock()
-	s.texts = append(s.texts, res.Text)
-	s.mu.Unlock()
-	return res, err
-}
-
-// markerRecord writes PNG files of widths 40, 50, 60, 70 (height 30) into
-// a new directory and returns the path of an input file there and a
-// LLaMA-Factory record of it: markers in turns 1 (head), 3, 5 and 7 (the
-// newest image-bearing turn), the images list naming the files.
-func markerRecord(t *testing.T) (string, string) {
+// Every shape an image takes is counted by the rule into the record's
+// tokens (word counter: the texts below are 2 words per turn): an OpenAI
+// data: URL part of 1024×768 at auto detail (765 under openai), an
+// Anthropic base64 block of 512×512 (one tile: 255), a part at low detail
+// (85), a link (unknown size: 1 445), "<image>" markers with the images
+// list resolved against the record file's directory (1024×768 again), an
+// images-list entry no marker claims (counted for the record), {"type":
+// "image"} parts paired with the list, and datasets Image values.
+func TestImagesCountedByRule(t *testing.T) {
 	dir := t.TempDir()
-	var paths []string
-	for i, w := range []int{40, 50, 60, 70} {
-		var b bytes.Buffer
-		if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, 30))); err != nil {
-			t.Fatal(err)
-		}
-		p := "s" + string(rune('0'+i)) + ".png"
-		if err := os.WriteFile(filepath.Join(dir, p), b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
+	if err := os.WriteFile(filepath.Join(dir, "shot.png"), pngOf(t, 1024, 768), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	msgs := []map[string]string{{"role": "system", "content": "browse"}}
-	for i := 1; i < 10; i++ {
-		role, text := "assistant", words(60, "act")
-		if i%2 == 1 {
-			role, text = "user", words(60, "obs")
-			if i < 8 {
-				text = "<image> " + text
+	big := base64.StdEncoding.EncodeToString(pngOf(t, 1024, 768))
+	small := base64.StdEncoding.EncodeToString(pngOf(t, 512, 512))
+	parts := `{"messages": [{"role": "user", "content": [{"type": "text", "text": "look here"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,` + big + `"}}]},` +
+		`{"role": "assistant", "content": [{"type": "text", "text": "I see"}, {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "` + small + `"}}]},` +
+		`{"role": "tool", "tool_call_id": "x", "content": [{"type": "text", "text": "two shots"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,` + big + `", "detail": "low"}}, {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]}]}`
+	markers := `{"messages": [{"role": "user", "content": "<image> look"}, {"role": "assistant", "content": "I see"}], "images": ["shot.png", "shot.png"]}`
+	// transformers' / TRL's layout: {"type": "image"} parts and the images
+	// list: one image each, with the entry's size.
+	// Hugging Face datasets Image values, as the Parquet and Arrow readers
+	// give them in JSON (bytes in base64): in a part, and as the images
+	// list's entries with their markers; a null bytes with a path is read
+	// from the file.
+	datasets := `{"messages": [{"role": "user", "content": [{"type": "image", "image": {"bytes": "` + small + `", "path": null}}, {"type": "text", "text": "look here"}]},` +
+		`{"role": "assistant", "content": "<image> <image>"}], "images": [{"bytes": "` + big + `", "path": "x.png"}, {"bytes": null, "path": "shot.png"}]}`
+	holders := `{"messages": [{"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "look here"}]}, {"role": "assistant", "content": "I see"}], "images": ["shot.png"]}`
+	for _, tc := range []struct {
+		name, line   string
+		rule         imagetok.Rule
+		want         int // tokens before
+		images, unkn int
+	}{
+		{"parts openai", parts, imagetok.OpenAI(), 6 + 765 + 255 + 85 + 1445, 4, 1},
+		{"parts flat:85", parts, imagetok.Flat(85), 6 + 4*85, 4, 1},
+		{"parts zero rule is openai", parts, imagetok.Rule{}, 6 + 765 + 255 + 85 + 1445, 4, 1},
+		{"markers openai", markers, imagetok.OpenAI(), 4 + 765 + 765, 2, 0},
+		{"placeholders openai", holders, imagetok.OpenAI(), 4 + 765, 1, 0},
+		{"datasets openai", datasets, imagetok.OpenAI(), 4 + 255 + 765 + 765, 3, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newComp(t, func(o *Options) { o.ImageRule = tc.rule; o.Budget.Target = 100000 })
+			res, err := c.Compress(context.Background(), []byte(tc.line), traj.Pos{File: filepath.Join(dir, "in.jsonl"), Line: 1})
+			if err != nil {
+				t.Fatal(err)
 			}
+			if res.Obs.TokensBefore != tc.want || res.Obs.Images != tc.images || res.Obs.ImagesUnknownSize != tc.unkn {
+				t.Errorf("tokens before %d, images %d, unknown %d; want %d, %d, %d", res.Obs.TokensBefore, res.Obs.Images, res.Obs.ImagesUnknownSize, tc.want, tc.images, tc.unkn)
+			}
+		})
+	}
+
+	// A record's single "image" value that no marker claims is not an
+	// image (a container image, say); with its marker it is one.
+	c := newComp(t, func(o *Options) { o.Budget.Target = 100000 })
+	for _, tc := range []struct {
+		line   string
+		images int
+	}{
+		{`{"messages": [{"role": "user", "content": "run it"}], "image": "ubuntu:22.04"}`, 0},
+		{`{"messages": [{"role": "user", "content": "<image> run it"}], "image": "shot.png"}`, 1},
+	} {
+		res, err := c.Compress(context.Background(), []byte(tc.line), traj.Pos{File: filepath.Join(dir, "in.jsonl"), Line: 1})
+		if err != nil {
+			t.Fatal(err)
 		}
-		msgs = append(msgs, map[string]string{"role": role, "content": text})
-	}
-	b, _ := json.Marshal(map[string]any{"messages": msgs, "images": paths})
-	return filepath.Join(dir, "in.jsonl"), string(b)
-}
-
-// TestDropOldImagesMarkers: the image step removes the markers of the
-// middle older than the newest image-bearing turn (never the head's) and
-// their list entries; the region then summarised holds the newest marker,
-// which the summary sizes by the rewritten list.
-func TestDropOldImagesMarkers(t *testing.T) {
-	in, line := markerRecord(t)
-	p := pos
-	p.File = in
-	ts := &textSummarizer{}
-	c := newComp(t, func(o *Options) {
-		o.Prepass = &prepass.Config{DropOldImages: true, ImagesOnly: true}
-		o.Summarizer = ts
-		o.Budget.Target, o.Budget.LastN = 300, 2
-	})
-	res, err := c.Compress(context.Background(), []byte(line), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := res.Obs
-	if o.Outcome != outcome.Compressed || o.Region == nil || o.ImagesRemoved != 2 || !o.Prepass.Ran {
-		t.Fatalf("outcome %s region %v removed %d prepass %+v", o.Outcome, o.Region, o.ImagesRemoved, o.Prepass)
-	}
-	// The newest marker went with the region it was in, the two older ones
-	// with the image step: the list keeps the head's entry only.
-	out := string(res.Out)
-	if !strings.Contains(out, `"images":["s0.png"]`) || !strings.HasPrefix(mustDecode(t, out).Turns[1].Text, "<image> obs") {
-		t.Fatalf("images list or head marker:\n%s", out)
-	}
-	if len(ts.texts) != 1 || !strings.Contains(ts.texts[0], "Images: 1 (70x30 png ×1)") {
-		t.Fatalf("summary: %q", ts.texts)
-	}
-	// Without the step, the region's summary counts the markers it held.
-	ts = &textSummarizer{}
-	plain := newComp(t, func(o *Options) { o.Summarizer = ts; o.Budget.Target, o.Budget.LastN = 300, 2 })
-	res, _ = plain.Compress(context.Background(), []byte(line), p)
-	if res.Obs.ImagesRemoved != 0 || len(ts.texts) != 1 || !strings.Contains(ts.texts[0], "Images: 3 (50x30 png ×1, 60x30 png ×1, 70x30 png ×1)") {
-		t.Fatalf("removed %d, summary %q", res.Obs.ImagesRemoved, ts.texts)
+		if res.Obs.Images != tc.images {
+			t.Errorf("%s: %d images, want %d", tc.line, res.Obs.Images, tc.images)
+		}
 	}
 }
 
-// TestDropOldImagesLeavesUnsaved: a record whose images the count does not
-// see (markers today cost their text only) and whose region cannot be
-// summarised is left as it came, not written bigger.
-func TestDropOldImagesLeavesUnsaved(t *testing.T) {
-	in, line := markerRecord(t)
-	p := pos
-	p.File = in
-	c := newComp(t, func(o *Options) {
-		o.Prepass = &prepass.Config{DropOldImages: true, ImagesOnly: true}
-		// The middle is turn 3 alone, too small for a summary to save
-		// anything.
-		o.Budget.Target, o.Budget.LastN, o.Budget.SummaryTokens = 300, 6, 100
-	})
-	res, err := c.Compress(context.Background(), []byte(line), p)
-	if err != nil {
+// A turn the prepass remade is counted again: one whose content became a
+// string (a digest) no longer holds its image parts; one whose tool-call
+// arguments were shrunk keeps them; a marker still in the text counts as
+// it did.
+func TestMadeTurnImages(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "shot.png"), pngOf(t, 1024, 768), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if o := res.Obs; o.ImageTokensSaved > 0 || o.Outcome != outcome.Uncompressible || o.ImagesRemoved != 0 || string(res.Out) != line {
-		t.Fatalf("outcome %s %s, removed %d saved %d", o.Outcome, o.Reason, o.ImagesRemoved, o.ImageTokensSaved)
+	big := base64.StdEncoding.EncodeToString(pngOf(t, 1024, 768))
+	line := `{"messages": [{"role": "user", "content": "<image> and <image>"},` +
+		`{"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,` + big + `"}}], "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"x\": 1}"}}]}],` +
+		` "images": ["shot.png", "missing.png"]}`
+	c := newComp(t, nil)
+	j := job{raw: []byte(line), pos: traj.Pos{File: filepath.Join(dir, "in.jsonl")}}
+	if rej := c.decode(&j); rej != nil {
+		t.Fatal(rej)
+	}
+	c.countImages(&j)
+	turns := j.rec.Turns
+	if turns[0].Extra != 765+1445 || turns[1].Extra != 765 {
+		t.Fatalf("as read: %d, %d; want 765 + 1445, 765", turns[0].Extra, turns[1].Extra)
+	}
+	args, ok := j.rec.SetCallArguments(turns[1], 0, []byte(`"{}"`))
+	if !ok {
+		t.Fatal("no call arguments")
+	}
+	for _, tc := range []struct {
+		name string
+		i    int
+		t    traj.Turn
+		want int
+	}{
+		{"arguments shrunk", 1, args, 765},
+		{"content a digest", 1, j.rec.SetContent(turns[1], "digest"), 0},
+		{"one marker left", 0, j.rec.SetContent(turns[0], "<image> gone"), 765},
+		{"no marker left", 0, j.rec.SetContent(turns[0], "gone"), 0},
+	} {
+		if got := c.madeImageTokens(&j, tc.i, tc.t); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A {"type": "image"} part paired with the images list keeps the entry's
+// count when the prepass remakes its turn with the part still there.
+func TestMadeTurnPlaceholder(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "shot.png"), pngOf(t, 1024, 768), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	line := `{"messages": [{"role": "assistant", "content": [{"type": "image"}, {"type": "text", "text": "a"}], "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"x\": 1}"}}]}], "images": ["shot.png"]}`
+	c := newComp(t, nil)
+	j := job{raw: []byte(line), pos: traj.Pos{File: filepath.Join(dir, "in.jsonl")}}
+	if rej := c.decode(&j); rej != nil {
+		t.Fatal(rej)
+	}
+	c.countImages(&j)
+	if got := j.rec.Turns[0].Extra; got != 765 {
+		t.Fatalf("as read: %d, want 765", got)
+	}
+	args, ok := j.rec.SetCallArguments(j.rec.Turns[0], 0, []byte(`"{}"`))
+	if !ok {
+		t.Fatal("no call arguments")
+	}
+	if got := c.madeImageTokens(&j, 0, args); got != 765 {
+		t.Errorf("remade: %d, want 765", got)
 	}
 }

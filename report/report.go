@@ -240,6 +240,13 @@ func runInfo(r *metrics.Report) []kv {
 	} else {
 		add("turn overhead", strconv.Itoa(run.TurnOverhead))
 	}
+	if im := r.Images; im != nil {
+		v := comma(im.Images) + " counted by " + run.ImageTokens
+		if im.ImagesUnknownSize > 0 {
+			v += " (" + comma(im.ImagesUnknownSize) + " of unknown size, counted at the rule's most)"
+		}
+		add("images", v)
+	}
 	if b := run.Budget; b != nil {
 		add("target_max_tokens", comma(int64(b.TargetMaxTokens)))
 		add("summary_target_tokens", comma(int64(b.SummaryTargetTokens)))

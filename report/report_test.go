@@ -321,3 +321,24 @@ func TestSizeDoesNotGrowWithRecords(t *testing.T) {
 		t.Errorf("the page grows with the records: %d bytes for 1,000, %d for 1,000,000", small, large)
 	}
 }
+
+// A run with images names their count and rule among the run's facts; a
+// run without (every golden) shows no images row.
+func TestRunInfoImages(t *testing.T) {
+	r := &metrics.Report{Images: &metrics.ImagesSection{Images: 1234, ImagesUnknownSize: 2}}
+	r.Run.ImageTokens = "openai"
+	var got string
+	for _, e := range runInfo(r) {
+		if e.Key == "images" {
+			got = e.Value
+		}
+	}
+	if got != "1,234 counted by openai (2 of unknown size, counted at the rule's most)" {
+		t.Errorf("images row %q", got)
+	}
+	for _, e := range runInfo(&metrics.Report{}) {
+		if e.Key == "images" {
+			t.Errorf("a run without images has an images row: %q", e.Value)
+		}
+	}
+}

@@ -216,3 +216,14 @@ func looksLikeFile(name string) bool {
 	base := filepath.Base(name)
 	return base == hfTokenizerFile || base == tiktokenFile || strings.HasSuffix(base, ".tiktoken")
 }
+
+// ModelDir returns the directory of the model files counter c was loaded
+// from (the directory of its tokenizer.json or tiktoken-format file, where
+// a model keeps its tokenizer_config.json, chat_template.jinja and
+// preprocessor_config.json), or "" for the built-in encodings.
+func ModelDir(c Counter) string {
+	if info := Describe(c); info.Kind == KindHFBPE || info.Kind == KindTiktokenFile {
+		return filepath.Dir(info.Name)
+	}
+	return ""
+}

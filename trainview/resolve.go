@@ -2,7 +2,6 @@ package trainview
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/tokenize"
@@ -27,10 +26,7 @@ const (
 //     tokenizer_config.json beside it takes the special tokens of tok's).
 func Resolve(spec string, tok tokenize.Counter) (*chattemplate.Template, error) {
 	info := tokenize.Describe(tok)
-	dir := ""
-	if info.Kind == tokenize.KindHFBPE || info.Kind == tokenize.KindTiktokenFile {
-		dir = filepath.Dir(info.Name)
-	}
+	dir := tokenize.ModelDir(tok)
 	switch spec {
 	case TemplateNone:
 		return nil, nil

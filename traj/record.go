@@ -21,11 +21,6 @@ const (
 	DialectOpenAI   Dialect = "openai"   // {"messages":[{"role","content",…}]}
 )
 
-// ImageTokens is the flat token estimate for one image content part (the
-// cost OpenAI bills for a low-detail image). Image parts are never dropped;
-// they are counted with this estimate in [Turn.Extra].
-const ImageTokens = 85
-
 // Schema says how to read records: the dialect and, for datasets that
 // rename them, the field names. The zero Schema detects the dialect and
 // uses each dialect's standard names.
@@ -400,7 +395,7 @@ func (r *Record) decodeTurn(line []byte, el jsonx.Elem) (Turn, error) {
 				return Turn{}, fmt.Errorf("%q is a list, not a string", r.contKey)
 			}
 			t.contentKind = 'l'
-			if err := partsText(v, &text, &t.Extra); err != nil {
+			if err := partsText(v, &text); err != nil {
 				return Turn{}, err
 			}
 		default:
@@ -415,9 +410,9 @@ func (r *Record) decodeTurn(line []byte, el jsonx.Elem) (Turn, error) {
 }
 
 // partsText collects the text of a list of content parts. Text parts carry
-// "text" (OpenAI) or "value" (some LLaMA-Factory exports); image parts are
-// counted as [ImageTokens] each.
-func partsText(v []byte, text *joiner, extra *int) error {
+// "text" (OpenAI) or "value" (some LLaMA-Factory exports); image parts have
+// no text (their tokens are the caller's to count: [Turn.Extra]).
+func partsText(v []byte, text *joiner) error {
 	for i, el := range jsonx.Elements(v, 0) {
 		pm, _, err := jsonx.Members(v[:el[1]], el[0])
 		if err != nil {
@@ -428,7 +423,6 @@ func partsText(v []byte, text *joiner, extra *int) error {
 			typ, _ = jsonx.Unquote(v[m.Start:m.End])
 		}
 		if strings.Contains(typ, "image") {
-			*extra += ImageTokens
 			continue
 		}
 		for _, k := range []string{"text", "value"} {

@@ -59,7 +59,7 @@ func TestDecodeOpenAI(t *testing.T) {
 	if a.Text != "think\nls\n{\"p\":1}\ncat\n{\"f\":\"a\"}" {
 		t.Errorf("assistant text %q", a.Text)
 	}
-	if r.Turns[1].Text != "look" || r.Turns[1].Extra != ImageTokens {
+	if r.Turns[1].Text != "look" || r.Turns[1].Extra != 0 {
 		t.Errorf("parts: text %q extra %d", r.Turns[1].Text, r.Turns[1].Extra)
 	}
 	if r.Turns[3].AnswersID != "c1" || r.Turns[4].Text != "r2" {

@@ -12,8 +12,12 @@ type Turn struct {
 	Name string // role as written in the input: "human", "gpt", "observation", …
 	Text string // the text that is counted and summarised
 
-	// Extra is a token estimate for content that has no text (image parts),
-	// added to the count of Text.
+	// Extra is the tokens of content that has no text (images), added to
+	// the count of Text. [Decode] leaves it 0: the caller that counts
+	// images fills it in (package pipeline, by an imagetok rule). A turn
+	// with text added ([Record.AppendText], [Record.PrependText]) keeps
+	// it; a turn decoded again from edited bytes ([Record.SetContent] and
+	// the other edits) has it 0.
 	Extra int
 
 	// OpenAI dialect only: the ids of the tool calls an assistant turn makes,

@@ -152,7 +152,7 @@ func copyLines(ctx context.Context, w *partWriter, p string) error {
 // writeMetrics writes the report of the merged Summary, as compress
 // writes it: same sections and run block.
 func (fn *finalizeFn) writeMetrics(ctx context.Context, total *metrics.Summary, inputFP string, outputs []metrics.OutputFile) error {
-	_, counter, err := jobcore.NewCompressor(fn.Config, false, fn.GroupBy)
+	comp, counter, err := jobcore.NewCompressor(fn.Config, false, fn.GroupBy)
 	if err != nil {
 		return err
 	}
@@ -171,6 +171,7 @@ func (fn *finalizeFn) writeMetrics(ctx context.Context, total *metrics.Summary, 
 		Redaction:    fn.Config.Redaction.Enabled,
 
 		InputFingerprint: inputFP,
+		ImageTokens:      comp.ImageRule().String(),
 	}
 	if ti := tokenize.Describe(counter); ti.Hash != "" {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash

@@ -17,7 +17,8 @@ import (
 // only in the head and tail) writes valid JSON; the records that fit by
 // the step alone are compressed with no region summarised; the
 // LLaMA-Factory record keeps its markers and list paired (two markers
-// removed by the step, the region then summarised); a second run on the
+// removed by the step, the region then summarised, still over the target
+// by the two images it keeps at 85 tokens each); a second run on the
 // output changes nothing.
 func TestDropOldImagesTwice(t *testing.T) {
 	root := repoRoot(t)
@@ -40,7 +41,8 @@ func TestDropOldImagesTwice(t *testing.T) {
 		outcomes := out + ".outcomes"
 		var stdout, stderr bytes.Buffer
 		args := []string{"compress", "--quiet", "--input", in, "--output", out, "--outcomes", outcomes,
-			"--target-max-tokens", "300", "--summary-target-tokens", "80", "--protect-last-n", "2", "--drop-old-images"}
+			"--target-max-tokens", "300", "--summary-target-tokens", "80", "--protect-last-n", "2", "--drop-old-images",
+			"--image-tokens", "flat:85"} // the case is sized for 85 tokens an image
 		if code := run(context.Background(), args, nil, &stdout, &stderr); code != exitOK {
 			t.Fatalf("exit %d: %s", code, stderr.String())
 		}
@@ -70,7 +72,7 @@ func TestDropOldImagesTwice(t *testing.T) {
 		outcome string
 		removed float64
 		region  bool
-	}{{"compressed", 2, false}, {"compressed", 2, false}, {"compressed", 2, true}, {"uncompressible", 0, false}} {
+	}{{"compressed", 2, false}, {"compressed", 2, false}, {"compressed_over_limit", 2, true}, {"uncompressible", 0, false}} {
 		o := first[i]
 		removed, _ := o["images_removed"].(float64)
 		if o["outcome"] != want.outcome || removed != want.removed || (o["region"] != nil) != want.region {

@@ -39,7 +39,7 @@ func withoutProcessing(t *testing.T, b []byte) []byte {
 	// in report order and readable.
 	var buf bytes.Buffer
 	buf.WriteString("{\n")
-	keys := []string{"summary", "tokens", "turns", "averages", "summarization", "outcomes", "distributions", "groups", "prepass", "images", "redaction", "retention", "run"}
+	keys := []string{"summary", "tokens", "turns", "averages", "summarization", "outcomes", "distributions", "groups", "prepass", "redaction", "images", "retention", "run"}
 	first := true
 	for _, k := range keys {
 		v, ok := m[k]

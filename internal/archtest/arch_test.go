@@ -83,9 +83,8 @@ var named = map[string][]string{
 	// "Of trajcompress it imports only internal/jsonx"
 	"chattemplate": {"internal/jsonx"},
 	// "It imports the packages of one record and no more: traj, internal/jsonx,
-	// redact, tokenize, snap, prepass, summary, metrics, outcome, trainview
-	// … and imagetok"
-	"pipeline": {"traj", "internal/jsonx", "tokenize", "snap", "prepass", "redact", "summary", "metrics", "outcome", "trainview", "imagetok"},
+	// redact, tokenize, imagetok, snap, prepass, summary, metrics, outcome and trainview"
+	"pipeline": {"traj", "internal/jsonx", "tokenize", "imagetok", "snap", "prepass", "redact", "summary", "metrics", "outcome", "trainview"},
 }
 
 // pure packages may not reach anything that does I/O, networking,

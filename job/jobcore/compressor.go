@@ -1,6 +1,9 @@
 package jobcore
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/metrics"
@@ -40,7 +43,7 @@ func NewCompressor(cfg config.Config, dryRun bool, groupBy string) (*pipeline.Co
 	if err != nil {
 		return nil, nil, err
 	}
-	comp, _, err := Compressor(cfg, counter, dryRun, groupBy, nil)
+	comp, _, err := Compressor(cfg, counter, dryRun, groupBy, nil, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -62,9 +65,11 @@ func BudgetOf(cfg config.Config) snap.Budget {
 
 // Compressor builds the record path of a config: the summarizer (the LLM
 // client, its estimator in a dry run, the batch exporter when given, or
-// the deterministic one) and the Compressor. client is nil unless the LLM
-// client is in use.
-func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupBy string, export *llm.Exporter) (*pipeline.Compressor, *llm.Client, error) {
+// the deterministic one), the image rule ([ImageRule]: its note, if any,
+// goes to imageNote unless nil, for the caller to show when the run finds
+// an image) and the Compressor. client is nil unless the LLM client is in
+// use.
+func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupBy string, export *llm.Exporter, imageNote io.Writer) (*pipeline.Compressor, *llm.Client, error) {
 	var summ summary.Summarizer
 	var client *llm.Client
 	var err error
@@ -101,6 +106,14 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	} else if tmpl != nil {
 		opts.Template = &trainview.Counter{Template: tmpl, Tokens: counter}
 	}
+	rule, note, err := ImageRule(cfg.Tokenizer.ImageTokens, counter)
+	if err != nil {
+		return nil, nil, err
+	}
+	if note != "" && imageNote != nil {
+		fmt.Fprintf(imageNote, "note: %s\n", note)
+	}
+	opts.ImageRule = rule
 	if cfg.Redaction.Enabled {
 		opts.Redactor = redact.Default()
 	}

@@ -1,0 +1,59 @@
+package jobcore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/trajcompress/trajcompress/imagetok"
+	"github.com/trajcompress/trajcompress/tokenize"
+)
+
+// ImageTokensAuto is the tokenizer.image_tokens (--image-tokens) value
+// that takes the rule from the tokenizer's model; "" means it too.
+const ImageTokensAuto = "auto"
+
+// preprocessorConfig is the file of a Hugging Face model that says how its
+// processor prepares images.
+const preprocessorConfig = "preprocessor_config.json"
+
+// ImageRule is the rule images are counted by under spec
+// (tokenizer.image_tokens) in a run counting text with tok:
+//
+//   - "openai" or "flat:N": that rule (imagetok.ParseRule);
+//   - "" or "auto": the Qwen2-VL family's rule (imagetok.LoadQwen) when
+//     the directory of tok's model files (tokenize.ModelDir, where
+//     --chat-template auto finds tokenizer_config.json) holds a
+//     preprocessor_config.json of that image processor; OpenAI's rule
+//     otherwise. For the built-in encodings (tiktoken's, OpenAI's models,
+//     and chars4) that is the model's own rule and goes without a note; for
+//     a model's tokenizer without a preprocessor_config.json (a text-only
+//     model) or with one of another image processor, note says that
+//     images are counted by OpenAI's rule and how to choose another.
+//
+// A preprocessor_config.json that cannot be read or parsed is an error.
+func ImageRule(spec string, tok tokenize.Counter) (rule imagetok.Rule, note string, err error) {
+	if spec != "" && spec != ImageTokensAuto {
+		rule, err := imagetok.ParseRule(spec)
+		if err != nil {
+			return imagetok.Rule{}, "", usagef("tokenizer.image_tokens (--image-tokens): %v", err)
+		}
+		return rule, "", nil
+	}
+	dir := tokenize.ModelDir(tok)
+	if dir == "" {
+		return imagetok.OpenAI(), "", nil
+	}
+	path := filepath.Join(dir, preprocessorConfig)
+	q, err := imagetok.LoadQwen(path)
+	switch {
+	case err == nil:
+		return q.Rule(), "", nil
+	case errors.Is(err, fs.ErrNotExist):
+		return imagetok.OpenAI(), fmt.Sprintf("--image-tokens auto: %s has no %s (a text-only model?): images are counted by OpenAI's rule (openai); pass --image-tokens flat:N or openai to choose", dir, preprocessorConfig), nil
+	case errors.Is(err, imagetok.ErrNotQwen):
+		return imagetok.OpenAI(), fmt.Sprintf("--image-tokens auto: %v, whose rule trajcompress does not know: images are counted by OpenAI's rule (openai); pass --image-tokens flat:N or openai to choose", err), nil
+	}
+	return imagetok.Rule{}, "", usagef("tokenizer.image_tokens auto: %v (pass --image-tokens openai or flat:N to count images otherwise)", err)
+}

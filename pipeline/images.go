@@ -1,0 +1,174 @@
+package pipeline
+
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/trajcompress/trajcompress/imagetok"
+	"github.com/trajcompress/trajcompress/traj"
+)
+
+// countImages finds the images of the record as read (package imagetok:
+// the image parts of every turn's content list, and the "<image>" markers
+// of its texts paired in order with the record's images list, whose
+// relative paths name files beside the record's input file) and counts
+// each by the run's rule into its turn's Extra; the images-list entries no
+// marker claims count for the whole record (j.listed). A record without a
+// content list and without an images value costs one look at each turn's
+// first content byte.
+func (c *Compressor) countImages(j *job) {
+	images, key := recordImages(j.rec)
+	lists := false
+	for _, t := range j.rec.Turns {
+		if v := t.Content(); len(v) > 0 && v[0] == '[' {
+			lists = true
+			break
+		}
+	}
+	if !lists && images == nil {
+		return
+	}
+	f := imagetok.Finder{Dir: filepath.Dir(j.pos.File)}
+	var found []imagetok.Image
+	if images == nil {
+		for i, t := range j.rec.Turns {
+			if v := t.Content(); len(v) > 0 && v[0] == '[' {
+				found = append(found, f.Content(v, i)...)
+			}
+		}
+	} else {
+		contents := make([][]byte, len(j.rec.Turns))
+		for i, t := range j.rec.Turns {
+			contents[i] = t.Content()
+		}
+		// A marker count that differs from the list's length is counted
+		// as found (markers without an entry are of unknown size).
+		found, _ = f.Record(contents, images)
+		found = pairPlaceholders(found)
+		if key == "image" {
+			// A single "image" value no marker claims is not taken for an
+			// image: datasets use the key for other things (a container
+			// image), and LLaVA's always has its marker.
+			k := 0
+			for _, im := range found {
+				if im.Kind != imagetok.KindListed {
+					found[k] = im
+					k++
+				}
+			}
+			found = found[:k]
+		}
+	}
+	if len(found) == 0 {
+		return
+	}
+	j.images, j.imageTok = found, make([]int, len(found))
+	for k, im := range found {
+		n, _ := c.opts.ImageRule.Tokens(im)
+		j.imageTok[k] = n
+		if !im.Known() {
+			j.obs.ImagesUnknownSize++
+		}
+		if im.Turn < 0 {
+			j.listed += n
+		} else {
+			j.rec.Turns[im.Turn].Extra += n
+		}
+	}
+	j.obs.Images = len(found)
+}
+
+// pairPlaceholders gives the images-list entries no marker claimed to the
+// {"type": "image"} parts that name no image (transformers' and TRL's
+// layout: the parts say where, the list holds the images), in order, as
+// markers take them: such a part and its entry are one image, counted
+// once, with the entry's size. Entries or parts left over stay as they
+// are.
+func pairPlaceholders(found []imagetok.Image) []imagetok.Image {
+	var holders, listed []int
+	for k, im := range found {
+		switch {
+		case im.Kind == imagetok.KindImagePart && im.Source == imagetok.SourceNone && im.Ref == "":
+			holders = append(holders, k)
+		case im.Kind == imagetok.KindListed:
+			listed = append(listed, k)
+		}
+	}
+	n := min(len(holders), len(listed))
+	if n == 0 {
+		return found
+	}
+	drop := make(map[int]bool, n)
+	for p := range n {
+		h, e := &found[holders[p]], found[listed[p]]
+		h.Index, h.Source, h.Ref, h.Format, h.Width, h.Height = e.Index, e.Source, e.Ref, e.Format, e.Width, e.Height
+		drop[listed[p]] = true
+	}
+	out := found[:0]
+	for k, im := range found {
+		if !drop[k] {
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
+// recordImages is the record's images value and its key: "images", else
+// ShareGPT4V's and LLaVA's single "image" (as imagetok.RecordImages, from
+// the members the record was decoded with); nil when neither is present
+// or it is null.
+func recordImages(r *traj.Record) ([]byte, string) {
+	for _, k := range []string{"images", "image"} {
+		if v, ok := r.Field(k); ok && len(v) > 0 && v[0] != 'n' {
+			return v, k
+		}
+	}
+	return nil, ""
+}
+
+// madeImageTokens is what the images of turn i count once the prepass
+// has made t of it: the image parts of a content list are found again
+// (an image part gone is no longer counted; a {"type": "image"} part
+// counts as the entry it was paired with); of the turn's "<image>"
+// markers as read, as many as t's text still holds count as they did
+// (its first ones), and a marker beyond them by the rule's fallback.
+func (c *Compressor) madeImageTokens(j *job, i int, t traj.Turn) int {
+	if j.images == nil {
+		return 0
+	}
+	v := t.Content()
+	if len(v) > 0 && v[0] == '[' {
+		// A {"type": "image"} part found again counts as the list entry
+		// it was paired with as read (pairPlaceholders), in order.
+		var paired []int
+		for k, im := range j.images {
+			if im.Turn == i && im.Kind == imagetok.KindImagePart && im.Index >= 0 {
+				paired = append(paired, j.imageTok[k])
+			}
+		}
+		f := imagetok.Finder{Dir: filepath.Dir(j.pos.File)}
+		n := 0
+		for _, im := range f.Content(v, i) {
+			if im.Kind == imagetok.KindImagePart && im.Source == imagetok.SourceNone && im.Ref == "" && len(paired) > 0 {
+				n += paired[0]
+				paired = paired[1:]
+				continue
+			}
+			k, _ := c.opts.ImageRule.Tokens(im)
+			n += k
+		}
+		return n
+	}
+	markers := strings.Count(t.Text, imagetok.Marker)
+	n := 0
+	for k, im := range j.images {
+		if markers == 0 {
+			break
+		}
+		if im.Turn == i && im.Kind == imagetok.KindMarker {
+			n += j.imageTok[k]
+			markers--
+		}
+	}
+	return n + markers*c.opts.ImageRule.Unknown()
+}

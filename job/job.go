@@ -211,14 +211,7 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if spec.Notes != nil {
-		for _, l := range plan.LeftOut {
-			fmt.Fprintf(spec.Notes, "note: --input: left out %s\n", l)
-		}
-		for _, n := range plan.Notes {
-			fmt.Fprintf(spec.Notes, "note: %s\n", n)
-		}
-	}
+	planNotes(spec.Notes, plan)
 	if err := checkBatch(spec); err != nil {
 		return nil, err
 	}
@@ -269,6 +262,20 @@ func Run(ctx context.Context, spec Spec) (*Result, error) {
 		}
 	}
 	return res, err
+}
+
+// planNotes writes what the plan left out of the inputs, and its notes, to
+// w (nil: nowhere).
+func planNotes(w io.Writer, plan Plan) {
+	if w == nil {
+		return
+	}
+	for _, l := range plan.LeftOut {
+		fmt.Fprintf(w, "note: --input: left out %s\n", l)
+	}
+	for _, n := range plan.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
 }
 
 // commitFault is the run's commit fault hook ([commit.Options].Fault): nil

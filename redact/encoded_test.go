@@ -99,6 +99,9 @@ func FuzzRedactLine(f *testing.F) {
 		`["-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWX\n-----END RSA PRIVATE KEY-----"]`,
 		`{"a": "\ud83d\ude00` + testAWS + `\u4e2d"}`,
 		`"plain"`,
+		`{"url": "data:image/png;base64,iVBORw0KGgo/` + testAWS + `+AAA", "text": "key ` + testAWS + `"}`,
+		`{"source": {"type": "base64", "media_type": "image/png", "data": "iVBO/` + testAWS + `+AAA"}}`,
+		`{"images": [{"bytes": "iVBO/` + testAWS + `+AAA", "path": null}]}`,
 	} {
 		f.Add(s)
 	}

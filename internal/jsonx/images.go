@@ -69,7 +69,7 @@ func dataURLHeader(s []byte, buf *[maxDataURLHeader]byte) (head []byte, at int, 
 			}
 		}
 		i += w
-		if n == 5 && !hasPrefixFold(buf[:5], "data:") {
+		if n == 5 && !hasPrefixFold(buf[:5], "data:") || n == len(buf) {
 			return nil, 0, false
 		}
 		if c == ',' {
@@ -77,9 +77,6 @@ func dataURLHeader(s []byte, buf *[maxDataURLHeader]byte) (head []byte, at int, 
 				return nil, 0, false
 			}
 			return buf[5:n], i, true
-		}
-		if n == len(buf) {
-			return nil, 0, false
 		}
 		buf[n] = c
 		n++

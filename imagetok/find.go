@@ -269,7 +269,7 @@ func (f *Finder) value(im *Image, v []byte) {
 func (f *Finder) url(im *Image, s []byte) {
 	if isDataURL(s) {
 		im.Source = SourceInline
-		if _, b64, at, ok := dataURL(s); ok && b64 {
+		if _, b64, at, ok := jsonx.DataURL(s); ok && b64 {
 			f.inline(im, s, at)
 		}
 		return

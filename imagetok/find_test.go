@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 func pngBytes(t testing.TB, w, h int) []byte {
@@ -132,7 +134,7 @@ func TestBase64HeaderOnly(t *testing.T) {
 	img := pngBytes(t, 1920, 1080)
 	huge := append(img, bytes.Repeat([]byte{0x55}, 8<<20)...) // 8 MB more after the PNG
 	s := `"data:image/png;base64,` + base64.StdEncoding.EncodeToString(huge) + `"`
-	media, b64, at, ok := dataURL([]byte(s))
+	media, b64, at, ok := jsonx.DataURL([]byte(s))
 	if !ok || !b64 || media != "image/png" || at != len(`"data:image/png;base64,`) {
 		t.Fatalf("dataURL = %q %v %d %v", media, b64, at, ok)
 	}

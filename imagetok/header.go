@@ -113,37 +113,6 @@ func prefix(s []byte, n int) []byte {
 	return buf[:k]
 }
 
-// dataURL splits the header of a data: URL held in the raw JSON string s:
-// the media type, whether it is base64, and the raw offset in s where the
-// data begins. ok is false when s is not a data: URL with a comma within
-// its first 256 characters.
-func dataURL(s []byte) (media string, b64 bool, dataAt int, ok bool) {
-	r := newStringReader(s)
-	var head []byte
-	var one [1]byte
-	for len(head) < 256 {
-		if _, err := r.Read(one[:]); err != nil {
-			return "", false, 0, false
-		}
-		if one[0] == ',' {
-			h := string(head)
-			if len(h) < 5 || !strings.EqualFold(h[:5], "data:") {
-				return "", false, 0, false
-			}
-			h = h[5:]
-			media, params, _ := strings.Cut(h, ";")
-			for _, p := range strings.Split(params, ";") {
-				if strings.EqualFold(strings.TrimSpace(p), "base64") {
-					b64 = true
-				}
-			}
-			return strings.ToLower(strings.TrimSpace(media)), b64, r.i, true
-		}
-		head = append(head, one[0])
-	}
-	return "", false, 0, false
-}
-
 // isDataURL reports whether the raw JSON string s starts with "data:".
 func isDataURL(s []byte) bool {
 	return len(s) >= 6 && strings.EqualFold(string(prefix(s, 5)), "data:")

@@ -48,6 +48,25 @@
 // 2-byte keywords and the escapes by searching for their bytes 32 at a
 // time. Each way reports the same keyword occurrences, in the same order.
 //
+// Images are never changed: [Redactor.RedactLine] leaves alone the
+// strings of a JSON line that hold an image's bytes inline
+// (jsonx.InlineImages: a base64 data:image/… URL; the "data" of an
+// Anthropic {"type": "base64", "media_type": "image/…"} source; the
+// "bytes" of a Hugging Face datasets {"bytes", "path"} value), also inside
+// JSON held in a string: a screenshot's base64 can hold what a rule
+// matches (an AKIA… run between a '/' and a '+' is an AWS key id to
+// gitleaks), and replacing it would corrupt the image. The scan of the
+// encoded line still sees them (skipping them would cost a walk of every
+// line); a finding sends a JSON line to the string-by-string pass
+// (jsonx.MapTexts), which skips them without decoding or copying them, so
+// a line whose only findings lie in images is returned as it is. Any
+// other payload is a text: a data:text/plain URL, a non-base64 data: URL
+// or an Anthropic document source may hold a readable secret, and a
+// base64 one is read as written (a chance match there is replaced and
+// counted, as in any text). Redact and RedactString know no images: a
+// text is what the caller says it is. A line that is not JSON is redacted
+// as bytes (RedactEncoded), images or not.
+//
 // A replacement never makes JSON invalid (escapes.go): the span a marker
 // replaces is narrowed so that no escape of the text, at any depth of JSON
 // nested in strings, lies at or across its edges (gitleaks' JWT rule takes

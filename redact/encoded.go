@@ -19,21 +19,45 @@ import (
 // they are, escapes read as the characters they stand for. It returns line
 // itself and nil counts when nothing is found.
 //
+// The strings of a JSON line that hold an image's bytes inline
+// (jsonx.InlineImages: a base64 data:image/… URL, an Anthropic base64
+// image source's data, a datasets Image's bytes) are never redacted: a
+// screenshot's base64 that happens to match a rule is kept byte for byte,
+// and is never decoded or copied.
+//
 // The line is scanned as it is encoded ([Redactor.RedactEncoded]): in the
 // common case, nothing found, nothing is decoded. When the scan finds
 // something, or meets an escape it cannot read in place, a JSON line has
-// its strings decoded and redacted one by one (jsonx.MapMembers: see
+// its strings decoded and redacted one by one (jsonx.MapTexts: see
 // [Redactor.memberFunc]), which is the exact answer the scan stands in for.
 func (r *Redactor) RedactLine(line []byte) ([]byte, Counts) {
-	out, counts, mixed := r.RedactEncoded(nil, line)
-	if counts == nil && !mixed {
+	f, sc, mixed := r.scanEncoded(line)
+	if len(f) == 0 && !mixed {
+		if sc != nil {
+			r.scratch.Put(sc)
+		}
 		return line, nil
 	}
 	if !jsonx.Valid(line) {
+		if len(f) == 0 {
+			r.scratch.Put(sc)
+			return line, nil
+		}
+		out, counts := r.apply(nil, unsafe.String(unsafe.SliceData(line), len(line)), f)
+		r.scratch.Put(sc)
 		return out, counts
 	}
-	counts = Counts{}
-	out, changed := jsonx.MapMembers(line, r.memberFunc(counts))
+	if sc != nil {
+		r.scratch.Put(sc)
+	}
+	return r.exactLine(line)
+}
+
+// exactLine redacts the JSON text line string by string (memberFunc),
+// leaving inline images alone: the answer [Redactor.RedactLine] gives.
+func (r *Redactor) exactLine(line []byte) ([]byte, Counts) {
+	counts := Counts{}
+	out, changed := jsonx.MapTexts(line, r.memberFunc(counts))
 	if !changed {
 		return line, nil
 	}
@@ -46,18 +70,20 @@ func (r *Redactor) RedactLine(line []byte) ([]byte, Counts) {
 // ("key" sep "value") that lie inside the value.
 //
 // A string that holds JSON (an object, an array or a string: holdsJSON)
-// keeps its shape: when what is found in it as one text would change that
-// (a span across two of its strings, a key), its own strings are redacted
-// one by one instead, as the line's are, at any depth.
+// keeps its shape and its images: when what is found in it as one text
+// would change its shape (a span across two of its strings, a key), or
+// when it holds an inline image (jsonx.InlineImages), its own strings are
+// redacted one by one instead, as the line's are, at any depth.
 func (r *Redactor) memberFunc(counts Counts) func(key, sep, s string) (string, bool) {
 	return func(key, sep, s string) (string, bool) {
 		out, c := r.redactMember(key, sep, s)
 		if c == nil {
 			return s, false
 		}
-		if holdsJSON(s) && !sameShape([]byte(s), []byte(out)) {
+		sb := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
+		if holdsJSON(s) && (!sameShape(sb, unsafe.Slice(unsafe.StringData(out), len(out))) || jsonx.InlineImages(sb) != nil) {
 			c = Counts{}
-			b, changed := jsonx.MapMembers([]byte(s), r.memberFunc(c))
+			b, changed := jsonx.MapTexts(sb, r.memberFunc(c))
 			if !changed {
 				return s, false
 			}
@@ -114,12 +140,33 @@ func (r *Redactor) redactMember(key, sep, s string) (string, Counts) {
 // exact answer, as it should for a line with a finding at all when the
 // line is valid JSON, since object keys and the syntax are scanned too.
 //
+// It reads line as bytes, not as JSON, so it does not know inline images:
+// a finding inside one is replaced here like any other; RedactLine, which
+// decodes a JSON line with a finding, keeps them.
+//
 // It returns line itself and nil counts when nothing is found (the common
 // case, without allocating); otherwise line with the findings replaced,
 // appended to dst[:0]. line is never modified.
 func (r *Redactor) RedactEncoded(dst, line []byte) (out []byte, counts Counts, mixed bool) {
+	f, sc, mixed := r.scanEncoded(line)
+	if len(f) == 0 {
+		if sc != nil {
+			r.scratch.Put(sc)
+		}
+		return line, nil, mixed
+	}
+	out, counts = r.apply(dst[:0], unsafe.String(unsafe.SliceData(line), len(line)), f)
+	r.scratch.Put(sc)
+	return out, counts, mixed
+}
+
+// scanEncoded finds what [Redactor.RedactEncoded] replaces: the findings
+// in line, narrowed (offsets into line), and the scratch holding them (nil
+// when no keyword matched; the caller puts it back after using f), and
+// mixed.
+func (r *Redactor) scanEncoded(line []byte) (f []finding, sc *scratch, mixed bool) {
 	if len(line) == 0 {
-		return line, nil, false
+		return nil, nil, false
 	}
 	view := unsafe.String(unsafe.SliceData(line), len(line))
 	if i := bytes.IndexByte(line, '\\'); i >= 0 {
@@ -141,21 +188,15 @@ func (r *Redactor) RedactEncoded(dst, line []byte) (out []byte, counts Counts, m
 		*bp = buf
 		view = unsafe.String(unsafe.SliceData(buf), len(buf))
 	}
-	f, sc := r.find(view)
+	f, sc = r.find(view)
 	if sc == nil {
-		return line, nil, mixed
+		return nil, nil, mixed
 	}
-	defer r.scratch.Put(sc)
 	ls := unsafe.String(unsafe.SliceData(line), len(line))
 	f, dropped := narrow(ls, f)
 	// A finding narrowed away (all escapes) is still a finding: the
 	// caller must look at the decoded strings (mixed).
-	mixed = mixed || dropped
-	if len(f) == 0 {
-		return line, nil, mixed
-	}
-	out, counts = r.apply(dst[:0], ls, f)
-	return out, counts, mixed
+	return f, sc, mixed || dropped
 }
 
 var viewPool = sync.Pool{New: func() any { return new([]byte) }}

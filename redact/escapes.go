@@ -2,6 +2,7 @@ package redact
 
 import (
 	"strings"
+	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
@@ -115,7 +116,8 @@ func narrow(s string, f []finding) (kept []finding, dropped bool) {
 // text.)
 func holdsJSON(s string) bool {
 	t := strings.TrimLeft(s, " \t\r\n")
-	return t != "" && (t[0] == '{' || t[0] == '[' || t[0] == '"') && jsonx.Valid([]byte(s))
+	return t != "" && (t[0] == '{' || t[0] == '[' || t[0] == '"') &&
+		jsonx.Valid(unsafe.Slice(unsafe.StringData(s), len(s))) // read only
 }
 
 // sameShape reports whether b is JSON of a's shape, a being valid JSON:

@@ -4,8 +4,11 @@
 // spans ([ValidMembers], [Members], [Elements], [Find]), so that untouched
 // fields can be written back byte for byte, string decoding and encoding
 // ([Unquote], [AppendString], [AppendStringKeep]), the repair of
-// ill-formed UTF-8 ([RepairUTF8]), and small lookups on raw objects
-// ([Lookup], [Fields], [NumbersFitFloat64]).
+// ill-formed UTF-8 ([RepairUTF8]), small lookups on raw objects
+// ([Lookup], [Fields], [NumbersFitFloat64]), and the strings that hold an
+// image's bytes inline ([DataURL], [IsImageDataURL], [ImageMember],
+// [InlineImages]; [MapTexts] rewrites every other string), which redact
+// must leave alone and imagetok reads.
 //
 // It knows nothing about trajectories (package traj builds records on it).
 //

@@ -17,21 +17,61 @@ func MapStrings(v []byte, f func(string) (string, bool)) (out []byte, changed bo
 // array element or the whole value. A secret is often known by its key
 // ({"db_password": "…"}) rather than by its value alone.
 func MapMembers(v []byte, f func(key, sep, s string) (string, bool)) (out []byte, changed bool) {
+	return mapMembers(v, f, false)
+}
+
+func mapMembers(v []byte, f func(key, sep, s string) (string, bool), keepImages bool) (out []byte, changed bool) {
 	type splice struct {
 		start, end int
 		value      []byte
 	}
 	var splices []splice
+	text := func(start, end int, key, sep string) {
+		if s, ok := Unquote(v[start:end]); ok {
+			if ns, ok := f(key, sep, s); ok && ns != s {
+				splices = append(splices, splice{start, end, AppendString(nil, ns)})
+			}
+		}
+	}
+	var image func(start, end int)
+	if keepImages {
+		image = func(int, int) {}
+	}
+	if !walkStrings(v, text, image) || len(splices) == 0 {
+		return v, false
+	}
+	n := len(v)
+	for _, s := range splices {
+		n += len(s.value) - (s.end - s.start)
+	}
+	out = make([]byte, 0, n)
+	pos := 0
+	for _, s := range splices {
+		out = append(out, v[pos:s.start]...)
+		out = append(out, s.value...)
+		pos = s.end
+	}
+	return append(out, v[pos:]...), true
+}
+
+// walkStrings calls text with the span (quotes included), the member's key
+// and sep (as [MapMembers] describes them) of every string value of the
+// valid JSON value v, in order; when image is not nil, the strings that
+// hold an image inline ([InlineImages]) go to image instead. text nil
+// skips them (and the keys are not decoded). It reports false when v is
+// only white space.
+func walkStrings(v []byte, text func(start, end int, key, sep string), image func(start, end int)) bool {
 	var walk func(i int, key, sep string) int
 	walk = func(i int, key, sep string) int {
 		i = SkipSpace(v, i)
 		switch v[i] {
 		case '"':
 			end := SkipString(v, i)
-			if s, ok := Unquote(v[i:end]); ok {
-				if ns, ok := f(key, sep, s); ok && ns != s {
-					splices = append(splices, splice{i, end, AppendString(nil, ns)})
-				}
+			switch {
+			case image != nil && IsImageDataURL(v[i:end]):
+				image(i, end)
+			case text != nil:
+				text(i, end, key, sep)
 			}
 			return end
 		case '{':
@@ -39,9 +79,20 @@ func MapMembers(v []byte, f func(key, sep, s string) (string, bool)) (out []byte
 			if err != nil {
 				return SkipValue(v, i)
 			}
-			for _, m := range ms {
-				k, _ := Unquote(m.Key)
-				walk(m.Start, k, string(v[m.KeyStart+len(m.Key):m.Start]))
+			img := -1
+			if image != nil {
+				img = ImageMember(v, ms)
+			}
+			for k, m := range ms {
+				switch {
+				case k == img:
+					image(m.Start, m.End)
+				case text == nil:
+					walk(m.Start, "", "")
+				default:
+					key, _ := Unquote(m.Key)
+					walk(m.Start, key, string(v[m.KeyStart+len(m.Key):m.Start]))
+				}
 			}
 			return close + 1
 		case '[':
@@ -54,18 +105,8 @@ func MapMembers(v []byte, f func(key, sep, s string) (string, bool)) (out []byte
 		return SkipValue(v, i)
 	}
 	if len(v[SkipSpace(v, 0):]) == 0 {
-		return v, false
+		return false
 	}
 	walk(0, "", "")
-	if len(splices) == 0 {
-		return v, false
-	}
-	out = make([]byte, 0, len(v))
-	pos := 0
-	for _, s := range splices {
-		out = append(out, v[pos:s.start]...)
-		out = append(out, s.value...)
-		pos = s.end
-	}
-	return append(out, v[pos:]...), true
+	return true
 }

@@ -1,0 +1,220 @@
+package jsonx
+
+import (
+	"bytes"
+	"strings"
+)
+
+// The shapes a record keeps an image's bytes in, inline: what packages
+// that must leave those bytes alone (redact) and those that read them
+// (imagetok) agree on.
+
+// maxDataURLHeader is the most characters of a data: URL's header (the
+// text before its comma) [DataURL] reads.
+const maxDataURLHeader = 256
+
+// DataURL reads the header of a data: URL held in the raw JSON string s
+// (its opening quote included): the media type (lower case, white space
+// trimmed), whether one of its parameters is base64, and the offset in s
+// where the data begins (just past the comma). Escapes of ASCII characters
+// in the header are read as the characters they stand for ("image\/png");
+// ok is false when s does not start with "data:" (in any case), has no
+// comma within its first 256 characters, or holds another escape or the
+// closing quote before it.
+func DataURL(s []byte) (media string, base64 bool, dataAt int, ok bool) {
+	var buf [maxDataURLHeader]byte
+	head, at, ok := dataURLHeader(s, &buf)
+	if !ok {
+		return "", false, 0, false
+	}
+	m, b64 := splitDataURL(head)
+	return strings.ToLower(string(m)), b64, at, true
+}
+
+// IsImageDataURL reports whether the raw JSON string s holds an image
+// inline as a data: URL: [DataURL] reads it, its media type starts with
+// "image/" and it is base64 ("data:image/png;base64,iVBOR…"). It allocates
+// nothing and reads at most the header.
+func IsImageDataURL(s []byte) bool {
+	if len(s) < 2 || s[0] != '"' || s[1]|0x20 != 'd' && s[1] != '\\' {
+		return false // the common case: not "d…"
+	}
+	var buf [maxDataURLHeader]byte
+	head, _, ok := dataURLHeader(s, &buf)
+	if !ok {
+		return false
+	}
+	m, b64 := splitDataURL(head)
+	return b64 && hasPrefixFold(m, "image/")
+}
+
+// dataURLHeader decodes into buf the header of the data: URL in the raw
+// JSON string s, the text before its first comma, "data:" checked and cut
+// off, and returns the raw offset just past the comma.
+func dataURLHeader(s []byte, buf *[maxDataURLHeader]byte) (head []byte, at int, ok bool) {
+	if len(s) == 0 || s[0] != '"' {
+		return nil, 0, false
+	}
+	n := 0
+	for i := 1; i < len(s); {
+		c := s[i]
+		w := 1
+		switch c {
+		case '"':
+			return nil, 0, false
+		case '\\':
+			c, w = escapeASCII(s[i:])
+			if w == 0 {
+				return nil, 0, false
+			}
+		}
+		i += w
+		if n == 5 && !hasPrefixFold(buf[:5], "data:") || n == len(buf) {
+			return nil, 0, false
+		}
+		if c == ',' {
+			if n < 5 {
+				return nil, 0, false
+			}
+			return buf[5:n], i, true
+		}
+		buf[n] = c
+		n++
+	}
+	return nil, 0, false
+}
+
+// escapeASCII decodes the escape at the start of s (s[0] == '\\') when it
+// stands for an ASCII byte, returning the byte and the escape's width;
+// width 0 otherwise.
+func escapeASCII(s []byte) (byte, int) {
+	if len(s) < 2 {
+		return 0, 0
+	}
+	switch s[1] {
+	case '"', '\\', '/':
+		return s[1], 2
+	case 'b':
+		return '\b', 2
+	case 'f':
+		return '\f', 2
+	case 'n':
+		return '\n', 2
+	case 'r':
+		return '\r', 2
+	case 't':
+		return '\t', 2
+	case 'u':
+		if r, ok := hex4(s, 2); ok && r < 0x80 {
+			return byte(r), 6
+		}
+	}
+	return 0, 0
+}
+
+// splitDataURL splits a data: URL's header (after "data:") into its media
+// type, white space trimmed, and whether a parameter is base64.
+func splitDataURL(head []byte) (media []byte, b64 bool) {
+	media, params, _ := bytes.Cut(head, []byte(";"))
+	for len(params) > 0 {
+		var p []byte
+		p, params, _ = bytes.Cut(params, []byte(";"))
+		if bytes.EqualFold(bytes.TrimSpace(p), []byte("base64")) {
+			b64 = true
+		}
+	}
+	return bytes.TrimSpace(media), b64
+}
+
+func hasPrefixFold[T string | []byte](s T, prefix string) bool {
+	if len(s) < len(prefix) {
+		return false
+	}
+	for i := range len(prefix) {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != prefix[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ImageMember returns the index in ms, the members of an object of b, of
+// the member whose string value holds an image's bytes inline, by the
+// object's shape; -1 when it has none:
+//
+//   - "data" of an Anthropic base64 source, {"type": "base64",
+//     "media_type": "image/…", "data": "…"} (the media type starting with
+//     "image/", in any case; a document's source, "application/pdf", is
+//     not an image);
+//   - "bytes" of a Hugging Face datasets Image value, an object of exactly
+//     the two members "bytes" (a string: base64, as format/parquet and
+//     format/arrow write binary in JSON) and "path" (a string or null).
+//     datasets' Audio values have the same shape and are kept alike.
+//
+// When a key repeats, the last one counts, as in [Find].
+func ImageMember(b []byte, ms []Member) int {
+	if len(ms) == 2 {
+		k, p := 0, 1
+		if !KeyIs(ms[k].Key, "bytes") {
+			k, p = 1, 0
+		}
+		if KeyIs(ms[k].Key, "bytes") && KeyIs(ms[p].Key, "path") && b[ms[k].Start] == '"' &&
+			(b[ms[p].Start] == '"' || b[ms[p].Start] == 'n') {
+			return k
+		}
+	}
+	if len(ms) < 3 {
+		return -1
+	}
+	d := -1
+	for i := len(ms) - 1; i >= 0; i-- {
+		if KeyIs(ms[i].Key, "data") {
+			d = i
+			break
+		}
+	}
+	if d < 0 || b[ms[d].Start] != '"' {
+		return -1
+	}
+	t, ok := Find(ms, "type")
+	if !ok || b[t.Start] != '"' {
+		return -1
+	}
+	if s, _ := Unquote(b[t.Start:t.End]); s != "base64" {
+		return -1
+	}
+	m, ok := Find(ms, "media_type")
+	if !ok || b[m.Start] != '"' {
+		return -1
+	}
+	if s, _ := Unquote(b[m.Start:m.End]); !hasPrefixFold(strings.TrimSpace(s), "image/") {
+		return -1
+	}
+	return d
+}
+
+// InlineImages returns the spans (quotes included) of the strings of the
+// valid JSON value v, at any depth, that hold an image's bytes inline: a
+// string that [IsImageDataURL], and the member of an object that
+// [ImageMember] names. Strings inside strings (JSON held in a string) are
+// not looked into. nil when there is none.
+func InlineImages(v []byte) [][2]int {
+	var spans [][2]int
+	walkStrings(v, nil, func(start, end int) {
+		spans = append(spans, [2]int{start, end})
+	})
+	return spans
+}
+
+// MapTexts is [MapMembers] except that the strings that hold an image's
+// bytes inline (those [InlineImages] returns) are never decoded nor passed
+// to f: they are kept byte for byte. Redaction goes through it, so that a
+// screenshot's base64 that happens to match a secret's pattern is never
+// changed.
+func MapTexts(v []byte, f func(key, sep, s string) (string, bool)) (out []byte, changed bool) {
+	return mapMembers(v, f, true)
+}

@@ -81,7 +81,7 @@ func TestViewsMatchJinja2(t *testing.T) {
 			if len(lines) != len(cases) {
 				t.Fatalf("%d reference lines for %d cases", len(lines), len(cases))
 			}
-			equal, raised, parts, lenient := 0, 0, 0, 0
+			equal, raised, parts := 0, 0, 0
 			for i, c := range cases {
 				var g struct {
 					Text  *string `json:"text"`
@@ -99,13 +99,6 @@ func TestViewsMatchJinja2(t *testing.T) {
 				case g.Error != nil && err != nil:
 					equal++
 					raised++
-				case g.Error != nil && tt.name == "gptoss" && strings.HasPrefix(*g.Error, "'dict object' has no attribute"):
-					// The engine reads an attribute of an undefined value as
-					// undefined where jinja2 raises (GPT-OSS reading
-					// tool.function of LLaMA-Factory-style tools, which have
-					// no "function" wrapper): a trainer's apply_chat_template
-					// raises, the count here is of what the engine renders.
-					lenient++
 				case g.Error != nil:
 					t.Errorf("%s: rendered, jinja2 raised %q", c.Name, *g.Error)
 				case err != nil:
@@ -116,8 +109,8 @@ func TestViewsMatchJinja2(t *testing.T) {
 					equal++
 				}
 			}
-			t.Logf("%s: %d/%d renders equal to jinja2 (%d raised in both); %d rendered where jinja2 raises on a missing attribute; %d with content parts not compared",
-				tt.name, equal, len(cases)-parts, raised, lenient, parts)
+			t.Logf("%s: %d/%d renders equal to jinja2 (%d raised in both); %d with content parts not compared",
+				tt.name, equal, len(cases)-parts, raised, parts)
 		})
 	}
 }

@@ -303,7 +303,7 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		if len(args) < 1 {
 			return false, nil
 		}
-		return containsValue(args[0], val), nil
+		return containsStrict(args[0], val) // trajcompress patch: Python's TypeErrors
 	case "odd":
 		if val.IsInt() {
 			return val.AsInt()%2 != 0, nil

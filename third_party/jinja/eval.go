@@ -443,7 +443,11 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 		return n.val, nil
 
 	case *nameExpr:
-		v, _ := e.scope.get(n.name)
+		v, ok := e.scope.get(n.name)
+		if !ok {
+			// trajcompress patch: jinja2's hint for an undefined name.
+			return undefinedWith(fmt.Sprintf("'%s' is undefined", n.name)), nil
+		}
 		return v, nil
 
 	case *attrExpr:
@@ -511,6 +515,12 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 		return Undefined(), err
 	}
 
+	// trajcompress patch: an attribute of an undefined value raises, as
+	// jinja2's Undefined does; a missing one is undefined with jinja2's hint.
+	if obj.IsUndefined() {
+		return Undefined(), undefinedError(obj)
+	}
+
 	// Dict attribute access.
 	if obj.IsDict() {
 		if v, ok := obj.AsDict().Get(n.attr); ok {
@@ -518,20 +528,31 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 		}
 
 		// Dict methods.
-		return e.dictMethod(obj, n.attr)
+		return orMissing(e.dictMethod(obj, n.attr))(obj, n.attr)
 	}
 
 	// String methods.
 	if obj.IsString() {
-		return e.stringMethod(obj, n.attr)
+		return orMissing(e.stringMethod(obj, n.attr))(obj, n.attr)
 	}
 
 	// List methods.
 	if obj.IsList() {
-		return e.listMethod(obj, n.attr)
+		return orMissing(e.listMethod(obj, n.attr))(obj, n.attr)
 	}
 
-	return Undefined(), nil
+	return missingAttr(obj, n.attr), nil
+}
+
+// orMissing turns the undefined result of a method lookup into the
+// undefined value of a missing attribute, with its hint (trajcompress patch).
+func orMissing(v Value, err error) func(Value, string) (Value, error) {
+	return func(obj Value, name string) (Value, error) {
+		if err == nil && v.IsUndefined() {
+			return missingAttr(obj, name), nil
+		}
+		return v, err
+	}
 }
 
 func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
@@ -543,6 +564,16 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	key, err := e.evalExpr(n.key)
 	if err != nil {
 		return Undefined(), err
+	}
+
+	// trajcompress patch: an item of an undefined value raises (jinja2).
+	if obj.IsUndefined() {
+		return Undefined(), undefinedError(obj)
+	}
+	if obj.IsDict() {
+		if _, ok := obj.AsDict().Get(printValue(key)); !ok {
+			return missingAttr(obj, printValue(key)), nil
+		}
 	}
 
 	if obj.IsList() {
@@ -817,7 +848,7 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 
 	switch n.op {
 	case "+":
-		return addValues(left, right), nil
+		return addStrict(left, right) // trajcompress patch: Python's TypeErrors
 	case "-":
 		return subValues(left, right), nil
 	case "*":
@@ -844,10 +875,14 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 		return NewBool(compareValues(left, right) <= 0), nil
 	case ">=":
 		return NewBool(compareValues(left, right) >= 0), nil
-	case "in":
-		return NewBool(containsValue(right, left)), nil
-	case "not in":
-		return NewBool(!containsValue(right, left)), nil
+	case "in", "not in":
+		// trajcompress patch: Python's TypeErrors for a container that is
+		// not one.
+		ok, err := containsStrict(right, left)
+		if err != nil {
+			return Undefined(), err
+		}
+		return NewBool(ok == (n.op == "in")), nil
 	}
 
 	return Undefined(), fmt.Errorf("unknown binary operator %q", n.op)

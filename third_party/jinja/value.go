@@ -190,7 +190,7 @@ func (v Value) String() string {
 		return fmt.Sprintf("%g", v.v.(float64))
 
 	case KindString:
-		return fmt.Sprintf("'%s'", v.v.(string))
+		return pyStrRepr(v.v.(string)) // trajcompress patch: Python's repr
 
 	case KindList:
 		list := v.v.(*List)
@@ -213,7 +213,7 @@ func (v Value) String() string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "'%s': %s", key, d.Data[key].String())
+			fmt.Fprintf(&b, "%s: %s", pyStrRepr(key), d.Data[key].String()) // trajcompress patch: Python's repr
 		}
 		b.WriteByte('}')
 		return b.String()

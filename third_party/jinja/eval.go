@@ -523,6 +523,14 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 
 	// Dict attribute access.
 	if obj.IsDict() {
+		// trajcompress patch: as jinja2's getattr, a.b is Python's
+		// attribute first, so a read-only dict method wins over a key of
+		// the same name (tool.parameters.properties.items() with a
+		// parameter named "items"); a[b] is the key first.
+		switch n.attr {
+		case "items", "keys", "values", "get":
+			return e.dictMethod(obj, n.attr)
+		}
 		if v, ok := obj.AsDict().Get(n.attr); ok {
 			return v, nil
 		}

@@ -29,6 +29,7 @@ cases=[
  ("{{ x.foo.bar }}",{"x":[1]}),
  ("{{ x.foo is defined }}{{ x.foo }}",{"x":{}}),
  ("{% if t.function %}{{ t.function.name }}{% endif %}",{"t":{"name":"x"}}),
+ ("{% for k, v in p.items() %}{{ k }}={{ v }};{% endfor %}|{{ p['items'] }}|{{ p.get('keys') }}",{"p":{"items":"a list","keys":1}}),
 ]
 for src,ctx in cases:
   try: out={"text":e.from_string(src).render(**ctx)}

@@ -32,8 +32,10 @@
 //     tool_calls entry {"type": "function", "function": {"name",
 //     "arguments"}} per call of its value, a JSON {"name", "arguments"}
 //     object or a list of them, arguments as the value holds them (LLaMA-
-//     Factory's FunctionFormatter reads the same JSON); a value that is not
-//     such JSON stays an assistant message with the value as its content;
+//     Factory's FunctionFormatter reads the same JSON), the calls as
+//     traj.Turn.Calls reads them (the one tool-call parser); a value
+//     without such a call, or with a call without a name, stays an
+//     assistant message with the value as its content;
 //   - any other role is passed under its own name (the template decides).
 //
 // Hermes-style values (<tool_call> blocks in gpt turns, <tool_response> in
@@ -230,17 +232,17 @@ var shareGPTRoles = map[string]string{
 // appendShareGPT appends a ShareGPT turn mapped as the package doc says.
 func appendShareGPT(b []byte, t traj.Turn) []byte {
 	if t.Name == "function_call" {
-		if calls, ok := parseCalls(t.Text); ok {
+		if calls := namedCalls(t); calls != nil {
 			b = append(b, `{"role":"assistant","content":"","tool_calls":[`...)
 			for i, c := range calls {
 				if i > 0 {
 					b = append(b, ',')
 				}
 				b = append(b, `{"type":"function","function":{"name":`...)
-				b = append(b, c.name...)
-				if c.arguments != nil {
+				b = jsonx.AppendStringKeep(b, c.Name)
+				if c.RawArgs != nil {
 					b = append(b, `,"arguments":`...)
-					b = append(b, c.arguments...)
+					b = append(b, c.RawArgs...)
 				}
 				b = append(b, "}}"...)
 			}
@@ -261,44 +263,18 @@ func appendShareGPT(b []byte, t traj.Turn) []byte {
 	return append(b, '}')
 }
 
-// call is one call of a function_call value: its name (a JSON string) and
-// arguments, raw.
-type call struct {
-	name, arguments json.RawMessage
-}
-
-// parseCalls reads a function_call value: a JSON {"name", "arguments"}
-// object or a list of them, each with a string name.
-func parseCalls(s string) ([]call, bool) {
-	v := bytes.TrimSpace([]byte(s))
-	if len(v) == 0 || !json.Valid(v) {
-		return nil, false
-	}
-	var objs []json.RawMessage
-	switch v[0] {
-	case '{':
-		objs = []json.RawMessage{v}
-	case '[':
-		if json.Unmarshal(v, &objs) != nil || len(objs) == 0 {
-			return nil, false
+// namedCalls returns the calls of a function_call turn as traj's tool-call
+// model reads them (traj.Turn.Calls: its text a JSON {"name",
+// "arguments"} object or a list of them), or nil when it holds none or one
+// without a name: then the text stays the content.
+func namedCalls(t traj.Turn) []traj.Call {
+	calls := t.Calls()
+	for _, c := range calls {
+		if c.Name == "" {
+			return nil
 		}
-	default:
-		return nil, false
 	}
-	out := make([]call, 0, len(objs))
-	for _, o := range objs {
-		o = bytes.TrimSpace(o)
-		if len(o) == 0 || o[0] != '{' {
-			return nil, false
-		}
-		name, ok := jsonx.Lookup(o, "name")
-		if !ok || len(name) == 0 || name[0] != '"' {
-			return nil, false
-		}
-		args, _ := jsonx.Lookup(o, "arguments")
-		out = append(out, call{name: name, arguments: args})
-	}
-	return out, true
+	return calls
 }
 
 // isBlocks reports whether content v is a non-empty list of LLaMA-Factory

@@ -59,6 +59,13 @@ func TestRecord(t *testing.T) {
 			tools: `[{"name": "f", "parameters": {}}]`,
 		},
 		{
+			name: "sharegpt function_call: a call without a name leaves the value as the content; escapes in a name",
+			rec: `{"conversations": [{"from": "function_call", "value": "[{\"name\": \"f\"}, {\"arguments\": {}}]"},` +
+				`{"from": "function_call", "value": "{\"name\": \"\\u00e9\\\"\", \"arguments\": null}"}]}`,
+			msgs: `[{"role":"assistant","content":"[{\"name\": \"f\"}, {\"arguments\": {}}]"},` +
+				`{"role":"assistant","content":"","tool_calls":[{"type":"function","function":{"name":"é\"","arguments":null}}]}]`,
+		},
+		{
 			name: "sharegpt system turn kept, unknown role by name",
 			rec:  `{"conversations": [{"from": "system", "value": "S"}, {"from": "ipython", "value": "r"}]}`,
 			msgs: `[{"role":"system","content":"S"},{"role":"ipython","content":"r"}]`,

@@ -105,6 +105,14 @@ func TestTemplateRefusal(t *testing.T) {
 	tc := templated(t, `{% if messages[0].role != 'system' %}{{ raise_exception('the first message must be the system prompt') }}{% endif %}`+framed)
 	c := newComp(t, func(o *Options) { o.Template = tc })
 	line := shareGPTLine("human gpt human gpt human gpt", 400, 400, 400, 400, 400, 400)
+	compressRefused(t, c, line, "the first message must be the system prompt")
+}
+
+// compressRefused compresses line with c and checks that the template
+// refused it: uncompressible (chat_template), written unchanged, msg in
+// its outcome line.
+func compressRefused(t *testing.T, c *Compressor, line, msg string) Result {
+	t.Helper()
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
 		t.Fatal(err)
@@ -113,11 +121,12 @@ func TestTemplateRefusal(t *testing.T) {
 		t.Fatalf("outcome %s (%s), want uncompressible (chat_template)", res.Obs.Outcome, res.Obs.Reason)
 	}
 	if string(res.Out) != line {
-		t.Errorf("not written unchanged")
+		t.Errorf("not written unchanged:\n%s", res.Out)
 	}
-	if !strings.Contains(res.Obs.TemplateError, "the first message must be the system prompt") || !strings.Contains(string(res.Obs.AppendJSON(nil)), `"chat_template_error":`) {
-		t.Errorf("template error %q not reported", res.Obs.TemplateError)
+	if !strings.Contains(res.Obs.TemplateError, msg) || !strings.Contains(string(res.Obs.AppendJSON(nil)), `"chat_template_error":`) {
+		t.Errorf("template error %q not reported, want %q", res.Obs.TemplateError, msg)
 	}
+	return res
 }
 
 // Without a template a record's tool schemas count as the tokens of their
@@ -186,19 +195,7 @@ func TestTemplateRefusesCompressed(t *testing.T) {
 	tc := templated(t, `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ raise_exception('`+msg+`') }}{% endif %}{% endfor %}`+framed)
 	c := newComp(t, func(o *Options) { o.Template = tc })
 	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 40, 40, 20)
-	res, err := c.Compress(context.Background(), []byte(line), pos)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.Obs.Outcome != outcome.Uncompressible || res.Obs.Reason != string(outcome.ChatTemplate) {
-		t.Fatalf("outcome %s (%s), want uncompressible (chat_template)", res.Obs.Outcome, res.Obs.Reason)
-	}
-	if string(res.Out) != line {
-		t.Errorf("not written unchanged:\n%s", res.Out)
-	}
-	if !strings.Contains(res.Obs.TemplateError, msg) || !strings.Contains(string(res.Obs.AppendJSON(nil)), `"chat_template_error":`) {
-		t.Errorf("template error %q not reported", res.Obs.TemplateError)
-	}
+	res := compressRefused(t, c, line, "once compressed: chat template: "+msg)
 	if res.Obs.TokensBefore != 928 || res.Obs.TokensAfter != res.Obs.TokensBefore || res.Obs.TurnsAfter != res.Obs.TurnsBefore || res.Obs.Region != nil {
 		t.Errorf("tokens %d→%d, turns %d→%d, region %v: want the record as read", res.Obs.TokensBefore, res.Obs.TokensAfter, res.Obs.TurnsBefore, res.Obs.TurnsAfter, res.Obs.Region)
 	}

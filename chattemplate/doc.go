@@ -89,10 +89,12 @@
 // transformers.js differs from jinja2 on the big integer, on 1.0 and 1e-07
 // (JavaScript numbers print 1 and 1e-7), on Qwen3's str.lstrip('\n') (it
 // strips spaces too), on tojson(indent=4) of an empty object (Llama-3.1), and
-// it raises on trim of a list (Llama-3.1) where Python prints the repr. On
-// the real data as package trainview maps it, the empty-list tojson is the
-// only difference left (5 Llama-3.1 records whose tool has "required": []):
-// there the text and count are jinja2's, which is what a Python trainer
-// renders (transformers.js's tokenizer on the jinja2 text gives the same
-// counts: 421, 611, 259, 236, 688).
+// it raises on trim of a list (Llama-3.1) where Python prints the repr; its
+// d.items is the key "items" where Python's is the method. On the real
+// data as package trainview maps it (2418 renders per template) these are
+// the only differences left: 10 Llama-3.1 records whose tool has
+// "required": [], and 1 GPT-OSS record with a parameter named "items"
+// (transformers.js raises). There the text and count are jinja2's, which
+// is what a Python trainer renders; transformers.js's tokenizer on the
+// jinja2 text gives the same counts (checked once for all 11).
 package chattemplate

@@ -154,6 +154,12 @@ func TestCountsMatchTransformersJS(t *testing.T) {
 				case strings.HasPrefix(w, "!") && err != nil:
 					equal++
 					raised++
+				case w == "!f" && err == nil && tt.name == "gptoss" && paramNamedLikeMethod(t, rc.Tools):
+					// properties.items() with a parameter named "items":
+					// transformers.js takes the key, jinja2 (and the
+					// patched engine) the method. TestViewsMatchJinja2.
+					jsDiverges++
+					t.Logf("%s: %d tokens (the jinja2 text), transformers.js raised (its d.items is the key \"items\")", rc.Name, got)
 				case strings.HasPrefix(w, "!"):
 					t.Errorf("%s: counted %d, transformers.js raised %q", rc.Name, got, w[1:])
 				case err != nil:
@@ -187,7 +193,41 @@ func TestCountsMatchTransformersJS(t *testing.T) {
 var (
 	emptyListOrObject = regexp.MustCompile(`\[\s*\]|\{\s*\}`)
 	jsUndefinedPlus   = "Cannot perform operation + on undefined values"
+	// jsNotFunction is transformers.js's message where GPT-OSS calls
+	// properties.items() on a tool with a parameter named "items": its
+	// member access takes the key, Python's jinja2 the dict method.
+	jsNotFunction = "Cannot call something that is not a function"
 )
+
+// paramNamedLikeMethod reports whether a tool of tools (OpenAI-style or
+// bare) has a parameter named like a dict method a template calls.
+func paramNamedLikeMethod(t *testing.T, tools json.RawMessage) bool {
+	var ts []struct {
+		Function   *struct{ Parameters json.RawMessage } `json:"function"`
+		Parameters json.RawMessage                       `json:"parameters"`
+	}
+	if json.Unmarshal(tools, &ts) != nil {
+		return false
+	}
+	for _, tl := range ts {
+		params := tl.Parameters
+		if tl.Function != nil {
+			params = tl.Function.Parameters
+		}
+		var p struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if json.Unmarshal(params, &p) != nil {
+			continue
+		}
+		for _, m := range []string{"items", "keys", "values", "get"} {
+			if _, ok := p.Properties[m]; ok {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // hasContentParts reports whether a message's content is a list.
 func hasContentParts(t *testing.T, msgs json.RawMessage) bool {
@@ -226,7 +266,8 @@ func testCounter(t testing.TB, dir, jinja string) Counter {
 // readCounts reads the counts of a golden: a "# DIR/FILE" line per file,
 // then "LINE<TAB>AS-IS<TAB>TOOLS-SWAPPED" per record, a count or "!" where
 // transformers.js raised ("!+" for "Cannot perform operation + on
-// undefined values"). It returns them by case name.
+// undefined values", "!f" for "Cannot call something that is not a
+// function"). It returns them by case name.
 func readCounts(t *testing.T, path string) map[string]string {
 	t.Helper()
 	data, err := os.ReadFile(path)
@@ -289,6 +330,8 @@ func regenerate(t *testing.T, dir, jinja, cases, path string, order []string) {
 		switch {
 		case r.Error != nil && strings.Contains(*r.Error, jsUndefinedPlus):
 			got[r.Name] = "!+"
+		case r.Error != nil && strings.Contains(*r.Error, jsNotFunction):
+			got[r.Name] = "!f"
 		case r.Error != nil:
 			got[r.Name] = "!"
 		case r.Tokens != nil:

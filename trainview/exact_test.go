@@ -138,11 +138,11 @@ func TestCountsMatchTransformersJS(t *testing.T) {
 					continue
 				}
 				if hasContentParts(t, rc.Messages) {
-					// Content as a list of parts (LLaMA-Factory's v1 format):
-					// Python's jinja2 raises on str + list in these templates,
-					// and the engine and transformers.js each print something
-					// else (chattemplate's doc, "What still differs"). No
-					// reference to equal: counted apart.
+					// Content as a list of OpenAI parts (none in the real
+					// data as mapped: LLaMA-Factory blocks become strings):
+					// Python's jinja2 raises on str + list in these templates
+					// and so does the engine (TestViewsMatchJinja2), but
+					// transformers.js prints something else: counted apart.
 					parts++
 					continue
 				}

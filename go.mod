@@ -41,3 +41,6 @@ require (
 	golang.org/x/xerrors v0.0.0-20231012003039-104605ab7028 // indirect
 	google.golang.org/protobuf v1.34.2 // indirect
 )
+
+// ardanlabs/jinja v1.8.0 patched to raise where Python jinja2 raises (third_party/jinja/PATCHES.md).
+replace github.com/ardanlabs/jinja => ./third_party/jinja

@@ -100,3 +100,7 @@ require (
 )
 
 replace github.com/trajcompress/trajcompress => ../
+
+// The main module's patched Jinja engine (../third_party/jinja/PATCHES.md): a replace in a
+// dependency is not applied, so it is repeated here.
+replace github.com/ardanlabs/jinja => ../third_party/jinja

@@ -202,22 +202,6 @@ var knownDivergence = map[string]string{
 	"qwen2_5/big_integer_args":  "integer beyond int64",
 	"llama3_1/big_integer_args": "integer beyond int64",
 	"gptoss/big_integer_args":   "integer beyond int64",
-	// '</think>' in content with content None: Python raises TypeError,
-	// ardanlabs/jinja's "in" answers false. Trainers' loaders pass a null
-	// content as "", which renders identically.
-	"qwen3/tool_call_null_content":  "x in None does not raise",
-	"gptoss/tool_call_null_content": "x in None does not raise",
-	// A content given as a list of parts: Python raises on str + list where
-	// the template concatenates, the engine joins the list's repr; Llama-3.1
-	// prints the repr, Python's escapes the quote in it's, the engine's not.
-	// Trainers' loaders give the template string contents.
-	"qwen2_5/content_parts":     "str + list does not raise",
-	"deepseek_v3/content_parts": "str + list does not raise",
-	"gptoss/content_parts":      "str + list does not raise",
-	"llama3_1/content_parts":    "repr of 'it\\'s' differs",
-	// GPT-OSS concatenates an enum parameter's default: Python raises for
-	// an integer default, the engine prints it.
-	"gptoss/enum_with_int_default": "str + int does not raise",
 }
 
 // raisesItself reports whether msg is a message the template itself raises

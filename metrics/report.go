@@ -266,6 +266,9 @@ type ReasonsCounts struct {
 	Collapsed      int64 `json:"collapsed"`
 	RegionTooSmall int64 `json:"region_too_small"`
 	Alternation    int64 `json:"alternation"`
+	// ChatTemplate counts the records the chat template refused, as read
+	// or once compressed; absent when none (a run without a template).
+	ChatTemplate int64 `json:"chat_template,omitempty"`
 }
 
 // DistributionsSection holds the token distributions over non-rejected
@@ -413,6 +416,7 @@ func (s *Summary) Report(info RunInfo) Report {
 			Collapsed:      s.ReasonCount(outcome.Collapsed),
 			RegionTooSmall: s.ReasonCount(outcome.RegionTooSmall),
 			Alternation:    s.ReasonCount(outcome.Alternation),
+			ChatTemplate:   s.ReasonCount(outcome.ChatTemplate),
 		},
 		FailedToFit:                s.Count(outcome.CompressedOverLimit) + s.Count(outcome.Uncompressible),
 		RecordsIn:                  s.RecordsIn(),

@@ -98,6 +98,9 @@ const (
 	// (raise_exception, e.g. roles out of order) or could not render it, so
 	// its size as the trainer sees it is unknown (issue 24); the
 	// template's message is in the outcome line (chat_template_error).
+	// Also a record the template renders as read but refuses once
+	// compressed: written unchanged, its message prefixed "once
+	// compressed: ".
 	ChatTemplate Reason = "chat_template"
 )
 

@@ -935,6 +935,16 @@ func (c *Compressor) turnSum(j *job, a assembly, sumTokens int) int {
 // encode writes the compressed record, with its compression_metrics when
 // per-record metrics are on; a dry run keeps the input bytes.
 func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Result, error) {
+	if j.tmplErr != nil {
+		// The template rendered the record as read but refuses what
+		// compression made of it (account): written unchanged, as a
+		// record it refuses as read, with its message.
+		j.obs.TemplateError = "once compressed: " + j.tmplErr.Error()
+		j.obs.TokensAfter, j.obs.TurnsAfter = j.obs.TokensBefore, j.obs.TurnsBefore
+		j.obs.PairingProblems = j.obs.PairingProblemsBefore
+		j.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
+		return j.unchanged(), nil
+	}
 	res := Result{Out: j.raw, Pairing: pairing, Fallback: j.obs.Fallback}
 	if c.opts.DryRun {
 		res.Obs = j.obs

@@ -105,6 +105,14 @@ func TestTemplateRefusal(t *testing.T) {
 	tc := templated(t, `{% if messages[0].role != 'system' %}{{ raise_exception('the first message must be the system prompt') }}{% endif %}`+framed)
 	c := newComp(t, func(o *Options) { o.Template = tc })
 	line := shareGPTLine("human gpt human gpt human gpt", 400, 400, 400, 400, 400, 400)
+	compressRefused(t, c, line, "the first message must be the system prompt")
+}
+
+// compressRefused compresses line with c and checks that the template
+// refused it: uncompressible (chat_template), written unchanged, msg in
+// its outcome line.
+func compressRefused(t *testing.T, c *Compressor, line, msg string) Result {
+	t.Helper()
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
 		t.Fatal(err)
@@ -113,11 +121,12 @@ func TestTemplateRefusal(t *testing.T) {
 		t.Fatalf("outcome %s (%s), want uncompressible (chat_template)", res.Obs.Outcome, res.Obs.Reason)
 	}
 	if string(res.Out) != line {
-		t.Errorf("not written unchanged")
+		t.Errorf("not written unchanged:\n%s", res.Out)
 	}
-	if !strings.Contains(res.Obs.TemplateError, "the first message must be the system prompt") || !strings.Contains(string(res.Obs.AppendJSON(nil)), `"chat_template_error":`) {
-		t.Errorf("template error %q not reported", res.Obs.TemplateError)
+	if !strings.Contains(res.Obs.TemplateError, msg) || !strings.Contains(string(res.Obs.AppendJSON(nil)), `"chat_template_error":`) {
+		t.Errorf("template error %q not reported, want %q", res.Obs.TemplateError, msg)
 	}
+	return res
 }
 
 // Without a template a record's tool schemas count as the tokens of their
@@ -172,5 +181,60 @@ func TestTemplateRunIdenticalAcrossWorkers(t *testing.T) {
 		} else if b.String() != first {
 			t.Fatalf("workers %d: output differs from workers 1", w)
 		}
+	}
+}
+
+// A record the template accepts as read but refuses once compressed (here:
+// it will not render a summary turn) is uncompressible (reason
+// chat_template), written unchanged with its counts as read, and carries
+// the template's message: never written compressed over the limit, never
+// dropped. The same through Run: one result per record, the refusal
+// counted in the summary by outcome and reason.
+func TestTemplateRefusesCompressed(t *testing.T) {
+	const msg = "a summary turn is not a message this template renders"
+	tc := templated(t, `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ raise_exception('`+msg+`') }}{% endif %}{% endfor %}`+framed)
+	c := newComp(t, func(o *Options) { o.Template = tc })
+	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 40, 40, 20)
+	res := compressRefused(t, c, line, "once compressed: chat template: "+msg)
+	if res.Obs.TokensBefore != 928 || res.Obs.TokensAfter != res.Obs.TokensBefore || res.Obs.TurnsAfter != res.Obs.TurnsBefore || res.Obs.Region != nil {
+		t.Errorf("tokens %d→%d, turns %d→%d, region %v: want the record as read", res.Obs.TokensBefore, res.Obs.TokensAfter, res.Obs.TurnsBefore, res.Obs.TurnsAfter, res.Obs.Region)
+	}
+
+	// In a run, beside a record the template refuses as read and one it
+	// renders: three records out, in order, each counted.
+	refusedAsRead := shareGPTLine("human gpt", 10, 10)
+	tc2 := templated(t, `{% if messages[0].role != 'system' %}{{ raise_exception('the first message must be the system prompt') }}{% endif %}{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ raise_exception('`+msg+`') }}{% endif %}{% endfor %}`+framed)
+	fits := shareGPTLine("system human gpt", 10, 10, 10)
+	comp := newComp(t, func(o *Options) { o.Template = tc2 })
+	var b buf
+	var results []Result
+	in := []string{line, refusedAsRead, fits}
+	sum, err := Run(context.Background(), "f", &lines{data: in}, &b, comp, Config{Workers: 2, OnResult: func(r Result) error {
+		results = append(results, r)
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != strings.Join(in, "\n")+"\n" {
+		t.Errorf("output differs from the input (every record is written unchanged):\n%s", b.String())
+	}
+	if len(results) != 3 {
+		t.Fatalf("%d results, want 3", len(results))
+	}
+	for i, want := range []string{msg, "the first message must be the system prompt", ""} {
+		r := results[i]
+		if want == "" {
+			if r.Obs.Outcome != outcome.SkippedUnderTarget || r.Obs.TemplateError != "" {
+				t.Errorf("record %d: %s %q, want skipped_under_target", i, r.Obs.Outcome, r.Obs.TemplateError)
+			}
+			continue
+		}
+		if r.Obs.Outcome != outcome.Uncompressible || r.Obs.Reason != string(outcome.ChatTemplate) || !strings.Contains(r.Obs.TemplateError, want) {
+			t.Errorf("record %d: %s (%s) %q, want uncompressible (chat_template) %q", i, r.Obs.Outcome, r.Obs.Reason, r.Obs.TemplateError, want)
+		}
+	}
+	if got := sum.ReasonCount(outcome.ChatTemplate); got != 2 || sum.Count(outcome.Uncompressible) != 2 || sum.RecordsOut() != 3 {
+		t.Errorf("summary: %d refused by the template, %d uncompressible, %d records out; want 2, 2, 3", got, sum.Count(outcome.Uncompressible), sum.RecordsOut())
 	}
 }

@@ -321,6 +321,7 @@ func outcomeRows(o metrics.OutcomesSection) []barRow {
 	reasons := map[outcome.Reason]int64{
 		outcome.NoMiddle: o.UncompressibleReasons.NoMiddle, outcome.Collapsed: o.UncompressibleReasons.Collapsed,
 		outcome.RegionTooSmall: o.UncompressibleReasons.RegionTooSmall, outcome.Alternation: o.UncompressibleReasons.Alternation,
+		outcome.ChatTemplate: o.UncompressibleReasons.ChatTemplate,
 	}
 	var rows []barRow
 	for _, oc := range outcome.All() {

@@ -8,7 +8,15 @@
 // reasoning_content, tool_call_id, name, and keys templates ignore), except
 // that a null content is passed as "" (what loaders do; Qwen3's template
 // raises on a null), and a renamed role or content key (input.role_key,
-// input.content_key) is passed under its standard name.
+// input.content_key) is passed under its standard name. A content given as
+// a list of OpenAI parts ({"type": "text", "text": …}, image parts) is
+// passed as it is: the template handles a list or raises, as it does in
+// transformers. A content given as a list of LLaMA-Factory content blocks
+// ({"type": "text"|"reasoning"|"tool_call"|…, "value": …}, its v1 format)
+// is passed as LLaMA-Factory's _to_hf_messages passes it
+// (src/llamafactory/v1/core/rendering/format.py): the text blocks joined
+// as the content, the reasoning blocks joined as reasoning_content, each
+// tool_call block as a tool_calls entry (appendBlocks).
 //
 // ShareGPT/Hermes records (a "conversations" list of {"from", "value"}) are
 // mapped as LLaMA-Factory's SharegptDatasetConverter maps their roles
@@ -24,12 +32,19 @@
 //     tool_calls entry {"type": "function", "function": {"name",
 //     "arguments"}} per call of its value, a JSON {"name", "arguments"}
 //     object or a list of them, arguments as the value holds them (LLaMA-
-//     Factory's FunctionFormatter reads the same JSON); a value that is not
-//     such JSON stays an assistant message with the value as its content;
+//     Factory's FunctionFormatter reads the same JSON), the calls as
+//     traj.Turn.Calls reads them (the one tool-call parser); a value
+//     without such a call, or with a call without a name, stays an
+//     assistant message with the value as its content;
 //   - any other role is passed under its own name (the template decides).
 //
 // Hermes-style values (<tool_call> blocks in gpt turns, <tool_response> in
 // tool turns) are passed as text: LLaMA-Factory does not parse them either.
+// A ShareGPT value that is a list never gets here: package traj refuses the
+// record when reading it ("value" is a list, not a string). LLaMA-Factory's
+// v0 SharegptDatasetConverter would pass the list on as the content and
+// its v1 sharegpt_converter raises on it (a regular expression searched in
+// a list).
 //
 // The record's tool schemas (its "tools" field, or the field Mapper.ToolsKey
 // names) are passed as tools: a list or object as it is, a string (how
@@ -57,6 +72,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/traj"
@@ -220,11 +236,18 @@ func (m Mapper) keys(d traj.Dialect) (turns, role, content string) {
 	return
 }
 
-// appendOpenAI appends an OpenAI message as it is, its null content as "".
+// appendOpenAI appends an OpenAI message as it is, its null content as "",
+// or, when its content is a list of LLaMA-Factory content blocks, the
+// message LLaMA-Factory makes of it (appendBlocks).
 func appendOpenAI(b []byte, t traj.Turn, roleKey, contKey string) ([]byte, error) {
 	ms, _, err := jsonx.Members(t.Raw, 0)
 	if err != nil {
 		return nil, err
+	}
+	if m, ok := jsonx.Find(ms, contKey); ok {
+		if v := t.Raw[m.Start:m.End]; isBlocks(v) {
+			return appendBlocks(b, t.Raw, ms, roleKey, v)
+		}
 	}
 	b = append(b, '{')
 	for i, mb := range ms {
@@ -260,17 +283,17 @@ var shareGPTRoles = map[string]string{
 // appendShareGPT appends a ShareGPT turn mapped as the package doc says.
 func appendShareGPT(b []byte, t traj.Turn) []byte {
 	if t.Name == "function_call" {
-		if calls, ok := parseCalls(t.Text); ok {
+		if calls := namedCalls(t); calls != nil {
 			b = append(b, `{"role":"assistant","content":"","tool_calls":[`...)
 			for i, c := range calls {
 				if i > 0 {
 					b = append(b, ',')
 				}
 				b = append(b, `{"type":"function","function":{"name":`...)
-				b = append(b, c.name...)
-				if c.arguments != nil {
+				b = jsonx.AppendStringKeep(b, c.Name)
+				if c.RawArgs != nil {
 					b = append(b, `,"arguments":`...)
-					b = append(b, c.arguments...)
+					b = append(b, c.RawArgs...)
 				}
 				b = append(b, "}}"...)
 			}
@@ -291,42 +314,102 @@ func appendShareGPT(b []byte, t traj.Turn) []byte {
 	return append(b, '}')
 }
 
-// call is one call of a function_call value: its name (a JSON string) and
-// arguments, raw.
-type call struct {
-	name, arguments json.RawMessage
+// namedCalls returns the calls of a function_call turn as traj's tool-call
+// model reads them (traj.Turn.Calls: its text a JSON {"name",
+// "arguments"} object or a list of them), or nil when it holds none or one
+// without a name: then the text stays the content.
+func namedCalls(t traj.Turn) []traj.Call {
+	calls := t.Calls()
+	for _, c := range calls {
+		if c.Name == "" {
+			return nil
+		}
+	}
+	return calls
 }
 
-// parseCalls reads a function_call value: a JSON {"name", "arguments"}
-// object or a list of them, each with a string name.
-func parseCalls(s string) ([]call, bool) {
-	v := bytes.TrimSpace([]byte(s))
-	if len(v) == 0 || !json.Valid(v) {
-		return nil, false
+// isBlocks reports whether content v is a non-empty list of LLaMA-Factory
+// content blocks: objects each with a string "type" and a "value" and no
+// "text" (an OpenAI part carries "text" or "image_url" and is passed as it
+// is).
+func isBlocks(v []byte) bool {
+	if len(v) == 0 || v[0] != '[' {
+		return false
 	}
-	var objs []json.RawMessage
-	switch v[0] {
-	case '{':
-		objs = []json.RawMessage{v}
-	case '[':
-		if json.Unmarshal(v, &objs) != nil || len(objs) == 0 {
-			return nil, false
-		}
-	default:
-		return nil, false
+	els := jsonx.Elements(v, 0)
+	if len(els) == 0 {
+		return false
 	}
-	out := make([]call, 0, len(objs))
-	for _, o := range objs {
-		o = bytes.TrimSpace(o)
-		if len(o) == 0 || o[0] != '{' {
-			return nil, false
+	for _, el := range els {
+		f, ok := jsonx.Fields(v[el[0]:el[1]], "type", "value", "text")
+		if !ok || f[0] == nil || f[0][0] != '"' || f[1] == nil || f[2] != nil {
+			return false
 		}
-		name, ok := jsonx.Lookup(o, "name")
-		if !ok || len(name) == 0 || name[0] != '"' {
-			return nil, false
-		}
-		args, _ := jsonx.Lookup(o, "arguments")
-		out = append(out, call{name: name, arguments: args})
 	}
-	return out, true
+	return true
+}
+
+// appendBlocks appends the message LLaMA-Factory's v1 _to_hf_messages
+// (src/llamafactory/v1/core/rendering/format.py, text models) makes of a
+// message whose content v is a list of blocks: {"role", "content": the
+// "text" blocks' values joined, "tool_calls": one {"type": "function",
+// "function": {"name", "arguments"}} per "tool_call" block (its value a
+// JSON string holding {"name", "arguments"}), "reasoning_content": the
+// "reasoning" blocks' values joined}, the last two only when not empty;
+// other blocks (media) and the message's other keys are dropped. Where
+// LLaMA-Factory raises (a value that is not a string, a tool_call that is
+// not such JSON) it is an error.
+func appendBlocks(b []byte, raw []byte, ms []jsonx.Member, roleKey string, v []byte) ([]byte, error) {
+	var text, reasoning strings.Builder
+	var calls [][2][]byte
+	for i, el := range jsonx.Elements(v, 0) {
+		f, _ := jsonx.Fields(v[el[0]:el[1]], "type", "value")
+		typ, _ := jsonx.Unquote(f[0])
+		if typ != "text" && typ != "reasoning" && typ != "tool_call" {
+			continue
+		}
+		if f[1][0] != '"' {
+			return nil, fmt.Errorf("content block %d (%s): value is not a string", i, typ)
+		}
+		val, _ := jsonx.Unquote(f[1])
+		switch typ {
+		case "text":
+			text.WriteString(val)
+		case "reasoning":
+			reasoning.WriteString(val)
+		case "tool_call":
+			c, ok := jsonx.Fields([]byte(val), "name", "arguments")
+			if !ok || c[0] == nil || c[1] == nil {
+				return nil, fmt.Errorf("content block %d: tool_call value is not a JSON object with name and arguments", i)
+			}
+			calls = append(calls, [2][]byte{c[0], c[1]})
+		}
+	}
+	b = append(b, `{"role":`...)
+	if m, ok := jsonx.Find(ms, roleKey); ok {
+		b = append(b, raw[m.Start:m.End]...)
+	} else {
+		b = append(b, "null"...)
+	}
+	b = append(b, `,"content":`...)
+	b = jsonx.AppendStringKeep(b, text.String())
+	if len(calls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i, c := range calls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"type":"function","function":{"name":`...)
+			b = append(b, c[0]...)
+			b = append(b, `,"arguments":`...)
+			b = append(b, c[1]...)
+			b = append(b, "}}"...)
+		}
+		b = append(b, ']')
+	}
+	if reasoning.Len() > 0 {
+		b = append(b, `,"reasoning_content":`...)
+		b = jsonx.AppendStringKeep(b, reasoning.String())
+	}
+	return append(b, '}'), nil
 }

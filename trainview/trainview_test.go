@@ -59,6 +59,13 @@ func TestRecord(t *testing.T) {
 			tools: `[{"name": "f", "parameters": {}}]`,
 		},
 		{
+			name: "sharegpt function_call: a call without a name leaves the value as the content; escapes in a name",
+			rec: `{"conversations": [{"from": "function_call", "value": "[{\"name\": \"f\"}, {\"arguments\": {}}]"},` +
+				`{"from": "function_call", "value": "{\"name\": \"\\u00e9\\\"\", \"arguments\": null}"}]}`,
+			msgs: `[{"role":"assistant","content":"[{\"name\": \"f\"}, {\"arguments\": {}}]"},` +
+				`{"role":"assistant","content":"","tool_calls":[{"type":"function","function":{"name":"é\"","arguments":null}}]}]`,
+		},
+		{
 			name: "sharegpt system turn kept, unknown role by name",
 			rec:  `{"conversations": [{"from": "system", "value": "S"}, {"from": "ipython", "value": "r"}]}`,
 			msgs: `[{"role":"system","content":"S"},{"role":"ipython","content":"r"}]`,
@@ -79,6 +86,37 @@ func TestRecord(t *testing.T) {
 			name: "tools string that is not JSON",
 			rec:  `{"conversations": [{"from": "human", "value": "q"}], "tools": "[{"}`,
 			err:  `"tools" is a string that does not hold JSON`,
+		},
+		{
+			name: "openai content parts passed as they are",
+			rec:  `{"messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "x"}}]}]}`,
+			msgs: `[{"role":"user","content":[{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "x"}}]}]`,
+		},
+		{
+			name: "LLaMA-Factory content blocks as its _to_hf_messages makes them",
+			rec: `{"messages": [{"role": "system", "content": [{"type": "text", "value": "S"}], "loss_weight": 0.0},` +
+				`{"role": "user", "content": [{"type": "text", "value": "a"}, {"type": "image_url", "value": "i.png"}, {"type": "text", "value": "b"}]},` +
+				`{"role": "assistant", "content": [{"type": "reasoning", "value": "r1"}, {"type": "text", "value": "t"}, {"type": "reasoning", "value": "r2"}, {"type": "tool_call", "value": "{\"name\": \"f\", \"arguments\": {\"x\": 1.0}}"}, {"type": "tool_call", "value": "{\"arguments\": \"{}\", \"name\": \"g\"}"}]},` +
+				`{"role": "tool", "content": [{"type": "text", "value": "ok"}]},` +
+				`{"role": "assistant", "content": [{"type": "reasoning", "value": ""}]}]}`,
+			msgs: `[{"role":"system","content":"S"},{"role":"user","content":"ab"},` +
+				`{"role":"assistant","content":"t","tool_calls":[{"type":"function","function":{"name":"f","arguments":{"x": 1.0}}},{"type":"function","function":{"name":"g","arguments":"{}"}}],"reasoning_content":"r1r2"},` +
+				`{"role":"tool","content":"ok"},{"role":"assistant","content":""}]`,
+		},
+		{
+			name: "LLaMA-Factory tool_call block without arguments: LLaMA-Factory raises",
+			rec:  `{"messages": [{"role": "assistant", "content": [{"type": "tool_call", "value": "{\"name\": \"f\"}"}]}]}`,
+			err:  "tool_call value is not a JSON object with name and arguments",
+		},
+		{
+			name: "LLaMA-Factory block value not a string: LLaMA-Factory raises",
+			rec:  `{"messages": [{"role": "user", "content": [{"type": "text", "value": 1}]}]}`,
+			err:  "value is not a string",
+		},
+		{
+			name: "sharegpt value as a list: refused when the record is read",
+			rec:  `{"conversations": [{"from": "human", "value": [{"type": "text", "value": "q"}]}]}`,
+			err:  `"value" is a list, not a string`,
 		},
 		{
 			name: "tools a number",

@@ -116,7 +116,7 @@ and their sizes.
 
 Every record gets one outcome: skipped_under_target, compressed,
 compressed_over_limit, uncompressible (no_middle, collapsed,
-region_too_small, alternation), summary_failed, or invalid. The metrics JSON keeps the
+region_too_small, alternation, chat_template), summary_failed, or invalid. The metrics JSON keeps the
 peer's sections and adds "outcomes", "distributions" (with the histograms),
 "groups", "prepass", "images", "redaction" and "retention" (the share of the region's
 tool names and of the paths and commands of its tool calls that its summary

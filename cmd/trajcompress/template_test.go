@@ -98,3 +98,94 @@ func TestCompressChatTemplate(t *testing.T) {
 		t.Errorf("check compared runs counted with and without a template: exit %d, %s", code, stderr.String())
 	}
 }
+
+// compress with a template that refuses one record as read and another
+// once compressed (it will not render a summary turn): both are written
+// unchanged, in place, their outcome lines carry the template's message,
+// and the metrics count them under uncompressible, reason chat_template;
+// the exit code says some records failed to fit, nothing crashed.
+func TestCompressTemplateRefusals(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "t.jinja")
+	if err := os.WriteFile(tmpl, []byte(`{% for m in messages %}{% if m.role == 'user' and 'forbidden' in m.content %}{{ raise_exception('no forbidden words') }}{% endif %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ raise_exception('no summary turns here') }}{% endif %}<|im_start|>{{ m.role }}
+{{ m.content }}<|im_end|>
+{% endfor %}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("alpha beta gamma delta ", 60)
+	var turns []string
+	for i := 0; i < 12; i++ {
+		role := []string{"user", "assistant"}[i%2]
+		turns = append(turns, `{"role": "`+role+`", "content": "turn `+string(rune('a'+i))+` `+long+`"}`)
+	}
+	compressible := `{"messages": [` + strings.Join(turns, ", ") + `]}`
+	recs := []string{
+		compressible,
+		`{"messages": [{"role": "user", "content": "a forbidden word"}, {"role": "assistant", "content": "ok"}]}`,
+		`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}`,
+	}
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(recs, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, outcomes, met := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "outcomes.jsonl"), filepath.Join(dir, "m.json")
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--output", out, "--outcomes", outcomes, "--metrics", met,
+		"--chat-template", tmpl, "--target-max-tokens", "1500", "--summary-target-tokens", "100"}, nil, &bytes.Buffer{}, &stderr)
+	if code != exitOK && code != exitPartial {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != strings.Join(recs, "\n")+"\n" {
+		t.Errorf("output is not the input unchanged:\n%s", got)
+	}
+	ob, err := os.ReadFile(outcomes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(ob)), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("%d outcome lines, want 3:\n%s", len(lines), ob)
+	}
+	for i, want := range []string{"once compressed: chat template: no summary turns here", "chat template: no forbidden words", ""} {
+		var o struct {
+			Outcome string  `json:"outcome"`
+			Reason  *string `json:"reason"`
+			Err     string  `json:"chat_template_error"`
+		}
+		if err := json.Unmarshal([]byte(lines[i]), &o); err != nil {
+			t.Fatal(err)
+		}
+		if want == "" {
+			if o.Outcome != "skipped_under_target" || o.Err != "" {
+				t.Errorf("record %d: %s", i+1, lines[i])
+			}
+			continue
+		}
+		if o.Outcome != "uncompressible" || o.Reason == nil || *o.Reason != "chat_template" || !strings.Contains(o.Err, want) {
+			t.Errorf("record %d: %s; want uncompressible, chat_template, %q", i+1, lines[i], want)
+		}
+	}
+	mb, err := os.ReadFile(met)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Outcomes struct {
+			Uncompressible int64 `json:"uncompressible"`
+			Reasons        struct {
+				ChatTemplate int64 `json:"chat_template"`
+			} `json:"uncompressible_reasons"`
+			RecordsOut int64 `json:"records_out"`
+		} `json:"outcomes"`
+	}
+	if err := json.Unmarshal(mb, &m); err != nil {
+		t.Fatal(err)
+	}
+	if o := m.Outcomes; o.Uncompressible != 2 || o.Reasons.ChatTemplate != 2 || o.RecordsOut != 3 {
+		t.Errorf("metrics outcomes %+v: want 2 uncompressible, 2 chat_template, 3 out", o)
+	}
+}

@@ -1,7 +1,9 @@
 package chattemplate
 
 import (
+	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/ardanlabs/jinja"
@@ -108,5 +110,34 @@ func TestUnescapeMatchesEncodingJSON(t *testing.T) {
 func TestFromValidJSONInvalidInput(t *testing.T) {
 	for _, bad := range []string{``, `{`, `[1,`, `"x`, `{"a"`, `{"a":`, `tru`, `-`, `[1 2]`, `{"a" 1}`, `"\u12"`, `"\`} {
 		_, _ = fromValidJSON([]byte(bad))
+	}
+}
+
+// FromJSON's strings are copies; RenderValid's share the input but the
+// render keeps nothing of it: neither changes when the input does
+// afterwards (a raise_exception message included).
+func TestStringsOutliveInput(t *testing.T) {
+	in := []byte(`["plain", "esc\naped"]`)
+	v, err := FromJSON(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(in, bytes.Repeat([]byte{'x'}, len(in)))
+	if a, b := v.AsList().Items[0].AsString(), v.AsList().Items[1].AsString(); a != "plain" || b != "esc\naped" {
+		t.Errorf("after the input changed: %q, %q", a, b)
+	}
+	tm, err := Parse("raise", `{{ raise_exception(messages[0].content) }}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []byte(`[{"role": "user", "content": "refused here"}]`)
+	_, err = tm.RenderValid(msgs, nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := err.Error()
+	copy(msgs, bytes.Repeat([]byte{'x'}, len(msgs)))
+	if err.Error() != want || !strings.Contains(want, "refused here") {
+		t.Errorf("error %q, was %q", err.Error(), want)
 	}
 }

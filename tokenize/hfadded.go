@@ -1,11 +1,17 @@
 package tokenize
 
+import "strings"
+
 // addedTrie finds added tokens in text the way Hugging Face's
 // AddedVocabulary does (Aho-Corasick, leftmost-longest): the match that
 // starts first, and of those the longest.
 type addedTrie struct {
 	nodes []trieNode
 	first [256]bool // bytes that start some token
+	// only is the one byte that starts every token, when they share it
+	// (as the `<` of every added token of Qwen3 and Llama-3 does); -1 if
+	// they do not, or the trie is empty.
+	only int
 }
 
 type trieNode struct {
@@ -14,12 +20,18 @@ type trieNode struct {
 }
 
 func newAddedTrie() *addedTrie {
-	return &addedTrie{nodes: []trieNode{{id: -1}}}
+	return &addedTrie{nodes: []trieNode{{id: -1}}, only: -1}
 }
 
 func (t *addedTrie) add(tok string, id int) {
 	if tok == "" {
 		return
+	}
+	switch {
+	case t.empty():
+		t.only = int(tok[0])
+	case t.only != int(tok[0]):
+		t.only = -1
 	}
 	t.first[tok[0]] = true
 	n := int32(0)
@@ -44,7 +56,14 @@ func (t *addedTrie) empty() bool { return len(t.nodes) == 1 }
 // and id; start is -1 when there is none.
 func (t *addedTrie) find(s string, i int) (start, end, id int) {
 	for ; i < len(s); i++ {
-		if !t.first[s[i]] {
+		if t.only >= 0 {
+			// Jump to the next candidate start (vectorised).
+			k := strings.IndexByte(s[i:], byte(t.only))
+			if k < 0 {
+				break
+			}
+			i += k
+		} else if !t.first[s[i]] {
 			continue
 		}
 		n, best, bestID := int32(0), -1, -1

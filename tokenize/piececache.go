@@ -23,7 +23,7 @@ type pieceCache struct {
 }
 
 const (
-	pieceMaxLen = 32
+	pieceMaxLen = 64
 	pieceWords  = pieceMaxLen / 8
 	pieceSlots  = 1 << 16
 )

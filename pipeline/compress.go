@@ -187,7 +187,7 @@ type job struct {
 	framing    int  // measure: the template's framing per turn, estimated (added to tok)
 	// stretches caches the counts of the rendered record's stretches
 	// between special tokens: its renderings share most of them.
-	stretches trainview.Stretches
+	stretches *trainview.Stretches
 	plan      snap.Plan // plan, place
 	obs       metrics.Observation
 
@@ -859,7 +859,7 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string) (int, e
 		return 0, fmt.Errorf("%s: %w", c.opts.Template.Template.Path, err)
 	}
 	if j.stretches == nil {
-		j.stretches = trainview.Stretches{}
+		j.stretches = &trainview.Stretches{}
 	}
 	return c.opts.Template.CountCached(v, j.stretches)
 }

@@ -16,7 +16,7 @@ import (
 // atomics only (a sequence number per slot: odd while a writer fills it;
 // a reader that sees it change does not retry: it merges the piece
 // itself), so counting neither locks nor allocates. It holds at most
-// pieceSlots × (8 + pieceMaxLen) bytes (2.5 MiB).
+// pieceSlots × (8 + pieceMaxLen) bytes (4.5 MiB).
 type pieceCache struct {
 	slots []pieceSlot
 	mask  uint64

@@ -310,6 +310,15 @@ func (o *dumpOpts) dump(b *strings.Builder, v jinja.Value, level int) error {
 
 // str writes s as Python's json.dumps does.
 func (o *dumpOpts) str(b *strings.Builder, s string) {
+	if !o.ascii && utf8.ValidString(s) {
+		o.strUTF8(b, s)
+		return
+	}
+	o.strRunes(b, s)
+}
+
+// strRunes is str, rune by rune.
+func (o *dumpOpts) strRunes(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for _, r := range s {
 		switch r {
@@ -345,6 +354,43 @@ func (o *dumpOpts) str(b *strings.Builder, s string) {
 			}
 		}
 	}
+	b.WriteByte('"')
+}
+
+// strUTF8 is str for valid UTF-8 with ensure_ascii=False: everything but
+// '"', '\\' and the control characters below U+0020 is written as it is,
+// so runs of such bytes are copied whole.
+func (o *dumpOpts) strUTF8(b *strings.Builder, s string) {
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b.WriteString(s[start:i])
+		start = i + 1
+		switch c {
+		case '"':
+			b.WriteString(`\"`)
+		case '\\':
+			b.WriteString(`\\`)
+		case '\n':
+			b.WriteString(`\n`)
+		case '\r':
+			b.WriteString(`\r`)
+		case '\t':
+			b.WriteString(`\t`)
+		case '\b':
+			b.WriteString(`\b`)
+		case '\f':
+			b.WriteString(`\f`)
+		default:
+			fmt.Fprintf(b, `\u%04x`, c)
+		}
+	}
+	b.WriteString(s[start:])
 	b.WriteByte('"')
 }
 

@@ -3,6 +3,7 @@ package chattemplate
 import (
 	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -139,5 +140,26 @@ func TestStringsOutliveInput(t *testing.T) {
 	copy(msgs, bytes.Repeat([]byte{'x'}, len(msgs)))
 	if err.Error() != want || !strings.Contains(want, "refused here") {
 		t.Errorf("error %q, was %q", err.Error(), want)
+	}
+}
+
+// tojson's byte-run copy (valid UTF-8, ensure_ascii=False) writes what
+// the rune-by-rune writer does.
+func TestToJSONStringRuns(t *testing.T) {
+	alphabet := []string{"a", " ", "\"", "\\", "\n", "\r", "\t", "\b", "\f", "\x00", "\x1f", "\x7f", "é", "中", "😀", "\ufffd", "/", "<"}
+	r := rand.New(rand.NewPCG(3, 4))
+	o := dumpOpts{}
+	for range 3000 {
+		var sb strings.Builder
+		for range r.IntN(40) {
+			sb.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		s := sb.String()
+		var fast, slow strings.Builder
+		o.strUTF8(&fast, s)
+		o.strRunes(&slow, s)
+		if fast.String() != slow.String() {
+			t.Fatalf("%q: %q, rune by rune %q", s, fast.String(), slow.String())
+		}
 	}
 }

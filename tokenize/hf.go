@@ -32,6 +32,25 @@ type hfAcc struct {
 	n    int
 	emit bool
 	max  int // stop once n > max
+
+	log   *PieceLog // when set, the pieces counted are logged
+	reuse *PieceLog // when set, pieces are looked up in it first
+}
+
+// piece counts one pre-tokenized piece (see PieceLog).
+func (a *hfAcc) piece(m *hfModel, p string) {
+	if a.reuse != nil {
+		if n, ok := a.reuse.find(p); ok {
+			a.n += n
+			return
+		}
+	}
+	var n int
+	a.out, n = m.pieceTokens(p, a.out, a.emit)
+	a.n += n
+	if a.log != nil {
+		a.log.add(p, n)
+	}
 }
 
 // LoadHF reads a Hugging Face tokenizer.json. Only byte-level BPE models
@@ -372,9 +391,7 @@ func (t *HFTokenizer) normalized(s string, a *hfAcc) {
 // pretok splits s with stages k onwards and byte-pair encodes the pieces.
 func (t *HFTokenizer) pretok(s string, k int, a *hfAcc) {
 	if k == len(t.stages) {
-		var n int
-		a.out, n = t.model.pieceTokens(s, a.out, a.emit)
-		a.n += n
+		a.piece(t.model, s)
 		return
 	}
 	st := &t.stages[k]
@@ -390,9 +407,7 @@ func (t *HFTokenizer) pretok(s string, k int, a *hfAcc) {
 	for i := 0; i < len(s) && a.n <= a.max; {
 		j := st.next(s, i)
 		if last {
-			var n int
-			a.out, n = t.model.pieceTokens(s[i:j], a.out, a.emit)
-			a.n += n
+			a.piece(t.model, s[i:j])
 		} else {
 			t.pretok(s[i:j], k+1, a)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
@@ -133,33 +132,6 @@ type Result struct {
 type Compressor struct {
 	opts   Options
 	mapper trainview.Mapper
-	logged logTally
-}
-
-// logTally tells whether logging a record's rendering pays: its turn
-// texts are counted from the log only when the template prints them as
-// they are (Qwen3 does; Llama-3.1 trims them and prints tool results as
-// JSON strings). It counts the bytes of the texts looked for and found.
-type logTally struct {
-	seen, found, tries atomic.Int64
-}
-
-func (l *logTally) note(n int, found bool) {
-	l.seen.Add(int64(n))
-	if found {
-		l.found.Add(int64(n))
-	}
-}
-
-// logWorth says whether a record's rendering is to be logged: always
-// until 4 MiB of texts were looked for, then while at least a quarter of
-// them were found, else one record in 32 (to notice a change).
-func (c *Compressor) logWorth() bool {
-	l := &c.logged
-	if s := l.seen.Load(); s < 4<<20 || 4*l.found.Load() >= s {
-		return true
-	}
-	return l.tries.Add(1)%32 == 0
 }
 
 // NewCompressor checks opts and returns a Compressor.
@@ -181,11 +153,8 @@ func NewCompressor(opts Options) (*Compressor, error) {
 }
 
 // count is the token count of one turn.
-func (c *Compressor) count(t traj.Turn) int { return c.countWith(c.opts.Counter.Count, t) }
-
-// countWith is count with count in place of the counter's Count.
-func (c *Compressor) countWith(count func(string) int, t traj.Turn) int {
-	return count(t.Text) + t.Extra + c.opts.TurnOverhead
+func (c *Compressor) count(t traj.Turn) int {
+	return c.opts.Counter.Count(t.Text) + t.Extra + c.opts.TurnOverhead
 }
 
 // job is one record on its way through [Compressor.Compress]: each step
@@ -460,20 +429,8 @@ func (c *Compressor) measure(j *job) {
 		}
 	}()
 	templated := -1
-	count := c.opts.Counter.Count
 	if c.opts.Template != nil {
-		// A rendering likely to be over target (over two bytes per token
-		// of the target: real text has three to four, so a record below it
-		// mostly fits) is logged, so that its texts are counted one by
-		// one from it (the same counts, less work:
-		// trainview.Stretches.CountIn); the log is dropped after.
-		j.stretches = &trainview.Stretches{}
-		if c.logWorth() {
-			j.stretches.LogOver = 2 * c.opts.Budget.Target
-			defer j.stretches.DropLog()
-		}
 		t, err := c.templated(j, j.turns, j.rec.System)
-		j.stretches.LogOver = 0
 		if err != nil {
 			j.tmplErr = err
 		} else if templated = t; t <= c.opts.Budget.Target {
@@ -482,22 +439,15 @@ func (c *Compressor) measure(j *job) {
 			j.obs.Measure(t, n)
 			return
 		}
-		if j.stretches.LogOver > 0 {
-			count = func(s string) int {
-				n, found := j.stretches.CountIn(c.opts.Counter, s)
-				c.logged.note(len(s), found)
-				return n
-			}
-		}
-	}
-	if j.rec.SystemKey != "" { // rendered first, so counted first
-		j.ext = count(j.rec.System) + c.opts.TurnOverhead
 	}
 	j.roles, j.tok = make([]traj.Role, n), make([]int, n)
 	total := 0
 	for i, t := range j.turns {
-		j.roles[i], j.tok[i] = t.Role, c.countWith(count, t)
+		j.roles[i], j.tok[i] = t.Role, c.count(t)
 		total += j.tok[i]
+	}
+	if j.rec.SystemKey != "" {
+		j.ext = c.opts.Counter.Count(j.rec.System) + c.opts.TurnOverhead
 	}
 	j.adj = 0
 	switch {

@@ -1,8 +1,6 @@
 package trainview
 
 import (
-	"strings"
-
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
@@ -32,15 +30,6 @@ func (c Counter) Count(v View) (int, error) { return c.CountCached(v, nil) }
 type Stretches struct {
 	m    map[string]int
 	list []stretchCount // the first rendering's, until a second one
-
-	// LogOver, when above 0, makes CountCached log the pieces of a
-	// rendering longer than LogOver bytes (a record that may be over a
-	// target of LogOver tokens: a token is at least a byte), when the
-	// counter can (tokenize.PieceCounter), so that the record's texts can
-	// then be counted from it (CountIn).
-	LogOver int
-	log     tokenize.PieceLog
-	cursor  int // where CountIn's last text ended in the logged rendering
 }
 
 type stretchCount struct {
@@ -93,12 +82,6 @@ func (c Counter) CountCached(v View, cache *Stretches) (int, error) {
 	}
 	n := 0
 	first := cache.Len() == 0 // nothing to look up: only record
-	count := c.Tokens.Count
-	if pc, ok := c.Tokens.(tokenize.PieceCounter); ok && cache.LogOver > 0 && len(text) > cache.LogOver {
-		cache.log.Reset(text)
-		cache.cursor = 0
-		count = func(p string) int { return pc.CountLogged(p, &cache.log) }
-	}
 	added, ok := s.Segments(text, func(p string) {
 		if !first {
 			if k, hit := cache.lookup(p); hit {
@@ -106,7 +89,7 @@ func (c Counter) CountCached(v View, cache *Stretches) (int, error) {
 				return
 			}
 		}
-		k := count(p)
+		k := c.Tokens.Count(p)
 		cache.add(p, k)
 		n += k
 	})
@@ -114,43 +97,4 @@ func (c Counter) CountCached(v View, cache *Stretches) (int, error) {
 		return c.Tokens.Count(text), nil
 	}
 	return n + added, nil
-}
-
-// minLogged is the shortest text CountIn looks for in the rendering: a
-// shorter one costs less to count than to find.
-const minLogged = 32
-
-// findSlack bounds the search for a text in the rendering: it is looked
-// for from where the last one ended up to len(text)+findSlack bytes on
-// (the template's framing and tool calls between two turns), so that a
-// text the template does not print as it is costs no more than that.
-const findSlack = 16 << 10
-
-// CountIn returns c.Count(text), counted from the pieces of the last
-// logged rendering when text is in it (looked for from where the
-// previous CountIn's text ended: the texts of a record in their order):
-// the same count, without looking up or merging the pieces the text
-// splits into at the same places as the rendering did (tokenize.PieceLog).
-// found says whether it was.
-func (s *Stretches) CountIn(c tokenize.Counter, text string) (n int, found bool) {
-	pc, ok := c.(tokenize.PieceCounter)
-	r := s.log.Text()
-	if !ok || s.log.Len() == 0 || len(text) < minLogged {
-		return c.Count(text), false
-	}
-	from := min(s.cursor, len(r))
-	to := min(len(r), from+len(text)+findSlack)
-	i := strings.Index(r[from:to], text)
-	if i < 0 {
-		return c.Count(text), false
-	}
-	at := from + i
-	s.cursor = at + len(text)
-	return pc.CountReusing(r[at:at+len(text)], &s.log), true
-}
-
-// DropLog forgets the logged rendering (its memory is released).
-func (s *Stretches) DropLog() {
-	s.log = tokenize.PieceLog{}
-	s.cursor = 0
 }

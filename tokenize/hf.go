@@ -32,25 +32,6 @@ type hfAcc struct {
 	n    int
 	emit bool
 	max  int // stop once n > max
-
-	log   *PieceLog // when set, the pieces counted are logged
-	reuse *PieceLog // when set, pieces are looked up in it first
-}
-
-// piece counts one pre-tokenized piece (see PieceLog).
-func (a *hfAcc) piece(m *hfModel, p string) {
-	if a.reuse != nil {
-		if n, ok := a.reuse.find(p); ok {
-			a.n += n
-			return
-		}
-	}
-	var n int
-	a.out, n = m.pieceTokens(p, a.out, a.emit)
-	a.n += n
-	if a.log != nil {
-		a.log.add(p, n)
-	}
 }
 
 // LoadHF reads a Hugging Face tokenizer.json. Only byte-level BPE models
@@ -391,7 +372,9 @@ func (t *HFTokenizer) normalized(s string, a *hfAcc) {
 // pretok splits s with stages k onwards and byte-pair encodes the pieces.
 func (t *HFTokenizer) pretok(s string, k int, a *hfAcc) {
 	if k == len(t.stages) {
-		a.piece(t.model, s)
+		var n int
+		a.out, n = t.model.pieceTokens(s, a.out, a.emit)
+		a.n += n
 		return
 	}
 	st := &t.stages[k]
@@ -407,7 +390,9 @@ func (t *HFTokenizer) pretok(s string, k int, a *hfAcc) {
 	for i := 0; i < len(s) && a.n <= a.max; {
 		j := st.next(s, i)
 		if last {
-			a.piece(t.model, s[i:j])
+			var n int
+			a.out, n = t.model.pieceTokens(s[i:j], a.out, a.emit)
+			a.n += n
 		} else {
 			t.pretok(s[i:j], k+1, a)
 		}

@@ -71,16 +71,13 @@ func Memo(c Counter, maxEntries int) *MemoCounter {
 }
 
 // Count returns c.Count(text), from the memo when text was seen before.
-func (m *MemoCounter) Count(text string) int { return m.count(text, m.c.Count) }
-
-// count is Count with count in place of the wrapped counter's Count.
-func (m *MemoCounter) count(text string, count func(string) int) int {
+func (m *MemoCounter) Count(text string) int {
 	if len(text) < MemoMinBytes || len(text) > MemoMaxBytes {
-		return count(text)
+		return m.c.Count(text)
 	}
 	if m.perGen == 0 {
 		m.misses.Add(1)
-		return count(text)
+		return m.c.Count(text)
 	}
 	h := maphash.String(m.seed, text)
 	sh := &m.shards[h%memoShards]
@@ -102,7 +99,7 @@ func (m *MemoCounter) count(text string, count func(string) int) int {
 	*slot = h
 	sh.mu.Unlock()
 	m.misses.Add(1)
-	n := count(text) // outside the lock: counting is the slow part
+	n := m.c.Count(text) // outside the lock: counting is the slow part
 	if again {
 		sh.mu.Lock()
 		if e, ok := sh.cur[h]; !ok || e.text != text {

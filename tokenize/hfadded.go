@@ -12,6 +12,11 @@ type addedTrie struct {
 	// (as the `<` of every added token of Qwen3 and Llama-3 does); -1 if
 	// they do not, or the trie is empty.
 	only int
+	// pair has bit b1 of word b0<<2|b1>>6 set when some token starts with
+	// the bytes b0 b1, or is the one byte b0 (then every b1): a `<` in
+	// code or markup is mostly followed by a byte no token has there, and
+	// is then passed over without walking the trie.
+	pair [256 * 4]uint64
 }
 
 type trieNode struct {
@@ -34,6 +39,13 @@ func (t *addedTrie) add(tok string, id int) {
 		t.only = -1
 	}
 	t.first[tok[0]] = true
+	if len(tok) == 1 {
+		for b1 := range 256 {
+			t.pair[int(tok[0])<<2|b1>>6] |= 1 << (b1 & 63)
+		}
+	} else {
+		t.pair[int(tok[0])<<2|int(tok[1])>>6] |= 1 << (tok[1] & 63)
+	}
 	n := int32(0)
 	for i := 0; i < len(tok); i++ {
 		if t.nodes[n].edges == nil {
@@ -65,6 +77,9 @@ func (t *addedTrie) find(s string, i int) (start, end, id int) {
 			i += k
 		} else if !t.first[s[i]] {
 			continue
+		}
+		if i+1 < len(s) && t.pair[int(s[i])<<2|int(s[i+1])>>6]&(1<<(s[i+1]&63)) == 0 {
+			continue // no token starts with these two bytes
 		}
 		n, best, bestID := int32(0), -1, -1
 		for j := i; j < len(s); j++ {

@@ -86,7 +86,7 @@
 // (long pieces and invalid input use pooled buffers). Encode allocates
 // its result. A tokenizer.json counter keeps the counts of the pieces of
 // up to 64 bytes that merge into several tokens in a table shared by all
-// goroutines (64K slots, 4.5 MiB; atomics only, no lock, no allocation; a
+// goroutines (16K slots, 1.1 MiB; atomics only, no lock, no allocation; a
 // hit compares the whole piece, so counts are exact): merging is most of
 // a count's time and such pieces repeat, within a text and across texts
 // (a chat template's rendering of a record, then its turns one by one).

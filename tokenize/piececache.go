@@ -16,7 +16,9 @@ import (
 // atomics only (a sequence number per slot: odd while a writer fills it;
 // a reader that sees it change does not retry: it merges the piece
 // itself), so counting neither locks nor allocates. It holds at most
-// pieceSlots × (8 + pieceMaxLen) bytes (4.5 MiB).
+// pieceSlots × (8 + pieceMaxLen) bytes (1.1 MiB; a larger table kept
+// few more pieces on the real data and, with the GC target of 400%
+// trajcompress runs with, cost five times its size in RSS).
 type pieceCache struct {
 	slots []pieceSlot
 	mask  uint64
@@ -25,7 +27,7 @@ type pieceCache struct {
 const (
 	pieceMaxLen = 64
 	pieceWords  = pieceMaxLen / 8
-	pieceSlots  = 1 << 16
+	pieceSlots  = 1 << 14
 )
 
 // pieceSlot holds one piece: head packs seq (bits 16-63; odd while being

@@ -321,40 +321,44 @@ func (o *dumpOpts) str(b *strings.Builder, s string) {
 func (o *dumpOpts) strRunes(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			switch {
-			case r < 0x20:
+		switch {
+		case r < 0x20 || r == '"' || r == '\\':
+			escape(b, r)
+		case o.ascii && r > 0x7e: // Python escapes all but " " to "~"
+			if r > 0xffff {
+				r -= 0x10000
+				fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+			} else {
 				fmt.Fprintf(b, `\u%04x`, r)
-			case o.ascii && r > 0x7e: // Python escapes all but " " to "~"
-				if r > 0xffff {
-					r -= 0x10000
-					fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-				} else {
-					fmt.Fprintf(b, `\u%04x`, r)
-				}
-			case r == utf8.RuneError:
-				b.WriteRune(r)
-			default:
-				b.WriteRune(r)
 			}
+		default: // U+FFFD too, for an ill-formed byte
+			b.WriteRune(r)
 		}
 	}
 	b.WriteByte('"')
+}
+
+// escape writes '"', '\\' or a control character below U+0020 as
+// json.dumps does.
+func escape(b *strings.Builder, r rune) {
+	switch r {
+	case '"':
+		b.WriteString(`\"`)
+	case '\\':
+		b.WriteString(`\\`)
+	case '\n':
+		b.WriteString(`\n`)
+	case '\r':
+		b.WriteString(`\r`)
+	case '\t':
+		b.WriteString(`\t`)
+	case '\b':
+		b.WriteString(`\b`)
+	case '\f':
+		b.WriteString(`\f`)
+	default:
+		fmt.Fprintf(b, `\u%04x`, r)
+	}
 }
 
 // strUTF8 is str for valid UTF-8 with ensure_ascii=False: everything but
@@ -365,29 +369,10 @@ func (o *dumpOpts) strUTF8(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	start := 0
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b.WriteString(s[start:i])
-		start = i + 1
-		switch c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			fmt.Fprintf(b, `\u%04x`, c)
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			b.WriteString(s[start:i])
+			escape(b, rune(c))
+			start = i + 1
 		}
 	}
 	b.WriteString(s[start:])

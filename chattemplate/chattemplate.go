@@ -201,9 +201,11 @@ func (t *Template) Render(messages, tools json.RawMessage) (string, error) {
 
 // RenderValid is Render for messages and tools known to be valid JSON (as
 // json.Valid says; package trainview builds them so): they are not
-// validated again, which is a tenth of a render's time on long records.
+// validated again, which is a tenth of a render's time on long records,
+// and their strings are not copied: they must not change during the call
+// (nothing of them is kept after it).
 func (t *Template) RenderValid(messages, tools json.RawMessage) (string, error) {
-	return t.render(messages, tools, fromValidJSON)
+	return t.render(messages, tools, fromValidJSONShared)
 }
 
 func (t *Template) render(messages, tools json.RawMessage, decode func([]byte) (jinja.Value, error)) (string, error) {
@@ -253,7 +255,9 @@ func raiseException(args []jinja.Value, _ map[string]jinja.Value) (jinja.Value, 
 	if len(args) == 0 {
 		return jinja.Undefined(), errors.New("raise_exception called without a message")
 	}
-	return jinja.Undefined(), errors.New(str(args[0]))
+	// A copy: the message may be a string of the input (RenderValid shares
+	// its memory), and the error outlives the call.
+	return jinja.Undefined(), errors.New(strings.Clone(str(args[0])))
 }
 
 // str is Python's str() of a value as a template prints it.

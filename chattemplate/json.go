@@ -36,19 +36,30 @@ func FromJSON(data []byte) (jinja.Value, error) {
 // fromValidJSON is FromJSON for data json.Valid accepts. Given invalid
 // JSON it returns an error or a value, never panics.
 func fromValidJSON(data []byte) (v jinja.Value, err error) {
+	return parseValid(data, false)
+}
+
+// parseValid is fromValidJSON; with alias set, the strings of the value
+// share data's memory (data must not change while the value is in use).
+func parseValid(data []byte, alias bool) (v jinja.Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = jinja.Undefined(), fmt.Errorf("invalid JSON (%v)", r)
 		}
 	}()
-	p := jsonParser{b: data}
+	p := jsonParser{b: data, alias: alias}
 	return p.value()
 }
 
+// fromValidJSONShared is fromValidJSON whose strings share data's memory:
+// for a render, which drops the values before it returns.
+func fromValidJSONShared(data []byte) (jinja.Value, error) { return parseValid(data, true) }
+
 // jsonParser reads JSON that json.Valid accepted, so it checks nothing.
 type jsonParser struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	alias bool // strings share b's memory (see str)
 }
 
 func (p *jsonParser) space() {
@@ -142,39 +153,27 @@ func (p *jsonParser) value() (jinja.Value, error) {
 	return jinja.NewFloat(f), nil
 }
 
-// str reads the string at p.i: as it is when it has no escape and is valid
-// UTF-8, else through encoding/json.
+// str reads the string at p.i. A string without escapes shares p.b's
+// memory when p.alias is set (p.b does not change while the values live),
+// and is copied otherwise; one with escapes is decoded into a string of
+// its own; one that is not valid UTF-8 is decoded by encoding/json (each
+// bad byte becomes U+FFFD, as FromJSON says).
 func (p *jsonParser) str() (string, error) {
 	start := p.i
-	p.i++
-	plain := true
-	for {
-		c := p.b[p.i]
-		if c == '"' {
-			break
-		}
-		if c == '\\' {
-			plain = false
-			p.i++
-		} else if c >= utf8.RuneSelf {
-			plain = false
-		}
-		p.i++
-	}
-	p.i++
+	p.i = jsonx.SkipString(p.b, p.i)
 	raw := p.b[start:p.i]
-	if plain {
-		return string(raw[1 : len(raw)-1]), nil
-	}
 	if !utf8.Valid(raw) {
 		var s string
 		err := json.Unmarshal(raw, &s)
 		return s, err
 	}
-	if bytes.IndexByte(raw, '\\') < 0 {
+	if !p.alias && bytes.IndexByte(raw, '\\') < 0 && len(raw) >= 2 {
 		return string(raw[1 : len(raw)-1]), nil
 	}
-	s, _ := jsonx.Unquote(raw) // valid, with escapes: a string of its own
+	s, ok := jsonx.Unquote(raw)
+	if !ok {
+		return "", errors.New("invalid JSON string")
+	}
 	return s, nil
 }
 
@@ -311,41 +310,72 @@ func (o *dumpOpts) dump(b *strings.Builder, v jinja.Value, level int) error {
 
 // str writes s as Python's json.dumps does.
 func (o *dumpOpts) str(b *strings.Builder, s string) {
+	if !o.ascii && utf8.ValidString(s) {
+		o.strUTF8(b, s)
+		return
+	}
+	o.strRunes(b, s)
+}
+
+// strRunes is str, rune by rune.
+func (o *dumpOpts) strRunes(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			switch {
-			case r < 0x20:
+		switch {
+		case r < 0x20 || r == '"' || r == '\\':
+			escape(b, r)
+		case o.ascii && r > 0x7e: // Python escapes all but " " to "~"
+			if r > 0xffff {
+				r -= 0x10000
+				fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
+			} else {
 				fmt.Fprintf(b, `\u%04x`, r)
-			case o.ascii && r > 0x7e: // Python escapes all but " " to "~"
-				if r > 0xffff {
-					r -= 0x10000
-					fmt.Fprintf(b, `\u%04x\u%04x`, 0xd800+(r>>10), 0xdc00+(r&0x3ff))
-				} else {
-					fmt.Fprintf(b, `\u%04x`, r)
-				}
-			case r == utf8.RuneError:
-				b.WriteRune(r)
-			default:
-				b.WriteRune(r)
 			}
+		default: // U+FFFD too, for an ill-formed byte
+			b.WriteRune(r)
 		}
 	}
+	b.WriteByte('"')
+}
+
+// escape writes '"', '\\' or a control character below U+0020 as
+// json.dumps does.
+func escape(b *strings.Builder, r rune) {
+	switch r {
+	case '"':
+		b.WriteString(`\"`)
+	case '\\':
+		b.WriteString(`\\`)
+	case '\n':
+		b.WriteString(`\n`)
+	case '\r':
+		b.WriteString(`\r`)
+	case '\t':
+		b.WriteString(`\t`)
+	case '\b':
+		b.WriteString(`\b`)
+	case '\f':
+		b.WriteString(`\f`)
+	default:
+		fmt.Fprintf(b, `\u%04x`, r)
+	}
+}
+
+// strUTF8 is str for valid UTF-8 with ensure_ascii=False: everything but
+// '"', '\\' and the control characters below U+0020 is written as it is,
+// so runs of such bytes are copied whole.
+func (o *dumpOpts) strUTF8(b *strings.Builder, s string) {
+	b.Grow(len(s) + 2)
+	b.WriteByte('"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			b.WriteString(s[start:i])
+			escape(b, rune(c))
+			start = i + 1
+		}
+	}
+	b.WriteString(s[start:])
 	b.WriteByte('"')
 }
 

@@ -1,7 +1,10 @@
 package chattemplate
 
 import (
+	"bytes"
 	"encoding/json"
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ardanlabs/jinja"
@@ -108,5 +111,55 @@ func TestUnescapeMatchesEncodingJSON(t *testing.T) {
 func TestFromValidJSONInvalidInput(t *testing.T) {
 	for _, bad := range []string{``, `{`, `[1,`, `"x`, `{"a"`, `{"a":`, `tru`, `-`, `[1 2]`, `{"a" 1}`, `"\u12"`, `"\`} {
 		_, _ = fromValidJSON([]byte(bad))
+	}
+}
+
+// FromJSON's strings are copies; RenderValid's share the input but the
+// render keeps nothing of it: neither changes when the input does
+// afterwards (a raise_exception message included).
+func TestStringsOutliveInput(t *testing.T) {
+	in := []byte(`["plain", "esc\naped"]`)
+	v, err := FromJSON(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(in, bytes.Repeat([]byte{'x'}, len(in)))
+	if a, b := v.AsList().Items[0].AsString(), v.AsList().Items[1].AsString(); a != "plain" || b != "esc\naped" {
+		t.Errorf("after the input changed: %q, %q", a, b)
+	}
+	tm, err := Parse("raise", `{{ raise_exception(messages[0].content) }}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []byte(`[{"role": "user", "content": "refused here"}]`)
+	_, err = tm.RenderValid(msgs, nil)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	want := err.Error()
+	copy(msgs, bytes.Repeat([]byte{'x'}, len(msgs)))
+	if err.Error() != want || !strings.Contains(want, "refused here") {
+		t.Errorf("error %q, was %q", err.Error(), want)
+	}
+}
+
+// tojson's byte-run copy (valid UTF-8, ensure_ascii=False) writes what
+// the rune-by-rune writer does.
+func TestToJSONStringRuns(t *testing.T) {
+	alphabet := []string{"a", " ", "\"", "\\", "\n", "\r", "\t", "\b", "\f", "\x00", "\x1f", "\x7f", "é", "中", "😀", "\ufffd", "/", "<"}
+	r := rand.New(rand.NewPCG(3, 4))
+	o := dumpOpts{}
+	for range 3000 {
+		var sb strings.Builder
+		for range r.IntN(40) {
+			sb.WriteString(alphabet[r.IntN(len(alphabet))])
+		}
+		s := sb.String()
+		var fast, slow strings.Builder
+		o.strUTF8(&fast, s)
+		o.strRunes(&slow, s)
+		if fast.String() != slow.String() {
+			t.Fatalf("%q: %q, rune by rune %q", s, fast.String(), slow.String())
+		}
 	}
 }

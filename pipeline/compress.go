@@ -204,7 +204,7 @@ type job struct {
 	framing    int  // measure: the template's framing per turn, estimated (added to tok)
 	// stretches caches the counts of the rendered record's stretches
 	// between special tokens: its renderings share most of them.
-	stretches trainview.Stretches
+	stretches *trainview.Stretches
 	// images: the record's images as read and what each counts (nil when
 	// it has none); listed is what its images-list entries that no marker
 	// claims count (part of adj without a template)
@@ -970,7 +970,7 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string) (int, e
 		return 0, fmt.Errorf("%s: %w", c.opts.Template.Template.Path, err)
 	}
 	if j.stretches == nil {
-		j.stretches = trainview.Stretches{}
+		j.stretches = &trainview.Stretches{}
 	}
 	return c.opts.Template.CountCached(v, j.stretches)
 }

@@ -121,6 +121,10 @@ type hfModel struct {
 	// here: bit 2*id set = known, bit 2*id+1 set = merges give the token.
 	selfMerge []atomic.Uint32
 
+	// pieces caches the counts of short pieces that merge into several
+	// tokens (piececache.go); nil: none.
+	pieces *pieceCache
+
 	bt btLazy // the backtracking encoder's tables, built on first need
 }
 
@@ -204,7 +208,7 @@ func buildHFModel(rawVocab, rawMerges []byte, ignoreMerges bool) (*hfModel, erro
 	if err != nil {
 		return nil, err
 	}
-	return &hfModel{tok: v, merges: mt, ignoreMerges: ignoreMerges, selfMerge: make([]atomic.Uint32, maxMergeID/16+1)}, nil
+	return &hfModel{tok: v, merges: mt, ignoreMerges: ignoreMerges, selfMerge: make([]atomic.Uint32, maxMergeID/16+1), pieces: newPieceCache(pieceSlots)}, nil
 }
 
 // pieceTokens appends the ids of one pre-tokenized piece (raw bytes) to
@@ -232,6 +236,16 @@ func (m *hfModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
 }
 
 func (m *hfModel) merge(p string, out []int, emit bool) ([]int, int) {
+	if !emit && m.pieces != nil && len(p) <= pieceMaxLen {
+		h := m.tok.hash(p)
+		if n, ok := m.pieces.get(h, p); ok {
+			return out, n
+		}
+		var id, rank [pieceMaxLen]uint32
+		out, n := m.mergeLinear(p, id[:len(p)], rank[:len(p)], out, emit)
+		m.pieces.put(h, p, n)
+		return out, n
+	}
 	if len(p) <= smallPiece {
 		var id, rank [smallPiece]uint32
 		return m.mergeLinear(p, id[:len(p)], rank[:len(p)], out, emit)

@@ -26,8 +26,47 @@ func (c Counter) Count(v View) (int, error) { return c.CountCached(v, nil) }
 
 // Stretches caches the counts of the stretches of rendered text between
 // special tokens (tokenize.Segmenter): the renderings of one record before
-// and after compression share most of them. Not safe for concurrent use.
-type Stretches map[string]int
+// and after compression share most of them. The counts of a first
+// rendering are kept in a list, made a map only when the record is
+// rendered again, so that a record rendered once (most: they fit) pays no
+// map inserts. The zero value is empty and ready; not safe for concurrent
+// use.
+type Stretches struct {
+	m    map[string]int
+	list []stretchCount // the first rendering's, until a second one
+}
+
+type stretchCount struct {
+	s string
+	n int
+}
+
+// lookup returns the count of stretch p if it is cached.
+func (s *Stretches) lookup(p string) (int, bool) {
+	if s.m == nil {
+		if len(s.list) == 0 {
+			return 0, false
+		}
+		s.m = make(map[string]int, len(s.list))
+		for _, e := range s.list {
+			s.m[e.s] = e.n
+		}
+		s.list = nil
+	}
+	n, ok := s.m[p]
+	return n, ok
+}
+
+func (s *Stretches) add(p string, n int) {
+	if s.m != nil {
+		s.m[p] = n
+	} else {
+		s.list = append(s.list, stretchCount{p, n})
+	}
+}
+
+// Len is the number of stretches held.
+func (s *Stretches) Len() int { return len(s.m) + len(s.list) }
 
 // CountCached is Count looking the stretches of the rendered text up in
 // cache first, and adding the ones it counts (nil: no cache). The count is
@@ -36,7 +75,7 @@ type Stretches map[string]int
 //
 // Views are built valid (from records read as valid JSON), so they are
 // rendered without validating them again (chattemplate's RenderValid).
-func (c Counter) CountCached(v View, cache Stretches) (int, error) {
+func (c Counter) CountCached(v View, cache *Stretches) (int, error) {
 	var ic *imageCount
 	if c.Images != nil {
 		var err error
@@ -57,18 +96,22 @@ func (c Counter) CountCached(v View, cache Stretches) (int, error) {
 
 // countText counts the rendered text's tokens, looking its stretches up in
 // cache (nil: no cache).
-func (c Counter) countText(text string, cache Stretches) int {
+func (c Counter) countText(text string, cache *Stretches) int {
 	s, ok := c.Tokens.(tokenize.Segmenter)
 	if !ok || cache == nil {
 		return c.Tokens.Count(text)
 	}
 	n := 0
+	first := cache.Len() == 0 // nothing to look up: only record
 	added, ok := s.Segments(text, func(p string) {
-		k, hit := cache[p]
-		if !hit {
-			k = c.Tokens.Count(p)
-			cache[p] = k
+		if !first {
+			if k, hit := cache.lookup(p); hit {
+				n += k
+				return
+			}
 		}
+		k := c.Tokens.Count(p)
+		cache.add(p, k)
 		n += k
 	})
 	if !ok {

@@ -136,7 +136,7 @@ func TestCountsMatchTransformersJS(t *testing.T) {
 			}
 			want := readCounts(t, golden)
 			c := testCounter(t, dir, tt.jinja)
-			cache := Stretches{} // shared: later records hit stretches of earlier ones
+			cache := &Stretches{} // shared: later records hit stretches of earlier ones
 			equal, raised, missing, parts, jsDiverges := 0, 0, 0, 0, 0
 			for _, rc := range cases {
 				w, ok := want[rc.Name]

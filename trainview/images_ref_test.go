@@ -244,7 +244,7 @@ func TestImageCountsMatchTransformersJS(t *testing.T) {
 					t.Fatalf("%s: %v", ic.name, err)
 				}
 				c.Images.Finder = &imagetok.Finder{Dir: ic.dir}
-				got, err := c.CountCached(v, Stretches{})
+				got, err := c.CountCached(v, &Stretches{})
 				if err != nil {
 					t.Errorf("%s: %v", ic.name, err)
 					continue

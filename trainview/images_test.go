@@ -303,7 +303,7 @@ func BenchmarkCountNoImages(b *testing.B) {
 		c    Counter
 	}{{"without", plain}, {"with", expand}} {
 		b.Run(c.name, func(b *testing.B) {
-			cache := Stretches{}
+			cache := &Stretches{}
 			for b.Loop() {
 				for _, v := range views {
 					if _, err := c.c.CountCached(v, cache); err != nil {

@@ -205,6 +205,7 @@ type job struct {
 	// stretches caches the counts of the rendered record's stretches
 	// between special tokens: its renderings share most of them.
 	stretches trainview.Stretches
+	tmpl      *trainview.Counter // Options.Template with j's image finder (templateCounter)
 	// images: the record's images as read and what each counts (nil when
 	// it has none); listed is what its images-list entries that no marker
 	// claims count (part of adj without a template)
@@ -469,7 +470,7 @@ func (c *Compressor) measure(j *job) {
 	}()
 	templated := -1
 	if c.opts.Template != nil {
-		t, err := c.templated(j, j.turns, j.rec.System)
+		t, err := c.templated(j, j.turns, j.rec.System, nil)
 		if err != nil {
 			j.tmplErr = err
 		} else if templated = t; t <= c.opts.Budget.Target {
@@ -887,7 +888,7 @@ func (c *Compressor) account(j *job, a assembly, sumTokens int) []snap.PairProbl
 		if j.sys != "" {
 			sys = j.sys
 		}
-		t, err := c.templated(j, a.turns, sys)
+		t, err := c.templated(j, a.turns, sys, a.fields)
 		if err != nil {
 			// Rendered the input, refuses the output (e.g. a summary turn
 			// out of the order it wants): over target for certain.
@@ -952,17 +953,53 @@ func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Res
 	return res, nil
 }
 
-// templated is the count of turns (with system outside them) of j's record
-// as the trainer sees it: Options.Template.
-func (c *Compressor) templated(j *job, turns []traj.Turn, system string) (int, error) {
+// templated is the count of turns (with system outside them and fields
+// written with them: an images list the prepass or the summary changed) of
+// j's record as the trainer sees it: Options.Template. When the template
+// renders no images (its Images is nil), each image of turns counts the
+// rule's tokens on top of the rendered text (Turn.Extra, and the images
+// list entries no marker claims: j.listed), as without a template.
+func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields []traj.Field) (int, error) {
 	v, err := c.mapper.View(j.rec, turns, system)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", c.opts.Template.Template.Path, err)
 	}
+	if key, list := prepass.ImagesField(j.rec); list != nil {
+		for _, f := range fields {
+			if f.Key == key {
+				v.Images = f.Value
+			}
+		}
+	}
 	if j.stretches == nil {
 		j.stretches = trainview.Stretches{}
 	}
-	return c.opts.Template.CountCached(v, j.stretches)
+	tc := c.templateCounter(j)
+	n, err := tc.CountCached(v, j.stretches)
+	if err != nil || tc.Images != nil || j.images == nil {
+		return n, err
+	}
+	for _, t := range turns {
+		n += t.Extra
+	}
+	return n + j.listed, nil
+}
+
+// templateCounter is Options.Template for j's record: when it expands
+// images, its Images reads them with j's finder (relative paths name
+// files beside the record's input file).
+func (c *Compressor) templateCounter(j *job) *trainview.Counter {
+	if j.tmpl != nil {
+		return j.tmpl
+	}
+	j.tmpl = c.opts.Template
+	if im := j.tmpl.Images; im != nil && im.Finder == nil && j.pos.File != "" {
+		tc, ic := *j.tmpl, *im
+		ic.Finder = c.finder(j)
+		tc.Images = &ic
+		j.tmpl = &tc
+	}
+	return j.tmpl
 }
 
 // noticedAt is the index in ns of head turn i, or -1 when reserve did not

@@ -14,8 +14,8 @@ import (
 
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/imagetok"
-	"github.com/trajcompress/trajcompress/prepass"
 	"github.com/trajcompress/trajcompress/outcome"
+	"github.com/trajcompress/trajcompress/prepass"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/trainview"
 )

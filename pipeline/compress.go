@@ -46,6 +46,13 @@ type Options struct {
 	// compressed only when its rendered result is; the per-turn counts
 	// only guide the planner (see Compressor.fit). A record the template
 	// refuses is uncompressible, reason chat_template, written unchanged.
+	// Images: when the Counter's Images is set, it counts the images the
+	// template renders (their relative paths against the record's file's
+	// directory when its Finder is nil; a refusal of its placeholder is
+	// the template's refusal); when nil, each image found in the record
+	// adds its ImageRule tokens to the templated count. A record whose
+	// images list the prepass or the summary rewrote is counted with the
+	// rewritten list.
 	Template *trainview.Counter
 	// ToolsKey names the record field holding its tool schemas ("" means
 	// "tools"). Without a Template the schemas are counted as the tokens

@@ -219,7 +219,8 @@ type job struct {
 	images   []imagetok.Image
 	imageTok []int
 	listed   int
-	plan     snap.Plan // plan, place
+	find     *imagetok.Finder // finder
+	plan     snap.Plan        // plan, place
 	obs      metrics.Observation
 
 	// plan: what assembly will add besides the summary text (snap's
@@ -650,13 +651,17 @@ func (c *Compressor) prepass(j *job) bool {
 }
 
 // finder finds the images of j's record: relative paths name files beside
-// its input file.
+// its input file. Every search of the record's images (counting, the
+// image step, the summary's, the templated count) uses it; it is made once
+// per record.
 func (c *Compressor) finder(j *job) *imagetok.Finder {
-	f := &imagetok.Finder{}
-	if j.pos.File != "" {
-		f.Dir = filepath.Dir(j.pos.File)
+	if j.find == nil {
+		j.find = &imagetok.Finder{}
+		if j.pos.File != "" {
+			j.find.Dir = filepath.Dir(j.pos.File)
+		}
 	}
-	return f
+	return j.find
 }
 
 // regionImages are the images of the planned region's turns, for the

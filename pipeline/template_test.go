@@ -3,11 +3,6 @@ package pipeline
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"image"
-	"image/png"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -196,32 +191,8 @@ const vlFramed = `{% for m in messages %}[{{ m.role }}] {% if m.content is strin
 // tokens), not with the second of the list as read (402), so the outcome's
 // count is the rendered output's.
 func TestTemplateImagesAfterDrop(t *testing.T) {
-	dir := t.TempDir()
-	var paths []string
-	for i, side := range []int{280, 560, 840, 1120} { // 100, 400, 900, 1 600 pads
-		var b bytes.Buffer
-		if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, side, side))); err != nil {
-			t.Fatal(err)
-		}
-		p := fmt.Sprintf("s%d.png", i)
-		if err := os.WriteFile(filepath.Join(dir, p), b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-	}
-	msgs := []map[string]string{{"role": "system", "content": "browse"}}
-	for i := 1; i < 10; i++ {
-		role, text := "assistant", words(60, "act")
-		if i%2 == 1 {
-			role, text = "user", words(60, "obs")
-			if i < 8 {
-				text = "<image> " + text
-			}
-		}
-		msgs = append(msgs, map[string]string{"role": role, "content": text})
-	}
-	line, _ := json.Marshal(map[string]any{"messages": msgs, "images": paths})
-
+	in, rec := markerRecordOf(t, [][2]int{{280, 280}, {560, 560}, {840, 840}, {1120, 1120}}) // 100, 400, 900, 1 600 pads
+	dir, line := filepath.Dir(in), []byte(rec)
 	q, err := imagetok.ParseQwen([]byte(`{"image_processor_type": "Qwen2VLImageProcessor", "patch_size": 14, "merge_size": 2, "min_pixels": 3136, "max_pixels": 12845056}`))
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +208,7 @@ func TestTemplateImagesAfterDrop(t *testing.T) {
 	before := renderedCount(t, &ref, line)
 
 	p := pos
-	p.File = filepath.Join(dir, "in.jsonl")
+	p.File = in
 	c := newComp(t, func(o *Options) {
 		o.Template = tc
 		o.ImageRule = q.Rule()

@@ -3,9 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -67,65 +67,35 @@ func imageRefCounts(t *testing.T, root, name string) map[string]int {
 	return out
 }
 
-// webvoyagerImageURL writes the webvoyager records in OpenAI's layout
-// beside the set's images: each "<image>" marker becomes an image_url part
-// with the PNG as a data: URL, the text around it text parts (as
-// trainview's reference cases and bench/images -openai make them). It
-// returns the file and the records' ids.
-func webvoyagerImageURL(t *testing.T, wv string) (string, []string) {
+// webvoyagerImageURL writes the webvoyager records in OpenAI's layout with
+// the bench's own converter (go run ./bench/images -openai: each "<image>"
+// marker an image_url part with the PNG as a data: URL, the text around it
+// text parts) and returns the file and the records' ids, in order.
+func webvoyagerImageURL(t *testing.T, root, wv string) (string, []string) {
 	t.Helper()
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("the go command is absent (%v): cannot run bench/images -openai", err)
+	}
+	path := filepath.Join(t.TempDir(), "records.openai.jsonl")
+	cmd := exec.Command(gobin, "run", "./bench/images", "-dir", wv, "-openai", path)
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go run ./bench/images -openai: %v\n%s", err, out)
+	}
 	data, err := os.ReadFile(filepath.Join(wv, "records.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out bytes.Buffer
 	var ids []string
 	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
 		var r struct {
-			ID       string `json:"id"`
-			Messages []struct {
-				Role    string `json:"role"`
-				Content string `json:"content"`
-			} `json:"messages"`
-			Images []string `json:"images"`
+			ID string `json:"id"`
 		}
 		if err := json.Unmarshal(line, &r); err != nil {
 			t.Fatal(err)
 		}
 		ids = append(ids, r.ID)
-		var msgs []map[string]any
-		k := 0
-		for _, m := range r.Messages {
-			if !strings.Contains(m.Content, "<image>") {
-				msgs = append(msgs, map[string]any{"role": m.Role, "content": m.Content})
-				continue
-			}
-			var parts []any
-			for i, s := range strings.Split(m.Content, "<image>") {
-				if i > 0 {
-					png, err := os.ReadFile(filepath.Join(wv, r.Images[k]))
-					if err != nil {
-						t.Fatal(err)
-					}
-					k++
-					parts = append(parts, map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64," + base64.StdEncoding.EncodeToString(png)}})
-				}
-				if s != "" {
-					parts = append(parts, map[string]any{"type": "text", "text": s})
-				}
-			}
-			msgs = append(msgs, map[string]any{"role": m.Role, "content": parts})
-		}
-		b, err := json.Marshal(map[string]any{"id": r.ID, "messages": msgs})
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.Write(b)
-		out.WriteByte('\n')
-	}
-	path := filepath.Join(t.TempDir(), "records.openai.jsonl")
-	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
 	}
 	return path, ids
 }
@@ -149,7 +119,7 @@ func TestCompressTemplateImagesMatchReference(t *testing.T) {
 	want := imageRefCounts(t, root, "qwen2_5_vl")
 	wv := filepath.Join(root, "fixtures", "multimodal", "webvoyager")
 	in := filepath.Join(wv, "records.jsonl")
-	openai, ids := webvoyagerImageURL(t, wv)
+	openai, ids := webvoyagerImageURL(t, root, wv)
 	t.Chdir(t.TempDir())
 	vl := filepath.Join(root, "chattemplate", "testdata", "templates", "qwen2_vl.jinja")
 

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,6 +145,30 @@ func TestCompressTemplateImagesMatchReference(t *testing.T) {
 			t.Errorf("%s: %d images, %d of unknown size; want 24, 0", layout, got.images, got.unknown)
 		}
 		qwen[layout] = got
+	}
+
+	// validate --max-length counts the same: each record over 5 300 is
+	// reported with the reference count.
+	for layout, file := range map[string]string{"markers": in, "image_url": openai} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"validate", "--tokenizer", model, "--chat-template", vl, "--max-length", "5300", file}, nil, &stdout, &stderr)
+		if code != exitError {
+			t.Fatalf("validate %s: exit %d: %s", layout, code, stderr.String())
+		}
+		over := 0
+		for i, id := range ids {
+			w := want[strings.TrimPrefix(id, "webvoyager/")+" "+layout]
+			prefix := fmt.Sprintf("%s:%d: %d tokens once templated", file, i+1, w)
+			if got := strings.Contains(stdout.String(), prefix); got != (w > 5300) {
+				t.Errorf("validate %s: record %d (%d tokens by the reference): reported %v, want %v:\n%s", layout, i+1, w, got, w > 5300, stdout.String())
+			}
+			if w > 5300 {
+				over++
+			}
+		}
+		if over != 5 {
+			t.Errorf("validate %s: %d records over 5 300 by the reference, want 5", layout, over)
+		}
 	}
 
 	// flat:85 with the same template: each image's placeholder counts 85

@@ -115,7 +115,7 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	}
 	opts.ImageRule = rule
 	if opts.Template != nil {
-		if opts.Template.Images, err = templateImages(opts.Template, counter, rule); err != nil {
+		if opts.Template.Images, err = TemplateImages(opts.Template, counter, rule); err != nil {
 			return nil, nil, usagef("tokenizer.chat_template: %v", err)
 		}
 	}

@@ -60,13 +60,13 @@ func ImageRule(spec string, tok tokenize.Counter) (rule imagetok.Rule, note stri
 	return imagetok.Rule{}, "", usagef("tokenizer.image_tokens auto: %v (pass --image-tokens openai or flat:N to count images otherwise)", err)
 }
 
-// templateImages is how the chat template of c counts images under rule
+// TemplateImages is how the chat template of c counts images under rule
 // (trainview.ImagesOf): the image pad token is the model's
 // (tokenizer_config.json beside its tokenizer.json, trainview.ImageToken),
 // ImagePad when it has none. nil when the template does not mention
 // images; package pipeline then adds the rule's tokens of each image to
 // the templated count.
-func templateImages(c *trainview.Counter, tok tokenize.Counter, rule imagetok.Rule) (*trainview.Images, error) {
+func TemplateImages(c *trainview.Counter, tok tokenize.Counter, rule imagetok.Rule) (*trainview.Images, error) {
 	token := ""
 	if dir := tokenize.ModelDir(tok); dir != "" {
 		if b, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err == nil {

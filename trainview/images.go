@@ -131,7 +131,12 @@ func NewImages(t *chattemplate.Template, tokens tokenize.Counter, q *imagetok.Qw
 //     two wrap tokens included (its pads are the rule's tokens less two),
 //     so that a chosen rule means the same with a template as without;
 //   - t renders images with another family's placeholder: records with
-//     images are refused with [ErrImagePlaceholder] (whatever the rule).
+//     images are refused with [ErrImagePlaceholder] (whatever the rule);
+//   - under a rule other than Qwen's, a tokens that does not count
+//     ImagePad as one token (not the model's tokenizer: o200k_base with a
+//     Qwen2-VL template) gives nil: the placeholder is text to it, and the
+//     caller counts the images as for a template that renders none. Under
+//     the Qwen rule that is an error, as for [NewImages].
 //
 // A caller whose template does not mention images (nil here) counts the
 // images the template does not render by rule itself (package pipeline
@@ -140,6 +145,15 @@ func ImagesOf(t *chattemplate.Template, tokens tokenize.Counter, rule imagetok.R
 	q, ok := rule.Qwen()
 	if !ok {
 		q = imagetok.Qwen{Wrap: qwenWrap}
+		if token == "" {
+			token = ImagePad
+		}
+		if tokens.Count(token) != 1 && strings.Contains(t.Source(false)+t.Source(true), token) {
+			// Not the model's tokenizer (o200k_base with a Qwen2-VL
+			// template): its placeholder is text to it, so the images
+			// are counted as the template not rendering them.
+			return nil, nil
+		}
 	}
 	im, err := NewImages(t, tokens, &q, token)
 	if im != nil {

@@ -67,6 +67,10 @@ func (r Rule) String() string {
 	return "invalid"
 }
 
+// Qwen returns the Qwen2-VL-family image processing r counts by, and
+// whether r is such a rule ([Qwen.Rule]); false for flat and OpenAI rules.
+func (r Rule) Qwen() (Qwen, bool) { return r.qwen, r.kind == ruleQwen }
+
 // WithUnknown returns r counting n tokens for an image of unknown size
 // instead of its default (see [Rule.Unknown]).
 func (r Rule) WithUnknown(n int) Rule {

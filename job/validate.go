@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/trainview"
 	"github.com/trajcompress/trajcompress/traj"
@@ -39,6 +40,8 @@ type ValidateOptions struct {
 	// chat template) and rejects the ones over MaxLength tokens, what a
 	// trainer's cutoff_len / max_seq_length would cut or drop, and the
 	// ones the template refuses.
+	// Images found in a record are read beside its file when
+	// Length.Images is set with no Finder (see [TemplateImages]).
 	Length    *trainview.Counter
 	MaxLength int
 	// ToolsKey is the record field of tool schemas for Length ("" tools).
@@ -57,7 +60,14 @@ func Validate(paths []string, c validate.Consumer, schema traj.Schema, o Validat
 	if err != nil {
 		return v, UsageError{Err: err}
 	}
+	length := o.Length
 	for _, path := range files {
+		if l := o.Length; l != nil && l.Images != nil && l.Images.Finder == nil {
+			fl, im := *l, *l.Images
+			im.Finder = &imagetok.Finder{Dir: filepath.Dir(path)}
+			fl.Images = &im
+			o.Length = &fl
+		}
 		src, err := format.Open(path, format.Options{MaxRecordBytes: o.MaxRecordBytes})
 		if err != nil {
 			return v, UsageError{Err: err}
@@ -104,8 +114,33 @@ func Validate(paths []string, c validate.Consumer, schema traj.Schema, o Validat
 			}
 		}
 		src.Close()
+		o.Length = length
 	}
 	return v, nil
+}
+
+// TemplateImages sets c.Images for the images of records counted with c
+// (validate --max-length), as compress does with --image-tokens auto
+// (jobcore.ImageRule, jobcore.TemplateImages): a Qwen2-VL-family template's
+// <|image_pad|> expanded to each image's grid under the model's
+// preprocessor_config.json, or to OpenAI's rule without one; another
+// family's placeholder refuses records with images. It leaves c.Images nil
+// when the template does not mention images: such a template's count is
+// its rendered text (an image it does not render adds nothing there,
+// unlike compress, which adds each image's rule tokens). A
+// preprocessor_config.json that cannot be read, or a template whose
+// <|image_pad|> the tokenizer splits, is a [UsageError].
+func TemplateImages(c *trainview.Counter) error {
+	rule, _, err := jobcore.ImageRule(jobcore.ImageTokensAuto, c.Tokens)
+	if err != nil {
+		return err // a UsageError
+	}
+	im, err := jobcore.TemplateImages(c, c.Tokens, rule)
+	if err != nil {
+		return usagef("chat template: %v", err)
+	}
+	c.Images = im
+	return nil
 }
 
 // overLength says why a record is over o.MaxLength once templated, or

@@ -46,6 +46,13 @@ type Options struct {
 	// compressed only when its rendered result is; the per-turn counts
 	// only guide the planner (see Compressor.fit). A record the template
 	// refuses is uncompressible, reason chat_template, written unchanged.
+	// Images: when the Counter's Images is set, it counts the images the
+	// template renders (their relative paths against the record's file's
+	// directory when its Finder is nil; a refusal of its placeholder is
+	// the template's refusal); when nil, each image found in the record
+	// adds its ImageRule tokens to the templated count. A record whose
+	// images list the prepass or the summary rewrote is counted with the
+	// rewritten list.
 	Template *trainview.Counter
 	// ToolsKey names the record field holding its tool schemas ("" means
 	// "tools"). Without a Template the schemas are counted as the tokens
@@ -205,13 +212,15 @@ type job struct {
 	// stretches caches the counts of the rendered record's stretches
 	// between special tokens: its renderings share most of them.
 	stretches *trainview.Stretches
+	tmpl      *trainview.Counter // Options.Template with j's image finder (templateCounter)
 	// images: the record's images as read and what each counts (nil when
 	// it has none); listed is what its images-list entries that no marker
 	// claims count (part of adj without a template)
 	images   []imagetok.Image
 	imageTok []int
 	listed   int
-	plan     snap.Plan // plan, place
+	find     *imagetok.Finder // finder
+	plan     snap.Plan        // plan, place
 	obs      metrics.Observation
 
 	// plan: what assembly will add besides the summary text (snap's
@@ -469,7 +478,7 @@ func (c *Compressor) measure(j *job) {
 	}()
 	templated := -1
 	if c.opts.Template != nil {
-		t, err := c.templated(j, j.turns, j.rec.System)
+		t, err := c.templated(j, j.turns, j.rec.System, nil)
 		if err != nil {
 			j.tmplErr = err
 		} else if templated = t; t <= c.opts.Budget.Target {
@@ -642,13 +651,17 @@ func (c *Compressor) prepass(j *job) bool {
 }
 
 // finder finds the images of j's record: relative paths name files beside
-// its input file.
+// its input file. Every search of the record's images (counting, the
+// image step, the summary's, the templated count) uses it; it is made once
+// per record.
 func (c *Compressor) finder(j *job) *imagetok.Finder {
-	f := &imagetok.Finder{}
-	if j.pos.File != "" {
-		f.Dir = filepath.Dir(j.pos.File)
+	if j.find == nil {
+		j.find = &imagetok.Finder{}
+		if j.pos.File != "" {
+			j.find.Dir = filepath.Dir(j.pos.File)
+		}
 	}
-	return f
+	return j.find
 }
 
 // regionImages are the images of the planned region's turns, for the
@@ -887,7 +900,7 @@ func (c *Compressor) account(j *job, a assembly, sumTokens int) []snap.PairProbl
 		if j.sys != "" {
 			sys = j.sys
 		}
-		t, err := c.templated(j, a.turns, sys)
+		t, err := c.templated(j, a.turns, sys, a.fields)
 		if err != nil {
 			// Rendered the input, refuses the output (e.g. a summary turn
 			// out of the order it wants): over target for certain.
@@ -962,17 +975,53 @@ func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Res
 	return res, nil
 }
 
-// templated is the count of turns (with system outside them) of j's record
-// as the trainer sees it: Options.Template.
-func (c *Compressor) templated(j *job, turns []traj.Turn, system string) (int, error) {
+// templated is the count of turns (with system outside them and fields
+// written with them: an images list the prepass or the summary changed) of
+// j's record as the trainer sees it: Options.Template. When the template
+// renders no images (its Images is nil), each image of turns counts the
+// rule's tokens on top of the rendered text (Turn.Extra, and the images
+// list entries no marker claims: j.listed), as without a template.
+func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields []traj.Field) (int, error) {
 	v, err := c.mapper.View(j.rec, turns, system)
 	if err != nil {
 		return 0, fmt.Errorf("%s: %w", c.opts.Template.Template.Path, err)
 	}
+	if key, list := prepass.ImagesField(j.rec); list != nil {
+		for _, f := range fields {
+			if f.Key == key {
+				v.Images = f.Value
+			}
+		}
+	}
 	if j.stretches == nil {
 		j.stretches = &trainview.Stretches{}
 	}
-	return c.opts.Template.CountCached(v, j.stretches)
+	tc := c.templateCounter(j)
+	n, err := tc.CountCached(v, j.stretches)
+	if err != nil || tc.Images != nil || j.images == nil {
+		return n, err
+	}
+	for _, t := range turns {
+		n += t.Extra
+	}
+	return n + j.listed, nil
+}
+
+// templateCounter is Options.Template for j's record: when it expands
+// images, its Images reads them with j's finder (relative paths name
+// files beside the record's input file).
+func (c *Compressor) templateCounter(j *job) *trainview.Counter {
+	if j.tmpl != nil {
+		return j.tmpl
+	}
+	j.tmpl = c.opts.Template
+	if im := j.tmpl.Images; im != nil && im.Finder == nil && j.pos.File != "" {
+		tc, ic := *j.tmpl, *im
+		ic.Finder = c.finder(j)
+		tc.Images = &ic
+		j.tmpl = &tc
+	}
+	return j.tmpl
 }
 
 // noticedAt is the index in ns of head turn i, or -1 when reserve did not

@@ -37,14 +37,21 @@ func (s *textSummarizer) Summarize(ctx context.Context, req summary.Request) (su
 
 // markerRecord writes PNG files of widths 40, 50, 60, 70 (height 30) into
 // a new directory and returns the path of an input file there and a
-// LLaMA-Factory record of it: markers in turns 1 (head), 3, 5 and 7 (the
-// newest image-bearing turn), the images list naming the files.
+// LLaMA-Factory record of it: see markerRecordOf.
 func markerRecord(t *testing.T) (string, string) {
+	return markerRecordOf(t, [][2]int{{40, 30}, {50, 30}, {60, 30}, {70, 30}})
+}
+
+// markerRecordOf writes PNG files s0.png… of the four sizes (width,
+// height) into a new directory and returns the path of an input file there
+// and a LLaMA-Factory record of it: markers in turns 1 (head), 3, 5 and 7
+// (the newest image-bearing turn), the images list naming the files.
+func markerRecordOf(t *testing.T, sizes [][2]int) (string, string) {
 	dir := t.TempDir()
 	var paths []string
-	for i, w := range []int{40, 50, 60, 70} {
+	for i, s := range sizes {
 		var b bytes.Buffer
-		if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, w, 30))); err != nil {
+		if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, s[0], s[1]))); err != nil {
 			t.Fatal(err)
 		}
 		p := "s" + string(rune('0'+i)) + ".png"

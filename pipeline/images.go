@@ -1,10 +1,10 @@
 package pipeline
 
 import (
-	"path/filepath"
 	"strings"
 
 	"github.com/trajcompress/trajcompress/imagetok"
+	"github.com/trajcompress/trajcompress/prepass"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -17,7 +17,7 @@ import (
 // content list and without an images value costs one look at each turn's
 // first content byte.
 func (c *Compressor) countImages(j *job) {
-	images, key := recordImages(j.rec)
+	key, images := prepass.ImagesField(j.rec)
 	lists := false
 	for _, t := range j.rec.Turns {
 		if v := t.Content(); len(v) > 0 && v[0] == '[' {
@@ -28,7 +28,7 @@ func (c *Compressor) countImages(j *job) {
 	if !lists && images == nil {
 		return
 	}
-	f := imagetok.Finder{Dir: filepath.Dir(j.pos.File)}
+	f := c.finder(j)
 	var found []imagetok.Image
 	if images == nil {
 		for i, t := range j.rec.Turns {
@@ -113,19 +113,6 @@ func pairPlaceholders(found []imagetok.Image) []imagetok.Image {
 	return out
 }
 
-// recordImages is the record's images value and its key: "images", else
-// ShareGPT4V's and LLaVA's single "image" (as imagetok.RecordImages, from
-// the members the record was decoded with); nil when neither is present
-// or it is null.
-func recordImages(r *traj.Record) ([]byte, string) {
-	for _, k := range []string{"images", "image"} {
-		if v, ok := r.Field(k); ok && len(v) > 0 && v[0] != 'n' {
-			return v, k
-		}
-	}
-	return nil, ""
-}
-
 // madeImageTokens is what the images of turn i count once the prepass
 // has made t of it: the image parts of a content list are found again
 // (an image part gone is no longer counted; a {"type": "image"} part
@@ -146,7 +133,7 @@ func (c *Compressor) madeImageTokens(j *job, i int, t traj.Turn) int {
 				paired = append(paired, j.imageTok[k])
 			}
 		}
-		f := imagetok.Finder{Dir: filepath.Dir(j.pos.File)}
+		f := c.finder(j)
 		n := 0
 		for _, im := range f.Content(v, i) {
 			if im.Kind == imagetok.KindImagePart && im.Source == imagetok.SourceNone && im.Ref == "" && len(paired) > 0 {

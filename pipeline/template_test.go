@@ -1,12 +1,16 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/trajcompress/trajcompress/chattemplate"
+	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/outcome"
+	"github.com/trajcompress/trajcompress/prepass"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/trainview"
 )
@@ -236,5 +240,60 @@ func TestTemplateRefusesCompressed(t *testing.T) {
 	}
 	if got := sum.ReasonCount(outcome.ChatTemplate); got != 2 || sum.Count(outcome.Uncompressible) != 2 || sum.RecordsOut() != 3 {
 		t.Errorf("summary: %d refused by the template, %d uncompressible, %d records out; want 2, 2, 3", got, sum.Count(outcome.Uncompressible), sum.RecordsOut())
+	}
+}
+
+// vlFramed renders images as the Qwen2-VL family's templates do: an image
+// part as <|vision_start|><|image_pad|><|vision_end|> (markers are
+// replaced so by trainview.Images before the template runs).
+const vlFramed = `{% for m in messages %}[{{ m.role }}] {% if m.content is string %}{{ m.content }}{% else %}{% for p in m.content %}{% if p.type == 'image' or 'image_url' in p %}<|vision_start|><|image_pad|><|vision_end|>{% else %}{{ p.text }}{% endif %}{% endfor %}{% endif %}
+{% endfor %}`
+
+// TestTemplateImagesAfterDrop: with a template that expands images, the
+// record the image step rewrote is counted with its rewritten images list:
+// the newest marker left pairs with its own entry (the fourth image, 1 602
+// tokens), not with the second of the list as read (402), so the outcome's
+// count is the rendered output's.
+func TestTemplateImagesAfterDrop(t *testing.T) {
+	in, rec := markerRecordOf(t, [][2]int{{280, 280}, {560, 560}, {840, 840}, {1120, 1120}}) // 100, 400, 900, 1 600 pads
+	dir, line := filepath.Dir(in), []byte(rec)
+	q, err := imagetok.ParseQwen([]byte(`{"image_processor_type": "Qwen2VLImageProcessor", "patch_size": 14, "merge_size": 2, "min_pixels": 3136, "max_pixels": 12845056}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := templated(t, vlFramed)
+	if tc.Images, err = trainview.ImagesOf(tc.Template, tc.Tokens, q.Rule(), ""); err != nil || tc.Images == nil {
+		t.Fatalf("ImagesOf: %v, %v", tc.Images, err)
+	}
+	ref := *tc
+	refImages := *tc.Images
+	refImages.Finder = &imagetok.Finder{Dir: dir}
+	ref.Images = &refImages
+	before := renderedCount(t, &ref, line)
+
+	p := pos
+	p.File = in
+	c := newComp(t, func(o *Options) {
+		o.Template = tc
+		o.ImageRule = q.Rule()
+		o.Prepass = &prepass.Config{DropOldImages: true, ImagesOnly: true}
+		o.Budget.Target, o.Budget.LastN = before-1000, 2 // the step saves 402 + 902 less the texts left
+	})
+	res, err := c.Compress(context.Background(), line, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := res.Obs
+	if o.Outcome != outcome.Compressed || o.Region != nil || o.ImagesRemoved != 2 || !o.Prepass.Fit {
+		t.Fatalf("outcome %s region %v removed %d prepass %+v", o.Outcome, o.Region, o.ImagesRemoved, o.Prepass)
+	}
+	if !bytes.Contains(res.Out, []byte(`"images":["s0.png","s3.png"]`)) {
+		t.Fatalf("images list not rewritten:\n%s", res.Out)
+	}
+	if got := renderedCount(t, &ref, res.Out); o.TokensBefore != before || o.TokensAfter != got {
+		t.Errorf("tokens %d → %d; the input renders to %d, the output to %d", o.TokensBefore, o.TokensAfter, before, got)
+	}
+	if d := before - o.TokensAfter; d < 402+902-20 || d > 402+902 {
+		t.Errorf("the step saved %d tokens, want the two images' 1 304 less their texts", d)
 	}
 }

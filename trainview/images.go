@@ -118,6 +118,54 @@ func NewImages(t *chattemplate.Template, tokens tokenize.Counter, q *imagetok.Qw
 	return im, nil
 }
 
+// ImagesOf returns the Images of chat template t for a run that counts
+// images by rule (the run's --image-tokens), or nil when t does not
+// mention images at all. As [NewImages], with the model's image
+// processing taken from rule:
+//
+//   - rule is the Qwen2-VL family's ([imagetok.Qwen.Rule], from the
+//     model's preprocessor_config.json): each ImagePad t writes is
+//     expanded to the image's grid, as the model's processor does;
+//   - another rule (flat:N, openai): each image t writes as
+//     VisionStart ImagePad VisionEnd counts the rule's tokens in all, the
+//     two wrap tokens included (its pads are the rule's tokens less two),
+//     so that a chosen rule means the same with a template as without;
+//   - t renders images with another family's placeholder: records with
+//     images are refused with [ErrImagePlaceholder] (whatever the rule);
+//   - under a rule other than Qwen's, a tokens that does not count
+//     ImagePad as one token (not the model's tokenizer: o200k_base with a
+//     Qwen2-VL template) gives nil: the placeholder is text to it, and the
+//     caller counts the images as for a template that renders none. Under
+//     the Qwen rule that is an error, as for [NewImages].
+//
+// A caller whose template does not mention images (nil here) counts the
+// images the template does not render by rule itself (package pipeline
+// adds each image's rule tokens to the templated count).
+func ImagesOf(t *chattemplate.Template, tokens tokenize.Counter, rule imagetok.Rule, token string) (*Images, error) {
+	q, ok := rule.Qwen()
+	if !ok {
+		q = imagetok.Qwen{Wrap: qwenWrap}
+		if token == "" {
+			token = ImagePad
+		}
+		if tokens.Count(token) != 1 && strings.Contains(t.Source(false)+t.Source(true), token) {
+			// Not the model's tokenizer (o200k_base with a Qwen2-VL
+			// template): its placeholder is text to it, so the images
+			// are counted as the template not rendering them.
+			return nil, nil
+		}
+	}
+	im, err := NewImages(t, tokens, &q, token)
+	if im != nil {
+		im.Rule = rule
+	}
+	return im, err
+}
+
+// qwenWrap is the tokens the Qwen2-VL family's templates write around an
+// image's pads: VisionStart and VisionEnd.
+const qwenWrap = 2
+
 // ImageToken is the image pad token of a tokenizer_config.json as
 // transformers' Qwen2-VL-family processors take it: the tokenizer's
 // image_token (an "image_token" member, or one in "extra_special_tokens",

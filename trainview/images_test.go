@@ -314,3 +314,47 @@ func BenchmarkCountNoImages(b *testing.B) {
 		})
 	}
 }
+
+// TestImagesOf: the Images of a template under each kind of rule.
+func TestImagesOf(t *testing.T) {
+	vl, err := chattemplate.Parse("vl.jinja", `{% for m in messages %}{% for p in m.content %}{% if p.type == 'image' %}<|vision_start|><|image_pad|><|vision_end|>{% else %}{{ p.text }}{% endif %}{% endfor %}{% endfor %}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := chattemplate.Parse("text.jinja", `{% for m in messages %}{{ m.content }}{% endfor %}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := specialCounter{} // "<|image_pad|>" is one token
+	q, err := imagetok.ParseQwen([]byte(`{"image_processor_type": "Qwen2VLImageProcessor"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im, err := ImagesOf(vl, one, q.Rule(), ""); err != nil || im == nil || im.Qwen != q {
+		t.Errorf("Qwen rule: %+v, %v; want the Qwen expansion", im, err)
+	}
+	im, err := ImagesOf(vl, one, imagetok.Flat(85), "")
+	if err != nil || im == nil || im.Qwen.Wrap != 2 || im.rule() != imagetok.Flat(85) {
+		t.Fatalf("flat:85: %+v, %v; want the rule with two wrap tokens", im, err)
+	}
+	// A 100×100 image: 85 in all, the placeholder's three tokens included.
+	dir := t.TempDir()
+	writePNG(t, filepath.Join(dir, "a.png"), 100, 100)
+	c := Counter{Template: vl, Tokens: one, Images: im}
+	im.Finder = &imagetok.Finder{Dir: dir}
+	v, _ := Mapper{}.Record([]byte(`{"messages":[{"role":"user","content":[{"type":"image","image":"a.png"},{"type":"text","text":"hi"}]}]}`))
+	if n, err := c.Count(v); err != nil || n != 85+2 {
+		t.Errorf("flat:85 count %d, %v; want 87 (the image 85, the text 2)", n, err)
+	}
+	if im, err := ImagesOf(text, one, imagetok.Flat(85), ""); im != nil || err != nil {
+		t.Errorf("a template without images: %+v, %v; want nil", im, err)
+	}
+	// Not the model's tokenizer: nil under flat and OpenAI, an error under Qwen.
+	split := runeCounter{}
+	if im, err := ImagesOf(vl, split, imagetok.OpenAI(), ""); im != nil || err != nil {
+		t.Errorf("a tokenizer splitting the pad under openai: %+v, %v; want nil", im, err)
+	}
+	if _, err := ImagesOf(vl, split, q.Rule(), ""); err == nil {
+		t.Errorf("a tokenizer splitting the pad under the Qwen rule: no error")
+	}
+}

@@ -19,6 +19,11 @@ Reports the records a trainer would reject for their role order, or (with
 --max-length) cut or drop for their length once the model's chat template
 renders them with their tools, one line each (file:line: reason), before you
 spend a training run finding out. Both checks may be given together.
+Images count as the model's processor counts them when the template renders
+them as the Qwen2-VL family does (each <|image_pad|> expanded to the image's
+grid by the preprocessor_config.json beside the tokenizer, else OpenAI's
+rule), as compress --image-tokens auto; a template with another family's
+image placeholder refuses records with images.
 Role orders (--dialect):
 
   llamafactory  LLaMA-Factory's sharegpt converter: after an optional system
@@ -82,6 +87,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 			return usagef("validate: --chat-template: %v", err)
 		}
 		length = &trainview.Counter{Template: tmpl, Tokens: tok}
+		if err := job.TemplateImages(length); err != nil {
+			return usagef("validate: %v", err)
+		}
 	}
 	if fs.NArg() == 0 {
 		return usagef("validate: no input files (see trajcompress validate -h)")

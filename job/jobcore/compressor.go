@@ -114,6 +114,11 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 		fmt.Fprintf(imageNote, "note: %s\n", note)
 	}
 	opts.ImageRule = rule
+	if opts.Template != nil {
+		if opts.Template.Images, err = TemplateImages(opts.Template, counter, rule); err != nil {
+			return nil, nil, usagef("tokenizer.chat_template: %v", err)
+		}
+	}
 	if cfg.Redaction.Enabled {
 		opts.Redactor = redact.Default()
 	}

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 
 	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainview"
 )
 
 // ImageTokensAuto is the tokenizer.image_tokens (--image-tokens) value
@@ -56,4 +58,20 @@ func ImageRule(spec string, tok tokenize.Counter) (rule imagetok.Rule, note stri
 		return imagetok.OpenAI(), fmt.Sprintf("--image-tokens auto: %v, whose rule trajcompress does not know: images are counted by OpenAI's rule (openai); pass --image-tokens flat:N or openai to choose", err), nil
 	}
 	return imagetok.Rule{}, "", usagef("tokenizer.image_tokens auto: %v (pass --image-tokens openai or flat:N to count images otherwise)", err)
+}
+
+// TemplateImages is how the chat template of c counts images under rule
+// (trainview.ImagesOf): the image pad token is the model's
+// (tokenizer_config.json beside its tokenizer.json, trainview.ImageToken),
+// ImagePad when it has none. nil when the template does not mention
+// images; package pipeline then adds the rule's tokens of each image to
+// the templated count.
+func TemplateImages(c *trainview.Counter, tok tokenize.Counter, rule imagetok.Rule) (*trainview.Images, error) {
+	token := ""
+	if dir := tokenize.ModelDir(tok); dir != "" {
+		if b, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json")); err == nil {
+			token = trainview.ImageToken(b)
+		}
+	}
+	return trainview.ImagesOf(c.Template, c.Tokens, rule, token)
 }

@@ -118,62 +118,80 @@ func BackRef(turn int) string {
 // something changed, turns itself otherwise; always the same length) and
 // its report.
 func Apply(rec *traj.Record, turns []traj.Turn, lo, hi int, fits func(saved int) bool, cfg Config) ([]traj.Turn, Report) {
-	cfg = cfg.withDefaults()
-	var rep Report
+	a := &applier{rec: rec, turns: turns, out: turns, fits: fits, cfg: cfg.withDefaults()}
 	lo, hi = max(lo, 0), min(hi, len(turns))
 	if fits(0) {
-		rep.Fits = true
-		return turns, rep
+		a.rep.Fits = true
+		return turns, a.rep
 	}
 	if lo >= hi {
-		return turns, rep
+		return turns, a.rep
 	}
-	out := turns
-	copied := false
-	saved := 0
-	// apply replaces turn i by nt when that saves tokens, counting n
-	// changes, and reports whether the record now fits.
-	apply := func(step Step, i int, nt traj.Turn, n int) bool {
-		d := cfg.Counter.Count(out[i].Text) - cfg.Counter.Count(nt.Text)
-		if d <= 0 {
-			return false
-		}
-		if !copied {
-			out = append([]traj.Turn(nil), turns...)
-			copied = true
-		}
-		out[i] = nt
-		saved += d
-		rep.Saved[step] += d
-		rep.Changes[step] += n
-		rep.Fits = fits(saved)
-		return rep.Fits
-	}
-
 	// 0. Old images, when asked for: every change is made (the image is
 	// old, whatever the count sees of it).
-	if cfg.DropOldImages || cfg.ImagesOnly {
-		dropped, done := dropImages(rec, out, lo, hi, cfg, func(i int, nt traj.Turn, n int) bool {
-			d := cfg.Counter.Count(out[i].Text) + out[i].Extra - cfg.Counter.Count(nt.Text) - nt.Extra
-			if !copied {
-				out = append([]traj.Turn(nil), turns...)
-				copied = true
-			}
-			out[i] = nt
-			saved += d
-			rep.ImagesRemoved += n
-			rep.ImageTokensSaved += d
-			rep.Fits = fits(saved)
-			return rep.Fits
-		})
-		rep.ImagesDropped = dropped
-		if done || cfg.ImagesOnly {
-			return out, rep
+	if a.cfg.DropOldImages || a.cfg.ImagesOnly {
+		dropped, done := dropImages(rec, a.out, lo, hi, a.cfg, a.dropped)
+		a.rep.ImagesDropped = dropped
+		if done || a.cfg.ImagesOnly {
+			return a.out, a.rep
 		}
 	}
+	_ = a.duplicates(lo, hi) || a.digests(lo, hi) || a.arguments(lo, hi)
+	return a.out, a.rep
+}
 
-	// 1. Duplicates: the newest copy of each body stays whole.
-	results := model(rec, out)
+// applier carries one Apply: the turns as given, the turns as changed so
+// far (copied on the first change), the tokens saved and the report.
+type applier struct {
+	rec    *traj.Record
+	turns  []traj.Turn
+	out    []traj.Turn
+	copied bool
+	saved  int
+	fits   func(saved int) bool
+	cfg    Config
+	rep    Report
+}
+
+// set puts nt in place of turn i (copying the turns on the first change),
+// adds d to the tokens saved and reports whether the record now fits.
+func (a *applier) set(i int, nt traj.Turn, d int) bool {
+	if !a.copied {
+		a.out = append([]traj.Turn(nil), a.turns...)
+		a.copied = true
+	}
+	a.out[i] = nt
+	a.saved += d
+	a.rep.Fits = a.fits(a.saved)
+	return a.rep.Fits
+}
+
+// apply replaces turn i by nt when that saves tokens, counting n changes
+// of step, and reports whether the record now fits.
+func (a *applier) apply(step Step, i int, nt traj.Turn, n int) bool {
+	d := a.cfg.Counter.Count(a.out[i].Text) - a.cfg.Counter.Count(nt.Text)
+	if d <= 0 {
+		return false
+	}
+	a.rep.Saved[step] += d
+	a.rep.Changes[step] += n
+	return a.set(i, nt, d)
+}
+
+// dropped puts turn i, its n old images replaced by text, in place: every
+// such change is made, whatever the count sees of it.
+func (a *applier) dropped(i int, nt traj.Turn, n int) bool {
+	d := a.cfg.Counter.Count(a.out[i].Text) + a.out[i].Extra - a.cfg.Counter.Count(nt.Text) - nt.Extra
+	a.rep.ImagesRemoved += n
+	a.rep.ImageTokensSaved += d
+	return a.set(i, nt, d)
+}
+
+// duplicates is step 1: the newest copy of each body stays whole, older
+// copies in [lo, hi) become a back reference. It reports whether the
+// record now fits.
+func (a *applier) duplicates(lo, hi int) bool {
+	results := model(a.rec, a.out)
 	newest := map[string]int{}
 	for _, r := range results {
 		if strings.TrimSpace(r.body) != "" {
@@ -188,18 +206,22 @@ func Apply(rec *traj.Record, turns []traj.Turn, lo, hi int, fits func(saved int)
 		if !ok || n == r.turn {
 			continue
 		}
-		if apply(Duplicates, r.turn, replaceResult(rec, out[r.turn], r, BackRef(n)), 1) {
-			return out, rep
+		if a.apply(Duplicates, r.turn, replaceResult(a.rec, a.out[r.turn], r, BackRef(n)), 1) {
+			return true
 		}
 	}
+	return false
+}
 
-	// 2. Digests, oldest first (the results in turn order).
-	results = model(rec, out)
-	for _, r := range results {
+// digests is step 2: long results in [lo, hi) become one-line digests,
+// oldest first (the results in turn order). It reports whether the record
+// now fits.
+func (a *applier) digests(lo, hi int) bool {
+	for _, r := range model(a.rec, a.out) {
 		if r.turn < lo || r.turn >= hi || strings.HasPrefix(r.body, "[same output as turn ") {
 			continue
 		}
-		if tokenize.CountAtMost(cfg.Counter, r.body, cfg.DigestOver+1) <= cfg.DigestOver {
+		if tokenize.CountAtMost(a.cfg.Counter, r.body, a.cfg.DigestOver+1) <= a.cfg.DigestOver {
 			continue
 		}
 		args := ""
@@ -207,41 +229,51 @@ func Apply(rec *traj.Record, turns []traj.Turn, lo, hi int, fits func(saved int)
 			args = r.call.args
 		}
 		d := digest(r.name, args, r.body)
-		if apply(Digests, r.turn, replaceResult(rec, out[r.turn], r, d), 1) {
-			return out, rep
+		if a.apply(Digests, r.turn, replaceResult(a.rec, a.out[r.turn], r, d), 1) {
+			return true
 		}
 	}
+	return false
+}
 
-	// 3. Oversized arguments, oldest first.
+// arguments is step 3: oversized tool-call arguments in [lo, hi) are
+// shrunk, oldest turn first. It reports whether the record now fits.
+func (a *applier) arguments(lo, hi int) bool {
 	for i := lo; i < hi; i++ {
-		t := out[i]
+		t := a.out[i]
 		if t.Role != traj.RoleAssistant && t.Name != "function_call" {
 			continue
 		}
-		cs := calls(rec, t, i)
-		shrunk := 0
-		lastBlock := -1
-		for k := len(cs) - 1; k >= 0; k-- { // from the last, so earlier spans stay valid
-			c := cs[k]
-			if c.block >= 0 && c.block == lastBlock {
-				continue // a block holding a list of calls is shrunk once
-			}
-			if tokenize.CountAtMost(cfg.Counter, c.args, cfg.ArgsOver+1) <= cfg.ArgsOver {
-				continue
-			}
-			lastBlock = c.block
-			nt, ok := shrinkCall(rec, t, c, cfg.LeafKeep)
-			if !ok {
-				continue
-			}
-			t = nt
-			shrunk++
-		}
-		if shrunk > 0 && apply(Arguments, i, t, shrunk) {
-			return out, rep
+		if nt, shrunk := a.shrinkTurn(t, i); shrunk > 0 && a.apply(Arguments, i, nt, shrunk) {
+			return true
 		}
 	}
-	return out, rep
+	return false
+}
+
+// shrinkTurn returns turn t (index i) with its oversized calls' arguments
+// shrunk, and how many it shrank.
+func (a *applier) shrinkTurn(t traj.Turn, i int) (traj.Turn, int) {
+	cs := calls(a.rec, t, i)
+	shrunk := 0
+	lastBlock := -1
+	for k := len(cs) - 1; k >= 0; k-- { // from the last, so earlier spans stay valid
+		c := cs[k]
+		if c.block >= 0 && c.block == lastBlock {
+			continue // a block holding a list of calls is shrunk once
+		}
+		if tokenize.CountAtMost(a.cfg.Counter, c.args, a.cfg.ArgsOver+1) <= a.cfg.ArgsOver {
+			continue
+		}
+		lastBlock = c.block
+		nt, ok := shrinkCall(a.rec, t, c, a.cfg.LeafKeep)
+		if !ok {
+			continue
+		}
+		t = nt
+		shrunk++
+	}
+	return t, shrunk
 }
 
 // shrinkCall returns t with call c's arguments shrunk.

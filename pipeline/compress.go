@@ -347,7 +347,9 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 		done = &fitted{a: a, pairing: pairing, obs: j.obs, plan: j.plan}
 		c.planRegion(&j)
 		c.place(&j)
-		if j.plan.Outcome != outcome.Compressed {
+		if j.plan.Outcome != outcome.Compressed || (j.plan.Start == done.plan.Start && j.plan.End == done.plan.End) {
+			// No larger region can be summarised: summarising and
+			// rendering the same one again would give the same result.
 			return done.encode(c, &j)
 		}
 	}
@@ -505,11 +507,17 @@ func (c *Compressor) measure(j *job) {
 		// region with the framing it removes too (the rendered result
 		// decides anyway: Compressor.refit).
 		if extra := templated - total - j.ext; extra > 0 && n > 0 {
+			// All of it, the remainder too (one more for the first
+			// extra % n turns): a region is credited with its share.
 			j.framing = extra / n
+			rem := extra % n
 			for i := range j.tok {
 				j.tok[i] += j.framing
+				if i < rem {
+					j.tok[i]++
+				}
 			}
-			total += j.framing * n
+			total += extra
 		}
 		j.adj = templated - total - j.ext
 	case c.opts.Template == nil:

@@ -103,6 +103,52 @@ func TestTemplateRefitsRenderedOverTarget(t *testing.T) {
 	}
 }
 
+// When the rendered result is over target and no larger region can be
+// summarised (the protected tail alone is over target), the record is
+// settled after one try: the same region is not summarised and rendered
+// again (it would give the same result).
+func TestTemplateNoRefitWithoutALargerRegion(t *testing.T) {
+	tc := templated(t, framed)
+	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}
+	c := newComp(t, func(o *Options) { o.Template = tc; o.Summarizer = sum; o.AddNotice = false })
+	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 300, 300, 300, 300)
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Obs.Outcome != outcome.CompressedOverLimit || res.Obs.Region == nil {
+		t.Fatalf("outcome %s (%s) region %v, want compressed_over_limit with a region", res.Obs.Outcome, res.Obs.Reason, res.Obs.Region)
+	}
+	if got := renderedCount(t, tc, res.Out); got != res.Obs.TokensAfter || got <= 900 {
+		t.Errorf("output renders to %d tokens, tokens_after %d: want over the target 900", got, res.Obs.TokensAfter)
+	}
+	if n := sum.calls.Load(); n != 1 || res.Obs.SummaryCalls != 1 {
+		t.Errorf("summarizer called %d times (summary_calls %d), want 1: no larger region could be tried", n, res.Obs.SummaryCalls)
+	}
+}
+
+// The template's framing is spread over the turns whole, the remainder of
+// its division by the number of turns too: the per-turn estimates the
+// planner uses sum to the templated count, so a region is credited with
+// its share and the planner asks for no more of the middle than it needs.
+func TestTemplateFramingSpreadWhole(t *testing.T) {
+	tc := templated(t, "once at the start\n"+framed) // 4 words per turn and 4 more: not a multiple of 12 turns
+	c := newComp(t, func(o *Options) { o.Template = tc })
+	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
+	j := job{raw: []byte(line), pos: pos}
+	if rej := c.decode(&j); rej != nil {
+		t.Fatal(rej)
+	}
+	c.measure(&j)
+	sum := j.ext + j.adj
+	for _, n := range j.tok {
+		sum += n
+	}
+	if want := renderedCount(t, tc, []byte(line)); sum != want || j.adj != 0 {
+		t.Errorf("per-turn estimates sum to %d (adj %d), the record renders to %d: want the sum equal and adj 0", sum, j.adj, want)
+	}
+}
+
 // A record the template refuses is uncompressible (reason chat_template),
 // written unchanged, with the template's message.
 func TestTemplateRefusal(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"image"
 	"image/png"
 	"math/rand/v2"
@@ -135,4 +136,27 @@ func File(layout string, old bool, n int) []byte {
 		b = append(b, '\n')
 	}
 	return b
+}
+
+// Check reports an error unless outcomes (the lines of an --outcomes
+// file) are records lines each of c's outcome, with the big image
+// removed when c.Old.
+func (c Case) Check(outcomes []byte, records int) error {
+	lines := bytes.Split(bytes.TrimSpace(outcomes), []byte("\n"))
+	if len(lines) != records {
+		return fmt.Errorf("%s: %d outcome lines, want %d", c.Name, len(lines), records)
+	}
+	for _, l := range lines {
+		var o struct {
+			Outcome string `json:"outcome"`
+			Removed int    `json:"images_removed"`
+		}
+		if err := json.Unmarshal(l, &o); err != nil {
+			return err
+		}
+		if o.Outcome != c.Outcome || (o.Removed == 1) != c.Old {
+			return fmt.Errorf("%s: %s", c.Name, l)
+		}
+	}
+	return nil
 }

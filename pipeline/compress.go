@@ -978,7 +978,7 @@ func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Res
 		}
 		a.fields = append(a.fields, traj.Field{Key: metrics.TrajectoryKey, Value: b})
 	}
-	res.Out = j.rec.AppendJSON(make([]byte, 0, len(j.raw)), a.turns, a.fields...)
+	res.Out = j.rec.AppendJSON(nil, a.turns, a.fields...) // sized to the output, not the input
 	res.Obs = j.obs
 	return res, nil
 }

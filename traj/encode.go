@@ -142,7 +142,8 @@ func (r *Record) SystemField(text string) Field {
 // turns and the given top-level fields set (replacing a field of the same
 // name in place, or appended before the closing brace). Every other byte
 // is copied from the input. With turns == r.Turns and no fields, the output
-// is the input line exactly.
+// is the input line exactly. dst is grown at most once, to the output's
+// length.
 func (r *Record) AppendJSON(dst []byte, turns []Turn, fields ...Field) []byte {
 	tv := r.members[r.turnsIdx]
 	type splice struct {
@@ -160,10 +161,32 @@ func (r *Record) AppendJSON(dst []byte, turns []Turn, fields ...Field) []byte {
 		}
 	}
 	slices.SortFunc(splices, func(a, b splice) int { return a.start - b.start })
+	// Grown once to the output's length: a record of tens of MB (an inline
+	// image) is then copied once, never regrown by append.
+	same := sameTurns(turns, r.Turns)
+	n := len(r.raw)
+	for _, s := range splices {
+		switch {
+		case !s.turns:
+			n += len(s.value) - (s.end - s.start)
+		case !same:
+			n += 2 - (s.end - s.start)
+			for i, t := range turns {
+				if i > 0 {
+					n += len(r.valSep)
+				}
+				n += len(t.Raw)
+			}
+		}
+	}
+	for _, f := range appended {
+		n += len(r.valSep) + len(f.Key) + 2 + len(r.keySep) + len(f.Value) // a key that needs escapes grows dst again
+	}
+	dst = slices.Grow(dst, n)
 	pos := 0
 	for _, s := range splices {
 		dst = append(dst, r.raw[pos:s.start]...)
-		if s.turns && sameTurns(turns, r.Turns) {
+		if s.turns && same {
 			dst = append(dst, r.raw[s.start:s.end]...)
 		} else if s.turns {
 			dst = append(dst, '[')

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -138,6 +139,27 @@ func TestSpliceKeepsEverythingElse(t *testing.T) {
 	}
 	if sys.Text != "S NOTE" || !sys.Made() || r.Turns[0].Made() {
 		t.Errorf("AppendText result %+v", sys)
+	}
+	// The output is allocated once, at its length, so a record holding a
+	// big value (an inline image) is copied once, never regrown: what a
+	// call allocates is the output and a little more, whether the turns
+	// change or not.
+	big := mustDecode(t, strings.Replace(line, `"end"`, `"`+strings.Repeat("e", 1<<20)+`"`, 1), Schema{})
+	bigOut := []Turn{big.AppendText(big.Turns[0], " NOTE"), big.Turns[1], sum, big.Turns[4]}
+	// (A field larger than the slack of a large allocation's rounding.)
+	metricsValue := []byte(`{"n":"` + strings.Repeat("m", 16<<10) + `"}`)
+	for _, turns := range [][]Turn{bigOut, big.Turns} {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		const calls = 20
+		var n int
+		for range calls {
+			n = len(big.AppendJSON(nil, turns, Field{Key: "compression_metrics", Value: metricsValue}))
+		}
+		runtime.ReadMemStats(&after)
+		if per := float64(after.TotalAlloc-before.TotalAlloc) / calls; per > 1.1*float64(n) {
+			t.Errorf("%.0f bytes allocated per call for an output of %d", per, n)
+		}
 	}
 }
 

@@ -1,12 +1,14 @@
 package jsonl
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -64,6 +66,71 @@ func TestReader(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestReaderLongLines: lines longer than the read buffer, gathered in
+// chunks of its size, come back whole and in order: at and around a
+// chunk's end, a shorter one after a longer one (the chunks reused hold
+// stale bytes past it), and the last line cut by the end of the input,
+// through reads of every size. Each is returned at its length, and lines
+// of 5 MiB cost about their length each in allocations (appending to one
+// buffer cost five times the first one's).
+func TestReaderLongLines(t *testing.T) {
+	mk := func(n int, seed byte) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = 'a' + byte((i*7+int(seed))%26) // no two chunks alike
+		}
+		return string(b)
+	}
+	lens := []int{bufSize - 1, bufSize, bufSize + 1, 3*bufSize + 7, 2*bufSize - 3, bufSize + 5}
+	var want []line
+	var in strings.Builder
+	for i, n := range lens {
+		l := mk(n, byte(i))
+		want = append(want, line{l, int64(i + 1)})
+		in.WriteString(l)
+		if i < len(lens)-1 {
+			in.WriteString("\n")
+		}
+	}
+	for name, wrap := range map[string]func(io.Reader) io.Reader{
+		"plain": func(r io.Reader) io.Reader { return r },
+		"half":  iotest.HalfReader,
+		"odd":   func(r io.Reader) io.Reader { return bufio.NewReaderSize(r, 4099) },
+	} {
+		r, err := NewReader(wrap(strings.NewReader(in.String())), "f.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range want {
+			b, no, err := r.Next()
+			if err != nil || no != w.no || string(b) != w.text || cap(b) != len(b) && len(b) >= bufSize {
+				t.Fatalf("%s: line %d: %d bytes (cap %d), %d, %v; want %d", name, i+1, len(b), cap(b), no, err, len(w.text))
+			}
+		}
+		if _, _, err := r.Next(); err != io.EOF {
+			t.Fatalf("%s: after the last line: %v", name, err)
+		}
+	}
+	long := mk(5<<20, 0)
+	three := long + "\n" + long + "\n" + long + "\n"
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	r, err := NewReader(strings.NewReader(three), "f.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if b, _, err := r.Next(); err != nil || len(b) != len(long) {
+			t.Fatal(len(b), err)
+		}
+	}
+	runtime.ReadMemStats(&after)
+	// The three lines, the chunks once, the read buffer.
+	if got, bound := after.TotalAlloc-before.TotalAlloc, uint64(4*len(long)+2*bufSize); got > bound {
+		t.Errorf("reading three lines of %d bytes allocated %d, over %d", len(long), got, bound)
 	}
 }
 
@@ -332,7 +399,7 @@ func TestReaderMaxRecordBytes(t *testing.T) {
 						t.Fatalf("too large: %v, %q", err, b)
 					}
 					all = append(all, got{"", line, tl.Size})
-					if c := cap(r.buf); c > 2<<20 {
+					if c := len(r.long.chunks) * bufSize; c > 2<<20 {
 						t.Fatalf("the skipped line was gathered: buffer of %d bytes", c)
 					}
 					continue

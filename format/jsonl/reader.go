@@ -13,7 +13,7 @@ type Reader struct {
 	f     io.Closer
 	line  int64
 	index int64 // records returned
-	buf   []byte
+	long  gatherer
 	// A byte range (OpenRange): base is the file offset of the first byte
 	// read, and no line starting at end or after it is read (0: no end).
 	// started is set once a line was read or the range starts past byte 0
@@ -84,7 +84,7 @@ func (r *Reader) Next() ([]byte, int64, error) {
 		if r.end > 0 && r.started && r.pos() >= r.end {
 			return nil, 0, io.EOF
 		}
-		line, end, skipped, err := r.readLine()
+		line, fresh, end, skipped, err := r.readLine()
 		r.started = true
 		if err != nil && err != io.EOF {
 			return nil, 0, fmt.Errorf("%s:%d: %w", r.name, r.line+1, err)
@@ -101,7 +101,10 @@ func (r *Reader) Next() ([]byte, int64, error) {
 		r.line++
 		var out []byte
 		if len(bytes.TrimSpace(line)) > 0 {
-			out = bytes.Clone(line) // before lineEnd: a refill may overwrite line
+			out = line
+			if !fresh {
+				out = bytes.Clone(line) // before lineEnd: a refill may overwrite line
+			}
 		}
 		r.lineEnd(end)
 		if out != nil {
@@ -116,21 +119,24 @@ func (r *Reader) Next() ([]byte, int64, error) {
 
 // readLine reads up to the next LF or CR and returns the line without it,
 // and the line end byte it consumed (0 at the end of the input, with
-// io.EOF). The line is valid until the next read: a line that fits the
-// reader's buffer is returned straight out of it, a longer one is gathered
-// in r.buf. A line longer than r.max is read past, not gathered: skipped
-// is then its length (and line nil; err is io.EOF when it ends the input).
-func (r *Reader) readLine() (line []byte, end byte, skipped int64, err error) {
-	gathered := false
-	r.buf = r.buf[:0]
+// io.EOF). A line that fits the reader's buffer is returned straight out
+// of it, valid until the next read; a longer one is gathered (r.long) and
+// returned in a new slice of its length, fresh (the caller's to keep). A
+// line longer than r.max is read past, not gathered: skipped is then its
+// length (and line nil; err is io.EOF when it ends the input).
+func (r *Reader) readLine() (line []byte, fresh bool, end byte, skipped int64, err error) {
+	r.long.reset()
 	var n int64 // bytes of the line consumed so far
 	for {
 		if r.br.Buffered() == 0 {
 			if _, err := r.br.Peek(1); err != nil {
 				if skipped > 0 {
-					return nil, 0, skipped, err
+					return nil, false, 0, skipped, err
 				}
-				return r.buf, 0, 0, err
+				if r.long.n > 0 {
+					return r.long.bytes(nil), true, 0, 0, err
+				}
+				return nil, false, 0, 0, err
 			}
 		}
 		w, _ := r.br.Peek(r.br.Buffered())
@@ -151,31 +157,65 @@ func (r *Reader) readLine() (line []byte, end byte, skipped int64, err error) {
 		if n += int64(take); r.max > 0 && n > r.max {
 			// Too long: the rest of the line is read past, not kept.
 			skipped = n
-			r.buf = r.buf[:0]
+			r.long.reset()
 			if i < 0 {
 				r.br.Discard(len(w))
 				continue
 			}
 			end = w[i]
 			r.br.Discard(i + 1)
-			return nil, end, skipped, nil
+			return nil, false, end, skipped, nil
 		}
 		if i < 0 {
-			r.buf = append(r.buf, w...)
+			r.long.write(w)
 			r.br.Discard(len(w))
-			gathered = true
 			continue
 		}
 		end = w[i]
-		if gathered {
-			r.buf = append(r.buf, w[:i]...)
-			line = r.buf
+		if r.long.n > 0 {
+			line, fresh = r.long.bytes(w[:i]), true
 		} else {
 			line = w[:i]
 		}
 		r.br.Discard(i + 1)
-		return line, end, 0, nil
+		return line, fresh, end, 0, nil
 	}
+}
+
+// gatherer holds a line longer than the read buffer while it is read, in
+// chunks of the buffer's size that later lines reuse; bytes then copies
+// it out once, at its length. (Appending to one slice would copy a line
+// of tens of MB again at each growth: about five times its length for the
+// first such line of a file, when append grows large slices by a
+// quarter.)
+type gatherer struct {
+	chunks [][]byte // each bufSize long
+	n      int      // bytes gathered
+}
+
+func (g *gatherer) reset() { g.n = 0 }
+
+func (g *gatherer) write(p []byte) {
+	for len(p) > 0 {
+		k, off := g.n/bufSize, g.n%bufSize
+		if k == len(g.chunks) {
+			g.chunks = append(g.chunks, make([]byte, bufSize))
+		}
+		c := copy(g.chunks[k][off:], p)
+		p = p[c:]
+		g.n += c
+	}
+}
+
+// bytes returns the bytes gathered followed by tail, in a new slice of
+// exactly their length.
+func (g *gatherer) bytes(tail []byte) []byte {
+	out := make([]byte, g.n+len(tail))
+	for k, off := 0, 0; off < g.n; k, off = k+1, off+bufSize {
+		copy(out[off:min(off+bufSize, g.n)], g.chunks[k])
+	}
+	copy(out[g.n:], tail)
+	return out
 }
 
 // Close closes the file.

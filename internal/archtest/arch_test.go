@@ -49,7 +49,7 @@ var tiers = []tier{
 		[]string{"traj", "tokenize", "redact", "internal/jsontest", "imagetok", "chattemplate"}},
 	{"leaf", "the foundations", nil,
 		[]string{"internal/jsonx", "outcome", "task", "internal/atomicfile", "internal/readfile",
-			"internal/testenv", "redact/redacttest", "redact/internal/rulegen", "traj/errline"}},
+			"internal/testenv", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest"}},
 }
 
 // within are the imports allowed between packages of one tier.

@@ -341,6 +341,12 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 		j.retain(req, sum.Text)
 		a := c.assemble(&j, sum.Text)
 		pairing := c.account(&j, a, sum.Tokens)
+		if j.tmplErr != nil && done != nil {
+			// The template refuses the larger region's result: the
+			// earlier one, which it rendered, is written (over target).
+			j.tmplErr = nil
+			return done.encode(c, &j)
+		}
 		if !c.refit(&j) {
 			return c.encode(&j, a, pairing)
 		}
@@ -506,7 +512,14 @@ func (c *Compressor) measure(j *job) {
 		// turn: spread it over the turns, so that the planner credits a
 		// region with the framing it removes too (the rendered result
 		// decides anyway: Compressor.refit).
-		if extra := templated - total - j.ext; extra > 0 && n > 0 {
+		// The tool schemas are rendered once, whatever the turns: a fixed
+		// cost of the record (in adj), estimated by the tokens of their
+		// JSON, not framing any turn is credited with.
+		tools := 0
+		if v, err := c.mapper.Tools(j.rec); err == nil && v != nil {
+			tools = min(c.opts.Counter.Count(string(v)), max(templated-total-j.ext, 0))
+		}
+		if extra := templated - total - j.ext - tools; extra > 0 && n > 0 {
 			// All of it, the remainder too (one more for the first
 			// extra % n turns): a region is credited with its share.
 			j.framing = extra / n

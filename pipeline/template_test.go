@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -341,5 +342,70 @@ func TestTemplateImagesAfterDrop(t *testing.T) {
 	}
 	if d := before - o.TokensAfter; d < 402+902-20 || d > 402+902 {
 		t.Errorf("the step saved %d tokens, want the two images' 1 304 less their texts", d)
+	}
+}
+
+// A record's tool schemas are rendered once, whatever its turns: the
+// planner keeps their cost as the record's own, not as framing of every
+// turn (which would make each turn look dearer than it is, the region too
+// small, and every try come out over target until the refits ran out).
+func TestTemplateToolsAreNotFraming(t *testing.T) {
+	tc := templated(t, `{% for t in tools %}{{ t | tojson }}
+{% endfor %}`+framed)
+	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: s"}
+	c := newComp(t, func(o *Options) {
+		o.Template = tc
+		o.Summarizer = sum
+		o.Budget.Target = 3000
+	})
+	var tools []string
+	for i := range 40 {
+		tools = append(tools, fmt.Sprintf(`{"name": "tool%d", "description": %q}`, i, words(50, "d")))
+	}
+	roles := "system human" + strings.Repeat(" gpt human", 15)
+	sizes := []int{40, 40}
+	for range 30 {
+		sizes = append(sizes, 60)
+	}
+	line := shareGPTLine(roles, sizes...)
+	line = strings.TrimSuffix(line, "}") + `, "tools": [` + strings.Join(tools, ", ") + `]}`
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Obs.Outcome != outcome.Compressed {
+		t.Fatalf("outcome %s (%s), tokens %d → %d, region %v, %d summaries: want compressed", res.Obs.Outcome, res.Obs.Reason,
+			res.Obs.TokensBefore, res.Obs.TokensAfter, res.Obs.Region, sum.calls.Load())
+	}
+	if got := renderedCount(t, tc, res.Out); got != res.Obs.TokensAfter || got > 3000 {
+		t.Errorf("output renders to %d tokens, tokens_after %d, target 3000", got, res.Obs.TokensAfter)
+	}
+}
+
+// When a larger region's result is refused by the template but an earlier,
+// smaller one rendered (over target), the earlier result is written:
+// compressed_over_limit, not the record unchanged.
+func TestTemplateRefusedRefitKeepsEarlierResult(t *testing.T) {
+	// The summary turn printed three times (the first try comes out over
+	// target), and fewer than 12 messages refused: the first try replaces
+	// one turn (12 messages), the second two (11).
+	tc := templated(t, `{% if messages | length < 12 %}{{ raise_exception('too few messages') }}{% endif %}{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
+{% endfor %}`)
+	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}
+	c := newComp(t, func(o *Options) { o.Template = tc; o.Summarizer = sum; o.AddNotice = false })
+	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.calls.Load() < 2 {
+		t.Fatalf("%d summaries: the test wants a second, larger try", sum.calls.Load())
+	}
+	t.Logf("%d summaries, turns %d → %d, region %v, tokens %d → %d", sum.calls.Load(), res.Obs.TurnsBefore, res.Obs.TurnsAfter, res.Obs.Region, res.Obs.TokensBefore, res.Obs.TokensAfter)
+	if res.Obs.Outcome != outcome.CompressedOverLimit || res.Obs.TemplateError != "" || string(res.Out) == line {
+		t.Fatalf("outcome %s (%s) %q, written unchanged %v: want the earlier result, compressed_over_limit", res.Obs.Outcome, res.Obs.Reason, res.Obs.TemplateError, string(res.Out) == line)
+	}
+	if got := renderedCount(t, tc, res.Out); got != res.Obs.TokensAfter {
+		t.Errorf("output renders to %d tokens, tokens_after %d", got, res.Obs.TokensAfter)
 	}
 }

@@ -28,6 +28,7 @@ func (o *Observation) Measure(tokens, turns int) {
 // ("" for none); no region was replaced.
 func (o *Observation) Leave(oc outcome.Outcome, reason string) {
 	o.Outcome, o.Reason, o.Region = oc, reason, nil
+	o.Retention = Retention{} // no summary is written
 }
 
 // Settle records the final outcome of a compressed record and its size as

@@ -526,6 +526,9 @@ func (r *runner) manifest() (manifest, error) {
 	}
 	if r.comp != nil {
 		m.ImageTokens = r.comp.ImageRule().String()
+		if tc := r.comp.Template(); tc != nil {
+			m.ChatTemplate = tc.Template.Hash
+		}
 	}
 	return m, nil
 }

@@ -86,6 +86,11 @@ type manifest struct {
 	// file beside the tokenizer's), for the metrics and so that a run is
 	// not resumed under another rule.
 	ImageTokens string `json:"image_tokens,omitempty"`
+	// ChatTemplate is the SHA-256 of the chat template records were
+	// counted with ("" without one): the template's setting is in the
+	// config, but a file (or a model's tokenizer_config.json) may change
+	// under the same setting, and a run is not resumed under another.
+	ChatTemplate string `json:"chat_template_sha256,omitempty"`
 	// Spec is what merge finishes the run with.
 	Spec specJSON `json:"spec"`
 }
@@ -270,10 +275,21 @@ func (m manifest) mismatch(o manifest) string {
 	if !sameTokenizer(m.Tokenizer, o.Tokenizer) {
 		diffs = append(diffs, fmt.Sprintf("the tokenizer differs (%s sha256 %s, now %s sha256 %s)", m.Tokenizer.Name, m.Tokenizer.Hash, o.Tokenizer.Name, o.Tokenizer.Hash))
 	}
+	if m.ChatTemplate != o.ChatTemplate {
+		diffs = append(diffs, fmt.Sprintf("the chat template differs (sha256 %s, now %s)", orNone(m.ChatTemplate), orNone(o.ChatTemplate)))
+	}
 	if m.ImageTokens != o.ImageTokens {
 		diffs = append(diffs, fmt.Sprintf("the image token rule differs (%s, now %s)", m.ImageTokens, o.ImageTokens))
 	}
 	return strings.Join(diffs, "; ")
+}
+
+// orNone is s, or "none" when empty.
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }
 
 // buildName is how a message names a build recorded in a run directory.

@@ -46,6 +46,9 @@ func TestRunDirRefusesOtherSettings(t *testing.T) {
 		// auto's rule comes from a preprocessor_config.json that may change
 		// under the same config.
 		{"image rule", func(m *manifest) { m.ImageTokens = "qwen(patch=14,merge=2,min_pixels=3136,max_pixels=12845056)" }, "the image token rule differs (openai, now qwen(patch=14"},
+		// A template file (or a model's tokenizer_config.json) may change
+		// under the same --chat-template setting.
+		{"chat template", func(m *manifest) { m.ChatTemplate = "ccc" }, "the chat template differs (sha256 none, now ccc)"},
 		{"group-by", func(m *manifest) { m.Spec.GroupBy = "model" }, `--group-by "", now "model"`},
 		{"outcomes", func(m *manifest) { m.Spec.Outcomes = "o.jsonl" }, "--outcomes or --report differ"},
 		{"report", func(m *manifest) { m.Spec.Report = "r.html" }, "--outcomes or --report differ"},

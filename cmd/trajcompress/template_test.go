@@ -189,3 +189,36 @@ func TestCompressTemplateRefusals(t *testing.T) {
 		t.Errorf("metrics outcomes %+v: want 2 uncompressible, 2 chat_template, 3 out", o)
 	}
 }
+
+// A run is not joined (a shard, a resume) under a chat template whose file
+// changed under the same --chat-template setting: the records would be
+// counted by two templates in one output.
+func TestShardRefusesChangedChatTemplate(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "t.jinja")
+	src := "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+	if err := os.WriteFile(tmpl, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in.jsonl")
+	line := `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]}` + "\n"
+	if err := os.WriteFile(in, []byte(strings.Repeat(line, 50)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shard := func(i string) (int, string) {
+		var stderr bytes.Buffer
+		args := []string{"compress", "--quiet", "--input", in, "--output", filepath.Join(dir, "out.jsonl"), "--chat-template", tmpl,
+			"--target-task-size", "1", "--shard", i, "--num-shards", "2"}
+		code := run(context.Background(), args, nil, &bytes.Buffer{}, &stderr)
+		return code, stderr.String()
+	}
+	if code, stderr := shard("0"); code != exitOK {
+		t.Fatalf("shard 0: exit %d: %s", code, stderr)
+	}
+	if err := os.WriteFile(tmpl, []byte(src+"{# changed #}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stderr := shard("1"); code == exitOK || !strings.Contains(stderr, "the chat template differs") {
+		t.Fatalf("shard 1 under a changed template: exit %d: %s; want a refusal naming the chat template", code, stderr)
+	}
+}

@@ -268,13 +268,21 @@ func TestWithHFImages(t *testing.T) {
 	}
 	typ.Fields[4].Type.Kind = KindString
 	got := render(WithHFImages(typ, meta))
-	// a, c: retyped; b: a list never seen with a struct element is left
-	// alone, as are d (a struct with another field), e (a string) and f.
-	want := "{a:[{bytes:bytes,path:string}],b:[string],c:[{x:{bytes:bytes,path:string}}],d:{bytes:string,other:int},e:string,f:string}"
+	// a, c: retyped; b: a list only ever seen with null elements gets its
+	// element type from the feature; d (a struct with another field), e (a
+	// string) and f are left alone.
+	want := "{a:[{bytes:bytes,path:string}],b:[{bytes:bytes,path:string}],c:[{x:{bytes:bytes,path:string}}],d:{bytes:string,other:int},e:string,f:string}"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	if got := render(WithHFImages(typ, "not json")); got != want {
+		t.Errorf("bad metadata changed the type: %s", got)
+	}
+	typ, err = Infer([][]byte{[]byte(`{"b":[null]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := render(WithHFImages(typ, "not json")); got != "{b:[string]}" {
 		t.Errorf("bad metadata changed the type: %s", got)
 	}
 }

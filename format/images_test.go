@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -14,6 +15,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/trajcompress/trajcompress/format/arrow"
+	"github.com/trajcompress/trajcompress/format/parquet"
 )
 
 // imageFeatures are datasets' features of imageSchema's columns.
@@ -63,38 +65,8 @@ func TestCrossFormatImages(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	copyAs := func(in, out, format string) {
-		t.Helper()
-		r, err := Open(in, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		w, err := Create(out, format, r.Schema, Column{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := 0; ; i++ {
-			rec, _, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(rec) != recs[i] {
-				t.Errorf("%s row %d reads as\n%s\nwant\n%s", in, i, rec, recs[i])
-			}
-			if err := w.Write(rec); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
 	pqOut := filepath.Join(dir, "out.parquet")
-	copyAs(src, pqOut, Parquet)
+	copyAs(t, src, pqOut, Parquet, recs)
 	f, err := os.Open(pqOut)
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +97,7 @@ func TestCrossFormatImages(t *testing.T) {
 	}
 
 	arOut := filepath.Join(dir, "back.arrow")
-	copyAs(pqOut, arOut, Arrow)
+	copyAs(t, pqOut, arOut, Arrow, recs)
 	r, err := arrow.Open(arOut)
 	if err != nil {
 		t.Fatal(err)
@@ -135,4 +107,141 @@ func TestCrossFormatImages(t *testing.T) {
 	if bt := imgs.Field(0).Type; bt.ID() != garrow.BINARY {
 		t.Errorf("Arrow images.bytes is %v, want binary", bt)
 	}
+}
+
+// copyAs writes the records of in to out in format, as the CLI converts,
+// and checks that they read as want.
+func copyAs(t *testing.T, in, out, format string, want []string) {
+	t.Helper()
+	r, err := Open(in, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w, err := Create(out, format, r.Schema, Column{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		rec, _, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			if i != len(want) {
+				t.Errorf("%s: %d rows, want %d", in, i, len(want))
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i < len(want) && string(rec) != want[i] {
+			t.Errorf("%s row %d reads as\n%s\nwant\n%s", in, i, rec, want[i])
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestCrossFormatLateImages: a converted file whose first SchemaSample
+// rows hold no image (an Image column always null, a list of images
+// always empty, the older Sequence of a dict with empty lists) still gets
+// the Image columns typed struct<bytes: binary, path: string> from the
+// features alone, Arrow → Parquet and Parquet → Arrow, and the later
+// rows' images are written as their bytes (review D2, D3).
+func TestCrossFormatLateImages(t *testing.T) {
+	feats := `{"img":{"_type":"Image"},"imgs":[{"_type":"Image"}],"s":{"feature":{"image":{"_type":"Image"},"id":{"dtype":"int64","_type":"Value"}},"_type":"Sequence"}}`
+	hf := `{"info":{"features":` + feats + `}}`
+	img := garrow.StructOf(garrow.Field{Name: "bytes", Type: garrow.BinaryTypes.Binary, Nullable: true},
+		garrow.Field{Name: "path", Type: garrow.BinaryTypes.String, Nullable: true})
+	seq := garrow.StructOf(garrow.Field{Name: "image", Type: garrow.ListOf(img), Nullable: true},
+		garrow.Field{Name: "id", Type: garrow.ListOf(garrow.PrimitiveTypes.Int64), Nullable: true})
+	md := garrow.NewMetadata([]string{HFMetadata}, []string{hf})
+	s := arrow.NewSchema(garrow.NewSchema([]garrow.Field{
+		{Name: "img", Type: img, Nullable: true},
+		{Name: "imgs", Type: garrow.ListOf(img), Nullable: true},
+		{Name: "s", Type: seq, Nullable: true},
+	}, &md))
+	png := []byte("\x89PNG\r\n\x1a\n\x00 late image \xff")
+	b64 := base64.StdEncoding.EncodeToString(png)
+	var recs []string
+	for range SchemaSample {
+		recs = append(recs, `{"img":null,"imgs":[],"s":{"image":[],"id":[1]}}`)
+	}
+	last := `{"img":{"bytes":"` + b64 + `","path":null},"imgs":[{"bytes":"` + b64 + `","path":"a.png"}],"s":{"image":[{"bytes":"` + b64 + `","path":null}],"id":[7]}}`
+	recs = append(recs, last)
+	write := func(w interface {
+		Write([]byte) error
+		Close() error
+	}) { t.Helper(); for _, r := range recs {
+		if err := w.Write([]byte(r)); err != nil {
+			t.Fatal(err)
+		}
+	}; if err := w.Close(); err != nil {
+		t.Fatal(err)
+	} }
+	binaryLeaves := func(path string) {
+		t.Helper()
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		st, _ := f.Stat()
+		pf, err := pq.OpenFile(f, st.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, col := range []string{"img.bytes", "imgs.list.element.bytes", "s.image.list.element.bytes"} {
+			leaf, ok := pf.Schema().Lookup(strings.Split(col, ".")...)
+			if !ok || leaf.Node.Type().Kind() != pq.ByteArray || leaf.Node.Type().LogicalType() != nil {
+				t.Errorf("%s: Parquet column %s: %v, want binary", path, col, leaf.Node)
+			}
+		}
+	}
+	sameArrowSchema := func(path string) {
+		t.Helper()
+		r, err := arrow.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if got, want := r.Schema().Arrow().Fields(), s.Arrow().Fields(); !slices.EqualFunc(got, want, garrow.Field.Equal) {
+			t.Errorf("%s: Arrow schema\n%v\nwant\n%v", path, got, want)
+		}
+	}
+	t.Run("arrow to parquet", func(t *testing.T) {
+		dir := t.TempDir()
+		src := filepath.Join(dir, "in.arrow")
+		w, err := arrow.Create(src, s, arrow.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(w)
+		out := filepath.Join(dir, "out.parquet")
+		copyAs(t, src, out, Parquet, recs)
+		binaryLeaves(out)
+	})
+	t.Run("parquet to arrow", func(t *testing.T) {
+		// The source's schema is inferred from the row that has images:
+		// its Image columns are binary structs with the code before the
+		// fix too.
+		ps, err := parquet.InferSchemaFeatures([][]byte{[]byte(last)}, hf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		src := filepath.Join(dir, "in.parquet")
+		w, err := parquet.Create(src, ps.WithKeyValues(parquet.KeyValue{Key: HFMetadata, Value: hf}), parquet.WriterOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(w)
+		binaryLeaves(src)
+		out := filepath.Join(dir, "out.arrow")
+		copyAs(t, src, out, Arrow, recs)
+		sameArrowSchema(out)
+	})
 }

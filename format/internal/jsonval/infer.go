@@ -55,7 +55,8 @@ type Field struct {
 //     another), and integers beyond int64, → JSON: the value is stored as
 //     JSON text and read back verbatim.
 //   - A key seen only with null values, or a list only ever empty, gets
-//     string (element) type; an object only ever empty ({}) → JSON.
+//     string (element) type ([WithHFImages] may type it from datasets
+//     features); an object only ever empty ({}) → JSON.
 //     Every column is nullable.
 //
 // An empty sample or a sample line that is not a JSON object is an error

@@ -172,16 +172,17 @@ func TestCrossFormatLateImages(t *testing.T) {
 	}
 	last := `{"img":{"bytes":"` + b64 + `","path":null},"imgs":[{"bytes":"` + b64 + `","path":"a.png"}],"s":{"image":[{"bytes":"` + b64 + `","path":null}],"id":[7]}}`
 	recs = append(recs, last)
-	write := func(w interface {
-		Write([]byte) error
-		Close() error
-	}) { t.Helper(); for _, r := range recs {
-		if err := w.Write([]byte(r)); err != nil {
+	write := func(w Writer) {
+		t.Helper()
+		for _, r := range recs {
+			if err := w.Write([]byte(r)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-	}; if err := w.Close(); err != nil {
-		t.Fatal(err)
-	} }
+	}
 	binaryLeaves := func(path string) {
 		t.Helper()
 		f, err := os.Open(path)

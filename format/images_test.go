@@ -5,16 +5,15 @@ import (
 	"encoding/base64"
 	"errors"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	garrow "github.com/apache/arrow/go/v17/arrow"
 	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/trajcompress/trajcompress/format/arrow"
+	"github.com/trajcompress/trajcompress/format/internal/formattest"
 	"github.com/trajcompress/trajcompress/format/parquet"
 )
 
@@ -53,36 +52,11 @@ func TestCrossFormatImages(t *testing.T) {
 	}
 	dir := t.TempDir()
 	src := filepath.Join(dir, "in.arrow")
-	w, err := arrow.Create(src, s, arrow.WriterOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range recs {
-		if err := w.Write([]byte(r)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+	writeArrow(t, src, s, recs)
 	pqOut := filepath.Join(dir, "out.parquet")
 	copyAs(t, src, pqOut, Parquet, recs)
-	f, err := os.Open(pqOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := pq.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, path := range []string{"images.list.element.bytes", "messages.list.element.content.list.element.image.bytes"} {
-		leaf, ok := pf.Schema().Lookup(strings.Split(path, ".")...)
-		if !ok || leaf.Node.Type().Kind() != pq.ByteArray || leaf.Node.Type().LogicalType() != nil {
-			t.Errorf("Parquet column %s: %v, want binary", path, leaf.Node)
-		}
-	}
+	pf := formattest.OpenParquet(t, pqOut)
+	formattest.BinaryLeaves(t, pf, "images.list.element.bytes", "messages.list.element.content.list.element.image.bytes")
 	// parquet-go reads the raw bytes back.
 	rows := make([]pq.Row, 3)
 	n, _ := pf.RowGroups()[0].Rows().ReadRows(rows)
@@ -107,6 +81,16 @@ func TestCrossFormatImages(t *testing.T) {
 	if bt := imgs.Field(0).Type; bt.ID() != garrow.BINARY {
 		t.Errorf("Arrow images.bytes is %v, want binary", bt)
 	}
+}
+
+// writeArrow writes recs to an Arrow file at path with schema s.
+func writeArrow(t *testing.T, path string, s *arrow.Schema, recs []string) {
+	t.Helper()
+	w, err := arrow.Create(path, s, arrow.WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	formattest.WriteAll(t, w, formattest.Case{Recs: recs}.Bytes())
 }
 
 // copyAs writes the records of in to out in format, as the CLI converts,
@@ -172,58 +156,14 @@ func TestCrossFormatLateImages(t *testing.T) {
 	}
 	last := `{"img":{"bytes":"` + b64 + `","path":null},"imgs":[{"bytes":"` + b64 + `","path":"a.png"}],"s":{"image":[{"bytes":"` + b64 + `","path":null}],"id":[7]}}`
 	recs = append(recs, last)
-	write := func(w Writer) {
-		t.Helper()
-		for _, r := range recs {
-			if err := w.Write([]byte(r)); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	binaryLeaves := func(path string) {
-		t.Helper()
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		st, _ := f.Stat()
-		pf, err := pq.OpenFile(f, st.Size())
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, col := range []string{"img.bytes", "imgs.list.element.bytes", "s.image.list.element.bytes"} {
-			leaf, ok := pf.Schema().Lookup(strings.Split(col, ".")...)
-			if !ok || leaf.Node.Type().Kind() != pq.ByteArray || leaf.Node.Type().LogicalType() != nil {
-				t.Errorf("%s: Parquet column %s: %v, want binary", path, col, leaf.Node)
-			}
-		}
-	}
-	sameArrowSchema := func(path string) {
-		t.Helper()
-		r, err := arrow.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
-		if got, want := r.Schema().Arrow().Fields(), s.Arrow().Fields(); !slices.EqualFunc(got, want, garrow.Field.Equal) {
-			t.Errorf("%s: Arrow schema\n%v\nwant\n%v", path, got, want)
-		}
-	}
+	leaves := []string{"img.bytes", "imgs.list.element.bytes", "s.image.list.element.bytes"}
 	t.Run("arrow to parquet", func(t *testing.T) {
 		dir := t.TempDir()
 		src := filepath.Join(dir, "in.arrow")
-		w, err := arrow.Create(src, s, arrow.WriterOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(w)
+		writeArrow(t, src, s, recs)
 		out := filepath.Join(dir, "out.parquet")
 		copyAs(t, src, out, Parquet, recs)
-		binaryLeaves(out)
+		formattest.BinaryLeaves(t, formattest.OpenParquet(t, out), leaves...)
 	})
 	t.Run("parquet to arrow", func(t *testing.T) {
 		// The source's schema is inferred from the row that has images:
@@ -239,10 +179,17 @@ func TestCrossFormatLateImages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		write(w)
-		binaryLeaves(src)
+		formattest.WriteAll(t, w, formattest.Case{Recs: recs}.Bytes())
+		formattest.BinaryLeaves(t, formattest.OpenParquet(t, src), leaves...)
 		out := filepath.Join(dir, "out.arrow")
 		copyAs(t, src, out, Arrow, recs)
-		sameArrowSchema(out)
+		r, err := arrow.Open(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		if got, want := r.Schema().Arrow().Fields(), s.Arrow().Fields(); !slices.EqualFunc(got, want, garrow.Field.Equal) {
+			t.Errorf("Arrow schema\n%v\nwant\n%v", got, want)
+		}
 	})
 }

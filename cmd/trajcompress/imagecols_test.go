@@ -41,6 +41,62 @@ type e2eRow struct {
 	Images   []*e2eImage  `parquet:"images,list,optional"`
 }
 
+// writeE2EParquet writes rows to a Parquet file at path with parquet-go,
+// with the datasets features of e2eRow (Image in the content parts and in
+// the images list) as its "huggingface" metadata.
+func writeE2EParquet(t *testing.T, path string, rows []e2eRow) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := pq.NewGenericWriter[e2eRow](f, pq.KeyValueMetadata("huggingface",
+		`{"info":{"features":{"messages":[{"role":{"dtype":"string","_type":"Value"},"content":[{"type":{"dtype":"string","_type":"Value"},"text":{"dtype":"string","_type":"Value"},"image":{"_type":"Image"}}]}],"images":{"feature":{"_type":"Image"},"_type":"Sequence"}}}}`))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readE2EParquet reads the n rows of the Parquet file at path with
+// parquet-go's own row reader, after checking that its two image bytes
+// columns are binary BYTE_ARRAYs (no STRING annotation) and that its
+// huggingface metadata still declares both Image features.
+func readE2EParquet(t *testing.T, path string, n int) []e2eRow {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := pq.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range [][]string{{"images", "list", "element", "bytes"}, {"messages", "list", "element", "content", "list", "element", "image", "bytes"}} {
+		leaf, ok := pf.Schema().Lookup(col...)
+		if !ok || leaf.Node.Type().Kind() != pq.ByteArray || leaf.Node.Type().LogicalType() != nil {
+			t.Errorf("%s: column %s: %v, want a binary BYTE_ARRAY", path, strings.Join(col, "."), leaf.Node)
+		}
+	}
+	if hf, _ := pf.Lookup("huggingface"); strings.Count(hf, `"_type":"Image"`) != 2 {
+		t.Errorf("%s: the huggingface metadata lost its Image features: %s", path, hf)
+	}
+	got := make([]e2eRow, n+1)
+	m, err := pq.NewGenericReader[e2eRow](pf).Read(got)
+	if err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if m != n {
+		t.Fatalf("%s: %d rows, want %d", path, m, n)
+	}
+	return got[:n]
+}
+
 // TestCompressParquetImageColumn: `trajcompress compress` on a Parquet
 // file with datasets Image columns (an images list and images inside
 // content parts, struct<bytes: binary, path: string>) whose records are
@@ -72,19 +128,7 @@ func TestCompressParquetImageColumn(t *testing.T) {
 		})
 	}
 	src := filepath.Join(tmp, "train.parquet")
-	f, err := os.Create(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := pq.NewGenericWriter[e2eRow](f, pq.KeyValueMetadata("huggingface",
-		`{"info":{"features":{"messages":[{"role":{"dtype":"string","_type":"Value"},"content":[{"type":{"dtype":"string","_type":"Value"},"text":{"dtype":"string","_type":"Value"},"image":{"_type":"Image"}}]}],"images":{"feature":{"_type":"Image"},"_type":"Sequence"}}}}`))
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeE2EParquet(t, src, rows)
 
 	out := filepath.Join(tmp, "out.parquet")
 	outcomes := filepath.Join(tmp, "o.jsonl")
@@ -95,35 +139,7 @@ func TestCompressParquetImageColumn(t *testing.T) {
 		}
 	}
 
-	g, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	st, _ := g.Stat()
-	pf, err := pq.OpenFile(g, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range pf.Metadata().RowGroups[0].Columns {
-		if p := strings.Join(c.MetaData.PathInSchema, "."); strings.HasSuffix(p, ".bytes") {
-			leaf, _ := pf.Schema().Lookup(c.MetaData.PathInSchema...)
-			if leaf.Node.Type().Kind() != pq.ByteArray || leaf.Node.Type().LogicalType() != nil {
-				t.Errorf("column %s is %v, want a binary BYTE_ARRAY", p, leaf.Node.Type())
-			}
-		}
-	}
-	if hf, _ := pf.Lookup("huggingface"); strings.Count(hf, `"_type":"Image"`) != 2 {
-		t.Errorf("the huggingface metadata lost its Image features: %s", hf)
-	}
-	got := make([]e2eRow, len(rows)+1)
-	n, err := pq.NewGenericReader[e2eRow](pf).Read(got)
-	if err != nil && err != io.EOF {
-		t.Fatal(err)
-	}
-	if n != len(rows) {
-		t.Fatalf("%d rows out, %d in", n, len(rows))
-	}
+	got := readE2EParquet(t, out, len(rows))
 	for i := range rows {
 		a, b := rows[i], got[i]
 		same := len(a.Images) == len(b.Images) && len(b.Messages) == 2 && b.Messages[0].Content[1].Image != nil &&
@@ -188,19 +204,7 @@ func TestCompressParquetLateImagesToArrow(t *testing.T) {
 		rows = append(rows, r)
 	}
 	src := filepath.Join(tmp, "x.parquet")
-	f, err := os.Create(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := pq.NewGenericWriter[e2eRow](f, pq.KeyValueMetadata("huggingface",
-		`{"info":{"features":{"messages":[{"role":{"dtype":"string","_type":"Value"},"content":[{"type":{"dtype":"string","_type":"Value"},"text":{"dtype":"string","_type":"Value"},"image":{"_type":"Image"}}]}],"images":{"feature":{"_type":"Image"},"_type":"Sequence"}}}}`))
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeE2EParquet(t, src, rows)
 
 	out := filepath.Join(tmp, "y.arrow")
 	mustRun(t, "compress", "--quiet", "--input", src, "--output", out, "--target-max-tokens", "100000")
@@ -246,26 +250,7 @@ func TestCompressParquetLateImagesToArrow(t *testing.T) {
 	// And back: Arrow → Parquet infers the Parquet schema the same way.
 	back := filepath.Join(tmp, "z.parquet")
 	mustRun(t, "compress", "--quiet", "--input", out, "--output", back, "--target-max-tokens", "100000")
-	g, err := os.Open(back)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	st, _ := g.Stat()
-	pf, err := pq.OpenFile(g, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, col := range [][]string{{"images", "list", "element", "bytes"}, {"messages", "list", "element", "content", "list", "element", "image", "bytes"}} {
-		leaf, ok := pf.Schema().Lookup(col...)
-		if !ok || leaf.Node.Type().Kind() != pq.ByteArray || leaf.Node.Type().LogicalType() != nil {
-			t.Errorf("Parquet column %v: %v, want binary", col, leaf.Node)
-		}
-	}
-	got := make([]e2eRow, len(rows)+1)
-	if m, err := pq.NewGenericReader[e2eRow](pf).Read(got); (err != nil && err != io.EOF) || m != len(rows) {
-		t.Fatalf("read %d rows (%v), want %d", m, err, len(rows))
-	}
+	got := readE2EParquet(t, back, len(rows))
 	if last := got[len(rows)-1]; len(last.Images) != 1 || !bytes.Equal(last.Images[0].Bytes, shot) ||
 		len(last.Messages[0].Content) != 2 || last.Messages[0].Content[1].Image == nil || !bytes.Equal(last.Messages[0].Content[1].Image.Bytes, shot) {
 		t.Errorf("the last row's images did not come back: %+v", last)

@@ -151,7 +151,7 @@ func OpenParquet(t testing.TB, path string) *pq.File {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { f.Close() })
+	t.Cleanup(func() { f.Close() }) //nolint:errcheck // opened read-only
 	st, err := f.Stat()
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/base64"
+	"errors"
 	"image"
 	"image/png"
 	"io"
@@ -10,8 +12,11 @@ import (
 	"strings"
 	"testing"
 
+	garrow "github.com/apache/arrow/go/v17/arrow"
 	pq "github.com/parquet-go/parquet-go"
 
+	"github.com/trajcompress/trajcompress/format"
+	"github.com/trajcompress/trajcompress/format/arrow"
 	"github.com/trajcompress/trajcompress/format/parquet"
 )
 
@@ -34,6 +39,62 @@ type e2eMessage struct {
 type e2eRow struct {
 	Messages []e2eMessage `parquet:"messages,list,optional"`
 	Images   []*e2eImage  `parquet:"images,list,optional"`
+}
+
+// writeE2EParquet writes rows to a Parquet file at path with parquet-go,
+// with the datasets features of e2eRow (Image in the content parts and in
+// the images list) as its "huggingface" metadata.
+func writeE2EParquet(t *testing.T, path string, rows []e2eRow) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := pq.NewGenericWriter[e2eRow](f, pq.KeyValueMetadata("huggingface",
+		`{"info":{"features":{"messages":[{"role":{"dtype":"string","_type":"Value"},"content":[{"type":{"dtype":"string","_type":"Value"},"text":{"dtype":"string","_type":"Value"},"image":{"_type":"Image"}}]}],"images":{"feature":{"_type":"Image"},"_type":"Sequence"}}}}`))
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readE2EParquet reads the n rows of the Parquet file at path with
+// parquet-go's own row reader, after checking that its two image bytes
+// columns are binary BYTE_ARRAYs (no STRING annotation) and that its
+// huggingface metadata still declares both Image features.
+func readE2EParquet(t *testing.T, path string, n int) []e2eRow {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	pf, err := pq.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range [][]string{{"images", "list", "element", "bytes"}, {"messages", "list", "element", "content", "list", "element", "image", "bytes"}} {
+		leaf, ok := pf.Schema().Lookup(col...)
+		if !ok || leaf.Node.Type().Kind() != pq.ByteArray || leaf.Node.Type().LogicalType() != nil {
+			t.Errorf("%s: column %s: %v, want a binary BYTE_ARRAY", path, strings.Join(col, "."), leaf.Node)
+		}
+	}
+	if hf, _ := pf.Lookup("huggingface"); strings.Count(hf, `"_type":"Image"`) != 2 {
+		t.Errorf("%s: the huggingface metadata lost its Image features: %s", path, hf)
+	}
+	got := make([]e2eRow, n+1)
+	m, err := pq.NewGenericReader[e2eRow](pf).Read(got)
+	if err != nil && err != io.EOF {
+		t.Fatal(err)
+	}
+	if m != n {
+		t.Fatalf("%s: %d rows, want %d", path, m, n)
+	}
+	return got[:n]
 }
 
 // TestCompressParquetImageColumn: `trajcompress compress` on a Parquet
@@ -67,19 +128,7 @@ func TestCompressParquetImageColumn(t *testing.T) {
 		})
 	}
 	src := filepath.Join(tmp, "train.parquet")
-	f, err := os.Create(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := pq.NewGenericWriter[e2eRow](f, pq.KeyValueMetadata("huggingface",
-		`{"info":{"features":{"messages":[{"role":{"dtype":"string","_type":"Value"},"content":[{"type":{"dtype":"string","_type":"Value"},"text":{"dtype":"string","_type":"Value"},"image":{"_type":"Image"}}]}],"images":{"feature":{"_type":"Image"},"_type":"Sequence"}}}}`))
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
+	writeE2EParquet(t, src, rows)
 
 	out := filepath.Join(tmp, "out.parquet")
 	outcomes := filepath.Join(tmp, "o.jsonl")
@@ -90,35 +139,7 @@ func TestCompressParquetImageColumn(t *testing.T) {
 		}
 	}
 
-	g, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.Close()
-	st, _ := g.Stat()
-	pf, err := pq.OpenFile(g, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range pf.Metadata().RowGroups[0].Columns {
-		if p := strings.Join(c.MetaData.PathInSchema, "."); strings.HasSuffix(p, ".bytes") {
-			leaf, _ := pf.Schema().Lookup(c.MetaData.PathInSchema...)
-			if leaf.Node.Type().Kind() != pq.ByteArray || leaf.Node.Type().LogicalType() != nil {
-				t.Errorf("column %s is %v, want a binary BYTE_ARRAY", p, leaf.Node.Type())
-			}
-		}
-	}
-	if hf, _ := pf.Lookup("huggingface"); strings.Count(hf, `"_type":"Image"`) != 2 {
-		t.Errorf("the huggingface metadata lost its Image features: %s", hf)
-	}
-	got := make([]e2eRow, len(rows)+1)
-	n, err := pq.NewGenericReader[e2eRow](pf).Read(got)
-	if err != nil && err != io.EOF {
-		t.Fatal(err)
-	}
-	if n != len(rows) {
-		t.Fatalf("%d rows out, %d in", n, len(rows))
-	}
+	got := readE2EParquet(t, out, len(rows))
 	for i := range rows {
 		a, b := rows[i], got[i]
 		same := len(a.Images) == len(b.Images) && len(b.Messages) == 2 && b.Messages[0].Content[1].Image != nil &&
@@ -156,5 +177,82 @@ func TestCompressParquetImageColumn(t *testing.T) {
 		if !bytes.HasPrefix(b, a[:len(a)-1]) {
 			t.Errorf("record read back differs:\n in %.300s\nout %.300s", a, b)
 		}
+	}
+}
+
+// TestCompressParquetLateImagesToArrow: `trajcompress compress --input
+// x.parquet --output y.arrow` on a datasets file whose first
+// format.SchemaSample rows have no image (the images list empty, every
+// content part's image null) types the Image columns of the inferred
+// Arrow schema from the huggingface features, struct<bytes: binary,
+// path: string>, so the later rows' images are written as their bytes
+// instead of failing on a string column (review D2).
+func TestCompressParquetLateImagesToArrow(t *testing.T) {
+	tmp := t.TempDir()
+	str := func(s string) *string { return &s }
+	shot := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR not utf-8 \xff\xfe")
+	var rows []e2eRow
+	for i := range format.SchemaSample + 2 {
+		r := e2eRow{Messages: []e2eMessage{
+			{Role: str("user"), Content: []e2ePart{{Type: str("text"), Text: str("Which button?")}}},
+			{Role: str("assistant"), Content: []e2ePart{{Type: str("text"), Text: str("The blue one.")}}},
+		}, Images: []*e2eImage{}}
+		if i >= format.SchemaSample {
+			r.Messages[0].Content = append(r.Messages[0].Content, e2ePart{Type: str("image"), Image: &e2eImage{Bytes: shot, Path: str("s.png")}})
+			r.Images = []*e2eImage{{Bytes: shot}}
+		}
+		rows = append(rows, r)
+	}
+	src := filepath.Join(tmp, "x.parquet")
+	writeE2EParquet(t, src, rows)
+
+	out := filepath.Join(tmp, "y.arrow")
+	mustRun(t, "compress", "--quiet", "--input", src, "--output", out, "--target-max-tokens", "100000")
+	r, err := arrow.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s := r.Schema().Arrow()
+	img := garrow.StructOf(garrow.Field{Name: "bytes", Type: garrow.BinaryTypes.Binary, Nullable: true},
+		garrow.Field{Name: "path", Type: garrow.BinaryTypes.String, Nullable: true})
+	if got := s.Field(s.FieldIndices("images")[0]).Type; !garrow.TypeEqual(got, garrow.ListOf(img)) {
+		t.Errorf("images: %v, want %v", got, garrow.ListOf(img))
+	}
+	part := s.Field(s.FieldIndices("messages")[0]).Type.(*garrow.ListType).Elem().(*garrow.StructType)
+	content, _ := part.FieldByName("content")
+	image, _ := content.Type.(*garrow.ListType).Elem().(*garrow.StructType).FieldByName("image")
+	if !garrow.TypeEqual(image.Type, img) {
+		t.Errorf("messages.content.image: %v, want %v", image.Type, img)
+	}
+	b64 := base64.StdEncoding.EncodeToString(shot)
+	n := 0
+	for ; ; n++ {
+		rec, _, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if n >= format.SchemaSample {
+			want = 2
+		}
+		if got := bytes.Count(rec, []byte(`"bytes":"`+b64+`"`)); got != want {
+			t.Errorf("row %d holds the image %d times, want %d: %.300s", n, got, want, rec)
+		}
+	}
+	if n != len(rows) {
+		t.Errorf("%d rows out, %d in", n, len(rows))
+	}
+
+	// And back: Arrow → Parquet infers the Parquet schema the same way.
+	back := filepath.Join(tmp, "z.parquet")
+	mustRun(t, "compress", "--quiet", "--input", out, "--output", back, "--target-max-tokens", "100000")
+	got := readE2EParquet(t, back, len(rows))
+	if last := got[len(rows)-1]; len(last.Images) != 1 || !bytes.Equal(last.Images[0].Bytes, shot) ||
+		len(last.Messages[0].Content) != 2 || last.Messages[0].Content[1].Image == nil || !bytes.Equal(last.Messages[0].Content[1].Image.Bytes, shot) {
+		t.Errorf("the last row's images did not come back: %+v", last)
 	}
 }

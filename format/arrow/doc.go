@@ -34,7 +34,8 @@
 // [InferSchema] (int64, float64, bool, utf8, list<item>, struct, and
 // arrow.json-tagged utf8 for mixed kinds; all nullable; [InferSchemaFeatures]
 // also types the columns the datasets features declare Image as
-// struct<bytes: binary, path: string>). The default output
+// struct<bytes: binary, path: string>, even where the sample holds only
+// null or empty lists). The default output
 // is the IPC stream format, uncompressed, 1000-row batches, as `datasets`
 // writes; WriterOptions.Format "file" writes the IPC file format (for an
 // input that was one). [WriterOptions.Extra] makes sure of one more column

@@ -34,7 +34,7 @@
 // first-seen order, int64/double/bool/string, lists in the 3-level layout,
 // mixed kinds as JSON-annotated strings; [InferSchemaFeatures] also types
 // the columns the datasets features declare Image as struct<bytes: binary,
-// path: string>). Binary columns (a datasets Image's bytes) are written
+// path: string>, even where the sample holds only null or empty lists). Binary columns (a datasets Image's bytes) are written
 // without min/max statistics or page bounds, which would copy each value,
 // a whole image, into the page header and the footer. [WriterOptions.Extra] makes sure
 // of one more column (compression_metrics): appended, typed from a sample

@@ -145,7 +145,8 @@ func InferSchema(sample [][]byte, except ...string) (*Schema, error) {
 // InferSchemaFeatures is [InferSchema] for records read from a file of
 // another format whose "huggingface" metadata is features: the columns
 // it declares as datasets Image values, inferred as structs of bytes and
-// path, get datasets' layout, struct<bytes: binary, path: string>, so the
+// path or seen only as null or in empty lists (a sample without images),
+// get datasets' layout, struct<bytes: binary, path: string>, so the
 // base64 text of the records is written back as the image's bytes (see
 // jsonval.WithHFImages). The metadata itself is not added: see
 // [Schema.WithKeyValues].

@@ -3,7 +3,9 @@
 // ([RoundTripCases]), the comparison of rows read back with the records
 // written ([CheckRows]), and a byte-flip sweep over a good file whose
 // reads must end in io.EOF or in an error naming the file, never in a
-// panic ([FlipSweep]). It is imported by tests only.
+// panic ([FlipSweep]), and opening a Parquet file with parquet-go to check
+// that Image bytes columns are binary ([OpenParquet], [BinaryLeaves]).
+// It is imported by tests only.
 package formattest
 
 import (
@@ -13,6 +15,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	pq "github.com/parquet-go/parquet-go"
 
 	"github.com/trajcompress/trajcompress/format/internal/jsonval"
 )
@@ -137,4 +141,38 @@ func FlipSweep(t testing.TB, data []byte, path string, step int, readAll func(pa
 		}
 	}
 	return failed, tried
+}
+
+// OpenParquet opens the Parquet file at path with parquet-go, closed when
+// t ends; an error fails t.
+func OpenParquet(t testing.TB, path string) *pq.File {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() }) //nolint:errcheck // opened read-only
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pf, err := pq.OpenFile(f, st.Size())
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return pf
+}
+
+// BinaryLeaves checks that each dotted column path (as parquet-go names
+// it: "images.list.element.bytes") is a leaf of pf that is a plain binary
+// BYTE_ARRAY, with no STRING or other logical type: a datasets Image's
+// bytes.
+func BinaryLeaves(t testing.TB, pf *pq.File, paths ...string) {
+	t.Helper()
+	for _, path := range paths {
+		leaf, ok := pf.Schema().Lookup(strings.Split(path, ".")...)
+		if !ok || leaf.Node.Type().Kind() != pq.ByteArray || leaf.Node.Type().LogicalType() != nil {
+			t.Errorf("Parquet column %s: %v, want binary", path, leaf.Node)
+		}
+	}
 }

@@ -15,7 +15,8 @@
 //
 // Infer derives a column [Type] tree from sample JSON objects; the rules are
 // documented on [Infer]. [WithHFImages] retypes the columns the datasets
-// features declare Image as struct<bytes: binary, path: string>.
+// features declare Image as struct<bytes: binary, path: string>, also
+// where the sample held only null or empty lists.
 //
 // Errors: Decode reports malformed JSON and duplicate object keys. Nothing
 // here does I/O. All functions are safe for concurrent use; returned trees

@@ -30,6 +30,11 @@ type Type struct {
 	Kind   Kind
 	Elem   *Type    // KindList
 	Fields []*Field // KindStruct
+
+	// unseen: a KindString that [Infer] gave a position it saw only as
+	// null or as the element of lists that were always empty, so that
+	// [WithHFImages] may type it from the features alone.
+	unseen bool
 }
 
 // Field is a named member of a struct Type.
@@ -50,7 +55,8 @@ type Field struct {
 //     another), and integers beyond int64, → JSON: the value is stored as
 //     JSON text and read back verbatim.
 //   - A key seen only with null values, or a list only ever empty, gets
-//     string (element) type; an object only ever empty ({}) → JSON.
+//     string (element) type ([WithHFImages] may type it from datasets
+//     features); an object only ever empty ({}) → JSON.
 //     Every column is nullable.
 //
 // An empty sample or a sample line that is not a JSON object is an error
@@ -160,10 +166,10 @@ func (t *Type) field(name string) *Field {
 func finalize(t *Type) {
 	switch t.Kind {
 	case KindNull:
-		t.Kind = KindString
+		t.Kind, t.unseen = KindString, true
 	case KindList:
 		if t.Elem == nil {
-			t.Elem = &Type{Kind: KindString}
+			t.Elem = &Type{Kind: KindNull}
 		}
 		finalize(t.Elem)
 	case KindStruct:

@@ -268,13 +268,58 @@ func TestWithHFImages(t *testing.T) {
 	}
 	typ.Fields[4].Type.Kind = KindString
 	got := render(WithHFImages(typ, meta))
-	// a, c: retyped; b: a list never seen with a struct element is left
-	// alone, as are d (a struct with another field), e (a string) and f.
-	want := "{a:[{bytes:bytes,path:string}],b:[string],c:[{x:{bytes:bytes,path:string}}],d:{bytes:string,other:int},e:string,f:string}"
+	// a, c: retyped; b: a list only ever seen with null elements gets its
+	// element type from the feature; d (a struct with another field), e (a
+	// string) and f are left alone.
+	want := "{a:[{bytes:bytes,path:string}],b:[{bytes:bytes,path:string}],c:[{x:{bytes:bytes,path:string}}],d:{bytes:string,other:int},e:string,f:string}"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 	if got := render(WithHFImages(typ, "not json")); got != want {
 		t.Errorf("bad metadata changed the type: %s", got)
+	}
+	typ, err = Infer([][]byte{[]byte(`{"b":[null]}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := render(WithHFImages(typ, "not json")); got != "{b:[string]}" {
+		t.Errorf("bad metadata changed the type: %s", got)
+	}
+}
+
+// TestWithHFImagesUnseen: an Image position the sample saw only as null
+// or as the element of always-empty lists is typed from the features
+// (review D2), the older Sequence of a dict, stored as a struct of lists,
+// is retyped (D3), and a null-only position with no Image in its feature
+// stays string.
+func TestWithHFImagesUnseen(t *testing.T) {
+	img := `{"_type":"Image"}`
+	str := `{"dtype":"string","_type":"Value"}`
+	i64 := `{"dtype":"int64","_type":"Value"}`
+	for _, c := range []struct{ name, feats, row, want string }{
+		{"null every row", `{"img":` + img + `}`, `{"img":null}`, "{img:{bytes:bytes,path:string}}"},
+		{"list always empty", `{"imgs":[` + img + `],"seq":{"feature":` + img + `,"_type":"Sequence"}}`, `{"imgs":[],"seq":null}`,
+			"{imgs:[{bytes:bytes,path:string}],seq:[{bytes:bytes,path:string}]}"},
+		{"dict with an image, null", `{"m":{"text":` + str + `,"n":` + i64 + `,"image":` + img + `}}`, `{"m":null}`,
+			"{m:{text:string,n:int,image:{bytes:bytes,path:string}}}"},
+		{"image in a list of dicts, null", `{"m":[{"c":[{"image":` + img + `,"text":` + str + `}]}]}`, `{"m":[{"c":null}]}`,
+			"{m:[{c:[{image:{bytes:bytes,path:string},text:string}]}]}"},
+		{"legacy Sequence of dict", `{"s":{"feature":{"image":` + img + `,"id":` + i64 + `},"_type":"Sequence"}}`,
+			`{"s":{"image":[{"bytes":"QQ==","path":null}],"id":[1]}}`, "{s:{image:[{bytes:bytes,path:string}],id:[int]}}"},
+		{"legacy Sequence of dict, empty lists", `{"s":{"feature":{"image":` + img + `,"id":` + i64 + `},"_type":"Sequence"}}`,
+			`{"s":{"image":[],"id":[]}}`, "{s:{image:[{bytes:bytes,path:string}],id:[string]}}"},
+		{"legacy Sequence of dict, null", `{"s":{"feature":{"image":` + img + `,"id":` + i64 + `},"_type":"Sequence"}}`,
+			`{"s":null}`, "{s:{image:[{bytes:bytes,path:string}],id:[int]}}"},
+		{"no image: left alone", `{"a":` + i64 + `,"b":[` + i64 + `],"c":{"x":` + i64 + `}}`, `{"a":null,"b":[],"c":null}`,
+			"{a:string,b:[string],c:string}"},
+		{"a string is not retyped", `{"img":` + img + `,"imgs":[` + img + `]}`, `{"img":"p","imgs":["p"]}`, "{img:string,imgs:[string]}"},
+	} {
+		typ, err := Infer([][]byte{[]byte(c.row)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := render(WithHFImages(typ, `{"info":{"features":`+c.feats+`}}`)); got != c.want {
+			t.Errorf("%s: got %s, want %s", c.name, got, c.want)
+		}
 	}
 }

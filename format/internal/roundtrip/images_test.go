@@ -23,6 +23,7 @@ import (
 	pq "github.com/parquet-go/parquet-go"
 
 	farrow "github.com/trajcompress/trajcompress/format/arrow"
+	"github.com/trajcompress/trajcompress/format/internal/formattest"
 	"github.com/trajcompress/trajcompress/format/internal/jsonval"
 	"github.com/trajcompress/trajcompress/format/parquet"
 )
@@ -318,24 +319,8 @@ func TestParquetImageColumns(t *testing.T) {
 	}
 	passImages(t, recs, r, w)
 
-	f, err := os.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	pf, err := pq.OpenFile(f, st.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
+	pf, pin := formattest.OpenParquet(t, out), formattest.OpenParquet(t, in)
 	inTypes, outTypes := map[string]string{}, map[string]string{}
-	inF, _ := os.Open(in)
-	defer inF.Close()
-	ist, _ := inF.Stat()
-	pin, err := pq.OpenFile(inF, ist.Size())
-	if err != nil {
-		t.Fatal(err)
-	}
 	pqLeafTypes(pin.Schema(), "", inTypes)
 	pqLeafTypes(pf.Schema(), "", outTypes)
 	for k, v := range inTypes {
@@ -366,8 +351,8 @@ func TestParquetImageColumns(t *testing.T) {
 	for i := range want {
 		written += len(jsonval.Append(nil, want[i]))
 	}
-	if st.Size() >= int64(written) {
-		t.Errorf("the output is %d bytes, more than the %d bytes of JSON (base64) written to it: image bytes stored more than once?", st.Size(), written)
+	if pf.Size() >= int64(written) {
+		t.Errorf("the output is %d bytes, more than the %d bytes of JSON (base64) written to it: image bytes stored more than once?", pf.Size(), written)
 	}
 
 	// parquet-go's row reader, not format/parquet's assembler, reads the output.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/trajcompress/trajcompress/imagetok"
@@ -965,15 +966,31 @@ func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Res
 // templated is the count of turns (with system outside them) of j's record
 // as the trainer sees it: Options.Template.
 func (c *Compressor) templated(j *job, turns []traj.Turn, system string) (int, error) {
-	v, err := c.mapper.View(j.rec, turns, system)
+	bp, _ := viewBufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	v, err := c.mapper.ViewBuf(*bp, j.rec, turns, system)
 	if err != nil {
+		viewBufs.Put(bp)
 		return 0, fmt.Errorf("%s: %w", c.opts.Template.Template.Path, err)
 	}
 	if j.stretches == nil {
 		j.stretches = &trainview.Stretches{}
 	}
-	return c.opts.Template.CountCached(v, j.stretches)
+	n, err := c.opts.Template.CountCached(v, j.stretches)
+	// Nothing of the view outlives the count (the rendered text and the
+	// stretches are copies; a template's error message is cloned), so its
+	// buffer is reused by the next record's.
+	*bp = v.Messages[:0]
+	viewBufs.Put(bp)
+	return n, err
 }
+
+// viewBufs holds the buffers templated builds the views' messages in: a
+// record's are about its size, so reusing them spares allocating and
+// clearing that much memory per rendering. sync.Pool drops them at GCs.
+var viewBufs sync.Pool
 
 // noticedAt is the index in ns of head turn i, or -1 when reserve did not
 // notice it.

@@ -198,6 +198,13 @@ func (e *evaluator) execFor(n *forNode) error {
 
 	child := newScope(e.scope)
 	child.set("loop", loop)
+	var cycleIdx int64
+	ld.Data["cycle"] = NewCallable("loop.cycle", func(args []Value, kwargs map[string]Value) (Value, error) {
+		if len(args) == 0 {
+			return Undefined(), nil
+		}
+		return args[int(cycleIdx)%len(args)], nil
+	})
 
 	for i, item := range items {
 		// Set loop variable(s).
@@ -234,14 +241,10 @@ func (e *evaluator) execFor(n *forNode) error {
 			ld.Data["nextitem"] = Undefined()
 		}
 
-		// cycle function — capture idx by value for closure correctness.
-		cycleIdx := idx
-		ld.Data["cycle"] = NewCallable("loop.cycle", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) == 0 {
-				return Undefined(), nil
-			}
-			return args[int(cycleIdx)%len(args)], nil
-		})
+		// trajcompress patch: one loop.cycle per loop, reading the current
+		// index (as jinja2's, bound to the loop), not a closure made per
+		// iteration.
+		cycleIdx = idx
 
 		old := e.scope
 		e.scope = child

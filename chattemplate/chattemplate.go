@@ -244,7 +244,10 @@ func (t *Template) render(messages, tools json.RawMessage, decode func([]byte) (
 	data["strftime_now"] = jinja.NewCallable("strftime_now", t.strftimeNow)
 	data["raise_exception"] = jinja.NewCallable("raise_exception", raiseException)
 	data[hfToJSON] = jinja.NewCallable("tojson", filterToJSON)
-	out, err := tmpl.RenderValues(data)
+	// The output is about the size of the JSON it renders (less its
+	// quoting, plus the framing): room for that spares the builder's
+	// doubling copies.
+	out, err := tmpl.RenderValuesSize(data, len(messages)+len(tools)+512)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrTemplate, err)
 	}

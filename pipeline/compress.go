@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/trajcompress/trajcompress/imagetok"
@@ -1003,8 +1004,13 @@ func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Res
 // rule's tokens on top of the rendered text (Turn.Extra, and the images
 // list entries no marker claims: j.listed), as without a template.
 func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields []traj.Field) (int, error) {
-	v, err := c.mapper.View(j.rec, turns, system)
+	bp, _ := viewBufs.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	v, err := c.mapper.ViewBuf(*bp, j.rec, turns, system)
 	if err != nil {
+		viewBufs.Put(bp)
 		return 0, fmt.Errorf("%s: %w", c.opts.Template.Template.Path, err)
 	}
 	if key, list := prepass.ImagesField(j.rec); list != nil {
@@ -1019,6 +1025,11 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields 
 	}
 	tc := c.templateCounter(j)
 	n, err := tc.CountCached(v, j.stretches)
+	// Nothing of the view outlives the count (the rendered text and the
+	// stretches are copies; a template's error message is cloned), so its
+	// buffer is reused by the next record's.
+	*bp = v.Messages[:0]
+	viewBufs.Put(bp)
 	if err != nil || tc.Images != nil || j.images == nil {
 		return n, err
 	}
@@ -1044,6 +1055,11 @@ func (c *Compressor) templateCounter(j *job) *trainview.Counter {
 	}
 	return j.tmpl
 }
+
+// viewBufs holds the buffers templated builds the views' messages in: a
+// record's are about its size, so reusing them spares allocating and
+// clearing that much memory per rendering. sync.Pool drops them at GCs.
+var viewBufs sync.Pool
 
 // noticedAt is the index in ns of head turn i, or -1 when reserve did not
 // notice it.

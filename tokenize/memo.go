@@ -71,13 +71,16 @@ func Memo(c Counter, maxEntries int) *MemoCounter {
 }
 
 // Count returns c.Count(text), from the memo when text was seen before.
-func (m *MemoCounter) Count(text string) int {
+func (m *MemoCounter) Count(text string) int { return m.countWith(text, m.c.Count) }
+
+// countWith is Count counting what the memo does not hold with count.
+func (m *MemoCounter) countWith(text string, count func(string) int) int {
 	if len(text) < MemoMinBytes || len(text) > MemoMaxBytes {
-		return m.c.Count(text)
+		return count(text)
 	}
 	if m.perGen == 0 {
 		m.misses.Add(1)
-		return m.c.Count(text)
+		return count(text)
 	}
 	h := maphash.String(m.seed, text)
 	sh := &m.shards[h%memoShards]
@@ -99,7 +102,7 @@ func (m *MemoCounter) Count(text string) int {
 	*slot = h
 	sh.mu.Unlock()
 	m.misses.Add(1)
-	n := m.c.Count(text) // outside the lock: counting is the slow part
+	n := count(text) // outside the lock: counting is the slow part
 	if again {
 		sh.mu.Lock()
 		if e, ok := sh.cur[h]; !ok || e.text != text {

@@ -14,6 +14,23 @@ type Segmenter interface {
 	// false (and seg is not called) when it cannot split text so: count
 	// it whole.
 	Segments(text string, seg func(stretch string)) (added int, ok bool)
+	// CountStretch is Count of a stretch Segments passed to seg (valid
+	// UTF-8 holding no added token), without looking for them again.
+	CountStretch(stretch string) int
+}
+
+// CountStretch implements [Segmenter]: the stretch goes straight to
+// normalization and pre-tokenization, as Count's text between added tokens.
+func (t *HFTokenizer) CountStretch(s string) int { return countAtMost(t.normalized, s, maxInt) }
+
+// CountStretch implements [Segmenter] when the wrapped counter does (the
+// memo's entries are the same counts as Count's). Callers get a
+// MemoCounter as a Segmenter only then (Segments reports false otherwise).
+func (m *MemoCounter) CountStretch(s string) int {
+	if sg, ok := m.c.(Segmenter); ok {
+		return m.countWith(s, sg.CountStretch)
+	}
+	return m.Count(s)
 }
 
 // Segments implements [Segmenter]: the stretches are those Count splits

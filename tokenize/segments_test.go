@@ -10,6 +10,7 @@ import (
 // and at both ends.
 func TestSegmentsSumToCount(t *testing.T) {
 	tok := hfTokenizer(t, "qwen3")
+	m := Memo(tok, 64)
 	texts := []string{
 		"",
 		"plain text, no added token",
@@ -17,6 +18,8 @@ func TestSegmentsSumToCount(t *testing.T) {
 		"<|im_start|><|im_start|>x",
 		"a<|im_start|>b <|im_start|> c<|im_start|>",
 		strings.Repeat("word <|im_start|>\n\n", 20),
+		"<|im_start|>user\n" + strings.Repeat("a long stretch the memo takes, twice. ", 20) + "<|im_end|>",
+		"<|im_start|>user\n" + strings.Repeat("a long stretch the memo takes, twice. ", 20) + "<|im_end|>",
 	}
 	for _, s := range texts {
 		var sum, parts int
@@ -25,6 +28,9 @@ func TestSegmentsSumToCount(t *testing.T) {
 				t.Errorf("%q: empty stretch", s)
 			}
 			sum += tok.Count(p)
+			if k, km := tok.CountStretch(p), m.CountStretch(p); k != tok.Count(p) || km != k {
+				t.Errorf("%q: CountStretch %d, memo %d, Count %d", p, k, km, tok.Count(p))
+			}
 			parts++
 		})
 		if !ok {
@@ -37,7 +43,6 @@ func TestSegmentsSumToCount(t *testing.T) {
 	if n, _ := tok.Segments("x<|im_start|><|im_end|>", func(string) {}); n != 2 {
 		t.Errorf("%d added tokens found, want 2", n)
 	}
-	m := Memo(tok, 8)
 	if n, ok := m.Segments("a<|im_start|>b", func(string) {}); !ok || n != 1 {
 		t.Errorf("memo: %d, %v", n, ok)
 	}

@@ -110,7 +110,7 @@ func (c Counter) countText(text string, cache *Stretches) int {
 				return
 			}
 		}
-		k := c.Tokens.Count(p)
+		k := s.CountStretch(p)
 		cache.add(p, k)
 		n += k
 	})

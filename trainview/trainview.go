@@ -72,6 +72,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
@@ -116,11 +117,18 @@ func (m Mapper) Record(raw []byte) (View, error) {
 // turns ("" for none; it may differ from rec.System when a notice was
 // appended to it).
 func (m Mapper) View(rec *traj.Record, turns []traj.Turn, system string) (View, error) {
+	return m.ViewBuf(nil, rec, turns, system)
+}
+
+// ViewBuf is View writing the messages into buf's memory (from buf[0:])
+// when it is large enough: a caller that counts many views and is done
+// with each (its counts are copies) reuses one buffer.
+func (m Mapper) ViewBuf(buf []byte, rec *traj.Record, turns []traj.Turn, system string) (View, error) {
 	tools, err := m.Tools(rec)
 	if err != nil {
 		return View{}, err
 	}
-	msgs, err := m.Messages(rec.Dialect, turns, system)
+	msgs, err := m.messages(buf[:0], rec.Dialect, turns, system)
 	if err != nil {
 		return View{}, err
 	}
@@ -190,11 +198,16 @@ func (m Mapper) Tools(rec *traj.Record) (json.RawMessage, error) {
 // Messages returns the messages of turns read in dialect d, with system
 // prepended as a system message when it is not "".
 func (m Mapper) Messages(d traj.Dialect, turns []traj.Turn, system string) (json.RawMessage, error) {
+	return m.messages(nil, d, turns, system)
+}
+
+// messages is Messages appended to b (empty), grown once to what it needs.
+func (m Mapper) messages(b []byte, d traj.Dialect, turns []traj.Turn, system string) (json.RawMessage, error) {
 	n := 2
 	for _, t := range turns {
 		n += len(t.Raw) + 16
 	}
-	b := make([]byte, 0, n+len(system))
+	b = slices.Grow(b, n+len(system))
 	b = append(b, '[')
 	if system != "" {
 		b = append(b, `{"role":"system","content":`...)

@@ -65,6 +65,23 @@ func (e *evaluator) execNode(n node) error {
 		return nil
 
 	case *outputNode:
+		// trajcompress patch: a printed chain of + writes its string
+		// operands straight to the output (see addChain).
+		if b, ok := nd.expression.(*binExpr); ok && b.op == "+" {
+			var buf [8]string
+			parts, val, err := e.addChain(b, buf[:0])
+			if err != nil {
+				return err
+			}
+			if parts == nil {
+				e.output.WriteString(printValue(val))
+				return nil
+			}
+			for _, s := range parts {
+				e.output.WriteString(s)
+			}
+			return nil
+		}
 		val, err := e.evalExpr(nd.expression)
 		if err != nil {
 			return err
@@ -181,6 +198,13 @@ func (e *evaluator) execFor(n *forNode) error {
 
 	child := newScope(e.scope)
 	child.set("loop", loop)
+	var cycleIdx int64
+	ld.Data["cycle"] = NewCallable("loop.cycle", func(args []Value, kwargs map[string]Value) (Value, error) {
+		if len(args) == 0 {
+			return Undefined(), nil
+		}
+		return args[int(cycleIdx)%len(args)], nil
+	})
 
 	for i, item := range items {
 		// Set loop variable(s).
@@ -217,14 +241,10 @@ func (e *evaluator) execFor(n *forNode) error {
 			ld.Data["nextitem"] = Undefined()
 		}
 
-		// cycle function — capture idx by value for closure correctness.
-		cycleIdx := idx
-		ld.Data["cycle"] = NewCallable("loop.cycle", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) == 0 {
-				return Undefined(), nil
-			}
-			return args[int(cycleIdx)%len(args)], nil
-		})
+		// trajcompress patch: one loop.cycle per loop, reading the current
+		// index (as jinja2's, bound to the loop), not a closure made per
+		// iteration.
+		cycleIdx = idx
 
 		old := e.scope
 		e.scope = child
@@ -844,6 +864,18 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 		return e.evalExpr(n.right)
 	}
 
+	// trajcompress patch: a + chain of strings is joined once (addChain).
+	if n.op == "+" {
+		if l, ok := n.left.(*binExpr); ok && l.op == "+" {
+			var buf [8]string
+			parts, val, err := e.addChain(n, buf[:0])
+			if err != nil || parts == nil {
+				return val, err
+			}
+			return NewString(strings.Join(parts, "")), nil
+		}
+	}
+
 	left, err := e.evalExpr(n.left)
 	if err != nil {
 		return Undefined(), err
@@ -1409,4 +1441,56 @@ func valuesEqual(a, b Value) bool {
 		return true
 	}
 	return a.Equals(b)
+}
+
+// addChain evaluates the left-leaning chain of + that n heads (a + b + c
+// is (a + b) + c), operands in order as evalBinary does. While every
+// operand so far is a string the sum is only collected: it returns the
+// strings (appended to parts, non-nil) and joins nothing. From the first
+// operand that is not a string it adds pair by pair with addStrict, as
+// evalBinary would, and returns the value (parts nil). Adding strings
+// cannot fail, so errors and the operands evaluated before one are the
+// same as evaluating the nested pairs. (trajcompress patch: the chat
+// templates' '<|im_start|>' + role + '\n' + content + ... copied the
+// content once per +.)
+func (e *evaluator) addChain(n *binExpr, parts []string) ([]string, Value, error) {
+	var ops [16]expr
+	x := ops[:0]
+	var cur expr = n
+	for {
+		b, ok := cur.(*binExpr)
+		if !ok || b.op != "+" {
+			break
+		}
+		x = append(x, b.right)
+		cur = b.left
+	}
+	x = append(x, cur) // the leftmost operand; x holds the chain right to left
+	strs := true
+	var acc Value
+	for i := len(x) - 1; i >= 0; i-- {
+		v, err := e.evalExpr(x[i])
+		if err != nil {
+			return nil, Undefined(), err
+		}
+		if strs {
+			if v.IsString() {
+				parts = append(parts, v.AsString())
+				continue
+			}
+			strs = false
+			if i == len(x)-1 {
+				acc = v
+				continue
+			}
+			acc = NewString(strings.Join(parts, ""))
+		}
+		if acc, err = addStrict(acc, v); err != nil {
+			return nil, Undefined(), err
+		}
+	}
+	if strs {
+		return parts, Undefined(), nil
+	}
+	return nil, acc, nil
 }

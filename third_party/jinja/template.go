@@ -37,20 +37,30 @@ func (t *Template) Render(data map[string]any) (string, error) {
 		vals[k] = FromGoValue(v)
 	}
 
-	return render(t.nodes, vals)
+	return render(t.nodes, vals, 0)
 }
 
 // RenderValues is like Render but accepts pre-converted Value data.
 func (t *Template) RenderValues(data map[string]Value) (string, error) {
-	return render(t.nodes, data)
+	return render(t.nodes, data, 0)
+}
+
+// RenderValuesSize is RenderValues with room for size bytes of output
+// made before rendering (trajcompress patch: a caller that knows about how
+// long the output is spares the builder's doubling copies).
+func (t *Template) RenderValuesSize(data map[string]Value, size int) (string, error) {
+	return render(t.nodes, data, size)
 }
 
 // =============================================================================
 
 // render executes the AST with the given data and returns the result.
-func render(nodes []node, data map[string]Value) (string, error) {
+func render(nodes []node, data map[string]Value, size int) (string, error) {
 	e := evaluator{
 		output: strings.Builder{},
+	}
+	if size > 0 {
+		e.output.Grow(size)
 	}
 
 	// Use the cached builtins scope directly. The scope is initialized

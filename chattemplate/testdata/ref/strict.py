@@ -30,6 +30,15 @@ cases=[
  ("{{ x.foo is defined }}{{ x.foo }}",{"x":{}}),
  ("{% if t.function %}{{ t.function.name }}{% endif %}",{"t":{"name":"x"}}),
  ("{% for k, v in p.items() %}{{ k }}={{ v }};{% endfor %}|{{ p['items'] }}|{{ p.get('keys') }}",{"p":{"items":"a list","keys":1}}),
+ # chains of + (joined once, printed part by part: PATCHES.md)
+ ("{{ '<' + r + '>' + c + '|' }}",{"r":"user","c":"hi\nthere"}),
+ ("{% set s = '<' + r + '>' + c %}{{ s }}|{{ s | length }}",{"r":"user","c":"hi"}),
+ ("{{ 1 + 2 + 3 }}|{{ [1] + [2] + [3] }}|{{ 'a' + ('b' + 'c') + 'd' }}",{}),
+ ("{{ 'a' + 'b' + x + 'c' }}",{"x":1}),
+ ("{{ 1 + 2 + x }}",{"x":"s"}),
+ ("{{ 'a' + 'b' + u + 'c' }}",{}),
+ ("{{ 'a' + 'b' + x + raise_it }}",{"x":[1]}),
+ ("{% for m in x %}{{ loop.cycle('o', 'e') }}{{ loop.index }}{% endfor %}",{"x":[1,2,3]}),
 ]
 for src,ctx in cases:
   try: out={"text":e.from_string(src).render(**ctx)}

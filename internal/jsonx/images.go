@@ -36,16 +36,23 @@ func DataURL(s []byte) (media string, base64 bool, dataAt int, ok bool) {
 // "image/" and it is base64 ("data:image/png;base64,iVBOR…"). It allocates
 // nothing and reads at most the header.
 func IsImageDataURL(s []byte) bool {
+	_, ok := imageDataAt(s)
+	return ok
+}
+
+// imageDataAt is [IsImageDataURL], with the offset in s where the data
+// begins.
+func imageDataAt(s []byte) (at int, ok bool) {
 	if len(s) < 2 || s[0] != '"' || s[1]|0x20 != 'd' && s[1] != '\\' {
-		return false // the common case: not "d…"
+		return 0, false // the common case: not "d…"
 	}
 	var buf [maxDataURLHeader]byte
-	head, _, ok := dataURLHeader(s, &buf)
+	head, at, ok := dataURLHeader(s, &buf)
 	if !ok {
-		return false
+		return 0, false
 	}
 	m, b64 := splitDataURL(head)
-	return b64 && hasPrefixFold(m, "image/")
+	return at, b64 && hasPrefixFold(m, "image/")
 }
 
 // dataURLHeader decodes into buf the header of the data: URL in the raw
@@ -217,4 +224,127 @@ func InlineImages(v []byte) [][2]int {
 // changed.
 func MapTexts(v []byte, f func(key, sep, s string) (string, bool)) (out []byte, changed bool) {
 	return mapMembers(v, f, true)
+}
+
+// b64Val maps a byte to its value in the standard base64 alphabet (0-63);
+// '=' to b64Pad, '\\' to b64Esc and every other byte to b64Bad. The three
+// marks have one of the two high bits set, so that eight bytes OR-ed
+// together are all in the alphabet when their high bits are clear.
+var b64Val = func() (t [256]byte) {
+	for i := range t {
+		t[i] = b64Bad
+	}
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+	for i := range len(alphabet) {
+		t[alphabet[i]] = byte(i)
+	}
+	t['='] = b64Pad
+	t['\\'] = b64Esc
+	return t
+}()
+
+const (
+	b64Pad = 0x40
+	b64Esc = 0x80
+	b64Bad = 0xc0
+)
+
+// headLen is how many decoded bytes [isMediaBase64] checks a signature in.
+const headLen = 12
+
+// isMediaBase64 reports whether the raw JSON string s (its quotes
+// included), from raw offset at to its closing quote, is the base64 of an
+// image or audio file: strict base64 (the standard alphabet, "\/" read as
+// '/', no other escape, no white space, '=' only as the final padding, at
+// least one character) whose first decoded bytes are such a file's
+// signature ([mediaSignature]). This is what a screenshot's base64 is and
+// what a text (a secret, "token=…", a command line) is not: '_', '-', '.',
+// ':', '=' before the end and white space are not base64. It reads the
+// whole payload once (eight bytes a step where there is no escape) and
+// allocates nothing.
+func isMediaBase64(s []byte, at int) bool {
+	if at <= 0 || at >= len(s)-1 {
+		return false
+	}
+	body := s[at : len(s)-1]
+	var head [headLen]byte
+	var acc uint32
+	n, chars, bits, pad := 0, 0, 0, 0 // n: bytes of head decoded
+	for i := 0; i < len(body); {
+		if chars >= headLen/3*4 && pad == 0 {
+			for i+8 <= len(body) {
+				b := body[i : i+8 : i+8]
+				if (b64Val[b[0]]|b64Val[b[1]]|b64Val[b[2]]|b64Val[b[3]]|
+					b64Val[b[4]]|b64Val[b[5]]|b64Val[b[6]]|b64Val[b[7]])&b64Bad != 0 {
+					break
+				}
+				i += 8
+				chars += 8
+			}
+			if i == len(body) {
+				break
+			}
+		}
+		v := b64Val[body[i]]
+		i++
+		if v == b64Esc {
+			if i == len(body) || body[i] != '/' {
+				return false
+			}
+			v = 63
+			i++
+		}
+		switch {
+		case v == b64Pad:
+			if pad++; pad > 2 {
+				return false
+			}
+			continue
+		case v >= b64Pad || pad > 0:
+			return false
+		}
+		if chars < headLen/3*4 {
+			acc = acc<<6 | uint32(v)
+			if bits += 6; bits >= 8 {
+				bits -= 8
+				head[n] = byte(acc >> bits)
+				n++
+			}
+		}
+		chars++
+	}
+	if chars == 0 || pad > 0 && (chars+pad)%4 != 0 {
+		return false
+	}
+	return mediaSignature(head[:n])
+}
+
+// mediaSignature reports whether h, the first bytes of a file (up to
+// headLen), starts with the signature of an image or audio format a record
+// holds inline: PNG, JPEG, GIF, WebP, BMP, TIFF, ISO BMFF (an ftyp box:
+// AVIF, HEIC, MP4/M4A audio), and, for datasets' Audio values, WAV, FLAC,
+// MP3 with an ID3 tag and Ogg.
+func mediaSignature(h []byte) bool {
+	has := func(off int, sig string) bool {
+		return len(h) >= off+len(sig) && string(h[off:off+len(sig)]) == sig
+	}
+	switch {
+	case has(0, "\x89PNG\r\n\x1a\n"), has(0, "\xff\xd8\xff"), has(0, "GIF87a"), has(0, "GIF89a"),
+		has(0, "II*\x00"), has(0, "MM\x00*"):
+		return true
+	case has(0, "RIFF"):
+		return has(8, "WEBP") || has(8, "WAVE")
+	case has(0, "BM"): // then the file's size and 4 reserved bytes, zero
+		return has(6, "\x00\x00\x00\x00")
+	case has(4, "ftyp"): // a box of under 64 KiB
+		return h[0] == 0 && h[1] == 0
+	}
+	return has(0, "fLaC") || has(0, "ID3") || has(0, "OggS")
+}
+
+// isImageDataURLBase64 reports whether the raw JSON string s is an
+// [IsImageDataURL] whose data is an image's base64 ([isMediaBase64]).
+func isImageDataURLBase64(s []byte) bool {
+	at, ok := imageDataAt(s)
+	return ok && isMediaBase64(s, at)
 }

@@ -68,7 +68,7 @@ func walkStrings(v []byte, text func(start, end int, key, sep string), image fun
 		case '"':
 			end := SkipString(v, i)
 			switch {
-			case image != nil && IsImageDataURL(v[i:end]):
+			case image != nil && isImageDataURLBase64(v[i:end]):
 				image(i, end)
 			case text != nil:
 				text(i, end, key, sep)
@@ -85,7 +85,7 @@ func walkStrings(v []byte, text func(start, end int, key, sep string), image fun
 			}
 			for k, m := range ms {
 				switch {
-				case k == img:
+				case k == img && isMediaBase64(v[m.Start:m.End], 1):
 					image(m.Start, m.End)
 				case text == nil:
 					walk(m.Start, "", "")

@@ -226,10 +226,10 @@ func MapTexts(v []byte, f func(key, sep, s string) (string, bool)) (out []byte, 
 	return mapMembers(v, f, true)
 }
 
-// b64Val maps a byte to its value in the standard base64 alphabet (0-63);
-// '=' to b64Pad, '\\' to b64Esc and every other byte to b64Bad. The three
-// marks have one of the two high bits set, so that eight bytes OR-ed
-// together are all in the alphabet when their high bits are clear.
+// b64Val maps a byte to its value in the standard base64 alphabet (0-63),
+// '\\' to b64Esc and every other byte (padding included) to b64Bad; so
+// that bytes OR-ed together are all in the alphabet or backslashes when
+// the result has its top bit clear.
 var b64Val = func() (t [256]byte) {
 	for i := range t {
 		t[i] = b64Bad
@@ -238,15 +238,13 @@ var b64Val = func() (t [256]byte) {
 	for i := range len(alphabet) {
 		t[alphabet[i]] = byte(i)
 	}
-	t['='] = b64Pad
 	t['\\'] = b64Esc
 	return t
 }()
 
 const (
-	b64Pad = 0x40
-	b64Esc = 0x80
-	b64Bad = 0xc0
+	b64Esc = 0x40
+	b64Bad = 0x80
 )
 
 // headLen is how many decoded bytes [isMediaBase64] checks a signature in.
@@ -255,66 +253,69 @@ const headLen = 12
 // isMediaBase64 reports whether the raw JSON string s (its quotes
 // included), from raw offset at to its closing quote, is the base64 of an
 // image or audio file: strict base64 (the standard alphabet, "\/" read as
-// '/', no other escape, no white space, '=' only as the final padding, at
-// least one character) whose first decoded bytes are such a file's
-// signature ([mediaSignature]). This is what a screenshot's base64 is and
+// '/', no other escape, no white space, at most two '=' and only at the
+// end, at least one character) whose first decoded bytes are such a file's
+// signature ([mediaSignature]). That is what a screenshot's base64 is and
 // what a text (a secret, "token=…", a command line) is not: '_', '-', '.',
-// ':', '=' before the end and white space are not base64. It reads the
-// whole payload once (eight bytes a step where there is no escape) and
-// allocates nothing.
+// ':', white space and '=' before the end are not base64. It reads the
+// payload once (eight bytes a step) and its backslashes once more
+// (bytes.IndexByte), and allocates nothing.
 func isMediaBase64(s []byte, at int) bool {
 	if at <= 0 || at >= len(s)-1 {
 		return false
 	}
 	body := s[at : len(s)-1]
-	var head [headLen]byte
-	var acc uint32
-	n, chars, bits, pad := 0, 0, 0, 0 // n: bytes of head decoded
-	for i := 0; i < len(body); {
-		if chars >= headLen/3*4 && pad == 0 {
-			for i+8 <= len(body) {
-				b := body[i : i+8 : i+8]
-				if (b64Val[b[0]]|b64Val[b[1]]|b64Val[b[2]]|b64Val[b[3]]|
-					b64Val[b[4]]|b64Val[b[5]]|b64Val[b[6]]|b64Val[b[7]])&b64Bad != 0 {
-					break
-				}
-				i += 8
-				chars += 8
-			}
-			if i == len(body) {
-				break
-			}
-		}
-		v := b64Val[body[i]]
-		i++
-		if v == b64Esc {
-			if i == len(body) || body[i] != '/' {
-				return false
-			}
-			v = 63
-			i++
-		}
-		switch {
-		case v == b64Pad:
-			if pad++; pad > 2 {
-				return false
-			}
-			continue
-		case v >= b64Pad || pad > 0:
+	pad := 0
+	for pad < 2 && len(body) > 0 && body[len(body)-1] == '=' {
+		body = body[:len(body)-1]
+		pad++
+	}
+	i := 0
+	for ; i+8 <= len(body); i += 8 {
+		b := body[i : i+8 : i+8]
+		if (b64Val[b[0]]|b64Val[b[1]]|b64Val[b[2]]|b64Val[b[3]]|
+			b64Val[b[4]]|b64Val[b[5]]|b64Val[b[6]]|b64Val[b[7]])&b64Bad != 0 {
 			return false
 		}
-		if chars < headLen/3*4 {
-			acc = acc<<6 | uint32(v)
-			if bits += 6; bits >= 8 {
-				bits -= 8
-				head[n] = byte(acc >> bits)
-				n++
-			}
-		}
-		chars++
 	}
+	for ; i < len(body); i++ {
+		if b64Val[body[i]]&b64Bad != 0 {
+			return false
+		}
+	}
+	// Every backslash starts "\/".
+	esc := 0
+	for j := 0; ; {
+		k := bytes.IndexByte(body[j:], '\\')
+		if k < 0 {
+			break
+		}
+		j += k + 1
+		if j == len(body) || body[j] != '/' {
+			return false
+		}
+		j++
+		esc++
+	}
+	chars := len(body) - esc
 	if chars == 0 || pad > 0 && (chars+pad)%4 != 0 {
 		return false
+	}
+	var head [headLen]byte
+	var acc uint32
+	n, bits := 0, 0
+	for i := 0; i < len(body) && n < headLen; i++ {
+		v := b64Val[body[i]]
+		if v == b64Esc {
+			v = 63 // "\/"
+			i++
+		}
+		acc = acc<<6 | uint32(v)
+		if bits += 6; bits >= 8 {
+			bits -= 8
+			head[n] = byte(acc >> bits)
+			n++
+		}
 	}
 	return mediaSignature(head[:n])
 }

@@ -3,6 +3,8 @@ package jsonx
 import (
 	"encoding/base64"
 	"encoding/json"
+	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -250,4 +252,66 @@ func TestIsMediaBase64NoAlloc(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("%v allocations", n)
 	}
+}
+
+// BenchmarkIsMediaBase64: the check of a 20 MB screenshot's base64, as
+// written by Python's json (no escape) and with every '/' escaped.
+func BenchmarkIsMediaBase64(b *testing.B) {
+	raw := make([]byte, 15<<20)
+	rng := rand.New(rand.NewPCG(1, 2)) // as random as compressed pixels
+	for i := range raw {
+		raw[i] = byte(rng.Uint32())
+	}
+	copy(raw, "\x89PNG\r\n\x1a\n")
+	b64 := base64.StdEncoding.EncodeToString(raw)
+	for _, c := range []struct{ name, s string }{
+		{"plain", `"` + b64 + `"`},
+		{"escaped", `"` + strings.ReplaceAll(b64, "/", `\/`) + `"`},
+	} {
+		s := []byte(c.s)
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(len(s)))
+			for b.Loop() {
+				if !isMediaBase64(s, 1) {
+					b.Fatal("not kept")
+				}
+			}
+		})
+	}
+}
+
+// FuzzIsMediaBase64: isMediaBase64 agrees with a plain reading: "\/"
+// unescaped, a regular expression, and encoding/base64 for the head.
+func FuzzIsMediaBase64(f *testing.F) {
+	for _, s := range []string{pngB64, gifB64, `\/9j\/4AAQSkZJRg==`, "UklGRhoAAABXRUJQVlA4TA", "QUJD", "iVBOR w0KGgo", "=", ""} {
+		f.Add(s)
+	}
+	re := regexp.MustCompile(`^[A-Za-z0-9+/]+={0,2}$`)
+	f.Fuzz(func(t *testing.T, body string) {
+		raw := []byte(`"` + body + `"`)
+		if !Valid(raw) {
+			return
+		}
+		got := isMediaBase64(raw, 1)
+		want := false
+		if strings.Count(body, `\`) == strings.Count(body, `\/`) {
+			b := strings.ReplaceAll(body, `\/`, "/")
+			chars := len(strings.TrimRight(b, "="))
+			if re.MatchString(b) && (chars == len(b) || (len(b))%4 == 0) {
+				head := strings.TrimRight(b, "=")
+				head = head[:min(len(head), headLen/3*4)]
+				// Filled with 'A' (zero bits) to whole quanta, then cut
+				// to the bytes the characters spell in full.
+				dec, err := base64.StdEncoding.DecodeString(head + strings.Repeat("A", (4-len(head)%4)%4))
+				if err != nil {
+					t.Fatal(err)
+				}
+				dec = dec[:len(head)*6/8]
+				want = mediaSignature(dec)
+			}
+		}
+		if got != want {
+			t.Fatalf("isMediaBase64(%q) = %v, want %v", body, got, want)
+		}
+	})
 }

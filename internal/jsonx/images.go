@@ -7,7 +7,9 @@ import (
 
 // The shapes a record keeps an image's bytes in, inline: what packages
 // that must leave those bytes alone (redact) and those that read them
-// (imagetok) agree on.
+// (imagetok) agree on. [DataURL], [IsImageDataURL] and [ImageMember] read
+// the shape only (the header, the members); [InlineImages] and
+// [MapTexts] also check the payload (see [InlineImages]).
 
 // maxDataURLHeader is the most characters of a data: URL's header (the
 // text before its comma) [DataURL] reads.
@@ -160,9 +162,10 @@ func hasPrefixFold[T string | []byte](s T, prefix string) bool {
 //   - "bytes" of a Hugging Face datasets Image value, an object of exactly
 //     the two members "bytes" (a string: base64, as format/parquet and
 //     format/arrow write binary in JSON) and "path" (a string or null).
-//     datasets' Audio values have the same shape and are kept alike.
+//     datasets' Audio values have the same shape.
 //
-// When a key repeats, the last one counts, as in [Find].
+// When a key repeats, the last one counts, as in [Find]. It looks at the
+// shape only: the value may be any string.
 func ImageMember(b []byte, ms []Member) int {
 	if len(ms) == 2 {
 		k, p := 0, 1
@@ -207,8 +210,17 @@ func ImageMember(b []byte, ms []Member) int {
 // InlineImages returns the spans (quotes included) of the strings of the
 // valid JSON value v, at any depth, that hold an image's bytes inline: a
 // string that [IsImageDataURL], and the member of an object that
-// [ImageMember] names. Strings inside strings (JSON held in a string) are
-// not looked into. nil when there is none.
+// [ImageMember] names, each only when its payload (the data URL's data,
+// the member's whole value) is the base64 of an image or audio file:
+// strict base64 (the standard alphabet, "\/" the only escape, no white
+// space, at most two '=' and only at the end) whose first decoded bytes
+// are the signature of a PNG, JPEG, GIF, WebP, BMP, TIFF, ISO BMFF (an
+// ftyp box: AVIF, HEIC, MP4/M4A), WAV, FLAC, MP3 with an ID3 tag or Ogg
+// file. A string of the shape but not of that payload (text after a
+// data:image/… header, a token as a datasets value's bytes, an SVG's
+// base64, base64 broken into lines) is not one: it is a text. The payload
+// is read once, without copying. Strings inside strings (JSON held in a
+// string) are not looked into. nil when there is none.
 func InlineImages(v []byte) [][2]int {
 	var spans [][2]int
 	walkStrings(v, nil, func(start, end int) {
@@ -221,7 +233,8 @@ func InlineImages(v []byte) [][2]int {
 // bytes inline (those [InlineImages] returns) are never decoded nor passed
 // to f: they are kept byte for byte. Redaction goes through it, so that a
 // screenshot's base64 that happens to match a secret's pattern is never
-// changed.
+// changed, while a text shaped like an image (whose payload is not an
+// image file's base64) is passed to f like any other.
 func MapTexts(v []byte, f func(key, sep, s string) (string, bool)) (out []byte, changed bool) {
 	return mapMembers(v, f, true)
 }

@@ -82,13 +82,15 @@ func TestInlineImages(t *testing.T) {
 		{`{"bytes": null, "path": "a.png"}`, nil},
 		{`{"bytes": ` + png + `, "path": 1}`, nil},
 		{`{"b\u0079tes": ` + png + `, "path": "a"}`, []string{png}},
-		{`{"args": "{\"url\": \"data:image/png;base64,` + pngB64 + `\"}"}`, nil}, // JSON in a string: not looked into
+		{`{"audio": {"bytes": "UklGRiQIAABXQVZFZm10IBAAAAA=", "path": "a.wav"}}`, []string{`"UklGRiQIAABXQVZFZm10IBAAAAA="`}}, // datasets Audio
+		{`{"args": "{\"url\": \"data:image/png;base64,` + pngB64 + `\"}"}`, nil},                                              // JSON in a string: not looked into
 		{`"text"`, nil},
 		// The shape of an image, but not an image's base64: texts.
-		{`{"a": "data:image/png;base64,QUJD"}`, nil},                        // base64, no signature
-		{`{"a": "data:image/png;base64,` + pngB64[:12] + ` token=x"}`, nil}, // a header, then text
-		{`{"a": "data:image/png;base64,\nexport TOKEN=x"}`, nil},            // an escape
-		{`{"a": "data:image/png;base64,"}`, nil},                            // empty
+		{`{"a": "data:image/png;base64,QUJD"}`, nil},                                                         // base64, no signature
+		{`{"a": "data:image/png;base64,` + pngB64[:12] + ` token=x"}`, nil},                                  // a header, then text
+		{`{"a": "data:image/png;base64,\nexport TOKEN=x"}`, nil},                                             // an escape
+		{`{"a": "data:image/png;base64,"}`, nil},                                                             // empty
+		{`{"a": "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4="}`, nil}, // a text image
 		{`{"source": {"type": "base64", "media_type": "image/png", "data": "QUJD"}}`, nil},
 		{`{"images": [{"bytes": "token=abc", "path": null}]}`, nil},
 		{`{"x": {"path": "notes.txt", "bytes": "` + pngB64[:16] + `\u002f"}}`, nil}, // "\u002f": not "\/"

@@ -45,7 +45,7 @@
 // min/max whatever the page's nulls (num_nulls of the v2 header and the
 // column chunk's null_count are right). A reader that prunes pages by the
 // column index (DataFusion, parquet-mr, Trino) with a predicate on the
-// bytes (img.bytes = x, img.bytes > '') could skip pages that match; one
+// bytes (img.bytes = x, img.bytes > "") could skip pages that match; one
 // that trusts page header null counts could do so for IS NULL. Predicates
 // on other columns are unaffected. [WriterOptions.Extra] makes sure
 // of one more column (compression_metrics): appended, typed from a sample

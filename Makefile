@@ -21,14 +21,14 @@ build-beam:
 # baseline metrics, as a CI job would, and write the run's HTML report.
 demo: build
 	@rm -rf bin/demo && mkdir -p bin/demo
-	./$(BIN) compress --input fixtures/example/agent_runs.jsonl.gz --config fixtures/example/trajectory_compression.yaml \
+	$(abspath $(BIN)) compress --input fixtures/example/agent_runs.jsonl.gz --config fixtures/example/trajectory_compression.yaml \
 		--output bin/demo/agent_runs_compressed.jsonl --outcomes bin/demo/outcomes.jsonl; \
 		rc=$$?; test $$rc -eq 0 -o $$rc -eq 3 || exit $$rc
 	@echo; echo "== outcomes section of bin/demo/agent_runs_compressed_metrics.json"
 	@sed -n '/"outcomes"/,/^  }/p' bin/demo/agent_runs_compressed_metrics.json
 	@echo; echo "== trajcompress check against fixtures/example/baseline_metrics.json"
-	./$(BIN) check --baseline fixtures/example/baseline_metrics.json bin/demo/agent_runs_compressed_metrics.json
-	@./$(BIN) report bin/demo/agent_runs_compressed_metrics.json --baseline fixtures/example/baseline_metrics.json \
+	$(abspath $(BIN)) check --baseline fixtures/example/baseline_metrics.json bin/demo/agent_runs_compressed_metrics.json
+	@$(abspath $(BIN)) report bin/demo/agent_runs_compressed_metrics.json --baseline fixtures/example/baseline_metrics.json \
 		--outcomes bin/demo/outcomes.jsonl --output bin/demo/report.html
 	@echo; echo "== report: $(CURDIR)/bin/demo/report.html"
 
@@ -86,7 +86,7 @@ BEAM_SHARED := tokenize/... format/... traj snap pipeline metrics
 # imports no package job.
 test-beam: build
 	cd beam && $(GO) test -c -o ../bin/trajbeam.test ./trajbeam
-	cd beam/trajbeam && testdata=../testdata && TRAJCOMPRESS_BIN=$(CURDIR)/$(BIN) $$testdata/isolated.sh ../../bin/trajbeam.test -test.count=1
+	cd beam/trajbeam && testdata=../testdata && TRAJCOMPRESS_BIN=$(abspath $(BIN)) $$testdata/isolated.sh ../../bin/trajbeam.test -test.count=1
 	cd beam && $(GO) test $(addprefix github.com/trajcompress/trajcompress/,$(BEAM_SHARED))
 
 # Reads our Parquet/Arrow output with readers nobody here wrote (npm
@@ -97,7 +97,7 @@ test-node: build
 	format/testdata/node/verify.sh
 	@rm -rf bin/nodecheck && mkdir -p bin/nodecheck
 	@for f in jsonl parquet arrow; do \
-		./$(BIN) compress --quiet --input fixtures/example/agent_runs.jsonl.gz --config fixtures/example/trajectory_compression.yaml \
+		$(abspath $(BIN)) compress --quiet --input fixtures/example/agent_runs.jsonl.gz --config fixtures/example/trajectory_compression.yaml \
 			--output bin/nodecheck/out.$$f --output-format $$f; rc=$$?; test $$rc -eq 0 -o $$rc -eq 3 || exit $$rc; done
 	format/testdata/node/verify.sh --jsonl bin/nodecheck/out.jsonl --parquet bin/nodecheck/out.parquet --arrow bin/nodecheck/out.arrow
 

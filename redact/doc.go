@@ -50,22 +50,40 @@
 //
 // Images are never changed: [Redactor.RedactLine] leaves alone the
 // strings of a JSON line that hold an image's bytes inline
-// (jsonx.InlineImages: a base64 data:image/… URL; the "data" of an
-// Anthropic {"type": "base64", "media_type": "image/…"} source; the
-// "bytes" of a Hugging Face datasets {"bytes", "path"} value), also inside
-// JSON held in a string: a screenshot's base64 can hold what a rule
-// matches (an AKIA… run between a '/' and a '+' is an AWS key id to
-// gitleaks), and replacing it would corrupt the image. The scan of the
-// encoded line still sees them (skipping them would cost a walk of every
-// line); a finding sends a JSON line to the string-by-string pass
-// (jsonx.MapTexts), which skips them without decoding or copying them, so
-// a line whose only findings lie in images is returned as it is. Any
-// other payload is a text: a data:text/plain URL, a non-base64 data: URL
-// or an Anthropic document source may hold a readable secret, and a
-// base64 one is read as written (a chance match there is replaced and
-// counted, as in any text). Redact and RedactString know no images: a
-// text is what the caller says it is. A line that is not JSON is redacted
-// as bytes (RedactEncoded), images or not.
+// (jsonx.InlineImages), also inside JSON held in a string. A string is
+// one when both its place and its payload say so. Its place: a base64
+// data:image/… URL; the "data" of an Anthropic {"type": "base64",
+// "media_type": "image/…"} source; the "bytes" of a Hugging Face datasets
+// {"bytes", "path"} value (Image or Audio). Its payload (after the data
+// URL's comma, or the whole string): strict base64 — the standard
+// alphabet, "\/" the only escape, no white space, at most two '=' and
+// only at the end — whose first decoded bytes are an image or audio
+// file's signature (PNG, JPEG, GIF, WebP, BMP, TIFF, an ISO BMFF ftyp box
+// such as AVIF or HEIC, WAV, FLAC, MP3 with an ID3 tag, Ogg). Why: a
+// screenshot's base64 can hold what a rule matches (an AKIA… run between
+// a '/' and a '+' is an AWS key id to gitleaks), and replacing it would
+// corrupt the image; a text made to look like an image ("data:image/png;
+// base64," then a command line with a token, a token as a datasets
+// value's bytes) is not the base64 of an image file and is redacted as
+// any text. What the exemption still lets through: a secret written
+// wholly in base64 characters inside a real image's base64 (after its
+// signature), which cannot be told from pixels without decoding them, and
+// a secret in an image's decoded bytes (base64 is never decoded). Not
+// kept: an SVG or other text image in base64, base64 broken into lines
+// ("\n") or in the URL alphabet ('-', '_'), a data:audio/… URL.
+//
+// The scan of the encoded line still sees these strings (skipping them
+// would cost a walk of every line); a line with a finding, or with an
+// escape the scan cannot read in place ("\/", a \u escape of an ASCII
+// character), goes to the string-by-string pass (jsonx.MapTexts), which
+// reads each image-shaped payload once to check it (without copying or
+// decoding it; bench/README.md has the cost) and skips the images, so a
+// line whose only findings lie in images is returned as it is. Any other payload is a text: a data:text/plain URL,
+// a non-base64 data: URL or an Anthropic document source may hold a
+// readable secret, and a base64 one is read as written (a chance match
+// there is replaced and counted, as in any text). Redact and RedactString
+// know no images: a text is what the caller says it is. A line that is
+// not JSON is redacted as bytes (RedactEncoded), images or not.
 //
 // A replacement never makes JSON invalid (escapes.go): the span a marker
 // replaces is narrowed so that no escape of the text, at any depth of JSON

@@ -21,9 +21,12 @@ import (
 //
 // The strings of a JSON line that hold an image's bytes inline
 // (jsonx.InlineImages: a base64 data:image/… URL, an Anthropic base64
-// image source's data, a datasets Image's bytes) are never redacted: a
-// screenshot's base64 that happens to match a rule is kept byte for byte,
-// and is never decoded or copied.
+// image source's data, a datasets Image's bytes, each only when its
+// payload is strict base64 that starts with an image or audio file's
+// signature; see the package doc) are never redacted: a screenshot's
+// base64 that happens to match a rule is kept byte for byte, and is never
+// decoded or copied. A string of that shape whose payload is anything
+// else (text after a data:image/… header) is redacted as a text.
 //
 // The line is scanned as it is encoded ([Redactor.RedactEncoded]): in the
 // common case, nothing found, nothing is decoded. When the scan finds

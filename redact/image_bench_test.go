@@ -41,8 +41,9 @@ func plantB64(b64, secret string, at int) string {
 
 // BenchmarkRedactLineImage: RedactLine on a record holding a 20 MB base64
 // screenshot as an OpenAI data URL: with no finding, with a chance match
-// inside the base64 (an AWS key id), and with that match plus a real
-// secret in the text part beside it.
+// inside the base64 (an AWS key id), with that match plus a real secret
+// in the text part beside it, and with no finding but the base64's '/'
+// escaped.
 func BenchmarkRedactLineImage(b *testing.B) {
 	b64 := pngBase64(b, 64, 64, 15<<20)
 	line := func(data, text string) []byte {
@@ -57,6 +58,9 @@ func BenchmarkRedactLineImage(b *testing.B) {
 		{"clean", line(b64, "what is on the screen?")},
 		{"chance", line(chance, "what is on the screen?")},
 		{"chance+text", line(chance, "my key is "+testAWS)},
+		// Every '/' written "\/" (PHP's json_encode): no finding, but the
+		// escape sends the line to the string-by-string pass.
+		{"clean-escaped", line(strings.ReplaceAll(b64, "/", `\/`), "what is on the screen?")},
 	}
 	r := Default()
 	for _, c := range cases {

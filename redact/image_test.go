@@ -2,6 +2,7 @@ package redact
 
 import (
 	"encoding/json"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -113,7 +114,8 @@ func TestRedactLineImageOnly(t *testing.T) {
 
 // TestRedactLineImageNoCopy: a record with a large image and a secret
 // beside it costs a copy of the line (the output) and little more: the
-// image is neither decoded, nor copied, nor scanned again.
+// image is neither decoded, nor copied, nor scanned again for secrets
+// (only read once to check that it is an image's base64).
 func TestRedactLineImageNoCopy(t *testing.T) {
 	if raceEnabled {
 		t.Skip("sync.Pool drops items under -race")
@@ -129,17 +131,65 @@ func TestRedactLineImageNoCopy(t *testing.T) {
 		}
 		line := []byte(tc.line)
 		r.RedactLine(line) // warm the pools
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		out, c := r.RedactLine(line)
-		runtime.ReadMemStats(&after)
-		if c.Total() != 1 || len(out) == len(line) {
-			t.Fatalf("%s: counts %v", tc.name, c)
+		// The least of three runs: a collection between two runs empties
+		// the pools (the escape view of a line with "\/" is a pool's).
+		least := uint64(math.MaxUint64)
+		for range 3 {
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			out, c := r.RedactLine(line)
+			runtime.ReadMemStats(&after)
+			if c.Total() != 1 || len(out) == len(line) {
+				t.Fatalf("%s: counts %v", tc.name, c)
+			}
+			least = min(least, after.TotalAlloc-before.TotalAlloc)
 		}
 		// The output is one copy; anything more than a quarter of the
 		// line again is a copy of the image.
-		if n := after.TotalAlloc - before.TotalAlloc; n > uint64(len(line))*5/4 {
-			t.Errorf("%s: %d bytes allocated for a %d-byte line", tc.name, n, len(line))
+		if least > uint64(len(line))*5/4 {
+			t.Errorf("%s: %d bytes allocated for a %d-byte line", tc.name, least, len(line))
 		}
+	}
+}
+
+// TestRedactLineFakeImages: a string shaped like an inline image whose
+// payload is not an image's base64 (text after a data:image/… header, a
+// secret as a datasets value's or an Anthropic source's bytes) is a text:
+// its secret is redacted. The reviewer's bypasses of issue 25's exemption.
+func TestRedactLineFakeImages(t *testing.T) {
+	png := pngBase64(t, 4, 4, 0)[:24] // a real PNG's first 18 bytes
+	for _, kern := range kernels {
+		t.Run(kern.name, func(t *testing.T) {
+			r := onKernel(t, kern)
+			for _, line := range []string{
+				`{"role":"assistant","content":[{"type":"text","text":"data:image/png;base64,` + testPAT + `"}]}`,
+				`{"role":"tool","content":"data:image/png;base64,\nexport GITHUB_TOKEN=` + testPAT + `\n"}`,
+				`{"role":"tool","content":"data:image/png;base64, my token is ` + testPAT + ` ok"}`,
+				`{"role":"tool","content":"data:image\/png;base64,` + testPAT + `"}`,
+				`{"images":[{"bytes":"` + testPAT + `","path":null}]}`,
+				`{"x":{"path":"notes.txt","bytes":"token=` + testPAT + `"}}`,
+				`{"source":{"type":"base64","media_type":"image/png","data":"` + testPAT + `"}}`,
+				`{"tool_calls":[{"function":{"arguments":"{\"img\":\"data:image/png;base64,` + testPAT + `\"}"}}]}`,
+				`{"tool_calls":[{"function":{"arguments":"{\"images\":[{\"bytes\":\"` + testPAT + `\",\"path\":null}]}"}}]}`,
+				`{"tool_calls":[{"function":{"arguments":"{\"source\":{\"type\":\"base64\",\"media_type\":\"image/png\",\"data\":\"` + testPAT + `\"}}"}}]}`,
+				// A real image header, then text that is not base64.
+				`{"url":"data:image/png;base64,` + png + ` ` + testPAT + `"}`,
+				`{"images":[{"bytes":"` + png + `\n` + testPAT + `","path":"a.png"}]}`,
+				// Base64 characters only, but no image signature.
+				`{"url":"data:image/png;base64,` + testAWS + `"}`,
+				`{"source":{"type":"base64","media_type":"image/png","data":"` + testAWS + `"}}`,
+			} {
+				if !json.Valid([]byte(line)) {
+					t.Fatalf("bad case %s", line)
+				}
+				out, c := r.RedactLine([]byte(line))
+				if strings.Contains(string(out), testPAT) || strings.Contains(string(out), testAWS) || c.Total() != 1 {
+					t.Errorf("not redacted (counts %v):\n in: %s\nout: %s", c, line, out)
+				}
+				if !json.Valid(out) {
+					t.Errorf("output not JSON: %s", out)
+				}
+			}
+		})
 	}
 }

@@ -36,7 +36,18 @@
 // the columns the datasets features declare Image as struct<bytes: binary,
 // path: string>, even where the sample holds only null or empty lists). Binary columns (a datasets Image's bytes) are written
 // without min/max statistics or page bounds, which would copy each value,
-// a whole image, into the page header and the footer. [WriterOptions.Extra] makes sure
+// a whole image, into the page header and the footer. Known limitation of
+// parquet-go v0.32.0 (it has no option to leave one column's page index
+// out or to give a page header the null count without min/max): such a
+// column's column index has, for every page with a value, min "" and max
+// "" (boundary order UNORDERED; its null_pages and null_counts are right),
+// and its data page headers carry statistics with null_count 0 and no
+// min/max whatever the page's nulls (num_nulls of the v2 header and the
+// column chunk's null_count are right). A reader that prunes pages by the
+// column index (DataFusion, parquet-mr, Trino) with a predicate on the
+// bytes (img.bytes = x, img.bytes > "") could skip pages that match; one
+// that trusts page header null counts could do so for IS NULL. Predicates
+// on other columns are unaffected. [WriterOptions.Extra] makes sure
 // of one more column (compression_metrics): appended, typed from a sample
 // value, when the schema lacks it — the "huggingface" features then get a
 // matching entry and pyarrow's "ARROW:schema" entry is dropped because it

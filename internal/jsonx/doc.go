@@ -8,7 +8,11 @@
 // ([Lookup], [Fields], [NumbersFitFloat64]), and the strings that hold an
 // image's bytes inline ([DataURL], [IsImageDataURL], [ImageMember],
 // [InlineImages]; [MapTexts] rewrites every other string), which redact
-// must leave alone and imagetok reads.
+// must leave alone and imagetok reads: DataURL, IsImageDataURL and
+// ImageMember read a string's shape, InlineImages and MapTexts keep only
+// the strings whose payload is also an image or audio file's strict
+// base64 (see there), so that text wrapped to look like an image is not
+// exempt from redaction.
 //
 // It knows nothing about trajectories (package traj builds records on it).
 //

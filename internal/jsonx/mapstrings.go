@@ -57,7 +57,8 @@ func mapMembers(v []byte, f func(key, sep, s string) (string, bool), keepImages 
 // walkStrings calls text with the span (quotes included), the member's key
 // and sep (as [MapMembers] describes them) of every string value of the
 // valid JSON value v, in order; when image is not nil, the strings that
-// hold an image inline ([InlineImages]) go to image instead. text nil
+// hold an image inline ([InlineImages]: the shape and the payload checked)
+// go to image instead. text nil
 // skips them (and the keys are not decoded). It reports false when v is
 // only white space.
 func walkStrings(v []byte, text func(start, end int, key, sep string), image func(start, end int)) bool {
@@ -68,7 +69,7 @@ func walkStrings(v []byte, text func(start, end int, key, sep string), image fun
 		case '"':
 			end := SkipString(v, i)
 			switch {
-			case image != nil && IsImageDataURL(v[i:end]):
+			case image != nil && isImageDataURLBase64(v[i:end]):
 				image(i, end)
 			case text != nil:
 				text(i, end, key, sep)
@@ -85,7 +86,7 @@ func walkStrings(v []byte, text func(start, end int, key, sep string), image fun
 			}
 			for k, m := range ms {
 				switch {
-				case k == img:
+				case k == img && isMediaBase64(v[m.Start:m.End], 1):
 					image(m.Start, m.End)
 				case text == nil:
 					walk(m.Start, "", "")

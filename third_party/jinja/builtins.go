@@ -80,10 +80,16 @@ func builtinRange(args []Value, kwargs map[string]Value) (Value, error) {
 	var items []Value
 	if step > 0 {
 		for i := start; i < stop; i += step {
+			if len(items) == maxRange { // trajcompress patch: jinja2's sandbox limit
+				return Undefined(), errRangeTooBig
+			}
 			items = append(items, NewInt(i))
 		}
 	} else {
 		for i := start; i > stop; i += step {
+			if len(items) == maxRange { // trajcompress patch: jinja2's sandbox limit
+				return Undefined(), errRangeTooBig
+			}
 			items = append(items, NewInt(i))
 		}
 	}
@@ -922,7 +928,7 @@ func filterSelect(args []Value, kwargs map[string]Value) (Value, error) {
 		testName = args[1].AsString()
 	}
 
-	testArgs := args[2:]
+	testArgs := tail(args, 2) // trajcompress patch: no panic without a test
 
 	var items []Value
 	for _, item := range list.Items {
@@ -955,7 +961,7 @@ func filterReject(args []Value, kwargs map[string]Value) (Value, error) {
 		testName = args[1].AsString()
 	}
 
-	testArgs := args[2:]
+	testArgs := tail(args, 2) // trajcompress patch: no panic without a test
 
 	var items []Value
 	for _, item := range list.Items {
@@ -989,7 +995,7 @@ func filterSelectattr(args []Value, kwargs map[string]Value) (Value, error) {
 		testName = printValue(args[2])
 	}
 
-	testArgs := args[3:]
+	testArgs := tail(args, 3) // trajcompress patch: no panic without a test
 
 	var items []Value
 	for _, item := range list.Items {
@@ -1030,7 +1036,7 @@ func filterRejectattr(args []Value, kwargs map[string]Value) (Value, error) {
 		testName = printValue(args[2])
 	}
 
-	testArgs := args[3:]
+	testArgs := tail(args, 3) // trajcompress patch: no panic without a test
 
 	var items []Value
 	for _, item := range list.Items {
@@ -1081,7 +1087,7 @@ func filterIndent(args []Value, kwargs map[string]Value) (Value, error) {
 		indentFirst = f.IsTruthy()
 	}
 
-	pad := strings.Repeat(" ", width)
+	pad := strings.Repeat(" ", max(width, 0)) // trajcompress patch: no panic below 0
 	lines := strings.Split(s, "\n")
 	for i, line := range lines {
 		if i == 0 && !indentFirst {
@@ -1360,9 +1366,7 @@ func printValue(v Value) string {
 	case KindInt:
 		return fmt.Sprintf("%d", v.AsInt())
 	case KindFloat:
-		f := v.AsFloat()
-		s := fmt.Sprintf("%g", f)
-		return s
+		return pyFloatRepr(v.AsFloat()) // trajcompress patch: Python's repr
 	case KindString:
 		return v.AsString()
 	case KindList:

@@ -793,6 +793,7 @@ func resolveSlice(n *sliceExpr, e *evaluator, length int) (int, int, int) {
 		}
 	}
 
+	start, stop = clampSlice(start, stop, step, length) // trajcompress patch: bounded loops
 	return start, stop, step
 }
 
@@ -854,6 +855,10 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 		return Undefined(), err
 	}
 
+	// trajcompress patch: Python's *, /, //, %, ** where they differ.
+	if v, ok, err := arithStrict(n.op, left, right); ok {
+		return v, err
+	}
 	switch n.op {
 	case "+":
 		return addStrict(left, right) // trajcompress patch: Python's TypeErrors
@@ -1185,7 +1190,7 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 		}), nil
 	}
 
-	return Undefined(), nil
+	return stringMethodMore(s, method) // trajcompress patch: isdigit
 }
 
 func (e *evaluator) makeStringFunc(name string, fn func([]Value, map[string]Value) (Value, error)) Value {
@@ -1241,7 +1246,7 @@ func (e *evaluator) listMethod(obj Value, method string) (Value, error) {
 		}), nil
 	}
 
-	return Undefined(), nil
+	return listMethodMore(list, method) // trajcompress patch: index
 }
 
 // =============================================================================

@@ -244,7 +244,20 @@ func (t *Template) render(messages, tools json.RawMessage, decode func([]byte) (
 	data["strftime_now"] = jinja.NewCallable("strftime_now", t.strftimeNow)
 	data["raise_exception"] = jinja.NewCallable("raise_exception", raiseException)
 	data[hfToJSON] = jinja.NewCallable("tojson", filterToJSON)
-	out, err := tmpl.RenderValues(data)
+	return renderValues(t.Path, tmpl, data)
+}
+
+// renderValues renders tmpl with data. A panic of the engine (a bug of
+// third_party/jinja on some input) becomes an ErrTemplate naming the
+// template, as any other failure of it: the record is reported as one the
+// template cannot render, and the run goes on.
+func renderValues(path string, tmpl *jinja.Template, data map[string]jinja.Value) (out string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = "", fmt.Errorf("%w: %s: template engine failure: %v", ErrTemplate, path, r)
+		}
+	}()
+	out, err = tmpl.RenderValues(data)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrTemplate, err)
 	}

@@ -371,7 +371,7 @@ func filterTojson(args []Value, kwargs map[string]Value) (Value, error) {
 	// indent state in the direct encoder.
 	if indent, ok := kwargs["indent"]; ok && !indent.IsNone() && !indent.IsUndefined() {
 		n := int(toInt64(indent))
-		data, err := json.MarshalIndent(valueToGo(args[0]), "", strings.Repeat(" ", n))
+		data, err := json.MarshalIndent(valueToGo(args[0]), "", strings.Repeat(" ", max(n, 0))) // trajcompress patch: no panic below 0
 		if err != nil {
 			return NewString(""), nil
 		}

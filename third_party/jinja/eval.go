@@ -283,7 +283,13 @@ func (e *evaluator) execMacro(n *macroNode) error {
 	body := n.body
 	parentScope := e.scope
 
+	depth := 0 // trajcompress patch: calls under way, for maxMacroDepth
 	fn := NewCallable(n.name, func(args []Value, kwargs map[string]Value) (Value, error) {
+		if depth >= maxMacroDepth {
+			return Undefined(), errRecursion
+		}
+		depth++
+		defer func() { depth-- }()
 		child := newScope(parentScope)
 
 		// Bind positional args.

@@ -19,6 +19,15 @@ const maxRange = 100000
 // errRangeTooBig is the sandbox's OverflowError message.
 var errRangeTooBig = fmt.Errorf("Range too big. The sandbox blocks ranges larger than MAX_RANGE (%d).", maxRange) //nolint:staticcheck // jinja2's message, verbatim
 
+// maxMacroDepth bounds the calls of one macro under way at once: endless
+// recursion would overflow Go's stack, which kills the process where Python
+// raises RecursionError (about 300 levels of a jinja2 macro; real
+// templates recurse as deep as the JSON schema they print).
+const maxMacroDepth = 1000
+
+// errRecursion is Python's RecursionError message.
+var errRecursion = fmt.Errorf("maximum recursion depth exceeded")
+
 // arithStrict evaluates the binary operators *, /, //, % and ** where
 // Python's result differs from the upstream engine's: a string repeated
 // by an int (either order, a count below 1 gives ""), division or modulo

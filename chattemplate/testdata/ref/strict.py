@@ -46,6 +46,9 @@ cases=[
  ("{{ '12'.isdigit() }}{{ s.isdigit() }}{{ ''.isdigit() }}",{"s":"abc"}),
  ("{{ n.index(1) }}|{{ n.index('b') }}",{"n":[0,1,"b"]}),
  ("{{ n.index(5) }}",{"n":[0,1]}),
+ ("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}",{}),
+ ("{% macro g(n) %}{{ f(n) }}{% endmacro %}{% macro f(n) %}{{ g(n) }}{% endmacro %}{{ f(1) }}",{}),
+ ("{% macro f(n) %}{% if n > 0 %}{{ f(n-1) }}{% else %}ok{% endif %}{% endmacro %}{{ f(150) }}",{}),
 ]
 for src,ctx in cases:
   try: out={"text":e.from_string(src).render(**ctx)}

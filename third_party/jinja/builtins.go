@@ -853,9 +853,12 @@ func filterRound(args []Value, kwargs map[string]Value) (Value, error) {
 		precision = toInt64(p)
 	}
 
+	if args[0].IsInt() && precision >= 0 { // trajcompress patch: Python's round keeps an int
+		return args[0], nil
+	}
 	f := toFloat64(args[0])
 	pow := math.Pow(10, float64(precision))
-	rounded := math.Round(f*pow) / pow
+	rounded := math.RoundToEven(f*pow) / pow // trajcompress patch: Python rounds half to even
 
 	if precision == 0 {
 		return NewFloat(rounded), nil
@@ -1357,7 +1360,7 @@ func printValue(v Value) string {
 	case KindUndefined:
 		return ""
 	case KindNone:
-		return ""
+		return "None" // trajcompress patch: Python's str(None)
 	case KindBool:
 		if v.AsBool() {
 			return "True"

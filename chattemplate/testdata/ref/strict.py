@@ -47,6 +47,8 @@ cases=[
  ("{{ n.index(1) }}|{{ n.index('b') }}",{"n":[0,1,"b"]}),
  ("{{ n.index(5) }}",{"n":[0,1]}),
  ("{% macro f(n) %}{{ f(n) }}{% endmacro %}{{ f(1) }}",{}),
+ ("{{ n }}|{{ None }}|{{ [n] }}|{{ n ~ 'a' }}|{{ n|string }}|{{ [n, 1]|join(',') }}",{"n":None}),
+ ("{{ 3|round }}|{{ 2.5|round }}|{{ 3.5|round }}|{{ 2.567|round(2) }}|{{ x|round }}",{"x":7}),
  ("{% macro g(n) %}{{ f(n) }}{% endmacro %}{% macro f(n) %}{{ g(n) }}{% endmacro %}{{ f(1) }}",{}),
  ("{% macro f(n) %}{% if n > 0 %}{{ f(n-1) }}{% else %}ok{% endif %}{% endmacro %}{{ f(150) }}",{}),
 ]

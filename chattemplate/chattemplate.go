@@ -247,7 +247,21 @@ func (t *Template) render(messages, tools json.RawMessage, decode func([]byte) (
 	// The output is about the size of the JSON it renders (less its
 	// quoting, plus the framing): room for that spares the builder's
 	// doubling copies.
-	out, err := tmpl.RenderValuesSize(data, len(messages)+len(tools)+512)
+	return renderValues(t.Path, tmpl, data, len(messages)+len(tools)+512)
+}
+
+// renderValues renders tmpl with data, with room for size bytes of output.
+// A panic of the engine (a bug of third_party/jinja on some input) becomes
+// an ErrTemplate naming the template, as any other failure of it: the
+// record is reported as one the template cannot render, and the run goes
+// on.
+func renderValues(path string, tmpl *jinja.Template, data map[string]jinja.Value, size int) (out string, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = "", fmt.Errorf("%w: %s: template engine failure: %v", ErrTemplate, path, r)
+		}
+	}()
+	out, err = tmpl.RenderValuesSize(data, size)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrTemplate, err)
 	}

@@ -81,6 +81,16 @@
 // were not tried: gonja v1.5.3 is the unmaintained predecessor of v2, pongo2
 // is Django syntax. No other maintained Go Jinja engine was found.
 //
+// A record the template cannot render is an error wrapping ErrTemplate with
+// the template's message, never a crash: a panic of the engine on some input
+// (a bug of third_party/jinja; the ones the issue 24 review found are fixed
+// there) is recovered at the render boundary and becomes an ErrTemplate
+// naming the template and the panic. Two failures are not panics and still
+// end the process: printing a list or dict that contains itself (only a
+// template can build one) and a string the template makes too large for
+// memory. PATCHES.md lists these and the other known differences of the
+// engine from jinja2 (printf-style %, list * n, None|length, …).
+//
 // What still differs from jinja2 (knownDivergence in the test, checked to
 // still differ): integers beyond int64 in the JSON (Python keeps
 // 12345678901234567890 exact; here it becomes a float): Qwen3, Qwen2.5,

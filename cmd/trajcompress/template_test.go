@@ -222,3 +222,54 @@ func TestShardRefusesChangedChatTemplate(t *testing.T) {
 		t.Fatalf("shard 1 under a changed template: exit %d: %s; want a refusal naming the chat template", code, stderr)
 	}
 }
+
+// A template using selectattr without a test (which made the engine slice
+// past its arguments and panic, crashing compress and validate: issue 24
+// review) renders every record: compress counts them all and writes them,
+// validate --max-length measures them. chattemplate's
+// TestSelectattrTemplateRenders and testdata/strict.jsonl check the text
+// against jinja2; a panic that remains anywhere in the engine is the
+// template's error (chattemplate's TestRenderPanicIsTemplateError), which
+// TestCompressTemplateRefusals shows reported, counted and written unchanged.
+func TestCompressSelectattrTemplate(t *testing.T) {
+	dir := t.TempDir()
+	tmpl := filepath.Join(dir, "t.jinja")
+	if err := os.WriteFile(tmpl, []byte("{%- for m in messages | selectattr('content') %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recs := []string{
+		`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": ""}, {"role": "assistant", "content": "hello"}]}`,
+		`{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "` + strings.Repeat("word ", 40) + `"}]}`,
+	}
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(recs, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, outcomes := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "outcomes.jsonl")
+	var stderr bytes.Buffer
+	code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--output", out, "--outcomes", outcomes,
+		"--metrics", filepath.Join(dir, "m.json"), "--tokenizer", "o200k_base", "--chat-template", tmpl}, nil, &bytes.Buffer{}, &stderr)
+	if code != exitOK {
+		t.Fatalf("compress: exit %d: %s", code, stderr.String())
+	}
+	ob, err := os.ReadFile(outcomes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(ob)), "\n")
+	if len(lines) != len(recs) {
+		t.Fatalf("%d outcome lines, want %d:\n%s", len(lines), len(recs), ob)
+	}
+	for i, l := range lines {
+		if strings.Contains(l, "chat_template") || !strings.Contains(l, `"outcome":"skipped_under_target"`) {
+			t.Errorf("record %d: %s", i+1, l)
+		}
+	}
+
+	var stdout bytes.Buffer
+	stderr.Reset()
+	code = run(context.Background(), []string{"validate", "--tokenizer", "o200k_base", "--chat-template", tmpl, "--max-length", "30", in}, nil, &stdout, &stderr)
+	if code != exitError || !strings.HasPrefix(stdout.String(), in+":2: ") || strings.Count(stdout.String(), "\n") != 1 {
+		t.Fatalf("validate: exit %d, stdout %s, stderr %s", code, stdout.String(), stderr.String())
+	}
+}

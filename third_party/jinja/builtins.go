@@ -80,10 +80,16 @@ func builtinRange(args []Value, kwargs map[string]Value) (Value, error) {
 	var items []Value
 	if step > 0 {
 		for i := start; i < stop; i += step {
+			if len(items) == maxRange { // trajcompress patch: jinja2's sandbox limit
+				return Undefined(), errRangeTooBig
+			}
 			items = append(items, NewInt(i))
 		}
 	} else {
 		for i := start; i > stop; i += step {
+			if len(items) == maxRange { // trajcompress patch: jinja2's sandbox limit
+				return Undefined(), errRangeTooBig
+			}
 			items = append(items, NewInt(i))
 		}
 	}
@@ -365,7 +371,7 @@ func filterTojson(args []Value, kwargs map[string]Value) (Value, error) {
 	// indent state in the direct encoder.
 	if indent, ok := kwargs["indent"]; ok && !indent.IsNone() && !indent.IsUndefined() {
 		n := int(toInt64(indent))
-		data, err := json.MarshalIndent(valueToGo(args[0]), "", strings.Repeat(" ", n))
+		data, err := json.MarshalIndent(valueToGo(args[0]), "", strings.Repeat(" ", max(n, 0))) // trajcompress patch: no panic below 0
 		if err != nil {
 			return NewString(""), nil
 		}
@@ -847,9 +853,12 @@ func filterRound(args []Value, kwargs map[string]Value) (Value, error) {
 		precision = toInt64(p)
 	}
 
+	if args[0].IsInt() && precision >= 0 { // trajcompress patch: Python's round keeps an int
+		return args[0], nil
+	}
 	f := toFloat64(args[0])
 	pow := math.Pow(10, float64(precision))
-	rounded := math.Round(f*pow) / pow
+	rounded := math.RoundToEven(f*pow) / pow // trajcompress patch: Python rounds half to even
 
 	if precision == 0 {
 		return NewFloat(rounded), nil
@@ -922,7 +931,7 @@ func filterSelect(args []Value, kwargs map[string]Value) (Value, error) {
 		testName = args[1].AsString()
 	}
 
-	testArgs := args[2:]
+	testArgs := tail(args, 2) // trajcompress patch: no panic without a test
 
 	var items []Value
 	for _, item := range list.Items {
@@ -955,7 +964,7 @@ func filterReject(args []Value, kwargs map[string]Value) (Value, error) {
 		testName = args[1].AsString()
 	}
 
-	testArgs := args[2:]
+	testArgs := tail(args, 2) // trajcompress patch: no panic without a test
 
 	var items []Value
 	for _, item := range list.Items {
@@ -989,7 +998,7 @@ func filterSelectattr(args []Value, kwargs map[string]Value) (Value, error) {
 		testName = printValue(args[2])
 	}
 
-	testArgs := args[3:]
+	testArgs := tail(args, 3) // trajcompress patch: no panic without a test
 
 	var items []Value
 	for _, item := range list.Items {
@@ -1030,7 +1039,7 @@ func filterRejectattr(args []Value, kwargs map[string]Value) (Value, error) {
 		testName = printValue(args[2])
 	}
 
-	testArgs := args[3:]
+	testArgs := tail(args, 3) // trajcompress patch: no panic without a test
 
 	var items []Value
 	for _, item := range list.Items {
@@ -1081,7 +1090,7 @@ func filterIndent(args []Value, kwargs map[string]Value) (Value, error) {
 		indentFirst = f.IsTruthy()
 	}
 
-	pad := strings.Repeat(" ", width)
+	pad := strings.Repeat(" ", max(width, 0)) // trajcompress patch: no panic below 0
 	lines := strings.Split(s, "\n")
 	for i, line := range lines {
 		if i == 0 && !indentFirst {
@@ -1351,7 +1360,7 @@ func printValue(v Value) string {
 	case KindUndefined:
 		return ""
 	case KindNone:
-		return ""
+		return "None" // trajcompress patch: Python's str(None)
 	case KindBool:
 		if v.AsBool() {
 			return "True"
@@ -1360,9 +1369,7 @@ func printValue(v Value) string {
 	case KindInt:
 		return fmt.Sprintf("%d", v.AsInt())
 	case KindFloat:
-		f := v.AsFloat()
-		s := fmt.Sprintf("%g", f)
-		return s
+		return pyFloatRepr(v.AsFloat()) // trajcompress patch: Python's repr
 	case KindString:
 		return v.AsString()
 	case KindList:

@@ -303,7 +303,13 @@ func (e *evaluator) execMacro(n *macroNode) error {
 	body := n.body
 	parentScope := e.scope
 
+	depth := 0 // trajcompress patch: calls under way, for maxMacroDepth
 	fn := NewCallable(n.name, func(args []Value, kwargs map[string]Value) (Value, error) {
+		if depth >= maxMacroDepth {
+			return Undefined(), errRecursion
+		}
+		depth++
+		defer func() { depth-- }()
 		child := newScope(parentScope)
 
 		// Bind positional args.
@@ -813,6 +819,7 @@ func resolveSlice(n *sliceExpr, e *evaluator, length int) (int, int, int) {
 		}
 	}
 
+	start, stop = clampSlice(start, stop, step, length) // trajcompress patch: bounded loops
 	return start, stop, step
 }
 
@@ -886,6 +893,10 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 		return Undefined(), err
 	}
 
+	// trajcompress patch: Python's *, /, //, %, ** where they differ.
+	if v, ok, err := arithStrict(n.op, left, right); ok {
+		return v, err
+	}
 	switch n.op {
 	case "+":
 		return addStrict(left, right) // trajcompress patch: Python's TypeErrors
@@ -1217,7 +1228,7 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 		}), nil
 	}
 
-	return Undefined(), nil
+	return stringMethodMore(s, method) // trajcompress patch: isdigit
 }
 
 func (e *evaluator) makeStringFunc(name string, fn func([]Value, map[string]Value) (Value, error)) Value {
@@ -1273,7 +1284,7 @@ func (e *evaluator) listMethod(obj Value, method string) (Value, error) {
 		}), nil
 	}
 
-	return Undefined(), nil
+	return listMethodMore(list, method) // trajcompress patch: index
 }
 
 // =============================================================================

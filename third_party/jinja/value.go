@@ -187,7 +187,7 @@ func (v Value) String() string {
 		return fmt.Sprintf("%d", v.v.(int64))
 
 	case KindFloat:
-		return fmt.Sprintf("%g", v.v.(float64))
+		return pyFloatRepr(v.v.(float64)) // trajcompress patch: Python's repr
 
 	case KindString:
 		return pyStrRepr(v.v.(string)) // trajcompress patch: Python's repr

@@ -437,6 +437,11 @@ func walkMap(b array.Builder, dt *arrow.MapType, v any, path string, fail func(e
 
 // walkList walks an array into a list column.
 func walkList(b array.Builder, dt arrow.ListLikeType, v any, path string, fail func(error) error) error {
+	if s, ok := v.(string); ok {
+		if part, ok := textPart(dt.ElemField(), s); ok {
+			v = part
+		}
+	}
 	arr, ok := v.([]any)
 	if !ok {
 		return fail(fmt.Errorf("want an array, got %s", jsonval.KindName(v)))
@@ -486,6 +491,27 @@ func walkStruct(b array.Builder, dt *arrow.StructType, v any, path string, fail 
 		}
 	}
 	return nil
+}
+
+// textPart is s as the one-element list of content parts of a list whose
+// elements are elem (see jsonval.TextPart), when elem is a struct with a
+// string field "text" or "value".
+func textPart(elem arrow.Field, s string) ([]any, bool) {
+	st, ok := elem.Type.(*arrow.StructType)
+	if !ok || isJSON(elem) {
+		return nil, false
+	}
+	return jsonval.TextPart(s, func(name string) bool {
+		i, ok := st.FieldIdx(name)
+		if !ok || isJSON(st.Field(i)) {
+			return false
+		}
+		switch st.Field(i).Type.ID() {
+		case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+			return true
+		}
+		return false
+	})
 }
 
 func itemBuilder(mb *array.MapBuilder) array.Builder {

@@ -252,6 +252,11 @@ func (s *shredder) field(p *pnode, v any, rep, parentDef int, path string) error
 	if !p.repeated {
 		return s.instance(p, v, rep, path)
 	}
+	if str, ok := v.(string); ok {
+		if part, ok := textPart(p, str); ok {
+			v = part
+		}
+	}
 	arr, ok := v.([]any)
 	if !ok {
 		return fmt.Errorf("key %q: want an array, got %s", path, jsonval.KindName(v))
@@ -303,6 +308,11 @@ func (s *shredder) instance(p *pnode, v any, rep int, path string) error {
 		}
 		return nil
 	case kList:
+		if str, ok := v.(string); ok {
+			if part, ok := textPart(p.elem, str); ok {
+				v = part
+			}
+		}
 		arr, ok := v.([]any)
 		if !ok {
 			return fmt.Errorf("key %q: want an array, got %s", path, jsonval.KindName(v))
@@ -348,6 +358,19 @@ func (s *shredder) instance(p *pnode, v any, rep int, path string) error {
 		return nil
 	}
 	return fmt.Errorf("key %q: unknown node kind", path)
+}
+
+// textPart is s as the one-element list of content parts of the list
+// whose elements are elem (see jsonval.TextPart), when elem is a struct
+// with a string field "text" or "value".
+func textPart(elem *pnode, s string) ([]any, bool) {
+	if elem.kind != kStruct {
+		return nil, false
+	}
+	return jsonval.TextPart(s, func(name string) bool {
+		c := elem.byName[name]
+		return c != nil && c.kind == kLeaf && c.enc == eString
+	})
 }
 
 func leafValue(p *pnode, v any) (pq.Value, error) {

@@ -120,7 +120,10 @@ func (s *tabular) open() error {
 	s.w = w
 	for _, b := range s.buf {
 		if err := s.w.Write(b); err != nil {
-			return err
+			// Not the error of the record being written now (nor
+			// expected: the schema was inferred from these): fatal, so
+			// that it is never taken for a per-record error.
+			return fmt.Errorf("a record of the schema sample: %s", err)
 		}
 	}
 	s.buf = nil

@@ -121,6 +121,19 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 // Schema returns the schema being written, including the extra column.
 func (w *Writer) Schema() *Schema { return w.schema }
 
+// RowError is the error [Writer.Write] returns for a row it did not write
+// because the row does not fit the schema (a key that is not a column, a
+// value of the wrong kind) or is not a JSON object. It is not sticky: the
+// next row is written. Its RecordUnfit method marks it as a per-record
+// error to the pipeline, which rejects that record and goes on.
+type RowError struct{ Err error }
+
+func (e *RowError) Error() string { return e.Err.Error() }
+func (e *RowError) Unwrap() error { return e.Err }
+
+// RecordUnfit marks e as an error of the row alone.
+func (e *RowError) RecordUnfit() {}
+
 // Write appends one JSON object as a row. A key that is not a column or a
 // value that does not fit its column is an error naming the key path and
 // the 0-based row; the row is then not written and the error is not
@@ -134,12 +147,12 @@ func (w *Writer) Write(obj []byte) error {
 	}
 	o, err := jsonval.DecodeObjectBorrowed(obj) // not kept past Write
 	if err != nil {
-		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
 	fields := w.schema.s.Fields()
 	for _, k := range o.Keys {
 		if len(w.schema.s.FieldIndices(k)) == 0 {
-			return fmt.Errorf("%s: row %d: key %q: not a column of the schema", w.path, w.rows, k)
+			return &RowError{fmt.Errorf("%s: row %d: key %q: not a column of the schema", w.path, w.rows, k)}
 		}
 	}
 	// Validate the whole row before touching the builders, so a bad row
@@ -151,7 +164,7 @@ func (w *Writer) Write(obj []byte) error {
 			o.Vals[slices.Index(o.Keys, f.Name)] = v
 		}
 		if err := check(f, v, f.Name); err != nil {
-			return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+			return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 		}
 	}
 	for j, f := range fields {

@@ -146,6 +146,19 @@ func codecOf(name string) (compress.Codec, error) {
 // Schema returns the schema being written, including the extra column.
 func (w *Writer) Schema() *Schema { return w.schema }
 
+// RowError is the error [Writer.Write] returns for a row it did not write
+// because the row does not fit the schema (a key that is not a column, a
+// value of the wrong kind) or is not a JSON object. It is not sticky: the
+// next row is written. Its RecordUnfit method marks it as a per-record
+// error to the pipeline, which rejects that record and goes on.
+type RowError struct{ Err error }
+
+func (e *RowError) Error() string { return e.Err.Error() }
+func (e *RowError) Unwrap() error { return e.Err }
+
+// RecordUnfit marks e as an error of the row alone.
+func (e *RowError) RecordUnfit() {}
+
 // Write appends one JSON object as a row. A key that is not a column, or a
 // value whose JSON kind does not fit the column, is an error naming the
 // key path (for example `messages[2].tool_calls[0].id`) and the 0-based row;
@@ -157,7 +170,7 @@ func (w *Writer) Write(obj []byte) error {
 	}
 	o, err := jsonval.DecodeObjectBorrowed(obj) // not kept past Write
 	if err != nil {
-		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
 	if w.extra != "" {
 		if i := slices.Index(o.Keys, w.extra); i >= 0 {
@@ -169,7 +182,7 @@ func (w *Writer) Write(obj []byte) error {
 	}
 	s := shredder{cols: w.cols}
 	if err := s.instance(w.plan, o, 0, ""); err != nil {
-		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
 	w.row = w.row[:0]
 	for _, c := range w.cols {

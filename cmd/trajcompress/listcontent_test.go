@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,9 +47,52 @@ type lcRow struct {
 // are in the schema, null).
 func writeListContent(t *testing.T, path string) int {
 	t.Helper()
+	rows := listContentRows(t, false)
+	writeRows(t, path, rows)
+	return len(rows)
+}
+
+// listContentFeatures is the "huggingface" metadata of lcRow.
+const listContentFeatures = `{"info":{"features":{"id":{"dtype":"string","_type":"Value"},` +
+	`"messages":[{"role":{"dtype":"string","_type":"Value"},"content":[{"type":{"dtype":"string","_type":"Value"},` +
+	`"text":{"dtype":"string","_type":"Value"},"image":{"_type":"Image"}}],"tool_call_id":{"dtype":"string","_type":"Value"},` +
+	`"tool_calls":[{"id":{"dtype":"string","_type":"Value"},"type":{"dtype":"string","_type":"Value"},` +
+	`"function":{"name":{"dtype":"string","_type":"Value"},"arguments":{"dtype":"string","_type":"Value"}}}]}]}}}`
+
+// writeRows writes rows with parquet-go, opts added (e.g. a row group per
+// row).
+func writeRows[T any](t *testing.T, path string, rows []T, opts ...pq.WriterOption) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := pq.NewGenericWriter[T](f, append(opts, pq.KeyValueMetadata("huggingface", listContentFeatures))...)
+	if _, err := w.Write(rows); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// listContentRows are the records; noise makes the screenshot random
+// pixels (a row of about 2 MB: more than a task).
+func listContentRows(t *testing.T, noise bool) []lcRow {
+	t.Helper()
 	str := func(s string) *string { return &s }
 	var shot bytes.Buffer
-	if err := png.Encode(&shot, image.NewGray(image.Rect(0, 0, 1024, 768))); err != nil {
+	img := image.NewGray(image.Rect(0, 0, 1024, 768))
+	if noise {
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := range img.Pix {
+			img.Pix[i] = uint8(rng.Uint32())
+		}
+	}
+	if err := png.Encode(&shot, img); err != nil {
 		t.Fatal(err)
 	}
 	long := strings.Repeat("lorem ipsum dolor sit amet ", 60)
@@ -68,25 +112,7 @@ func writeListContent(t *testing.T, path string) int {
 		}
 		rows = append(rows, lcRow{ID: fmt.Sprint(r), Messages: ms})
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := pq.NewGenericWriter[lcRow](f, pq.KeyValueMetadata("huggingface", `{"info":{"features":{"id":{"dtype":"string","_type":"Value"},`+
-		`"messages":[{"role":{"dtype":"string","_type":"Value"},"content":[{"type":{"dtype":"string","_type":"Value"},`+
-		`"text":{"dtype":"string","_type":"Value"},"image":{"_type":"Image"}}],"tool_call_id":{"dtype":"string","_type":"Value"},`+
-		`"tool_calls":[{"id":{"dtype":"string","_type":"Value"},"type":{"dtype":"string","_type":"Value"},`+
-		`"function":{"name":{"dtype":"string","_type":"Value"},"arguments":{"dtype":"string","_type":"Value"}}}]}]}}}`))
-	if _, err := w.Write(rows); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return len(rows)
+	return rows
 }
 
 // TestCompressListContent: `trajcompress compress` of a Parquet or Arrow
@@ -197,4 +223,86 @@ func brief(rec []byte) string {
 	}
 	b, _ := json.Marshal(cut(v))
 	return string(b)
+}
+
+// lcOldMetrics is a compression_metrics column of another shape (a file
+// written by another tool): the metrics this version writes do not fit it.
+type lcOldMetrics struct {
+	Foo *int64 `parquet:"foo,optional"`
+}
+
+type lcRowOld struct {
+	ID       string        `parquet:"id"`
+	Messages []lcMessage   `parquet:"messages,list,optional"`
+	Metrics  *lcOldMetrics `parquet:"compression_metrics,optional"`
+}
+
+// TestCompressRejectsWhatTheOutputCannotHold: a record the output's schema
+// cannot hold (here: its compression_metrics, where the input's column is
+// a struct of other fields) is rejected as output_schema, with the
+// writer's error and the input row, and every other record is written —
+// in a run of one task (the writer refuses the row) and in a run of
+// several tasks put together at the end (the row is checked before it
+// goes to a part).
+func TestCompressRejectsWhatTheOutputCannotHold(t *testing.T) {
+	tmp := t.TempDir()
+	for _, tc := range []struct {
+		name  string
+		noise bool
+		opts  []pq.WriterOption
+		args  []string
+	}{
+		{"one task", false, nil, nil},
+		// Rows of about 2 MB, a row group each, tasks of 1 MiB: a task per
+		// row group, the output put together from their parts.
+		{"tasks", true, []pq.WriterOption{pq.MaxRowsPerRowGroup(1)}, []string{"--target-task-size", "1MiB"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(tmp, strings.ReplaceAll(tc.name, " ", "_"))
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			src, out, rejects := filepath.Join(dir, "in.parquet"), filepath.Join(dir, "out.parquet"), filepath.Join(dir, "rej.jsonl")
+			var rows []lcRowOld
+			for _, r := range listContentRows(t, tc.noise) {
+				rows = append(rows, lcRowOld{ID: r.ID, Messages: r.Messages})
+			}
+			writeRows(t, src, rows, tc.opts...)
+			var stderr bytes.Buffer
+			args := append([]string{"compress", "--quiet", "--input", src, "--output", out, "--image-tokens", "openai",
+				"--target-max-tokens", "6000", "--rejects", rejects, "--max-reject-rate", "1"}, tc.args...)
+			if code := run(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != exitPartial {
+				t.Fatalf("exit %d, want %d (partial): %s", code, exitPartial, stderr.String())
+			}
+			rej := lines(t, rejects)
+			if len(rej) != 2 {
+				t.Fatalf("%d rejects, want 2: %s", len(rej), bytes.Join(rej, []byte("\n")))
+			}
+			for i, l := range rej {
+				var r struct {
+					Line                int64
+					Reason, Detail, Raw string
+				}
+				if err := json.Unmarshal(l, &r); err != nil {
+					t.Fatal(err)
+				}
+				if r.Reason != "output_schema" || r.Line != int64(i+1) || !strings.Contains(r.Detail, `key "compression_metrics.`) ||
+					!strings.Contains(r.Detail, "not a column") || !strings.HasPrefix(r.Raw, fmt.Sprintf(`{"id":"%d",`, i)) {
+					t.Errorf("reject %d: %.300s", i, l)
+				}
+			}
+			r, err := format.Open(out, format.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			rec, _, err := r.Next()
+			if err != nil || !bytes.HasPrefix(rec, []byte(`{"id":"2",`)) {
+				t.Fatalf("first record out: %v %.100s, want the short record 2", err, rec)
+			}
+			if _, _, err := r.Next(); err == nil {
+				t.Fatal("more than one record out")
+			}
+		})
+	}
 }

@@ -150,22 +150,10 @@ func (w *Writer) Write(obj []byte) error {
 		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
 	fields := w.schema.s.Fields()
-	for _, k := range o.Keys {
-		if len(w.schema.s.FieldIndices(k)) == 0 {
-			return &RowError{fmt.Errorf("%s: row %d: key %q: not a column of the schema", w.path, w.rows, k)}
-		}
-	}
 	// Validate the whole row before touching the builders, so a bad row
 	// leaves no partial values behind.
-	for _, f := range fields {
-		v, _ := o.Get(f.Name)
-		if w.extra != "" && f.Name == w.extra && v != nil {
-			v = jsonval.AsColumn(v, w.extraText)
-			o.Vals[slices.Index(o.Keys, f.Name)] = v
-		}
-		if err := check(f, v, f.Name); err != nil {
-			return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
-		}
+	if err := checkRow(w.schema.s, w.extra, w.extraText, o); err != nil {
+		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
 	for j, f := range fields {
 		v, _ := o.Get(f.Name)
@@ -181,6 +169,61 @@ func (w *Writer) Write(obj []byte) error {
 	w.size += int64(len(obj))
 	if w.n >= w.maxRows || w.size >= w.maxBytes {
 		return w.flush()
+	}
+	return nil
+}
+
+// checkRow validates the row o against schema s, the extra column's value
+// taken as JSON text in a string column.
+func checkRow(s *arrow.Schema, extra string, extraText bool, o *jsonval.Object) error {
+	for _, k := range o.Keys {
+		if len(s.FieldIndices(k)) == 0 {
+			return fmt.Errorf("key %q: not a column of the schema", k)
+		}
+	}
+	for _, f := range s.Fields() {
+		v, _ := o.Get(f.Name)
+		if extra != "" && f.Name == extra && v != nil {
+			v = jsonval.AsColumn(v, extraText)
+			o.Vals[slices.Index(o.Keys, f.Name)] = v
+		}
+		if err := check(f, v, f.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Checker tells whether rows fit a schema as [Writer.Write] takes them
+// (the same checks and the same coercions), without writing anything:
+// for records that are written to a file of that schema later. It is
+// safe for concurrent use.
+type Checker struct {
+	path      string
+	s         *arrow.Schema
+	extra     string
+	extraText bool
+}
+
+// NewChecker returns the checker of the rows that a [Writer] created at
+// path with s and o takes (path only names the file in errors).
+func NewChecker(path string, s *Schema, o WriterOptions) (*Checker, error) {
+	out, text, err := s.withExtraColumn(o.Extra)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Checker{path: path, s: out.s, extra: o.Extra.Name, extraText: text}, nil
+}
+
+// Check returns the [*RowError] Write would return for the row obj, or
+// nil when Write takes it.
+func (c *Checker) Check(obj []byte) error {
+	o, err := jsonval.DecodeObjectBorrowed(obj)
+	if err == nil {
+		err = checkRow(c.s, c.extra, c.extraText, o)
+	}
+	if err != nil {
+		return &RowError{fmt.Errorf("%s: %w", c.path, err)}
 	}
 	return nil
 }

@@ -172,16 +172,7 @@ func (w *Writer) Write(obj []byte) error {
 	if err != nil {
 		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
-	if w.extra != "" {
-		if i := slices.Index(o.Keys, w.extra); i >= 0 {
-			o.Vals[i] = jsonval.AsColumn(o.Vals[i], w.extraText)
-		}
-	}
-	for i := range w.cols {
-		w.cols[i] = w.cols[i][:0]
-	}
-	s := shredder{cols: w.cols}
-	if err := s.instance(w.plan, o, 0, ""); err != nil {
+	if err := shredRow(w.plan, w.cols, w.extra, w.extraText, o); err != nil {
 		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
 	w.row = w.row[:0]
@@ -200,6 +191,60 @@ func (w *Writer) Write(obj []byte) error {
 			w.err = fmt.Errorf("%s: flush row group: %w", w.path, err)
 			return w.err
 		}
+	}
+	return nil
+}
+
+// shredRow shreds the row o into cols (emptied first), the extra
+// column's value taken as JSON text in a string column.
+func shredRow(plan *pnode, cols [][]pq.Value, extra string, extraText bool, o *jsonval.Object) error {
+	if extra != "" {
+		if i := slices.Index(o.Keys, extra); i >= 0 {
+			o.Vals[i] = jsonval.AsColumn(o.Vals[i], extraText)
+		}
+	}
+	for i := range cols {
+		cols[i] = cols[i][:0]
+	}
+	s := shredder{cols: cols}
+	return s.instance(plan, o, 0, "")
+}
+
+// Checker tells whether rows fit a schema as [Writer.Write] takes them
+// (the same checks and the same coercions), without writing anything:
+// for records that are written to a file of that schema later. It is not
+// safe for concurrent use.
+type Checker struct {
+	path      string
+	plan      *pnode
+	cols      [][]pq.Value
+	extra     string
+	extraText bool
+}
+
+// NewChecker returns the checker of the rows that a [Writer] created at
+// path with s and o takes (path only names the file in errors).
+func NewChecker(path string, s *Schema, o WriterOptions) (*Checker, error) {
+	out, text, err := s.withExtraColumn(o.Extra)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	plan, ncols, err := compile(out.root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Checker{path: path, plan: plan, cols: make([][]pq.Value, ncols), extra: o.Extra.Name, extraText: text}, nil
+}
+
+// Check returns the [*RowError] Write would return for the row obj, or
+// nil when Write takes it.
+func (c *Checker) Check(obj []byte) error {
+	o, err := jsonval.DecodeObjectBorrowed(obj)
+	if err == nil {
+		err = shredRow(c.plan, c.cols, c.extra, c.extraText, o)
+	}
+	if err != nil {
+		return &RowError{fmt.Errorf("%s: %w", c.path, err)}
 	}
 	return nil
 }

@@ -423,8 +423,9 @@ func (w segWriter) Write(rec []byte) error {
 	}
 	return w.s.Write(rec)
 }
-func (w segWriter) Close() error           { return nil }
-func (w segWriter) Abort() error           { return nil }
+
+func (w segWriter) Close() error { return nil }
+func (w segWriter) Abort() error { return nil }
 
 // directSide opens a rejects or outcomes output that is a device, a FIFO
 // or "-": its lines are written as they come, by the process that reads

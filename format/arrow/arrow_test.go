@@ -568,13 +568,9 @@ func TestCheckBase64(t *testing.T) {
 	}
 }
 
-// TestStringAsTextPart: a string where the schema has a list of structs
-// with a string "text" (else "value") field is written as one part
-// (with "type": "text" when the struct has a string "type"); any other
-// list still wants an array.
+// TestStringAsTextPart: see formattest.StringAsTextPart.
 func TestStringAsTextPart(t *testing.T) {
-	schema, err := InferSchema([][]byte{[]byte(`{"m":[{"role":"u","content":[{"type":"text","text":"a","n":1}]}],` +
-		`"v":[{"value":"x"}],"k":[{"type":7,"text":"y"}],"nums":[{"n":1}],"strs":["s"]}`)})
+	schema, err := InferSchema([][]byte{[]byte(formattest.TextPartSample)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,21 +579,8 @@ func TestStringAsTextPart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, rec := range []string{`{"nums":[{"n":1}],"strs":"s"}`, `{"nums":"s"}`} {
-		if err := w.Write([]byte(rec)); err == nil || !strings.Contains(err.Error(), "want an array, got string") {
-			t.Errorf("%s: err = %v, want: want an array, got string", rec, err)
-		}
-	}
-	if err := w.Write([]byte(`{"m":[{"role":"u","content":"hello"}],"v":"x2","k":"y2","nums":null,"strs":[]}`)); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := readAll(t, path)
-	want := `{"m":[{"role":"u","content":[{"type":"text","text":"hello","n":null}]}],"v":[{"value":"x2"}],` +
-		`"k":[{"type":null,"text":"y2"}],"nums":null,"strs":[]}`
-	if len(got) != 1 || got[0] != want {
-		t.Fatalf("read back %q, want %s", got, want)
-	}
+	formattest.StringAsTextPart(t, w, func() []string {
+		got, _ := readAll(t, path)
+		return got
+	})
 }

@@ -57,16 +57,13 @@ type Writer struct {
 	// the same. TestGenericWriterStillPanicsOnMaps says when to switch.
 	w         *pq.Writer //nolint:staticcheck // SA1019: see above
 	schema    *Schema
-	plan      *pnode
-	extra     string // WriterOptions.Extra.Name
-	extraText bool   // the extra column is a string column
+	chk       *Checker // the schema's plan, the extra column, the row's leaf values
 	groupMax  int64
 	groupSize int64
 	rows      int64
 
-	cols [][]pq.Value
-	row  pq.Row
-	err  error // sticky
+	row pq.Row
+	err error // sticky
 }
 
 // Create starts writing a Parquet file at path with schema s (from
@@ -79,15 +76,11 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	out, text, err := s.withExtraColumn(o.Extra)
+	chk, err := NewChecker(path, s, o)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-
-	plan, ncols, err := compile(out.root)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	out := chk.out
 	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, err
@@ -103,10 +96,7 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	if groupMax <= 0 {
 		groupMax = defaultRowGroupBytes
 	}
-	return &Writer{
-		path: path, f: f, w: pq.NewWriter(f, opts...), schema: out, plan: plan,
-		extra: o.Extra.Name, extraText: text, groupMax: groupMax, cols: make([][]pq.Value, ncols),
-	}, nil
+	return &Writer{path: path, f: f, w: pq.NewWriter(f, opts...), schema: out, chk: chk, groupMax: groupMax}, nil
 }
 
 // binaryColumns lists the paths of the binary leaf columns under n (byte
@@ -172,11 +162,11 @@ func (w *Writer) Write(obj []byte) error {
 	if err != nil {
 		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
-	if err := shredRow(w.plan, w.cols, w.extra, w.extraText, o); err != nil {
+	if err := w.chk.shred(o); err != nil {
 		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
 	w.row = w.row[:0]
-	for _, c := range w.cols {
+	for _, c := range w.chk.cols {
 		w.row = append(w.row, c...)
 	}
 	if _, err := w.w.WriteRows([]pq.Row{w.row}); err != nil {
@@ -195,31 +185,17 @@ func (w *Writer) Write(obj []byte) error {
 	return nil
 }
 
-// shredRow shreds the row o into cols (emptied first), the extra
-// column's value taken as JSON text in a string column.
-func shredRow(plan *pnode, cols [][]pq.Value, extra string, extraText bool, o *jsonval.Object) error {
-	if extra != "" {
-		if i := slices.Index(o.Keys, extra); i >= 0 {
-			o.Vals[i] = jsonval.AsColumn(o.Vals[i], extraText)
-		}
-	}
-	for i := range cols {
-		cols[i] = cols[i][:0]
-	}
-	s := shredder{cols: cols}
-	return s.instance(plan, o, 0, "")
-}
-
 // Checker tells whether rows fit a schema as [Writer.Write] takes them
-// (the same checks and the same coercions), without writing anything:
-// for records that are written to a file of that schema later. It is not
-// safe for concurrent use.
+// (the same checks and the same coercions: Write uses one), without
+// writing anything: for records that are written to a file of that
+// schema later. It is not safe for concurrent use.
 type Checker struct {
 	path      string
+	out       *Schema // with the extra column
 	plan      *pnode
-	cols      [][]pq.Value
+	cols      [][]pq.Value // the leaf values of the last row shredded
 	extra     string
-	extraText bool
+	extraText bool // the extra column is a string column
 }
 
 // NewChecker returns the checker of the rows that a [Writer] created at
@@ -233,7 +209,7 @@ func NewChecker(path string, s *Schema, o WriterOptions) (*Checker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &Checker{path: path, plan: plan, cols: make([][]pq.Value, ncols), extra: o.Extra.Name, extraText: text}, nil
+	return &Checker{path: path, out: out, plan: plan, cols: make([][]pq.Value, ncols), extra: o.Extra.Name, extraText: text}, nil
 }
 
 // Check returns the [*RowError] Write would return for the row obj, or
@@ -241,12 +217,27 @@ func NewChecker(path string, s *Schema, o WriterOptions) (*Checker, error) {
 func (c *Checker) Check(obj []byte) error {
 	o, err := jsonval.DecodeObjectBorrowed(obj)
 	if err == nil {
-		err = shredRow(c.plan, c.cols, c.extra, c.extraText, o)
+		err = c.shred(o)
 	}
 	if err != nil {
 		return &RowError{fmt.Errorf("%s: %w", c.path, err)}
 	}
 	return nil
+}
+
+// shred shreds the row o into c.cols (emptied first), the extra column's
+// value taken as JSON text in a string column.
+func (c *Checker) shred(o *jsonval.Object) error {
+	if c.extra != "" {
+		if i := slices.Index(o.Keys, c.extra); i >= 0 {
+			o.Vals[i] = jsonval.AsColumn(o.Vals[i], c.extraText)
+		}
+	}
+	for i := range c.cols {
+		c.cols[i] = c.cols[i][:0]
+	}
+	s := shredder{cols: c.cols}
+	return s.instance(c.plan, o, 0, "")
 }
 
 // Close writes the footer, syncs the file and renames it into place. After

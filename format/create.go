@@ -57,6 +57,31 @@ func Create(path, format string, in Schema, extra Column) (Writer, error) {
 	return nil, fmt.Errorf("%s: unknown output format %q (want jsonl, json, parquet or arrow)", path, format)
 }
 
+// Checker returns the check of the records a writer made by [Create]
+// with the same arguments takes: an error (a RowError of format/parquet or
+// format/arrow, a per-record error) for a record it would refuse, as its
+// Write would, without writing. It is nil when there is nothing to check
+// before writing: JSON output, or a Parquet or Arrow output whose schema
+// is inferred from the records themselves. A check is not safe for
+// concurrent use.
+func Checker(path, format string, in Schema, extra Column) (func(rec []byte) error, error) {
+	switch {
+	case format == Parquet && in.parquet != nil:
+		c, err := parquet.NewChecker(path, in.parquet, parquet.WriterOptions{Extra: parquet.Column(extra)})
+		if err != nil {
+			return nil, err
+		}
+		return c.Check, nil
+	case format == Arrow && in.arrow != nil:
+		c, err := arrow.NewChecker(path, in.arrow, arrow.WriterOptions{Extra: arrow.Column(extra)})
+		if err != nil {
+			return nil, err
+		}
+		return c.Check, nil
+	}
+	return nil, nil
+}
+
 // SchemaSample is how many records a tabular writer without an input
 // schema of its format buffers to infer one.
 const SchemaSample = 1000
@@ -120,7 +145,10 @@ func (s *tabular) open() error {
 	s.w = w
 	for _, b := range s.buf {
 		if err := s.w.Write(b); err != nil {
-			return err
+			// Not the error of the record being written now (nor
+			// expected: the schema was inferred from these): fatal, so
+			// that it is never taken for a per-record error.
+			return fmt.Errorf("a record of the schema sample: %s", err)
 		}
 	}
 	s.buf = nil

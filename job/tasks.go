@@ -245,7 +245,19 @@ func (r *runner) openRecords(tr *taskRun) (err error) {
 		if err != nil {
 			return err
 		}
-		tr.rec = recordOut{out: segWriter{seg}, seg: seg, from: seg.end}
+		var extra format.Column
+		if r.spec.Config.Metrics.PerTrajectory {
+			extra = trajectoryColumn
+		}
+		// The parts are put together in f.OutFormat at the end (assemble.go),
+		// with the input's schema: a record that file cannot hold is refused
+		// now, as the writer would refuse it, so that the pipeline rejects it
+		// rather than the assembly failing.
+		check, err := format.Checker(f.Out, f.OutFormat, tr.in.Schema, extra)
+		if err != nil {
+			return err
+		}
+		tr.rec = recordOut{out: segWriter{seg, check}, seg: seg, from: seg.end}
 		return nil
 	}
 	whole := r.dir.segPath(fmt.Sprintf("f%06d.whole%s", t.File, format.Ext(f.OutFormat)))
@@ -396,11 +408,24 @@ func (r *runner) commitTask(tr *taskRun) error {
 
 // segWriter writes records to a segment; Close and Abort leave it to the
 // task (it is made durable by the task's checkpoint).
-type segWriter struct{ s *segFile }
+// check, when set, refuses a record the output put together from the
+// segments could not hold (see format.Checker).
+type segWriter struct {
+	s     *segFile
+	check func([]byte) error
+}
 
-func (w segWriter) Write(rec []byte) error { return w.s.Write(rec) }
-func (w segWriter) Close() error           { return nil }
-func (w segWriter) Abort() error           { return nil }
+func (w segWriter) Write(rec []byte) error {
+	if w.check != nil {
+		if err := w.check(rec); err != nil {
+			return err
+		}
+	}
+	return w.s.Write(rec)
+}
+
+func (w segWriter) Close() error { return nil }
+func (w segWriter) Abort() error { return nil }
 
 // directSide opens a rejects or outcomes output that is a device, a FIFO
 // or "-": its lines are written as they come, by the process that reads

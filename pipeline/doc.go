@@ -11,7 +11,9 @@
 // with package metrics. Every input record gets exactly one outcome; a
 // record that cannot be read is a [Reject], never an error. Compress
 // returns an error only when the whole run must stop (context cancelled,
-// fatal summarizer error).
+// fatal summarizer error). [Run] also rejects, as output_schema, a record
+// its Sink refuses with an [Unfit] error (a row the output's schema cannot
+// hold): a per-record error, never the end of the run.
 //
 // It imports the packages of one record and no more: traj, internal/jsonx,
 // redact, tokenize, imagetok (the images of a record and what each costs

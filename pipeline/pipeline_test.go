@@ -661,3 +661,66 @@ func TestTwoTurnListsNoted(t *testing.T) {
 		t.Fatalf("differing lists: %+v", res.Reject)
 	}
 }
+
+// unfitErr is a per-record error of a sink (as format/parquet's RowError).
+type unfitErr struct{ msg string }
+
+func (e unfitErr) Error() string { return e.msg }
+func (unfitErr) RecordUnfit()    {}
+
+// pickySink refuses, as an output schema would, the records that hold
+// refuse, and fails for good on those that hold fatal.
+type pickySink struct {
+	buf
+	refuse, fatal string
+}
+
+func (s *pickySink) Write(rec []byte) error {
+	switch {
+	case s.fatal != "" && bytes.Contains(rec, []byte(s.fatal)):
+		return errors.New("disk full")
+	case bytes.Contains(rec, []byte(s.refuse)):
+		return fmt.Errorf("out.parquet: row 1: %w", unfitErr{`key "conversations[1].value": want an array, got string`})
+	}
+	return s.buf.Write(rec)
+}
+
+// TestRunRejectsWhatTheSinkCannotHold: a record the sink does not take (an
+// Unfit error) is rejected as output_schema, with the sink's error and its
+// input line, and the run goes on; any other write error ends the run.
+func TestRunRejectsWhatTheSinkCannotHold(t *testing.T) {
+	comp := newComp(t, func(o *Options) { o.Summarizer = summary.Deterministic{Counter: wordCounter{}} })
+	long := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
+	short := shareGPTLine("system human gpt", 1, 2, 3)
+	in := []string{short, long, short}
+	sink := &pickySink{refuse: "[CONTEXT SUMMARY]"}
+	var rejects []*Reject
+	sum, err := Run(context.Background(), "f", &lines{data: in}, sink, comp, Config{Workers: 2, OnResult: func(r Result) error {
+		if r.Reject != nil {
+			rejects = append(rejects, r.Reject)
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.RecordsIn() != 3 || sum.RecordsOut() != 2 || sum.RecordsRejected() != 1 {
+		t.Fatalf("in %d out %d rejected %d, want 3, 2, 1", sum.RecordsIn(), sum.RecordsOut(), sum.RecordsRejected())
+	}
+	if got := strings.Count(sink.String(), "\n"); got != 2 {
+		t.Fatalf("wrote %d records, want 2", got)
+	}
+	if len(rejects) != 1 {
+		t.Fatalf("%d rejects, want 1", len(rejects))
+	}
+	r := rejects[0]
+	if r.Reason != RejectOutputSchema || r.Pos.Line != 2 || string(r.Raw) != long ||
+		!strings.Contains(r.Detail, `row 1: key "conversations[1].value": want an array, got string`) {
+		t.Fatalf("reject %+v (raw %.60s)", r, r.Raw)
+	}
+
+	sink = &pickySink{refuse: "[CONTEXT SUMMARY]", fatal: `"system"`}
+	if _, err := Run(context.Background(), "f", &lines{data: in}, sink, comp, Config{Workers: 2}); err == nil || !strings.Contains(err.Error(), "writing output: disk full") {
+		t.Fatalf("err = %v, want the write error to end the run", err)
+	}
+}

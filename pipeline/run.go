@@ -52,6 +52,33 @@ func (c *Compressor) tooLarge(pos traj.Pos, e TooLarge) Result {
 	return res
 }
 
+// Unfit is a per-record error a Sink's Write may return for a record the
+// output cannot hold and did not write (a Parquet or Arrow row that does
+// not fit the file's schema: format/parquet's and format/arrow's
+// RowError): [Run] rejects that record as output_schema, the error as its
+// detail and its input line as read as its raw, and goes on. Any other
+// error from Write ends the run.
+type Unfit interface {
+	error
+	RecordUnfit()
+}
+
+// RejectOutputSchema is the reason of a record the output did not take
+// (an [Unfit] error from the Sink).
+const RejectOutputSchema = "output_schema"
+
+// unfit turns the result of a record the sink did not take into its
+// rejection: counted as rejected (the observation keeps only where the
+// record came from and its group), its input line in the rejects.
+func unfit(res Result, raw []byte, err error) Result {
+	o := res.Obs
+	obs := metrics.Observation{Source: o.Source, Line: o.Line, Record: o.Record, Group: o.Group}
+	obs.Reject(RejectOutputSchema)
+	pos := traj.Pos{File: o.Source, Line: o.Line, Record: o.Record}
+	return Result{Obs: obs, Reject: &Reject{Pos: pos, Reason: RejectOutputSchema, Raw: raw,
+		Detail: fmt.Sprintf("the record as it would be written does not fit the output's schema, so it was not written: %v", err)}}
+}
+
 // Indexed is a Source that also gives the 1-based index in its file of
 // the record Next returned last, when the line does not name the record
 // alone (a JSON array), and 0 otherwise; [Run] puts it in traj.Pos.Record.
@@ -158,6 +185,7 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 type slot struct {
 	ch     chan Result
 	weight int64
+	raw    []byte // the input line, for a record the sink does not take
 }
 
 // fanOut is the queue of a Run's records in input order, and the budget
@@ -181,7 +209,7 @@ func (f fanOut) feed(gctx context.Context, g *errgroup.Group, name string, src S
 		if err != nil && !errors.As(err, &big) {
 			return err
 		}
-		s := slot{ch: make(chan Result, 1), weight: min(int64(len(raw)), f.max)}
+		s := slot{ch: make(chan Result, 1), weight: min(int64(len(raw)), f.max), raw: raw}
 		if err := f.budget.Acquire(gctx, s.weight); err != nil {
 			return context.Cause(gctx)
 		}
@@ -222,7 +250,11 @@ func (f fanOut) drain(gctx context.Context, dst Sink, sum *metrics.Summary, onRe
 		f.budget.Release(s.weight)
 		if dst != nil && res.Out != nil {
 			if err := dst.Write(res.Out); err != nil {
-				return fmt.Errorf("writing output: %w", err)
+				var u Unfit
+				if !errors.As(err, &u) {
+					return fmt.Errorf("writing output: %w", err)
+				}
+				res = unfit(res, s.raw, err)
 			}
 		}
 		sum.Observe(res.Obs)

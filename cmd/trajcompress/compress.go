@@ -66,7 +66,11 @@ all-or-nothing promise; record outputs must be files.
 Lines that are not trajectories go to the rejects file with their
 file, line and reason; records in = records out + records rejected, always;
 so do JSON Lines records longer than --max-record-bytes, with their size,
-never read whole. Outputs named here that cannot be written, and inputs
+never read whole, and records a Parquet or Arrow output cannot hold (a
+row that does not fit its schema: reason output_schema, the writer's
+error as the detail). A summary, notice or digest written as a string
+where the content column is a list of parts becomes one text part
+[{"type": "text", "text": …}]. Outputs named here that cannot be written, and inputs
 that cannot be read, are refused (exit 2) before any work.
 Every output is valid UTF-8: ill-formed bytes in the input are replaced by
 U+FFFD and counted (outcomes.records_utf8_repaired); a rejected line keeps

@@ -567,3 +567,20 @@ func TestCheckBase64(t *testing.T) {
 		}
 	}
 }
+
+// TestStringAsTextPart: see formattest.StringAsTextPart.
+func TestStringAsTextPart(t *testing.T) {
+	schema, err := InferSchema([][]byte{[]byte(formattest.TextPartSample)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "parts.arrow")
+	w, err := Create(path, schema, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	formattest.StringAsTextPart(t, w, func() []string {
+		got, _ := readAll(t, path)
+		return got
+	})
+}

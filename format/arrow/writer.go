@@ -121,6 +121,19 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 // Schema returns the schema being written, including the extra column.
 func (w *Writer) Schema() *Schema { return w.schema }
 
+// RowError is the error [Writer.Write] returns for a row it did not write
+// because the row does not fit the schema (a key that is not a column, a
+// value of the wrong kind) or is not a JSON object. It is not sticky: the
+// next row is written. Its RecordUnfit method marks it as a per-record
+// error to the pipeline, which rejects that record and goes on.
+type RowError struct{ Err error }
+
+func (e *RowError) Error() string { return e.Err.Error() }
+func (e *RowError) Unwrap() error { return e.Err }
+
+// RecordUnfit marks e as an error of the row alone.
+func (e *RowError) RecordUnfit() {}
+
 // Write appends one JSON object as a row. A key that is not a column or a
 // value that does not fit its column is an error naming the key path and
 // the 0-based row; the row is then not written and the error is not
@@ -134,25 +147,13 @@ func (w *Writer) Write(obj []byte) error {
 	}
 	o, err := jsonval.DecodeObjectBorrowed(obj) // not kept past Write
 	if err != nil {
-		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
 	fields := w.schema.s.Fields()
-	for _, k := range o.Keys {
-		if len(w.schema.s.FieldIndices(k)) == 0 {
-			return fmt.Errorf("%s: row %d: key %q: not a column of the schema", w.path, w.rows, k)
-		}
-	}
 	// Validate the whole row before touching the builders, so a bad row
 	// leaves no partial values behind.
-	for _, f := range fields {
-		v, _ := o.Get(f.Name)
-		if w.extra != "" && f.Name == w.extra && v != nil {
-			v = jsonval.AsColumn(v, w.extraText)
-			o.Vals[slices.Index(o.Keys, f.Name)] = v
-		}
-		if err := check(f, v, f.Name); err != nil {
-			return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
-		}
+	if err := checkRow(w.schema.s, w.extra, w.extraText, o); err != nil {
+		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
 	for j, f := range fields {
 		v, _ := o.Get(f.Name)
@@ -168,6 +169,61 @@ func (w *Writer) Write(obj []byte) error {
 	w.size += int64(len(obj))
 	if w.n >= w.maxRows || w.size >= w.maxBytes {
 		return w.flush()
+	}
+	return nil
+}
+
+// checkRow validates the row o against schema s, the extra column's value
+// taken as JSON text in a string column.
+func checkRow(s *arrow.Schema, extra string, extraText bool, o *jsonval.Object) error {
+	for _, k := range o.Keys {
+		if len(s.FieldIndices(k)) == 0 {
+			return fmt.Errorf("key %q: not a column of the schema", k)
+		}
+	}
+	for _, f := range s.Fields() {
+		v, _ := o.Get(f.Name)
+		if extra != "" && f.Name == extra && v != nil {
+			v = jsonval.AsColumn(v, extraText)
+			o.Vals[slices.Index(o.Keys, f.Name)] = v
+		}
+		if err := check(f, v, f.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Checker tells whether rows fit a schema as [Writer.Write] takes them
+// (the same checks and the same coercions), without writing anything:
+// for records that are written to a file of that schema later. It is
+// safe for concurrent use.
+type Checker struct {
+	path      string
+	s         *arrow.Schema
+	extra     string
+	extraText bool
+}
+
+// NewChecker returns the checker of the rows that a [Writer] created at
+// path with s and o takes (path only names the file in errors).
+func NewChecker(path string, s *Schema, o WriterOptions) (*Checker, error) {
+	out, text, err := s.withExtraColumn(o.Extra)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Checker{path: path, s: out.s, extra: o.Extra.Name, extraText: text}, nil
+}
+
+// Check returns the [*RowError] Write would return for the row obj, or
+// nil when Write takes it.
+func (c *Checker) Check(obj []byte) error {
+	o, err := jsonval.DecodeObjectBorrowed(obj)
+	if err == nil {
+		err = checkRow(c.s, c.extra, c.extraText, o)
+	}
+	if err != nil {
+		return &RowError{fmt.Errorf("%s: %w", c.path, err)}
 	}
 	return nil
 }
@@ -437,6 +493,11 @@ func walkMap(b array.Builder, dt *arrow.MapType, v any, path string, fail func(e
 
 // walkList walks an array into a list column.
 func walkList(b array.Builder, dt arrow.ListLikeType, v any, path string, fail func(error) error) error {
+	if s, ok := v.(string); ok {
+		if part, ok := textPart(dt.ElemField(), s); ok {
+			v = part
+		}
+	}
 	arr, ok := v.([]any)
 	if !ok {
 		return fail(fmt.Errorf("want an array, got %s", jsonval.KindName(v)))
@@ -486,6 +547,27 @@ func walkStruct(b array.Builder, dt *arrow.StructType, v any, path string, fail 
 		}
 	}
 	return nil
+}
+
+// textPart is s as the one-element list of content parts of a list whose
+// elements are elem (see jsonval.TextPart), when elem is a struct with a
+// string field "text" or "value".
+func textPart(elem arrow.Field, s string) ([]any, bool) {
+	st, ok := elem.Type.(*arrow.StructType)
+	if !ok || isJSON(elem) {
+		return nil, false
+	}
+	return jsonval.TextPart(s, func(name string) bool {
+		i, ok := st.FieldIdx(name)
+		if !ok || isJSON(st.Field(i)) {
+			return false
+		}
+		switch st.Field(i).Type.ID() {
+		case arrow.STRING, arrow.LARGE_STRING, arrow.STRING_VIEW:
+			return true
+		}
+		return false
+	})
 }
 
 func itemBuilder(mb *array.MapBuilder) array.Builder {

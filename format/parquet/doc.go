@@ -57,6 +57,17 @@
 // or a value of the wrong kind is an error naming the key path, and nothing
 // is silently dropped. Absent keys and null are both written as null (a
 // null struct: a removed datasets Image is null, not a struct of nulls).
+// One coercion is made, for content columns: a JSON string where the
+// schema has a list whose elements are structs with a string field
+// "text" (else "value") is written as a one-element list, the part
+// {"type": "text", "text": s} ("type" only when the struct has a string
+// field "type"; its other fields null). That is datasets' layout for
+// messages with image parts, list<struct<type, text, image>>, and the
+// string is what a summary turn, a notice on a string system prompt or a
+// prepass digest is written as, whatever the record's content shape; a
+// string in any other list is still an error. The row then reads back
+// with that list, not the string (JSONL output is not affected).
+// A row Write does not take is a [*RowError] (per row, not sticky).
 // Write does not keep the row's bytes or any part of them once it returns
 // (its strings share the row's bytes while it runs).
 //

@@ -681,3 +681,20 @@ func TestMapsAndBareRepeated(t *testing.T) {
 		t.Fatalf("rewrite changed rows or schema:\n%q\n%s", again, s2)
 	}
 }
+
+// TestStringAsTextPart: see formattest.StringAsTextPart.
+func TestStringAsTextPart(t *testing.T) {
+	schema, err := InferSchema([][]byte{[]byte(formattest.TextPartSample)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "parts.parquet")
+	w, err := Create(path, schema, WriterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	formattest.StringAsTextPart(t, w, func() []string {
+		got, _ := readAll(t, path)
+		return got
+	})
+}

@@ -57,16 +57,13 @@ type Writer struct {
 	// the same. TestGenericWriterStillPanicsOnMaps says when to switch.
 	w         *pq.Writer //nolint:staticcheck // SA1019: see above
 	schema    *Schema
-	plan      *pnode
-	extra     string // WriterOptions.Extra.Name
-	extraText bool   // the extra column is a string column
+	chk       *Checker // the schema's plan, the extra column, the row's leaf values
 	groupMax  int64
 	groupSize int64
 	rows      int64
 
-	cols [][]pq.Value
-	row  pq.Row
-	err  error // sticky
+	row pq.Row
+	err error // sticky
 }
 
 // Create starts writing a Parquet file at path with schema s (from
@@ -79,15 +76,11 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	out, text, err := s.withExtraColumn(o.Extra)
+	chk, err := NewChecker(path, s, o)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-
-	plan, ncols, err := compile(out.root)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	out := chk.out
 	f, err := atomicfile.Create(path)
 	if err != nil {
 		return nil, err
@@ -103,10 +96,7 @@ func Create(path string, s *Schema, o WriterOptions) (*Writer, error) {
 	if groupMax <= 0 {
 		groupMax = defaultRowGroupBytes
 	}
-	return &Writer{
-		path: path, f: f, w: pq.NewWriter(f, opts...), schema: out, plan: plan,
-		extra: o.Extra.Name, extraText: text, groupMax: groupMax, cols: make([][]pq.Value, ncols),
-	}, nil
+	return &Writer{path: path, f: f, w: pq.NewWriter(f, opts...), schema: out, chk: chk, groupMax: groupMax}, nil
 }
 
 // binaryColumns lists the paths of the binary leaf columns under n (byte
@@ -146,6 +136,19 @@ func codecOf(name string) (compress.Codec, error) {
 // Schema returns the schema being written, including the extra column.
 func (w *Writer) Schema() *Schema { return w.schema }
 
+// RowError is the error [Writer.Write] returns for a row it did not write
+// because the row does not fit the schema (a key that is not a column, a
+// value of the wrong kind) or is not a JSON object. It is not sticky: the
+// next row is written. Its RecordUnfit method marks it as a per-record
+// error to the pipeline, which rejects that record and goes on.
+type RowError struct{ Err error }
+
+func (e *RowError) Error() string { return e.Err.Error() }
+func (e *RowError) Unwrap() error { return e.Err }
+
+// RecordUnfit marks e as an error of the row alone.
+func (e *RowError) RecordUnfit() {}
+
 // Write appends one JSON object as a row. A key that is not a column, or a
 // value whose JSON kind does not fit the column, is an error naming the
 // key path (for example `messages[2].tool_calls[0].id`) and the 0-based row;
@@ -157,22 +160,13 @@ func (w *Writer) Write(obj []byte) error {
 	}
 	o, err := jsonval.DecodeObjectBorrowed(obj) // not kept past Write
 	if err != nil {
-		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
-	if w.extra != "" {
-		if i := slices.Index(o.Keys, w.extra); i >= 0 {
-			o.Vals[i] = jsonval.AsColumn(o.Vals[i], w.extraText)
-		}
-	}
-	for i := range w.cols {
-		w.cols[i] = w.cols[i][:0]
-	}
-	s := shredder{cols: w.cols}
-	if err := s.instance(w.plan, o, 0, ""); err != nil {
-		return fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)
+	if err := w.chk.shred(o); err != nil {
+		return &RowError{fmt.Errorf("%s: row %d: %w", w.path, w.rows, err)}
 	}
 	w.row = w.row[:0]
-	for _, c := range w.cols {
+	for _, c := range w.chk.cols {
 		w.row = append(w.row, c...)
 	}
 	if _, err := w.w.WriteRows([]pq.Row{w.row}); err != nil {
@@ -189,6 +183,61 @@ func (w *Writer) Write(obj []byte) error {
 		}
 	}
 	return nil
+}
+
+// Checker tells whether rows fit a schema as [Writer.Write] takes them
+// (the same checks and the same coercions: Write uses one), without
+// writing anything: for records that are written to a file of that
+// schema later. It is not safe for concurrent use.
+type Checker struct {
+	path      string
+	out       *Schema // with the extra column
+	plan      *pnode
+	cols      [][]pq.Value // the leaf values of the last row shredded
+	extra     string
+	extraText bool // the extra column is a string column
+}
+
+// NewChecker returns the checker of the rows that a [Writer] created at
+// path with s and o takes (path only names the file in errors).
+func NewChecker(path string, s *Schema, o WriterOptions) (*Checker, error) {
+	out, text, err := s.withExtraColumn(o.Extra)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	plan, ncols, err := compile(out.root)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &Checker{path: path, out: out, plan: plan, cols: make([][]pq.Value, ncols), extra: o.Extra.Name, extraText: text}, nil
+}
+
+// Check returns the [*RowError] Write would return for the row obj, or
+// nil when Write takes it.
+func (c *Checker) Check(obj []byte) error {
+	o, err := jsonval.DecodeObjectBorrowed(obj)
+	if err == nil {
+		err = c.shred(o)
+	}
+	if err != nil {
+		return &RowError{fmt.Errorf("%s: %w", c.path, err)}
+	}
+	return nil
+}
+
+// shred shreds the row o into c.cols (emptied first), the extra column's
+// value taken as JSON text in a string column.
+func (c *Checker) shred(o *jsonval.Object) error {
+	if c.extra != "" {
+		if i := slices.Index(o.Keys, c.extra); i >= 0 {
+			o.Vals[i] = jsonval.AsColumn(o.Vals[i], c.extraText)
+		}
+	}
+	for i := range c.cols {
+		c.cols[i] = c.cols[i][:0]
+	}
+	s := shredder{cols: c.cols}
+	return s.instance(c.plan, o, 0, "")
 }
 
 // Close writes the footer, syncs the file and renames it into place. After
@@ -252,6 +301,11 @@ func (s *shredder) field(p *pnode, v any, rep, parentDef int, path string) error
 	if !p.repeated {
 		return s.instance(p, v, rep, path)
 	}
+	if str, ok := v.(string); ok {
+		if part, ok := textPart(p, str); ok {
+			v = part
+		}
+	}
 	arr, ok := v.([]any)
 	if !ok {
 		return fmt.Errorf("key %q: want an array, got %s", path, jsonval.KindName(v))
@@ -303,6 +357,11 @@ func (s *shredder) instance(p *pnode, v any, rep int, path string) error {
 		}
 		return nil
 	case kList:
+		if str, ok := v.(string); ok {
+			if part, ok := textPart(p.elem, str); ok {
+				v = part
+			}
+		}
 		arr, ok := v.([]any)
 		if !ok {
 			return fmt.Errorf("key %q: want an array, got %s", path, jsonval.KindName(v))
@@ -348,6 +407,19 @@ func (s *shredder) instance(p *pnode, v any, rep int, path string) error {
 		return nil
 	}
 	return fmt.Errorf("key %q: unknown node kind", path)
+}
+
+// textPart is s as the one-element list of content parts of the list
+// whose elements are elem (see jsonval.TextPart), when elem is a struct
+// with a string field "text" or "value".
+func textPart(elem *pnode, s string) ([]any, bool) {
+	if elem.kind != kStruct {
+		return nil, false
+	}
+	return jsonval.TextPart(s, func(name string) bool {
+		c := elem.byName[name]
+		return c != nil && c.kind == kLeaf && c.enc == eString
+	})
 }
 
 func leafValue(p *pnode, v any) (pq.Value, error) {

@@ -176,3 +176,40 @@ func BinaryLeaves(t testing.TB, pf *pq.File, paths ...string) {
 		}
 	}
 }
+
+// TextPartSample is the record the schema of [StringAsTextPart] is
+// inferred from: message content as a list of {type, text, n} parts, a
+// list of {value} structs, a list of {type: int, text} structs, a list of
+// structs without text, and a list of strings.
+const TextPartSample = `{"m":[{"role":"u","content":[{"type":"text","text":"a","n":1}]}],` +
+	`"v":[{"value":"x"}],"k":[{"type":7,"text":"y"}],"nums":[{"n":1}],"strs":["s"]}`
+
+// StringAsTextPart checks, with w a writer of a schema inferred from
+// [TextPartSample], that a string where the schema has a list of structs
+// with a string "text" (else "value") field is written as one part (with
+// "type": "text" when the struct has a string "type"), and that a string
+// in any other list is still an error; readAll reads the file back after
+// w is closed.
+func StringAsTextPart(t testing.TB, w interface {
+	Write([]byte) error
+	Close() error
+}, readAll func() []string) {
+	t.Helper()
+	for _, rec := range []string{`{"nums":[{"n":1}],"strs":"s"}`, `{"nums":"s"}`} {
+		if err := w.Write([]byte(rec)); err == nil || !strings.Contains(err.Error(), "want an array, got string") {
+			t.Errorf("%s: err = %v, want: want an array, got string", rec, err)
+		}
+	}
+	if err := w.Write([]byte(`{"m":[{"role":"u","content":"hello"}],"v":"x2","k":"y2","nums":null,"strs":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll()
+	want := `{"m":[{"role":"u","content":[{"type":"text","text":"hello","n":null}]}],"v":[{"value":"x2"}],` +
+		`"k":[{"type":null,"text":"y2"}],"nums":null,"strs":[]}`
+	if len(got) != 1 || got[0] != want {
+		t.Fatalf("read back %q, want %s", got, want)
+	}
+}

@@ -393,3 +393,28 @@ func AsColumn(v any, text bool) any {
 	}
 	return v
 }
+
+// TextPart is the one-element list of content parts a plain string s is
+// written as where the schema wants a list of part structs (see the
+// parquet and arrow package docs): the part's text under "text", or under
+// "value" when the part has no string field "text", and "type": "text"
+// when it has a string field "type"; its other fields are left out
+// (null). hasString reports whether the part struct has a string field of
+// that name. ok is false when it has neither "text" nor "value": then s
+// is not a content string of that list, and the value is an error as
+// before.
+func TextPart(s string, hasString func(name string) bool) (part []any, ok bool) {
+	key := "text"
+	if !hasString(key) {
+		key = "value"
+		if !hasString(key) {
+			return nil, false
+		}
+	}
+	o := &Object{}
+	if hasString("type") {
+		o.Keys, o.Vals = append(o.Keys, "type"), append(o.Vals, "text")
+	}
+	o.Keys, o.Vals = append(o.Keys, key), append(o.Vals, s)
+	return []any{o}, true
+}

@@ -53,6 +53,28 @@ func (r *Record) AppendText(t Turn, s string) Turn { return r.editText(t, s, fal
 // content (as the first text part of a list).
 func (r *Record) PrependText(t Turn, s string) Turn { return r.editText(t, s, true) }
 
+// partTextKey is the key a new text part of the content list (with
+// elements els) holds its text under: "value" when the list's text parts
+// hold theirs so (LLaMA-Factory's content blocks, {"type": "text",
+// "value": …}: a part in another spelling is one its loader cannot read,
+// and one a Parquet or Arrow schema of such parts has no column for),
+// else "text" (OpenAI's).
+func partTextKey(list []byte, els [][2]int) string {
+	for _, el := range els {
+		ms, _, err := jsonx.Members(list[:el[1]], el[0])
+		if err != nil {
+			continue
+		}
+		if _, ok := jsonx.Find(ms, "text"); ok {
+			return "text"
+		}
+		if _, ok := jsonx.Find(ms, "value"); ok {
+			return "value"
+		}
+	}
+	return "text"
+}
+
 func (r *Record) editText(t Turn, s string, front bool) Turn {
 	var value []byte
 	switch t.contentKind {
@@ -70,15 +92,15 @@ func (r *Record) editText(t Turn, s string, front bool) Turn {
 		}
 	case 'l':
 		list := t.Raw[t.content[0]:t.content[1]]
+		els := jsonx.Elements(list, 0)
 		part := append([]byte{'{'}, jsonx.AppendString(nil, "type")...)
 		part = append(part, r.keySep...)
 		part = jsonx.AppendString(part, "text")
 		part = append(part, r.valSep...)
-		part = jsonx.AppendString(part, "text")
+		part = jsonx.AppendString(part, partTextKey(list, els))
 		part = append(part, r.keySep...)
 		part = jsonx.AppendString(part, s)
 		part = append(part, '}')
-		els := jsonx.Elements(list, 0)
 		switch {
 		case len(els) == 0:
 			value = append(append([]byte{'['}, part...), ']')

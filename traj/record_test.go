@@ -164,13 +164,16 @@ func TestSpliceKeepsEverythingElse(t *testing.T) {
 }
 
 func TestAppendTextKinds(t *testing.T) {
-	line := `{"messages": [{"role": "system", "content": null}, {"role": "system", "content": [{"type": "text", "text": "A"}]}, {"role": "system"}, {"role": "system", "content": []}]}`
+	// The last: LLaMA-Factory's content blocks hold their text under
+	// "value", and so does the part added to them.
+	line := `{"messages": [{"role": "system", "content": null}, {"role": "system", "content": [{"type": "text", "text": "A"}]}, {"role": "system"}, {"role": "system", "content": []}, {"role": "system", "content": [{"type": "text", "value": "A"}]}]}`
 	r := mustDecode(t, line, Schema{})
 	want := []string{
 		`{"role": "system", "content": "N"}`,
 		`{"role": "system", "content": [{"type": "text", "text": "A"}, {"type": "text", "text": "N"}]}`,
 		`{"role": "system", "content": "N"}`,
 		`{"role": "system", "content": [{"type": "text", "text": "N"}]}`,
+		`{"role": "system", "content": [{"type": "text", "value": "A"}, {"type": "text", "value": "N"}]}`,
 	}
 	for i, w := range want {
 		got := r.AppendText(r.Turns[i], "N")

@@ -118,8 +118,9 @@ type Finder struct {
 	// datasets Image's path).
 	Dir string
 	// Open opens a local image file for its header; nil opens the file
-	// (only the first [MaxHeader] bytes are read). Tests and callers that
-	// must not touch the file system set it.
+	// when it is a regular file (a FIFO, device or directory is of unknown
+	// size, never read; only the first [MaxHeader] bytes are read). Tests
+	// and callers that must not touch the file system set it.
 	Open OpenFunc
 	// NoSize skips reading sizes: images are found, all of unknown size.
 	NoSize bool

@@ -37,16 +37,21 @@ func Flat(n int) Rule { return Rule{kind: ruleFlat, flat: n, unknown: -1} }
 // detail counts as [OpenAIMaxHigh], the most any image can cost there.
 func OpenAI() Rule { return Rule{kind: ruleOpenAI, unknown: -1} }
 
-// ParseRule parses "flat:N" (N ≥ 0) or "openai". The Qwen rule needs the
-// model's preprocessor_config.json: see [ParseQwen] and [LoadQwen].
+// MaxFlat is the largest N of "flat:N": far above any model's cost of
+// one image, and small enough that a record's totals cannot overflow.
+const MaxFlat = 1_000_000
+
+// ParseRule parses "flat:N" (0 ≤ N ≤ [MaxFlat]) or "openai". The Qwen rule
+// needs the model's preprocessor_config.json: see [ParseQwen] and
+// [LoadQwen].
 func ParseRule(s string) (Rule, error) {
 	if s == "openai" {
 		return OpenAI(), nil
 	}
 	if n, ok := strings.CutPrefix(s, "flat:"); ok {
 		v, err := strconv.Atoi(n)
-		if err != nil || v < 0 {
-			return Rule{}, fmt.Errorf("image token rule %q: flat:N needs a whole number N ≥ 0", s)
+		if err != nil || v < 0 || v > MaxFlat {
+			return Rule{}, fmt.Errorf("image token rule %q: flat:N needs a whole number N from 0 to %d", s, MaxFlat)
 		}
 		return Flat(v), nil
 	}

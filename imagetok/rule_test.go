@@ -191,13 +191,13 @@ func TestRuleTokens(t *testing.T) {
 			t.Errorf("%s.Tokens(%dx%d %q) = %d, %v; want %d, %v", tt.r, tt.im.Width, tt.im.Height, tt.im.Detail, n, exact, tt.want, tt.exact)
 		}
 	}
-	for _, s := range []string{"flat:0", "flat:85", "openai"} {
+	for _, s := range []string{"flat:0", "flat:85", "flat:1000000", "openai"} {
 		r, err := ParseRule(s)
 		if err != nil || r.String() != s {
 			t.Errorf("ParseRule(%q) = %s, %v", s, r, err)
 		}
 	}
-	for _, s := range []string{"flat:", "flat:-1", "flat:x", "auto", "qwen", ""} {
+	for _, s := range []string{"flat:", "flat:-1", "flat:x", "auto", "qwen", "", "flat:1000001", "flat:2000000000000000000", "flat:99999999999999999999"} {
 		if _, err := ParseRule(s); err == nil {
 			t.Errorf("ParseRule(%q): no error", s)
 		}

@@ -281,7 +281,7 @@ func TestCompressImageTokensRefused(t *testing.T) {
 	if err := os.WriteFile(in, []byte(`{"messages": [{"role": "user", "content": "hi"}]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"qwen", "flat:", "flat:-3", "openai:high"} {
+	for _, v := range []string{"qwen", "flat:", "flat:-3", "openai:high", "flat:1000001", "flat:2000000000000000000"} {
 		var stderr bytes.Buffer
 		code := run(context.Background(), []string{"compress", "--input", in, "--output", in + ".out", "--image-tokens", v}, nil, &bytes.Buffer{}, &stderr)
 		if code != exitUsage || !strings.Contains(stderr.String(), "--image-tokens") || !strings.Contains(stderr.String(), "auto, openai or flat:N") {

@@ -12,7 +12,8 @@ import (
 
 // An images entry naming a FIFO, a directory or a device is of unknown
 // size and is never read: opening a FIFO for reading blocks until a writer
-// comes (review of issue 25, item 7). A symlink to an image is read.
+// comes (review of issue 25, item 7). A symlink to an image is read, and
+// so is a file: URL naming one (item 11b).
 func TestOnlyRegularFilesOpened(t *testing.T) {
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {
@@ -34,13 +35,13 @@ func TestOnlyRegularFilesOpened(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		f := Finder{Dir: dir}
-		ims, err := f.Record([][]byte{[]byte(`"<image><image><image><image><image>"`)},
-			[]byte(`["fifo", "sub", "/dev/null", "link.png", "a.png"]`))
+		ims, err := f.Record([][]byte{[]byte(`"<image><image><image><image><image><image>"`)},
+			[]byte(`["fifo", "sub", "/dev/null", "link.png", "a.png", "file://`+filepath.ToSlash(filepath.Join(dir, "a.png"))+`"]`))
 		done <- result{ims, err}
 	}()
 	select {
 	case r := <-done:
-		if r.err != nil || len(r.ims) != 5 {
+		if r.err != nil || len(r.ims) != 6 {
 			t.Fatalf("images %+v, %v", r.ims, r.err)
 		}
 		for k, im := range r.ims[:3] {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"net/url"
+	"runtime"
 	"strings"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
@@ -283,6 +285,12 @@ func (f *Finder) url(im *Image, s []byte) {
 		im.Source = SourceNone
 	case hasScheme(ref):
 		im.Source = SourceLink
+		if path, ok := fileURLPath(ref); ok {
+			im.Source = SourceFile
+			if !f.NoSize {
+				im.Format, im.Width, im.Height, _ = f.fileConfig(path)
+			}
+		}
 	default:
 		im.Source = SourceFile
 		if !f.NoSize {
@@ -298,6 +306,26 @@ func (f *Finder) inline(im *Image, s []byte, at int) {
 		return
 	}
 	im.Format, im.Width, im.Height, _, _ = base64Config(s, at)
+}
+
+// fileURLPath returns the local path of a file: URL naming an absolute
+// path on this machine ("file:///shots/1.png", "file://localhost/…"),
+// percent-escapes decoded; false for any other URL (another host, a
+// relative "file:shots/1.png").
+func fileURLPath(ref string) (string, bool) {
+	if len(ref) < 5 || !strings.EqualFold(ref[:5], "file:") {
+		return "", false
+	}
+	u, err := url.Parse(ref)
+	if err != nil || u.Opaque != "" || u.Host != "" && !strings.EqualFold(u.Host, "localhost") || !strings.HasPrefix(u.Path, "/") {
+		return "", false
+	}
+	p := u.Path
+	// file:///C:/shots/1.png names C:/shots/1.png on Windows.
+	if runtime.GOOS == "windows" && len(p) >= 3 && p[2] == ':' && ('a' <= p[1]|0x20 && p[1]|0x20 <= 'z') {
+		p = p[1:]
+	}
+	return p, true
 }
 
 // hasScheme reports whether ref starts with a URL scheme other than a

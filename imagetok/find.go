@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"net/url"
 	"runtime"
 	"strings"
 
@@ -311,21 +310,66 @@ func (f *Finder) inline(im *Image, s []byte, at int) {
 // fileURLPath returns the local path of a file: URL naming an absolute
 // path on this machine ("file:///shots/1.png", "file://localhost/…"),
 // percent-escapes decoded; false for any other URL (another host, a
-// relative "file:shots/1.png").
+// relative "file:shots/1.png", a malformed escape).
 func fileURLPath(ref string) (string, bool) {
-	if len(ref) < 5 || !strings.EqualFold(ref[:5], "file:") {
+	if len(ref) < 7 || !strings.EqualFold(ref[:7], "file://") {
 		return "", false
 	}
-	u, err := url.Parse(ref)
-	if err != nil || u.Opaque != "" || u.Host != "" && !strings.EqualFold(u.Host, "localhost") || !strings.HasPrefix(u.Path, "/") {
+	rest := ref[7:]
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	slash := strings.IndexByte(rest, '/')
+	if slash < 0 {
 		return "", false
 	}
-	p := u.Path
+	if host := rest[:slash]; host != "" && !strings.EqualFold(host, "localhost") {
+		return "", false
+	}
+	p, ok := unescapePath(rest[slash:])
+	if !ok {
+		return "", false
+	}
 	// file:///C:/shots/1.png names C:/shots/1.png on Windows.
 	if runtime.GOOS == "windows" && len(p) >= 3 && p[2] == ':' && ('a' <= p[1]|0x20 && p[1]|0x20 <= 'z') {
 		p = p[1:]
 	}
 	return p, true
+}
+
+// unescapePath decodes the %XX escapes of a URL path; false when one is
+// malformed.
+func unescapePath(s string) (string, bool) {
+	if !strings.Contains(s, "%") {
+		return s, true
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b = append(b, s[i])
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", false
+		}
+		hi, lo := unhex(s[i+1]), unhex(s[i+2])
+		if hi < 0 || lo < 0 {
+			return "", false
+		}
+		b = append(b, byte(hi<<4|lo))
+		i += 2
+	}
+	return string(b), true
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c|0x20 && c|0x20 <= 'f':
+		return int(c|0x20-'a') + 10
+	}
+	return -1
 }
 
 // hasScheme reports whether ref starts with a URL scheme other than a

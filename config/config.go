@@ -62,7 +62,7 @@ type Tokenizer struct {
 	// ImageTokens (ours) is how an image counts: "auto" (the model's
 	// preprocessor_config.json beside the tokenizer's file gives the
 	// Qwen2-VL family's rule; otherwise OpenAI's), "openai" (OpenAI's tile
-	// rule), or "flat:N" (every image N tokens); "" is auto
+	// rule), or "flat:N" (every image N tokens, N ≤ imagetok.MaxFlat); "" is auto
 	// (jobcore.ImageRule).
 	ImageTokens string `yaml:"image_tokens,omitempty" json:"image_tokens,omitempty"`
 }
@@ -235,7 +235,7 @@ func (c Config) Validate() error {
 	}
 	if v := c.Tokenizer.ImageTokens; v != "" && v != "auto" {
 		if _, err := imagetok.ParseRule(v); err != nil {
-			bad("tokenizer.image_tokens (--image-tokens) must be auto, openai or flat:N (N a whole number ≥ 0), got %q", v)
+			bad("tokenizer.image_tokens (--image-tokens) must be auto, openai or flat:N (N a whole number from 0 to %d), got %q", imagetok.MaxFlat, v)
 		}
 	}
 	c.checkSummarization(bad)

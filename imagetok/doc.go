@@ -24,8 +24,10 @@
 // download ([Config]: PNG, JPEG, GIF, WebP; at most [MaxHeader] bytes). A
 // base64 image is decoded from the start of its JSON string as far as the
 // header needs, without copying or unquoting the rest: a 20 MB screenshot
-// costs a few KB of decoding. A local file is opened and its first bytes
-// read. A link, a file id, a missing or undecodable file is of unknown size.
+// costs a few KB of decoding. A local file (a path, or a file: URL naming
+// an absolute path on this machine) is opened, when it is a regular file,
+// and its first bytes read. A link, a file id, a missing or undecodable
+// file, a FIFO or device is of unknown size.
 //
 // # Rules
 //

@@ -20,7 +20,7 @@ func (f *Finder) fileConfig(ref string) (format string, w, h int, ok bool) {
 	}
 	open := f.Open
 	if open == nil {
-		open = func(p string) (io.ReadCloser, error) { return os.Open(p) }
+		open = openRegular
 	}
 	r, err := open(path)
 	if err != nil {
@@ -28,6 +28,20 @@ func (f *Finder) fileConfig(ref string) (format string, w, h int, ok bool) {
 	}
 	defer r.Close()
 	return Config(r)
+}
+
+// openRegular opens the file at path when it is a regular file (after
+// symlinks): a FIFO, device or directory would block the read or never
+// end, and is of unknown size.
+func openRegular(path string) (io.ReadCloser, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	return os.Open(path)
 }
 
 // LoadQwen reads the Qwen rule from the preprocessor_config.json at path

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
@@ -118,8 +119,9 @@ type Finder struct {
 	// datasets Image's path).
 	Dir string
 	// Open opens a local image file for its header; nil opens the file
-	// (only the first [MaxHeader] bytes are read). Tests and callers that
-	// must not touch the file system set it.
+	// when it is a regular file (a FIFO, device or directory is of unknown
+	// size, never read; only the first [MaxHeader] bytes are read). Tests
+	// and callers that must not touch the file system set it.
 	Open OpenFunc
 	// NoSize skips reading sizes: images are found, all of unknown size.
 	NoSize bool
@@ -282,6 +284,12 @@ func (f *Finder) url(im *Image, s []byte) {
 		im.Source = SourceNone
 	case hasScheme(ref):
 		im.Source = SourceLink
+		if path, ok := fileURLPath(ref); ok {
+			im.Source = SourceFile
+			if !f.NoSize {
+				im.Format, im.Width, im.Height, _ = f.fileConfig(path)
+			}
+		}
 	default:
 		im.Source = SourceFile
 		if !f.NoSize {
@@ -297,6 +305,71 @@ func (f *Finder) inline(im *Image, s []byte, at int) {
 		return
 	}
 	im.Format, im.Width, im.Height, _, _ = base64Config(s, at)
+}
+
+// fileURLPath returns the local path of a file: URL naming an absolute
+// path on this machine ("file:///shots/1.png", "file://localhost/…"),
+// percent-escapes decoded; false for any other URL (another host, a
+// relative "file:shots/1.png", a malformed escape).
+func fileURLPath(ref string) (string, bool) {
+	if len(ref) < 7 || !strings.EqualFold(ref[:7], "file://") {
+		return "", false
+	}
+	rest := ref[7:]
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	slash := strings.IndexByte(rest, '/')
+	if slash < 0 {
+		return "", false
+	}
+	if host := rest[:slash]; host != "" && !strings.EqualFold(host, "localhost") {
+		return "", false
+	}
+	p, ok := unescapePath(rest[slash:])
+	if !ok {
+		return "", false
+	}
+	// file:///C:/shots/1.png names C:/shots/1.png on Windows.
+	if runtime.GOOS == "windows" && len(p) >= 3 && p[2] == ':' && ('a' <= p[1]|0x20 && p[1]|0x20 <= 'z') {
+		p = p[1:]
+	}
+	return p, true
+}
+
+// unescapePath decodes the %XX escapes of a URL path; false when one is
+// malformed.
+func unescapePath(s string) (string, bool) {
+	if !strings.Contains(s, "%") {
+		return s, true
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b = append(b, s[i])
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", false
+		}
+		hi, lo := unhex(s[i+1]), unhex(s[i+2])
+		if hi < 0 || lo < 0 {
+			return "", false
+		}
+		b = append(b, byte(hi<<4|lo))
+		i += 2
+	}
+	return string(b), true
+}
+
+func unhex(c byte) int {
+	switch {
+	case '0' <= c && c <= '9':
+		return int(c - '0')
+	case 'a' <= c|0x20 && c|0x20 <= 'f':
+		return int(c|0x20-'a') + 10
+	}
+	return -1
 }
 
 // hasScheme reports whether ref starts with a URL scheme other than a

@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -235,14 +236,21 @@ func TestFindNeverOpensLinks(t *testing.T) {
 		opened = append(opened, p)
 		return io.NopCloser(bytes.NewReader(pngBytes(t, 7, 9))), nil
 	}}
-	content := `[{"type":"image_url","image_url":{"url":"http://h/x.png"}},{"type":"image","image":"file:///etc/x.png"},{"type":"image","image":"s3://b/x.png"},{"type":"image","image":"imgs/a.png"},{"type":"image","image":"/abs/b.png"},{"type":"image","image":"C:\\x.png"}]`
+	// A file: URL naming an absolute local path is that file, never
+	// relative to Dir (review of issue 25, item 11b); one naming another
+	// host, a relative path or a malformed escape, is a link.
+	content := `[{"type":"image_url","image_url":{"url":"http://h/x.png"}},{"type":"image","image":"file://h/etc/x.png"},{"type":"image","image":"s3://b/x.png"},{"type":"image","image":"file:imgs/x.png"},{"type":"image","image":"file:///bad%zz.png"},` +
+		`{"type":"image","image":"file:///etc/x.png"},{"type":"image","image":"FILE://localhost/srv/a%20b.png"},{"type":"image","image":"imgs/a.png"},{"type":"image","image":"/abs/b.png"},{"type":"image","image":"C:\\x.png"}]`
 	ims := f.Content([]byte(content), 0)
-	want := []string{filepath.Join("/data/set", "imgs/a.png"), "/abs/b.png", filepath.Join("/data/set", `C:\x.png`)}
+	want := []string{"/etc/x.png", "/srv/a b.png", filepath.Join("/data/set", "imgs/a.png"), "/abs/b.png", filepath.Join("/data/set", `C:\x.png`)}
+	if runtime.GOOS == "windows" {
+		t.Skip("the paths of file: URLs differ on Windows")
+	}
 	if strings.Join(opened, "|") != strings.Join(want, "|") {
 		t.Errorf("opened %q, want %q", opened, want)
 	}
 	for i, im := range ims {
-		link := i < 3
+		link := i < 5
 		if (im.Source == SourceLink) != link || link == im.Known() {
 			t.Errorf("image %d: %s known %v", i, im.Source, im.Known())
 		}

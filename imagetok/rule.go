@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -36,16 +37,21 @@ func Flat(n int) Rule { return Rule{kind: ruleFlat, flat: n, unknown: -1} }
 // detail counts as [OpenAIMaxHigh], the most any image can cost there.
 func OpenAI() Rule { return Rule{kind: ruleOpenAI, unknown: -1} }
 
-// ParseRule parses "flat:N" (N ≥ 0) or "openai". The Qwen rule needs the
-// model's preprocessor_config.json: see [ParseQwen] and [LoadQwen].
+// MaxFlat is the largest N of "flat:N": far above any model's cost of
+// one image, and small enough that a record's totals cannot overflow.
+const MaxFlat = 1_000_000
+
+// ParseRule parses "flat:N" (0 ≤ N ≤ [MaxFlat]) or "openai". The Qwen rule
+// needs the model's preprocessor_config.json: see [ParseQwen] and
+// [LoadQwen].
 func ParseRule(s string) (Rule, error) {
 	if s == "openai" {
 		return OpenAI(), nil
 	}
 	if n, ok := strings.CutPrefix(s, "flat:"); ok {
 		v, err := strconv.Atoi(n)
-		if err != nil || v < 0 {
-			return Rule{}, fmt.Errorf("image token rule %q: flat:N needs a whole number N ≥ 0", s)
+		if err != nil || v < 0 || v > MaxFlat {
+			return Rule{}, fmt.Errorf("image token rule %q: flat:N needs a whole number N from 0 to %d", s, MaxFlat)
 		}
 		return Flat(v), nil
 	}
@@ -192,6 +198,15 @@ type Qwen struct {
 // another image processor.
 var ErrNotQwen = errors.New("imagetok: not a Qwen2-VL image processor config")
 
+// qwenImageProcessors are the image_processor_type names of the Qwen2-VL
+// family in transformers: Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni and Qwen3-VL
+// all save one of them.
+var qwenImageProcessors = []string{"Qwen2VLImageProcessor", "Qwen2VLImageProcessorFast"}
+
+// qwenProcessors are the processor_class names whose image processor is
+// Qwen2VLImageProcessor, for a config that names no image_processor_type.
+var qwenProcessors = []string{"Qwen2VLProcessor", "Qwen2_5_VLProcessor", "Qwen2_5OmniProcessor", "Qwen3VLProcessor"}
+
 // ParseQwen reads a preprocessor_config.json the way transformers'
 // Qwen2VLImageProcessor does (at commit 9feaf6f): the class defaults
 // (patch_size 14, merge_size 2, temporal_patch_size 2, size
@@ -199,11 +214,14 @@ var ErrNotQwen = errors.New("imagetok: not a Qwen2-VL image processor config")
 // "min_pixels" / "max_pixels", which override size's edges when present
 // (Qwen2-VL and Qwen2.5-VL ship both, with the same values; Qwen3-VL ships
 // size only). A config whose image_processor_type names another processor
-// is refused with [ErrNotQwen].
+// is refused with [ErrNotQwen], and so is one that names none unless its
+// processor_class is a Qwen2-VL family processor's (a Whisper feature
+// extractor's config, an older CLIP one with only feature_extractor_type).
 func ParseQwen(b []byte) (Qwen, error) {
 	var c struct {
 		Type      string          `json:"image_processor_type"`
 		Processor string          `json:"processor_class"`
+		Feature   string          `json:"feature_extractor_type"`
 		Patch     *int            `json:"patch_size"`
 		Merge     *int            `json:"merge_size"`
 		Temporal  *int            `json:"temporal_patch_size"`
@@ -214,8 +232,17 @@ func ParseQwen(b []byte) (Qwen, error) {
 	if err := json.Unmarshal(b, &c); err != nil {
 		return Qwen{}, err
 	}
-	if c.Type != "" && !strings.HasPrefix(c.Type, "Qwen2VLImageProcessor") && !strings.HasPrefix(c.Type, "Qwen2_5_VLImageProcessor") {
+	switch {
+	case c.Type != "" && !slices.Contains(qwenImageProcessors, c.Type):
 		return Qwen{}, fmt.Errorf("%w: image_processor_type is %s", ErrNotQwen, c.Type)
+	case c.Type == "" && !slices.Contains(qwenProcessors, c.Processor):
+		what := "no image_processor_type"
+		if c.Feature != "" {
+			what += " (feature_extractor_type " + c.Feature + ")"
+		} else if c.Processor != "" {
+			what += " (processor_class " + c.Processor + ")"
+		}
+		return Qwen{}, fmt.Errorf("%w: %s", ErrNotQwen, what)
 	}
 	q := Qwen{PatchSize: 14, MergeSize: 2, TemporalPatchSize: 2, MinPixels: 56 * 56, MaxPixels: 28 * 28 * 1280, Wrap: 2}
 	if len(c.Size) > 0 && string(c.Size) != "null" {

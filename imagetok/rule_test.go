@@ -121,16 +121,25 @@ func TestParseQwen(t *testing.T) {
 		want Qwen
 		err  string
 	}{
-		{`{}`, refConfigs["qwen2-vl-default"], ""},
-		{`{"size": {"shortest_edge": 100, "longest_edge": 1000}, "max_pixels": 5000}`, Qwen{14, 2, 2, 100, 5000, 2}, ""},
-		{`{"min_pixels": 10, "max_pixels": 20, "patch_size": 16, "merge_size": 4}`, Qwen{16, 4, 2, 10, 20, 2}, ""},
+		{`{"image_processor_type": "Qwen2VLImageProcessor"}`, refConfigs["qwen2-vl-default"], ""},
+		{`{"image_processor_type": "Qwen2VLImageProcessorFast", "size": {"shortest_edge": 100, "longest_edge": 1000}, "max_pixels": 5000}`, Qwen{14, 2, 2, 100, 5000, 2}, ""},
+		// No image_processor_type: a Qwen2-VL family processor_class names it.
+		{`{"processor_class": "Qwen2_5_VLProcessor", "min_pixels": 10, "max_pixels": 20, "patch_size": 16, "merge_size": 4}`, Qwen{16, 4, 2, 10, 20, 2}, ""},
+		{`{"processor_class": "Qwen3VLProcessor"}`, refConfigs["qwen2-vl-default"], ""},
 		{`{"image_processor_type": "CLIPImageProcessor"}`, Qwen{}, "not a Qwen2-VL"},
-		{`{"size": {"height": 336, "width": 336}}`, Qwen{}, "shortest_edge"},
-		{`{"size": {"longest_edge": 5000}, "max_pixels": 6000}`, Qwen{}, "shortest_edge"},
+		{`{"image_processor_type": "Qwen2VLImageProcessorSlow"}`, Qwen{}, "not a Qwen2-VL"},
+		{`{"image_processor_type": "Glm4vImageProcessor", "processor_class": "Qwen2VLProcessor"}`, Qwen{}, "not a Qwen2-VL"},
+		// No image processor named: not taken as Qwen (review of issue 25, item 8).
+		{`{}`, Qwen{}, "no image_processor_type"},
+		{`{"feature_extractor_type": "WhisperFeatureExtractor", "feature_size": 80, "sampling_rate": 16000, "processor_class": "WhisperProcessor"}`, Qwen{}, "feature_extractor_type WhisperFeatureExtractor"},
+		{`{"feature_extractor_type": "CLIPFeatureExtractor", "size": 224, "crop_size": 224}`, Qwen{}, "not a Qwen2-VL"},
+		{`{"processor_class": "LlavaProcessor", "min_pixels": 10, "max_pixels": 20}`, Qwen{}, "processor_class LlavaProcessor"},
+		{`{"image_processor_type": "Qwen2VLImageProcessor", "size": {"height": 336, "width": 336}}`, Qwen{}, "shortest_edge"},
+		{`{"image_processor_type": "Qwen2VLImageProcessor", "size": {"longest_edge": 5000}, "max_pixels": 6000}`, Qwen{}, "shortest_edge"},
 		// An older saved config: size keyed by min/max_pixels, with both beside it.
-		{`{"size": {"min_pixels": 3136, "max_pixels": 12845056}, "min_pixels": 3136, "max_pixels": 12845056}`, refConfigs["qwen2.5-vl"], ""},
-		{`{"min_pixels": 100, "max_pixels": 10}`, Qwen{}, "min ≤ max"},
-		{`{"patch_size": 0}`, Qwen{}, "positive"},
+		{`{"image_processor_type": "Qwen2VLImageProcessor", "size": {"min_pixels": 3136, "max_pixels": 12845056}, "min_pixels": 3136, "max_pixels": 12845056}`, refConfigs["qwen2.5-vl"], ""},
+		{`{"image_processor_type": "Qwen2VLImageProcessor", "min_pixels": 100, "max_pixels": 10}`, Qwen{}, "min ≤ max"},
+		{`{"image_processor_type": "Qwen2VLImageProcessor", "patch_size": 0}`, Qwen{}, "positive"},
 		{`[`, Qwen{}, "unexpected end"},
 	}
 	for _, tt := range tests {
@@ -145,8 +154,10 @@ func TestParseQwen(t *testing.T) {
 			t.Errorf("ParseQwen(%s) = %+v, %v; want %+v", tt.in, q, err, tt.want)
 		}
 	}
-	if _, err := ParseQwen([]byte(`{"image_processor_type": "SiglipImageProcessor"}`)); !errors.Is(err, ErrNotQwen) {
-		t.Errorf("not a Qwen config: %v", err)
+	for _, in := range []string{`{"image_processor_type": "SiglipImageProcessor"}`, `{"feature_extractor_type": "WhisperFeatureExtractor"}`} {
+		if _, err := ParseQwen([]byte(in)); !errors.Is(err, ErrNotQwen) {
+			t.Errorf("not a Qwen config %s: %v", in, err)
+		}
 	}
 	if _, err := LoadQwen("testdata/missing.json"); err == nil {
 		t.Error("LoadQwen of a missing file: no error")
@@ -180,13 +191,13 @@ func TestRuleTokens(t *testing.T) {
 			t.Errorf("%s.Tokens(%dx%d %q) = %d, %v; want %d, %v", tt.r, tt.im.Width, tt.im.Height, tt.im.Detail, n, exact, tt.want, tt.exact)
 		}
 	}
-	for _, s := range []string{"flat:0", "flat:85", "openai"} {
+	for _, s := range []string{"flat:0", "flat:85", "flat:1000000", "openai"} {
 		r, err := ParseRule(s)
 		if err != nil || r.String() != s {
 			t.Errorf("ParseRule(%q) = %s, %v", s, r, err)
 		}
 	}
-	for _, s := range []string{"flat:", "flat:-1", "flat:x", "auto", "qwen", ""} {
+	for _, s := range []string{"flat:", "flat:-1", "flat:x", "auto", "qwen", "", "flat:1000001", "flat:2000000000000000000", "flat:99999999999999999999"} {
 		if _, err := ParseRule(s); err == nil {
 			t.Errorf("ParseRule(%q): no error", s)
 		}

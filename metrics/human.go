@@ -42,9 +42,6 @@ func (s *Summary) Human(w io.Writer) {
 	if c.utf8Repaired > 0 {
 		fmt.Fprintf(w, "utf-8:   %d records had ill-formed UTF-8, written with U+FFFD in its place\n", c.utf8Repaired)
 	}
-	if c.imagesRemoved > 0 {
-		fmt.Fprintf(w, "images:  %d old images replaced by text, %d tokens saved\n", c.imagesRemoved, c.imageTokensSaved)
-	}
 	if c.twoTurnLists > 0 {
 		fmt.Fprintf(w, "turns:   %d records held both \"conversations\" and \"messages\", with the same turns: one was read and the other written as it came (turn_list_read in the outcome lines)\n", c.twoTurnLists)
 	}
@@ -55,8 +52,11 @@ func (s *Summary) Human(w io.Writer) {
 		}
 		fmt.Fprintln(w)
 	}
+	if c.imagesRemoved > 0 {
+		fmt.Fprintf(w, "images:  %d old images replaced by text, %d tokens saved\n", c.imagesRemoved, c.imageTokensSaved)
+	}
 	fmt.Fprintf(w, "tokens:  %d before, %d after, %d saved (ratio %s)\n",
 		c.tokensBefore, c.tokensAfter, c.tokensBefore-c.tokensAfter,
 		Round(float64(c.tokensAfter)/float64(max(c.tokensBefore, 1)), 4))
-	s.q.human(w)
+	s.q.human(w, c.imageTokensSaved)
 }

@@ -255,14 +255,20 @@ func (o *Observation) appendQuality(dst []byte) []byte {
 }
 
 // human writes the lines of [Summary.Human] about the prepass and
-// redaction, when they did something.
-func (q *quality) human(w io.Writer) {
+// redaction, when they did something. imageTokens are the tokens the
+// prepass's image step saved (old images replaced by text), part of the
+// prepass's total.
+func (q *quality) human(w io.Writer, imageTokens int64) {
 	if q.prepassRan > 0 {
 		var saved int64
 		for _, n := range q.prepassSaved {
 			saved += n
 		}
-		fmt.Fprintf(w, "prepass: %d of %d records over target fit by the prepass alone; %d tokens saved\n", q.prepassFit, q.prepassRan, saved)
+		fmt.Fprintf(w, "prepass: %d of %d records over target fit by the prepass alone; %d tokens saved", q.prepassFit, q.prepassRan, saved+imageTokens)
+		if imageTokens != 0 {
+			fmt.Fprintf(w, " (%d by old images, %d by the text steps)", imageTokens, saved)
+		}
+		fmt.Fprintln(w)
 	}
 	if q.redactedRecords > 0 {
 		var n int64

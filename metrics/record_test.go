@@ -124,6 +124,32 @@ func TestOutcomeLineImagesRemoved(t *testing.T) {
 	}
 }
 
+// The human summary's prepass total includes the image step's tokens
+// (images removed by --drop-old-images or --prepass), and says what each
+// part saved; the images found come before the images replaced (review of
+// issue 25, item 10).
+func TestHumanPrepassImages(t *testing.T) {
+	var s Summary
+	o := Observation{Source: "f", Line: 1, Outcome: outcome.Compressed, TokensBefore: 5000, TurnsBefore: 9, TokensAfter: 3000, TurnsAfter: 9,
+		Images: 3, ImagesRemoved: 2, ImageTokensSaved: 1530}
+	o.Prepass.Ran, o.Prepass.Fit = true, true
+	s.Observe(o)
+	o.Line, o.ImagesRemoved, o.ImageTokensSaved = 2, 1, 400
+	o.Prepass.Saved = [NumPrepassSteps]int{100, 20, 0}
+	s.Observe(o)
+	var h strings.Builder
+	s.Human(&h)
+	out := h.String()
+	for _, want := range []string{
+		"images:  6 found, counted in the tokens below\nimages:  3 old images replaced by text, 1930 tokens saved\n",
+		"prepass: 2 of 2 records over target fit by the prepass alone; 2050 tokens saved (1930 by old images, 120 by the text steps)\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("human summary lacks %q:\n%s", want, out)
+		}
+	}
+}
+
 func must(b []byte, err error) []byte {
 	if err != nil {
 		panic(err)

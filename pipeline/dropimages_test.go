@@ -142,3 +142,68 @@ func TestDropOldImagesLeavesUnsaved(t *testing.T) {
 		t.Fatalf("outcome %s %s, removed %d saved %d", o.Outcome, o.Reason, o.ImagesRemoved, o.ImageTokensSaved)
 	}
 }
+
+// TestPrepassTextStepsKeepImages: under the whole prepass, the text steps
+// (duplicates, digests, arguments) leave a tool result holding an image
+// whole; only the image step removes an image, and never the newest
+// (review of issue 25, item 3: the digest step digested the newest
+// screenshot's tool result, its <image> marker went while the images list
+// kept its entry; with image_url parts both images went).
+func TestPrepassTextStepsKeepImages(t *testing.T) {
+	in, _ := markerRecord(t)
+	dir := filepath.Dir(in)
+	p := pos
+	p.File = in
+	for _, parts := range []bool{false, true} {
+		msgs := []any{map[string]any{"role": "system", "content": "sys"}, map[string]any{"role": "user", "content": "do the task"}}
+		for k := range 5 {
+			id := "c" + string(rune('0'+k))
+			body := words(600, "out"+id)
+			var content any = body
+			if k == 1 || k == 2 { // turns 5 and 7
+				if parts {
+					content = []any{map[string]any{"type": "text", "text": body},
+						map[string]any{"type": "image_url", "image_url": map[string]any{"url": "s" + string(rune('0'+k)) + ".png"}}}
+				} else {
+					content = "<image>" + body
+				}
+			}
+			msgs = append(msgs,
+				map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": id, "type": "function",
+					"function": map[string]any{"name": "screenshot", "arguments": "{}"}}}},
+				map[string]any{"role": "tool", "tool_call_id": id, "content": content})
+		}
+		msgs = append(msgs, map[string]any{"role": "assistant", "content": "done"})
+		rec := map[string]any{"messages": msgs}
+		if !parts {
+			rec["images"] = []string{"s1.png", "s2.png"}
+		}
+		line, _ := json.Marshal(rec)
+		c := newComp(t, func(o *Options) {
+			o.Prepass = &prepass.Config{DropOldImages: true}
+			o.Summarizer = &textSummarizer{}
+			o.Budget.Target, o.Budget.LastN = 2300, 2
+			o.ImageRule = imagetok.OpenAI()
+		})
+		res, err := c.Compress(context.Background(), line, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o := res.Obs
+		if o.Outcome != outcome.Compressed || o.Region != nil || !o.Prepass.Fit || o.ImagesRemoved != 1 || o.Prepass.Saved[prepass.Digests] == 0 {
+			t.Fatalf("parts %v: outcome %s region %v removed %d prepass %+v, tokens %d", parts, o.Outcome, o.Region, o.ImagesRemoved, o.Prepass, o.TokensBefore)
+		}
+		out := mustDecode(t, string(res.Out))
+		_, list := prepass.ImagesField(out)
+		ims, err := prepass.FindImages(&imagetok.Finder{Dir: dir}, out.Turns, list)
+		if err != nil || len(ims) != 1 || ims[0].Turn != 7 || !ims[0].Known() {
+			t.Errorf("parts %v: images left %+v, %v; want the newest, in turn 7", parts, ims, err)
+		}
+		if !parts && string(list) != `["s2.png"]` {
+			t.Errorf("images list %s, want [\"s2.png\"]", list)
+		}
+		if !strings.Contains(out.Turns[7].Text, words(600, "outc2")) {
+			t.Errorf("parts %v: turn 7 changed: %.80q", parts, out.Turns[7].Text)
+		}
+	}
+}

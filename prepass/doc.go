@@ -44,7 +44,11 @@
 //     unescaped. Arguments that are not JSON are left as they are.
 //
 // Steps 1 to 3 make a change only when it saves tokens under
-// [Config.Counter]. The
+// [Config.Counter], and never change a turn that holds an image (an image
+// part, or an "<image>" marker when the record has an images list, as
+// found after step 0): only step 0 removes images, so the newest
+// image-bearing turn is never touched and markers stay paired with the
+// list. The
 // turn list keeps its length and every turn keeps its role, its tool-call
 // ids and the id it answers (traj's SetContent/SetCallArguments replace one
 // value and keep every other byte), so no call/result pair can break. Tool

@@ -406,3 +406,82 @@ func TestDropOldImagesDoesNotCopyImages(t *testing.T) {
 	}
 	t.Logf("allocated %d bytes for two %d-byte images", n, size)
 }
+
+// The text steps (duplicates, digests, arguments) never remove or change
+// an image: a tool result holding one (an image part, or an "<image>"
+// marker paired with the images list) is left whole, the newest above
+// all, with or without the image step (review of issue 25, item 3).
+func TestTextStepsKeepImages(t *testing.T) {
+	body := func(k int) string { return big("line of run "+string(rune('a'+k))+": some terminal output", 60) }
+	run := func(id string, content any) []any {
+		return []any{
+			m{"role": "assistant", "content": nil, "tool_calls": []m{oaCall(id, "screenshot", `{}`)}},
+			m{"role": "tool", "tool_call_id": id, "content": content},
+		}
+	}
+	dir, paths := shots(t, 40, 50)
+	for _, tc := range []struct {
+		name  string
+		parts bool
+	}{{"parts", true}, {"markers", false}} {
+		for _, drop := range []bool{false, true} {
+			msgs := []any{m{"role": "system", "content": "s"}, m{"role": "user", "content": "do it"}}
+			for k := range 4 {
+				var content any = body(k)
+				if k == 1 || k == 2 { // turns 5 and 7 hold an image
+					if tc.parts {
+						content = []any{text(body(k)), oaImage(t, 40+k, 30)}
+					} else {
+						content = "<image>" + body(k)
+					}
+				}
+				msgs = append(msgs, run(string(rune('a'+k)), content)...)
+			}
+			// A later identical copy of turn 7's text: a back-reference
+			// would drop turn 7's image.
+			if tc.parts {
+				msgs = append(msgs, run("z", body(2))...)
+			}
+			msgs = append(msgs, m{"role": "assistant", "content": "done"})
+			r := m{"messages": msgs}
+			if !tc.parts {
+				r["images"] = paths
+			}
+			rec := decode(t, r)
+			cfg := Config{Counter: counter(t), DigestOver: 50, DropOldImages: drop, Finder: &imagetok.Finder{Dir: dir}}
+			turns, rep := Apply(rec, rec.Turns, 2, len(rec.Turns)-1, never, cfg)
+			name := tc.name
+			if drop {
+				name += "/drop"
+			}
+			if rep.Changes[Digests] == 0 {
+				t.Fatalf("%s: nothing digested: %+v", name, rep)
+			}
+			for _, i := range []int{5, 7} {
+				if drop && i == 5 {
+					continue // its old image became text: it may be digested
+				}
+				if turns[i].Made() {
+					t.Errorf("%s: turn %d, holding an image, changed by a text step: %q", name, i, clip(turns[i].Text, 80))
+				}
+			}
+			if drop && rep.ImagesRemoved != 1 {
+				t.Errorf("%s: images removed %d, want 1 (turn 5's)", name, rep.ImagesRemoved)
+			}
+			// Images left: 2, or 1 after the image step; markers pair with
+			// the list written.
+			_, list := ImagesField(rec)
+			if f, ok := ImagesListWithout(rec, rep.ImagesDropped); ok {
+				list = f.Value
+			}
+			ims, err := FindImages(&imagetok.Finder{Dir: dir}, turns, list)
+			want := 2
+			if drop {
+				want = 1
+			}
+			if err != nil || len(ims) != want || ims[len(ims)-1].Turn != 7 {
+				t.Errorf("%s: images left %+v, %v; want %d, the newest in turn 7", name, ims, err, want)
+			}
+		}
+	}
+}

@@ -136,8 +136,28 @@ func Apply(rec *traj.Record, turns []traj.Turn, lo, hi int, fits func(saved int)
 			return a.out, a.rep
 		}
 	}
+	a.images = imageTurns(rec, a.out)
 	_ = a.duplicates(lo, hi) || a.digests(lo, hi) || a.arguments(lo, hi)
 	return a.out, a.rep
+}
+
+// imageTurns are the turns of turns (rec's) that hold an image (a part of
+// a content list, or an "<image>" marker when rec has an images list):
+// the text steps leave them alone, so that no image, and no marker paired
+// with the images list, is removed or changed by them. nil when none.
+func imageTurns(rec *traj.Record, turns []traj.Turn) map[int]bool {
+	_, list := ImagesField(rec)
+	ims, _ := FindImages(&imagetok.Finder{NoSize: true}, turns, list)
+	var out map[int]bool
+	for _, im := range ims {
+		if im.Turn >= 0 {
+			if out == nil {
+				out = map[int]bool{}
+			}
+			out[im.Turn] = true
+		}
+	}
+	return out
 }
 
 // applier carries one Apply: the turns as given, the turns as changed so
@@ -151,6 +171,7 @@ type applier struct {
 	fits   func(saved int) bool
 	cfg    Config
 	rep    Report
+	images map[int]bool // turns holding an image: no text step changes them
 }
 
 // set puts nt in place of turn i (copying the turns on the first change),
@@ -199,7 +220,7 @@ func (a *applier) duplicates(lo, hi int) bool {
 		}
 	}
 	for _, r := range results {
-		if r.turn < lo || r.turn >= hi {
+		if r.turn < lo || r.turn >= hi || a.images[r.turn] {
 			continue
 		}
 		n, ok := newest[r.body]
@@ -218,7 +239,7 @@ func (a *applier) duplicates(lo, hi int) bool {
 // now fits.
 func (a *applier) digests(lo, hi int) bool {
 	for _, r := range model(a.rec, a.out) {
-		if r.turn < lo || r.turn >= hi || strings.HasPrefix(r.body, "[same output as turn ") {
+		if r.turn < lo || r.turn >= hi || a.images[r.turn] || strings.HasPrefix(r.body, "[same output as turn ") {
 			continue
 		}
 		if tokenize.CountAtMost(a.cfg.Counter, r.body, a.cfg.DigestOver+1) <= a.cfg.DigestOver {
@@ -241,7 +262,7 @@ func (a *applier) digests(lo, hi int) bool {
 func (a *applier) arguments(lo, hi int) bool {
 	for i := lo; i < hi; i++ {
 		t := a.out[i]
-		if t.Role != traj.RoleAssistant && t.Name != "function_call" {
+		if t.Role != traj.RoleAssistant && t.Name != "function_call" || a.images[i] {
 			continue
 		}
 		if nt, shrunk := a.shrinkTurn(t, i); shrunk > 0 && a.apply(Arguments, i, nt, shrunk) {

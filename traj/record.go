@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
@@ -410,8 +409,8 @@ func (r *Record) decodeTurn(line []byte, el jsonx.Elem) (Turn, error) {
 }
 
 // partsText collects the text of a list of content parts. Text parts carry
-// "text" (OpenAI) or "value" (some LLaMA-Factory exports); image parts have
-// no text (their tokens are the caller's to count: [Turn.Extra]).
+// "text" (OpenAI) or "value" (some LLaMA-Factory exports); image parts
+// ([isImagePart]) have no text (their tokens are the caller's to count: [Turn.Extra]).
 func partsText(v []byte, text *joiner) error {
 	for i, el := range jsonx.Elements(v, 0) {
 		pm, _, err := jsonx.Members(v[:el[1]], el[0])
@@ -422,7 +421,7 @@ func partsText(v []byte, text *joiner) error {
 		if m, ok := jsonx.Find(pm, "type"); ok && v[m.Start] == '"' {
 			typ, _ = jsonx.Unquote(v[m.Start:m.End])
 		}
-		if strings.Contains(typ, "image") {
+		if isImagePart(typ) {
 			continue
 		}
 		for _, k := range []string{"text", "value"} {
@@ -434,6 +433,18 @@ func partsText(v []byte, text *joiner) error {
 		}
 	}
 	return nil
+}
+
+// isImagePart reports whether a content part of type typ is an image, as
+// package imagetok's Finder reads them (OpenAI's image_url, input_image and
+// computer_screenshot, Anthropic's and transformers' image); any other part
+// (an "image_caption" with text) is read for its text.
+func isImagePart(typ string) bool {
+	switch typ {
+	case "image_url", "input_image", "computer_screenshot", "image":
+		return true
+	}
+	return false
 }
 
 // openAIExtras reads what else an OpenAI message carries that costs tokens

@@ -318,3 +318,20 @@ func TestTwoTurnLists(t *testing.T) {
 		t.Fatalf("forced: %v", err)
 	}
 }
+
+// Only real image parts are images: a part whose type merely contains
+// "image" is read for its text (review of issue 25, item 11a).
+func TestImagePartTypes(t *testing.T) {
+	line := `{"messages":[{"role":"user","content":[` +
+		`{"type":"image_caption","text":"a red button"},` +
+		`{"type":"image_url","image_url":{"url":"x.png"},"text":"not read"},` +
+		`{"type":"input_image","image_url":"y.png","text":"not read"},` +
+		`{"type":"computer_screenshot","image_url":"z.png","text":"not read"},` +
+		`{"type":"image","image":"w.png","text":"not read"},` +
+		`{"type":"image_description","value":"a form"},` +
+		`{"type":"text","text":"click it"}]},{"role":"assistant","content":"ok"}]}`
+	r := mustDecode(t, line, Schema{})
+	if got, want := r.Turns[0].Text, "a red button\na form\nclick it"; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+}

@@ -221,6 +221,20 @@ func TestCompressImageRules(t *testing.T) {
 	if ttext.stderr != "" {
 		t.Errorf("an explicit rule still notes: %q", ttext.stderr)
 	}
+
+	// A preprocessor_config.json naming no image processor (a Whisper
+	// feature extractor's): not Qwen's, OpenAI's rule with the note.
+	whisper := t.TempDir()
+	byteLevelTokenizer(t, whisper)
+	if err := os.WriteFile(filepath.Join(whisper, "preprocessor_config.json"),
+		[]byte(`{"feature_extractor_type": "WhisperFeatureExtractor", "feature_size": 80, "sampling_rate": 16000, "processor_class": "WhisperProcessor"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	twhisper := compressImages(t, in, "--tokenizer", whisper, "--chat-template", "none", "--image-tokens", "auto")
+	check("auto (Whisper preprocessor config)", twhisper, ttext, 3*765)
+	if twhisper.rule != "openai" || !strings.Contains(twhisper.stderr, "no image_processor_type (feature_extractor_type WhisperFeatureExtractor), whose rule trajcompress does not know") {
+		t.Errorf("auto with a Whisper preprocessor config: rule %q, stderr %q", twhisper.rule, twhisper.stderr)
+	}
 }
 
 // An image whose file is not beside the dataset (records.jsonl copied
@@ -267,7 +281,7 @@ func TestCompressImageTokensRefused(t *testing.T) {
 	if err := os.WriteFile(in, []byte(`{"messages": [{"role": "user", "content": "hi"}]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, v := range []string{"qwen", "flat:", "flat:-3", "openai:high"} {
+	for _, v := range []string{"qwen", "flat:", "flat:-3", "openai:high", "flat:1000001", "flat:2000000000000000000"} {
 		var stderr bytes.Buffer
 		code := run(context.Background(), []string{"compress", "--input", in, "--output", in + ".out", "--image-tokens", v}, nil, &bytes.Buffer{}, &stderr)
 		if code != exitUsage || !strings.Contains(stderr.String(), "--image-tokens") || !strings.Contains(stderr.String(), "auto, openai or flat:N") {

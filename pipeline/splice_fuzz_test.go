@@ -228,11 +228,13 @@ func turnOptions(contKey string, adds []string) jsontest.Options {
 						parts = eb[:extra]
 					}
 					for _, pt := range parts {
-						var part struct{ Type, Text string }
+						// The text under "text", or "value" where the
+						// list's parts hold theirs so (traj.AppendText).
+						var part struct{ Type, Text, Value string }
 						if json.Unmarshal(b[pt[0]:pt[1]], &part) != nil || part.Type != "text" {
 							ok = false
 						}
-						add.WriteString(part.Text)
+						add.WriteString(part.Text + part.Value)
 					}
 					if ok {
 						x := add.String()

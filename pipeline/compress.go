@@ -322,42 +322,50 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 		j.leave(j.plan.Outcome, string(j.plan.Reason))
 		return j.unchanged(), nil
 	}
+	return c.summarizeRegion(ctx, &j)
+}
+
+// summarizeRegion summarises j's planned region and writes the result; with
+// a template, a result over target once rendered is planned again with a
+// larger region (refit) while one can be had, and the last result the
+// template rendered is kept.
+func (c *Compressor) summarizeRegion(ctx context.Context, j *job) (Result, error) {
 	var done *fitted // the last result, over target once rendered
 	for {
 		j.obs.Region = &[2]int{j.plan.Start, j.plan.End}
-		req := c.request(&j)
+		req := c.request(j)
 		if c.estimating() {
-			return c.estimate(&j, req), nil
+			return c.estimate(j, req), nil
 		}
-		sum, ok, err := c.summarize(ctx, &j, req)
+		sum, ok, err := c.summarize(ctx, j, req)
 		if err != nil {
 			return Result{}, err
 		}
 		if !ok {
 			if done != nil {
-				return done.encode(c, &j)
+				return done.encode(c, j)
 			}
 			return j.unchanged(), nil
 		}
 		j.retain(req, sum.Text)
-		a := c.assemble(&j, sum.Text)
-		pairing := c.account(&j, a, sum.Tokens)
+		a := c.assemble(j, sum.Text)
+		pairing := c.account(j, a, sum.Tokens)
 		if j.tmplErr != nil && done != nil {
 			// The template refuses the larger region's result: the
 			// earlier one, which it rendered, is written (over target).
 			j.tmplErr = nil
-			return done.encode(c, &j)
+			return done.encode(c, j)
 		}
-		if !c.refit(&j) {
-			return c.encode(&j, a, pairing)
+		if !c.refit(j) {
+			return c.encode(j, a, pairing)
 		}
 		done = &fitted{a: a, pairing: pairing, obs: j.obs, plan: j.plan}
-		c.planRegion(&j)
-		c.place(&j)
+		c.planRegion(j)
+		c.place(j)
 		if j.plan.Outcome != outcome.Compressed || (j.plan.Start == done.plan.Start && j.plan.End == done.plan.End) {
 			// No larger region can be summarised: summarising and
 			// rendering the same one again would give the same result.
-			return done.encode(c, &j)
+			return done.encode(c, j)
 		}
 	}
 }

@@ -141,12 +141,14 @@ func (c *Compressor) recordImages(j *job, turns []traj.Turn, key string, images 
 // the assembled record gives them (the turns' Extra and j.listed): the
 // markers or placeholders that pair with other entries once some are gone
 // while the list is left as it is (it did not pair as read), or an entry
-// no marker claims any more. 0 for a record without images.
+// no marker claims any more. 0 for a record without an images value.
 func (c *Compressor) imageDrift(j *job, turns []traj.Turn, fields []traj.Field) int {
-	if j.images == nil {
+	key, list := prepass.ImagesField(j.rec)
+	if j.images == nil || list == nil {
+		// Without an images value every image is a part of its turn,
+		// counted in its Extra as the output holds it (madeImageTokens).
 		return 0
 	}
-	key, list := prepass.ImagesField(j.rec)
 	for _, f := range fields {
 		if key != "" && f.Key == key {
 			list = f.Value

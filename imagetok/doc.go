@@ -14,7 +14,10 @@
 // base64, as format/parquet and format/arrow render binary in JSON), and
 // LLaMA-Factory / ShareGPT4V "<image>" markers paired in order with the
 // record's images list (paths relative to the dataset file's directory,
-// [Finder.Dir]). Each [Image] says where it is (turn, part, byte span,
+// [Finder.Dir]). [Finder.Paired] also gives the list's entries no marker
+// claimed, in order, to {"type": "image"} parts that name no image
+// (transformers' and TRL's layout): the one pairing that counting, image
+// removal, summaries and template expansion share. Each [Image] says where it is (turn, part, byte span,
 // marker offset, list index), its [Kind] and [Source], its detail, and its
 // size when known.
 //

@@ -972,7 +972,7 @@ func (c *Compressor) turnSum(j *job, a assembly, sumTokens int) int {
 			after += c.count(t)
 		}
 	}
-	return after + j.adj
+	return after + j.adj + c.imageDrift(j, a.turns, a.fields)
 }
 
 // encode writes the compressed record, with its compression_metrics when
@@ -1044,7 +1044,7 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields 
 	for _, t := range turns {
 		n += t.Extra
 	}
-	return n + j.listed, nil
+	return n + j.listed + c.imageDrift(j, turns, fields), nil
 }
 
 // templateCounter is Options.Template for j's record: when it expands

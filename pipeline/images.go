@@ -28,37 +28,7 @@ func (c *Compressor) countImages(j *job) {
 	if !lists && images == nil {
 		return
 	}
-	f := c.finder(j)
-	var found []imagetok.Image
-	if images == nil {
-		for i, t := range j.rec.Turns {
-			if v := t.Content(); len(v) > 0 && v[0] == '[' {
-				found = append(found, f.Content(v, i)...)
-			}
-		}
-	} else {
-		contents := make([][]byte, len(j.rec.Turns))
-		for i, t := range j.rec.Turns {
-			contents[i] = t.Content()
-		}
-		// A marker count that differs from the list's length is counted
-		// as found (markers without an entry are of unknown size).
-		found, _ = f.Record(contents, images)
-		found = pairPlaceholders(found)
-		if key == "image" {
-			// A single "image" value no marker claims is not taken for an
-			// image: datasets use the key for other things (a container
-			// image), and LLaVA's always has its marker.
-			k := 0
-			for _, im := range found {
-				if im.Kind != imagetok.KindListed {
-					found[k] = im
-					k++
-				}
-			}
-			found = found[:k]
-		}
-	}
+	found := c.recordImages(j, j.rec.Turns, key, images)
 	if len(found) == 0 {
 		return
 	}
@@ -78,41 +48,6 @@ func (c *Compressor) countImages(j *job) {
 	j.obs.Images = len(found)
 }
 
-// pairPlaceholders gives the images-list entries no marker claimed to the
-// {"type": "image"} parts that name no image (transformers' and TRL's
-// layout: the parts say where, the list holds the images), in order, as
-// markers take them: such a part and its entry are one image, counted
-// once, with the entry's size. Entries or parts left over stay as they
-// are.
-func pairPlaceholders(found []imagetok.Image) []imagetok.Image {
-	var holders, listed []int
-	for k, im := range found {
-		switch {
-		case im.Kind == imagetok.KindImagePart && im.Source == imagetok.SourceNone && im.Ref == "":
-			holders = append(holders, k)
-		case im.Kind == imagetok.KindListed:
-			listed = append(listed, k)
-		}
-	}
-	n := min(len(holders), len(listed))
-	if n == 0 {
-		return found
-	}
-	drop := make(map[int]bool, n)
-	for p := range n {
-		h, e := &found[holders[p]], found[listed[p]]
-		h.Index, h.Source, h.Ref, h.Format, h.Width, h.Height = e.Index, e.Source, e.Ref, e.Format, e.Width, e.Height
-		drop[listed[p]] = true
-	}
-	out := found[:0]
-	for k, im := range found {
-		if !drop[k] {
-			out = append(out, im)
-		}
-	}
-	return out
-}
-
 // madeImageTokens is what the images of turn i count once the prepass
 // has made t of it: the image parts of a content list are found again
 // (an image part gone is no longer counted; a {"type": "image"} part
@@ -126,7 +61,7 @@ func (c *Compressor) madeImageTokens(j *job, i int, t traj.Turn) int {
 	v := t.Content()
 	if len(v) > 0 && v[0] == '[' {
 		// A {"type": "image"} part found again counts as the list entry
-		// it was paired with as read (pairPlaceholders), in order.
+		// it was paired with as read (imagetok.Finder.Paired), in order.
 		var paired []int
 		for k, im := range j.images {
 			if im.Turn == i && im.Kind == imagetok.KindImagePart && im.Index >= 0 {
@@ -136,7 +71,7 @@ func (c *Compressor) madeImageTokens(j *job, i int, t traj.Turn) int {
 		f := c.finder(j)
 		n := 0
 		for _, im := range f.Content(v, i) {
-			if im.Kind == imagetok.KindImagePart && im.Source == imagetok.SourceNone && im.Ref == "" && len(paired) > 0 {
+			if im.Placeholder() && len(paired) > 0 {
 				n += paired[0]
 				paired = paired[1:]
 				continue
@@ -158,4 +93,78 @@ func (c *Compressor) madeImageTokens(j *job, i int, t traj.Turn) int {
 		}
 	}
 	return n + markers*c.opts.ImageRule.Unknown()
+}
+
+// recordImages finds the images of turns, with images the value of the
+// record's images field key ([prepass.ImagesField]; nil when none), as
+// countImages counts them: without an images value, the image parts of the
+// content lists; with one, also the markers and placeholders paired with
+// its entries (imagetok.Finder.Paired).
+func (c *Compressor) recordImages(j *job, turns []traj.Turn, key string, images []byte) []imagetok.Image {
+	f := c.finder(j)
+	var found []imagetok.Image
+	if images == nil {
+		for i, t := range turns {
+			if v := t.Content(); len(v) > 0 && v[0] == '[' {
+				found = append(found, f.Content(v, i)...)
+			}
+		}
+	} else {
+		contents := make([][]byte, len(turns))
+		for i, t := range turns {
+			contents[i] = t.Content()
+		}
+		// Markers and placeholders are paired with the list's entries
+		// (imagetok.Finder.Paired); a count that differs from the list's
+		// length is counted as found (markers without an entry are of
+		// unknown size).
+		found, _ = f.Paired(contents, images)
+		if key == "image" {
+			// A single "image" value no marker claims is not taken for an
+			// image: datasets use the key for other things (a container
+			// image), and LLaVA's always has its marker.
+			k := 0
+			for _, im := range found {
+				if im.Kind != imagetok.KindListed {
+					found[k] = im
+					k++
+				}
+			}
+			found = found[:k]
+		}
+	}
+	return found
+}
+
+// imageDrift is what the images of the assembled record (turns, written
+// with fields) count as the output is read again, less what the count of
+// the assembled record gives them (the turns' Extra and j.listed): the
+// markers or placeholders that pair with other entries once some are gone
+// while the list is left as it is (it did not pair as read), or an entry
+// no marker claims any more. 0 for a record without an images value.
+func (c *Compressor) imageDrift(j *job, turns []traj.Turn, fields []traj.Field) int {
+	key, list := prepass.ImagesField(j.rec)
+	if j.images == nil || list == nil {
+		// Without an images value every image is a part of its turn,
+		// counted in its Extra as the output holds it (madeImageTokens).
+		return 0
+	}
+	for _, f := range fields {
+		if key != "" && f.Key == key {
+			list = f.Value
+			if string(list) == "null" {
+				list = nil
+			}
+		}
+	}
+	counted := j.listed
+	for _, t := range turns {
+		counted += t.Extra
+	}
+	n := 0
+	for _, im := range c.recordImages(j, turns, key, list) {
+		k, _ := c.opts.ImageRule.Tokens(im)
+		n += k
+	}
+	return n - counted
 }

@@ -35,23 +35,25 @@ func ImagesField(rec *traj.Record) (string, []byte) {
 // FindImages returns the images of turns, the turns of rec, as f finds
 // them: the image parts of their content lists and, paired with list
 // (the record's images value, as [ImagesField] returns it, or its
-// replacement from [Report.Fields]), their "<image>" markers. The error is
-// [imagetok.ErrMarkerCount]'s when markers and list entries differ in
-// number.
+// replacement from [Report.Fields]) by [imagetok.Finder.Paired], their
+// "<image>" markers and their {"type": "image"} placeholder parts. The
+// error is [imagetok.ErrMarkerCount]'s when markers and placeholders do
+// not pair with the list's entries.
 func FindImages(f *imagetok.Finder, turns []traj.Turn, list []byte) ([]imagetok.Image, error) {
 	contents := make([][]byte, len(turns))
 	for i, t := range turns {
 		contents[i] = t.Content()
 	}
-	return f.Record(contents, list)
+	return f.Paired(contents, list)
 }
 
 // dropImages is the image step: within out[lo:hi], every image of a turn
 // older than the newest image-bearing turn of the record becomes
 // [RemovedImage]'s text, oldest turn first; change is called with each
 // changed turn and reports whether the record now fits (the step stops
-// then). It returns the images list entries of the removed markers
-// (ascending; nil when no marker was removed) and whether the record fits.
+// then). It returns the images list entries of the removed markers and
+// placeholders (ascending; nil when none was removed) and whether the
+// record fits.
 func dropImages(rec *traj.Record, out []traj.Turn, lo, hi int, cfg Config, change func(i int, nt traj.Turn, n int) bool) ([]int, bool) {
 	f := cfg.Finder
 	if f == nil {
@@ -59,17 +61,19 @@ func dropImages(rec *traj.Record, out []traj.Turn, lo, hi int, cfg Config, chang
 	}
 	_, list := ImagesField(rec)
 	ims, err := FindImages(f, out, list)
-	// Markers are removed only when they pair with the entries of a list:
-	// the list then loses the entries of the markers removed, so that
-	// markers and list stay paired.
-	markers := err == nil && list != nil && list[0] == '['
+	// Markers and the placeholder parts paired with an entry are removed
+	// only when they pair with the entries of the images value: the value
+	// then loses the entries of those removed ([ImagesListWithout]), so
+	// that they and the list stay paired.
+	markers := err == nil && list != nil
 	newest := -1
 	for _, im := range ims {
 		newest = max(newest, im.Turn)
 	}
 	byTurn := map[int][]imagetok.Image{}
 	for _, im := range ims {
-		if im.Turn < lo || im.Turn >= min(hi, newest) || im.Kind == imagetok.KindMarker && (!markers || im.Index < 0) {
+		bound := im.Kind == imagetok.KindMarker || im.Index >= 0
+		if im.Turn < lo || im.Turn >= min(hi, newest) || bound && (!markers || im.Index < 0) {
 			continue
 		}
 		byTurn[im.Turn] = append(byTurn[im.Turn], im)
@@ -77,7 +81,7 @@ func dropImages(rec *traj.Record, out []traj.Turn, lo, hi int, cfg Config, chang
 	if len(byTurn) == 0 {
 		return nil, false
 	}
-	var dropped []int // list entries of removed markers
+	var dropped []int // list entries of removed markers and placeholders
 	fits := false
 	for i := lo; i < min(hi, newest) && !fits; i++ {
 		if len(byTurn[i]) == 0 {
@@ -88,7 +92,7 @@ func dropImages(rec *traj.Record, out []traj.Turn, lo, hi int, cfg Config, chang
 			continue
 		}
 		for _, im := range byTurn[i] {
-			if im.Kind == imagetok.KindMarker {
+			if im.Index >= 0 {
 				dropped = append(dropped, im.Index)
 			}
 		}
@@ -99,21 +103,31 @@ func dropImages(rec *traj.Record, out []traj.Turn, lo, hi int, cfg Config, chang
 }
 
 // ImagesListWithout returns the top-level field that writes rec's images
-// list ([ImagesField]) without the entries dropped (indices into it); ok
-// is false when there is nothing to write: no list, or nothing dropped.
+// list ([ImagesField]) without the entries dropped (indices into it); a
+// single value (ShareGPT4V's "image") whose entry 0 is dropped becomes
+// null. ok is false when there is nothing to write: no list, or nothing
+// dropped.
 func ImagesListWithout(rec *traj.Record, dropped []int) (traj.Field, bool) {
-	key, _ := ImagesField(rec)
+	key, list := ImagesField(rec)
 	if key == "" || len(dropped) == 0 {
 		return traj.Field{}, false
+	}
+	if list[0] != '[' {
+		if dropped[0] != 0 {
+			return traj.Field{}, false
+		}
+		return traj.Field{Key: key, Value: []byte("null")}, true
 	}
 	return rec.ListWithout(key, func(i int) bool { _, found := slices.BinarySearch(dropped, i); return found })
 }
 
 // RegionMarkers returns the images list entries (ascending) of the
-// "<image>" markers in turns[start:end] of rec as read, for a caller that
-// replaces those turns by a summary and must drop their entries too, so
-// that markers and list stay paired. It returns nil when rec has no list,
-// or when its markers and list differ in number (the pairing is unknown).
+// "<image>" markers and placeholder parts in turns[start:end] of rec as
+// read ([FindImages]), for a caller that replaces those turns by a summary
+// and must drop their entries too, so that markers and list stay paired.
+// It returns nil when rec has no list, or when its markers and
+// placeholders do not pair with the list (the pairing is unknown: the
+// list is then left as it is).
 func RegionMarkers(rec *traj.Record, start, end int) []int {
 	_, list := ImagesField(rec)
 	if list == nil || start >= end {
@@ -125,7 +139,7 @@ func RegionMarkers(rec *traj.Record, start, end int) []int {
 	}
 	var out []int
 	for _, im := range ims {
-		if im.Kind == imagetok.KindMarker && im.Turn >= start && im.Turn < end && im.Index >= 0 {
+		if im.Index >= 0 && im.Turn >= start && im.Turn < end {
 			out = append(out, im.Index)
 		}
 	}

@@ -212,7 +212,10 @@ func (im *Images) prepare(v View) (View, *imageCount, error) {
 		c, _ := jsonx.Lookup(v.Messages[el[0]:el[1]], "content")
 		contents[i] = c
 	}
-	found, _ := f.Record(contents, v.Images) // a marker without an entry is of unknown size
+	// Markers and {"type": "image"} placeholders paired with the list's
+	// entries in order, as the processor pairs them; a marker or
+	// placeholder without an entry is of unknown size.
+	found, _ := f.Paired(contents, v.Images)
 	var order []imagetok.Image
 	markers := make([]bool, len(msgs))
 	for t, c := range contents {

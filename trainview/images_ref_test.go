@@ -153,6 +153,22 @@ func imageCases(t *testing.T) []imgCase {
 		"images": rel,
 	})
 	cases = append(cases, imgCase{name: "made sharegpt markers", line: b, dir: dir, files: made, markers: true})
+	// transformers' and TRL's layout: {"type": "image"} placeholder parts,
+	// the images in the record's images list, paired in order.
+	var holders []any
+	for i := range made {
+		holders = append(holders, map[string]any{"type": "text", "text": fmt.Sprintf("Image %d:", i+1)}, map[string]any{"type": "image"})
+	}
+	b, _ = json.Marshal(map[string]any{
+		"messages": []any{
+			map[string]any{"role": "user", "content": holders[:4]},
+			map[string]any{"role": "assistant", "content": "Two."},
+			map[string]any{"role": "user", "content": holders[4:]},
+			map[string]any{"role": "assistant", "content": "The rest."},
+		},
+		"images": rel,
+	})
+	cases = append(cases, imgCase{name: "made placeholders images list", line: b, dir: dir, files: made})
 	return cases
 }
 

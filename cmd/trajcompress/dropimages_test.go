@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -38,27 +36,8 @@ func TestDropOldImagesTwice(t *testing.T) {
 	}
 	compress := func(in, out string) []map[string]any {
 		t.Helper()
-		outcomes := out + ".outcomes"
-		var stdout, stderr bytes.Buffer
-		args := []string{"compress", "--quiet", "--input", in, "--output", out, "--outcomes", outcomes,
-			"--target-max-tokens", "300", "--summary-target-tokens", "80", "--protect-last-n", "2", "--drop-old-images",
-			"--image-tokens", "flat:85"} // the case is sized for 85 tokens an image
-		if code := run(context.Background(), args, nil, &stdout, &stderr); code != exitOK {
-			t.Fatalf("exit %d: %s", code, stderr.String())
-		}
-		b, err := os.ReadFile(outcomes)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res []map[string]any
-		for _, l := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
-			var o map[string]any
-			if err := json.Unmarshal(l, &o); err != nil {
-				t.Fatal(err)
-			}
-			res = append(res, o)
-		}
-		return res
+		return pairRun(t, in, out, false, "--target-max-tokens", "300", "--summary-target-tokens", "80", "--protect-last-n", "2", "--drop-old-images",
+			"--image-tokens", "flat:85") // the case is sized for 85 tokens an image
 	}
 	out1 := filepath.Join(tmp, "out1.jsonl")
 	first := compress(in, out1)

@@ -162,12 +162,17 @@ type Result struct {
 	SetupDiffers []string
 }
 
-// ValidDocument returns the error [Compare] gives when b is not a metrics
-// document (empty, not JSON, not one JSON object), without saying which
-// side it was: checkfile.Compare names the file instead.
-func ValidDocument(b []byte) error {
-	_, err := decode(b)
-	return err
+// Document is a decoded metrics JSON document ([ParseDocument]), for
+// comparing with [CompareDocuments] without decoding it again.
+type Document struct{ m map[string]any }
+
+// ParseDocument decodes b as a metrics document. Its error is the one
+// [Compare] gives when b is not one (empty, not JSON, not one JSON
+// object), without saying which side it was: checkfile.Compare names the
+// file instead.
+func ParseDocument(b []byte) (Document, error) {
+	m, err := decode(b)
+	return Document{m}, err
 }
 
 // Compare checks run against baseline, both aggregate metrics JSON documents.
@@ -179,14 +184,26 @@ func Compare(baseline, run []byte, r Rules) (Result, error) {
 	if err := r.Validate(); err != nil {
 		return Result{}, err
 	}
-	bdoc, err := decode(baseline)
+	bdoc, err := ParseDocument(baseline)
 	if err != nil {
 		return Result{}, fmt.Errorf("check: baseline: %w", err)
 	}
-	rdoc, err := decode(run)
+	rdoc, err := ParseDocument(run)
 	if err != nil {
 		return Result{}, fmt.Errorf("check: run: %w", err)
 	}
+	return compareDocs(bdoc.m, rdoc.m, r)
+}
+
+// CompareDocuments is [Compare] on documents already decoded.
+func CompareDocuments(baseline, run Document, r Rules) (Result, error) {
+	if err := r.Validate(); err != nil {
+		return Result{}, err
+	}
+	return compareDocs(baseline.m, run.m, r)
+}
+
+func compareDocs(bdoc, rdoc map[string]any, r Rules) (Result, error) {
 	var res Result
 	for _, k := range SetupKeys {
 		bv, bok := lookup(bdoc, k)

@@ -25,24 +25,40 @@ import (
 	"github.com/trajcompress/trajcompress/metrics"
 )
 
-// Compare reads the two metrics files and calls [check.Compare]; errors
-// name the file they concern.
-func Compare(baselinePath, runPath string, r check.Rules) (check.Result, error) {
+// Compare reads the two metrics files and calls [check.CompareDocuments];
+// errors name the file they concern. With verifyOutputs it first checks,
+// on the same read of the run's metrics, what [VerifyRunOutputs] checks.
+func Compare(baselinePath, runPath string, r check.Rules, verifyOutputs bool) (check.Result, error) {
+	var run []byte
+	var rdoc check.Document
+	if verifyOutputs {
+		var err error
+		if run, rdoc, err = readRun(runPath); err != nil {
+			return check.Result{}, err
+		}
+		if err := verifyRun(runPath, run); err != nil {
+			return check.Result{}, err
+		}
+	}
 	base, err := readfile.Read(baselinePath, "metrics file", readfile.MetricsLimit)
 	if err != nil {
 		return check.Result{}, fmt.Errorf("check: baseline: %w", err)
 	}
-	run, err := readfile.Read(runPath, "metrics file", readfile.MetricsLimit)
-	if err != nil {
-		return check.Result{}, fmt.Errorf("check: run: %w", err)
+	if run == nil {
+		if run, err = readfile.Read(runPath, "metrics file", readfile.MetricsLimit); err != nil {
+			return check.Result{}, fmt.Errorf("check: run: %w", err)
+		}
 	}
-	if err := check.ValidDocument(base); err != nil {
+	bdoc, err := check.ParseDocument(base)
+	if err != nil {
 		return check.Result{}, fmt.Errorf("check: baseline %s: %w", baselinePath, err)
 	}
-	if err := check.ValidDocument(run); err != nil {
-		return check.Result{}, fmt.Errorf("check: run %s: %w", runPath, err)
+	if !verifyOutputs {
+		if rdoc, err = check.ParseDocument(run); err != nil {
+			return check.Result{}, fmt.Errorf("check: run %s: %w", runPath, err)
+		}
 	}
-	res, err := check.Compare(base, run, r)
+	res, err := check.CompareDocuments(bdoc, rdoc, r)
 	if err != nil {
 		return res, fmt.Errorf("%w (baseline %s, run %s)", err, baselinePath, runPath)
 	}
@@ -70,17 +86,33 @@ func LoadRules(path string) (check.Rules, error) {
 // outputs changed since, would otherwise be gated as if they matched.
 // Metrics without run.outputs (dry runs, older versions) pass.
 func VerifyRunOutputs(runPath string) error {
+	b, _, err := readRun(runPath)
+	if err != nil {
+		return err
+	}
+	return verifyRun(runPath, b)
+}
+
+// readRun reads and decodes the run's metrics file.
+func readRun(runPath string) ([]byte, check.Document, error) {
 	b, err := readfile.Read(runPath, "metrics file", readfile.MetricsLimit)
 	if err != nil {
-		return fmt.Errorf("check: run: %w", err)
+		return nil, check.Document{}, fmt.Errorf("check: run: %w", err)
 	}
+	doc, err := check.ParseDocument(b)
+	if err != nil {
+		return nil, check.Document{}, fmt.Errorf("check: run %s: %w", runPath, err)
+	}
+	return b, doc, nil
+}
+
+// verifyRun checks the outputs that b, the run's metrics read from
+// runPath (a valid document), vouches for.
+func verifyRun(runPath string, b []byte) error {
 	var doc struct {
 		Run struct {
 			Outputs []metrics.OutputFile `json:"outputs"`
 		} `json:"run"`
-	}
-	if err := check.ValidDocument(b); err != nil {
-		return fmt.Errorf("check: run %s: %w", runPath, err)
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return fmt.Errorf("check: run %s: %w", runPath, err)

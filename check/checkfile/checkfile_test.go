@@ -39,16 +39,16 @@ func TestCompare(t *testing.T) {
 	bp, rp := filepath.Join(dir, "base.json"), filepath.Join(dir, "run.json")
 	write(t, bp, doc("0.4123"))
 	write(t, rp, []byte("{oops"))
-	if _, err := Compare(bp, rp, check.DefaultRules(0.01, 0)); err == nil || !strings.Contains(err.Error(), rp) {
+	if _, err := Compare(bp, rp, check.DefaultRules(0.01, 0), false); err == nil || !strings.Contains(err.Error(), rp) {
 		t.Fatalf("err = %v, want it to name %s", err, rp)
 	}
 	write(t, rp, doc("0.4123"))
-	res, err := Compare(bp, rp, check.DefaultRules(0.01, 0))
+	res, err := Compare(bp, rp, check.DefaultRules(0.01, 0), false)
 	if err != nil || res.Regressed {
 		t.Fatalf("res = %+v, err = %v; want no regression", res, err)
 	}
 	write(t, rp, doc("0.5"))
-	res, err = Compare(bp, rp, check.DefaultRules(0.01, 0))
+	res, err = Compare(bp, rp, check.DefaultRules(0.01, 0), false)
 	if err != nil || !res.Regressed {
 		t.Fatalf("res = %+v, err = %v; want a regression", res, err)
 	}

@@ -23,7 +23,7 @@ import (
 // keeps them exact; no chat record of ours holds one). Strings are decoded
 // as encoding/json decodes them (ill-formed UTF-8 as U+FFFD).
 func FromJSON(data []byte) (jinja.Value, error) {
-	if !json.Valid(data) {
+	if !jsonx.Valid(data) {
 		var v any
 		if err := json.Unmarshal(data, &v); err != nil {
 			return jinja.Undefined(), err
@@ -62,16 +62,7 @@ type jsonParser struct {
 	alias bool // strings share b's memory (see str)
 }
 
-func (p *jsonParser) space() {
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
+func (p *jsonParser) space() { p.i = jsonx.SkipSpace(p.b, p.i) }
 
 func (p *jsonParser) value() (jinja.Value, error) {
 	p.space()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/trajcompress/trajcompress/chattemplate"
@@ -206,11 +207,19 @@ func (im *Images) prepare(v View) (View, *imageCount, error) {
 	if f == nil {
 		f = &imagetok.Finder{}
 	}
+	// Each message's content member, read once: its value is what the
+	// images are looked for in, its span where a marker's string goes.
 	msgs := jsonx.Elements(v.Messages, jsonx.SkipSpace(v.Messages, 0))
 	contents := make([][]byte, len(msgs))
+	spans := make([]jsonx.Member, len(msgs))
 	for i, el := range msgs {
-		c, _ := jsonx.Lookup(v.Messages[el[0]:el[1]], "content")
-		contents[i] = c
+		ms, _, err := jsonx.Members(v.Messages[:el[1]], el[0])
+		if err != nil {
+			continue // not an object: no content
+		}
+		if m, ok := jsonx.Find(ms, "content"); ok {
+			contents[i], spans[i] = v.Messages[m.Start:m.End], m
+		}
 	}
 	// Markers and {"type": "image"} placeholders paired with the list's
 	// entries in order, as the processor pairs them; a marker or
@@ -240,20 +249,15 @@ func (im *Images) prepare(v View) (View, *imageCount, error) {
 		n, _ := rule.Tokens(x)
 		ic.pads[i] = max(n-im.Qwen.Wrap, 1)
 	}
-	if !hasTrue(markers) {
+	if !slices.Contains(markers, true) {
 		return v, ic, nil
 	}
 	out := make([]byte, 0, len(v.Messages)+64)
 	last := 0
-	for t, el := range msgs {
+	for t, m := range spans {
 		if !markers[t] {
 			continue
 		}
-		ms, _, err := jsonx.Members(v.Messages[:el[1]], el[0])
-		if err != nil {
-			return v, nil, err
-		}
-		m, _ := jsonx.Find(ms, "content")
 		s, _ := jsonx.Unquote(v.Messages[m.Start:m.End])
 		out = append(out, v.Messages[last:m.Start]...)
 		out = jsonx.AppendStringKeep(out, strings.ReplaceAll(s, imagetok.Marker, VisionStart+im.token()+VisionEnd))
@@ -346,13 +350,4 @@ func (im *Images) token() string {
 		return ImagePad
 	}
 	return im.Token
-}
-
-func hasTrue(b []bool) bool {
-	for _, x := range b {
-		if x {
-			return true
-		}
-	}
-	return false
 }

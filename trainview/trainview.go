@@ -182,7 +182,7 @@ func (m Mapper) Tools(rec *traj.Record) (json.RawMessage, error) {
 		if len(b) == 0 {
 			return nil, nil
 		}
-		if !json.Valid(b) {
+		if !jsonx.Valid(b) {
 			return nil, fmt.Errorf("%q is a string that does not hold JSON", key)
 		}
 		if b[0] == 'n' {

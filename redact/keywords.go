@@ -24,11 +24,11 @@ type keywordIndex struct {
 	// cases, for a 2-byte keyword whose rules all match it in one case
 	// only, are those spellings (else both ASCII cases are searched).
 	cases map[int32][]string
-	// byPair maps a folded pair to 1 + its index in lists, the keywords
-	// starting with it (0: none).
+	// byPair maps a folded pair to 1 + its index in long, the keywords of
+	// 3 bytes or more starting with it (0: no keyword starts with it; the
+	// 2-byte ones, which shortHits finds, are left out of long).
 	byPair [1 << 16]uint16
-	lists  [][]int32
-	long   [][]int32 // lists without the 2-byte keywords (which shortHits finds)
+	long   [][]int32
 	// longWords are long's keywords as verify compares them.
 	longWords [][]classWord
 	words     []string
@@ -75,11 +75,9 @@ func newKeywordIndex(words []string) *keywordIndex {
 		}
 		p := pairKey(w[0], w[1])
 		if k.byPair[p] == 0 {
-			k.lists = append(k.lists, nil)
 			k.long = append(k.long, nil)
-			k.byPair[p] = uint16(len(k.lists))
+			k.byPair[p] = uint16(len(k.long))
 		}
-		k.lists[k.byPair[p]-1] = append(k.lists[k.byPair[p]-1], int32(i))
 		if len(w) > 2 {
 			k.long[k.byPair[p]-1] = append(k.long[k.byPair[p]-1], int32(i))
 		}

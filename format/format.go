@@ -240,14 +240,8 @@ func Detect(path string) (string, error) {
 		return f, nil
 	}
 	if f == "" {
-		switch {
-		case bytes.HasPrefix(head, []byte("PAR1")):
-			return Parquet, nil
-		case bytes.HasPrefix(head, []byte("ARROW1")), bytes.HasPrefix(head, []byte{0xff, 0xff, 0xff, 0xff}):
-			// The Arrow file format, or the stream format (datasets'
-			// save_to_disk, and what we write), which starts with a
-			// continuation marker; JSON text cannot start with 0xff.
-			return Arrow, nil
+		if m := byMagic(head); m != "" {
+			return m, nil
 		}
 	}
 	if _, err := fh.Seek(0, io.SeekStart); err != nil {
@@ -259,6 +253,20 @@ func Detect(path string) (string, error) {
 		return JSON, nil
 	}
 	return JSONL, nil
+}
+
+// byMagic names the format whose magic number head starts with: Parquet's
+// "PAR1", or Arrow's file format "ARROW1" or stream format (datasets'
+// save_to_disk, and what we write), which starts with a continuation
+// marker 0xffffffff (JSON text cannot start with 0xff); else "".
+func byMagic(head []byte) string {
+	switch {
+	case bytes.HasPrefix(head, []byte("PAR1")):
+		return Parquet
+	case bytes.HasPrefix(head, []byte("ARROW1")), bytes.HasPrefix(head, []byte{0xff, 0xff, 0xff, 0xff}):
+		return Arrow
+	}
+	return ""
 }
 
 // lfsPointer starts a Git LFS pointer file, which a clone without git-lfs
@@ -395,9 +403,9 @@ func unknownName(path string, head []byte, comp string) string {
 	case comp != "":
 		return fmt.Sprintf("%s-compressed data under a name that does not say it holds JSON Lines or a JSON array: rename it %s.jsonl%s (or .json%s), or give it as --input to read it by its content",
 			comp, strings.TrimSuffix(base, ext), extOf(comp), extOf(comp))
-	case bytes.HasPrefix(head, []byte("PAR1")):
+	case byMagic(head) == Parquet:
 		return "Parquet data (by its first bytes) under a name that does not end in .parquet: rename it, or give it as --input"
-	case bytes.HasPrefix(head, []byte("ARROW1")):
+	case byMagic(head) == Arrow:
 		return "Arrow data (by its first bytes) under a name that does not end in .arrow: rename it, or give it as --input"
 	case ext != "":
 		return "compressed by its name, but not a data file name (.jsonl" + ext + ", .json" + ext + ")"

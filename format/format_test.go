@@ -153,3 +153,28 @@ func TestUnknownOutputFormat(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A file under a name Of does not know is left out, saying it holds
+// Parquet or Arrow data when its first bytes are one of the magic numbers
+// Detect reads them by (the Arrow stream format's continuation marker too).
+func TestMemberUnknownNameMagic(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ head, want string }{
+		{"PAR1xxxx", "Parquet data (by its first bytes)"},
+		{"ARROW1\x00\x00", "Arrow data (by its first bytes)"},
+		{"\xff\xff\xff\xff\x10\x00\x00\x00", "Arrow data (by its first bytes)"},
+		{"{\"a\":1}\n", "not a data file name"},
+	} {
+		path := filepath.Join(dir, "data.bin")
+		if err := os.WriteFile(path, []byte(c.head), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Member(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Format != "" || !strings.HasPrefix(got.Why, c.want) {
+			t.Errorf("Member(%q) = %+v, want left out: %q…", c.head, got, c.want)
+		}
+	}
+}

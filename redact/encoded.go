@@ -35,25 +35,17 @@ import (
 // [Redactor.memberFunc]), which is the exact answer the scan stands in for.
 func (r *Redactor) RedactLine(line []byte) ([]byte, Counts) {
 	f, sc, mixed := r.scanEncoded(line)
-	if len(f) == 0 && !mixed {
-		if sc != nil {
-			r.scratch.Put(sc)
-		}
-		return line, nil
+	if (len(f) > 0 || mixed) && jsonx.Valid(line) {
+		r.release(sc)
+		return r.exactLine(line)
 	}
-	if !jsonx.Valid(line) {
-		if len(f) == 0 {
-			r.scratch.Put(sc)
-			return line, nil
-		}
-		out, counts := r.apply(nil, unsafe.String(unsafe.SliceData(line), len(line)), f)
-		r.scratch.Put(sc)
-		return out, counts
+	// Nothing found, or not JSON: the findings replaced in the bytes.
+	out, counts := line, Counts(nil)
+	if len(f) > 0 {
+		out, counts = r.apply(nil, unsafe.String(unsafe.SliceData(line), len(line)), f)
 	}
-	if sc != nil {
-		r.scratch.Put(sc)
-	}
-	return r.exactLine(line)
+	r.release(sc)
+	return out, counts
 }
 
 // exactLine redacts the JSON text line string by string (memberFunc),
@@ -152,15 +144,19 @@ func (r *Redactor) redactMember(key, sep, s string) (string, Counts) {
 // appended to dst[:0]. line is never modified.
 func (r *Redactor) RedactEncoded(dst, line []byte) (out []byte, counts Counts, mixed bool) {
 	f, sc, mixed := r.scanEncoded(line)
-	if len(f) == 0 {
-		if sc != nil {
-			r.scratch.Put(sc)
-		}
-		return line, nil, mixed
+	out = line
+	if len(f) > 0 {
+		out, counts = r.apply(dst[:0], unsafe.String(unsafe.SliceData(line), len(line)), f)
 	}
-	out, counts = r.apply(dst[:0], unsafe.String(unsafe.SliceData(line), len(line)), f)
-	r.scratch.Put(sc)
+	r.release(sc)
 	return out, counts, mixed
+}
+
+// release puts sc, a scratch of [Redactor.find] or nil, back in the pool.
+func (r *Redactor) release(sc *scratch) {
+	if sc != nil {
+		r.scratch.Put(sc)
+	}
 }
 
 // scanEncoded finds what [Redactor.RedactEncoded] replaces: the findings

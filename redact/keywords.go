@@ -24,12 +24,11 @@ type keywordIndex struct {
 	// cases, for a 2-byte keyword whose rules all match it in one case
 	// only, are those spellings (else both ASCII cases are searched).
 	cases map[int32][]string
-	// byPair maps a folded pair to 1 + its index in lists, the keywords
-	// starting with it (0: none).
-	byPair [1 << 16]uint16
-	lists  [][]int32
-	long   [][]int32 // lists without the 2-byte keywords (which shortHits finds)
-	// longWords are long's keywords as verify compares them.
+	// byPair maps a folded pair to 1 + its index in longWords, the
+	// keywords of 3 bytes or more starting with it as verify compares them
+	// (0: no keyword starts with it; the 2-byte ones, which shortHits
+	// finds, are left out of longWords).
+	byPair    [1 << 16]uint16
 	longWords [][]classWord
 	words     []string
 
@@ -75,13 +74,12 @@ func newKeywordIndex(words []string) *keywordIndex {
 		}
 		p := pairKey(w[0], w[1])
 		if k.byPair[p] == 0 {
-			k.lists = append(k.lists, nil)
-			k.long = append(k.long, nil)
-			k.byPair[p] = uint16(len(k.lists))
+			k.longWords = append(k.longWords, nil)
+			k.byPair[p] = uint16(len(k.longWords))
 		}
-		k.lists[k.byPair[p]-1] = append(k.lists[k.byPair[p]-1], int32(i))
 		if len(w) > 2 {
-			k.long[k.byPair[p]-1] = append(k.long[k.byPair[p]-1], int32(i))
+			l := k.byPair[p] - 1
+			k.longWords[l] = append(k.longWords[l], newClassWord(w, int32(i)))
 		}
 		switch {
 		case len(w) == 2:
@@ -94,12 +92,6 @@ func newKeywordIndex(words []string) *keywordIndex {
 		default:
 			h := gramHash(uint32(w[0]) | uint32(w[1])<<8 | uint32(w[2])<<16 | uint32(w[3])<<24)
 			k.grams[h>>6] |= 1 << (h & 63)
-		}
-	}
-	k.longWords = make([][]classWord, len(k.long))
-	for l, ws := range k.long {
-		for _, w := range ws {
-			k.longWords[l] = append(k.longWords[l], newClassWord(words[w], w))
 		}
 	}
 	return k

@@ -84,9 +84,7 @@ func (r *Redactor) redact(dst []byte, s string) ([]byte, Counts) {
 // Contains reports whether text holds a secret some rule would redact.
 func (r *Redactor) Contains(s string) bool {
 	f, sc := r.find(s)
-	if sc != nil {
-		defer r.scratch.Put(sc)
-	}
+	r.release(sc)
 	return len(f) > 0
 }
 

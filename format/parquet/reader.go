@@ -65,19 +65,17 @@ func Open(path string, jsonText ...string) (r *Reader, err error) {
 			r, err = nil, fmt.Errorf("%s: not a readable Parquet file: corrupt footer: %v", path, p)
 		}
 	}()
-	opts := []pq.FileOption{pq.SkipPageIndex(true), pq.SkipBloomFilters(true)}
-	file, err := pq.OpenFile(f, st.Size(), opts...)
+	// LZ4_RAW pages are read around a parquet-go bug (see lz4raw.go):
+	// through pf, whose patches are found from the footer OpenFile reads.
+	// OpenFile reads no page (it skips the page index and bloom filters),
+	// so the footer is parsed once.
+	pf := &patchedFile{r: f}
+	file, err := pq.OpenFile(pf, st.Size(), pq.SkipPageIndex(true), pq.SkipBloomFilters(true))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
 	}
-	if patches := lz4RawPatches(f, file); len(patches) > 0 {
-		// LZ4_RAW pages are read around a parquet-go bug: see lz4raw.go.
-		if file, err = pq.OpenFile(&patchedFile{r: f, patches: patches}, st.Size(), opts...); err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
-		}
-	}
+	pf.patches = lz4RawPatches(f, file)
 	root := ownNode(file.Root())
 	plan, ncols, err := compile(root)
 	if err != nil {

@@ -58,9 +58,8 @@ func mapMembers(v []byte, f func(key, sep, s string) (string, bool), keepImages 
 // and sep (as [MapMembers] describes them) of every string value of the
 // valid JSON value v, in order; when image is not nil, the strings that
 // hold an image inline ([InlineImages]: the shape and the payload checked)
-// go to image instead. text nil
-// skips them (and the keys are not decoded). It reports false when v is
-// only white space.
+// go to image instead. text nil skips the other strings (and the keys are
+// not decoded). It reports false when v is only white space.
 func walkStrings(v []byte, text func(start, end int, key, sep string), image func(start, end int)) bool {
 	var walk func(i int, key, sep string) int
 	walk = func(i int, key, sep string) int {

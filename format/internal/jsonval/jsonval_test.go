@@ -211,6 +211,8 @@ var decodeCases = []string{
 	`{"a":1,"b":[true,false,null],"c":{"d":"e"}}`,
 	" \t\n{ \"a\" : [ 1 , -0 , 1e5 , 2.50 , -1E-7 , 18446744073709551616 ] , \"b\" : { } , \"c\" : [ ] }\r\n",
 	`{"s":"esc \" \\ \/ \b \f \n \r \t \u00e9 \ud83d\ude00 \ud800 x"}`,
+	`["\ud800\u0041","\udc00","\ud83d\ud83d\ude00","\ud83d\\n",""]`,
+	`{"borrowed \u00e9 key":"and \"value\"","plain":"no escapes"}`,
 	"{\"s\":\"bad \xff\xfe utf8 \xc3\"}",
 	"{\"s\":\"ok ünï 😀\",\"\xff\":1}",
 	`{"a":1,"a":2}`,

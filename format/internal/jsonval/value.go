@@ -9,7 +9,6 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
@@ -205,18 +204,21 @@ func parseValue(b []byte, i int, borrow bool) (any, int, error) {
 	return json.Number(b[i:j]), j, nil
 }
 
-// parseString unquotes the well-formed JSON string at b[i]: when it has
-// no escape and is valid UTF-8, its bytes (shared with b when borrow, else
-// one copy); else as encoding/json unquotes it (ill-formed UTF-8 becomes
-// U+FFFD).
+// parseString unquotes the well-formed JSON string at b[i]. Valid UTF-8
+// is unquoted by jsonx.Unquote, as encoding/json unquotes it (a lone
+// surrogate escape becomes U+FFFD): without escapes that is its bytes,
+// shared with b when borrow, else copied once. Ill-formed UTF-8, which
+// Unquote keeps, goes through encoding/json, which makes each bad byte
+// U+FFFD.
 func parseString(b []byte, i int, borrow bool) (string, int, error) {
 	j := jsonx.SkipString(b, i)
 	body := b[i+1 : j-1]
-	if bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
-		if borrow && len(body) > 0 {
-			return unsafe.String(&body[0], len(body)), j, nil
+	if utf8.Valid(body) {
+		if !borrow && bytes.IndexByte(body, '\\') < 0 {
+			return string(body), j, nil
 		}
-		return string(body), j, nil
+		s, _ := jsonx.Unquote(b[i:j]) // well-formed: ok
+		return s, j, nil
 	}
 	var s string
 	if err := json.Unmarshal(b[i:j], &s); err != nil {

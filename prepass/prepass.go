@@ -172,6 +172,9 @@ type applier struct {
 	cfg    Config
 	rep    Report
 	images map[int]bool // turns holding an image: no text step changes them
+	// results is the model of out as the duplicates step read it; the
+	// digests step reads it again only when that step changed a turn.
+	results []*result
 }
 
 // set puts nt in place of turn i (copying the turns on the first change),
@@ -213,6 +216,7 @@ func (a *applier) dropped(i int, nt traj.Turn, n int) bool {
 // record now fits.
 func (a *applier) duplicates(lo, hi int) bool {
 	results := model(a.rec, a.out)
+	a.results = results
 	newest := map[string]int{}
 	for _, r := range results {
 		if strings.TrimSpace(r.body) != "" {
@@ -238,7 +242,11 @@ func (a *applier) duplicates(lo, hi int) bool {
 // oldest first (the results in turn order). It reports whether the record
 // now fits.
 func (a *applier) digests(lo, hi int) bool {
-	for _, r := range model(a.rec, a.out) {
+	results := a.results
+	if a.rep.Changes[Duplicates] > 0 {
+		results = model(a.rec, a.out)
+	}
+	for _, r := range results {
 		if r.turn < lo || r.turn >= hi || a.images[r.turn] || strings.HasPrefix(r.body, "[same output as turn ") {
 			continue
 		}

@@ -1,6 +1,7 @@
 package traj
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 	"unsafe"
@@ -121,29 +122,12 @@ func (t Turn) Calls() []Call {
 	if !t.callsTurn() {
 		return nil
 	}
-	if t.openAI {
-		if cs := t.entryCalls(); len(cs) > 0 {
-			return cs
-		}
+	if len(t.calls) > 0 {
+		return slices.Clone(t.calls)
 	}
 	var out []Call
 	for k, b := range t.CallBlocks() {
 		out = appendBodyCalls(out, t.Text[b.Start:b.End], k)
-	}
-	return out
-}
-
-// entryCalls reads the "tool_calls" entries of an OpenAI message.
-func (t Turn) entryCalls() []Call {
-	ms, _, err := jsonx.Members(t.Raw, 0)
-	if err != nil {
-		return nil
-	}
-	var out []Call
-	for k, el := range toolCallSpans(t.Raw, ms) {
-		if c, ok := parseToolCall(t.Raw, el); ok {
-			out = append(out, Call{ID: c.ID, Name: c.Name, Args: argsText(c.Arguments), RawArgs: c.Arguments, Entry: k, Block: -1})
-		}
 	}
 	return out
 }

@@ -40,7 +40,7 @@ func (r *Record) NewTurn(role Role, text string) Turn {
 	end := len(raw)
 	raw = append(raw, '}')
 	return Turn{Role: role, Name: name, Text: text, Raw: raw,
-		content: [2]int{start, end}, contentKind: 's', made: true, openAI: r.Dialect == DialectOpenAI}
+		content: [2]int{start, end}, contentKind: 's', made: true}
 }
 
 // AppendText returns a copy of t, a turn of r, with s appended to its

@@ -465,8 +465,7 @@ func openAIExtras(b []byte, ms []jsonx.Member, t *Turn, text *joiner) {
 	if m, ok := jsonx.Find(ms, "tool_call_id"); ok && b[m.Start] == '"' {
 		t.AnswersID, _ = jsonx.Unquote(b[m.Start:m.End])
 	}
-	t.openAI = true
-	for _, el := range toolCallSpans(b, ms) {
+	for k, el := range toolCallSpans(b, ms) {
 		c, ok := parseToolCall(b, el)
 		if !ok {
 			continue
@@ -474,15 +473,23 @@ func openAIExtras(b []byte, ms []jsonx.Member, t *Turn, text *joiner) {
 		if c.hasID {
 			t.CallIDs = append(t.CallIDs, c.ID)
 		}
+		call := Call{ID: c.ID, Name: c.Name, RawArgs: c.Arguments, Entry: k, Block: -1}
 		add(c.Name)
 		if c.Arguments != nil {
 			if c.Arguments[0] == '"' {
-				s, _ := jsonx.Unquote(c.Arguments)
+				s, ok := jsonx.Unquote(c.Arguments)
 				add(s)
+				if ok {
+					call.Args = s
+				} else {
+					call.Args = argsText(c.Arguments)
+				}
 			} else {
 				add(string(c.Arguments))
+				call.Args = argsText(c.Arguments)
 			}
 		}
+		t.calls = append(t.calls, call)
 	}
 }
 

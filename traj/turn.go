@@ -30,7 +30,7 @@ type Turn struct {
 	content     [2]int // span of the content value inside Raw; [0,0] when absent
 	contentKind byte   // 's' string, 'n' null, 'l' list of parts, 0 absent
 	made        bool
-	openAI      bool // read from an OpenAI-dialect record: see Calls
+	calls       []Call // an OpenAI message's "tool_calls" entries, read once by decodeTurn: see Calls
 }
 
 // Made reports whether the turn was made or changed by trajcompress, as

@@ -214,7 +214,7 @@ func (m Mapper) messages(b []byte, d traj.Dialect, turns []traj.Turn, system str
 		b = jsonx.AppendStringKeep(b, system)
 		b = append(b, '}')
 	}
-	_, roleKey, contKey := m.keys(d)
+	_, roleKey, contKey := m.Schema.Keys(d)
 	for i, t := range turns {
 		if len(b) > 1 {
 			b = append(b, ',')
@@ -230,23 +230,6 @@ func (m Mapper) messages(b []byte, d traj.Dialect, turns []traj.Turn, system str
 		}
 	}
 	return append(b, ']'), nil
-}
-
-func (m Mapper) keys(d traj.Dialect) (turns, role, content string) {
-	turns, role, content = "conversations", "from", "value"
-	if d == traj.DialectOpenAI {
-		turns, role, content = "messages", "role", "content"
-	}
-	if m.Schema.TurnsKey != "" {
-		turns = m.Schema.TurnsKey
-	}
-	if m.Schema.RoleKey != "" {
-		role = m.Schema.RoleKey
-	}
-	if m.Schema.ContentKey != "" {
-		content = m.Schema.ContentKey
-	}
-	return
 }
 
 // appendOpenAI appends an OpenAI message as it is, its null content as "",

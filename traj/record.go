@@ -39,7 +39,10 @@ func (s Schema) Validate() error {
 	return fmt.Errorf("input.format must be sharegpt or openai, got %q", s.Dialect)
 }
 
-func (s Schema) keys(d Dialect) (turns, role, content string) {
+// Keys returns the turn-list, role and content keys records of dialect d
+// are read with: the dialect's own ("conversations", "from", "value" or
+// "messages", "role", "content"), or the ones s renames.
+func (s Schema) Keys(d Dialect) (turns, role, content string) {
 	turns, role, content = "conversations", "from", "value"
 	if d == DialectOpenAI {
 		turns, role, content = "messages", "role", "content"
@@ -148,7 +151,7 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 	list := cand[:0]
 	for _, d := range []Dialect{DialectShareGPT, DialectOpenAI} {
 		if s.Dialect == DialectAuto || s.Dialect == d {
-			k, _, _ := s.keys(d)
+			k, _, _ := s.Keys(d)
 			list = append(list, k)
 		}
 	}
@@ -169,7 +172,7 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 			return nil, fail("unknown_shape", "neither %q nor %q with a list of turns", "conversations", "messages")
 		}
 	}
-	turnsKey, roleKey, contKey := s.keys(r.Dialect)
+	turnsKey, roleKey, contKey := s.Keys(r.Dialect)
 	r.roleKey, r.contKey = roleKey, contKey
 	for i, m := range ms {
 		if jsonx.KeyIs(m.Key, turnsKey) {
@@ -239,8 +242,8 @@ func (r *Record) checkOtherTurns(s Schema) error {
 	if r.Dialect == DialectOpenAI {
 		other = DialectShareGPT
 	}
-	key, _, _ := s.keys(other)
-	used, _, _ := s.keys(r.Dialect)
+	key, _, _ := s.Keys(other)
+	used, _, _ := s.Keys(r.Dialect)
 	m, ok := jsonx.Find(r.members, key)
 	if key == used || !ok || r.raw[m.Start] != '[' {
 		return nil
@@ -312,7 +315,7 @@ func kindOf(b []byte) string {
 // is OpenAI.
 func detect(line []byte, ms []jsonx.Member, s Schema) Dialect {
 	for _, d := range []Dialect{DialectShareGPT, DialectOpenAI} {
-		turnsKey, roleKey, _ := s.keys(d)
+		turnsKey, roleKey, _ := s.Keys(d)
 		m, ok := jsonx.Find(ms, turnsKey)
 		if !ok || line[m.Start] != '[' {
 			continue
@@ -331,7 +334,7 @@ func detect(line []byte, ms []jsonx.Member, s Schema) Dialect {
 	// the role-less turn as such, not the record as of unknown shape.
 	found := DialectAuto
 	for _, d := range []Dialect{DialectShareGPT, DialectOpenAI} {
-		turnsKey, _, _ := s.keys(d)
+		turnsKey, _, _ := s.Keys(d)
 		if m, ok := jsonx.Find(ms, turnsKey); ok && line[m.Start] == '[' && m.Elems[0].Object {
 			if found != DialectAuto {
 				return DialectAuto

@@ -67,7 +67,7 @@ func (r *stringReader) Read(p []byte) (int, error) {
 			n++
 			r.i++
 		default:
-			d, w := unescapeASCII(r.raw[r.i:])
+			d, w := jsonx.EscapeASCII(r.raw[r.i:])
 			if w == 0 {
 				r.i = len(r.raw)
 				break
@@ -81,28 +81,6 @@ func (r *stringReader) Read(p []byte) (int, error) {
 		return 0, io.EOF
 	}
 	return n, nil
-}
-
-// unescapeASCII decodes the escape at the start of s (s[0] == '\\') when
-// it stands for an ASCII byte, returning the byte and the escape's width;
-// width 0 otherwise. jsonx.Unquote does the decoding.
-func unescapeASCII(s []byte) (byte, int) {
-	w := 2
-	if len(s) >= 2 && s[1] == 'u' {
-		w = 6
-	}
-	if len(s) < w {
-		return 0, 0
-	}
-	var buf [8]byte
-	buf[0] = '"'
-	copy(buf[1:], s[:w])
-	buf[w+1] = '"'
-	d, ok := jsonx.Unquote(buf[:w+2])
-	if !ok || len(d) != 1 || d[0] >= 0x80 {
-		return 0, 0
-	}
-	return d[0], w
 }
 
 // prefix returns the first n decoded bytes of the raw JSON string s (or

@@ -72,7 +72,7 @@ func dataURLHeader(s []byte, buf *[maxDataURLHeader]byte) (head []byte, at int, 
 		case '"':
 			return nil, 0, false
 		case '\\':
-			c, w = escapeASCII(s[i:])
+			c, w = EscapeASCII(s[i:])
 			if w == 0 {
 				return nil, 0, false
 			}
@@ -93,10 +93,10 @@ func dataURLHeader(s []byte, buf *[maxDataURLHeader]byte) (head []byte, at int, 
 	return nil, 0, false
 }
 
-// escapeASCII decodes the escape at the start of s (s[0] == '\\') when it
+// EscapeASCII decodes the escape at the start of s (s[0] == '\\') when it
 // stands for an ASCII byte, returning the byte and the escape's width;
 // width 0 otherwise.
-func escapeASCII(s []byte) (byte, int) {
+func EscapeASCII(s []byte) (byte, int) {
 	if len(s) < 2 {
 		return 0, 0
 	}

@@ -18,6 +18,22 @@ func (f *Finder) fileConfig(ref string) (format string, w, h int, ok bool) {
 	if !filepath.IsAbs(path) && f.Dir != "" {
 		path = filepath.Join(f.Dir, path)
 	}
+	if fh, seen := f.files[path]; seen {
+		return fh.format, fh.w, fh.h, fh.ok
+	}
+	format, w, h, ok = f.readHeader(path)
+	if f.Memo {
+		if f.files == nil {
+			f.files = map[string]fileHeader{}
+		}
+		f.files[path] = fileHeader{format, w, h, ok}
+	}
+	return format, w, h, ok
+}
+
+// readHeader opens the file at path with f.Open (or openRegular) and reads
+// its image header.
+func (f *Finder) readHeader(path string) (format string, w, h int, ok bool) {
 	open := f.Open
 	if open == nil {
 		open = openRegular

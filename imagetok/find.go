@@ -125,6 +125,21 @@ type Finder struct {
 	Open OpenFunc
 	// NoSize skips reading sizes: images are found, all of unknown size.
 	NoSize bool
+	// Memo makes the Finder remember each local file's header as read
+	// (by resolved path), so that finding a record's images again (after
+	// the prepass, for the summary, for the template's count) opens no
+	// file twice. A Finder with Memo set is for one goroutine; its memory
+	// grows with the files it reads, so give it one record's images.
+	Memo bool
+
+	files map[string]fileHeader // Memo: by resolved path
+}
+
+// fileHeader is what [Finder.fileConfig] read of one file.
+type fileHeader struct {
+	format string
+	w, h   int
+	ok     bool
 }
 
 // Content returns the images of one turn's content value (raw JSON, as

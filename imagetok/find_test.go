@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -336,5 +337,49 @@ func TestNoSize(t *testing.T) {
 	ims := f.Content([]byte(`[{"type":"image_url","image_url":{"url":"data:image/png;base64,`+p+`"}},{"type":"image","image":"a.png"}]`), 0)
 	if len(ims) != 2 || ims[0].Known() || ims[1].Known() || ims[1].Source != SourceFile {
 		t.Errorf("NoSize: %+v", ims)
+	}
+}
+
+// A Finder with Memo opens each file once however often a record's images
+// are found again, and finds them as one without Memo does (a missing
+// file's unknown size included); without Memo every find opens again.
+func TestFinderMemo(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.png"), pngBytes(t, 640, 480), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	turns := [][]byte{[]byte(`"<image> and <image>"`), []byte(`"<image>"`)}
+	images := []byte(`["a.png", "a.png", "missing.png"]`)
+	for _, memo := range []bool{false, true} {
+		opens := map[string]int{}
+		f := Finder{Dir: dir, Memo: memo, Open: func(p string) (io.ReadCloser, error) {
+			opens[p]++
+			return openRegular(p)
+		}}
+		var first []Image
+		for i := range 3 {
+			ims, err := f.Record(turns, images)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if i == 0 {
+				first = ims
+			} else if !reflect.DeepEqual(ims, first) {
+				t.Fatalf("memo %v, find %d: %+v, first %+v", memo, i, ims, first)
+			}
+		}
+		if first[0].Width != 640 || first[1].Height != 480 || first[2].Known() {
+			t.Errorf("memo %v: sizes %+v", memo, first)
+		}
+		want := 1
+		if !memo {
+			want = 6 // a.png twice per find, three finds
+		}
+		if n := opens[filepath.Join(dir, "a.png")]; n != want {
+			t.Errorf("memo %v: a.png opened %d times, want %d", memo, n, want)
+		}
+		if n := opens[filepath.Join(dir, "missing.png")]; memo && n != 1 {
+			t.Errorf("memo: missing.png opened %d times, want 1", n)
+		}
 	}
 }

@@ -686,7 +686,7 @@ func (c *Compressor) prepass(j *job) bool {
 // per record.
 func (c *Compressor) finder(j *job) *imagetok.Finder {
 	if j.find == nil {
-		j.find = &imagetok.Finder{}
+		j.find = &imagetok.Finder{Memo: true} // one record's, in one goroutine
 		if j.pos.File != "" {
 			j.find.Dir = filepath.Dir(j.pos.File)
 		}

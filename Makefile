@@ -4,7 +4,7 @@ BIN      := bin/trajcompress
 # Packages that start goroutines or are shared across them: tested with -race.
 RACE_PKGS := ./pipeline/... ./cmd/... ./job/... ./internal/commit/... ./tokenize/... ./summary/...
 
-.PHONY: all build build-beam demo test test-go test-purego test-beam test-node test-templates test-browser vet lint fmt-check fuzz bench clean
+.PHONY: all build build-beam demo test hygiene test-go test-purego test-beam test-node test-templates test-browser vet lint fmt-check fuzz bench clean
 
 all: build
 
@@ -32,7 +32,12 @@ demo: build
 		--outcomes bin/demo/outcomes.jsonl --output bin/demo/report.html
 	@echo; echo "== report: $(CURDIR)/bin/demo/report.html"
 
-test: fmt-check vet lint test-go test-purego test-beam test-node test-templates test-browser
+test: hygiene fmt-check vet lint test-go test-purego test-beam test-node test-templates test-browser
+
+# A tracked file over 5 MB or a tracked executable binary fails the build
+# (tools/hygiene.sh): build outputs go to bin/, which .gitignore covers.
+hygiene:
+	tools/hygiene.sh
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -3,7 +3,6 @@ package imagetok
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/trajcompress/trajcompress/internal/readfile"
@@ -64,7 +63,7 @@ func openRegular(path string) (io.ReadCloser, error) {
 // LoadQwen reads the Qwen rule from the preprocessor_config.json at path
 // (see [ParseQwen]); errors name the file.
 func LoadQwen(path string) (Qwen, error) {
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(path, "preprocessor config", readfile.SmallLimit)
 	if err != nil {
 		return Qwen{}, err
 	}

@@ -176,7 +176,7 @@ func (s *Summary) Observe(o Observation) {
 	s.c.turnsAfter += int64(o.TurnsAfter)
 	if o.Outcome.WasCompressed() {
 		s.c.ratioSum.add(ratioFixed(o.TokensAfter, o.TokensBefore))
-		addSat(&s.c.tokensSavedSum, int64(o.TokensBefore - o.TokensAfter))
+		addSat(&s.c.tokensSavedSum, int64(o.TokensBefore-o.TokensAfter))
 		s.c.turnsRemovedSum += int64(o.TurnsBefore - o.TurnsAfter)
 	}
 	s.c.summaryCalls += int64(o.SummaryCalls)

@@ -544,6 +544,11 @@ func TestNoticeIsBudgeted(t *testing.T) {
 			if res.Obs.Outcome != outcome.Compressed || res.Obs.TokensAfter > target {
 				t.Fatalf("outcome %s, %d tokens after, target %d", res.Obs.Outcome, res.Obs.TokensAfter, target)
 			}
+			// Within the target with the notice in it: a run that drops the
+			// notice fits trivially.
+			if got := strings.Contains(string(res.Out), " NOTICE"); got != tc.notice {
+				t.Fatalf("notice in the output: %v, want %v", got, tc.notice)
+			}
 		})
 	}
 }

@@ -49,7 +49,7 @@ var tiers = []tier{
 		[]string{"traj", "tokenize", "redact", "internal/jsontest", "imagetok", "chattemplate"}},
 	{"leaf", "the foundations", nil,
 		[]string{"internal/jsonx", "outcome", "task", "internal/atomicfile", "internal/readfile",
-			"internal/testenv", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest"}},
+			"internal/testenv", "internal/crash", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest"}},
 }
 
 // within are the imports allowed between packages of one tier.
@@ -84,14 +84,14 @@ var named = map[string][]string{
 	"chattemplate": {"internal/jsonx"},
 	// "It imports the packages of one record and no more: traj, internal/jsonx,
 	// redact, tokenize, imagetok, snap, prepass, summary, metrics, outcome and trainview"
-	"pipeline": {"traj", "internal/jsonx", "tokenize", "imagetok", "snap", "prepass", "redact", "summary", "metrics", "outcome", "trainview"},
+	"pipeline": {"traj", "internal/jsonx", "internal/crash", "tokenize", "imagetok", "snap", "prepass", "redact", "summary", "metrics", "outcome", "trainview"},
 }
 
 // pure packages may not reach anything that does I/O, networking,
 // processes or system calls, directly or through any package they import
 // (ours or a third party's).
 var pure = []string{"snap", "tokenize", "traj", "internal/jsonx", "outcome", "redact", "prepass", "task",
-	"summary", "validate", "metrics", "check", "report", "format/internal/jsonval", "traj/errline", "imagetok"}
+	"summary", "validate", "metrics", "check", "report", "format/internal/jsonval", "traj/errline", "imagetok", "internal/crash"}
 
 // impure are the standard (and x/sys) packages that do I/O, networking,
 // processes or system calls. golang.org/x/sys/cpu is not among them: it

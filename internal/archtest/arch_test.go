@@ -33,7 +33,7 @@ type tier struct {
 // tiers, top to bottom. Every library package is in exactly one.
 var tiers = []tier{
 	{"app", "a run, end to end: the CLI, the job, the drivers", []string{"*"},
-		[]string{"cmd/", "job", "job/jobcore", "bench/", "internal/archtest"}},
+		[]string{"cmd/", "job", "job/jobcore", "bench/", "examples", "internal/archtest"}},
 	{"gate", "judging a run by its metrics", []string{"core", "model", "leaf"},
 		[]string{"check", "check/checkfile", "report"}},
 	{"config", "the settings, read and checked", []string{"core", "model", "leaf"},

@@ -13,7 +13,7 @@
 //
 //	r, err := llamafactory.New(llamafactory.Options{Template: "qwen3"})
 //	row := r.Encode(rec, turns, system, tok)   // Row: Pairs or Skip
-//	cut := llamafactory.Cutoff(row, 4096, opts) // what supervised.py keeps
+//	cut := r.Cutoff(row, 4096)                  // what supervised.py keeps
 //	s, t := llamafactory.InferSeqlen(src, tgt, cutoffLen)
 //
 // [Renderer.Encode] takes what trainview.Mapper.View takes (the record, the
@@ -60,7 +60,7 @@
 // preserve_thinking, mask_history, train_on_prompt (which only changes the
 // labels, not the counts), and the llama3 tool prompt's date.
 //
-// [Cutoff] applies supervised.py's loop to a row's pairs for a cutoff_len:
+// [Renderer.Cutoff] applies supervised.py's loop to a row's pairs for a cutoff_len:
 // total_length starts at 1 with efficient_eos, pairs are visited last-first
 // under mask_history, each pair is cut by [InferSeqlen] to the budget
 // left, and the loop stops when the budget is spent. It returns what is

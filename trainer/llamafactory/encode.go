@@ -24,11 +24,17 @@ type Options struct {
 	// EnableThinking is "enable_thinking" (reasoning templates): nil is
 	// its default, true.
 	EnableThinking *bool
+	// EnableThinkingNull is "enable_thinking: null" (None): the empty think
+	// block goes into the prompt, as with false, but thoughts are kept.
+	EnableThinkingNull bool
 	// PreserveThinking is "preserve_thinking".
 	PreserveThinking bool
 	// MaskHistory is "mask_history": pairs are cut last-first and, with a
 	// reasoning template, earlier thoughts are removed.
 	MaskHistory bool
+	// TrainOnPrompt is "train_on_prompt": it changes only which tokens are
+	// trained (Cut.Trained), not the counts.
+	TrainOnPrompt bool
 	// Formatting is the dataset's "formatting": "sharegpt" or "openai";
 	// "" picks by the record's dialect (a "messages" record is read with
 	// the OpenAI converter, a "conversations" one with the ShareGPT one).
@@ -81,6 +87,12 @@ func New(opts Options) (*Renderer, error) {
 	if opts.DefaultSystem != nil {
 		t.DefaultSystem = *opts.DefaultSystem
 	}
+	if opts.TrainOnPrompt && t.EfficientEOS {
+		return nil, fmt.Errorf("llamafactory: template %s does not support train_on_prompt (efficient_eos)", t.Name)
+	}
+	if opts.TrainOnPrompt && opts.MaskHistory {
+		return nil, fmt.Errorf("llamafactory: mask_history is incompatible with train_on_prompt")
+	}
 	switch opts.Formatting {
 	case "", "sharegpt", "openai":
 	default:
@@ -89,7 +101,7 @@ func New(opts Options) (*Renderer, error) {
 	if opts.Date == "" {
 		opts.Date = time.Now().Format("02 Jan 2006")
 	}
-	r := &Renderer{opts: opts, tmpl: t, thinking: opts.EnableThinking == nil || *opts.EnableThinking}
+	r := &Renderer{opts: opts, tmpl: t, thinking: !opts.EnableThinkingNull && (opts.EnableThinking == nil || *opts.EnableThinking)}
 	r.thoughtRe = delimited(t.thought)
 	return r, nil
 }
@@ -271,7 +283,7 @@ func (r *Renderer) encodeMultiturn(msgs []message, system, tools value) ([]encod
 	discard := r.opts.MaskHistory && !r.opts.PreserveThinking
 	if t.class == reasoningClass {
 		msgs = append([]message(nil), msgs...)
-		if r.opts.EnableThinking != nil && !*r.opts.EnableThinking {
+		if !r.opts.EnableThinkingNull && r.opts.EnableThinking != nil && !*r.opts.EnableThinking {
 			for i := 1; i < len(msgs); i += 2 {
 				s, err := contentStr(msgs[i])
 				if err != nil {

@@ -1,7 +1,6 @@
 package llamafactory
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/trajcompress/trajcompress/tokenize"
@@ -10,13 +9,7 @@ import (
 // BenchmarkEncodeReal encodes every real record (own tools) with qwen3,
 // counting with o200k_base (the package's own cost plus the counter's).
 func BenchmarkEncodeReal(b *testing.B) {
-	t := &testing.T{}
-	var cases []refCase
-	for _, c := range realCases(t) {
-		if !strings.Contains(c.Name, "#") {
-			cases = append(cases, c)
-		}
-	}
+	cases := ownCases(&testing.T{})
 	if len(cases) == 0 {
 		b.Skip("no real data")
 	}
@@ -43,13 +36,7 @@ func BenchmarkEncodeReal(b *testing.B) {
 
 // BenchmarkRenderReal is BenchmarkEncodeReal without counting.
 func BenchmarkRenderReal(b *testing.B) {
-	t := &testing.T{}
-	var cases []refCase
-	for _, c := range realCases(t) {
-		if !strings.Contains(c.Name, "#") {
-			cases = append(cases, c)
-		}
-	}
+	cases := ownCases(&testing.T{})
 	if len(cases) == 0 {
 		b.Skip("no real data")
 	}

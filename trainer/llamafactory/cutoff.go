@@ -37,8 +37,9 @@ type Cut struct {
 	// Cut lists the pairs shortened (some tokens kept, some lost); Dropped
 	// the pairs nothing is kept of (not reached, or cut to nothing).
 	Cut, Dropped []int
-	// TokensLost and TargetLost are the tokens cut away, and of them the
-	// target (trained) tokens.
+	// TokensLost are the tokens cut away, TargetLost those of them that
+	// were in targets (trained, except under mask_history, where only the
+	// last pair's target is).
 	TokensLost, TargetLost int
 	// Trained is the tokens whose label is not IGNORE_INDEX: the kept
 	// targets (only the last pair's under mask_history), the kept sources

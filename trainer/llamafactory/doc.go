@@ -12,8 +12,12 @@
 // # API
 //
 //	r, err := llamafactory.New(llamafactory.Options{Template: "qwen3"})
-//	row := r.Encode(rec, turns, system, tok)   // Row: Pairs or Skip
-//	cut := r.Cutoff(row, 4096)                  // what supervised.py keeps
+//	row := r.Encode(rec, turns, system, llamafactory.Tokens{Counter: c, HasBOS: false})
+//	// row.Skip != nil: not trained on (row.Skip.Reason, .Fatal, .Detail)
+//	// row.Pairs[i].Source, .Target: token counts; .First, .End: the turns
+//	// row.Total(): the tokens supervised.py compares with cutoff_len
+//	cut := r.Cutoff(row, 4096)          // what supervised.py keeps and loses
+//	skip := r.Skip(rec, turns, system)  // the skip alone, nothing counted
 //	s, t := llamafactory.InferSeqlen(src, tgt, cutoffLen)
 //
 // [Renderer.Encode] takes what trainview.Mapper.View takes (the record, the

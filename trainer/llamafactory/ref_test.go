@@ -19,7 +19,7 @@ import (
 	"github.com/trajcompress/trajcompress/traj"
 )
 
-var update = flag.Bool("update", false, "regenerate testdata/real.tsv by running LLaMA-Factory's code (testdata/ref/setup.sh, python3)")
+var update = flag.Bool("update", false, "regenerate testdata/ref.tsv and testdata/cutoff.tsv by running LLaMA-Factory's code (testdata/ref/setup.sh, python3)")
 
 // refConfig is one LLaMA-Factory configuration the reference is run with.
 type refConfig struct {
@@ -133,6 +133,18 @@ func realCases(t *testing.T) []refCase {
 	if len(files) == 0 {
 		t.Skipf("no real data in %s", dir)
 	}
+	return fileCases(t, files)
+}
+
+// synthCases are the rows of testdata/synthetic.jsonl (LLaMA-Factory's
+// own ShareGPT tool rows, OpenAI rows, and rows it skips or raises on),
+// made by hand for the paths the real data does not take.
+func synthCases(t *testing.T) []refCase {
+	return fileCases(t, []string{filepath.Join("testdata", "synthetic.jsonl")})
+}
+
+// fileCases are the cases of the records of files.
+func fileCases(t *testing.T, files []string) []refCase {
 	var out []refCase
 	for _, path := range files {
 		b, err := os.ReadFile(path)
@@ -257,14 +269,21 @@ func pairsSHA(pairs []encodedPair) string {
 	return hex.EncodeToString(h[:])[:12]
 }
 
-const goldenPath = "testdata/real.tsv"
+const goldenPath = "testdata/ref.tsv"
 
 // TestRealDataMatchesLLaMAFactory compares, for every real record three
 // ways and every configuration, the elements of each pair (or the skip)
-// with what LLaMA-Factory's own code gave (testdata/real.tsv, written by
+// with what LLaMA-Factory's own code gave (testdata/ref.tsv, written by
 // -update from testdata/ref/ref.py).
 func TestRealDataMatchesLLaMAFactory(t *testing.T) {
-	cases := realCases(t)
+	cases := synthCases(t)
+	if files, dir := testenv.RealJSONL(); len(files) > 0 {
+		cases = append(cases, fileCases(t, files)...)
+	} else if *update {
+		t.Fatalf("-update needs the real data (%s)", dir)
+	} else {
+		t.Logf("no real data in %s: comparing the synthetic rows only", dir)
+	}
 	if *update {
 		regenerate(t, cases)
 	}

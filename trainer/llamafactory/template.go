@@ -57,8 +57,12 @@ type Template struct {
 	DefaultSystem string
 	EfficientEOS  bool
 	class         class
-	thought       [2]string
-	toolCall      [2]string
+	// multimodal is set for a template whose mm_plugin is not the base
+	// one: its process_messages first checks that the messages hold as
+	// many <image>, <video>, <audio> placeholders as the row has media.
+	multimodal bool
+	thought    [2]string
+	toolCall   [2]string
 }
 
 const qwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
@@ -74,6 +78,7 @@ type tmplSpec struct {
 	defaultSystem                        string
 	efficientEOS                         bool
 	class                                class
+	multimodal                           bool
 }
 
 // register is register_template: the defaults it fills in for the
@@ -96,6 +101,7 @@ func register(s tmplSpec) *Template {
 		DefaultSystem: s.defaultSystem,
 		EfficientEOS:  s.efficientEOS,
 		class:         s.class,
+		multimodal:    s.multimodal,
 		thought:       [2]string{"<think>\n", "\n</think>\n\n"},
 		toolCall:      [2]string{"<tool_call>", "</tool_call>"},
 	}
@@ -203,6 +209,7 @@ var templates = map[string]func() *Template{
 			observation: []element{text("<start_of_turn>tool\n{{content}}<end_of_turn>\n<start_of_turn>model\n")},
 			prefix:      []element{bos},
 			class:       llama2Class,
+			multimodal:  true, // mm_plugin gemma3
 		})
 	},
 	"chatml": func() *Template {

@@ -63,14 +63,37 @@ def build(lf_src):
     module("llamafactory.extras.constants", IGNORE_INDEX=-100)
     module("llamafactory.data", data)
 
-    class Plugin:  # text only: the base plugin leaves messages as they are
-        def process_messages(self, messages, *a):
+    # mm_plugin.py imports numpy, PIL, torch and transformers: only its
+    # MMPluginMixin._validate_messages is taken from it (the plugins of
+    # multimodal templates call it first in process_messages; the base
+    # plugin does not), with the placeholders of extras/constants.py.
+    import ast
+
+    src = open(os.path.join(data, "mm_plugin.py"), encoding="utf-8").read()
+    fn = None
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.FunctionDef) and node.name == "_validate_messages":
+            fn = ast.get_source_segment(src, node)
+            break
+    if fn is None:
+        sys.exit("ref.py: mm_plugin.py has no _validate_messages")
+    scope = {"IMAGE_PLACEHOLDER": "<image>", "VIDEO_PLACEHOLDER": "<video>", "AUDIO_PLACEHOLDER": "<audio>"}
+    exec("import textwrap\n" + __import__("textwrap").dedent(fn), scope)
+    validate_messages = scope["_validate_messages"]
+
+    class Plugin:  # text only: messages and ids pass unchanged
+        def __init__(self, name):
+            self.name = name
+
+        def process_messages(self, messages, images, videos, audios, processor):
+            if self.name != "base":
+                validate_messages(self, messages, images, videos, audios)
             return messages
 
         def process_token_ids(self, input_ids, labels, *a):
             return input_ids, labels
 
-    module("llamafactory.data.mm_plugin", get_mm_plugin=lambda *a, **k: Plugin())
+    module("llamafactory.data.mm_plugin", get_mm_plugin=lambda name="base", **k: Plugin(name))
     module("llamafactory.data.processor", os.path.join(data, "processor"))
 
     import importlib
@@ -215,7 +238,8 @@ def run(mods, ex, cfg):
         tok = Tokenizer()
         template = tm.get_template_and_fix_tokenizer(tok, args)
         discard = args.mask_history and not template.preserve_thinking
-        pairs = template.encode_multiturn(tok, ex["_prompt"] + ex["_response"], ex["_system"], ex["_tools"], discard)
+        messages = template.mm_plugin.process_messages(ex["_prompt"] + ex["_response"], [], [], [], None)
+        pairs = template.encode_multiturn(tok, messages, ex["_system"], ex["_tools"], discard)
     except Exception as e:
         return {"fatal": type(e).__name__}
     finally:

@@ -251,7 +251,7 @@ func (r *Renderer) render(rec *traj.Record, turns []traj.Turn, system string) ([
 	if toolsKey == "" {
 		toolsKey = "tools"
 	}
-	var tools value = pyStr("")
+	tools := pyStr("")
 	if raw, ok := rec.Field(toolsKey); ok {
 		if tools, err = fromRaw(raw); err != nil {
 			return nil, err

@@ -1,7 +1,6 @@
 package llamafactory
 
 import (
-	"slices"
 	"sort"
 	"strings"
 )
@@ -283,5 +282,3 @@ func apply(slots []element, kv ...string) []element {
 	}
 	return out
 }
-
-func cloneElems(e []element) []element { return slices.Clone(e) }

@@ -32,7 +32,10 @@
 // {"bos_token"} slot is one token (bos only when [Tokens].HasBOS), and the
 // empty think block a reasoning template adds is tokenized on its own. So
 // a pair's count is a sum over its elements, not the count of the
-// concatenated text.
+// concatenated text. LLaMA-Factory adds the template's stop words to the
+// tokenizer as special tokens (Template.StopWords): the counter must count
+// each as one token, as the tokenizers of the models these templates are
+// for do.
 //
 // The record is read as LLaMA-Factory's converter reads the dataset row
 // (the turns' raw JSON: "from"/"value" or "role"/"content" as [Tags] name

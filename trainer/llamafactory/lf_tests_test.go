@@ -276,3 +276,35 @@ func fmtBool(b *bool) string {
 	j, _ := json.Marshal(*b)
 	return string(j)
 }
+
+// TestRegistryFacts: the registry's stop words, eos replacement and
+// efficient_eos as template.py registers them at the pinned commit.
+func TestRegistryFacts(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		stop      string
+		replace   bool
+		efficient bool
+		system    string
+	}{
+		{"qwen", "<|im_end|>", true, false, qwenDefaultSystem},
+		{"qwen3", "<|im_end|>", true, false, ""},
+		{"qwen3_nothink", "<|im_end|>", true, false, ""},
+		{"llama3", "<|eot_id|> <|eom_id|>", true, false, ""},
+		{"mistral", "", false, false, ""},
+		{"glm4", "<|user|> <|observation|>", false, true, ""},
+		{"deepseek3", "", false, false, ""},
+		{"gemma3", "<end_of_turn>", true, false, ""},
+		{"chatml", "<|im_end|> <|im_start|>", true, false, ""},
+		{"default", "", false, false, ""},
+		{"empty", "", false, false, ""},
+	} {
+		tm, ok := Lookup(c.name)
+		if !ok {
+			t.Fatalf("%s not registered", c.name)
+		}
+		if got := strings.Join(tm.StopWords, " "); got != c.stop || tm.ReplaceEOS != c.replace || tm.EfficientEOS != c.efficient || tm.DefaultSystem != c.system {
+			t.Errorf("%s: stop %q replace_eos %v efficient_eos %v default_system %q", c.name, got, tm.ReplaceEOS, tm.EfficientEOS, tm.DefaultSystem)
+		}
+	}
+}

@@ -226,24 +226,31 @@ def convert(mods, logs, case):
     return ex
 
 
+def fresh_template(mods, tok, args):
+    """get_template_and_fix_tokenizer on a copy of the registered template
+    (it sets the data arguments on the registry's object)."""
+    tm = mods["template"]
+    saved = tm.TEMPLATES
+    tm.TEMPLATES = dict(saved)
+    tm.TEMPLATES[args.template] = copy.deepcopy(saved[args.template])
+    try:
+        return tm.get_template_and_fix_tokenizer(tok, args)
+    finally:
+        tm.TEMPLATES = saved
+
+
 def run(mods, ex, cfg):
     if "_prompt" not in ex:
         return ex
-    tm = mods["template"]
     args = DataArgs(cfg)
-    saved = tm.TEMPLATES
-    tm.TEMPLATES = dict(saved)
-    tm.TEMPLATES[cfg["template"]] = copy.deepcopy(saved[cfg["template"]])
+    tok = Tokenizer()
     try:
-        tok = Tokenizer()
-        template = tm.get_template_and_fix_tokenizer(tok, args)
+        template = fresh_template(mods, tok, args)
         discard = args.mask_history and not template.preserve_thinking
         messages = template.mm_plugin.process_messages(ex["_prompt"] + ex["_response"], [], [], [], None)
         pairs = template.encode_multiturn(tok, messages, ex["_system"], ex["_tools"], discard)
     except Exception as e:
         return {"fatal": type(e).__name__}
-    finally:
-        tm.TEMPLATES = saved
     return {"pairs": [[s, t] for s, t in pairs]}
 
 
@@ -251,23 +258,17 @@ def cutoff(mods, ex, cfg):
     """supervised.py's _encode_data_example with the one-token-per-code-point tokenizer."""
     if "_prompt" not in ex:
         return ex
-    tm = mods["template"]
     sup = mods["processor.supervised"]
     args = DataArgs(cfg)
-    saved = tm.TEMPLATES
-    tm.TEMPLATES = dict(saved)
-    tm.TEMPLATES[cfg["template"]] = copy.deepcopy(saved[cfg["template"]])
+    tok = CharTokenizer()
     try:
-        tok = CharTokenizer()
-        template = tm.get_template_and_fix_tokenizer(tok, args)
+        template = fresh_template(mods, tok, args)
         proc = sup.SupervisedDatasetProcessor(template=template, tokenizer=tok, processor=None, data_args=args)
         ids, labels = proc._encode_data_example(
             ex["_prompt"], ex["_response"], ex["_system"], ex["_tools"], [], [], []
         )
     except Exception as e:
         return {"fatal": type(e).__name__}
-    finally:
-        tm.TEMPLATES = saved
     return {"length": len(ids), "trained": sum(1 for x in labels if x != -100)}
 
 

@@ -381,19 +381,7 @@ func regenerate(t *testing.T, cases []refCase) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatal("-update needs python3")
 	}
-	in := filepath.Join(t.TempDir(), "cases.jsonl")
-	var buf bytes.Buffer
-	for _, c := range cases {
-		b, err := json.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf.Write(b)
-		buf.WriteByte('\n')
-	}
-	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := writeCases(t, cases, nil)
 	cmd := exec.Command("python3", "testdata/ref/ref.py", "testdata/ref/lf", in)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
@@ -439,4 +427,60 @@ func regenerate(t *testing.T, cases []refCase) {
 	if err := os.WriteFile(goldenPath, g.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeCases writes cases as ref.py reads them (each with configs, when
+// not nil, in place of its own) and returns the file's path.
+func writeCases(t *testing.T, cases []refCase, configs any) string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "cases.jsonl")
+	var buf bytes.Buffer
+	for _, c := range cases {
+		// the row's bytes pass as they are (a map would sort its keys)
+		var cfgs any = c.Configs
+		if configs != nil {
+			cfgs = configs
+		}
+		b, err := json.Marshal(struct {
+			Name       string          `json:"name"`
+			Row        json.RawMessage `json:"row"`
+			Formatting string          `json:"formatting"`
+			Messages   string          `json:"messages"`
+			System     *string         `json:"system"`
+			Tags       map[string]any  `json:"tags"`
+			Tools      string          `json:"tools"`
+			Configs    any             `json:"configs"`
+		}{c.Name, c.Row, c.Formatting, c.Messages, c.System, c.Tags, c.Tools, cfgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// readTable reads a golden table: per line a case name and its tab-
+// separated results.
+func readTable(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	defer f.Close()
+	m := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		parts := strings.Split(sc.Text(), "\t")
+		m[parts[0]] = parts[1:]
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -436,21 +436,17 @@ func writeCases(t *testing.T, cases []refCase, configs any) string {
 	in := filepath.Join(t.TempDir(), "cases.jsonl")
 	var buf bytes.Buffer
 	for _, c := range cases {
-		// the row's bytes pass as they are (a map would sort its keys)
+		// the row's bytes pass as they are (through a map its keys would
+		// be sorted)
 		var cfgs any = c.Configs
 		if configs != nil {
 			cfgs = configs
 		}
+		// the outer Configs wins over the embedded one
 		b, err := json.Marshal(struct {
-			Name       string          `json:"name"`
-			Row        json.RawMessage `json:"row"`
-			Formatting string          `json:"formatting"`
-			Messages   string          `json:"messages"`
-			System     *string         `json:"system"`
-			Tags       map[string]any  `json:"tags"`
-			Tools      string          `json:"tools"`
-			Configs    any             `json:"configs"`
-		}{c.Name, c.Row, c.Formatting, c.Messages, c.System, c.Tags, c.Tools, cfgs})
+			refCase
+			Configs any `json:"configs"`
+		}{c, cfgs})
 		if err != nil {
 			t.Fatal(err)
 		}

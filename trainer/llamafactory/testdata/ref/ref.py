@@ -274,6 +274,27 @@ def cutoff(mods, ex, cfg):
 
 def main():
     mods, logs = build(sys.argv[1])
+    if sys.argv[2] == "--registry":
+        # the registry's facts of the named templates
+        tm = mods["template"]
+        facts = {}
+        for name in sys.argv[3:]:
+            t = tm.TEMPLATES[name]
+            facts[name] = {
+                "stop_words": t.stop_words,
+                "replace_eos": t.replace_eos,
+                "efficient_eos": t.efficient_eos,
+                "default_system": t.default_system,
+                "reasoning": isinstance(t, tm.ReasoningTemplate),
+                "llama2": isinstance(t, tm.Llama2Template),
+                "thought_words": list(t.thought_words),
+                "tool_call_words": list(t.tool_call_words),
+                "function_tool_format": t.format_function.tool_format,
+                "tool_format": t.format_tools.tool_format,
+            }
+        json.dump(facts, sys.stdout, indent=1, ensure_ascii=False, sort_keys=True)
+        sys.stdout.write("\n")
+        return
     if len(sys.argv) > 3 and sys.argv[3] == "--cutoff":
         with open(sys.argv[2], encoding="utf-8") as f:
             for line in f:

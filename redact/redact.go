@@ -178,8 +178,8 @@ var (
 )
 
 // Default returns the redactor with every built-in rule (gitleaks' default
-// rules less the ones that need a file path, plus [ExtraRules]), compiled
-// once.
+// rules less the ones that need a file path, plus ours: rules_providers.go
+// and rules_extra.go), compiled once.
 func Default() *Redactor {
 	defaultOnce.Do(func() { defaultR, defaultErr = New() })
 	if defaultErr != nil {
@@ -202,7 +202,8 @@ func Kind(ruleID string) string { return strings.ReplaceAll(ruleID, "-", "_") }
 
 // builtinSpecs are the rules in use: gitleaks' rules without a file-path
 // condition (we redact texts, not files, so "only in *.tf files" cannot
-// be honoured and the rule would fire everywhere), then ExtraRules.
+// be honoured and the rule would fire everywhere), then ours: the LLM
+// providers' keys gitleaks lacks (rules_providers.go), then extraRules.
 func builtinSpecs() []ruleSpec {
 	var out []ruleSpec
 	for _, s := range gitleaksRules {
@@ -211,6 +212,7 @@ func builtinSpecs() []ruleSpec {
 		}
 		out = append(out, tuned(s))
 	}
+	out = append(out, providerRules...)
 	return append(out, extraRules...)
 }
 

@@ -104,6 +104,12 @@
 // numbered in its marker, "[REDACTED:github_pat#2]", then "#3", the first
 // free number, members taken in order (keys.go).
 //
+// [WithSecrets] adds secrets known exactly, whatever their format (the
+// run's own LLM API key): each value, as written, in lower case and in
+// upper case, is replaced wherever it occurs, with no entropy threshold or
+// allowlist, and a finding of another rule that overlaps it is merged into
+// its own, so no byte of it is left.
+//
 // [Redactor.Redact] on a text with no secret allocates nothing and returns
 // its input unchanged. A text is whatever the caller decoded: a turn's
 // content, a tool call's arguments (often JSON, with \n escapes, which the

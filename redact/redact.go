@@ -33,6 +33,11 @@ type ruleSpec struct {
 	// of which every match holds after the keyword (ASCII case as
 	// written): the expression runs only on a window that holds one.
 	Within []string
+	// Known marks a rule that matches a secret known by its value
+	// ([WithSecrets]): no allowlist applies, and where its finding
+	// overlaps another one the two become one finding of its kind, so
+	// that no byte of the value is left.
+	Known bool
 }
 
 // allowSpec is one gitleaks allowlist: a finding is allowed when its
@@ -84,6 +89,7 @@ type rule struct {
 	// prefixes are literals one of which a match of a case-sensitive
 	// keyword-prefixed rule starts with (nil: not known).
 	prefixes []string
+	known    bool                        // ruleSpec.Known
 	pre      func(s string, at int) bool // ruleSpec.Pre
 	locate   func(s string, at int) int  // ruleSpec.Locate
 	within   []string                    // ruleSpec.Within
@@ -130,6 +136,13 @@ func (f *follow) admits(s string) bool {
 // Redactor finds secrets and replaces them with typed markers. It is safe
 // for concurrent use.
 type Redactor struct {
+	// How it was made, for WithSecrets: the kernel, the rules left out,
+	// whether the built-in rules are in, and the rules of known secrets.
+	kern     *kernel
+	disabled []string
+	builtin  bool
+	known    []ruleSpec
+
 	rules  []rule
 	global allowList
 	ours   allowList // ourGlobal
@@ -223,7 +236,13 @@ func New(disabled ...string) (*Redactor, error) {
 
 // newOn is New with keywords found and escape views made kern's way.
 func newOn(kern *kernel, disabled ...string) (*Redactor, error) {
-	r := &Redactor{}
+	return build(kern, true, nil, disabled)
+}
+
+// build compiles the built-in rules (when builtin is set) less those in
+// disabled, then the rules known, with keywords found kern's way.
+func build(kern *kernel, builtin bool, known []ruleSpec, disabled []string) (*Redactor, error) {
+	r := &Redactor{kern: kern, disabled: disabled, builtin: builtin, known: known}
 	g, err := compileAllow(gitleaksGlobal)
 	if err != nil {
 		return nil, fmt.Errorf("redact: global allowlist: %w", err)
@@ -234,7 +253,11 @@ func newOn(kern *kernel, disabled ...string) (*Redactor, error) {
 	}
 	var kwords []string
 	wordIdx := map[string]int32{}
-	for _, s := range builtinSpecs() {
+	var specs []ruleSpec
+	if builtin {
+		specs = builtinSpecs()
+	}
+	for _, s := range append(specs, known...) {
 		if slices.Contains(disabled, s.ID) {
 			continue
 		}

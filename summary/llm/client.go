@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -32,12 +33,15 @@ type message struct {
 type Client struct {
 	cfg    Config
 	apiKey string // never leaves the Authorization header
-	url    string
-	http   *http.Client
-	rpm    *perMinute
-	tpm    *perMinute
-	cache  *cache
-	now    func() time.Time
+	// redactor is Config.Redactor with the API key added as a known
+	// secret (redact.WithSecrets): what every summary passes through.
+	redactor *redact.Redactor
+	url      string
+	http     *http.Client
+	rpm      *perMinute
+	tpm      *perMinute
+	cache    *cache
+	now      func() time.Time
 
 	fatal atomic.Pointer[error] // the first fatal error; later calls return it
 
@@ -73,6 +77,12 @@ func newClient(c Config, needKey bool) (*Client, error) {
 			return nil, fmt.Errorf("llm: environment variable %s is unset or empty: it must hold the API key for %s", c.APIKeyEnv, c.BaseURL)
 		}
 	}
+	// The key itself, whatever its format, is redacted from every summary
+	// and cache entry: an endpoint that echoes it must not get it written.
+	red, err := redact.WithSecrets(c.Redactor, keyRuleID, key)
+	if err != nil {
+		return nil, err
+	}
 	ch, err := openCache(c.CacheDir)
 	if err != nil {
 		return nil, err
@@ -88,15 +98,16 @@ func newClient(c Config, needKey bool) (*Client, error) {
 	}
 	hc.CheckRedirect = checkRedirect
 	return &Client{
-		cfg:    c,
-		apiKey: key,
-		url:    c.BaseURL + "/chat/completions",
-		http:   &hc,
-		rpm:    newPerMinute(c.RPM),
-		tpm:    newPerMinute(c.TPM),
-		cache:  ch,
-		now:    time.Now,
-		stats:  Stats{ErrorsByCause: map[string]int64{}, Retries: map[string]int64{}},
+		cfg:      c,
+		apiKey:   key,
+		redactor: red,
+		url:      c.BaseURL + "/chat/completions",
+		http:     &hc,
+		rpm:      newPerMinute(c.RPM),
+		tpm:      newPerMinute(c.TPM),
+		cache:    ch,
+		now:      time.Now,
+		stats:    Stats{ErrorsByCause: map[string]int64{}, Retries: map[string]int64{}},
 	}, nil
 }
 
@@ -511,14 +522,26 @@ func (c *Client) scrub(text string) string {
 	return out
 }
 
-// redact is Config.Redactor on text; changed reports a replacement.
+// redact is [Client.Redactor] on text; changed reports a replacement.
 func (c *Client) redact(text string) (out string, changed bool) {
-	if c.cfg.Redactor == nil {
+	if c.redactor == nil {
 		return text, false
 	}
-	out, counts := c.cfg.Redactor.RedactString(text)
+	out, counts := c.redactor.RedactString(text)
 	return out, counts != nil
 }
+
+// keyRuleID names the API key's marker: "[REDACTED:llm_api_key]".
+const keyRuleID = "llm-api-key"
+
+// Redactor is what every summary passes through before it is cached or
+// returned: [Config.Redactor] (nothing when nil) plus the client's own API
+// key, as written, in lower case and in upper case, whatever its format
+// (redact.WithSecrets; a key shorter than redact.MinSecretLen bytes, a
+// local server's dummy, is left out). The pipeline redacts the records
+// with it too, so the key is in no record written. nil when there is
+// nothing to redact.
+func (c *Client) Redactor() *redact.Redactor { return c.redactor }
 
 func (c *Client) store(key string, e entry) {
 	if err := c.cache.put(key, e); err != nil {
@@ -615,7 +638,9 @@ func (c *Client) transportErr(actx context.Context, status int, err error) *APIE
 // apiErr redacts the key from e's message and clips it.
 func (c *Client) apiErr(e *APIError) *APIError {
 	if c.apiKey != "" {
-		e.Message = strings.ReplaceAll(e.Message, c.apiKey, "[REDACTED]")
+		for _, k := range []string{c.apiKey, strings.ToLower(c.apiKey), strings.ToUpper(c.apiKey)} {
+			e.Message = strings.ReplaceAll(e.Message, k, "[REDACTED]")
+		}
 	}
 	e.Message = clip(e.Message, 300)
 	return e

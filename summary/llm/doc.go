@@ -99,7 +99,12 @@
 // summary an endpoint returns, live or imported from a Batch file, is
 // redacted before it is validated, cached or returned, and a cache entry
 // is redacted again when read back (it may predate this): a reply that
-// echoes a secret puts it in neither the output nor the cache.
+// echoes a secret puts it in neither the output nor the cache. The
+// client's own API key, whatever its format, is redacted from all of them
+// in any case, as written, in lower case and in upper case
+// ("[REDACTED:llm_api_key]"; a key under 8 bytes, a local server's dummy
+// such as "EMPTY", is not); [Client.Redactor] is what they pass through,
+// for the caller to redact its records with too.
 //
 // # Concurrency
 //

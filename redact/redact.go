@@ -136,12 +136,7 @@ func (f *follow) admits(s string) bool {
 // Redactor finds secrets and replaces them with typed markers. It is safe
 // for concurrent use.
 type Redactor struct {
-	// How it was made, for WithSecrets: the kernel, the rules left out,
-	// whether the built-in rules are in, and the rules of known secrets.
-	kern     *kernel
-	disabled []string
-	builtin  bool
-	known    []ruleSpec
+	kern *kernel // how keywords are found and escape views made
 
 	rules  []rule
 	global allowList
@@ -236,13 +231,7 @@ func New(disabled ...string) (*Redactor, error) {
 
 // newOn is New with keywords found and escape views made kern's way.
 func newOn(kern *kernel, disabled ...string) (*Redactor, error) {
-	return build(kern, true, nil, disabled)
-}
-
-// build compiles the built-in rules (when builtin is set) less those in
-// disabled, then the rules known, with keywords found kern's way.
-func build(kern *kernel, builtin bool, known []ruleSpec, disabled []string) (*Redactor, error) {
-	r := &Redactor{kern: kern, disabled: disabled, builtin: builtin, known: known}
+	r := &Redactor{kern: kern}
 	g, err := compileAllow(gitleaksGlobal)
 	if err != nil {
 		return nil, fmt.Errorf("redact: global allowlist: %w", err)
@@ -251,13 +240,7 @@ func build(kern *kernel, builtin bool, known []ruleSpec, disabled []string) (*Re
 	if r.ours, err = compileAllow(ourGlobal); err != nil {
 		return nil, fmt.Errorf("redact: our global allowlist: %w", err)
 	}
-	var kwords []string
-	wordIdx := map[string]int32{}
-	var specs []ruleSpec
-	if builtin {
-		specs = builtinSpecs()
-	}
-	for _, s := range append(specs, known...) {
+	for _, s := range builtinSpecs() {
 		if slices.Contains(disabled, s.ID) {
 			continue
 		}
@@ -265,9 +248,21 @@ func build(kern *kernel, builtin bool, known []ruleSpec, disabled []string) (*Re
 		if err != nil {
 			return nil, fmt.Errorf("redact: rule %s: %w", s.ID, err)
 		}
-		idx := int32(len(r.rules))
 		r.rules = append(r.rules, ru)
-		words := s.Keywords
+	}
+	r.index()
+	return r, nil
+}
+
+// index builds the keyword index of r.rules, found r.kern's way: each
+// rule runs at its keywords (a template rule at its anchors), or on every
+// text when it has none.
+func (r *Redactor) index() {
+	var kwords []string
+	wordIdx := map[string]int32{}
+	for i := range r.rules {
+		ru, idx := &r.rules[i], int32(i)
+		words := ru.keywords
 		if ru.anchors != nil {
 			words = ru.anchors
 		}
@@ -290,7 +285,7 @@ func build(kern *kernel, builtin bool, known []ruleSpec, disabled []string) (*Re
 		}
 	}
 	r.kw = newKeywordIndex(kwords)
-	r.kw.kern = kern
+	r.kw.kern = r.kern
 	r.kw.cases = map[int32][]string{}
 	for _, w := range r.kw.short {
 		if sp := r.exactSpellings(kwords[w], r.kwRules[w]); sp != nil {
@@ -298,5 +293,4 @@ func build(kern *kernel, builtin bool, known []ruleSpec, disabled []string) (*Re
 		}
 	}
 	r.kw.buildFilter()
-	return r, nil
 }

@@ -53,16 +53,17 @@ func WithSecrets(r *Redactor, id string, values ...string) (*Redactor, error) {
 			keywords = append(keywords, k)
 		}
 	}
-	spec := ruleSpec{ID: id, Regex: "(?:" + strings.Join(quoted, "|") + ")", Keywords: keywords, Known: true}
-	kern, builtin := bestKernel(), false
-	var disabled []string
-	var known []ruleSpec
-	if r != nil {
-		kern, builtin, disabled, known = r.kern, r.builtin, r.disabled, r.known
-	}
-	out, err := build(kern, builtin, append(slices.Clip(known), spec), disabled)
+	ru, err := compileRule(ruleSpec{ID: id, Regex: "(?:" + strings.Join(quoted, "|") + ")", Keywords: keywords, Known: true})
 	if err != nil {
 		return nil, fmt.Errorf("redact: known secret %s: %w", id, err)
 	}
+	// The rules already compiled are shared (compiled rules are read
+	// only); only the keyword index is built again.
+	out := &Redactor{kern: bestKernel()}
+	if r != nil {
+		out.kern, out.global, out.ours, out.rules = r.kern, r.global, r.ours, slices.Clip(r.rules)
+	}
+	out.rules = append(out.rules, ru)
+	out.index()
 	return out, nil
 }

@@ -141,6 +141,7 @@ func FuzzRedactLine(f *testing.F) {
 		`{"url": "data:image/png;base64,iVBORw0KGgo/` + testAWS + `+AAA", "text": "key ` + testAWS + `"}`,
 		`{"source": {"type": "base64", "media_type": "image/png", "data": "iVBO/` + testAWS + `+AAA"}}`,
 		`{"images": [{"bytes": "iVBO/` + testAWS + `+AAA", "path": null}]}`,
+		`{"` + testPAT + `": 1, "[REDACTED:github_pat]": {"` + testPAT + `": "` + testAWS + `", "k ` + testPAT + `": 2}}`,
 	} {
 		f.Add(s)
 	}

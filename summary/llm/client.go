@@ -59,7 +59,9 @@ func New(c Config) (*Client, error) { return newClient(c, true) }
 
 // NewOffline is [New] without an API key, for what needs the client's
 // requests, cache and answer checks but sends nothing: a batch import
-// ([Client.ImportBatch]). Its Summarize fails.
+// ([Client.ImportBatch]). Its Summarize fails. When c.APIKeyEnv names a
+// variable that holds a key, the key is still redacted from what it
+// imports ([Client.Redactor]), never sent.
 func NewOffline(c Config) (*Client, error) { return newClient(c, false) }
 
 func newClient(c Config, needKey bool) (*Client, error) {
@@ -70,16 +72,21 @@ func newClient(c Config, needKey bool) (*Client, error) {
 	if _, err := json.Marshal(c.ExtraBody); err != nil {
 		return nil, fmt.Errorf("llm: config: extra body is not JSON: %w", err)
 	}
-	key := ""
+	key, envKey := "", ""
+	if c.APIKeyEnv != "" {
+		envKey = strings.TrimSpace(os.Getenv(c.APIKeyEnv))
+	}
 	if needKey {
-		key = strings.TrimSpace(os.Getenv(c.APIKeyEnv))
+		key = envKey
 		if key == "" {
 			return nil, fmt.Errorf("llm: environment variable %s is unset or empty: it must hold the API key for %s", c.APIKeyEnv, c.BaseURL)
 		}
 	}
 	// The key itself, whatever its format, is redacted from every summary
 	// and cache entry: an endpoint that echoes it must not get it written.
-	red, err := redact.WithSecrets(c.Redactor, keyRuleID, key)
+	// An offline client sends nothing, but the answers it imports may
+	// echo the key too: it knows the key when the variable holds one.
+	red, err := redact.WithSecrets(c.Redactor, keyRuleID, envKey)
 	if err != nil {
 		return nil, err
 	}

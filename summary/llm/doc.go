@@ -86,8 +86,8 @@
 //
 // # Secrets
 //
-// The API key is read once, in [New], from the environment variable named by
-// [Config.APIKeyEnv]. It goes only into the Authorization header: errors,
+// The API key is read once, in [New] (or [NewOffline], which only redacts
+// it), from the environment variable named by [Config.APIKeyEnv]. It goes only into the Authorization header: errors,
 // cache files and [Stats] never contain it, and server messages that echo it
 // are redacted. A redirect is followed only when it stays on the origin
 // (scheme, host, port) of base_url and keeps the method (307, 308 to

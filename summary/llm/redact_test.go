@@ -102,6 +102,29 @@ func TestImportBatchRedacted(t *testing.T) {
 	}
 }
 
+// TestImportBatchKeyRedacted: an offline client (a batch import) redacts
+// the key its variable holds from the answers it imports, with redaction
+// off too.
+func TestImportBatchKeyRedacted(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(keyEnv, unknownKey)
+	c, err := NewOffline(Config{Model: "m", BaseURL: "http://127.0.0.1:1/v1", APIKeyEnv: keyEnv, CacheDir: dir, Counter: quarter{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := strings.Repeat("7", 64)
+	text := mock.EchoKeyReply(mock.ChatRequest{Authorization: "Bearer " + unknownKey})
+	st, err := c.ImportBatch(strings.NewReader(resultLine(customID(40, 500, key), text)+"\n"), nil)
+	if err != nil || st.Imported != 1 || st.Redacted != 1 {
+		t.Fatalf("stats %+v %v", st, err)
+	}
+	for _, k := range []string{unknownKey, strings.ToLower(unknownKey), strings.ToUpper(unknownKey)} {
+		if testenv.FileHolding(dir, k) != "" {
+			t.Errorf("the cache holds %q", k)
+		}
+	}
+}
+
 // unknownKey is an API key in a format no rule knows.
 const unknownKey = "Zq8/Lm3+Vx7~Rt2.Kp9aaaa-Wn4Hs6Yb1Qe5"
 

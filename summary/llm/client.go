@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,9 +34,16 @@ type message struct {
 type Client struct {
 	cfg    Config
 	apiKey string // never leaves the Authorization header
-	// redactor is Config.Redactor with the API key added as a known
-	// secret (redact.WithSecrets): what every summary passes through.
+	// keys are the spellings of the API key (as written, lower and upper
+	// case) that are replaced in every summary before Config.Redactor
+	// runs; empty for a key shorter than redact.MinSecretLen or none.
+	keys []string
+	// known is the key as the environment holds it (also for an offline
+	// client), for Redactor, which builds records' redactor once.
+	known    string
+	redOnce  sync.Once
 	redactor *redact.Redactor
+	redErr   error
 	url      string
 	http     *http.Client
 	rpm      *perMinute
@@ -86,9 +94,13 @@ func newClient(c Config, needKey bool) (*Client, error) {
 	// and cache entry: an endpoint that echoes it must not get it written.
 	// An offline client sends nothing, but the answers it imports may
 	// echo the key too: it knows the key when the variable holds one.
-	red, err := redact.WithSecrets(c.Redactor, keyRuleID, envKey)
-	if err != nil {
-		return nil, err
+	var keys []string
+	if len(envKey) >= redact.MinSecretLen {
+		for _, k := range []string{envKey, strings.ToLower(envKey), strings.ToUpper(envKey)} {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+		}
 	}
 	ch, err := openCache(c.CacheDir)
 	if err != nil {
@@ -105,16 +117,17 @@ func newClient(c Config, needKey bool) (*Client, error) {
 	}
 	hc.CheckRedirect = checkRedirect
 	return &Client{
-		cfg:      c,
-		apiKey:   key,
-		redactor: red,
-		url:      c.BaseURL + "/chat/completions",
-		http:     &hc,
-		rpm:      newPerMinute(c.RPM),
-		tpm:      newPerMinute(c.TPM),
-		cache:    ch,
-		now:      time.Now,
-		stats:    Stats{ErrorsByCause: map[string]int64{}, Retries: map[string]int64{}},
+		cfg:    c,
+		apiKey: key,
+		keys:   keys,
+		known:  envKey,
+		url:    c.BaseURL + "/chat/completions",
+		http:   &hc,
+		rpm:    newPerMinute(c.RPM),
+		tpm:    newPerMinute(c.TPM),
+		cache:  ch,
+		now:    time.Now,
+		stats:  Stats{ErrorsByCause: map[string]int64{}, Retries: map[string]int64{}},
 	}, nil
 }
 
@@ -529,26 +542,42 @@ func (c *Client) scrub(text string) string {
 	return out
 }
 
-// redact is [Client.Redactor] on text; changed reports a replacement.
+// redact removes the API key's spellings from text, then runs
+// Config.Redactor (when set) on it; changed reports a replacement. A
+// summary is plain text, so replacing the key's bytes is exact, and done
+// first, no rule can take part of it.
 func (c *Client) redact(text string) (out string, changed bool) {
-	if c.redactor == nil {
-		return text, false
+	for _, k := range c.keys {
+		if strings.Contains(text, k) {
+			text, changed = strings.ReplaceAll(text, k, keyMarker), true
+		}
 	}
-	out, counts := c.redactor.RedactString(text)
-	return out, counts != nil
+	if c.cfg.Redactor == nil {
+		return text, changed
+	}
+	out, counts := c.cfg.Redactor.RedactString(text)
+	return out, changed || counts != nil
 }
 
-// keyRuleID names the API key's marker: "[REDACTED:llm_api_key]".
-const keyRuleID = "llm-api-key"
+// keyRuleID names the API key's marker, keyMarker.
+const (
+	keyRuleID = "llm-api-key"
+	keyMarker = "[REDACTED:llm_api_key]"
+)
 
-// Redactor is what every summary passes through before it is cached or
-// returned: [Config.Redactor] (nothing when nil) plus the client's own API
-// key, as written, in lower case and in upper case, whatever its format
-// (redact.WithSecrets; a key shorter than redact.MinSecretLen bytes, a
-// local server's dummy, is left out). The pipeline redacts the records
-// with it too, so the key is in no record written. nil when there is
-// nothing to redact.
-func (c *Client) Redactor() *redact.Redactor { return c.redactor }
+// Redactor returns what records should be redacted with when the client
+// is in use: [Config.Redactor] (nothing when nil) plus the client's own
+// API key as a known secret, as written, in lower case and in upper case,
+// whatever its format (redact.WithSecrets; a key shorter than
+// redact.MinSecretLen bytes, a local server's dummy, is left out), the
+// marker the summaries get too. Built once, on the first call; nil when
+// there is nothing to redact.
+func (c *Client) Redactor() (*redact.Redactor, error) {
+	c.redOnce.Do(func() {
+		c.redactor, c.redErr = redact.WithSecrets(c.cfg.Redactor, keyRuleID, c.known)
+	})
+	return c.redactor, c.redErr
+}
 
 func (c *Client) store(key string, e entry) {
 	if err := c.cache.put(key, e); err != nil {

@@ -82,7 +82,7 @@ type Config struct {
 	// endpoint returns (a live reply, a Batch import, a cache entry read
 	// back) before it is cached or returned: a reply that echoes a secret
 	// puts it in neither the output nor the cache. Whether set or not, the
-	// client's own API key is removed from all of them too ([Client.Redactor]).
+	// client's own API key is removed from all of them first.
 	Redactor *redact.Redactor
 
 	// ExtraBody fields are added to every request body (e.g.

@@ -103,8 +103,9 @@
 // client's own API key, whatever its format, is redacted from all of them
 // in any case, as written, in lower case and in upper case
 // ("[REDACTED:llm_api_key]"; a key under 8 bytes, a local server's dummy
-// such as "EMPTY", is not); [Client.Redactor] is what they pass through,
-// for the caller to redact its records with too.
+// such as "EMPTY", is not), before Config.Redactor runs; [Client.Redactor]
+// is Config.Redactor plus the key, for the caller to redact its records
+// with.
 //
 // # Concurrency
 //

@@ -121,6 +121,14 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	}
 	if cfg.Redaction.Enabled {
 		opts.Redactor = redact.Default()
+		if client != nil {
+			// The same rules plus the run's own API key: a record that
+			// holds it (as an input, or echoed into a summary) is
+			// written without it.
+			if opts.Redactor, err = client.Redactor(); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	switch c := cfg.Compression; {
 	case c.Prepass:

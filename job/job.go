@@ -24,7 +24,11 @@
 // set against a second run. A run that fails or is killed keeps its
 // finished tasks, and the same run goes on from them; a shard
 // (Spec.Shard) runs its share of the tasks under a shared lock and leaves
-// the rest to [Merge]. It reports progress as events to a [Progress] and
+// the rest to [Merge]. Nothing read back from the run directory is
+// trusted (verify.go): a task is reused only once its marker matches its
+// checksum, its segments hash to what the marker recorded and its counts
+// agree; a resumed run runs a task that fails again, a merge refuses it
+// ([ErrUnverified]). It reports progress as events to a [Progress] and
 // leaves presentation (the bar, the summary on stderr, exit codes) to its
 // caller.
 //
@@ -447,7 +451,7 @@ func (r *runner) runLocked(ctx context.Context, t task.Task) error {
 	if err != nil {
 		return err
 	}
-	if m != nil && r.dir.verify(m, t) == "" { // done meanwhile
+	if m != nil && r.dir.verify(m, t, nil) == "" { // done meanwhile
 		r.dir.markers[t.Index] = m
 		return nil
 	}

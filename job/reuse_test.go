@@ -88,6 +88,9 @@ type tamper struct {
 	// missing: the change leaves tasks not done (a merge names them as
 	// missing, not as failing verification).
 	missing bool
+	// marker: the change is to markers' own bytes, which a shard checks
+	// of its siblings' tasks too.
+	marker bool
 }
 
 // tampersToRun are the matrix's changes; -short (the race detector's
@@ -239,12 +242,12 @@ var tampers = []tamper{
 		sp, task := outputSpan(t, rd, 0, 1)
 		flipDigit(t, rd, sp.Seg, (sp.Start+sp.End)/2)
 		return []int{task}
-	}, "have xxh3-128", false},
+	}, "have xxh3-128", false, false},
 	{"flip a byte in the outcome lines", func(t *testing.T, rd *runDir) []int {
 		sp := rd.markers[0].Outcomes
 		at := flipDigit(t, rd, sp.Seg, sp.Start)
 		return []int{taskOf(t, rd, sp.Seg, at)}
-	}, "have xxh3-128", false},
+	}, "have xxh3-128", false, false},
 	{"flip a byte in a Parquet segment", func(t *testing.T, rd *runDir) []int {
 		seg, task := wholeOf(t, rd, 3)
 		p := rd.segPath(seg)
@@ -252,7 +255,7 @@ var tampers = []tamper{
 		b[len(b)/2] ^= 0x01
 		os.WriteFile(p, b, 0o644)
 		return []int{task}
-	}, "have xxh3-128", false},
+	}, "have xxh3-128", false, false},
 	{"truncate a segment", func(t *testing.T, rd *runDir) []int {
 		sp, task := outputSpan(t, rd, 0, 1)
 		if err := os.Truncate(rd.segPath(sp.Seg), (sp.Start+sp.End)/2); err != nil {
@@ -269,7 +272,7 @@ var tampers = []tamper{
 			t.Fatal("the cut spares the task it cuts")
 		}
 		return hit
-	}, "cut short", false},
+	}, "cut short", false, false},
 	{"swap two segments of the same length", func(t *testing.T, rd *runDir) []int {
 		s1, t1 := wholeOf(t, rd, 1)
 		s2, t2 := wholeOf(t, rd, 2)
@@ -282,32 +285,32 @@ var tampers = []tamper{
 		os.WriteFile(p1, b2, 0o644)
 		os.WriteFile(p2, b1, 0o644)
 		return []int{t1, t2}
-	}, "have xxh3-128", false},
+	}, "have xxh3-128", false, false},
 	{"delete a segment", func(t *testing.T, rd *runDir) []int {
 		seg, task := wholeOf(t, rd, 1)
 		os.Remove(rd.segPath(seg))
 		return []int{task}
-	}, "cannot be read", false},
+	}, "cannot be read", false, false},
 	{"edit a count in a task state", func(t *testing.T, rd *runDir) []int {
 		rewriteMarker(t, rd, 0, false, func(m *marker) { inflateRecords(t, m, 198) })
 		return []int{0}
-	}, "does not match its checksum", false},
+	}, "does not match its checksum", false, true},
 	{"edit a count, checksum made to match", func(t *testing.T, rd *runDir) []int {
 		rewriteMarker(t, rd, 0, true, func(m *marker) { inflateRecords(t, m, 198) })
 		return []int{0}
-	}, "its counts disagree", false},
+	}, "its counts disagree", false, false},
 	{"edit rows out and the state, checksum made to match", func(t *testing.T, rd *runDir) []int {
 		rewriteMarker(t, rd, 0, true, func(m *marker) { inflateRecords(t, m, 1); m.RowsOut++; m.Lines++ })
 		return []int{0}
-	}, "lines, but its metrics state counts", false},
+	}, "lines, but its metrics state counts", false, false},
 	{"damage a marker", func(t *testing.T, rd *runDir) []int {
 		os.WriteFile(rd.markerPath(2), []byte(`{"version":1,"task":2,`), 0o600)
 		return []int{2}
-	}, "its marker is damaged", false},
+	}, "its marker is damaged", false, true},
 	{"delete a marker", func(t *testing.T, rd *runDir) []int {
 		os.Remove(rd.markerPath(1))
 		return []int{1}
-	}, "", true},
+	}, "", true, false},
 	{"markers of a trajcompress without checksums", func(t *testing.T, rd *runDir) []int {
 		var all []int
 		for i := range rd.markers {
@@ -322,7 +325,7 @@ var tampers = []tamper{
 			all = append(all, i)
 		}
 		return all
-	}, "has no checksum", false},
+	}, "has no checksum", false, true},
 }
 
 // reuseRef is the uninterrupted run of the matrix's inputs: its
@@ -481,6 +484,10 @@ func TestMergeVerifiesWhatItPutsTogether(t *testing.T) {
 				if i%2 == s && !tc.missing && !strings.Contains(noteOf(notes.String(), i), "is run again") {
 					t.Errorf("shard %d run again: task %d not redone: %s", s, i, notes.String())
 				}
+				// Its sibling's damaged markers, before that shard runs again.
+				if i%2 != s && len(redone) == 0 && tc.marker && !strings.Contains(noteOf(notes.String(), i), "another shard's, fails verification") {
+					t.Errorf("shard %d run again: its sibling's task %d not said to fail verification: %s", s, i, notes.String())
+				}
 			}
 			redone = append(redone, fmt.Sprint(s))
 		}
@@ -500,4 +507,38 @@ func TestMergeVerifiesWhatItPutsTogether(t *testing.T) {
 		}
 		return fmt.Sprintf("| merge | %s | refused: %s | shard(s) %s again, merge: identical |", tc.name, shown, strings.Join(redone, ", "))
 	})
+}
+
+// TestResumeReusesEveryIntactTask: verification never fails a task
+// nothing changed — JSON Lines by byte range, Parquet by row groups, a
+// file or a directory: a run failing at its commit, resumed, reuses every
+// task and runs none again.
+func TestResumeReusesEveryIntactTask(t *testing.T) {
+	base := t.TempDir()
+	for _, l := range resumeLayouts {
+		if testing.Short() && l.format != format.JSONL {
+			continue // Parquet's many row groups: the full test run only
+		}
+		t.Run(l.name, func(t *testing.T) {
+			in := resumeInput(t, l, filepath.Join(base, l.name))
+			root := filepath.Join(base, l.name+"-run")
+			os.MkdirAll(root, 0o755)
+			spec := resumeSpec(in, root, l.dir, 2)
+			commitFault = func(string) error { return errors.New("injected") }
+			_, err := Run(context.Background(), spec)
+			commitFault = nil
+			var kept KeptError
+			if !errors.As(err, &kept) || kept.Done != kept.Tasks || kept.Tasks < 3 {
+				t.Fatalf("the run failing at its commit: %v", err)
+			}
+			var notes strings.Builder
+			spec.Notes = &notes
+			if _, err := Run(context.Background(), spec); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(notes.String(), "run again") || !strings.Contains(notes.String(), fmt.Sprintf("%d of %d tasks are done", kept.Tasks, kept.Tasks)) {
+				t.Fatalf("an intact run directory was not reused whole:\n%s", notes.String())
+			}
+		})
+	}
 }

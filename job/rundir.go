@@ -45,9 +45,11 @@ import (
 // A task writes its records, rejects and outcome lines to segments, makes
 // them durable, then renames its marker into place (internal/atomicfile:
 // temporary file, fsync, rename, directory fsync). The marker records the
-// byte range of each segment the task wrote, its metrics state and its
-// share of the input fingerprint; bytes past the ranges the markers name
-// are what a killed task left, cut off when a later run appends. One
+// byte range of each segment the task wrote and the hash of its bytes, its
+// metrics state and its share of the input fingerprint, and ends with its
+// own checksum (a later run verifies all of it before it reuses the task:
+// verify.go); bytes past the ranges the markers name are what a killed
+// task left, cut off when a later run appends. One
 // process running every task (no shards) appends each file's records to
 // one segment and every rejected and outcome line to one each, so that
 // when the run ends they become the outputs by a rename (JSON Lines) or

@@ -76,8 +76,9 @@ func hexSum128(b []byte) string {
 }
 
 // verify says why the marker m of task t, as read back, cannot be reused;
-// "" when it can (see above).
-func (d *runDir) verify(m *marker, t task.Task) string {
+// "" when it can (see above). buf is where segments are read (nil: one
+// is made).
+func (d *runDir) verify(m *marker, t task.Task, buf []byte) string {
 	if m.bad != "" {
 		return m.bad
 	}
@@ -105,7 +106,7 @@ func (d *runDir) verify(m *marker, t task.Task) string {
 		if c.sp == nil {
 			continue
 		}
-		lines, why := d.checkSpan(c.sp, c.whole)
+		lines, why := d.checkSpan(c.sp, c.whole, buf)
 		if why != "" {
 			return why
 		}
@@ -119,8 +120,9 @@ func (d *runDir) verify(m *marker, t task.Task) string {
 // checkSpan re-reads the span's bytes of its segment and says why they
 // are not those its marker recorded ("" when they are), with the lines
 // they hold (JSON Lines: each ends with a newline). A whole-file
-// segment (put in place by a link) must end where the span does.
-func (d *runDir) checkSpan(sp *span, whole bool) (lines int64, why string) {
+// segment (put in place by a link) must end where the span does. buf
+// is where they are read (nil: one is made).
+func (d *runDir) checkSpan(sp *span, whole bool, buf []byte) (lines int64, why string) {
 	name := sp.Seg
 	if name == "" || name != filepath.Base(name) || strings.HasPrefix(name, ".") {
 		return 0, fmt.Sprintf("its marker names a segment %q", name)
@@ -147,7 +149,9 @@ func (d *runDir) checkSpan(sp *span, whole bool) (lines int64, why string) {
 	}
 	h := xxh3.New()
 	var last byte
-	buf := make([]byte, 1<<20)
+	if len(buf) == 0 {
+		buf = make([]byte, 1<<20)
+	}
 	r := io.NewSectionReader(f, sp.Start, sp.End-sp.Start)
 	for {
 		n, err := r.Read(buf)
@@ -183,17 +187,23 @@ type taskFault struct {
 	why   string
 }
 
-// verifyMarkers verifies the markers read of the tasks for which check
-// is true (nil: all) and forgets those that fail (so that no segment is
-// taken as covered by them), returning them.
-func (d *runDir) verifyMarkers(tasks []task.Task, check func(task.Task) bool) []taskFault {
+// verifyMarkers verifies the markers read: in full those of the tasks
+// for which deep is true (nil: all), the others against their own
+// checksum only; it forgets those that fail (so that no segment is taken
+// as covered by them), returning them.
+func (d *runDir) verifyMarkers(tasks []task.Task, deep func(task.Task) bool) []taskFault {
 	var faults []taskFault
+	buf := make([]byte, 1<<20)
 	for _, t := range tasks {
 		m := d.markers[t.Index]
-		if m == nil || (check != nil && !check(t)) {
+		if m == nil {
 			continue
 		}
-		if why := d.verify(m, t); why != "" {
+		why := m.bad
+		if deep == nil || deep(t) {
+			why = d.verify(m, t, buf)
+		}
+		if why != "" {
 			faults = append(faults, taskFault{task: t.Index, shard: m.Shard, why: why})
 			d.markers[t.Index] = nil
 		}

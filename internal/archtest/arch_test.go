@@ -33,7 +33,7 @@ type tier struct {
 // tiers, top to bottom. Every library package is in exactly one.
 var tiers = []tier{
 	{"app", "a run, end to end: the CLI, the job, the drivers", []string{"*"},
-		[]string{"cmd/", "job", "job/jobcore", "bench/", "internal/archtest"}},
+		[]string{"cmd/", "job", "job/jobcore", "bench/", "examples", "internal/archtest"}},
 	{"gate", "judging a run by its metrics", []string{"core", "model", "leaf"},
 		[]string{"check", "check/checkfile", "report"}},
 	{"config", "the settings, read and checked", []string{"core", "model", "leaf"},
@@ -44,12 +44,12 @@ var tiers = []tier{
 		[]string{"format", "format/jsonl", "format/parquet", "format/arrow", "format/internal/jsonval",
 			"format/internal/formattest", "format/internal/roundtrip", "internal/commit"}},
 	{"core", "pure decisions about one record, and its metrics", []string{"model", "leaf"},
-		[]string{"snap", "prepass", "summary", "validate", "metrics", "fixtures/gen", "trainview"}},
+		[]string{"snap", "prepass", "summary", "validate", "metrics", "fixtures/gen", "trainview", "trainer/llamafactory"}},
 	{"model", "the record and what it is measured with", []string{"leaf"},
 		[]string{"traj", "tokenize", "redact", "internal/jsontest", "imagetok", "chattemplate"}},
 	{"leaf", "the foundations", nil,
 		[]string{"internal/jsonx", "outcome", "task", "internal/atomicfile", "internal/readfile",
-			"internal/testenv", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest"}},
+			"internal/testenv", "internal/crash", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest"}},
 }
 
 // within are the imports allowed between packages of one tier.
@@ -84,14 +84,15 @@ var named = map[string][]string{
 	"chattemplate": {"internal/jsonx"},
 	// "It imports the packages of one record and no more: traj, internal/jsonx,
 	// redact, tokenize, imagetok, snap, prepass, summary, metrics, outcome and trainview"
-	"pipeline": {"traj", "internal/jsonx", "tokenize", "imagetok", "snap", "prepass", "redact", "summary", "metrics", "outcome", "trainview"},
+	"pipeline": {"traj", "internal/jsonx", "internal/crash", "tokenize", "imagetok", "snap", "prepass", "redact", "summary", "metrics", "outcome", "trainview"},
 }
 
 // pure packages may not reach anything that does I/O, networking,
 // processes or system calls, directly or through any package they import
 // (ours or a third party's).
 var pure = []string{"snap", "tokenize", "traj", "internal/jsonx", "outcome", "redact", "prepass", "task",
-	"summary", "validate", "metrics", "check", "report", "format/internal/jsonval", "traj/errline", "imagetok"}
+	"summary", "validate", "metrics", "check", "report", "format/internal/jsonval", "traj/errline", "imagetok",
+	"internal/crash", "trainer/llamafactory"}
 
 // impure are the standard (and x/sys) packages that do I/O, networking,
 // processes or system calls. golang.org/x/sys/cpu is not among them: it

@@ -80,7 +80,9 @@ output lines end in LF.
 A run is a set of tasks (--target-task-size): each commits its part of the
 outputs on its own in a hidden run directory beside the output, so a run
 that is killed or fails goes on from its finished tasks when run again
-with the same config and inputs (--resume; --overwrite starts over). Its
+with the same config and inputs (--resume; --overwrite starts over);
+a finished task is reused only once its segments hash to what its marker
+recorded and its counts agree (else it is run again, with a note). Its
 outputs are put in place when every task is done, exactly as one pass
 would write them. --shard I --num-shards N (or a Slurm, Kubernetes or AWS
 Batch array's index) runs one share of the tasks, on any number of

@@ -229,6 +229,7 @@ func registerFilters(s *scope) {
 		"min":        filterMin,
 		"sum":        filterSum,
 		"batch":      filterBatch,
+		"format":     filterFormat, // trajcompress patch
 	}
 
 	for name, fn := range filters {
@@ -266,9 +267,11 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 	case "mapping":
 		return val.IsDict(), nil
 	case "iterable":
-		return val.IsList() || val.IsDict() || val.IsString(), nil
+		// trajcompress patch: jinja2's Undefined is iterable.
+		return val.IsList() || val.IsDict() || val.IsString() || val.IsUndefined(), nil
 	case "sequence":
-		return val.IsList(), nil
+		// trajcompress patch: jinja2's (len and getitem): str and dict too.
+		return val.IsList() || val.IsString() || val.IsDict(), nil
 	case "callable":
 		return val.IsCallable(), nil
 	case "true":
@@ -310,6 +313,14 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 			return false, nil
 		}
 		return containsStrict(args[0], val) // trajcompress patch: Python's TypeErrors
+	case "divisibleby": // trajcompress patch
+		if len(args) < 1 || !isNumeric(val) || !isNumeric(args[0]) {
+			return false, fmt.Errorf("test divisibleby needs two numbers")
+		}
+		if toFloat64(args[0]) == 0 {
+			return false, zeroDivision("%", val.IsFloat() || args[0].IsFloat())
+		}
+		return math.Mod(toFloat64(val), toFloat64(args[0])) == 0, nil
 	case "odd":
 		if val.IsInt() {
 			return val.AsInt()%2 != 0, nil
@@ -522,7 +533,7 @@ func filterItems(args []Value, kwargs map[string]Value) (Value, error) {
 	d := args[0].AsDict()
 	items := make([]Value, 0, d.Len())
 	for _, key := range d.Keys {
-		pair := NewList([]Value{NewString(key), d.Data[key]})
+		pair := newTuple([]Value{NewString(key), d.Data[key]})
 		items = append(items, pair)
 	}
 
@@ -688,6 +699,10 @@ func filterLength(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
+	if true { // trajcompress patch: Python's len(), None raises
+		n, err := pyLen(args[0])
+		return NewInt(n), err
+	}
 
 	v := args[0]
 	switch {
@@ -781,6 +796,10 @@ func filterList(args []Value, kwargs map[string]Value) (Value, error) {
 	if v.IsList() {
 		return v, nil
 	}
+	if true { // trajcompress patch: Python's list(): a dict's keys, undefined empty, None raises
+		items, err := iterItems(v)
+		return NewList(items), err
+	}
 	if v.IsString() {
 		runes := []rune(v.AsString())
 		items := make([]Value, len(runes))
@@ -855,6 +874,9 @@ func filterRound(args []Value, kwargs map[string]Value) (Value, error) {
 
 	if args[0].IsInt() && precision >= 0 { // trajcompress patch: Python's round keeps an int
 		return args[0], nil
+	}
+	if true { // trajcompress patch: Python's round(x, n) and jinja2's methods
+		return pyRound(args, kwargs, precision)
 	}
 	f := toFloat64(args[0])
 	pow := math.Pow(10, float64(precision))
@@ -1091,6 +1113,9 @@ func filterIndent(args []Value, kwargs map[string]Value) (Value, error) {
 	}
 
 	pad := strings.Repeat(" ", max(width, 0)) // trajcompress patch: no panic below 0
+	if true {                                 // trajcompress patch: jinja2's do_indent (splitlines, blank, a string width)
+		return pyIndent(s, args, kwargs, pad, indentFirst)
+	}
 	lines := strings.Split(s, "\n")
 	for i, line := range lines {
 		if i == 0 && !indentFirst {
@@ -1148,7 +1173,7 @@ func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
 
 	items := make([]Value, len(keys))
 	for i, key := range keys {
-		items[i] = NewList([]Value{NewString(key), d.Data[key]})
+		items[i] = newTuple([]Value{NewString(key), d.Data[key]})
 	}
 
 	return NewList(items), nil

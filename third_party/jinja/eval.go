@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 var (
@@ -144,21 +145,11 @@ func (e *evaluator) execFor(n *forNode) error {
 		return err
 	}
 
-	var items []Value
-	switch {
-	case iterVal.IsList():
-		items = iterVal.AsList().Items
-	case iterVal.IsDict():
-		d := iterVal.AsDict()
-		for _, key := range d.Keys {
-			items = append(items, NewString(key))
-		}
-	case iterVal.IsString():
-		for _, r := range iterVal.AsString() {
-			items = append(items, NewString(string(r)))
-		}
-	default:
-		// Empty iteration.
+	// trajcompress patch: None or a number raises Python's TypeError
+	// (it iterated as empty).
+	items, err := iterItems(iterVal)
+	if err != nil {
+		return err
 	}
 
 	// Apply filter if present.
@@ -207,6 +198,11 @@ func (e *evaluator) execFor(n *forNode) error {
 	})
 
 	for i, item := range items {
+		// trajcompress patch: what the body set lasts one iteration, as
+		// in jinja2 (each iteration reads the outer value again).
+		if len(child.vars) > 2+min(len(n.keyVar), 1) {
+			clearLoopScope(child, n.keyVar, n.valVar)
+		}
 		// Set loop variable(s).
 		if n.keyVar != "" {
 			// Destructuring: for key, val in items
@@ -512,6 +508,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 			}
 			items[i] = v
 		}
+		if n.tuple {
+			return newTuple(items), nil
+		}
 		return NewList(items), nil
 
 	case *dictExpr:
@@ -610,6 +609,15 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 		}
 	}
 
+	// trajcompress patch: a list or string indexed by anything but an
+	// int is undefined (jinja2's getitem falls back to the attribute); it
+	// took toInt64 of the key, so 'abc'['text'] was 'a'.
+	if (obj.IsList() || obj.IsString()) && !isIntLike(key) {
+		if key.IsString() {
+			return missingAttr(obj, key.AsString()), nil
+		}
+		return undefinedWith(fmt.Sprintf("'%s object' has no element %s", pyTypeName(obj), printValue(key))), nil
+	}
 	if obj.IsList() {
 		idx := int(toInt64(key))
 		list := obj.AsList()
@@ -1014,6 +1022,10 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 
 	// Look up filter in builtins.
 	filterVal, ok := lookupFilter(e.builtins, n.name)
+	// trajcompress patch: a filter the caller overrides (pyconform.go).
+	if o, found := e.scope.get(filterOverridePrefix + n.name); found && o.IsCallable() {
+		filterVal, ok = o, true
+	}
 	if !ok {
 		// Also check scope for user-defined filters.
 		filterVal, ok = e.scope.get(n.name)
@@ -1049,6 +1061,9 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 		}
 	}
 
+	if n.name == "map" {
+		return e.evalMapFilter(args, kwargs) // trajcompress patch: map('filter')
+	}
 	return filterVal.AsCallable().Fn(args, kwargs)
 }
 
@@ -1117,6 +1132,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "split":
 		return e.makeStringFunc("split", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if true { // trajcompress patch: maxsplit, Python's white space
+				return pySplit(s, args, kwargs, false)
+			}
 			if len(args) == 0 {
 				parts := strings.Fields(s)
 				items := make([]Value, len(parts))
@@ -1213,11 +1231,19 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) == 0 {
 				return NewInt(-1), nil
 			}
-			return NewInt(int64(strings.Index(s, printValue(args[0])))), nil
+			// trajcompress patch: the index in characters, not bytes.
+			i := strings.Index(s, printValue(args[0]))
+			if i > 0 {
+				i = utf8.RuneCountInString(s[:i])
+			}
+			return NewInt(int64(i)), nil
 		}), nil
 
 	case "format":
 		return e.makeStringFunc("format", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if true { // trajcompress patch: str.format as Python's, or refused
+				return pyStrFormat(s, args, kwargs)
+			}
 			result := s
 			for i, arg := range args {
 				placeholder := fmt.Sprintf("{%d}", i)
@@ -1299,7 +1325,7 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 		return NewCallable("dict.items", func(args []Value, kwargs map[string]Value) (Value, error) {
 			items := make([]Value, 0, d.Len())
 			for _, key := range d.Keys {
-				pair := NewList([]Value{NewString(key), d.Data[key]})
+				pair := newTuple([]Value{NewString(key), d.Data[key]})
 				items = append(items, pair)
 			}
 			return NewList(items), nil

@@ -73,6 +73,9 @@ func tokenizeExpr(s string) []tok {
 						b.WriteByte('\'')
 					case '"':
 						b.WriteByte('"')
+					case 'r', 'a', 'b', 'f', 'v', '\n', 'x', 'u', 'U', '0', '1', '2', '3', '4', '5', '6', '7':
+						// trajcompress patch: Python's other escapes.
+						i = pyEscape(&b, s, i) - 1
 					default:
 						b.WriteByte('\\')
 						b.WriteByte(s[i])
@@ -90,6 +93,15 @@ func tokenizeExpr(s string) []tok {
 		}
 
 		// Numbers.
+		// trajcompress patch: Python's literals with _ and an exponent
+		// without a dot (1_000, 1e3), as jinja2's lexer.
+		if ch >= '0' && ch <= '9' {
+			if n, kind := lexNumber(s[i:]); n > 0 {
+				tokens = append(tokens, tok{kind: kind, val: strings.ReplaceAll(s[i:i+n], "_", "")})
+				i += n
+				continue
+			}
+		}
 		if ch >= '0' && ch <= '9' {
 			start := i
 			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
@@ -393,7 +405,17 @@ func (p *exprParser) parseComparison() (expr, error) {
 
 			// Parse optional arguments.
 			var testArgs []expr
-			if p.peek().kind == tokLParen {
+			// trajcompress patch: one argument without parentheses, as
+			// jinja2's parse_test (x is divisibleby 3, x is eq 1).
+			if nt := p.peek(); nt.kind == tokString || nt.kind == tokInt || nt.kind == tokFloat ||
+				nt.kind == tokLBracket || nt.kind == tokLBrace ||
+				nt.kind == tokName && nt.val != "else" && nt.val != "or" && nt.val != "and" && nt.val != "is" {
+				arg, err := p.parsePostfix()
+				if err != nil {
+					return nil, err
+				}
+				testArgs = append(testArgs, arg)
+			} else if p.peek().kind == tokLParen {
 				p.advance()
 				for p.peek().kind != tokRParen && p.peek().kind != tokEOF {
 					arg, err := p.parseExpression()
@@ -514,9 +536,24 @@ func (p *exprParser) parsePower() (expr, error) {
 func (p *exprParser) parseUnary() (expr, error) {
 	if p.peek().kind == tokOp && (p.peek().val == "-" || p.peek().val == "+") {
 		op := p.advance().val
+		paren := p.peek().kind == tokLParen
 		operand, err := p.parseUnary()
 		if err != nil {
 			return nil, err
+		}
+		// trajcompress patch: jinja2 applies the filters that follow to
+		// the negated value (-3|abs is 3, not -3).
+		if f, ok := operand.(*filterExpr); ok && !paren {
+			inner := f
+			for {
+				g, ok := inner.expr.(*filterExpr)
+				if !ok {
+					break
+				}
+				inner = g
+			}
+			inner.expr = &unaryExpr{op: op, operand: inner.expr}
+			return f, nil
 		}
 		return &unaryExpr{op: op, operand: operand}, nil
 	}
@@ -693,6 +730,17 @@ func (p *exprParser) parseAtom() (expr, error) {
 	// String literal.
 	if t.kind == tokString {
 		p.advance()
+		// trajcompress patch: adjacent literals are one string, as in
+		// Python ('a ' 'b' is 'a b').
+		if p.peek().kind == tokString {
+			var b strings.Builder
+			b.WriteString(t.val)
+			for p.peek().kind == tokString {
+				b.WriteString(p.peek().val)
+				p.advance()
+			}
+			return &litExpr{val: NewString(b.String())}, nil
+		}
 		return &litExpr{val: NewString(t.val)}, nil
 	}
 
@@ -707,7 +755,7 @@ func (p *exprParser) parseAtom() (expr, error) {
 		p.advance()
 		if p.peek().kind == tokRParen {
 			p.advance()
-			return &listExpr{items: nil}, nil
+			return &listExpr{items: nil, tuple: true}, nil
 		}
 		e, err := p.parseExpression()
 		if err != nil {
@@ -731,7 +779,7 @@ func (p *exprParser) parseAtom() (expr, error) {
 			if _, err := p.expect(tokRParen, ")"); err != nil {
 				return nil, err
 			}
-			return &listExpr{items: items}, nil
+			return &listExpr{items: items, tuple: true}, nil
 		}
 
 		if _, err := p.expect(tokRParen, ")"); err != nil {
@@ -805,6 +853,11 @@ func (p *exprParser) parseCallArgs() ([]expr, []kwarg, error) {
 	var kwargs []kwarg
 
 	for p.peek().kind != tokRParen && p.peek().kind != tokEOF {
+		// trajcompress patch: *args and **kwargs in a call are refused
+		// by name (they were a bare "unexpected token").
+		if t := p.peek(); t.kind == tokOp && (t.val == "*" || t.val == "**") {
+			return nil, nil, fmt.Errorf("unsupported construct: %sargs unpacking in a call", t.val)
+		}
 		// Check for kwarg: name=value
 		if p.peek().kind == tokName && p.pos+1 < len(p.tokens) && p.tokens[p.pos+1].kind == tokOp && p.tokens[p.pos+1].val == "=" {
 			name := p.advance().val

@@ -35,6 +35,9 @@ var errRecursion = fmt.Errorf("maximum recursion depth exceeded")
 // modulo of ints rounding toward minus infinity, and int ** non-negative
 // int staying an int. ok is false when the upstream code applies.
 func arithStrict(op string, a, b Value) (v Value, ok bool, err error) {
+	if v, ok, err := conformOp(op, a, b); ok {
+		return v, ok, err
+	}
 	switch op {
 	case "*":
 		s, n, isRepeat := repeatOperands(a, b)
@@ -152,6 +155,10 @@ func pyFloatRepr(f float64) string {
 // stringMethodMore is the str methods upstream lacks: isdigit.
 func stringMethodMore(s, method string) (Value, error) {
 	switch method {
+	case "rsplit":
+		return NewCallable("str.rsplit", func(args []Value, kwargs map[string]Value) (Value, error) {
+			return pySplit(s, args, kwargs, true)
+		}), nil
 	case "isdigit":
 		return NewCallable("str.isdigit", func(args []Value, kwargs map[string]Value) (Value, error) {
 			if s == "" {

@@ -1,0 +1,848 @@
+package jinja
+
+// This file is not part of ardanlabs/jinja v1.8.0: trajcompress's patch
+// for what chat templates use and the upstream engine did differently from
+// Python's jinja2 without an error (a different text, silently): iterating
+// or taking the length of None or a number, `is iterable` of undefined,
+// str.split's maxsplit, map('filter'), the format filter and printf-style
+// %, and newlines of the template source. See PATCHES.md.
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// normalizeNewlines is jinja2's lexer: every \r\n and \r of the source
+// (text, string literals) becomes \n, its newline_sequence.
+func normalizeNewlines(src string) string {
+	if !strings.Contains(src, "\r") {
+		return src
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\r", "\n")
+}
+
+// notIterable is Python's TypeError for iter(v).
+func notIterable(v Value) error {
+	return fmt.Errorf("'%s' object is not iterable", pyTypeName(v))
+}
+
+// iterItems is Python's iteration of v as jinja2 does it: a list's items,
+// a dict's keys, a string's characters; an undefined value is empty
+// (jinja2's Undefined iterates as empty); anything else is a TypeError.
+func iterItems(v Value) ([]Value, error) {
+	switch {
+	case v.IsList():
+		return v.AsList().Items, nil
+	case v.IsDict():
+		d := v.AsDict()
+		items := make([]Value, len(d.Keys))
+		for i, k := range d.Keys {
+			items[i] = NewString(k)
+		}
+		return items, nil
+	case v.IsString():
+		s := v.AsString()
+		items := make([]Value, 0, len(s))
+		for _, r := range s {
+			items = append(items, NewString(string(r)))
+		}
+		return items, nil
+	case v.IsUndefined():
+		return nil, nil
+	}
+	return nil, notIterable(v)
+}
+
+// pyLen is Python's len(v) (jinja2's length filter): an undefined value
+// has length 0; None, numbers and bools raise Python's TypeError.
+func pyLen(v Value) (int64, error) {
+	switch {
+	case v.IsList():
+		return int64(v.AsList().Len()), nil
+	case v.IsDict():
+		return int64(v.AsDict().Len()), nil
+	case v.IsString():
+		return int64(utf8.RuneCountInString(v.AsString())), nil
+	case v.IsUndefined():
+		return 0, nil
+	}
+	return 0, fmt.Errorf("object of type '%s' has no len()", pyTypeName(v))
+}
+
+// pyIsSpace is the white space of Python's str.split() and str.strip():
+// Unicode's, and the separators \x1c-\x1f.
+func pyIsSpace(r rune) bool {
+	return unicode.IsSpace(r) || r >= 0x1c && r <= 0x1f
+}
+
+// splitArgs reads str.split's (sep=None, maxsplit=-1), positional or by
+// keyword.
+func splitArgs(args []Value, kwargs map[string]Value) (sep Value, maxsplit int64, err error) {
+	sep, maxsplit = None(), -1
+	if len(args) > 2 {
+		return sep, 0, fmt.Errorf("split expected at most 2 arguments, got %d", len(args))
+	}
+	if len(args) > 0 {
+		sep = args[0]
+	}
+	if v, ok := kwargs["sep"]; ok {
+		sep = v
+	}
+	var m Value
+	haveM := len(args) > 1
+	if haveM {
+		m = args[1]
+	}
+	if v, ok := kwargs["maxsplit"]; ok {
+		m, haveM = v, true
+	}
+	if haveM {
+		if !isIntLike(m) {
+			return sep, 0, fmt.Errorf("'%s' object cannot be interpreted as an integer", pyTypeName(m))
+		}
+		maxsplit = toInt64(m)
+	}
+	if !sep.IsNone() && !sep.IsString() {
+		return sep, 0, fmt.Errorf("must be str or None, not %s", pyTypeName(sep))
+	}
+	if sep.IsString() && sep.AsString() == "" {
+		return sep, 0, fmt.Errorf("empty separator")
+	}
+	return sep, maxsplit, nil
+}
+
+// pySplit is Python's s.split(sep=None, maxsplit=-1), or s.rsplit when
+// right is set.
+func pySplit(s string, args []Value, kwargs map[string]Value, right bool) (Value, error) {
+	sep, maxsplit, err := splitArgs(args, kwargs)
+	if err != nil {
+		return Undefined(), err
+	}
+	var parts []string
+	switch {
+	case sep.IsString() && !right:
+		parts = strings.SplitN(s, sep.AsString(), int(min(maxsplit, math.MaxInt32-1)+1))
+		if maxsplit < 0 {
+			parts = strings.Split(s, sep.AsString())
+		}
+	case sep.IsString():
+		d := sep.AsString()
+		rest := s
+		for maxsplit < 0 || int64(len(parts)) < maxsplit {
+			i := strings.LastIndex(rest, d)
+			if i < 0 {
+				break
+			}
+			parts = append(parts, rest[i+len(d):])
+			rest = rest[:i]
+		}
+		parts = append(parts, rest)
+		reverse(parts)
+	case !right:
+		rest := strings.TrimLeftFunc(s, pyIsSpace)
+		for rest != "" {
+			if maxsplit >= 0 && int64(len(parts)) == maxsplit {
+				parts = append(parts, rest)
+				break
+			}
+			i := strings.IndexFunc(rest, pyIsSpace)
+			if i < 0 {
+				parts = append(parts, rest)
+				break
+			}
+			parts = append(parts, rest[:i])
+			rest = strings.TrimLeftFunc(rest[i:], pyIsSpace)
+		}
+	default:
+		rest := strings.TrimRightFunc(s, pyIsSpace)
+		for rest != "" {
+			if maxsplit >= 0 && int64(len(parts)) == maxsplit {
+				parts = append(parts, rest)
+				break
+			}
+			i := strings.LastIndexFunc(rest, pyIsSpace)
+			if i < 0 {
+				parts = append(parts, rest)
+				break
+			}
+			_, w := utf8.DecodeRuneInString(rest[i:])
+			parts = append(parts, rest[i+w:])
+			rest = strings.TrimRightFunc(rest[:i], pyIsSpace)
+		}
+		reverse(parts)
+	}
+	items := make([]Value, len(parts))
+	for i, p := range parts {
+		items[i] = NewString(p)
+	}
+	return NewList(items), nil
+}
+
+func reverse(s []string) {
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+}
+
+// evalMapFilter is jinja2's map filter: map(attribute=name[, default=v])
+// takes an attribute (a key) of each item, map(name, *args, **kwargs)
+// applies the filter name to each item. The input is iterated as Python
+// does (None raises).
+func (e *evaluator) evalMapFilter(args []Value, kwargs map[string]Value) (Value, error) {
+	items, err := iterItems(args[0])
+	if err != nil {
+		return Undefined(), err
+	}
+	if _, ok := kwargs["attribute"]; ok || len(args) < 2 {
+		if !ok {
+			return Undefined(), fmt.Errorf("map requires a filter argument")
+		}
+		return filterMap([]Value{NewList(items)}, kwargs)
+	}
+	if !args[1].IsString() {
+		return Undefined(), fmt.Errorf("map: the filter name must be a string, not %s", pyTypeName(args[1]))
+	}
+	name := args[1].AsString()
+	f, err := e.filterByName(name)
+	if err != nil {
+		return Undefined(), err
+	}
+	out := make([]Value, len(items))
+	fargs := make([]Value, len(args)-1)
+	copy(fargs[1:], args[2:])
+	for i, it := range items {
+		fargs[0] = it
+		if out[i], err = f(fargs, kwargs); err != nil {
+			return Undefined(), err
+		}
+	}
+	return NewList(out), nil
+}
+
+// filterByName finds a filter as a {{ x | name }} would: the builtins,
+// then the render data; a filter the caller passed under the name
+// "__filter_override_"+name (chattemplate's tojson) wins over the builtin.
+func (e *evaluator) filterByName(name string) (func([]Value, map[string]Value) (Value, error), error) {
+	if v, ok := e.scope.get(filterOverridePrefix + name); ok && v.IsCallable() {
+		return v.AsCallable().Fn, nil
+	}
+	if name == "map" {
+		return e.evalMapFilter, nil
+	}
+	v, ok := lookupFilter(e.builtins, name)
+	if !ok {
+		v, ok = e.scope.get(name)
+	}
+	if !ok || !v.IsCallable() {
+		return nil, fmt.Errorf("No filter named '%s'.", name) //nolint:staticcheck // jinja2's message
+	}
+	return v.AsCallable().Fn, nil
+}
+
+// filterOverridePrefix: a callable passed in the render data under this
+// prefix and a filter's name replaces that builtin filter, also where the
+// filter is named by a string (map('tojson')).
+const filterOverridePrefix = "__filter_override_"
+
+// filterFormat is jinja2's format filter: value % args (or % kwargs).
+func filterFormat(args []Value, kwargs map[string]Value) (Value, error) {
+	if len(args) == 0 {
+		return Undefined(), fmt.Errorf("format requires a value")
+	}
+	if len(args) > 1 && len(kwargs) > 0 {
+		return Undefined(), fmt.Errorf("can't handle positional and keyword arguments at the same time")
+	}
+	var operand Value
+	if len(kwargs) > 0 {
+		d := NewDict()
+		for k, v := range kwargs {
+			d.AsDict().Set(k, v)
+		}
+		operand = d
+	} else {
+		operand = NewList(args[1:])
+	}
+	s, err := pyPercent(printValue(args[0]), operand, true)
+	if err != nil {
+		return Undefined(), err
+	}
+	return NewString(s), nil
+}
+
+// pyPercent is Python's printf-style format % operand: operand is a tuple
+// of arguments when it is a list and tuple is set (the format filter, a
+// (a, b) literal), a mapping for %(key)s, or a single argument.
+func pyPercent(format string, operand Value, tuple bool) (string, error) {
+	var args []Value
+	var mapping *Dict
+	switch {
+	case operand.IsList() && tuple:
+		args = operand.AsList().Items
+	case operand.IsDict():
+		mapping = operand.AsDict()
+		args = []Value{operand}
+	default:
+		args = []Value{operand}
+	}
+	next := 0
+	var b strings.Builder
+	for i := 0; i < len(format); i++ {
+		c := format[i]
+		if c != '%' {
+			b.WriteByte(c)
+			continue
+		}
+		start := i
+		i++
+		if i >= len(format) {
+			return "", fmt.Errorf("incomplete format")
+		}
+		var arg Value
+		haveArg := false
+		if format[i] == '(' {
+			if mapping == nil {
+				return "", fmt.Errorf("format requires a mapping")
+			}
+			j := strings.IndexByte(format[i:], ')')
+			if j < 0 {
+				return "", fmt.Errorf("incomplete format key")
+			}
+			key := format[i+1 : i+j]
+			v, ok := mapping.Get(key)
+			if !ok {
+				return "", fmt.Errorf("KeyError: %s", pyStrRepr(key))
+			}
+			arg, haveArg = v, true
+			i += j + 1
+		}
+		flags := ""
+		for i < len(format) && strings.IndexByte("-+ #0", format[i]) >= 0 {
+			flags += string(format[i])
+			i++
+		}
+		width := ""
+		for i < len(format) && format[i] >= '0' && format[i] <= '9' {
+			width += string(format[i])
+			i++
+		}
+		prec := ""
+		if i < len(format) && format[i] == '.' {
+			i++
+			prec = "."
+			for i < len(format) && format[i] >= '0' && format[i] <= '9' {
+				prec += string(format[i])
+				i++
+			}
+		}
+		if i < len(format) && (format[i] == '*' || format[i] == 'h' || format[i] == 'l' || format[i] == 'L') {
+			return "", fmt.Errorf("unsupported printf-style format %q", format[start:i+1])
+		}
+		if i >= len(format) {
+			return "", fmt.Errorf("incomplete format")
+		}
+		conv := format[i]
+		if conv == '%' {
+			b.WriteByte('%')
+			continue
+		}
+		if !haveArg {
+			if next >= len(args) {
+				return "", fmt.Errorf("not enough arguments for format string")
+			}
+			arg = args[next]
+			next++
+		}
+		s, err := pyConvert(conv, flags, width, prec, arg, i)
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(s)
+	}
+	if mapping == nil && next < len(args) {
+		return "", fmt.Errorf("not all arguments converted during string formatting")
+	}
+	return b.String(), nil
+}
+
+// pyConvert formats one argument of a %-format.
+func pyConvert(conv byte, flags, width, prec string, arg Value, at int) (string, error) {
+	pad := func(s string) string {
+		w, _ := strconv.Atoi(width)
+		n := utf8.RuneCountInString(s)
+		if n >= w {
+			return s
+		}
+		if strings.Contains(flags, "-") {
+			return s + strings.Repeat(" ", w-n)
+		}
+		return strings.Repeat(" ", w-n) + s
+	}
+	switch conv {
+	case 's', 'r', 'a':
+		s := printValue(arg)
+		if conv != 's' && arg.IsString() {
+			s = pyStrRepr(arg.AsString())
+		}
+		if prec != "" {
+			p, _ := strconv.Atoi(prec[1:])
+			if r := []rune(s); len(r) > p {
+				s = string(r[:p])
+			}
+		}
+		return pad(s), nil
+	case 'd', 'i', 'u', 'x', 'X', 'o', 'c':
+		if conv == 'c' {
+			if arg.IsString() && utf8.RuneCountInString(arg.AsString()) == 1 {
+				return pad(arg.AsString()), nil
+			}
+			if !isIntLike(arg) {
+				return "", fmt.Errorf("%%c requires int or char")
+			}
+			return pad(string(rune(toInt64(arg)))), nil
+		}
+		var n int64
+		switch {
+		case isIntLike(arg):
+			n = toInt64(arg)
+		case arg.IsFloat() && (conv == 'd' || conv == 'i' || conv == 'u'):
+			f := arg.AsFloat()
+			if math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) >= 1<<63 {
+				return "", fmt.Errorf("unsupported printf-style %%d of %s", printValue(arg))
+			}
+			n = int64(f)
+		case conv == 'd' || conv == 'i' || conv == 'u':
+			return "", fmt.Errorf("%%%c format: a real number is required, not %s", conv, pyTypeName(arg))
+		default:
+			return "", fmt.Errorf("%%%c format: an integer is required, not %s", conv, pyTypeName(arg))
+		}
+		verb := string(conv)
+		if conv == 'i' || conv == 'u' {
+			verb = "d"
+		}
+		if conv == 'o' && strings.Contains(flags, "#") {
+			flags = strings.ReplaceAll(flags, "#", "")
+			s := fmt.Sprintf("%"+flags+width+prec+"O", n) // Go's %O is 0o…, Python's %#o too
+			return s, nil
+		}
+		return fmt.Sprintf("%"+flags+width+prec+verb, n), nil
+	case 'f', 'F', 'e', 'E', 'g', 'G':
+		if !isNumeric(arg) {
+			return "", fmt.Errorf("must be real number, not %s", pyTypeName(arg))
+		}
+		if strings.Contains(flags, "#") && (conv == 'g' || conv == 'G') {
+			return "", fmt.Errorf("unsupported printf-style format %%#%c", conv)
+		}
+		f := toFloat64(arg)
+		if math.IsInf(f, 0) || math.IsNaN(f) {
+			s := map[bool]string{true: "inf", false: "nan"}[math.IsInf(f, 0)]
+			if math.IsInf(f, -1) {
+				s = "-inf"
+			} else if strings.Contains(flags, "+") {
+				s = "+" + s
+			}
+			if conv >= 'A' && conv <= 'Z' {
+				s = strings.ToUpper(s)
+			}
+			return pad(s), nil
+		}
+		if prec == "" {
+			prec = ".6"
+		} else if prec == "." {
+			prec = ".0"
+		}
+		return fmt.Sprintf("%"+flags+width+prec+string(conv), f), nil
+	}
+	return "", fmt.Errorf("unsupported format character '%c' (0x%x) at index %d", conv, conv, at)
+}
+
+// pyEscape decodes the escape of a Python string literal whose letter is at
+// s[i] (after the backslash) into b and returns the index after it: \r \a
+// \b \f \v, a backslash-newline (nothing), octal \ooo, \xhh, \uhhhh,
+// \Uhhhhhhhh. A malformed \x, \u or \U is kept as it stands.
+func pyEscape(b *strings.Builder, s string, i int) int {
+	switch c := s[i]; c {
+	case 'r':
+		b.WriteByte('\r')
+	case 'a':
+		b.WriteByte('\a')
+	case 'b':
+		b.WriteByte('\b')
+	case 'f':
+		b.WriteByte('\f')
+	case 'v':
+		b.WriteByte('\v')
+	case '\n':
+	case 'x', 'u', 'U':
+		n := map[byte]int{'x': 2, 'u': 4, 'U': 8}[c]
+		if i+1+n <= len(s) {
+			if v, err := strconv.ParseUint(s[i+1:i+1+n], 16, 32); err == nil && v <= unicode.MaxRune {
+				b.WriteRune(rune(v))
+				return i + 1 + n
+			}
+		}
+		b.WriteByte('\\')
+		b.WriteByte(c)
+	default: // octal
+		j, v := i, 0
+		for j < len(s) && j < i+3 && s[j] >= '0' && s[j] <= '7' {
+			v = v*8 + int(s[j]-'0')
+			j++
+		}
+		b.WriteRune(rune(v))
+		return j
+	}
+	return i + 1
+}
+
+// FilterOverride is the render-data key under which a callable replaces
+// the builtin filter name, in {{ x | name }} and where a filter is named by
+// a string (map('name')): chattemplate passes transformers' tojson so.
+func FilterOverride(name string) string { return filterOverridePrefix + name }
+
+// clearLoopScope drops from a for loop's scope what the body set, keeping
+// loop and the loop variables: in jinja2 an assignment in the body does
+// not carry over to the next iteration.
+func clearLoopScope(s *scope, keyVar, valVar string) {
+	for k := range s.vars {
+		if k != "loop" && k != keyVar && k != valVar {
+			delete(s.vars, k)
+		}
+	}
+}
+
+// conformOp is Python's result for the binary operators where the upstream
+// engine gave another value silently: comparisons of values Python cannot
+// order (TypeError) and of strings (code point order; upstream compared
+// them as numbers, '10' < '9' was false) and lists (item by item), - of
+// non-numbers, list * int, and str % args. ok is false where the
+// upstream code applies.
+func conformOp(op string, a, b Value) (Value, bool, error) {
+	switch op {
+	case "<", ">", "<=", ">=":
+		c, err := pyCompare(op, a, b)
+		if err != nil {
+			return Undefined(), true, err
+		}
+		switch op {
+		case "<":
+			return NewBool(c < 0), true, nil
+		case ">":
+			return NewBool(c > 0), true, nil
+		case "<=":
+			return NewBool(c <= 0), true, nil
+		}
+		return NewBool(c >= 0), true, nil
+	case "-":
+		if isNumeric(a) && isNumeric(b) {
+			return Value{}, false, nil
+		}
+		return Undefined(), true, binTypeError(op, a, b)
+	case "*":
+		if a.IsList() && isIntLike(b) || isIntLike(a) && b.IsList() {
+			l, n := a, b
+			if b.IsList() {
+				l, n = b, a
+			}
+			k := toInt64(n)
+			items := l.AsList().Items
+			if k <= 0 || len(items) == 0 {
+				return NewList(nil), true, nil
+			}
+			if k > math.MaxInt32/int64(len(items)) {
+				return Undefined(), true, fmt.Errorf("list repeated %d times is too long", k)
+			}
+			out := make([]Value, 0, int(k)*len(items))
+			for range k {
+				out = append(out, items...)
+			}
+			return NewList(out), true, nil
+		}
+		if isNumeric(a) && isNumeric(b) {
+			return Value{}, false, nil
+		}
+		if _, _, rep := repeatOperands(a, b); rep {
+			return Value{}, false, nil
+		}
+		if a.IsUndefined() {
+			return Undefined(), true, undefinedError(a)
+		}
+		if b.IsUndefined() {
+			return Undefined(), true, undefinedError(b)
+		}
+		return Undefined(), true, fmt.Errorf("can't multiply sequence by non-int of type '%s'", pyTypeName(b))
+	case "%":
+		if !a.IsString() {
+			return Value{}, false, nil
+		}
+		s, err := pyPercent(a.AsString(), b, b.IsList())
+		if err != nil {
+			return Undefined(), true, err
+		}
+		return NewString(s), true, nil
+	}
+	return Value{}, false, nil
+}
+
+func binTypeError(op string, a, b Value) error {
+	if a.IsUndefined() {
+		return undefinedError(a)
+	}
+	if b.IsUndefined() {
+		return undefinedError(b)
+	}
+	return fmt.Errorf("unsupported operand type(s) for %s: '%s' and '%s'", op, pyTypeName(a), pyTypeName(b))
+}
+
+// pyCompare orders a and b as Python does, or is its TypeError.
+func pyCompare(op string, a, b Value) (int, error) {
+	switch {
+	case isNumeric(a) && isNumeric(b):
+		x, y := toFloat64(a), toFloat64(b)
+		if isIntLike(a) && isIntLike(b) {
+			x, y := toInt64(a), toInt64(b)
+			switch {
+			case x < y:
+				return -1, nil
+			case x > y:
+				return 1, nil
+			}
+			return 0, nil
+		}
+		switch {
+		case x < y:
+			return -1, nil
+		case x > y:
+			return 1, nil
+		}
+		return 0, nil
+	case a.IsString() && b.IsString():
+		return strings.Compare(a.AsString(), b.AsString()), nil
+	case a.IsList() && b.IsList():
+		x, y := a.AsList().Items, b.AsList().Items
+		for i := 0; i < len(x) && i < len(y); i++ {
+			if valuesEqual(x[i], y[i]) {
+				continue
+			}
+			return pyCompare(op, x[i], y[i])
+		}
+		return len(x) - len(y), nil
+	case a.IsUndefined():
+		return 0, undefinedError(a)
+	case b.IsUndefined():
+		return 0, undefinedError(b)
+	}
+	return 0, fmt.Errorf("'%s' not supported between instances of '%s' and '%s'", op, pyTypeName(a), pyTypeName(b))
+}
+
+// pyStrFormat is Python's str.format for the fields chat templates use:
+// {}, {0}, {name}, with {{ and }} as braces; a field with a conversion, a
+// format spec, an attribute or an index is refused by name.
+func pyStrFormat(s string, args []Value, kwargs map[string]Value) (Value, error) {
+	var b strings.Builder
+	auto := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '}' {
+			if i+1 < len(s) && s[i+1] == '}' {
+				b.WriteByte('}')
+				i++
+				continue
+			}
+			return Undefined(), fmt.Errorf("Single '}' encountered in format string") //nolint:staticcheck // Python's message
+		}
+		if c != '{' {
+			b.WriteByte(c)
+			continue
+		}
+		if i+1 < len(s) && s[i+1] == '{' {
+			b.WriteByte('{')
+			i++
+			continue
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			return Undefined(), fmt.Errorf("Single '{' encountered in format string") //nolint:staticcheck // Python's message
+		}
+		field := s[i+1 : i+j]
+		i += j
+		if strings.ContainsAny(field, "!:.[{") {
+			return Undefined(), fmt.Errorf("unsupported str.format field {%s}", field)
+		}
+		var v Value
+		switch n, err := strconv.Atoi(field); {
+		case field == "":
+			if auto >= len(args) {
+				return Undefined(), fmt.Errorf("Replacement index %d out of range for positional args tuple", auto) //nolint:staticcheck // Python's message
+			}
+			v = args[auto]
+			auto++
+		case err == nil:
+			if n >= len(args) {
+				return Undefined(), fmt.Errorf("Replacement index %d out of range for positional args tuple", n) //nolint:staticcheck // Python's message
+			}
+			v = args[n]
+		default:
+			kv, ok := kwargs[field]
+			if !ok {
+				return Undefined(), fmt.Errorf("KeyError: %s", pyStrRepr(field))
+			}
+			v = kv
+		}
+		b.WriteString(printValue(v))
+	}
+	return NewString(b.String()), nil
+}
+
+// lexNumber is the length and kind of the number literal at the start of
+// s as jinja2's lexer reads it: digits with single _ between them, then
+// optionally .digits, then optionally e[+-]digits (a float); 0 when the
+// upstream lexer's reading is the same (no _ and no exponent).
+func lexNumber(s string) (int, tokKind) {
+	digits := func(i int) int {
+		j := i
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '_' && j > i && j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9') {
+			j++
+		}
+		return j
+	}
+	i := digits(0)
+	kind := tokInt
+	if i+1 < len(s) && s[i] == '.' && s[i+1] >= '0' && s[i+1] <= '9' {
+		i = digits(i + 1)
+		kind = tokFloat
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		j := i + 1
+		if j < len(s) && (s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			i = digits(j)
+			kind = tokFloat
+		}
+	}
+	if kind == tokInt && !strings.Contains(s[:i], "_") {
+		return 0, kind
+	}
+	if kind == tokFloat && !strings.ContainsAny(s[:i], "_eE") {
+		return 0, kind
+	}
+	return i, kind
+}
+
+// pySplitlines is Python's str.splitlines(): lines end at \n, \r\n, \r,
+// \v, \f, \x1c-\x1e, \x85, U+2028 and U+2029, and the ends are dropped.
+func pySplitlines(s string) []string {
+	var lines []string
+	start := 0
+	for i, r := range s {
+		if i < start {
+			continue
+		}
+		switch r {
+		case '\n', '\r', '\v', '\f', 0x1c, 0x1d, 0x1e, 0x85, 0x2028, 0x2029:
+			lines = append(lines, s[start:i])
+			start = i + utf8.RuneLen(r)
+			if r == '\r' && start < len(s) && s[start] == '\n' {
+				start++
+			}
+		}
+	}
+	if start < len(s) {
+		lines = append(lines, s[start:])
+	}
+	return lines
+}
+
+// pyIndent is jinja2's indent filter (width a number of spaces or a
+// string, first, blank).
+func pyIndent(s string, args []Value, kwargs map[string]Value, pad string, first bool) (Value, error) {
+	w := Undefined()
+	if len(args) > 1 {
+		w = args[1]
+	}
+	if v, ok := kwargs["width"]; ok {
+		w = v
+	}
+	if w.IsString() {
+		pad = w.AsString()
+	}
+	blank := false
+	if len(args) > 3 {
+		blank = args[3].IsTruthy()
+	}
+	if v, ok := kwargs["blank"]; ok {
+		blank = v.IsTruthy()
+	}
+	lines := pySplitlines(s + "\n")
+	var rv string
+	if blank {
+		rv = strings.Join(lines, "\n"+pad)
+	} else {
+		var b strings.Builder
+		b.WriteString(lines[0])
+		for _, l := range lines[1:] {
+			b.WriteByte('\n')
+			if l != "" {
+				b.WriteString(pad)
+			}
+			b.WriteString(l)
+		}
+		rv = b.String()
+	}
+	if first {
+		rv = pad + rv
+	}
+	return NewString(rv), nil
+}
+
+// pyRound is jinja2's round filter: round(x, precision) as Python's
+// (correctly rounded from the float's exact value, ties to even),
+// method 'floor' or 'ceil' as math.floor/ceil(x * 10**p) / 10**p; the
+// result is a float, an int only for an int with the common method.
+func pyRound(args []Value, kwargs map[string]Value, precision int64) (Value, error) {
+	method := "common"
+	if len(args) > 2 {
+		method = printValue(args[2])
+	}
+	if m, ok := kwargs["method"]; ok {
+		method = printValue(m)
+	}
+	if method != "common" && method != "floor" && method != "ceil" {
+		return Undefined(), fmt.Errorf("method must be common, ceil or floor")
+	}
+	v := args[0]
+	if !isNumeric(v) {
+		return Undefined(), fmt.Errorf("type %s doesn't define __round__ method", pyTypeName(v))
+	}
+	if method == "common" {
+		if isIntLike(v) && precision >= 0 {
+			return NewInt(toInt64(v)), nil
+		}
+		f := toFloat64(v)
+		if math.IsInf(f, 0) || math.IsNaN(f) || precision > 300 || precision < -300 {
+			return NewFloat(f), nil
+		}
+		if precision >= 0 {
+			r, err := strconv.ParseFloat(strconv.FormatFloat(f, 'f', int(precision), 64), 64)
+			return NewFloat(r), err
+		}
+		p := math.Pow(10, float64(-precision))
+		return NewFloat(math.RoundToEven(f/p) * p), nil
+	}
+	p := math.Pow(10, float64(precision))
+	f := toFloat64(v) * p
+	if method == "floor" {
+		return NewFloat(math.Floor(f) / p), nil
+	}
+	return NewFloat(math.Ceil(f) / p), nil
+}
+
+// newTuple is a Python tuple: a list that prints as (a, b).
+func newTuple(items []Value) Value {
+	return Value{kind: KindList, v: &List{Items: items, tuple: true}}
+}

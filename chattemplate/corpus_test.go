@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trajcompress/trajcompress/internal/jinja2ref"
 	"github.com/trajcompress/trajcompress/internal/testenv"
 )
 
@@ -178,7 +179,7 @@ func TestCorpusMatchesJinja2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
-	py := startPyRef(t)
+	py := jinja2ref.Start(t)
 	t.Logf("reference: %s", py.Version)
 	corpus := loadCorpus(t)
 	cases := readJSONL[testCase](t, filepath.Join("testdata", "cases.jsonl"))
@@ -210,19 +211,14 @@ func TestCorpusMatchesJinja2(t *testing.T) {
 			}
 			hasTools := len(tc.Tools) > 0 && string(tc.Tools) != "null"
 			src, special := rawSource(t, c, hasTools)
-			ctx := map[string]json.RawMessage{
-				"messages": tc.Messages, "tools": json.RawMessage("null"),
-				"documents": json.RawMessage("null"), "add_generation_prompt": json.RawMessage("false"),
-			}
+			var tools json.RawMessage
 			if hasTools {
-				ctx["tools"] = tc.Tools
+				tools = tc.Tools
 				tally.withTools++
 			} else {
 				tally.withoutTools++
 			}
-			for k, v := range special {
-				ctx[k], _ = json.Marshal(v)
-			}
+			ctx := jinja2ref.ChatContext(tc.Messages, tools, special)
 			want := py.Render(t, src, ctx)
 			var got string
 			err := c.err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ardanlabs/jinja"
+	"github.com/trajcompress/trajcompress/internal/jinja2ref"
 )
 
 var updateExprs = flag.Bool("exprs.update", false, "regenerate testdata/exprs.jsonl with Python jinja2 (testdata/ref/exprs.py)")
@@ -68,7 +69,7 @@ func unsupportedNamed(err error) bool {
 func TestExpressionsMatchJinja2(t *testing.T) {
 	path := filepath.Join("testdata", "exprs.jsonl")
 	if *updateExprs {
-		cmd, why := pythonCommand("testdata/ref/exprs.py")
+		cmd, why := jinja2ref.Command("exprs.py")
 		if cmd == nil {
 			t.Fatalf("-exprs.update: %s", why)
 		}

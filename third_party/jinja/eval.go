@@ -605,6 +605,11 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	}
 	if obj.IsDict() {
 		if _, ok := obj.AsDict().Get(printValue(key)); !ok {
+			// trajcompress patch: jinja2's getitem falls back to the
+			// attribute: d['items'] without the key is the method.
+			if k := printValue(key); key.IsString() && (k == "items" || k == "keys" || k == "values" || k == "get") {
+				return e.dictMethod(obj, k)
+			}
 			return missingAttr(obj, printValue(key)), nil
 		}
 	}
@@ -658,6 +663,18 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 	obj, err := e.evalExpr(n.obj)
 	if err != nil {
 		return Undefined(), err
+	}
+	if obj.IsUndefined() { // trajcompress patch: slicing undefined raises (jinja2)
+		return Undefined(), undefinedError(obj)
+	}
+	if err := e.checkSliceIndices(n); err != nil {
+		return Undefined(), err
+	}
+	if !obj.IsList() && !obj.IsString() { // trajcompress patch: Python's TypeError
+		if obj.IsDict() {
+			return Undefined(), fmt.Errorf("unhashable type: 'slice'")
+		}
+		return Undefined(), fmt.Errorf("'%s' object is not subscriptable", pyTypeName(obj))
 	}
 
 	if obj.IsList() {
@@ -837,6 +854,10 @@ func (e *evaluator) evalUnary(n *unaryExpr) (Value, error) {
 		return Undefined(), err
 	}
 
+	// trajcompress patch: Python's TypeError for -'s', undefined raises.
+	if v, ok, err := unaryStrict(n.op, operand); ok {
+		return v, err
+	}
 	switch n.op {
 	case "not":
 		return NewBool(!operand.IsTruthy()), nil
@@ -1194,6 +1215,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "title":
 		return e.makeStringFunc("title", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if true { // trajcompress patch: Python's str.title
+				return NewString(pyTitle(s)), nil
+			}
 			// Simple title case: capitalize first letter of each word.
 			runes := []rune(s)
 			inWord := false

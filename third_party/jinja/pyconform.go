@@ -10,6 +10,8 @@ package jinja
 import (
 	"fmt"
 	"math"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
@@ -193,7 +195,7 @@ func reverse(s []string) {
 // applies the filter name to each item. The input is iterated as Python
 // does (None raises).
 func (e *evaluator) evalMapFilter(args []Value, kwargs map[string]Value) (Value, error) {
-	items, err := iterItems(args[0])
+	items, err := iterFalsyEmpty(args[0])
 	if err != nil {
 		return Undefined(), err
 	}
@@ -279,6 +281,9 @@ func filterFormat(args []Value, kwargs map[string]Value) (Value, error) {
 func pyPercent(format string, operand Value, tuple bool) (string, error) {
 	var args []Value
 	var mapping *Dict
+	// Python takes an operand with __getitem__ that is not a tuple (a
+	// list, a dict) as a mapping: no "not all arguments converted".
+	lenient := operand.IsDict() || operand.IsList() && !tuple || operand.IsUndefined()
 	switch {
 	case operand.IsList() && tuple:
 		args = operand.AsList().Items
@@ -362,7 +367,7 @@ func pyPercent(format string, operand Value, tuple bool) (string, error) {
 		}
 		b.WriteString(s)
 	}
-	if mapping == nil && next < len(args) {
+	if !lenient && next < len(args) {
 		return "", fmt.Errorf("not all arguments converted during string formatting")
 	}
 	return b.String(), nil
@@ -522,6 +527,19 @@ func clearLoopScope(s *scope, keyVar, valVar string) {
 // upstream code applies.
 func conformOp(op string, a, b Value) (Value, bool, error) {
 	switch op {
+	case "==", "!=":
+		// Numbers equal across kinds (0 == False); a list never equals a
+		// tuple.
+		var eq bool
+		switch {
+		case isNumeric(a) && isNumeric(b):
+			eq = toFloat64(a) == toFloat64(b)
+		case a.IsList() && b.IsList() && a.AsList().tuple != b.AsList().tuple:
+			eq = false
+		default:
+			return Value{}, false, nil
+		}
+		return NewBool(eq == (op == "==")), true, nil
 	case "<", ">", "<=", ">=":
 		c, err := pyCompare(op, a, b)
 		if err != nil {
@@ -536,7 +554,7 @@ func conformOp(op string, a, b Value) (Value, bool, error) {
 			return NewBool(c <= 0), true, nil
 		}
 		return NewBool(c >= 0), true, nil
-	case "-":
+	case "-", "/", "//", "**":
 		if isNumeric(a) && isNumeric(b) {
 			return Value{}, false, nil
 		}
@@ -550,6 +568,9 @@ func conformOp(op string, a, b Value) (Value, bool, error) {
 			k := toInt64(n)
 			items := l.AsList().Items
 			if k <= 0 || len(items) == 0 {
+				if l.AsList().tuple {
+					return newTuple(nil), true, nil
+				}
 				return NewList(nil), true, nil
 			}
 			if k > math.MaxInt32/int64(len(items)) {
@@ -558,6 +579,9 @@ func conformOp(op string, a, b Value) (Value, bool, error) {
 			out := make([]Value, 0, int(k)*len(items))
 			for range k {
 				out = append(out, items...)
+			}
+			if l.AsList().tuple {
+				return newTuple(out), true, nil
 			}
 			return NewList(out), true, nil
 		}
@@ -576,9 +600,12 @@ func conformOp(op string, a, b Value) (Value, bool, error) {
 		return Undefined(), true, fmt.Errorf("can't multiply sequence by non-int of type '%s'", pyTypeName(b))
 	case "%":
 		if !a.IsString() {
-			return Value{}, false, nil
+			if isNumeric(a) && isNumeric(b) {
+				return Value{}, false, nil
+			}
+			return Undefined(), true, binTypeError(op, a, b)
 		}
-		s, err := pyPercent(a.AsString(), b, b.IsList())
+		s, err := pyPercent(a.AsString(), b, b.IsList() && b.AsList().tuple)
 		if err != nil {
 			return Undefined(), true, err
 		}
@@ -622,6 +649,9 @@ func pyCompare(op string, a, b Value) (int, error) {
 	case a.IsString() && b.IsString():
 		return strings.Compare(a.AsString(), b.AsString()), nil
 	case a.IsList() && b.IsList():
+		if a.AsList().tuple != b.AsList().tuple {
+			return 0, fmt.Errorf("'%s' not supported between instances of '%s' and '%s'", op, seqName(a), seqName(b))
+		}
 		x, y := a.AsList().Items, b.AsList().Items
 		for i := 0; i < len(x) && i < len(y); i++ {
 			if valuesEqual(x[i], y[i]) {
@@ -761,6 +791,14 @@ func pySplitlines(s string) []string {
 // pyIndent is jinja2's indent filter (width a number of spaces or a
 // string, first, blank).
 func pyIndent(s string, args []Value, kwargs map[string]Value, pad string, first bool) (Value, error) {
+	switch v := args[0]; {
+	case v.IsUndefined():
+		return Undefined(), undefinedError(v)
+	case v.IsList():
+		return Undefined(), fmt.Errorf("'list' object has no attribute 'splitlines'")
+	case !v.IsString():
+		return Undefined(), fmt.Errorf("unsupported operand type(s) for +=: '%s' and 'str'", pyTypeName(v))
+	}
 	w := Undefined()
 	if len(args) > 1 {
 		w = args[1]
@@ -845,4 +883,380 @@ func pyRound(args []Value, kwargs map[string]Value, precision int64) (Value, err
 // newTuple is a Python tuple: a list that prints as (a, b).
 func newTuple(items []Value) Value {
 	return Value{kind: KindList, v: &List{Items: items, tuple: true}}
+}
+
+// parseCondition parses the test of {% if %} and {% elif %}: jinja2 parses
+// it without a top-level inline if (a if b else c is a syntax error there).
+func parseCondition(s string) (expr, error) {
+	s = strings.TrimSpace(s)
+	p := newExprParser(tokenizeExpr(s))
+	e, err := p.parseOr()
+	if err != nil {
+		return nil, err
+	}
+	if t := p.peek(); t.kind != tokEOF {
+		return nil, fmt.Errorf("expected token 'end of statement block', got %q", t.val)
+	}
+	return e, nil
+}
+
+// chainCompare is left op right, or, when left is itself a comparison
+// whose right operand is prevRight, left and (prevRight op right).
+func chainCompare(left, prevRight expr, op string, right expr) expr {
+	if prevRight == nil {
+		return &binExpr{op: op, left: left, right: right}
+	}
+	return &binExpr{op: "and", left: left, right: &binExpr{op: op, left: prevRight, right: right}}
+}
+
+// unaryStrict is Python's -x and +x: numbers only (bool as int), an
+// undefined operand raises its hint; ok is false for the upstream code.
+func unaryStrict(op string, v Value) (Value, bool, error) {
+	if op != "-" && op != "+" || v.IsInt() || v.IsFloat() {
+		return Value{}, false, nil
+	}
+	if v.IsBool() {
+		n := boolInt(v)
+		if op == "-" {
+			n = -n
+		}
+		return NewInt(n), true, nil
+	}
+	if v.IsUndefined() {
+		return Undefined(), true, undefinedError(v)
+	}
+	return Undefined(), true, fmt.Errorf("bad operand type for unary %s: '%s'", op, pyTypeName(v))
+}
+
+// oddEven is jinja2's odd and even tests: value % 2 == 1 (or 0), with
+// Python's % (a string is formatted, other types raise).
+func oddEven(name string, v Value) (bool, error) {
+	want := int64(0)
+	if name == "odd" {
+		want = 1
+	}
+	switch {
+	case isIntLike(v):
+		m := toInt64(v) % 2
+		if m < 0 {
+			m += 2
+		}
+		return m == want, nil
+	case v.IsFloat():
+		m := math.Mod(v.AsFloat(), 2)
+		if m < 0 {
+			m += 2
+		}
+		return m == float64(want), nil
+	case v.IsString():
+		_, err := pyPercent(v.AsString(), NewInt(2), false)
+		if err != nil {
+			return false, err
+		}
+		return false, nil // a str is never equal to an int
+	case v.IsUndefined():
+		return false, undefinedError(v)
+	}
+	return false, fmt.Errorf("unsupported operand type(s) for %%: '%s' and 'int'", pyTypeName(v))
+}
+
+// iterFalsyEmpty is the input of jinja2's map, select, reject, selectattr
+// and rejectattr: a false value (None, 0, "") gives nothing (they test
+// "if value" first), anything else iterates as Python does.
+func iterFalsyEmpty(v Value) ([]Value, error) {
+	if !v.IsTruthy() && !v.IsUndefined() {
+		return nil, nil
+	}
+	return iterItems(v)
+}
+
+// needDict is Python's AttributeError of the filters that call
+// value.items() (dictsort, items): jinja2's items filter gives nothing for
+// undefined.
+func needDict(filter string, v Value) error {
+	if v.IsDict() || filter == "items" && v.IsUndefined() {
+		return nil
+	}
+	if v.IsUndefined() {
+		return undefinedError(v)
+	}
+	if filter == "items" {
+		return fmt.Errorf("Can only get item pairs from a mapping.") //nolint:staticcheck // jinja2's message
+	}
+	return fmt.Errorf("'%s' object has no attribute 'items'", pyTypeName(v))
+}
+
+// iterFilters take an iterable as jinja2's do: their input is iterated
+// as Python iterates it (iterInput).
+var iterFilters = map[string]bool{"first": true, "last": true, "reverse": true, "sort": true, "unique": true,
+	"max": true, "min": true, "sum": true, "batch": true}
+
+// iterInput wraps a filter of iterFilters: a dict becomes its keys, None,
+// a number or a bool raises Python's TypeError, an undefined value is
+// empty; lists and strings go to the filter as they are.
+func iterInput(name string, fn func([]Value, map[string]Value) (Value, error)) func([]Value, map[string]Value) (Value, error) {
+	return func(args []Value, kwargs map[string]Value) (Value, error) {
+		if len(args) > 0 && !args[0].IsList() && (!args[0].IsString() || !keepsString[name]) {
+			items, err := iterItems(args[0])
+			if err != nil {
+				return Undefined(), err
+			}
+			args = append([]Value{NewList(items)}, args[1:]...)
+		}
+		if orders[name] && len(args) > 0 && args[0].IsList() {
+			items := args[0].AsList().Items
+			for _, it := range items[min(1, len(items)):] {
+				if _, err := pyCompare("<", it, items[0]); err != nil {
+					return Undefined(), err
+				}
+			}
+		}
+		return fn(args, kwargs)
+	}
+}
+
+// keepsString: the filters of iterFilters that take a string as it is
+// (reverse gives a string).
+var keepsString = map[string]bool{"reverse": true}
+
+// orders: the filters that compare the items (Python raises on items it
+// cannot order: a str and an int, undefined).
+var orders = map[string]bool{"sort": true, "min": true, "max": true}
+
+// pySum is Python's sum(iterable, start=0) (jinja2's sum filter without
+// attribute=): start + each item in order with Python's +.
+func pySum(args []Value, kwargs map[string]Value) (Value, error) {
+	if _, ok := kwargs["attribute"]; ok || len(args) > 1 && !args[1].IsNone() {
+		return Undefined(), fmt.Errorf("unsupported construct: sum(attribute=…)")
+	}
+	acc := NewInt(0)
+	if len(args) > 2 {
+		acc = args[2]
+	}
+	if v, ok := kwargs["start"]; ok {
+		acc = v
+	}
+	var err error
+	for _, it := range args[0].AsList().Items {
+		if acc, err = addStrict(acc, it); err != nil {
+			return Undefined(), err
+		}
+	}
+	return acc, nil
+}
+
+func seqName(v Value) string {
+	if v.AsList().tuple {
+		return "tuple"
+	}
+	return "list"
+}
+
+// pyWordRe is Python's \w+ (jinja2's wordcount).
+var pyWordRe = regexp.MustCompile(`[\p{L}\p{N}_]+`)
+
+// checkSliceIndices is Python's TypeError for a slice bound that is not an
+// int or None.
+func (e *evaluator) checkSliceIndices(n *sliceExpr) error {
+	for _, x := range []expr{n.start, n.stop, n.step} {
+		if x == nil {
+			continue
+		}
+		v, err := e.evalExpr(x)
+		if err != nil {
+			return err
+		}
+		// A float with an integral value stands for an int beyond int64
+		// (the engine has no big integers: 10**18 is a float).
+		if !isIntLike(v) && !v.IsNone() && !(v.IsFloat() && v.AsFloat() == math.Trunc(v.AsFloat())) {
+			return fmt.Errorf("slice indices must be integers or None or have an __index__ method")
+		}
+		if x == n.step && isIntLike(v) && toInt64(v) == 0 {
+			return fmt.Errorf("slice step cannot be zero")
+		}
+	}
+	return nil
+}
+
+// sortKey is jinja2's sort key: a string lowercased unless case_sensitive.
+func sortKey(v Value, caseSensitive bool) Value {
+	if v.IsString() && !caseSensitive {
+		return NewString(strings.ToLower(v.AsString()))
+	}
+	return v
+}
+
+// pySort is jinja2's sort filter: sorted(value, key=lower-cased strings
+// unless case_sensitive, reverse=); attribute= is refused by name.
+func pySort(args []Value, kwargs map[string]Value) (Value, error) {
+	reverse, caseSensitive := false, false
+	if len(args) > 1 {
+		reverse = args[1].IsTruthy()
+	}
+	if len(args) > 2 {
+		caseSensitive = args[2].IsTruthy()
+	}
+	if v, ok := kwargs["reverse"]; ok {
+		reverse = v.IsTruthy()
+	}
+	if v, ok := kwargs["case_sensitive"]; ok {
+		caseSensitive = v.IsTruthy()
+	}
+	if _, ok := kwargs["attribute"]; ok || len(args) > 3 {
+		return Undefined(), fmt.Errorf("unsupported construct: sort(attribute=…)")
+	}
+	src := args[0].AsList().Items
+	items := make([]Value, len(src))
+	copy(items, src)
+	var err error
+	sort.SliceStable(items, func(i, j int) bool {
+		c, cerr := pyCompare("<", sortKey(items[i], caseSensitive), sortKey(items[j], caseSensitive))
+		if cerr != nil && err == nil {
+			err = cerr
+		}
+		if reverse {
+			return c > 0
+		}
+		return c < 0
+	})
+	if err != nil {
+		return Undefined(), err
+	}
+	return NewList(items), nil
+}
+
+// pyUnique is jinja2's unique filter: the first of the items equal as
+// Python hashes them (1, 1.0 and True are one; strings lower-cased unless
+// case_sensitive); a list or dict item is unhashable.
+func pyUnique(args []Value, kwargs map[string]Value) (Value, error) {
+	caseSensitive := len(args) > 1 && args[1].IsTruthy()
+	if v, ok := kwargs["case_sensitive"]; ok {
+		caseSensitive = v.IsTruthy()
+	}
+	if _, ok := kwargs["attribute"]; ok || len(args) > 2 {
+		return Undefined(), fmt.Errorf("unsupported construct: unique(attribute=…)")
+	}
+	seen := map[string]bool{}
+	var out []Value
+	for _, it := range args[0].AsList().Items {
+		var k string
+		switch {
+		case it.IsList() && !it.AsList().tuple, it.IsDict():
+			return Undefined(), fmt.Errorf("unhashable type: '%s'", pyTypeName(it))
+		case isNumeric(it):
+			k = "n" + strconv.FormatFloat(toFloat64(it), 'g', -1, 64)
+		case it.IsString():
+			k = "s" + sortKey(it, caseSensitive).AsString()
+		default:
+			k = pyTypeName(it) + it.String()
+		}
+		if !seen[k] {
+			seen[k] = true
+			out = append(out, it)
+		}
+	}
+	return NewList(out), nil
+}
+
+// needComma is jinja2's error where items of a list, dict or call are not
+// separated by commas (the upstream parser took [a b] as [a, b]).
+func needComma(t tok, end tokKind) error {
+	if t.kind == end || t.kind == tokEOF {
+		return nil
+	}
+	return fmt.Errorf("expected token ',', got %q", t.val)
+}
+
+// pyTitle is Python's str.title(): a cased character after an uncased one
+// is upper-cased (title-cased), the others lower-cased.
+func pyTitle(s string) string {
+	var b strings.Builder
+	prevCased := false
+	for _, r := range s {
+		cased := unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r)
+		switch {
+		case cased && !prevCased:
+			b.WriteRune(unicode.ToTitle(r))
+		case cased:
+			b.WriteRune(unicode.ToLower(r))
+		default:
+			b.WriteRune(r)
+		}
+		prevCased = cased
+	}
+	return b.String()
+}
+
+// jinjaWordStart is jinja2's _word_beginning_split_re.
+var jinjaWordStart = regexp.MustCompile(`[-\s({\[<]+`)
+
+// jinjaTitle is jinja2's title filter: each piece between runs of
+// -, white space, (, {, [ and < gets its first character upper-cased and
+// the rest lower-cased.
+func jinjaTitle(s string) string {
+	var b strings.Builder
+	last := 0
+	piece := func(p string) {
+		if p == "" {
+			return
+		}
+		r, n := utf8.DecodeRuneInString(p)
+		b.WriteString(strings.ToUpper(string(r)))
+		b.WriteString(strings.ToLower(p[n:]))
+	}
+	for _, loc := range jinjaWordStart.FindAllStringIndex(s, -1) {
+		piece(s[last:loc[0]])
+		b.WriteString(s[loc[0]:loc[1]])
+		last = loc[1]
+	}
+	piece(s[last:])
+	return b.String()
+}
+
+// noArgTests are the tests that take no argument besides the value.
+var noArgTests = map[string]bool{"defined": true, "undefined": true, "none": true, "boolean": true, "integer": true,
+	"float": true, "number": true, "string": true, "mapping": true, "iterable": true, "sequence": true,
+	"callable": true, "true": true, "false": true, "odd": true, "even": true, "upper": true, "lower": true}
+
+// undefinedItem is the error of taking an attribute of an undefined item
+// (selectattr, rejectattr), or nil.
+func undefinedItem(args []Value) error {
+	if len(args) > 0 && args[0].IsList() {
+		for _, it := range args[0].AsList().Items {
+			if it.IsUndefined() {
+				return undefinedError(it)
+			}
+		}
+	}
+	return nil
+}
+
+// pyMinMax is jinja2's min and max filters: the first smallest (largest)
+// item, strings compared lower-cased unless case_sensitive; an empty
+// input gives undefined; attribute= is refused by name.
+func pyMinMax(max bool) func([]Value, map[string]Value) (Value, error) {
+	return func(args []Value, kwargs map[string]Value) (Value, error) {
+		caseSensitive := len(args) > 1 && args[1].IsTruthy()
+		if v, ok := kwargs["case_sensitive"]; ok {
+			caseSensitive = v.IsTruthy()
+		}
+		if _, ok := kwargs["attribute"]; ok || len(args) > 2 {
+			return Undefined(), fmt.Errorf("unsupported construct: min/max(attribute=…)")
+		}
+		items := args[0].AsList().Items
+		if len(items) == 0 {
+			return undefinedWith("No aggregated item, sequence was empty."), nil
+		}
+		best := items[0]
+		for _, it := range items[1:] {
+			c, err := pyCompare("<", sortKey(it, caseSensitive), sortKey(best, caseSensitive))
+			if err != nil {
+				return Undefined(), err
+			}
+			if max && c > 0 || !max && c < 0 {
+				best = it
+			}
+		}
+		return best, nil
+	}
 }

@@ -18,6 +18,9 @@ of strftime_now, as for render.py.
 import json
 import os
 import sys
+import warnings
+
+warnings.simplefilter("ignore")  # SyntaxWarnings of generated snippets ('1'[0]): noise on stderr
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.setrecursionlimit(10000)

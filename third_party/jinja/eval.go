@@ -464,6 +464,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 	case *litExpr:
 		return n.val, nil
 
+	case *starExpr: // trajcompress patch: *xs where only a call takes it
+		return Undefined(), fmt.Errorf("unsupported construct: *args unpacking outside a call")
+
 	case *nameExpr:
 		v, ok := e.scope.get(n.name)
 		if !ok {
@@ -997,6 +1000,14 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 
 	args := make([]Value, len(n.args))
 	for i, a := range n.args {
+		if s, ok := a.(*starExpr); ok { // trajcompress patch: f(*xs)
+			rest, err := e.starArgs(s, n.args[i+1:])
+			if err != nil {
+				return Undefined(), err
+			}
+			args = append(args[:i], rest...)
+			break
+		}
 		v, err := e.evalExpr(a)
 		if err != nil {
 			return Undefined(), err

@@ -878,10 +878,25 @@ func (p *exprParser) parseCallArgs() ([]expr, []kwarg, error) {
 	var kwargs []kwarg
 
 	for p.peek().kind != tokRParen && p.peek().kind != tokEOF {
-		// trajcompress patch: *args and **kwargs in a call are refused
-		// by name (they were a bare "unexpected token").
-		if t := p.peek(); t.kind == tokOp && (t.val == "*" || t.val == "**") {
-			return nil, nil, fmt.Errorf("unsupported construct: %sargs unpacking in a call", t.val)
+		// trajcompress patch: *args in a call is unpacked (jinja2's
+		// dyn_args); **kwargs is refused by name (they were a bare
+		// "unexpected token").
+		if t := p.peek(); t.kind == tokPower || t.kind == tokOp && t.val == "**" {
+			return nil, nil, fmt.Errorf("unsupported construct: **kwargs unpacking in a call")
+		}
+		if t := p.peek(); t.kind == tokOp && t.val == "*" {
+			p.advance()
+			arg, err := p.parseExpression()
+			if err != nil {
+				return nil, nil, err
+			}
+			args = append(args, &starExpr{expr: arg})
+			if p.peek().kind == tokComma {
+				p.advance()
+			} else if err := needComma(p.peek(), tokRParen); err != nil {
+				return nil, nil, err
+			}
+			continue
 		}
 		// Check for kwarg: name=value
 		if p.peek().kind == tokName && p.pos+1 < len(p.tokens) && p.tokens[p.pos+1].kind == tokOp && p.tokens[p.pos+1].val == "=" {

@@ -1260,3 +1260,35 @@ func pyMinMax(max bool) func([]Value, map[string]Value) (Value, error) {
 		return best, nil
 	}
 }
+
+// starExpr is *xs among a call's arguments.
+type starExpr struct{ expr expr }
+
+func (n *starExpr) nodeType() string { return "star" }
+func (n *starExpr) exprNode()        {}
+
+// starArgs evaluates *s and the arguments after it: the items of s (as
+// Python iterates them) in place, then the rest (a later *ys too).
+func (e *evaluator) starArgs(s *starExpr, rest []expr) ([]Value, error) {
+	v, err := e.evalExpr(s.expr)
+	if err != nil {
+		return nil, err
+	}
+	out, err := iterItems(v)
+	if err != nil {
+		return nil, fmt.Errorf("argument after * must be an iterable, not %s", pyTypeName(v))
+	}
+	out = append([]Value(nil), out...)
+	for i, a := range rest {
+		if t, ok := a.(*starExpr); ok {
+			more, err := e.starArgs(t, rest[i+1:])
+			return append(out, more...), err
+		}
+		w, err := e.evalExpr(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}

@@ -96,6 +96,17 @@ cases = [
     ("{{ u }}|{{ u|string }}|{{ u|list }}|{{ u|length }}|{{ u|default(1) }}|{{ u|join }}", {}),
     ("{% for i in u %}x{% endfor %}|{{ u|tojson }}", {}),
     ("{{ 1 + x }}", {"x": "s"}),
+    # *args in a call, precedence and Python's TypeErrors (found by the differential fuzzer)
+    ("{% macro m(a, b) %}{{ a }}-{{ b }}{% endmacro %}{{ m(*x) }}|{{ m(1, *[2]) }}", {"x": ["p", "q"]}),
+    ("{{ 0.5 + 1 ~ 2 }}", {}), ("{{ 'a' ~ 1 + 2 }}", {}), ("{{ none == u is string }}|{{ 1 < 2 < 3 }}|{{ 3 > 2 > 2 }}", {}),
+    ("{{ -x|abs }}|{{ -(x)|abs }}|{{ -x is number }}", {"x": 3}), ("{{ -x }}", {"x": "s"}), ("{{ x[1:] }}", {"x": None}),
+    ("{{ 0 == false }}|{{ 1 == 1.0 }}|{{ [1] == (1,) }}|{{ (1,) }}|{{ () }}|{{ (1, 2) + (3,) }}", {}),
+    ("{{ ['B', 'a', 'C']|sort }}|{{ ['B', 'a', 'C']|sort(case_sensitive=true) }}|{{ ['a', 'A', 1, 1.0, true]|unique|list }}|{{ ['B', 'a']|min }}|{{ ['B', 'a']|max }}", {}),
+    ("{{ '{-x} (y) [z]'|title }}|{{ \"it's a-b\".title() }}|{{ 'one two,three'|wordcount }}", {}),
+    ("{{ d['items'] is defined }}|{{ d['items']['type'] is defined }}|{{ '%s' % l }}|{{ 'x' % d }}", {"d": {"a": 1}, "l": [1, 2]}),
+    ("{{ n|map('upper')|list }}|{{ n|selectattr('a')|list }}|{{ ''|select|list }}", {"n": None}),
+    ("{{ 1|sum }}", {}), ("{{ n|join }}", {"n": None}), ("{{ n|dictsort }}", {"n": [1]}), ("{{ 3|indent }}", {}),
+    ("{{ [1, 'a']|sort }}", {}), ("{{ x in {'a': 1} }}", {"x": [1]}), ("{{ 1 is integer 2 }}", {}),
 ]
 for src, ctx in cases:
     try:

@@ -1292,3 +1292,151 @@ func (e *evaluator) starArgs(s *starExpr, rest []expr) ([]Value, error) {
 	}
 	return out, nil
 }
+
+// pyStrMethods are Python's str methods the upstream engine lacks.
+var pyStrMethods = map[string]func(s string, args []Value) (Value, error){
+	"isalpha": strIs(func(r rune) bool { return unicode.IsLetter(r) }),
+	"isalnum": strIs(func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }),
+	"isspace": strIs(pyIsSpace),
+	"islower": strCased(unicode.IsLower, unicode.IsUpper),
+	"isupper": strCased(unicode.IsUpper, unicode.IsLower),
+	"index": func(s string, args []Value) (Value, error) {
+		i, err := strFind(s, args, false)
+		if err == nil && i < 0 {
+			err = fmt.Errorf("substring not found")
+		}
+		return NewInt(int64(i)), err
+	},
+	"rfind": func(s string, args []Value) (Value, error) {
+		i, err := strFind(s, args, true)
+		return NewInt(int64(i)), err
+	},
+	"rindex": func(s string, args []Value) (Value, error) {
+		i, err := strFind(s, args, true)
+		if err == nil && i < 0 {
+			err = fmt.Errorf("substring not found")
+		}
+		return NewInt(int64(i)), err
+	},
+	"zfill": func(s string, args []Value) (Value, error) {
+		w, err := strWidth(args)
+		n := utf8.RuneCountInString(s)
+		if err != nil || w <= n {
+			return NewString(s), err
+		}
+		sign := ""
+		if s != "" && (s[0] == '+' || s[0] == '-') {
+			sign, s = s[:1], s[1:]
+		}
+		return NewString(sign + strings.Repeat("0", w-n) + s), nil
+	},
+	"center": strPad(func(m, w int) int { return m/2 + (m & w & 1) }),
+	"ljust":  strPad(func(int, int) int { return 0 }),
+	"rjust":  strPad(func(m, _ int) int { return m }),
+	"partition": func(s string, args []Value) (Value, error) {
+		return strPartition(s, args, false)
+	},
+	"rpartition": func(s string, args []Value) (Value, error) {
+		return strPartition(s, args, true)
+	},
+}
+
+func strIs(f func(rune) bool) func(string, []Value) (Value, error) {
+	return func(s string, _ []Value) (Value, error) {
+		if s == "" {
+			return NewBool(false), nil
+		}
+		for _, r := range s {
+			if !f(r) {
+				return NewBool(false), nil
+			}
+		}
+		return NewBool(true), nil
+	}
+}
+
+// strCased is islower (isupper): a cased character, and none of the other
+// case.
+func strCased(is, other func(rune) bool) func(string, []Value) (Value, error) {
+	return func(s string, _ []Value) (Value, error) {
+		found := false
+		for _, r := range s {
+			if other(r) || unicode.IsTitle(r) {
+				return NewBool(false), nil
+			}
+			if is(r) {
+				found = true
+			}
+		}
+		return NewBool(found), nil
+	}
+}
+
+// strFind is str.find / str.rfind of one string argument, in characters.
+func strFind(s string, args []Value, last bool) (int, error) {
+	if len(args) != 1 || !args[0].IsString() {
+		return -1, fmt.Errorf("unsupported construct: str.find/index with start or end, or a non-str argument")
+	}
+	var i int
+	if last {
+		i = strings.LastIndex(s, args[0].AsString())
+	} else {
+		i = strings.Index(s, args[0].AsString())
+	}
+	if i > 0 {
+		i = utf8.RuneCountInString(s[:i])
+	}
+	return i, nil
+}
+
+func strWidth(args []Value) (int, error) {
+	if len(args) < 1 || !isIntLike(args[0]) {
+		return 0, fmt.Errorf("width must be an int")
+	}
+	return int(min(toInt64(args[0]), 1<<20)), nil
+}
+
+// strPad is center, ljust and rjust: left is the padding on the left for
+// a margin m and width w (Python's formulas).
+func strPad(left func(m, w int) int) func(string, []Value) (Value, error) {
+	return func(s string, args []Value) (Value, error) {
+		w, err := strWidth(args)
+		if err != nil {
+			return Undefined(), err
+		}
+		fill := " "
+		if len(args) > 1 {
+			if !args[1].IsString() || utf8.RuneCountInString(args[1].AsString()) != 1 {
+				return Undefined(), fmt.Errorf("The fill character must be exactly one character long") //nolint:staticcheck // Python's message
+			}
+			fill = args[1].AsString()
+		}
+		m := w - utf8.RuneCountInString(s)
+		if m <= 0 {
+			return NewString(s), nil
+		}
+		l := left(m, w)
+		return NewString(strings.Repeat(fill, l) + s + strings.Repeat(fill, m-l)), nil
+	}
+}
+
+func strPartition(s string, args []Value, last bool) (Value, error) {
+	if len(args) != 1 || !args[0].IsString() {
+		return Undefined(), fmt.Errorf("partition takes one str argument")
+	}
+	sep := args[0].AsString()
+	if sep == "" {
+		return Undefined(), fmt.Errorf("empty separator")
+	}
+	i := strings.Index(s, sep)
+	if last {
+		i = strings.LastIndex(s, sep)
+	}
+	if i < 0 {
+		if last {
+			return newTuple([]Value{NewString(""), NewString(""), NewString(s)}), nil
+		}
+		return newTuple([]Value{NewString(s), NewString(""), NewString("")}), nil
+	}
+	return newTuple([]Value{NewString(s[:i]), NewString(sep), NewString(s[i+len(sep):])}), nil
+}

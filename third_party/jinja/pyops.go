@@ -154,6 +154,11 @@ func pyFloatRepr(f float64) string {
 
 // stringMethodMore is the str methods upstream lacks: isdigit.
 func stringMethodMore(s, method string) (Value, error) {
+	if f, ok := pyStrMethods[method]; ok {
+		return NewCallable("str."+method, func(args []Value, kwargs map[string]Value) (Value, error) {
+			return f(s, args)
+		}), nil
+	}
 	switch method {
 	case "rsplit":
 		return NewCallable("str.rsplit", func(args []Value, kwargs map[string]Value) (Value, error) {
@@ -190,6 +195,19 @@ func listMethodMore(list *List, method string) (Value, error) {
 				}
 			}
 			return Undefined(), fmt.Errorf("%s is not in list", args[0].String())
+		}), nil
+	case "count":
+		return NewCallable("list.count", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if len(args) != 1 {
+				return Undefined(), fmt.Errorf("count() takes exactly one argument (%d given)", len(args))
+			}
+			n := 0
+			for _, it := range list.Items {
+				if valuesEqual(it, args[0]) {
+					n++
+				}
+			}
+			return NewInt(int64(n)), nil
 		}), nil
 	}
 	return Undefined(), nil

@@ -1211,7 +1211,7 @@ func filterEscape(args []Value, kwargs map[string]Value) (Value, error) {
 
 func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) > 0 { // trajcompress patch: Python's AttributeError
-		if err := needDict("dictsort", args[0]); err != nil {
+		if err := needDict(args[0]); err != nil {
 			return Undefined(), err
 		}
 	}

@@ -240,7 +240,7 @@ func (e *evaluator) filterByName(name string) (func([]Value, map[string]Value) (
 		v, ok = e.scope.get(name)
 	}
 	if !ok || !v.IsCallable() {
-		return nil, fmt.Errorf("No filter named '%s'.", name) //nolint:staticcheck // jinja2's message
+		return nil, fmt.Errorf("No filter named '%s'.", name) //nolint:staticcheck,revive // jinja2's message
 	}
 	return v.AsCallable().Fn, nil
 }
@@ -682,7 +682,7 @@ func pyStrFormat(s string, args []Value, kwargs map[string]Value) (Value, error)
 				i++
 				continue
 			}
-			return Undefined(), fmt.Errorf("Single '}' encountered in format string") //nolint:staticcheck // Python's message
+			return Undefined(), fmt.Errorf("Single '}' encountered in format string") //nolint:staticcheck,revive // Python's message
 		}
 		if c != '{' {
 			b.WriteByte(c)
@@ -695,7 +695,7 @@ func pyStrFormat(s string, args []Value, kwargs map[string]Value) (Value, error)
 		}
 		j := strings.IndexByte(s[i:], '}')
 		if j < 0 {
-			return Undefined(), fmt.Errorf("Single '{' encountered in format string") //nolint:staticcheck // Python's message
+			return Undefined(), fmt.Errorf("Single '{' encountered in format string") //nolint:staticcheck,revive // Python's message
 		}
 		field := s[i+1 : i+j]
 		i += j
@@ -706,13 +706,13 @@ func pyStrFormat(s string, args []Value, kwargs map[string]Value) (Value, error)
 		switch n, err := strconv.Atoi(field); {
 		case field == "":
 			if auto >= len(args) {
-				return Undefined(), fmt.Errorf("Replacement index %d out of range for positional args tuple", auto) //nolint:staticcheck // Python's message
+				return Undefined(), fmt.Errorf("Replacement index %d out of range for positional args tuple", auto) //nolint:staticcheck,revive // Python's message
 			}
 			v = args[auto]
 			auto++
 		case err == nil:
 			if n >= len(args) {
-				return Undefined(), fmt.Errorf("Replacement index %d out of range for positional args tuple", n) //nolint:staticcheck // Python's message
+				return Undefined(), fmt.Errorf("Replacement index %d out of range for positional args tuple", n) //nolint:staticcheck,revive // Python's message
 			}
 			v = args[n]
 		default:
@@ -970,18 +970,14 @@ func iterFalsyEmpty(v Value) ([]Value, error) {
 	return iterItems(v)
 }
 
-// needDict is Python's AttributeError of the filters that call
-// value.items() (dictsort, items): jinja2's items filter gives nothing for
-// undefined.
-func needDict(filter string, v Value) error {
-	if v.IsDict() || filter == "items" && v.IsUndefined() {
+// needDict is Python's AttributeError of dictsort (value.items()) on a
+// value that is not a dict.
+func needDict(v Value) error {
+	if v.IsDict() {
 		return nil
 	}
 	if v.IsUndefined() {
 		return undefinedError(v)
-	}
-	if filter == "items" {
-		return fmt.Errorf("Can only get item pairs from a mapping.") //nolint:staticcheck // jinja2's message
 	}
 	return fmt.Errorf("'%s' object has no attribute 'items'", pyTypeName(v))
 }
@@ -1407,7 +1403,7 @@ func strPad(left func(m, w int) int) func(string, []Value) (Value, error) {
 		fill := " "
 		if len(args) > 1 {
 			if !args[1].IsString() || utf8.RuneCountInString(args[1].AsString()) != 1 {
-				return Undefined(), fmt.Errorf("The fill character must be exactly one character long") //nolint:staticcheck // Python's message
+				return Undefined(), fmt.Errorf("The fill character must be exactly one character long") //nolint:staticcheck,revive // Python's message
 			}
 			fill = args[1].AsString()
 		}

@@ -549,6 +549,11 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 		return Undefined(), undefinedError(obj)
 	}
 
+	// trajcompress patch: the sandbox's mutating methods are unsafe.
+	if u, ok := unsafeAttr(obj, n.attr); ok {
+		return u, nil
+	}
+
 	// Dict attribute access.
 	if obj.IsDict() {
 		// trajcompress patch: as jinja2's getattr, a.b is Python's
@@ -612,6 +617,9 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 			// attribute: d['items'] without the key is the method.
 			if k := printValue(key); key.IsString() && (k == "items" || k == "keys" || k == "values" || k == "get") {
 				return e.dictMethod(obj, k)
+			}
+			if u, ok := unsafeAttr(obj, printValue(key)); ok && key.IsString() {
+				return u, nil
 			}
 			return missingAttr(obj, printValue(key)), nil
 		}
@@ -994,6 +1002,11 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 		return Undefined(), err
 	}
 
+	if fn.IsUndefined() {
+		if _, hint := fn.v.(string); hint { // trajcompress patch: jinja2's message
+			return Undefined(), undefinedError(fn)
+		}
+	}
 	if !fn.IsCallable() {
 		return Undefined(), fmt.Errorf("%s is not callable: %s", callableName(n.fn), fn.String())
 	}

@@ -1436,3 +1436,24 @@ func strPartition(s string, args []Value, last bool) (Value, error) {
 	}
 	return newTuple([]Value{NewString(s[:i]), NewString(sep), NewString(s[i+len(sep):])}), nil
 }
+
+// mutatingMethods are the methods of dict and list that jinja2's
+// ImmutableSandboxedEnvironment (transformers') blocks.
+var mutatingMethods = map[Kind]map[string]bool{
+	KindDict: {"update": true, "pop": true, "popitem": true, "clear": true, "setdefault": true},
+	KindList: {"append": true, "extend": true, "insert": true, "remove": true, "reverse": true, "sort": true},
+}
+
+// unsafeAttr is the sandbox's unsafe_undefined for a mutating method of a
+// dict or list (d.update, l.append): an undefined value whose use raises
+// "access to attribute 'update' of 'dict' object is unsafe.". The upstream
+// engine let templates mutate their input.
+func unsafeAttr(obj Value, name string) (Value, bool) {
+	if !mutatingMethods[obj.kind][name] {
+		return Value{}, false
+	}
+	if obj.IsList() && obj.AsList().tuple {
+		return Value{}, false
+	}
+	return undefinedWith(fmt.Sprintf("access to attribute %s of '%s' object is unsafe.", pyStrRepr(name), pyTypeName(obj))), true
+}

@@ -107,6 +107,8 @@ cases = [
     ("{{ n|map('upper')|list }}|{{ n|selectattr('a')|list }}|{{ ''|select|list }}", {"n": None}),
     ("{{ 1|sum }}", {}), ("{{ n|join }}", {"n": None}), ("{{ n|dictsort }}", {"n": [1]}), ("{{ 3|indent }}", {}),
     ("{{ [1, 'a']|sort }}", {}), ("{{ x in {'a': 1} }}", {"x": [1]}), ("{{ 1 is integer 2 }}", {}),
+    # the sandbox: mutating methods are unsafe (ImmutableSandboxedEnvironment)
+    ("{% set _ = d.update({'a': 1}) %}{{ d }}", {"d": {}}), ("{{ l.append(1) }}", {"l": []}), ("{{ d['pop'] is defined }}|{{ l.pop is defined }}|{{ l.count(1) }}", {"d": {}, "l": [1]}),
 ]
 for src, ctx in cases:
     try:

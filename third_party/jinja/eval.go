@@ -821,9 +821,9 @@ func isASCII(s string) bool {
 
 func resolveSlice(n *sliceExpr, e *evaluator, length int) (int, int, int) {
 	step := 1
-	if n.step != nil {
-		v, _ := e.evalExpr(n.step)
-		step = int(toInt64(v))
+	// trajcompress patch: a None bound is an absent one (x[:None]).
+	if v, _ := e.evalOpt(n.step); v != nil {
+		step = int(toInt64(*v))
 		if step == 0 {
 			step = 1
 		}
@@ -839,17 +839,15 @@ func resolveSlice(n *sliceExpr, e *evaluator, length int) (int, int, int) {
 		stop = -length - 1
 	}
 
-	if n.start != nil {
-		v, _ := e.evalExpr(n.start)
-		start = int(toInt64(v))
+	if v, _ := e.evalOpt(n.start); v != nil {
+		start = int(toInt64(*v))
 		if start < 0 {
 			start += length
 		}
 	}
 
-	if n.stop != nil {
-		v, _ := e.evalExpr(n.stop)
-		stop = int(toInt64(v))
+	if v, _ := e.evalOpt(n.stop); v != nil {
+		stop = int(toInt64(*v))
 		if stop < 0 {
 			stop += length
 		}

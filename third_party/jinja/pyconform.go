@@ -203,6 +203,11 @@ func (e *evaluator) evalMapFilter(args []Value, kwargs map[string]Value) (Value,
 		if !ok {
 			return Undefined(), fmt.Errorf("map requires a filter argument")
 		}
+		for _, it := range items {
+			if it.IsUndefined() { // its attribute raises
+				return Undefined(), undefinedError(it)
+			}
+		}
 		return filterMap([]Value{NewList(items)}, kwargs)
 	}
 	if !args[1].IsString() {
@@ -654,7 +659,7 @@ func pyCompare(op string, a, b Value) (int, error) {
 		}
 		x, y := a.AsList().Items, b.AsList().Items
 		for i := 0; i < len(x) && i < len(y); i++ {
-			if valuesEqual(x[i], y[i]) {
+			if valuesEqual(x[i], y[i]) || isNumeric(x[i]) && isNumeric(y[i]) && toFloat64(x[i]) == toFloat64(y[i]) {
 				continue
 			}
 			return pyCompare(op, x[i], y[i])
@@ -1456,4 +1461,16 @@ func unsafeAttr(obj Value, name string) (Value, bool) {
 		return Value{}, false
 	}
 	return undefinedWith(fmt.Sprintf("access to attribute %s of '%s' object is unsafe.", pyStrRepr(name), pyTypeName(obj))), true
+}
+
+// evalOpt evaluates an optional expression: nil when it is absent or None.
+func (e *evaluator) evalOpt(x expr) (*Value, error) {
+	if x == nil {
+		return nil, nil
+	}
+	v, err := e.evalExpr(x)
+	if err != nil || v.IsNone() {
+		return nil, err
+	}
+	return &v, nil
 }

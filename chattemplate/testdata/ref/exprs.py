@@ -108,6 +108,8 @@ cases = [
     ("{{ 1|sum }}", {}), ("{{ n|join }}", {"n": None}), ("{{ n|dictsort }}", {"n": [1]}), ("{{ 3|indent }}", {}),
     ("{{ [1, 'a']|sort }}", {}), ("{{ x in {'a': 1} }}", {"x": [1]}), ("{{ 1 is integer 2 }}", {}),
     # the sandbox: mutating methods are unsafe (ImmutableSandboxedEnvironment)
+    ("{{ s[:n] }}|{{ l[n:n:n] }}|{{ [true, 0] <= [1] }}|{{ [1, 2] < [1.0, 3] }}", {"s": "abc", "l": [1, 2], "n": None}),
+    ("{{ [s[5]]|map(attribute='role')|list }}", {"s": ""}),
     ("{% set _ = d.update({'a': 1}) %}{{ d }}", {"d": {}}), ("{{ l.append(1) }}", {"l": []}), ("{{ d['pop'] is defined }}|{{ l.pop is defined }}|{{ l.count(1) }}", {"d": {}, "l": [1]}),
 ]
 for src, ctx in cases:

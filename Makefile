@@ -135,6 +135,10 @@ test-browser:
 # loaded machine), not a finding: that target is run once more, and only a
 # second failure stops.
 FUZZTIME ?= 30s
+# The differential fuzzer of chattemplate (Go generator, one long-lived
+# Python jinja2 process): a plain test with a count, not a go fuzz target.
+DIFFFUZZ_N ?= 20000
+DIFFFUZZ_SEED ?= 1
 fuzz:
 	@n=0; for t in $$(grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | sed -E 's#^\./##; s#:func #:#' | sort); do \
 		dir=./$$(dirname $${t%%:*}); name=$${t##*:}; \
@@ -148,6 +152,10 @@ fuzz:
 			exit 1; \
 		done; n=$$((n+1)); \
 	done; echo "fuzz: $$n targets, $(FUZZTIME) each, no failure"
+	@echo "== ./chattemplate TestDiffFuzz (differential against Python jinja2, $(DIFFFUZZ_N) snippets)"
+	@chattemplate/testdata/ref/setup.sh >/dev/null
+	@out=$$($(GO) test ./chattemplate -count=1 -run '^TestDiffFuzz$$' -v -difffuzz.n=$(DIFFFUZZ_N) -difffuzz.seed=$(DIFFFUZZ_SEED) 2>&1); rc=$$?; \
+		echo "$$out" | grep -vE '^(=== RUN|--- PASS)'; exit $$rc
 
 bench:
 	@echo "see bench/README.md"

@@ -243,7 +243,11 @@ func (t *Template) render(messages, tools json.RawMessage, decode func([]byte) (
 	data["add_generation_prompt"] = jinja.NewBool(false)
 	data["strftime_now"] = jinja.NewCallable("strftime_now", t.strftimeNow)
 	data["raise_exception"] = jinja.NewCallable("raise_exception", raiseException)
-	data[hfToJSON] = jinja.NewCallable("tojson", filterToJSON)
+	toJSON := jinja.NewCallable("tojson", filterToJSON)
+	data[hfToJSON] = toJSON
+	// map('tojson') names the filter by a string, which the renaming of
+	// the tags does not reach.
+	data[jinja.FilterOverride("tojson")] = toJSON
 	// The output is about the size of the JSON it renders (less its
 	// quoting, plus the framing): room for that spares the builder's
 	// doubling copies.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 var (
@@ -144,21 +145,11 @@ func (e *evaluator) execFor(n *forNode) error {
 		return err
 	}
 
-	var items []Value
-	switch {
-	case iterVal.IsList():
-		items = iterVal.AsList().Items
-	case iterVal.IsDict():
-		d := iterVal.AsDict()
-		for _, key := range d.Keys {
-			items = append(items, NewString(key))
-		}
-	case iterVal.IsString():
-		for _, r := range iterVal.AsString() {
-			items = append(items, NewString(string(r)))
-		}
-	default:
-		// Empty iteration.
+	// trajcompress patch: None or a number raises Python's TypeError
+	// (it iterated as empty).
+	items, err := iterItems(iterVal)
+	if err != nil {
+		return err
 	}
 
 	// Apply filter if present.
@@ -207,6 +198,11 @@ func (e *evaluator) execFor(n *forNode) error {
 	})
 
 	for i, item := range items {
+		// trajcompress patch: what the body set lasts one iteration, as
+		// in jinja2 (each iteration reads the outer value again).
+		if len(child.vars) > 2+min(len(n.keyVar), 1) {
+			clearLoopScope(child, n.keyVar, n.valVar)
+		}
 		// Set loop variable(s).
 		if n.keyVar != "" {
 			// Destructuring: for key, val in items
@@ -468,6 +464,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 	case *litExpr:
 		return n.val, nil
 
+	case *starExpr: // trajcompress patch: *xs where only a call takes it
+		return Undefined(), fmt.Errorf("unsupported construct: *args unpacking outside a call")
+
 	case *nameExpr:
 		v, ok := e.scope.get(n.name)
 		if !ok {
@@ -512,6 +511,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 			}
 			items[i] = v
 		}
+		if n.tuple {
+			return newTuple(items), nil
+		}
 		return NewList(items), nil
 
 	case *dictExpr:
@@ -545,6 +547,11 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 	// jinja2's Undefined does; a missing one is undefined with jinja2's hint.
 	if obj.IsUndefined() {
 		return Undefined(), undefinedError(obj)
+	}
+
+	// trajcompress patch: the sandbox's mutating methods are unsafe.
+	if u, ok := unsafeAttr(obj, n.attr); ok {
+		return u, nil
 	}
 
 	// Dict attribute access.
@@ -606,10 +613,27 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	}
 	if obj.IsDict() {
 		if _, ok := obj.AsDict().Get(printValue(key)); !ok {
+			// trajcompress patch: jinja2's getitem falls back to the
+			// attribute: d['items'] without the key is the method.
+			if k := printValue(key); key.IsString() && (k == "items" || k == "keys" || k == "values" || k == "get") {
+				return e.dictMethod(obj, k)
+			}
+			if u, ok := unsafeAttr(obj, printValue(key)); ok && key.IsString() {
+				return u, nil
+			}
 			return missingAttr(obj, printValue(key)), nil
 		}
 	}
 
+	// trajcompress patch: a list or string indexed by anything but an
+	// int is undefined (jinja2's getitem falls back to the attribute); it
+	// took toInt64 of the key, so 'abc'['text'] was 'a'.
+	if (obj.IsList() || obj.IsString()) && !isIntLike(key) {
+		if key.IsString() {
+			return missingAttr(obj, key.AsString()), nil
+		}
+		return undefinedWith(fmt.Sprintf("'%s object' has no element %s", pyTypeName(obj), printValue(key))), nil
+	}
 	if obj.IsList() {
 		idx := int(toInt64(key))
 		list := obj.AsList()
@@ -650,6 +674,18 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 	obj, err := e.evalExpr(n.obj)
 	if err != nil {
 		return Undefined(), err
+	}
+	if obj.IsUndefined() { // trajcompress patch: slicing undefined raises (jinja2)
+		return Undefined(), undefinedError(obj)
+	}
+	if err := e.checkSliceIndices(n); err != nil {
+		return Undefined(), err
+	}
+	if !obj.IsList() && !obj.IsString() { // trajcompress patch: Python's TypeError
+		if obj.IsDict() {
+			return Undefined(), fmt.Errorf("unhashable type: 'slice'")
+		}
+		return Undefined(), fmt.Errorf("'%s' object is not subscriptable", pyTypeName(obj))
 	}
 
 	if obj.IsList() {
@@ -785,9 +821,9 @@ func isASCII(s string) bool {
 
 func resolveSlice(n *sliceExpr, e *evaluator, length int) (int, int, int) {
 	step := 1
-	if n.step != nil {
-		v, _ := e.evalExpr(n.step)
-		step = int(toInt64(v))
+	// trajcompress patch: a None bound is an absent one (x[:None]).
+	if v, _ := e.evalOpt(n.step); v != nil {
+		step = int(toInt64(*v))
 		if step == 0 {
 			step = 1
 		}
@@ -803,17 +839,15 @@ func resolveSlice(n *sliceExpr, e *evaluator, length int) (int, int, int) {
 		stop = -length - 1
 	}
 
-	if n.start != nil {
-		v, _ := e.evalExpr(n.start)
-		start = int(toInt64(v))
+	if v, _ := e.evalOpt(n.start); v != nil {
+		start = int(toInt64(*v))
 		if start < 0 {
 			start += length
 		}
 	}
 
-	if n.stop != nil {
-		v, _ := e.evalExpr(n.stop)
-		stop = int(toInt64(v))
+	if v, _ := e.evalOpt(n.stop); v != nil {
+		stop = int(toInt64(*v))
 		if stop < 0 {
 			stop += length
 		}
@@ -829,6 +863,10 @@ func (e *evaluator) evalUnary(n *unaryExpr) (Value, error) {
 		return Undefined(), err
 	}
 
+	// trajcompress patch: Python's TypeError for -'s', undefined raises.
+	if v, ok, err := unaryStrict(n.op, operand); ok {
+		return v, err
+	}
 	switch n.op {
 	case "not":
 		return NewBool(!operand.IsTruthy()), nil
@@ -962,12 +1000,25 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 		return Undefined(), err
 	}
 
+	if fn.IsUndefined() {
+		if _, hint := fn.v.(string); hint { // trajcompress patch: jinja2's message
+			return Undefined(), undefinedError(fn)
+		}
+	}
 	if !fn.IsCallable() {
 		return Undefined(), fmt.Errorf("%s is not callable: %s", callableName(n.fn), fn.String())
 	}
 
 	args := make([]Value, len(n.args))
 	for i, a := range n.args {
+		if s, ok := a.(*starExpr); ok { // trajcompress patch: f(*xs)
+			rest, err := e.starArgs(s, n.args[i+1:])
+			if err != nil {
+				return Undefined(), err
+			}
+			args = append(args[:i], rest...)
+			break
+		}
 		v, err := e.evalExpr(a)
 		if err != nil {
 			return Undefined(), err
@@ -1014,6 +1065,10 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 
 	// Look up filter in builtins.
 	filterVal, ok := lookupFilter(e.builtins, n.name)
+	// trajcompress patch: a filter the caller overrides (pyconform.go).
+	if o, found := e.scope.get(filterOverridePrefix + n.name); found && o.IsCallable() {
+		filterVal, ok = o, true
+	}
 	if !ok {
 		// Also check scope for user-defined filters.
 		filterVal, ok = e.scope.get(n.name)
@@ -1049,6 +1104,9 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 		}
 	}
 
+	if n.name == "map" {
+		return e.evalMapFilter(args, kwargs) // trajcompress patch: map('filter')
+	}
 	return filterVal.AsCallable().Fn(args, kwargs)
 }
 
@@ -1117,6 +1175,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "split":
 		return e.makeStringFunc("split", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if true { // trajcompress patch: maxsplit, Python's white space
+				return pySplit(s, args, kwargs, false)
+			}
 			if len(args) == 0 {
 				parts := strings.Fields(s)
 				items := make([]Value, len(parts))
@@ -1176,6 +1237,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "title":
 		return e.makeStringFunc("title", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if true { // trajcompress patch: Python's str.title
+				return NewString(pyTitle(s)), nil
+			}
 			// Simple title case: capitalize first letter of each word.
 			runes := []rune(s)
 			inWord := false
@@ -1213,11 +1277,19 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) == 0 {
 				return NewInt(-1), nil
 			}
-			return NewInt(int64(strings.Index(s, printValue(args[0])))), nil
+			// trajcompress patch: the index in characters, not bytes.
+			i := strings.Index(s, printValue(args[0]))
+			if i > 0 {
+				i = utf8.RuneCountInString(s[:i])
+			}
+			return NewInt(int64(i)), nil
 		}), nil
 
 	case "format":
 		return e.makeStringFunc("format", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if true { // trajcompress patch: str.format as Python's, or refused
+				return pyStrFormat(s, args, kwargs)
+			}
 			result := s
 			for i, arg := range args {
 				placeholder := fmt.Sprintf("{%d}", i)
@@ -1299,7 +1371,7 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 		return NewCallable("dict.items", func(args []Value, kwargs map[string]Value) (Value, error) {
 			items := make([]Value, 0, d.Len())
 			for _, key := range d.Keys {
-				pair := NewList([]Value{NewString(key), d.Data[key]})
+				pair := newTuple([]Value{NewString(key), d.Data[key]})
 				items = append(items, pair)
 			}
 			return NewList(items), nil

@@ -14,6 +14,9 @@ type Template struct {
 // Compile parses a Jinja template source string and returns a compiled
 // template that can be rendered multiple times with different data.
 func Compile(source string) (*Template, error) {
+	// trajcompress patch: jinja2's lexer (newlines, keep_trailing_newline
+	// false: one final newline dropped).
+	source = strings.TrimSuffix(normalizeNewlines(source), "\n")
 	segs, err := scan(source)
 	if err != nil {
 		return nil, fmt.Errorf("jinja scan: %w", err)

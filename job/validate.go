@@ -6,9 +6,11 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/job/jobcore"
+	"github.com/trajcompress/trajcompress/trainer/trainercfg"
 	"github.com/trajcompress/trajcompress/trainview"
 	"github.com/trajcompress/trajcompress/traj"
 	"github.com/trajcompress/trajcompress/validate"
@@ -190,4 +192,13 @@ func expandDirs(paths []string, recursive bool, notes io.Writer) ([]string, erro
 		}
 	}
 	return out, nil
+}
+
+// Trainer reads the trainer cfg names (jobcore.Trainer): nil for none.
+func Trainer(cfg config.Config) (*trainercfg.Spec, error) { return jobcore.Trainer(cfg) }
+
+// ApplyTrainer makes cfg the run trainer s describes (jobcore.ApplyTrainer)
+// and returns the warnings to show once.
+func ApplyTrainer(cfg *config.Config, s *trainercfg.Spec, tokenizerSet, targetSet bool) []string {
+	return jobcore.ApplyTrainer(cfg, s, tokenizerSet, targetSet)
 }

@@ -54,7 +54,12 @@ type Options struct {
 	// adds its ImageRule tokens to the templated count. A record whose
 	// images list the prepass or the summary rewrote is counted with the
 	// rewritten list.
-	Template *trainview.Counter
+	//
+	// Any trainview.RecordCounter counts: a *trainview.Counter (a model's
+	// chat template, as transformers, axolotl and TRL render it) or a
+	// trainer's own renderer (LLaMA-Factory's templates); Images apply to
+	// a *trainview.Counter only, any other counts each image by ImageRule.
+	Template trainview.RecordCounter
 	// ToolsKey names the record field holding its tool schemas ("" means
 	// "tools"). Without a Template the schemas are counted as the tokens
 	// of their JSON, once per record.
@@ -213,7 +218,7 @@ type job struct {
 	// stretches caches the counts of the rendered record's stretches
 	// between special tokens: its renderings share most of them.
 	stretches *trainview.Stretches
-	tmpl      *trainview.Counter // Options.Template with j's image finder (templateCounter)
+	tmpl      trainview.RecordCounter // Options.Template with j's image finder (templateCounter)
 	// images: the record's images as read and what each counts (nil when
 	// it has none); listed is what its images-list entries that no marker
 	// claims count (part of adj without a template)
@@ -242,7 +247,7 @@ type noticedTurn struct {
 
 // Template is the chat-template counter records are counted with
 // (Options.Template), or nil for none.
-func (c *Compressor) Template() *trainview.Counter { return c.opts.Template }
+func (c *Compressor) Template() trainview.RecordCounter { return c.opts.Template }
 
 // ImageRule is the rule images are counted by (Options.ImageRule).
 func (c *Compressor) ImageRule() imagetok.Rule { return c.opts.ImageRule }
@@ -1019,7 +1024,7 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields 
 	v, err := c.mapper.ViewBuf(*bp, j.rec, turns, system)
 	if err != nil {
 		viewBufs.Put(bp)
-		return 0, fmt.Errorf("%s: %w", c.opts.Template.Template.Path, err)
+		return 0, fmt.Errorf("%s: %w", c.opts.Template.Name(), err)
 	}
 	if key, list := prepass.ImagesField(j.rec); list != nil {
 		for _, f := range fields {
@@ -1038,7 +1043,7 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields 
 	// buffer is reused by the next record's.
 	*bp = v.Messages[:0]
 	viewBufs.Put(bp)
-	if err != nil || tc.Images != nil || j.images == nil {
+	if err != nil || countsImages(tc) || j.images == nil {
 		return n, err
 	}
 	for _, t := range turns {
@@ -1050,18 +1055,27 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields 
 // templateCounter is Options.Template for j's record: when it expands
 // images, its Images reads them with j's finder (relative paths name
 // files beside the record's input file).
-func (c *Compressor) templateCounter(j *job) *trainview.Counter {
+func (c *Compressor) templateCounter(j *job) trainview.RecordCounter {
 	if j.tmpl != nil {
 		return j.tmpl
 	}
 	j.tmpl = c.opts.Template
-	if im := j.tmpl.Images; im != nil && im.Finder == nil && j.pos.File != "" {
-		tc, ic := *j.tmpl, *im
-		ic.Finder = c.finder(j)
-		tc.Images = &ic
-		j.tmpl = &tc
+	if t, ok := j.tmpl.(*trainview.Counter); ok {
+		if im := t.Images; im != nil && im.Finder == nil && j.pos.File != "" {
+			tc, ic := *t, *im
+			ic.Finder = c.finder(j)
+			tc.Images = &ic
+			j.tmpl = &tc
+		}
 	}
 	return j.tmpl
+}
+
+// countsImages says whether rc counts the images it renders itself (a
+// *trainview.Counter with Images).
+func countsImages(rc trainview.RecordCounter) bool {
+	t, ok := rc.(*trainview.Counter)
+	return ok && t.Images != nil
 }
 
 // viewBufs holds the buffers templated builds the views' messages in: a

@@ -183,6 +183,9 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err != nil {
 		return err
 	}
+	for _, n := range cf.notes {
+		fmt.Fprintln(stderr, n)
+	}
 	spec, err := f.spec(cfg, set, stdin, stderr)
 	if err != nil {
 		return err

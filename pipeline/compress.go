@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -60,6 +61,12 @@ type Options struct {
 	// trainer's own renderer (LLaMA-Factory's templates); Images apply to
 	// a *trainview.Counter only, any other counts each image by ImageRule.
 	Template trainview.RecordCounter
+	// Trainer, when set (a run with a trainer's config), says what that
+	// trainer does to a row of so many tokens as Template counts them (its
+	// rules at its own limit); each observation then carries the fate of
+	// the record as read and as written (metrics.Observation.Trainer), a
+	// record Template refuses as read being "skip" both times.
+	Trainer func(tokens int) metrics.TrainerFate
 	// ToolsKey names the record field holding its tool schemas ("" means
 	// "tools"). Without a Template the schemas are counted as the tokens
 	// of their JSON, once per record.
@@ -274,6 +281,29 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 // work, frees it while a remote summarizer waits, and hands the summarizer
 // the run's bound on requests in flight.
 func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
+	res, err := c.compressRecord(ctx, raw, pos, lim)
+	if err == nil && res.Reject == nil && c.opts.Trainer != nil {
+		res.Obs.Trainer = c.trainerFates(res.Obs)
+	}
+	return res, err
+}
+
+// trainerFates is what Options.Trainer does to the record as read and as
+// written.
+func (c *Compressor) trainerFates(o metrics.Observation) *[2]metrics.TrainerFate {
+	if o.TemplateError != "" && !strings.HasPrefix(o.TemplateError, "once compressed: ") {
+		skip := metrics.TrainerFate{Action: "skip"}
+		return &[2]metrics.TrainerFate{skip, skip}
+	}
+	f := [2]metrics.TrainerFate{c.opts.Trainer(o.TokensBefore), c.opts.Trainer(o.TokensBefore)}
+	if !o.Outcome.Unchanged() {
+		f[1] = c.opts.Trainer(o.TokensAfter)
+	}
+	return &f
+}
+
+// compressRecord is compress without the trainer's fates.
+func (c *Compressor) compressRecord(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
 	j := job{raw: raw, pos: pos, deadline: c.deadline(), lim: lim}
 	j.obs = metrics.Observation{Source: pos.File, Line: pos.Line, Record: pos.Record}
 	if err := lim.acquireCPU(ctx); err != nil {

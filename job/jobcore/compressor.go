@@ -111,6 +111,11 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 		}
 		opts.Template = rc
 		tc, _ = rc.(*trainview.Counter)
+		limit := spec.Limit
+		if spec.Source == "" {
+			limit = cfg.Compression.TargetMaxTokens // --trainer without a config: the target is its limit
+		}
+		opts.Trainer = TrainerRule(spec, limit)
 	} else if tmpl, err := trainview.Resolve(cfg.Tokenizer.ChatTemplate, counter); err != nil {
 		return nil, nil, usagef("%v", err)
 	} else if tmpl != nil {

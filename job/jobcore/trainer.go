@@ -90,7 +90,40 @@ func ApplyTrainer(cfg *config.Config, s *trainercfg.Spec, tokenizerSet, targetSe
 	if s.Kind == trainercfg.LlamaFactory {
 		cfg.Output.Alternation = true
 	}
+	if s.Kind == trainercfg.Axolotl {
+		applyAxolotlFields(&cfg.Input, s.Dataset)
+	}
 	return notes
+}
+
+// applyAxolotlFields reads records under the keys an axolotl dataset maps
+// (field_messages, message_property_mappings, field_tools) where the input
+// section does not name them and they are not the standard ones (which
+// records are read by anyway).
+func applyAxolotlFields(in *config.Input, d trainercfg.Dataset) {
+	std := func(v string, names ...string) bool {
+		if v == "" {
+			return true
+		}
+		for _, n := range names {
+			if v == n {
+				return true
+			}
+		}
+		return false
+	}
+	if in.TurnsKey == "" && !std(d.FieldMessages, "messages", "conversations") {
+		in.TurnsKey = d.FieldMessages
+	}
+	if in.RoleKey == "" && !std(d.Mappings["role"], "role", "from") {
+		in.RoleKey = d.Mappings["role"]
+	}
+	if in.ContentKey == "" && !std(d.Mappings["content"], "content", "value") {
+		in.ContentKey = d.Mappings["content"]
+	}
+	if in.ToolsKey == "" && !std(d.FieldTools, "tools") {
+		in.ToolsKey = d.FieldTools
+	}
 }
 
 // TrainerCounter is the counter of rows as trainer s counts them with tok:

@@ -93,7 +93,7 @@ var named = map[string][]string{
 // (ours or a third party's).
 var pure = []string{"snap", "tokenize", "traj", "internal/jsonx", "outcome", "redact", "prepass", "task",
 	"summary", "validate", "metrics", "check", "report", "format/internal/jsonval", "traj/errline", "imagetok",
-	"trainer/trainercfg", "trainer/trl"}
+	"trainer/llamafactory", "trainer/trainercfg", "trainer/trl"}
 
 // impure are the standard (and x/sys) packages that do I/O, networking,
 // processes or system calls. golang.org/x/sys/cpu is not among them: it

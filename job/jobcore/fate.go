@@ -5,7 +5,6 @@ import (
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/metrics"
-	"github.com/trajcompress/trajcompress/trainer/llamafactory"
 	"github.com/trajcompress/trajcompress/trainer/trainercfg"
 	"github.com/trajcompress/trajcompress/trainview"
 )
@@ -44,7 +43,7 @@ func FateOf(s *trainercfg.Spec, rc trainview.RecordCounter, v trainview.View, li
 			return Fate{Action: "skip", Why: fmt.Sprintf("LLaMA-Factory %s: %s", verb, row.Skip)}, nil
 		}
 		f := Fate{Tokens: row.Total()}
-		c := llamafactory.Cutoff(row, limit, lf.Spec.MaskHistory)
+		c := lf.R.Cutoff(row, limit)
 		if len(c.Cut) == 0 && len(c.Dropped) == 0 {
 			return f, nil
 		}

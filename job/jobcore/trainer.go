@@ -137,7 +137,7 @@ func TrainerCounter(s *trainercfg.Spec, tok tokenize.Counter, toolsKey string) (
 	case trainercfg.LlamaFactory:
 		think := s.EnableThinking
 		o := llamafactory.Options{Template: s.Template, ToolFormat: s.ToolFormat,
-			DefaultSystem: s.DefaultSystem, EnableThinking: &think, MaskHistory: s.MaskHistory, ToolsKey: toolsKey}
+			DefaultSystem: s.DefaultSystem, EnableThinking: &think, MaskHistory: s.MaskHistory, TrainOnPrompt: s.TrainOnPrompt, ToolsKey: toolsKey}
 		if a := s.Attr; a != nil {
 			if a.Formatting != "sharegpt" && a.Formatting != "openai" {
 				return nil, fmt.Errorf("dataset %s: formatting %s is not a conversation (sharegpt or openai)", a.Name, a.Formatting)

@@ -216,9 +216,23 @@ func openai(msgs []value, g Tags, system string, tools value) (example, error) {
 		if !tools.truthy() {
 			sys = pyStr(short)
 		}
+	} else if sys.K == kList {
+		// list += str extends the list with the string's characters; "x" in
+		// list is a membership test
+		in := false
+		for _, x := range sys.A {
+			in = in || tagIs(x, "detailed thinking on") || tagIs(x, short)
+		}
+		add := "\n"
+		if !tools.truthy() && !in {
+			add += short
+		}
+		if tools.truthy() || !in {
+			sys.A = append(append([]value(nil), sys.A...), chars(add)...)
+		}
 	} else {
 		if sys.K != kStr {
-			return example{}, raise("TypeError", "can only concatenate %s to str", sys.typeName())
+			return example{}, raise("TypeError", "unsupported operand type(s) for +=: '%s' and 'str'", sys.typeName())
 		}
 		if !tools.truthy() {
 			if !strings.Contains(sys.S, "detailed thinking on") && !strings.Contains(sys.S, short) {
@@ -233,4 +247,13 @@ func openai(msgs []value, g Tags, system string, tools value) (example, error) {
 		ex.prompt, ex.response = aligned[:len(aligned)-1], aligned[len(aligned)-1:]
 	}
 	return ex, nil
+}
+
+// chars is list(s): one string per character.
+func chars(s string) []value {
+	var out []value
+	for _, r := range s {
+		out = append(out, pyStr(string(r)))
+	}
+	return out
 }

@@ -37,9 +37,15 @@ type Cut struct {
 	// Cut lists the pairs shortened (some tokens kept, some lost); Dropped
 	// the pairs nothing is kept of (not reached, or cut to nothing).
 	Cut, Dropped []int
-	// TokensLost and TargetLost are the tokens cut away, and of them the
-	// target (trained) tokens.
+	// TokensLost are the tokens cut away, TargetLost those of them that
+	// were in targets (trained, except under mask_history, where only the
+	// last pair's target is).
 	TokensLost, TargetLost int
+	// Trained is the tokens whose label is not IGNORE_INDEX: the kept
+	// targets (only the last pair's under mask_history), the kept sources
+	// under train_on_prompt, and under efficient_eos the eos label each
+	// pair after the first carries in its source and the final eos.
+	Trained int
 	// TurnsLost counts the turns none of whose tokens are kept, TurnsCut
 	// the turns of which only a part is (a pair's source stands for the
 	// turns before its response, its target for the response turn).
@@ -47,9 +53,11 @@ type Cut struct {
 }
 
 // Cutoff applies _encode_data_example's loop to row for cutoff_len
-// cutoffLen (mask_history visits the pairs last-first). A skipped row
-// gives the zero Cut.
-func Cutoff(row Row, cutoffLen int, maskHistory bool) Cut {
+// cutoffLen, with the renderer's mask_history (the pairs visited
+// last-first, only the last one trained) and train_on_prompt. A skipped
+// row gives the zero Cut.
+func (r *Renderer) Cutoff(row Row, cutoffLen int) Cut {
+	maskHistory := r.opts.MaskHistory
 	var c Cut
 	if row.Skip != nil {
 		return c
@@ -71,6 +79,18 @@ func Cutoff(row Row, cutoffLen int, maskHistory bool) Cut {
 		s, t := InferSeqlen(p.Source, p.Target, cutoffLen-total)
 		c.Pairs[i] = PairCut{Source: s, Target: t, Reached: true}
 		total += s + t
+		switch {
+		case r.opts.TrainOnPrompt:
+			c.Trained += s
+		case row.EfficientEOS && k != 0:
+			c.Trained++ // [eos] + [IGNORE_INDEX] * (source_len - 1)
+		}
+		if !maskHistory || k == 0 {
+			c.Trained += t
+		}
+	}
+	if row.EfficientEOS {
+		c.Trained++
 	}
 	c.Length = total
 	for i, p := range row.Pairs {

@@ -12,8 +12,12 @@
 // # API
 //
 //	r, err := llamafactory.New(llamafactory.Options{Template: "qwen3"})
-//	row := r.Encode(rec, turns, system, tok)   // Row: Pairs or Skip
-//	cut := llamafactory.Cutoff(row, 4096, opts) // what supervised.py keeps
+//	row := r.Encode(rec, turns, system, llamafactory.Tokens{Counter: c, HasBOS: false})
+//	// row.Skip != nil: not trained on (row.Skip.Reason, .Fatal, .Detail)
+//	// row.Pairs[i].Source, .Target: token counts; .First, .End: the turns
+//	// row.Total(): the tokens supervised.py compares with cutoff_len
+//	cut := r.Cutoff(row, 4096)          // what supervised.py keeps and loses
+//	skip := r.Skip(rec, turns, system)  // the skip alone, nothing counted
 //	s, t := llamafactory.InferSeqlen(src, tgt, cutoffLen)
 //
 // [Renderer.Encode] takes what trainview.Mapper.View takes (the record, the
@@ -60,7 +64,7 @@
 // preserve_thinking, mask_history, train_on_prompt (which only changes the
 // labels, not the counts), and the llama3 tool prompt's date.
 //
-// [Cutoff] applies supervised.py's loop to a row's pairs for a cutoff_len:
+// [Renderer.Cutoff] applies supervised.py's loop to a row's pairs for a cutoff_len:
 // total_length starts at 1 with efficient_eos, pairs are visited last-first
 // under mask_history, each pair is cut by [InferSeqlen] to the budget
 // left, and the loop stops when the budget is spent. It returns what is

@@ -24,11 +24,17 @@ type Options struct {
 	// EnableThinking is "enable_thinking" (reasoning templates): nil is
 	// its default, true.
 	EnableThinking *bool
+	// EnableThinkingNull is "enable_thinking: null" (None): the empty think
+	// block goes into the prompt, as with false, but thoughts are kept.
+	EnableThinkingNull bool
 	// PreserveThinking is "preserve_thinking".
 	PreserveThinking bool
 	// MaskHistory is "mask_history": pairs are cut last-first and, with a
 	// reasoning template, earlier thoughts are removed.
 	MaskHistory bool
+	// TrainOnPrompt is "train_on_prompt": it changes only which tokens are
+	// trained (Cut.Trained), not the counts.
+	TrainOnPrompt bool
 	// Formatting is the dataset's "formatting": "sharegpt" or "openai";
 	// "" picks by the record's dialect (a "messages" record is read with
 	// the OpenAI converter, a "conversations" one with the ShareGPT one).
@@ -81,6 +87,12 @@ func New(opts Options) (*Renderer, error) {
 	if opts.DefaultSystem != nil {
 		t.DefaultSystem = *opts.DefaultSystem
 	}
+	if opts.TrainOnPrompt && t.EfficientEOS {
+		return nil, fmt.Errorf("llamafactory: template %s does not support train_on_prompt (efficient_eos)", t.Name)
+	}
+	if opts.TrainOnPrompt && opts.MaskHistory {
+		return nil, fmt.Errorf("llamafactory: mask_history is incompatible with train_on_prompt")
+	}
 	switch opts.Formatting {
 	case "", "sharegpt", "openai":
 	default:
@@ -89,7 +101,7 @@ func New(opts Options) (*Renderer, error) {
 	if opts.Date == "" {
 		opts.Date = time.Now().Format("02 Jan 2006")
 	}
-	r := &Renderer{opts: opts, tmpl: t, thinking: opts.EnableThinking == nil || *opts.EnableThinking}
+	r := &Renderer{opts: opts, tmpl: t, thinking: !opts.EnableThinkingNull && (opts.EnableThinking == nil || *opts.EnableThinking)}
 	r.thoughtRe = delimited(t.thought)
 	return r, nil
 }
@@ -153,17 +165,7 @@ func (r *Renderer) Encode(rec *traj.Record, turns []traj.Turn, system string, to
 	pairs, err := r.render(rec, turns, system)
 	row := Row{EfficientEOS: r.tmpl.EfficientEOS}
 	if err != nil {
-		var s *Skip
-		if errors.As(err, &s) {
-			row.Skip = s
-		} else {
-			var pe *pyError
-			if errors.As(err, &pe) {
-				row.Skip = &Skip{Reason: pe.Type, Fatal: true, Detail: pe.Msg}
-			} else {
-				row.Skip = &Skip{Reason: "unreadable", Fatal: true, Detail: err.Error()}
-			}
-		}
+		row.Skip = toSkip(err)
 		return row
 	}
 	row.Pairs = make([]Pair, len(pairs))
@@ -174,6 +176,29 @@ func (r *Renderer) Encode(rec *traj.Record, turns []traj.Turn, system string, to
 }
 
 func (s *Skip) Error() string { return s.String() }
+
+// Skip returns why LLaMA-Factory would not train on the record (as
+// Encode's Row.Skip), or nil when it encodes it; nothing is counted.
+func (r *Renderer) Skip(rec *traj.Record, turns []traj.Turn, system string) *Skip {
+	_, err := r.render(rec, turns, system)
+	return toSkip(err)
+}
+
+// toSkip turns render's error into a Skip (nil for none).
+func toSkip(err error) *Skip {
+	if err == nil {
+		return nil
+	}
+	var s *Skip
+	if errors.As(err, &s) {
+		return s
+	}
+	var pe *pyError
+	if errors.As(err, &pe) {
+		return &Skip{Reason: pe.Type, Fatal: true, Detail: pe.Msg}
+	}
+	return &Skip{Reason: "unreadable", Fatal: true, Detail: err.Error()}
+}
 
 // count is the length of _convert_elements_to_ids(elements).
 func (tk Tokens) count(es []element) int {
@@ -271,7 +296,7 @@ func (r *Renderer) encodeMultiturn(msgs []message, system, tools value) ([]encod
 	discard := r.opts.MaskHistory && !r.opts.PreserveThinking
 	if t.class == reasoningClass {
 		msgs = append([]message(nil), msgs...)
-		if r.opts.EnableThinking != nil && !*r.opts.EnableThinking {
+		if !r.opts.EnableThinkingNull && r.opts.EnableThinking != nil && !*r.opts.EnableThinking {
 			for i := 1; i < len(msgs); i += 2 {
 				s, err := contentStr(msgs[i])
 				if err != nil {

@@ -1,15 +1,14 @@
 package llamafactory
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/big"
 	"strconv"
 	"strings"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
 // kind is a Python value's type after json.loads.
@@ -99,74 +98,64 @@ var errJSON = errors.New("json.decoder.JSONDecodeError")
 // loads is Python's json.loads(s) for JSON (NaN and Infinity literals are
 // not read).
 func loads(s string) (value, error) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.UseNumber()
-	v, err := decodeValue(dec)
-	if err != nil {
+	b := []byte(s)
+	if !jsonx.Valid(b) {
 		return value{}, errJSON
 	}
-	if _, err := dec.Token(); err != io.EOF {
-		return value{}, errJSON
-	}
-	return v, nil
+	return rawValue(b, jsonx.SkipSpace(b, 0))
 }
 
-// fromRaw decodes raw JSON bytes already known valid.
+// fromRaw decodes valid JSON bytes (a turn's Raw, a record's field).
 func fromRaw(raw []byte) (value, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	return decodeValue(dec)
+	return rawValue(raw, jsonx.SkipSpace(raw, 0))
 }
 
-func decodeValue(dec *json.Decoder) (value, error) {
-	tok, err := dec.Token()
-	if err != nil {
-		return value{}, err
+// rawValue decodes the valid JSON value starting at b[i].
+func rawValue(b []byte, i int) (value, error) {
+	if i >= len(b) {
+		return value{}, errJSON
 	}
-	return decodeTok(dec, tok)
-}
-
-func decodeTok(dec *json.Decoder, tok json.Token) (value, error) {
-	switch t := tok.(type) {
-	case nil:
-		return value{}, nil
-	case bool:
-		return value{K: kBool, B: t}, nil
-	case string:
-		return pyStr(t), nil
-	case json.Number:
-		return number(string(t)), nil
-	case json.Delim:
-		switch t {
-		case '[':
-			v := value{K: kList, A: []value{}}
-			for dec.More() {
-				x, err := decodeValue(dec)
-				if err != nil {
-					return value{}, err
-				}
-				v.A = append(v.A, x)
-			}
-			_, err := dec.Token()
-			return v, err
-		case '{':
-			v := value{K: kDict, O: []member{}}
-			for dec.More() {
-				k, err := dec.Token()
-				if err != nil {
-					return value{}, err
-				}
-				x, err := decodeValue(dec)
-				if err != nil {
-					return value{}, err
-				}
-				v.set(k.(string), x)
-			}
-			_, err := dec.Token()
-			return v, err
+	switch b[i] {
+	case '{':
+		ms, _, err := jsonx.Members(b, i)
+		if err != nil {
+			return value{}, err
 		}
+		v := value{K: kDict, O: make([]member, 0, len(ms))}
+		for _, m := range ms {
+			k, _ := jsonx.Unquote(m.Key)
+			x, err := rawValue(b, m.Start)
+			if err != nil {
+				return value{}, err
+			}
+			v.set(k, x)
+		}
+		return v, nil
+	case '[':
+		els := jsonx.Elements(b, i)
+		v := value{K: kList, A: make([]value, 0, len(els))}
+		for _, el := range els {
+			x, err := rawValue(b, el[0])
+			if err != nil {
+				return value{}, err
+			}
+			v.A = append(v.A, x)
+		}
+		return v, nil
+	case '"':
+		s, ok := jsonx.Unquote(b[i:jsonx.SkipString(b, i)])
+		if !ok {
+			return value{}, errJSON
+		}
+		return pyStr(s), nil
+	case 't':
+		return value{K: kBool, B: true}, nil
+	case 'f':
+		return value{K: kBool}, nil
+	case 'n':
+		return value{}, nil
 	}
-	return value{}, fmt.Errorf("unexpected token %v", tok)
+	return number(string(b[i:jsonx.SkipValue(b, i)])), nil
 }
 
 // number reads a JSON number literal as Python does: an int when it has

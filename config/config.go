@@ -79,6 +79,10 @@ type Tokenizer struct {
 	// name, or for the others a chat template path.
 	Trainer  string `yaml:"trainer,omitempty" json:"trainer,omitempty"`
 	Template string `yaml:"template,omitempty" json:"template,omitempty"`
+	// NoRepair (ours) leaves the rows a trainer would skip for their shape
+	// as they are (only reported); by default they are repaired where that
+	// loses nothing the trainer trains on (jobcore.LlamaFactoryCounter.Repair).
+	NoRepair bool `yaml:"no_repair,omitempty" json:"no_repair,omitempty"`
 }
 
 // Compression is the compression section.

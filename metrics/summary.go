@@ -86,6 +86,9 @@ type Observation struct {
 	// Trainer, in a run with a trainer, is what it does to the row as read
 	// ([0]) and as written ([1]); nil otherwise.
 	Trainer *[2]TrainerFate
+	// Repairs names the repairs made to the record so that its trainer
+	// accepts it (merged turns, a dropped trailing turn); nil for none.
+	Repairs []string
 }
 
 // normalized returns o with the after counts equal to the before counts when

@@ -1,6 +1,10 @@
 package metrics
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
+)
 
 // TrainerFate is what the trainer of a run's training config does to one
 // row at its own limit (the row as its trainer counts it: the run's
@@ -26,6 +30,7 @@ type trainerCounts struct {
 	DroppedAfter  int64 `json:"dropped_after"`
 	SkippedAfter  int64 `json:"skipped_after"`
 	LostAfter     int64 `json:"tokens_lost_after"`
+	Repaired      int64 `json:"repaired,omitempty"`
 }
 
 func (t *trainerCounts) observe(o Observation) {
@@ -33,6 +38,9 @@ func (t *trainerCounts) observe(o Observation) {
 		return
 	}
 	t.Records++
+	if len(o.Repairs) > 0 {
+		t.Repaired++
+	}
 	add := func(f TrainerFate, lossy, dropped, skipped, lost *int64) {
 		switch f.Action {
 		case "":
@@ -59,6 +67,7 @@ func (t *trainerCounts) merge(o trainerCounts) {
 	t.DroppedAfter += o.DroppedAfter
 	t.SkippedAfter += o.SkippedAfter
 	t.LostAfter += o.LostAfter
+	t.Repaired += o.Repaired
 }
 
 // TrainerSection is what the trainer of the run's training config would
@@ -68,6 +77,8 @@ func (t *trainerCounts) merge(o trainerCounts) {
 // rows skipped for their shape, and the tokens it would not train on.
 // Present only in a run with a trainer (--trainer-config, --trainer). The
 // after figures are the ones a run should bring to 0 (skipped rows aside).
+// Repaired counts the rows repaired so that the trainer accepts them (the
+// before figures are of the rows as read, the after ones as written).
 type TrainerSection struct {
 	Records       int64 `json:"records"`
 	LossyBefore   int64 `json:"rows_lossy_before"`
@@ -78,6 +89,7 @@ type TrainerSection struct {
 	DroppedAfter  int64 `json:"rows_dropped_after"`
 	SkippedAfter  int64 `json:"rows_skipped_after"`
 	LostAfter     int64 `json:"tokens_lost_after"`
+	Repaired      int64 `json:"rows_repaired"`
 }
 
 func (t trainerCounts) section() *TrainerSection {
@@ -93,6 +105,16 @@ func (t trainerCounts) section() *TrainerSection {
 func (o Observation) appendTrainer(dst []byte) []byte {
 	if o.Trainer == nil {
 		return dst
+	}
+	if len(o.Repairs) > 0 {
+		dst = append(dst, `,"repairs":[`...)
+		for i, r := range o.Repairs {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = jsonx.AppendString(dst, r)
+		}
+		dst = append(dst, ']')
 	}
 	for i, k := range []string{`,"trainer_before":{"action":"`, `,"trainer_after":{"action":"`} {
 		dst = append(dst, k...)

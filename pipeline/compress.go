@@ -67,6 +67,12 @@ type Options struct {
 	// the record as read and as written (metrics.Observation.Trainer), a
 	// record Template refuses as read being "skip" both times.
 	Trainer func(tokens int) metrics.TrainerFate
+	// Repair, when set, is given each record as read (after redaction) and
+	// returns the turns of the record made acceptable to the trainer, and
+	// the repairs made, or no repairs: the record is then read as if it
+	// came with those turns (its output holds them, whatever its outcome),
+	// and its observation names the repairs (metrics.Observation.Repairs).
+	Repair func(rec *traj.Record) (turns []traj.Turn, done []string)
 	// ToolsKey names the record field holding its tool schemas ("" means
 	// "tools"). Without a Template the schemas are counted as the tokens
 	// of their JSON, once per record.
@@ -299,7 +305,29 @@ func (c *Compressor) trainerFates(o metrics.Observation) *[2]metrics.TrainerFate
 	if !o.Outcome.Unchanged() {
 		f[1] = c.opts.Trainer(o.TokensAfter)
 	}
+	if len(o.Repairs) > 0 {
+		f[0] = metrics.TrainerFate{Action: "skip"} // as read, before its repair
+	}
 	return &f
+}
+
+// repair applies Options.Repair to j's record: the repaired record is
+// encoded and read again, so that every later step sees it as input.
+func (c *Compressor) repair(j *job) {
+	if c.opts.Repair == nil {
+		return
+	}
+	turns, done := c.opts.Repair(j.rec)
+	if len(done) == 0 {
+		return
+	}
+	raw := j.rec.AppendJSON(nil, turns)
+	rec, err := traj.Decode(raw, j.pos, c.opts.Schema)
+	if err != nil {
+		return // not a record once repaired: kept as read
+	}
+	j.raw, j.rec = raw, rec
+	j.obs.Repairs = done
 }
 
 // compressRecord is compress without the trainer's fates.
@@ -322,6 +350,7 @@ func (c *Compressor) compressRecord(ctx context.Context, raw []byte, pos traj.Po
 	if c.opts.GroupBy != "" {
 		j.obs.Group = metrics.GroupName(j.rec.Field(c.opts.GroupBy))
 	}
+	c.repair(&j)
 	c.countImages(&j)
 	c.measure(&j)
 	if j.tmplErr != nil {

@@ -36,9 +36,11 @@ func trainerInput(t *testing.T, dir string, n int) string {
 
 // compress --trainer-config with a LLaMA-Factory config counts rows as its
 // template does, fits them to its cutoff_len (the target), turns the
-// alternation placement on, warns once about an unknown key, and reports
-// what LLaMA-Factory does to each row before and after; validate with the
-// same config then finds no row cut, and names the row it skips.
+// alternation placement on, warns once about an unknown key, repairs the
+// row it would skip (two human turns merged) and reports what
+// LLaMA-Factory does to each row before and after; validate with the same
+// config then finds no row cut or skipped. With --no-repair the row is
+// only reported, and validate names it.
 func TestCompressLlamaFactoryConfig(t *testing.T) {
 	dir := t.TempDir()
 	in := trainerInput(t, dir, 3)
@@ -60,12 +62,13 @@ func TestCompressLlamaFactoryConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var compressed, skipped int
+	var compressed, repaired int
 	for _, l := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
 		var o struct {
 			Outcome, Reason, ChatTemplateError string
 			TokensBefore, TokensAfter          int
 			TrainerBefore, TrainerAfter        struct{ Action string }
+			Repairs                            []string
 		}
 		var raw map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(l), &raw); err != nil {
@@ -76,23 +79,28 @@ func TestCompressLlamaFactoryConfig(t *testing.T) {
 		json.Unmarshal(raw["tokens_after"], &o.TokensAfter)
 		json.Unmarshal(raw["trainer_before"], &o.TrainerBefore)
 		json.Unmarshal(raw["trainer_after"], &o.TrainerAfter)
+		json.Unmarshal(raw["repairs"], &o.Repairs)
 		switch o.Outcome {
 		case "compressed":
 			compressed++
 			if o.TokensAfter > 700 || o.TrainerBefore.Action != "cut" || o.TrainerAfter.Action != "" {
 				t.Errorf("compressed row: %s", l)
 			}
-		case "uncompressible":
-			skipped++
-			if !strings.Contains(o.ChatTemplateError, "LLaMA-Factory skips the row: invalid_role_tag") || o.TrainerAfter.Action != "skip" {
-				t.Errorf("skipped row: %s", l)
+		case "skipped_under_target":
+			repaired++
+			if len(o.Repairs) != 1 || o.Repairs[0] != "merged 1 consecutive turns of the same role" || o.TrainerBefore.Action != "skip" || o.TrainerAfter.Action != "" {
+				t.Errorf("repaired row: %s", l)
 			}
 		default:
 			t.Errorf("unexpected row: %s", l)
 		}
 	}
-	if compressed != 3 || skipped != 1 {
-		t.Errorf("%d compressed, %d skipped", compressed, skipped)
+	if compressed != 3 || repaired != 1 {
+		t.Errorf("%d compressed, %d repaired", compressed, repaired)
+	}
+	outb, _ := os.ReadFile(out)
+	if !strings.Contains(string(outb), `{"from": "human", "value": "a\n\nb"}, {"from": "gpt", "value": "c"}`) {
+		t.Errorf("repaired row as written:\n%s", outb[bytes.LastIndexByte(outb[:len(outb)-1], '\n')+1:])
 	}
 	var m struct {
 		Trainer map[string]int `json:"trainer"`
@@ -104,7 +112,7 @@ func TestCompressLlamaFactoryConfig(t *testing.T) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
-	if m.Trainer["rows_lossy_before"] != 4 || m.Trainer["rows_lossy_after"] != 1 || m.Trainer["rows_skipped_after"] != 1 || m.Trainer["tokens_lost_after"] != 0 {
+	if m.Trainer["rows_lossy_before"] != 4 || m.Trainer["rows_lossy_after"] != 0 || m.Trainer["rows_skipped_before"] != 1 || m.Trainer["rows_repaired"] != 1 || m.Trainer["tokens_lost_after"] != 0 {
 		t.Errorf("trainer section %v", m.Trainer)
 	}
 	if m.Run.ChatTemplate != "LLaMA-Factory template chatml" {
@@ -117,7 +125,7 @@ func TestCompressLlamaFactoryConfig(t *testing.T) {
 		want string
 	}{
 		{in, "4 records: 0 accepted, 4 would be rejected (llamafactory at 700: 3 cut, 0 dropped, 1 skipped for their shape"},
-		{out, "4 records: 3 accepted, 1 would be rejected (llamafactory at 700: 0 cut, 0 dropped, 1 skipped for their shape, 0 tokens lost"},
+		{out, "4 records: 4 accepted, 0 would be rejected (llamafactory at 700: 0 cut, 0 dropped, 0 skipped for their shape, 0 tokens lost"},
 	} {
 		stdout.Reset()
 		stderr.Reset()
@@ -128,6 +136,22 @@ func TestCompressLlamaFactoryConfig(t *testing.T) {
 		if tc.file == in && !strings.Contains(stdout.String(), ":1: LLaMA-Factory cuts it to cutoff_len 700 (infer_seqlen): ") {
 			t.Errorf("validate lines: %s", stdout.String())
 		}
+	}
+
+	// --no-repair: the row is left as it is, uncompressible with the
+	// converter's reason.
+	stdout.Reset()
+	stderr.Reset()
+	code = run(context.Background(), []string{"compress", "--trainer-config", cfg, "--tokenizer", "o200k_base", "--summary-target-tokens", "100", "--no-repair",
+		"--input", in, "--output", out, "--outcomes", oc, "--quiet"}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("--no-repair: exit %d: %s", code, stderr.String())
+	}
+	lines, _ = os.ReadFile(oc)
+	last := strings.TrimSpace(string(lines))
+	last = last[strings.LastIndexByte(last, '\n')+1:]
+	if !strings.Contains(last, `"outcome":"uncompressible","reason":"chat_template"`) || !strings.Contains(last, "LLaMA-Factory skips the row: invalid_role_tag") || strings.Contains(last, "repairs") {
+		t.Errorf("--no-repair: %s", last)
 	}
 }
 

@@ -116,6 +116,9 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 			limit = cfg.Compression.TargetMaxTokens // --trainer without a config: the target is its limit
 		}
 		opts.Trainer = TrainerRule(spec, limit)
+		if lf, ok := rc.(*LlamaFactoryCounter); ok && !cfg.Tokenizer.NoRepair {
+			opts.Repair = lf.Repair
+		}
 	} else if tmpl, err := trainview.Resolve(cfg.Tokenizer.ChatTemplate, counter); err != nil {
 		return nil, nil, usagef("%v", err)
 	} else if tmpl != nil {

@@ -13,6 +13,8 @@ import (
 // into one, their texts joined by a blank line (tool calls written in a
 // gpt turn's text stay with it, before the results that follow); then a
 // trailing user-side turn, which has no answer to train on, is dropped.
+// In a ShareGPT record, "tool" turns (hermes-agent's) are renamed to the
+// role LLaMA-Factory reads tool results under (observation_tag) first.
 // The repair is kept only when LLaMA-Factory's converter accepts the
 // result (Renderer.Skip); a row it accepts as read, or one the repair
 // cannot make acceptable, is left as it is (nil). function_call turns and
@@ -22,8 +24,23 @@ func (c *LlamaFactoryCounter) Repair(rec *traj.Record) (turns []traj.Turn, done 
 	if c.R.Skip(rec, rec.Turns, rec.System) == nil {
 		return nil, nil
 	}
+	in := rec.Turns
+	if obs := c.observationTag(); rec.Dialect == traj.DialectShareGPT && obs != "tool" {
+		renamed := 0
+		in = make([]traj.Turn, len(rec.Turns))
+		for i, t := range rec.Turns {
+			if t.Name == "tool" {
+				t = rec.NewTurn(traj.Role(obs), t.Text)
+				renamed++
+			}
+			in[i] = t
+		}
+		if renamed > 0 {
+			done = append(done, fmt.Sprintf("renamed %d tool turns %s", renamed, obs))
+		}
+	}
 	merged, n := 0, 0
-	for _, t := range rec.Turns {
+	for _, t := range in {
 		if k := len(turns) - 1; k >= 0 && t.Name == turns[k].Name && mergeable(rec.Dialect, turns[k]) && mergeable(rec.Dialect, t) {
 			turns[k] = rec.AppendText(turns[k], "\n\n"+t.Text)
 			n++
@@ -43,6 +60,15 @@ func (c *LlamaFactoryCounter) Repair(rec *traj.Record) (turns []traj.Turn, done 
 		return nil, nil
 	}
 	return turns, done
+}
+
+// observationTag is the ShareGPT role LLaMA-Factory reads tool results
+// under: the dataset's observation_tag, else "observation".
+func (c *LlamaFactoryCounter) observationTag() string {
+	if a := c.Spec.Attr; a != nil && a.Observation != "" {
+		return a.Observation
+	}
+	return "observation"
 }
 
 // mergeable says whether t is merged with a turn of the same role before

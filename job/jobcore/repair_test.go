@@ -33,6 +33,11 @@ func TestLlamaFactoryRepair(t *testing.T) {
 		{`{"conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": "b"}, {"from": "gpt", "value": "c"}]}`,
 			`{"conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": "b\n\nc"}]}`,
 			"merged 1 consecutive turns of the same role"},
+		// hermes-agent: tool results under "tool", which LLaMA-Factory's
+		// default tags do not accept: renamed observation.
+		{`{"conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": "<tool_call>x</tool_call>"}, {"from": "tool", "value": "r"}, {"from": "gpt", "value": "ok"}]}`,
+			`{"conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": "<tool_call>x</tool_call>"}, {"from": "observation", "value": "r"}, {"from": "gpt", "value": "ok"}]}`,
+			"renamed 1 tool turns observation"},
 		// Accepted as read: nothing to do.
 		{`{"conversations": [{"from": "human", "value": "a"}, {"from": "gpt", "value": "b"}]}`, "", ""},
 		// Two function_call turns are not merged: not repairable.

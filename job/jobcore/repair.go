@@ -6,7 +6,7 @@ import (
 	"github.com/trajcompress/trajcompress/traj"
 )
 
-// LlamaFactoryRepair makes a row LLaMA-Factory would skip for its shape
+// Repair makes a row LLaMA-Factory would skip for its shape
 // one it trains on, where that loses nothing it trains on: consecutive
 // turns under the same role (two user turns of an SWE-agent run, a
 // hermes-agent pipeline note after a gpt turn; see mergeable) are merged

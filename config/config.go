@@ -290,16 +290,16 @@ func (c Config) checkSummarization(bad func(string, ...any)) {
 	default:
 		bad("summarization.on_failure must be skip or fallback, got %q", c.Summarization.OnFailure)
 	}
-	if c.Summarization.MaxRetries < 1 {
-		bad("summarization.max_retries must be >= 1, got %d", c.Summarization.MaxRetries)
+	if c.Summarization.MaxRetries < 1 || c.Summarization.MaxRetries > MaxRetries {
+		bad("summarization.max_retries must be in [1, %d], got %d", MaxRetries, c.Summarization.MaxRetries)
 	}
-	if c.Summarization.RetryDelay < 0 {
-		bad("summarization.retry_delay must be >= 0, got %v", c.Summarization.RetryDelay)
+	if !seconds(c.Summarization.RetryDelay) {
+		bad("summarization.retry_delay must be in [0, 1e6] seconds, got %v", c.Summarization.RetryDelay)
 	}
 	if c.Summarization.RPM < 0 || c.Summarization.TPM < 0 {
 		bad("summarization.rpm and tpm must be >= 0")
 	}
-	if c.Summarization.RequestTimeout < 0 || c.Summarization.RequestTimeout > 1e6 {
+	if !seconds(c.Summarization.RequestTimeout) {
 		bad("summarization.request_timeout must be in [0, 1e6] seconds (0: 120), got %v", c.Summarization.RequestTimeout)
 	}
 }
@@ -312,8 +312,8 @@ func (c Config) checkProcessing(bad func(string, ...any)) {
 	if c.Processing.MaxConcurrentRequests < 1 {
 		bad("processing.max_concurrent_requests must be >= 1, got %d", c.Processing.MaxConcurrentRequests)
 	}
-	if c.Processing.PerTrajectoryTimeout < 0 {
-		bad("processing.per_trajectory_timeout must be >= 0, got %v", c.Processing.PerTrajectoryTimeout)
+	if !seconds(c.Processing.PerTrajectoryTimeout) {
+		bad("processing.per_trajectory_timeout must be in [0, 1e6] seconds (0: none), got %v", c.Processing.PerTrajectoryTimeout)
 	}
 	if !c.Processing.SkipUnderTarget {
 		bad("processing.skip_under_target: false is not supported: a trajectory under target is never changed")
@@ -338,6 +338,22 @@ func (c Config) checkNames(bad func(string, ...any)) {
 		bad("metrics.output_file %q must be a file name, written beside the output (use --metrics PATH for another place)", c.Metrics.OutputFile)
 	}
 }
+
+// MaxSeconds bounds the durations a config gives in seconds (retry_delay,
+// request_timeout, per_trajectory_timeout): 11.6 days, far above any real
+// setting and far below the ~292 years a time.Duration holds, so that
+// converting one can never overflow (1e300 became a negative duration:
+// every summary timed out at once).
+const MaxSeconds = 1e6
+
+// MaxRetries bounds summarization.max_retries: each retry waits
+// retry_delay, so more than this is a run that never ends on a dead
+// endpoint.
+const MaxRetries = 1000
+
+// seconds reports whether v is a duration in seconds Validate accepts:
+// from 0 to MaxSeconds (NaN is not).
+func seconds(v float64) bool { return v >= 0 && v <= MaxSeconds }
 
 // MaxWorkers bounds processing.num_workers: the pipeline keeps 32 records
 // in flight per worker, so a huge figure would only exhaust memory.

@@ -94,6 +94,14 @@ func TestErrors(t *testing.T) {
 		{"image_tokens_negative", "tokenizer:\n  image_tokens: flat:-1\n", `got "flat:-1"`},
 		{"image_tokens_huge", "tokenizer:\n  image_tokens: flat:2000000000000000000\n", `got "flat:2000000000000000000"`},
 		{"turn_overhead_huge", "tokenizer:\n  turn_overhead: 9223372036854775807\n", "tokenizer.turn_overhead must be in [0, 1048576]"},
+		// Durations that would overflow a time.Duration (1e300 s became a
+		// negative timeout: every summary timed out at once), and NaN.
+		{"retry_delay_huge", "summarization:\n  retry_delay: 1e300\n", "summarization.retry_delay must be in [0, 1e6] seconds, got 1e+300"},
+		{"retry_delay_nan", "summarization:\n  retry_delay: .nan\n", "summarization.retry_delay must be in [0, 1e6] seconds, got NaN"},
+		{"timeout_huge", "processing:\n  per_trajectory_timeout: 1e300\n", "processing.per_trajectory_timeout must be in [0, 1e6] seconds (0: none), got 1e+300"},
+		{"timeout_inf", "processing:\n  per_trajectory_timeout: .inf\n", "processing.per_trajectory_timeout must be in [0, 1e6] seconds (0: none), got +Inf"},
+		{"request_timeout_nan", "summarization:\n  request_timeout: .nan\n", "summarization.request_timeout must be in [0, 1e6] seconds (0: 120), got NaN"},
+		{"retries_huge", "summarization:\n  max_retries: 9223372036854775807\n", "summarization.max_retries must be in [1, 1000], got 9223372036854775807"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

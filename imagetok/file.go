@@ -3,8 +3,9 @@ package imagetok
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
+
+	"github.com/trajcompress/trajcompress/internal/readfile"
 )
 
 // An OpenFunc opens a local image file by its resolved path.
@@ -47,23 +48,22 @@ func (f *Finder) readHeader(path string) (format string, w, h int, ok bool) {
 }
 
 // openRegular opens the file at path when it is a regular file (after
-// symlinks): a FIFO, device or directory would block the read or never
-// end, and is of unknown size.
+// symlinks), non-blocking and checked on the open descriptor
+// (readfile.OpenRegular): a FIFO, device or directory, even one swapped in
+// after an earlier look, would block the read or never end, and is of
+// unknown size.
 func openRegular(path string) (io.ReadCloser, error) {
-	st, err := os.Stat(path)
+	f, err := readfile.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	return os.Open(path)
+	return f, nil
 }
 
 // LoadQwen reads the Qwen rule from the preprocessor_config.json at path
 // (see [ParseQwen]); errors name the file.
 func LoadQwen(path string) (Qwen, error) {
-	b, err := os.ReadFile(path)
+	b, err := readfile.Read(path, "preprocessor config", readfile.SmallLimit)
 	if err != nil {
 		return Qwen{}, err
 	}

@@ -58,3 +58,77 @@ func TestOnlyRegularFilesOpened(t *testing.T) {
 		t.Fatal("reading an images list naming a FIFO blocked")
 	}
 }
+
+// A path that is a regular image when looked at and a FIFO when opened
+// (swapped between the two, as a shared or hostile dataset directory can)
+// never blocks the worker: the file is opened non-blocking and checked on
+// the open descriptor, not stat'ed and then opened.
+func TestPathSwappedForFIFONeverBlocks(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo unavailable: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.png"), pngBytes(t, 64, 48), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "img.png")
+	point := func(target string) error {
+		tmp := path + ".tmp"
+		os.Remove(tmp)
+		if err := os.Symlink(target, tmp); err != nil {
+			return err
+		}
+		return os.Rename(tmp, path) // atomic: the path is always one or the other
+	}
+	if err := point("a.png"); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	swapped := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				swapped <- n
+				return
+			default:
+			}
+			target := "a.png"
+			if n%2 == 0 {
+				target = "fifo"
+			}
+			if point(target) != nil {
+				continue
+			}
+			n++
+		}
+	}()
+	done := make(chan [2]int)
+	go func() {
+		var known, unknown int
+		for range 20000 {
+			f := Finder{}
+			if _, w, _, ok := f.readHeader(path); ok && w == 64 {
+				known++
+			} else {
+				unknown++
+			}
+		}
+		done <- [2]int{known, unknown}
+	}()
+	select {
+	case got := <-done:
+		close(stop)
+		n := <-swapped
+		t.Logf("%d reads while the path was swapped %d times: %d read as the image, %d as unknown", got[0]+got[1], n, got[0], got[1])
+	case <-time.After(20 * time.Second):
+		close(stop)
+		// Release the blocked open so the process can end.
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		t.Fatal("reading an image whose path was swapped for a FIFO blocked")
+	}
+}

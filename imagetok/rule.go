@@ -276,11 +276,48 @@ func ParseQwen(b []byte) (Qwen, error) {
 	set(&q.TemporalPatchSize, c.Temporal)
 	set(&q.MinPixels, c.Min)
 	set(&q.MaxPixels, c.Max)
-	if q.PatchSize <= 0 || q.MergeSize <= 0 || q.TemporalPatchSize <= 0 || q.MinPixels <= 0 || q.MaxPixels < q.MinPixels {
-		return Qwen{}, fmt.Errorf("patch_size %d, merge_size %d, temporal_patch_size %d, min_pixels %d, max_pixels %d: want positive sizes and min ≤ max",
-			q.PatchSize, q.MergeSize, q.TemporalPatchSize, q.MinPixels, q.MaxPixels)
+	if err := q.check(); err != nil {
+		return Qwen{}, err
 	}
 	return q, nil
+}
+
+// The bounds [ParseQwen] puts on a preprocessor_config.json's numbers, far
+// outside every real model's (patch 14 or 16, merge 2, temporal 2,
+// max_pixels up to 16,777,216) and small enough that no product or sum of
+// image tokens can overflow: with them, an image costs at most
+// [MaxImageTokens], and a record holds fewer images than it has bytes.
+const (
+	MaxPatchSize   = 1 << 10 // patch_size, in pixels
+	MaxMergeSize   = 1 << 6  // merge_size and temporal_patch_size
+	MaxImagePixels = 1 << 36 // min_pixels and max_pixels (a 262,144² image)
+	MaxImageTokens = 1 << 24 // max_pixels / (patch_size·merge_size)², per image
+)
+
+// check range-checks q's fields, naming the first one out of range.
+func (q Qwen) check() error {
+	for _, f := range []struct {
+		name   string
+		v, max int
+	}{
+		{"patch_size", q.PatchSize, MaxPatchSize},
+		{"merge_size", q.MergeSize, MaxMergeSize},
+		{"temporal_patch_size", q.TemporalPatchSize, MaxMergeSize},
+		{"min_pixels (size.shortest_edge)", q.MinPixels, MaxImagePixels},
+		{"max_pixels (size.longest_edge)", q.MaxPixels, MaxImagePixels},
+	} {
+		if f.v < 1 || f.v > f.max {
+			return fmt.Errorf("%s is %d: want a whole number from 1 to %d", f.name, f.v, f.max)
+		}
+	}
+	if q.MaxPixels < q.MinPixels {
+		return fmt.Errorf("max_pixels (size.longest_edge) %d is below min_pixels (size.shortest_edge) %d", q.MaxPixels, q.MinPixels)
+	}
+	if f := q.Factor(); q.MaxPixels/(f*f) > MaxImageTokens {
+		return fmt.Errorf("max_pixels %d over (patch_size %d × merge_size %d)² is %d tokens for one image, over the limit of %d",
+			q.MaxPixels, q.PatchSize, q.MergeSize, q.MaxPixels/(f*f), MaxImageTokens)
+	}
+	return nil
 }
 
 // Rule is the counting rule of q.
@@ -318,10 +355,22 @@ func (q Qwen) Tokens(width, height int) (int, error) {
 }
 
 // MaxTokens is the most one image can cost: max_pixels / factor² pads
-// plus the wrap (smart_resize keeps the resized area within max_pixels).
+// plus the wrap, as smart_resize keeps the resized area within max_pixels,
+// for every real config. Two of its roundings can go past that bound when
+// a config's numbers are far from any model's, and MaxTokens covers them
+// too: an image scaled down whose short side floors to one factor
+// (at most √(200·T) pads for an aspect ratio of 200, T = max_pixels /
+// factor²), and one scaled up to min_pixels whose sides are ceiled (at
+// most Tmin + 15·√Tmin + 1 pads, Tmin = min_pixels / factor²: the product
+// of two sides each ceiled up by less than one factor). For Qwen2-VL's
+// config (T 16,384, Tmin 4) these are 1,811 and 35: max_pixels / factor²
+// it is.
 func (q Qwen) MaxTokens() int {
 	f := q.Factor()
-	return q.MaxPixels/(f*f) + q.Wrap
+	t := q.MaxPixels / (f * f)
+	tmin := q.MinPixels / (f * f)
+	pads := max(t, int(math.Ceil(math.Sqrt(200*float64(t)))), tmin+int(math.Ceil(15*math.Sqrt(float64(tmin))))+1)
+	return pads + q.Wrap
 }
 
 // SmartResize is transformers' smart_resize (qwen2_vl/

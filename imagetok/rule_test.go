@@ -138,8 +138,8 @@ func TestParseQwen(t *testing.T) {
 		{`{"image_processor_type": "Qwen2VLImageProcessor", "size": {"longest_edge": 5000}, "max_pixels": 6000}`, Qwen{}, "shortest_edge"},
 		// An older saved config: size keyed by min/max_pixels, with both beside it.
 		{`{"image_processor_type": "Qwen2VLImageProcessor", "size": {"min_pixels": 3136, "max_pixels": 12845056}, "min_pixels": 3136, "max_pixels": 12845056}`, refConfigs["qwen2.5-vl"], ""},
-		{`{"image_processor_type": "Qwen2VLImageProcessor", "min_pixels": 100, "max_pixels": 10}`, Qwen{}, "min ≤ max"},
-		{`{"image_processor_type": "Qwen2VLImageProcessor", "patch_size": 0}`, Qwen{}, "positive"},
+		{`{"image_processor_type": "Qwen2VLImageProcessor", "min_pixels": 100, "max_pixels": 10}`, Qwen{}, "is below min_pixels"},
+		{`{"image_processor_type": "Qwen2VLImageProcessor", "patch_size": 0}`, Qwen{}, "patch_size is 0: want a whole number from 1"},
 		{`[`, Qwen{}, "unexpected end"},
 	}
 	for _, tt := range tests {

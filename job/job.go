@@ -50,6 +50,7 @@ import (
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/internal/commit"
+	"github.com/trajcompress/trajcompress/internal/crash"
 	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
@@ -353,6 +354,15 @@ func (r *runner) run(ctx context.Context) (_ *Result, err error) {
 			}
 		}
 	}()
+	// A panic from here on (ours, in this goroutine; the record path's own
+	// goroutines return theirs as errors) still aborts the run above, and
+	// names the run directory for the CLI to write the stack to.
+	defer func() {
+		if ce := crash.As(err); ce != nil && ce.Dir == "" && r.dir != nil {
+			ce.Dir = r.dir.path
+		}
+	}()
+	defer crash.Recover(&err)
 	if err := r.openRun(); err != nil {
 		return nil, err
 	}

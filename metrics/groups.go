@@ -74,8 +74,8 @@ func (g *GroupCounts) add(o *GroupCounts) {
 	for i, n := range o.Outcomes {
 		g.Outcomes[i] += n
 	}
-	g.TokensBefore += o.TokensBefore
-	g.TokensAfter += o.TokensAfter
+	addSat(&g.TokensBefore, o.TokensBefore)
+	addSat(&g.TokensAfter, o.TokensAfter)
 }
 
 // Count returns the records of the group with outcome oc.

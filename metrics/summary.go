@@ -178,13 +178,13 @@ func (s *Summary) Observe(o Observation) {
 		g.TokensBefore, g.TokensAfter = int64(o.TokensBefore), int64(o.TokensAfter)
 		s.groups.Add(o.Group, &g)
 	}
-	s.c.tokensBefore += int64(o.TokensBefore)
-	s.c.tokensAfter += int64(o.TokensAfter)
+	addSat(&s.c.tokensBefore, int64(o.TokensBefore))
+	addSat(&s.c.tokensAfter, int64(o.TokensAfter))
 	s.c.turnsBefore += int64(o.TurnsBefore)
 	s.c.turnsAfter += int64(o.TurnsAfter)
 	if o.Outcome.WasCompressed() {
 		s.c.ratioSum.add(ratioFixed(o.TokensAfter, o.TokensBefore))
-		s.c.tokensSavedSum += int64(o.TokensBefore - o.TokensAfter)
+		addSat(&s.c.tokensSavedSum, int64(o.TokensBefore-o.TokensAfter))
 		s.c.turnsRemovedSum += int64(o.TurnsBefore - o.TurnsAfter)
 	}
 	s.c.summaryCalls += int64(o.SummaryCalls)
@@ -192,8 +192,8 @@ func (s *Summary) Observe(o Observation) {
 	if o.CacheHit {
 		s.c.cacheHits++
 	}
-	s.c.promptTokens += int64(o.PromptTokens)
-	s.c.completionTokens += int64(o.CompletionTokens)
+	addSat(&s.c.promptTokens, int64(o.PromptTokens))
+	addSat(&s.c.completionTokens, int64(o.CompletionTokens))
 	if o.PairingProblems > 0 {
 		s.c.pairingRecords++
 	}
@@ -207,7 +207,7 @@ func (s *Summary) Observe(o Observation) {
 		s.c.twoTurnLists++
 	}
 	s.c.imagesRemoved += int64(o.ImagesRemoved)
-	s.c.imageTokensSaved += int64(o.ImageTokensSaved)
+	addSat(&s.c.imageTokensSaved, int64(o.ImageTokensSaved))
 	s.c.images += int64(o.Images)
 	s.c.imagesUnknownSize += int64(o.ImagesUnknownSize)
 	s.c.trainer.observe(o)
@@ -225,24 +225,24 @@ func (s *Summary) Merge(o *Summary) {
 	for i := range s.c.reasons {
 		s.c.reasons[i] += o.c.reasons[i]
 	}
-	s.c.tokensBefore += o.c.tokensBefore
-	s.c.tokensAfter += o.c.tokensAfter
+	addSat(&s.c.tokensBefore, o.c.tokensBefore)
+	addSat(&s.c.tokensAfter, o.c.tokensAfter)
 	s.c.turnsBefore += o.c.turnsBefore
 	s.c.turnsAfter += o.c.turnsAfter
 	s.c.ratioSum.add(o.c.ratioSum)
-	s.c.tokensSavedSum += o.c.tokensSavedSum
+	addSat(&s.c.tokensSavedSum, o.c.tokensSavedSum)
 	s.c.turnsRemovedSum += o.c.turnsRemovedSum
 	s.c.summaryCalls += o.c.summaryCalls
 	s.c.summaryErrors += o.c.summaryErrors
 	s.c.cacheHits += o.c.cacheHits
-	s.c.promptTokens += o.c.promptTokens
-	s.c.completionTokens += o.c.completionTokens
+	addSat(&s.c.promptTokens, o.c.promptTokens)
+	addSat(&s.c.completionTokens, o.c.completionTokens)
 	s.c.pairingRecords += o.c.pairingRecords
 	s.c.fallbacks += o.c.fallbacks
 	s.c.utf8Repaired += o.c.utf8Repaired
 	s.c.twoTurnLists += o.c.twoTurnLists
 	s.c.imagesRemoved += o.c.imagesRemoved
-	s.c.imageTokensSaved += o.c.imageTokensSaved
+	addSat(&s.c.imageTokensSaved, o.c.imageTokensSaved)
 	s.c.images += o.c.images
 	s.c.imagesUnknownSize += o.c.imagesUnknownSize
 	s.c.trainer.merge(o.c.trainer)

@@ -19,8 +19,9 @@
 // redact, tokenize, imagetok (the images of a record and what each costs
 // the model: the only files it reads are the headers of local images a
 // record names, through imagetok), snap, prepass, summary, metrics,
-// outcome and trainview (a record as the trainer's chat template sees
-// it). Files are not its business: records come in through a [Source] and go out through
+// outcome, trainview (a record as the trainer's chat template sees
+// it) and internal/crash (a panic in any of its goroutines is returned as
+// a crash error, ending the run as a failure, never the process). Files are not its business: records come in through a [Source] and go out through
 // a [Sink] (package format's readers and writers are both), so pipeline
 // never imports format, and the caller (job, the Beam pipeline) opens,
 // names and commits the files.

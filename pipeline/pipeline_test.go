@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/trajcompress/trajcompress/internal/crash"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/snap"
@@ -543,6 +544,11 @@ func TestNoticeIsBudgeted(t *testing.T) {
 			if res.Obs.Outcome != outcome.Compressed || res.Obs.TokensAfter > target {
 				t.Fatalf("outcome %s, %d tokens after, target %d", res.Obs.Outcome, res.Obs.TokensAfter, target)
 			}
+			// Within the target with the notice in it: a run that drops the
+			// notice fits trivially.
+			if got := strings.Contains(string(res.Out), " NOTICE"); got != tc.notice {
+				t.Fatalf("notice in the output: %v, want %v", got, tc.notice)
+			}
 		})
 	}
 }
@@ -722,5 +728,31 @@ func TestRunRejectsWhatTheSinkCannotHold(t *testing.T) {
 	sink = &pickySink{refuse: "[CONTEXT SUMMARY]", fatal: `"system"`}
 	if _, err := Run(context.Background(), "f", &lines{data: in}, sink, comp, Config{Workers: 2}); err == nil || !strings.Contains(err.Error(), "writing output: disk full") {
 		t.Fatalf("err = %v, want the write error to end the run", err)
+	}
+}
+
+type panickingSummarizer struct{}
+
+func (panickingSummarizer) Remote() bool { return false }
+
+func (panickingSummarizer) Summarize(context.Context, summary.Request) (summary.Result, error) {
+	var m map[string]int
+	m["x"] = 1 // a nil map write: a bug of ours, in a worker goroutine
+	return summary.Result{}, nil
+}
+
+// A panic in a worker goroutine ends the run with a crash error holding
+// the panic and its stack; it does not kill the process (which would exit
+// 2, the usage code).
+func TestRunReturnsWorkerPanic(t *testing.T) {
+	comp := newComp(t, func(o *Options) { o.Summarizer = panickingSummarizer{} })
+	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
+	_, err := Run(context.Background(), "f", &lines{data: []string{line, line, line}}, &buf{}, comp, Config{Workers: 2})
+	ce := crash.As(err)
+	if ce == nil {
+		t.Fatalf("err = %v, want a crash error", err)
+	}
+	if !strings.Contains(ce.Error(), "internal error: assignment to entry in nil map") || !strings.Contains(string(ce.Stack), "panickingSummarizer") {
+		t.Fatalf("crash %q, stack:\n%s", ce, ce.Stack)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/trajcompress/trajcompress/internal/crash"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/traj"
@@ -169,8 +170,14 @@ func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, 
 	// queued in input order; the writer drains them in that order. The
 	// queue's capacity bounds the records in flight.
 	f := fanOut{queue: make(chan slot, cfg.InFlight), budget: semaphore.NewWeighted(cfg.InFlightBytes), max: cfg.InFlightBytes}
-	g.Go(func() error { return f.feed(gctx, g, name, src, c, lim) })
-	g.Go(func() error { return f.drain(gctx, dst, sum, cfg.OnResult) })
+	g.Go(func() (err error) {
+		defer crash.Recover(&err)
+		return f.feed(gctx, g, name, src, c, lim)
+	})
+	g.Go(func() (err error) {
+		defer crash.Recover(&err)
+		return f.drain(gctx, dst, sum, cfg.OnResult)
+	})
 	if err := g.Wait(); err != nil {
 		if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 			return sum, context.Cause(ctx)
@@ -226,7 +233,8 @@ func (f fanOut) feed(gctx context.Context, g *errgroup.Group, name string, src S
 			s.ch <- c.tooLarge(pos, big)
 			continue
 		}
-		g.Go(func() error {
+		g.Go(func() (err error) {
+			defer crash.Recover(&err)
 			res, err := c.compress(gctx, raw, pos, lim)
 			if err != nil {
 				return err

@@ -69,7 +69,9 @@ func TestDeterministicBudget(t *testing.T) {
 	for _, budget := range []int{1, 5, 10, 30, 60, 90, 120, 1000} {
 		res, _ := d.Summarize(context.Background(), Request{Turns: r.Turns, TargetTokens: budget})
 		n := runeCounter{}.Count(res.Text)
-		if n > budget && res.Text != Prefix[:len(res.Text)] && len(res.Text) > len(Prefix) {
+		// Over the budget only when the summary is its prefix alone (a
+		// budget smaller than the prefix).
+		if n > budget && len(res.Text) > len(Prefix) {
 			t.Errorf("budget %d: %d tokens:\n%s", budget, n, res.Text)
 		}
 		if !strings.HasPrefix(res.Text, Prefix) {

@@ -18,9 +18,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime/debug"
 	"syscall"
+	"time"
 
+	"github.com/trajcompress/trajcompress/internal/crash"
 	"github.com/trajcompress/trajcompress/job"
 )
 
@@ -53,7 +56,9 @@ Run "trajcompress CMD -h" for the flags of each command.
 
 Exit status:
   0    every record was read and written
-  1    the run failed (I/O error, fatal summarizer error); no output was put in place
+  1    the run failed (I/O error, fatal summarizer error, or an internal
+       error: a bug, whose stack trace is written to a file named on
+       stderr); no output was put in place
   2    bad usage or configuration, an unreadable input, or another run
        holds the same outputs
   3    partial: the run finished, but some records were rejected (see the
@@ -104,16 +109,29 @@ func newFlagSet(name string, stderr io.Writer, head, tail string) *flag.FlagSet 
 	return fs
 }
 
-// parse parses args; -h is errHelp (exit 0), a bad flag a usage error.
+// parse parses args; -h prints the help and is errHelp (exit 0). A bad
+// flag or value is a usage error: the flag package's one line saying what
+// is wrong, then where the help is, not the help itself (a hundred lines
+// around the one that matters).
 func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	help := fs.Usage
+	fs.Usage = func() {} // flag calls it for -h and for every error
+	err := fs.Parse(args)
+	fs.Usage = help
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			help()
 			return errHelp
 		}
-		return usageError{err}
+		fmt.Fprintf(fs.Output(), "run 'trajcompress %s -h' for help\n", fs.Name())
+		return usageError{errFlagReported}
 	}
 	return nil
 }
+
+// errFlagReported is a bad command line the flag package has already
+// described on stderr: exitCode prints nothing more for it.
+var errFlagReported = errors.New("bad command line (described above)")
 
 // usageError is a mistake in the command line or configuration: exit 2.
 type usageError struct{ err error }
@@ -136,30 +154,44 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	var err error
+	return exitCode(dispatch(ctx, args, stdin, stdout, stderr), stderr)
+}
+
+// dispatch runs the command args name. A panic in it (a bug of ours) is
+// returned as a crash error (exit 1), and so is one in the record path's
+// goroutines, which return theirs.
+func dispatch(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) (err error) {
+	defer crash.Recover(&err)
+	if testHookDispatch != nil {
+		testHookDispatch(args)
+	}
 	switch args[0] {
 	case "compress":
-		err = cmdCompress(ctx, args[1:], stdin, stdout, stderr)
+		return cmdCompress(ctx, args[1:], stdin, stdout, stderr)
 	case "fixtures":
-		err = cmdFixtures(args[1:], stdout, stderr)
+		return cmdFixtures(args[1:], stdout, stderr)
 	case "check":
-		err = cmdCheck(args[1:], stdout, stderr)
+		return cmdCheck(args[1:], stdout, stderr)
 	case "report":
-		err = cmdReport(args[1:], stdout, stderr)
+		return cmdReport(args[1:], stdout, stderr)
 	case "merge":
-		err = cmdMerge(args[1:], stdout, stderr)
+		return cmdMerge(args[1:], stdout, stderr)
 	case "validate":
-		err = cmdValidate(args[1:], stdout, stderr)
+		return cmdValidate(args[1:], stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "trajcompress", version)
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
 	default:
 		fmt.Fprintf(stderr, "trajcompress: unknown command %q\n\n%s", args[0], usage)
-		return exitUsage
+		return usageError{errFlagReported}
 	}
-	return exitCode(err, stderr)
+	return err
 }
+
+// testHookDispatch, when set (by this package's tests only), is called
+// with the arguments before the command runs.
+var testHookDispatch func(args []string)
 
 func exitCode(err error, stderr io.Writer) int {
 	var ue usageError
@@ -169,6 +201,13 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitOK
 	case errors.Is(err, errHelp):
 		return exitOK
+	case crash.As(err) != nil:
+		// Before the other cases: a panic is never a usage mistake or an
+		// interruption, whatever it wraps.
+		reportCrash(crash.As(err), stderr)
+		return exitError
+	case errors.Is(err, errFlagReported):
+		return exitUsage
 	case errors.Is(err, errRejected):
 		fmt.Fprintln(stderr, "trajcompress:", err)
 		return exitRejected
@@ -188,4 +227,22 @@ func exitCode(err error, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "trajcompress:", err)
 		return exitError
 	}
+}
+
+// reportCrash prints the one line of a panic and writes its stack to a
+// file: in the run directory when the run had one, else in the temporary
+// directory.
+func reportCrash(ce *crash.Error, stderr io.Writer) {
+	fmt.Fprintln(stderr, "trajcompress:", ce)
+	dir := ce.Dir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	name := fmt.Sprintf("trajcompress-crash-%s-%d.txt", time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, fmt.Appendf(nil, "trajcompress %s\npanic: %v\n\n%s", version, ce.Value, ce.Stack), 0o644); err != nil {
+		fmt.Fprintf(stderr, "trajcompress: the stack trace could not be written (%v):\n%s", err, ce.Stack)
+		return
+	}
+	fmt.Fprintln(stderr, "trajcompress: stack trace written to", path)
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/trajcompress/trajcompress/internal/readfile"
 )
 
 // TestBadNumbersAreUsageErrors: a price that is NaN, infinite or negative
@@ -55,20 +57,24 @@ func TestBadNumbersAreUsageErrors(t *testing.T) {
 // TestWholeFilesAreSizeChecked: a file read whole (config, tokenizer,
 // metrics, baseline) that is /dev/zero is a usage error naming it and the
 // limit; before, it was read until memory ran out (a crash with a
-// goroutine dump).
+// goroutine dump). The limits are lowered to kilobytes for the test (the
+// real ones would read 784 MB of zeros); readfile's tests pin their values.
 func TestWholeFilesAreSizeChecked(t *testing.T) {
 	if _, err := os.Stat("/dev/zero"); err != nil {
 		t.Skip("no /dev/zero")
 	}
+	small, metricsLimit, tok := readfile.SmallLimit, readfile.MetricsLimit, readfile.TokenizerLimit
+	readfile.SmallLimit, readfile.MetricsLimit, readfile.TokenizerLimit = 16<<10, 32<<10, 64<<10
+	t.Cleanup(func() { readfile.SmallLimit, readfile.MetricsLimit, readfile.TokenizerLimit = small, metricsLimit, tok })
 	dir, in := smallInput(t)
 	for _, c := range []struct {
 		args []string
 		msg  string
 	}{
-		{[]string{"compress", "--quiet", "--input", in, "--config", "/dev/zero"}, "/dev/zero: more than 16 MiB, over the limit of 16 MiB for a config file"},
-		{[]string{"compress", "--quiet", "--input", in, "--tokenizer", "/dev/zero"}, "/dev/zero: more than 256 MiB, over the limit of 256 MiB for a tokenizer file"},
-		{[]string{"check", "--baseline", "/dev/zero", "/dev/zero"}, "over the limit of 256 MiB for a metrics file"},
-		{[]string{"report", "--output", filepath.Join(dir, "r.html"), "/dev/zero"}, "/dev/zero: more than 256 MiB, over the limit of 256 MiB for a metrics file"},
+		{[]string{"compress", "--quiet", "--input", in, "--config", "/dev/zero"}, "/dev/zero: more than 16 KiB, over the limit of 16 KiB for a config file"},
+		{[]string{"compress", "--quiet", "--input", in, "--tokenizer", "/dev/zero"}, "/dev/zero: more than 64 KiB, over the limit of 64 KiB for a tokenizer file"},
+		{[]string{"check", "--baseline", "/dev/zero", "/dev/zero"}, "over the limit of 32 KiB for a metrics file"},
+		{[]string{"report", "--output", filepath.Join(dir, "r.html"), "/dev/zero"}, "/dev/zero: more than 32 KiB, over the limit of 32 KiB for a metrics file"},
 	} {
 		var stderr bytes.Buffer
 		if code := run(context.Background(), c.args, nil, io.Discard, &stderr); code != exitUsage || !strings.Contains(stderr.String(), c.msg) {

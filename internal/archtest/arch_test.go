@@ -33,7 +33,7 @@ type tier struct {
 // tiers, top to bottom. Every library package is in exactly one.
 var tiers = []tier{
 	{"app", "a run, end to end: the CLI, the job, the drivers", []string{"*"},
-		[]string{"cmd/", "job", "job/jobcore", "bench/", "internal/archtest"}},
+		[]string{"cmd/", "job", "job/jobcore", "bench/", "examples", "internal/archtest"}},
 	{"gate", "judging a run by its metrics", []string{"core", "model", "leaf"},
 		[]string{"check", "check/checkfile", "report"}},
 	{"config", "the settings, read and checked", []string{"core", "model", "leaf"},
@@ -49,7 +49,7 @@ var tiers = []tier{
 		[]string{"traj", "tokenize", "redact", "internal/jsontest", "imagetok", "chattemplate"}},
 	{"leaf", "the foundations", nil,
 		[]string{"internal/jsonx", "outcome", "task", "internal/atomicfile", "internal/readfile",
-			"internal/testenv", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest",
+			"internal/testenv", "internal/crash", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest",
 			"trainer/trainercfg", "trainer/trl"}},
 }
 
@@ -85,7 +85,7 @@ var named = map[string][]string{
 	"chattemplate": {"internal/jsonx"},
 	// "It imports the packages of one record and no more: traj, internal/jsonx,
 	// redact, tokenize, imagetok, snap, prepass, summary, metrics, outcome and trainview"
-	"pipeline": {"traj", "internal/jsonx", "tokenize", "imagetok", "snap", "prepass", "redact", "summary", "metrics", "outcome", "trainview"},
+	"pipeline": {"traj", "internal/jsonx", "internal/crash", "tokenize", "imagetok", "snap", "prepass", "redact", "summary", "metrics", "outcome", "trainview"},
 }
 
 // pure packages may not reach anything that does I/O, networking,
@@ -93,7 +93,7 @@ var named = map[string][]string{
 // (ours or a third party's).
 var pure = []string{"snap", "tokenize", "traj", "internal/jsonx", "outcome", "redact", "prepass", "task",
 	"summary", "validate", "metrics", "check", "report", "format/internal/jsonval", "traj/errline", "imagetok",
-	"trainer/llamafactory", "trainer/trainercfg", "trainer/trl"}
+	"internal/crash", "trainer/llamafactory", "trainer/trainercfg", "trainer/trl"}
 
 // impure are the standard (and x/sys) packages that do I/O, networking,
 // processes or system calls. golang.org/x/sys/cpu is not among them: it

@@ -14,17 +14,26 @@ import (
 )
 
 // The limits of the files read whole. Each is far above any real file of
-// its kind and far below what would strain memory.
-const (
+// its kind and far below what would strain memory. They are variables so
+// that a test of a limit can lower it (and read kilobytes, not the
+// hundreds of megabytes the real limit takes); nothing else sets them.
+var (
 	// SmallLimit: configs, rules, tokenizer configs, dataset metadata,
 	// run manifests (real ones: a few kB).
-	SmallLimit = 16 << 20
+	SmallLimit int64 = DefaultSmallLimit
 	// MetricsLimit: metrics and baseline JSON (real ones: well under
 	// 1 MiB; the per-source breakdown names at most 64 groups).
-	MetricsLimit = 256 << 20
+	MetricsLimit int64 = DefaultMetricsLimit
 	// TokenizerLimit: tokenizer.json and tiktoken files (the largest
 	// known, Gemma's, is 33 MB).
-	TokenizerLimit = 256 << 20
+	TokenizerLimit int64 = DefaultTokenizerLimit
+)
+
+// The limits' values in a run.
+const (
+	DefaultSmallLimit     = 16 << 20
+	DefaultMetricsLimit   = 256 << 20
+	DefaultTokenizerLimit = 256 << 20
 )
 
 // ErrTooLarge is wrapped by the error of [Read] for a file over its limit.

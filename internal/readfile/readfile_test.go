@@ -51,3 +51,14 @@ func TestRead(t *testing.T) {
 		t.Fatalf("missing: %v", err)
 	}
 }
+
+// The limits a run reads with: TestWholeFilesAreSizeChecked (cmd) lowers
+// them to test them, so their values are pinned here.
+func TestDefaultLimits(t *testing.T) {
+	if SmallLimit != 16<<20 || MetricsLimit != 256<<20 || TokenizerLimit != 256<<20 {
+		t.Fatalf("limits %d, %d, %d", SmallLimit, MetricsLimit, TokenizerLimit)
+	}
+	if DefaultSmallLimit != SmallLimit || DefaultMetricsLimit != MetricsLimit || DefaultTokenizerLimit != TokenizerLimit {
+		t.Fatal("a limit differs from its default")
+	}
+}

@@ -99,7 +99,7 @@ const (
 
 // sharegpt is SharegptDatasetConverter.__call__ (not ranking, not KTO).
 func sharegpt(msgs []value, g Tags, system string, tools value) (example, error) {
-	var sys value = pyStr(system)
+	sys := pyStr(system)
 	off := 0
 	if g.System != "" && len(msgs) != 0 && tagIs(field(msgs[0], g.Role), g.System) {
 		sys = field(msgs[0], g.Content)
@@ -132,7 +132,7 @@ func sharegpt(msgs []value, g Tags, system string, tools value) (example, error)
 
 // openai is OpenAIDatasetConverter.__call__ (not ranking, not KTO).
 func openai(msgs []value, g Tags, system string, tools value) (example, error) {
-	var sys value = pyStr(system)
+	sys := pyStr(system)
 	off := 0
 	if g.System != "" && len(msgs) != 0 && tagIs(field(msgs[0], g.Role), g.System) {
 		sys = field(msgs[0], g.Content)

@@ -1,13 +1,11 @@
 package llamafactory
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -58,20 +56,18 @@ const cutGoldenPath = "testdata/cutoff.tsv"
 // by -update).
 func TestCutoffMatchesSupervised(t *testing.T) {
 	cases := ownCases(t)
+	if testing.Short() && !*update {
+		var some []refCase
+		for i := 0; i < len(cases); i += 10 {
+			some = append(some, cases[i])
+		}
+		t.Logf("-short: every tenth record (%d of %d)", len(some), len(cases))
+		cases = some
+	}
 	if *update {
 		regenerateCutoff(t, cases)
 	}
-	want := map[string][]string{}
-	f, err := os.Open(cutGoldenPath)
-	if err != nil {
-		t.Fatalf("%v (run with -update)", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		parts := strings.Split(sc.Text(), "\t")
-		want[parts[0]] = parts[1:]
-	}
+	want := readTable(t, cutGoldenPath)
 	compared, equal, cut := 0, 0, 0
 	for _, c := range cases {
 		w := want[c.Name]
@@ -125,22 +121,7 @@ func regenerateCutoff(t *testing.T, cases []refCase) {
 	if out, err := exec.Command("sh", "testdata/ref/setup.sh").CombinedOutput(); err != nil {
 		t.Fatalf("-update needs LLaMA-Factory's source: %s", out)
 	}
-	in := filepath.Join(t.TempDir(), "cases.jsonl")
-	var buf bytes.Buffer
-	for _, c := range cases {
-		var raw map[string]any
-		b, _ := json.Marshal(c)
-		if err := json.Unmarshal(b, &raw); err != nil {
-			t.Fatal(err)
-		}
-		raw["configs"] = cutConfigs
-		b, _ = json.Marshal(raw)
-		buf.Write(b)
-		buf.WriteByte('\n')
-	}
-	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := writeCases(t, cases, cutConfigs)
 	cmd := exec.Command("python3", "testdata/ref/ref.py", "testdata/ref/lf", in, "--cutoff")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()

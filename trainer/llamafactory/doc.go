@@ -32,7 +32,10 @@
 // {"bos_token"} slot is one token (bos only when [Tokens].HasBOS), and the
 // empty think block a reasoning template adds is tokenized on its own. So
 // a pair's count is a sum over its elements, not the count of the
-// concatenated text.
+// concatenated text. LLaMA-Factory adds the template's stop words to the
+// tokenizer as special tokens (Template.StopWords): the counter must count
+// each as one token, as the tokenizers of the models these templates are
+// for do.
 //
 // The record is read as LLaMA-Factory's converter reads the dataset row
 // (the turns' raw JSON: "from"/"value" or "role"/"content" as [Tags] name
@@ -64,15 +67,35 @@
 // preserve_thinking, mask_history, train_on_prompt (which only changes the
 // labels, not the counts), and the llama3 tool prompt's date.
 //
-// [Renderer.Cutoff] applies supervised.py's loop to a row's pairs for a cutoff_len:
-// total_length starts at 1 with efficient_eos, pairs are visited last-first
-// under mask_history, each pair is cut by [InferSeqlen] to the budget
-// left, and the loop stops when the budget is spent. It returns what is
-// kept, which pairs were cut or dropped, and the tokens and turns lost.
+// [Renderer.Cutoff] applies supervised.py's loop to a row's pairs for a
+// cutoff_len: total_length starts at 1 with efficient_eos, pairs are
+// visited last-first under mask_history, each pair is cut at its end by
+// [InferSeqlen] to the budget left, and the loop stops when the budget is
+// spent. It returns what is kept, which pairs were cut or dropped, the
+// tokens and turns lost, and the tokens trained.
 //
-// Not modelled: multimodal plugins (text only; an "<image>" marker stays
-// text), packing's knapsack (Cutoff takes cutoff_len as given: the caller
-// subtracts 1 under packing, as DataArguments.__post_init__ does), the
-// Arrow schema unification of the datasets library beyond a missing
-// message key read as None, ranking/KTO examples.
+// The system argument stands for the dataset's system column (what
+// dataset_info.json maps with "columns": {"system": …}; "" when it maps
+// none): the converters use it when the first turn is not a system turn.
+// The OpenAI converter edits the system prompt: "detailed thinking off"
+// is appended (or is the whole prompt) when the row has no tools, "\n"
+// when it has some. It also merges consecutive tool messages into one
+// observation and never emits tool messages that end the row: those turns
+// are lost (a Pair's First and End show what each pair covers).
+//
+// Multimodal plugins: a row is text; the plugin of a multimodal template
+// (gemma3's) raises on an "<image>", "<video>" or "<audio>" placeholder in
+// a row without media, as mm_plugin's _validate_messages does, and that is
+// reported (Skip.Fatal, ValueError). Not modelled: media (a row with
+// images), the "{{image}}" text gemma3's plugin rewrites, packing's
+// knapsack (Cutoff takes cutoff_len as given: under packing the caller
+// subtracts 1, as DataArguments.__post_init__ does; packing never drops a
+// row), the Arrow schema unification of the datasets library beyond a
+// missing message key read as None, ranking and KTO examples.
+//
+// The tests run LLaMA-Factory's own code (testdata/README.md): every real
+// record and the synthetic rows under 19 configurations give the same
+// elements; the counts equal Hugging Face tokenizers' counts of those
+// elements for Qwen3, Llama-3 and DeepSeek-V3; the cutoff loop equals
+// _encode_data_example's.
 package llamafactory

@@ -251,7 +251,7 @@ func (r *Renderer) render(rec *traj.Record, turns []traj.Turn, system string) ([
 	if toolsKey == "" {
 		toolsKey = "tools"
 	}
-	var tools value = pyStr("")
+	tools := pyStr("")
 	if raw, ok := rec.Field(toolsKey); ok {
 		if tools, err = fromRaw(raw); err != nil {
 			return nil, err
@@ -274,6 +274,11 @@ func (r *Renderer) render(rec *traj.Record, turns []traj.Turn, system string) ([
 	}
 	all := append(append([]message(nil), ex.prompt...), ex.response...)
 	all[0].first = 0 // the first pair's source holds the system turn too
+	if r.tmpl.multimodal {
+		if err := validateMessages(all); err != nil {
+			return nil, err
+		}
+	}
 	return r.encodeMultiturn(all, ex.system, ex.tools)
 }
 
@@ -385,11 +390,14 @@ func (r *Renderer) encode(msgs []message, system, tools value) ([][]element, err
 			}
 		}
 		c, err := contentStr(m)
-		if err != nil && !(m.role == roleFunction) {
-			return nil, err
-		}
 		if err != nil {
-			return nil, raise("TypeError", "expected string or bytes-like object")
+			// StringFormatter raises RuntimeError on a non-string; the
+			// function formatter's re.search, and Llama2Template's
+			// system_text + content, raise TypeError first
+			if m.role == roleFunction || (m.role == roleUser && t.class == llama2Class) {
+				return nil, raise("TypeError", "expected str, got %s", m.content.typeName())
+			}
+			return nil, err
 		}
 		switch m.role {
 		case roleUser:
@@ -414,4 +422,32 @@ func (r *Renderer) encode(msgs []message, system, tools value) ([][]element, err
 		out = append(out, es)
 	}
 	return out, nil
+}
+
+// validateMessages is mm_plugin's _validate_messages for a row without
+// media: a message that holds an <image>, <video> or <audio> placeholder
+// makes the multimodal plugin raise.
+func validateMessages(msgs []message) error {
+	for _, kind := range []string{"image", "video", "audio"} {
+		ph := "<" + kind + ">"
+		n := 0
+		for _, m := range msgs {
+			switch m.content.K {
+			case kStr:
+				n += strings.Count(m.content.S, ph)
+			case kList: // list.count: elements equal to the placeholder
+				for _, x := range m.content.A {
+					if tagIs(x, ph) {
+						n++
+					}
+				}
+			default:
+				return raise("AttributeError", "'%s' object has no attribute 'count'", m.content.typeName())
+			}
+		}
+		if n != 0 {
+			return raise("ValueError", "The number of %ss does not match the number of %s tokens", kind, ph)
+		}
+	}
+	return nil
 }

@@ -2,6 +2,8 @@ package llamafactory
 
 import (
 	"encoding/json"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -275,4 +277,64 @@ func fmtBool(b *bool) string {
 	}
 	j, _ := json.Marshal(*b)
 	return string(j)
+}
+
+// registryFacts are the facts of a registered template ref.py prints.
+type registryFacts struct {
+	StopWords          []string `json:"stop_words"`
+	ReplaceEOS         bool     `json:"replace_eos"`
+	EfficientEOS       bool     `json:"efficient_eos"`
+	DefaultSystem      string   `json:"default_system"`
+	Reasoning          bool     `json:"reasoning"`
+	Llama2             bool     `json:"llama2"`
+	ThoughtWords       []string `json:"thought_words"`
+	ToolCallWords      []string `json:"tool_call_words"`
+	FunctionToolFormat string   `json:"function_tool_format"`
+	ToolFormat         string   `json:"tool_format"`
+}
+
+const registryPath = "testdata/registry.json"
+
+// TestRegistryMatchesLLaMAFactory: each template's stop words, eos
+// replacement, efficient_eos, default system, class, thought and tool-call
+// words and tool formats are those of LLaMA-Factory's registry
+// (testdata/registry.json, printed by ref.py --registry with -update).
+func TestRegistryMatchesLLaMAFactory(t *testing.T) {
+	if *update {
+		if out, err := exec.Command("sh", "testdata/ref/setup.sh").CombinedOutput(); err != nil {
+			t.Fatalf("-update needs LLaMA-Factory's source: %s", out)
+		}
+		out, err := exec.Command("python3", append([]string{"testdata/ref/ref.py", "testdata/ref/lf", "--registry"}, Names()...)...).Output()
+		if err != nil {
+			t.Fatalf("ref.py --registry: %v", err)
+		}
+		if err := os.WriteFile(registryPath, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(registryPath)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	var want map[string]registryFacts
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range Names() {
+		tm, _ := Lookup(name)
+		got := registryFacts{
+			StopWords: tm.StopWords, ReplaceEOS: tm.ReplaceEOS, EfficientEOS: tm.EfficientEOS,
+			DefaultSystem: tm.DefaultSystem, Reasoning: tm.class == reasoningClass, Llama2: tm.class == llama2Class,
+			ThoughtWords: tm.thought[:], ToolCallWords: tm.toolCall[:],
+			FunctionToolFormat: tm.functionTools, ToolFormat: tm.tools,
+		}
+		if got.StopWords == nil {
+			got.StopWords = []string{}
+		}
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want[name])
+		if string(g) != string(w) {
+			t.Errorf("%s:\n got %s\nwant %s", name, g, w)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package llamafactory
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -79,7 +80,7 @@ func FuzzLoadsDumps(f *testing.F) {
 func containsNonFinite(v value) bool {
 	switch v.K {
 	case kFloat:
-		return v.F != v.F || v.F > 1.7976931348623157e308 || v.F < -1.7976931348623157e308
+		return math.IsNaN(v.F) || math.IsInf(v.F, 0)
 	case kList:
 		for _, x := range v.A {
 			if containsNonFinite(x) {

@@ -19,7 +19,7 @@ import (
 	"github.com/trajcompress/trajcompress/traj"
 )
 
-var update = flag.Bool("update", false, "regenerate testdata/real.tsv by running LLaMA-Factory's code (testdata/ref/setup.sh, python3)")
+var update = flag.Bool("update", false, "regenerate testdata/ref.tsv and testdata/cutoff.tsv by running LLaMA-Factory's code (testdata/ref/setup.sh, python3)")
 
 // refConfig is one LLaMA-Factory configuration the reference is run with.
 type refConfig struct {
@@ -133,6 +133,18 @@ func realCases(t *testing.T) []refCase {
 	if len(files) == 0 {
 		t.Skipf("no real data in %s", dir)
 	}
+	return fileCases(t, files)
+}
+
+// synthCases are the rows of testdata/synthetic.jsonl (LLaMA-Factory's
+// own ShareGPT tool rows, OpenAI rows, and rows it skips or raises on),
+// made by hand for the paths the real data does not take.
+func synthCases(t *testing.T) []refCase {
+	return fileCases(t, []string{filepath.Join("testdata", "synthetic.jsonl")})
+}
+
+// fileCases are the cases of the records of files.
+func fileCases(t *testing.T, files []string) []refCase {
 	var out []refCase
 	for _, path := range files {
 		b, err := os.ReadFile(path)
@@ -257,14 +269,23 @@ func pairsSHA(pairs []encodedPair) string {
 	return hex.EncodeToString(h[:])[:12]
 }
 
-const goldenPath = "testdata/real.tsv"
+const goldenPath = "testdata/ref.tsv"
 
 // TestRealDataMatchesLLaMAFactory compares, for every real record three
 // ways and every configuration, the elements of each pair (or the skip)
-// with what LLaMA-Factory's own code gave (testdata/real.tsv, written by
+// with what LLaMA-Factory's own code gave (testdata/ref.tsv, written by
 // -update from testdata/ref/ref.py).
 func TestRealDataMatchesLLaMAFactory(t *testing.T) {
-	cases := realCases(t)
+	cases := synthCases(t)
+	if files, dir := testenv.RealJSONL(); len(files) > 0 && testing.Short() && !*update {
+		t.Log("-short: comparing the synthetic rows only")
+	} else if len(files) > 0 {
+		cases = append(cases, fileCases(t, files)...)
+	} else if *update {
+		t.Fatalf("-update needs the real data (%s)", dir)
+	} else {
+		t.Logf("no real data in %s: comparing the synthetic rows only", dir)
+	}
 	if *update {
 		regenerate(t, cases)
 	}
@@ -360,19 +381,7 @@ func regenerate(t *testing.T, cases []refCase) {
 	if _, err := exec.LookPath("python3"); err != nil {
 		t.Fatal("-update needs python3")
 	}
-	in := filepath.Join(t.TempDir(), "cases.jsonl")
-	var buf bytes.Buffer
-	for _, c := range cases {
-		b, err := json.Marshal(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		buf.Write(b)
-		buf.WriteByte('\n')
-	}
-	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	in := writeCases(t, cases, nil)
 	cmd := exec.Command("python3", "testdata/ref/ref.py", "testdata/ref/lf", in)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.Output()
@@ -418,4 +427,56 @@ func regenerate(t *testing.T, cases []refCase) {
 	if err := os.WriteFile(goldenPath, g.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// writeCases writes cases as ref.py reads them (each with configs, when
+// not nil, in place of its own) and returns the file's path.
+func writeCases(t *testing.T, cases []refCase, configs any) string {
+	t.Helper()
+	in := filepath.Join(t.TempDir(), "cases.jsonl")
+	var buf bytes.Buffer
+	for _, c := range cases {
+		// the row's bytes pass as they are (through a map its keys would
+		// be sorted)
+		var cfgs any = c.Configs
+		if configs != nil {
+			cfgs = configs
+		}
+		// the outer Configs wins over the embedded one
+		b, err := json.Marshal(struct {
+			refCase
+			Configs any `json:"configs"`
+		}{c, cfgs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// readTable reads a golden table: per line a case name and its tab-
+// separated results.
+func readTable(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update)", err)
+	}
+	defer f.Close()
+	m := map[string][]string{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		parts := strings.Split(sc.Text(), "\t")
+		m[parts[0]] = parts[1:]
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

@@ -1,7 +1,6 @@
 package llamafactory
 
 import (
-	"slices"
 	"sort"
 	"strings"
 )
@@ -56,9 +55,20 @@ type Template struct {
 	tools         string // the tool formatter's tool format
 	DefaultSystem string
 	EfficientEOS  bool
-	class         class
-	thought       [2]string
-	toolCall      [2]string
+	// StopWords are the template's stop_words: LLaMA-Factory's
+	// fix_special_tokens makes the first the eos token when ReplaceEOS,
+	// and adds the others as additional special tokens, so a Tokens
+	// counter must count each as one token (the models these templates
+	// are for already have them as special tokens).
+	StopWords  []string
+	ReplaceEOS bool
+	class      class
+	// multimodal is set for a template whose mm_plugin is not the base
+	// one: its process_messages first checks that the messages hold as
+	// many <image>, <video>, <audio> placeholders as the row has media.
+	multimodal bool
+	thought    [2]string
+	toolCall   [2]string
 }
 
 const qwenDefaultSystem = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
@@ -73,7 +83,10 @@ type tmplSpec struct {
 	prefix                               []element
 	defaultSystem                        string
 	efficientEOS                         bool
+	stopWords                            []string
+	replaceEOS                           bool
 	class                                class
+	multimodal                           bool
 }
 
 // register is register_template: the defaults it fills in for the
@@ -95,7 +108,10 @@ func register(s tmplSpec) *Template {
 		tools:         s.tools,
 		DefaultSystem: s.defaultSystem,
 		EfficientEOS:  s.efficientEOS,
+		StopWords:     s.stopWords,
+		ReplaceEOS:    s.replaceEOS,
 		class:         s.class,
+		multimodal:    s.multimodal,
 		thought:       [2]string{"<think>\n", "\n</think>\n\n"},
 		toolCall:      [2]string{"<tool_call>", "</tool_call>"},
 	}
@@ -133,6 +149,7 @@ var (
 	imSystem  = []element{text("<|im_start|>system\n{{content}}<|im_end|>\n")}
 	qwenObs   = []element{text("<|im_start|>user\n<tool_response>\n{{content}}\n</tool_response><|im_end|>\n<|im_start|>assistant\n")}
 	llama3Hdr = "<|start_header_id|>assistant<|end_header_id|>\n\n"
+	imEnd     = []string{"<|im_end|>"}
 )
 
 // templates are the registry entries implemented, as template.py
@@ -141,15 +158,15 @@ var templates = map[string]func() *Template{
 	"qwen": func() *Template {
 		return register(tmplSpec{name: "qwen", user: imUser, assistant: imAsst, system: imSystem,
 			function: imAsst, functionTools: "qwen", observation: qwenObs, tools: "qwen",
-			defaultSystem: qwenDefaultSystem})
+			defaultSystem: qwenDefaultSystem, stopWords: imEnd, replaceEOS: true})
 	},
 	"qwen3": func() *Template {
 		return register(tmplSpec{name: "qwen3", user: imUser, assistant: imAsst, system: imSystem,
-			function: imAsst, functionTools: "qwen", observation: qwenObs, tools: "qwen", class: reasoningClass})
+			function: imAsst, functionTools: "qwen", observation: qwenObs, tools: "qwen", class: reasoningClass, stopWords: imEnd, replaceEOS: true})
 	},
 	"qwen3_nothink": func() *Template {
 		return register(tmplSpec{name: "qwen3_nothink", user: imUser, assistant: imAsst, system: imSystem,
-			function: imAsst, functionTools: "qwen", observation: qwenObs, tools: "qwen"})
+			function: imAsst, functionTools: "qwen", observation: qwenObs, tools: "qwen", stopWords: imEnd, replaceEOS: true})
 	},
 	"llama3": func() *Template {
 		return register(tmplSpec{name: "llama3",
@@ -161,6 +178,8 @@ var templates = map[string]func() *Template{
 			observation:   []element{text("<|start_header_id|>ipython<|end_header_id|>\n\n{{content}}<|eot_id|>" + llama3Hdr)},
 			tools:         "llama3",
 			prefix:        []element{bos},
+			stopWords:     []string{"<|eot_id|>", "<|eom_id|>"},
+			replaceEOS:    true,
 		})
 	},
 	"mistral": func() *Template {
@@ -187,6 +206,7 @@ var templates = map[string]func() *Template{
 			tools:         "glm4",
 			prefix:        []element{text("[gMASK]<sop>")},
 			efficientEOS:  true,
+			stopWords:     []string{"<|user|>", "<|observation|>"},
 		})
 	},
 	"deepseek3": func() *Template {
@@ -203,11 +223,15 @@ var templates = map[string]func() *Template{
 			observation: []element{text("<start_of_turn>tool\n{{content}}<end_of_turn>\n<start_of_turn>model\n")},
 			prefix:      []element{bos},
 			class:       llama2Class,
+			multimodal:  true, // mm_plugin gemma3
+			stopWords:   []string{"<end_of_turn>"},
+			replaceEOS:  true,
 		})
 	},
 	"chatml": func() *Template {
 		return register(tmplSpec{name: "chatml", user: imUser, assistant: imAsst, system: imSystem,
-			observation: []element{text("<|im_start|>tool\n{{content}}<|im_end|>\n<|im_start|>assistant\n")}})
+			observation: []element{text("<|im_start|>tool\n{{content}}<|im_end|>\n<|im_start|>assistant\n")},
+			stopWords:   []string{"<|im_end|>", "<|im_start|>"}, replaceEOS: true})
 	},
 	"default": func() *Template {
 		return register(tmplSpec{name: "default",
@@ -276,5 +300,3 @@ func apply(slots []element, kv ...string) []element {
 	}
 	return out
 }
-
-func cloneElems(e []element) []element { return slices.Clone(e) }

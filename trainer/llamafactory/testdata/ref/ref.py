@@ -63,14 +63,37 @@ def build(lf_src):
     module("llamafactory.extras.constants", IGNORE_INDEX=-100)
     module("llamafactory.data", data)
 
-    class Plugin:  # text only: the base plugin leaves messages as they are
-        def process_messages(self, messages, *a):
+    # mm_plugin.py imports numpy, PIL, torch and transformers: only its
+    # MMPluginMixin._validate_messages is taken from it (the plugins of
+    # multimodal templates call it first in process_messages; the base
+    # plugin does not), with the placeholders of extras/constants.py.
+    import ast
+
+    src = open(os.path.join(data, "mm_plugin.py"), encoding="utf-8").read()
+    fn = None
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.FunctionDef) and node.name == "_validate_messages":
+            fn = ast.get_source_segment(src, node)
+            break
+    if fn is None:
+        sys.exit("ref.py: mm_plugin.py has no _validate_messages")
+    scope = {"IMAGE_PLACEHOLDER": "<image>", "VIDEO_PLACEHOLDER": "<video>", "AUDIO_PLACEHOLDER": "<audio>"}
+    exec("import textwrap\n" + __import__("textwrap").dedent(fn), scope)
+    validate_messages = scope["_validate_messages"]
+
+    class Plugin:  # text only: messages and ids pass unchanged
+        def __init__(self, name):
+            self.name = name
+
+        def process_messages(self, messages, images, videos, audios, processor):
+            if self.name != "base":
+                validate_messages(self, messages, images, videos, audios)
             return messages
 
         def process_token_ids(self, input_ids, labels, *a):
             return input_ids, labels
 
-    module("llamafactory.data.mm_plugin", get_mm_plugin=lambda *a, **k: Plugin())
+    module("llamafactory.data.mm_plugin", get_mm_plugin=lambda name="base", **k: Plugin(name))
     module("llamafactory.data.processor", os.path.join(data, "processor"))
 
     import importlib
@@ -203,23 +226,31 @@ def convert(mods, logs, case):
     return ex
 
 
+def fresh_template(mods, tok, args):
+    """get_template_and_fix_tokenizer on a copy of the registered template
+    (it sets the data arguments on the registry's object)."""
+    tm = mods["template"]
+    saved = tm.TEMPLATES
+    tm.TEMPLATES = dict(saved)
+    tm.TEMPLATES[args.template] = copy.deepcopy(saved[args.template])
+    try:
+        return tm.get_template_and_fix_tokenizer(tok, args)
+    finally:
+        tm.TEMPLATES = saved
+
+
 def run(mods, ex, cfg):
     if "_prompt" not in ex:
         return ex
-    tm = mods["template"]
     args = DataArgs(cfg)
-    saved = tm.TEMPLATES
-    tm.TEMPLATES = dict(saved)
-    tm.TEMPLATES[cfg["template"]] = copy.deepcopy(saved[cfg["template"]])
+    tok = Tokenizer()
     try:
-        tok = Tokenizer()
-        template = tm.get_template_and_fix_tokenizer(tok, args)
+        template = fresh_template(mods, tok, args)
         discard = args.mask_history and not template.preserve_thinking
-        pairs = template.encode_multiturn(tok, ex["_prompt"] + ex["_response"], ex["_system"], ex["_tools"], discard)
+        messages = template.mm_plugin.process_messages(ex["_prompt"] + ex["_response"], [], [], [], None)
+        pairs = template.encode_multiturn(tok, messages, ex["_system"], ex["_tools"], discard)
     except Exception as e:
         return {"fatal": type(e).__name__}
-    finally:
-        tm.TEMPLATES = saved
     return {"pairs": [[s, t] for s, t in pairs]}
 
 
@@ -227,28 +258,43 @@ def cutoff(mods, ex, cfg):
     """supervised.py's _encode_data_example with the one-token-per-code-point tokenizer."""
     if "_prompt" not in ex:
         return ex
-    tm = mods["template"]
     sup = mods["processor.supervised"]
     args = DataArgs(cfg)
-    saved = tm.TEMPLATES
-    tm.TEMPLATES = dict(saved)
-    tm.TEMPLATES[cfg["template"]] = copy.deepcopy(saved[cfg["template"]])
+    tok = CharTokenizer()
     try:
-        tok = CharTokenizer()
-        template = tm.get_template_and_fix_tokenizer(tok, args)
+        template = fresh_template(mods, tok, args)
         proc = sup.SupervisedDatasetProcessor(template=template, tokenizer=tok, processor=None, data_args=args)
         ids, labels = proc._encode_data_example(
             ex["_prompt"], ex["_response"], ex["_system"], ex["_tools"], [], [], []
         )
     except Exception as e:
         return {"fatal": type(e).__name__}
-    finally:
-        tm.TEMPLATES = saved
     return {"length": len(ids), "trained": sum(1 for x in labels if x != -100)}
 
 
 def main():
     mods, logs = build(sys.argv[1])
+    if sys.argv[2] == "--registry":
+        # the registry's facts of the named templates
+        tm = mods["template"]
+        facts = {}
+        for name in sys.argv[3:]:
+            t = tm.TEMPLATES[name]
+            facts[name] = {
+                "stop_words": t.stop_words,
+                "replace_eos": t.replace_eos,
+                "efficient_eos": t.efficient_eos,
+                "default_system": t.default_system,
+                "reasoning": isinstance(t, tm.ReasoningTemplate),
+                "llama2": isinstance(t, tm.Llama2Template),
+                "thought_words": list(t.thought_words),
+                "tool_call_words": list(t.tool_call_words),
+                "function_tool_format": t.format_function.tool_format,
+                "tool_format": t.format_tools.tool_format,
+            }
+        json.dump(facts, sys.stdout, indent=1, ensure_ascii=False, sort_keys=True)
+        sys.stdout.write("\n")
+        return
     if len(sys.argv) > 3 and sys.argv[3] == "--cutoff":
         with open(sys.argv[2], encoding="utf-8") as f:
             for line in f:

@@ -29,6 +29,8 @@ type Validated struct {
 	// the tokens it does not train on (the whole of a dropped row).
 	Cut, Dropped, Skipped int
 	TokensLost            int64
+	// Repairable counts the skipped rows compress repairs.
+	Repairable int
 }
 
 // ValidateOptions are the settings of [Validate] beyond what it checks.
@@ -175,6 +177,9 @@ func overLength(rec *traj.Record, schema traj.Schema, o ValidateOptions, v *Vali
 		return ""
 	case "skip":
 		v.Skipped++
+		if f.Repairable {
+			v.Repairable++
+		}
 		return f.Why
 	case trainercfg.OverDrop, trainercfg.OverRaise:
 		v.Dropped++

@@ -124,8 +124,8 @@ func TestCompressLlamaFactoryConfig(t *testing.T) {
 		file string
 		want string
 	}{
-		{in, "4 records: 0 accepted, 4 would be rejected (llamafactory at 700: 3 cut, 0 dropped, 1 skipped for their shape"},
-		{out, "4 records: 4 accepted, 0 would be rejected (llamafactory at 700: 0 cut, 0 dropped, 0 skipped for their shape, 0 tokens lost"},
+		{in, "4 records: 0 accepted, 4 would be rejected (llamafactory at 700: 3 cut, 0 dropped, 1 skipped for their shape (1 repairable by compress)"},
+		{out, "4 records: 4 accepted, 0 would be rejected (llamafactory at 700: 0 cut, 0 dropped, 0 skipped for their shape (0 repairable by compress), 0 tokens lost"},
 	} {
 		stdout.Reset()
 		stderr.Reset()

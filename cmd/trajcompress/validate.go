@@ -34,7 +34,9 @@ that trainer does to the row at its own limit (cutoff_len, sequence_len,
 max_length; --max-length overrides it), counted as it counts:
 LLaMA-Factory cuts each (prompt, response) pair by infer_seqlen (the tokens,
 trained tokens, pairs and turns lost), and skips a row its converter refuses
-(with its reason); axolotl drops the row (truncates it under
+(with its reason, and the repairs compress makes unless --no-repair: turns of
+one role merged, a trailing turn with no answer dropped, ShareGPT tool turns
+renamed observation); axolotl drops the row (truncates it under
 excess_length_strategy: truncate); TRL cuts it at the end, and drops it when
 no trained token is left (assistant_only_loss). The last line counts the rows
 cut, dropped and skipped and the tokens lost.
@@ -165,8 +167,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		by := string(c)
 		lt := fmt.Sprintf("%d over --max-length %d once templated by %s", v.OverLength, *maxLength, length.Name())
 		if ts != nil && ts.Kind != trainercfg.HF {
-			lt = fmt.Sprintf("%s at %d: %d cut, %d dropped, %d skipped for their shape, %d tokens lost; counted by %s",
-				ts.Kind, *maxLength, v.Cut, v.Dropped, v.Skipped, v.TokensLost, length.Name())
+			lt = fmt.Sprintf("%s at %d: %d cut, %d dropped, %d skipped for their shape (%d repairable by compress), %d tokens lost; counted by %s",
+				ts.Kind, *maxLength, v.Cut, v.Dropped, v.Skipped, v.Repairable, v.TokensLost, length.Name())
 		}
 		if v.Refused > 0 {
 			lt += fmt.Sprintf(", %d refused by the template", v.Refused)

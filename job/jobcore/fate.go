@@ -2,6 +2,7 @@ package jobcore
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/metrics"
@@ -24,6 +25,8 @@ type Fate struct {
 	Tokens, Lost int
 	// Why says it in words, for validate's lines ("" when trained whole).
 	Why string
+	// Repairable: a skipped row compress repairs (unless --no-repair).
+	Repairable bool
 }
 
 // Lossy says whether the trainer loses part or all of the row.
@@ -40,7 +43,12 @@ func FateOf(s *trainercfg.Spec, rc trainview.RecordCounter, v trainview.View, li
 			if row.Skip.Fatal {
 				verb = "raises on the row (its pre-processing stops)"
 			}
-			return Fate{Action: "skip", Why: fmt.Sprintf("LLaMA-Factory %s: %s", verb, row.Skip)}, nil
+			f := Fate{Action: "skip", Why: fmt.Sprintf("LLaMA-Factory %s: %s", verb, row.Skip)}
+			if _, done := lf.Repair(v.Record); len(done) > 0 {
+				f.Why += "; compress repairs it (" + strings.Join(done, ", ") + ") unless --no-repair"
+				f.Repairable = true
+			}
+			return f, nil
 		}
 		f := Fate{Tokens: row.Total()}
 		c := lf.R.Cutoff(row, limit)

@@ -30,6 +30,7 @@ import (
 	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/internal/readfile"
 	"github.com/trajcompress/trajcompress/snap"
+	"github.com/trajcompress/trajcompress/trainer/trainercfg"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -65,6 +66,23 @@ type Tokenizer struct {
 	// rule), or "flat:N" (every image N tokens, N ≤ imagetok.MaxFlat); "" is auto
 	// (jobcore.ImageRule).
 	ImageTokens string `yaml:"image_tokens,omitempty" json:"image_tokens,omitempty"`
+	// TrainerConfig (ours) is the path of the training config the rows are
+	// for (LLaMA-Factory's, axolotl's or TRL's YAML, package trainercfg):
+	// records are counted, and fitted, as that trainer counts them; its
+	// model and length limit replace tokenizer.name and
+	// compression.target_max_tokens (the --tokenizer and
+	// --target-max-tokens flags still override them).
+	TrainerConfig string `yaml:"trainer_config,omitempty" json:"trainer_config,omitempty"`
+	// Trainer (ours) names the trainer without a config file
+	// (llamafactory, axolotl, trl, hf), or the trainer of a TrainerConfig
+	// whose keys do not tell it; Template is then LLaMA-Factory's template
+	// name, or for the others a chat template path.
+	Trainer  string `yaml:"trainer,omitempty" json:"trainer,omitempty"`
+	Template string `yaml:"template,omitempty" json:"template,omitempty"`
+	// NoRepair (ours) leaves the rows a trainer would skip for their shape
+	// as they are (only reported); by default they are repaired where that
+	// loses nothing the trainer trains on (jobcore.LlamaFactoryCounter.Repair).
+	NoRepair bool `yaml:"no_repair,omitempty" json:"no_repair,omitempty"`
 }
 
 // Compression is the compression section.
@@ -237,6 +255,17 @@ func (c Config) Validate() error {
 		if _, err := imagetok.ParseRule(v); err != nil {
 			bad("tokenizer.image_tokens (--image-tokens) must be auto, openai or flat:N (N a whole number from 0 to %d), got %q", imagetok.MaxFlat, v)
 		}
+	}
+	if v := c.Tokenizer.Trainer; v != "" {
+		if _, err := trainercfg.ParseKind(v); err != nil {
+			bad("tokenizer.trainer (--trainer): %v", err)
+		}
+	}
+	if c.Tokenizer.Template != "" && c.Tokenizer.Trainer == "" && c.Tokenizer.TrainerConfig == "" {
+		bad("tokenizer.template (--template) names a trainer's template: give tokenizer.trainer (--trainer) or tokenizer.trainer_config (--trainer-config) too")
+	}
+	if (c.Tokenizer.Trainer != "" || c.Tokenizer.TrainerConfig != "") && c.Tokenizer.ChatTemplate != "" {
+		bad("tokenizer.chat_template (--chat-template) with a trainer: the trainer's config says the template (for hf, axolotl and trl give its path as tokenizer.template, --template)")
 	}
 	c.checkSummarization(bad)
 	switch c.Output.Format {

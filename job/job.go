@@ -435,7 +435,7 @@ func (r *runner) assembler() *assembler {
 	a := &assembler{spec: r.spec, inputs: r.inputs, dir: r.dir, out: r.out, batch: r.batch}
 	if r.comp != nil {
 		if t := r.comp.Template(); t != nil {
-			a.template = t.Template // resolved once, by jobcore.Compressor
+			a.template = t // resolved once, by jobcore.Compressor
 		}
 	}
 	return a
@@ -563,7 +563,7 @@ func (r *runner) manifest() (manifest, error) {
 	if r.comp != nil {
 		m.ImageTokens = r.comp.ImageRule().String()
 		if tc := r.comp.Template(); tc != nil {
-			m.ChatTemplate = tc.Template.Hash
+			m.ChatTemplate = tc.Hash()
 		}
 	}
 	return m, nil

@@ -17,6 +17,10 @@ type Counter struct {
 	// the model's image tokens (see [Images]); nil counts them as the
 	// template writes them.
 	Images *Images
+	// ParseArguments, when set, parses each tool call's arguments string
+	// into the value it holds before rendering, as axolotl does
+	// ([ParseArguments]).
+	ParseArguments bool
 }
 
 // Count renders v and counts the text's tokens; an error is the
@@ -76,6 +80,13 @@ func (s *Stretches) Len() int { return len(s.m) + len(s.list) }
 // Views are built valid (from records read as valid JSON), so they are
 // rendered without validating them again (chattemplate's RenderValid).
 func (c Counter) CountCached(v View, cache *Stretches) (int, error) {
+	if c.ParseArguments {
+		m, err := ParseArguments(v.Messages)
+		if err != nil {
+			return 0, err
+		}
+		v.Messages = m
+	}
 	var ic *imageCount
 	if c.Images != nil {
 		var err error

@@ -120,6 +120,16 @@ the images removed and the tokens that saved, as the turns are counted.
 A summarised region's deterministic summary says how many images it held
 and their sizes.
 
+With --trainer-config (a LLaMA-Factory, axolotl or TRL training YAML) each
+record is counted, fitted and written as that trainer will read it: its
+model is the tokenizer, its cutoff_len / sequence_len / max_length the
+target, LLaMA-Factory's own templates (with --alternation on) or the chat
+template as axolotl and TRL render it; rows LLaMA-Factory would skip for
+their shape are repaired where that loses nothing it trains on (--no-repair
+only reports). The outcome lines (trainer_before, trainer_after, repairs)
+and the metrics ("trainer") say what the trainer loses of each row before
+and after; docs/trainers.md has each trainer's rules.
+
 Every record gets one outcome: skipped_under_target, compressed,
 compressed_over_limit, uncompressible (no_middle, collapsed,
 region_too_small, alternation, chat_template), summary_failed, or invalid. The metrics JSON keeps the
@@ -184,6 +194,9 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	cfg, err := cf.effective(f.configPath, set)
 	if err != nil {
 		return err
+	}
+	for _, n := range cf.notes {
+		fmt.Fprintln(stderr, n)
 	}
 	spec, err := f.spec(cfg, set, stdin, stderr)
 	if err != nil {

@@ -49,7 +49,8 @@ var tiers = []tier{
 		[]string{"traj", "tokenize", "redact", "internal/jsontest", "imagetok", "chattemplate"}},
 	{"leaf", "the foundations", nil,
 		[]string{"internal/jsonx", "outcome", "task", "internal/atomicfile", "internal/readfile",
-			"internal/testenv", "internal/crash", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest"}},
+			"internal/testenv", "internal/crash", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest",
+			"trainer/trainercfg", "trainer/trl"}},
 }
 
 // within are the imports allowed between packages of one tier.
@@ -92,7 +93,7 @@ var named = map[string][]string{
 // (ours or a third party's).
 var pure = []string{"snap", "tokenize", "traj", "internal/jsonx", "outcome", "redact", "prepass", "task",
 	"summary", "validate", "metrics", "check", "report", "format/internal/jsonval", "traj/errline", "imagetok",
-	"internal/crash", "trainer/llamafactory"}
+	"internal/crash", "trainer/llamafactory", "trainer/trainercfg", "trainer/trl"}
 
 // impure are the standard (and x/sys) packages that do I/O, networking,
 // processes or system calls. golang.org/x/sys/cpu is not among them: it

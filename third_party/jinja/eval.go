@@ -47,6 +47,7 @@ type evaluator struct {
 	scope    *scope
 	builtins *scope
 	output   strings.Builder
+	m        *meter // trajcompress patch: the render's budget, shared by its evaluators
 }
 
 func (e *evaluator) execNodes(nodes []node) error {
@@ -59,10 +60,12 @@ func (e *evaluator) execNodes(nodes []node) error {
 }
 
 func (e *evaluator) execNode(n node) error {
+	if err := e.m.step(); err != nil { // trajcompress patch: the render budget
+		return err
+	}
 	switch nd := n.(type) {
 	case *textNode:
-		e.output.WriteString(nd.text)
-		return nil
+		return e.write(nd.text)
 
 	case *outputNode:
 		// trajcompress patch: a printed chain of + writes its string
@@ -74,11 +77,12 @@ func (e *evaluator) execNode(n node) error {
 				return err
 			}
 			if parts == nil {
-				e.output.WriteString(printValue(val))
-				return nil
+				return e.print(val)
 			}
 			for _, s := range parts {
-				e.output.WriteString(s)
+				if err := e.write(s); err != nil {
+					return err
+				}
 			}
 			return nil
 		}
@@ -86,8 +90,7 @@ func (e *evaluator) execNode(n node) error {
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(val))
-		return nil
+		return e.print(val)
 
 	case *ifNode:
 		return e.execIf(nd)
@@ -150,10 +153,16 @@ func (e *evaluator) execFor(n *forNode) error {
 		items = iterVal.AsList().Items
 	case iterVal.IsDict():
 		d := iterVal.AsDict()
+		if err := e.m.alloc(int64(d.Len()) * runeBytes); err != nil { // trajcompress patch
+			return err
+		}
 		for _, key := range d.Keys {
 			items = append(items, NewString(key))
 		}
 	case iterVal.IsString():
+		if err := e.m.alloc(int64(len(iterVal.AsString())) * runeBytes); err != nil { // trajcompress patch
+			return err
+		}
 		for _, r := range iterVal.AsString() {
 			items = append(items, NewString(string(r)))
 		}
@@ -165,6 +174,9 @@ func (e *evaluator) execFor(n *forNode) error {
 	if n.filterExpr != nil {
 		var filtered []Value
 		for _, item := range items {
+			if err := e.m.step(); err != nil { // trajcompress patch
+				return err
+			}
 			child := newScope(e.scope)
 			child.set(n.valVar, item)
 			old := e.scope
@@ -245,6 +257,9 @@ func (e *evaluator) execFor(n *forNode) error {
 		// index (as jinja2's, bound to the loop), not a closure made per
 		// iteration.
 		cycleIdx = idx
+		if err := e.m.step(); err != nil { // trajcompress patch: the render budget
+			return err
+		}
 
 		old := e.scope
 		e.scope = child
@@ -289,6 +304,7 @@ func (e *evaluator) execSetBlock(n *setBlockNode) error {
 	bodyEval := evaluator{
 		scope:    e.scope,
 		builtins: e.builtins,
+		m:        e.m,
 	}
 	if err := bodyEval.execNodes(n.body); err != nil {
 		return err
@@ -319,7 +335,7 @@ func (e *evaluator) execMacro(n *macroNode) error {
 			} else if v, ok := kwargs[param.name]; ok {
 				child.set(param.name, v)
 			} else if param.defaultVal != nil {
-				defEval := evaluator{scope: child, builtins: e.builtins}
+				defEval := evaluator{scope: child, builtins: e.builtins, m: e.m}
 				defVal, err := defEval.evalExpr(param.defaultVal)
 				if err != nil {
 					return Undefined(), err
@@ -338,6 +354,7 @@ func (e *evaluator) execMacro(n *macroNode) error {
 		macroEval := evaluator{
 			scope:    child,
 			builtins: e.builtins,
+			m:        e.m,
 		}
 
 		if err := macroEval.execNodes(body); err != nil {
@@ -368,6 +385,7 @@ func (e *evaluator) execCall(n *callNode) error {
 		callerEval := evaluator{
 			scope:    child,
 			builtins: e.builtins,
+			m:        e.m,
 		}
 		if err := callerEval.execNodes(body); err != nil {
 			return Undefined(), err
@@ -404,12 +422,11 @@ func (e *evaluator) execCall(n *callNode) error {
 			kwargs[kw.name] = v
 		}
 
-		result, err := fn.AsCallable().Fn(args, kwargs)
+		result, err := e.call(fn.AsCallable(), false, args, kwargs)
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(result))
-		return nil
+		return e.print(result)
 	}
 
 	// Fallback: evaluate expression and call with caller.
@@ -421,12 +438,11 @@ func (e *evaluator) execCall(n *callNode) error {
 		return fmt.Errorf("call: expression is not callable")
 	}
 
-	result, err := fn.AsCallable().Fn(nil, map[string]Value{"caller": caller})
+	result, err := e.call(fn.AsCallable(), false, nil, map[string]Value{"caller": caller})
 	if err != nil {
 		return err
 	}
-	e.output.WriteString(printValue(result))
-	return nil
+	return e.print(result)
 }
 
 func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
@@ -434,6 +450,7 @@ func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
 	bodyEval := evaluator{
 		scope:    e.scope,
 		builtins: e.builtins,
+		m:        e.m,
 	}
 	if err := bodyEval.execNodes(n.body); err != nil {
 		return err
@@ -446,17 +463,15 @@ func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
 		if !ok {
 			return fmt.Errorf("unknown filter %q", fe.name)
 		}
-		result, err := filterVal.AsCallable().Fn([]Value{NewString(bodyStr)}, nil)
+		result, err := e.call(filterVal.AsCallable(), true, []Value{NewString(bodyStr)}, nil)
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(result))
-		return nil
+		return e.print(result)
 	}
 
 	// For more complex filter expressions, just output the body.
-	e.output.WriteString(bodyStr)
-	return nil
+	return e.write(bodyStr)
 }
 
 // =============================================================================
@@ -504,6 +519,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 		return e.evalTestExpr(n)
 
 	case *listExpr:
+		if err := e.m.alloc(int64(len(n.items)) * itemBytes); err != nil { // trajcompress patch
+			return Undefined(), err
+		}
 		items := make([]Value, len(n.items))
 		for i, item := range n.items {
 			v, err := e.evalExpr(item)
@@ -515,6 +533,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 		return NewList(items), nil
 
 	case *dictExpr:
+		if err := e.m.alloc(int64(len(n.pairs)) * entryBytes); err != nil { // trajcompress patch
+			return Undefined(), err
+		}
 		d := NewDict()
 		dict := d.AsDict()
 		for _, pair := range n.pairs {
@@ -567,6 +588,11 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 
 	// String methods.
 	if obj.IsString() {
+		// trajcompress patch: a method of a string scans it (find, count,
+		// split, …), so taking one counts the string's steps.
+		if err := e.m.stepN(scanSteps(obj)); err != nil {
+			return Undefined(), err
+		}
 		return orMissing(e.stringMethod(obj, n.attr))(obj, n.attr)
 	}
 
@@ -633,6 +659,9 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	if obj.IsString() {
 		idx := int(toInt64(key))
 		s := obj.AsString()
+		if err := e.m.alloc(int64(len(s)) * 4); err != nil { // trajcompress patch: the runes
+			return Undefined(), err
+		}
 		runes := []rune(s)
 		if idx < 0 {
 			idx += len(runes)
@@ -672,6 +701,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			if start >= stop {
 				return NewList(nil), nil
 			}
+			if err := e.m.alloc(int64(stop-start) * itemBytes); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			items := make([]Value, stop-start)
 			copy(items, list.Items[start:stop])
 			return NewList(items), nil
@@ -682,6 +714,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			// Pre-size to the maximum possible iteration count to
 			// avoid append's geometric growth allocations.
 			count := (stop - start + step - 1) / step
+			if err := e.m.alloc(int64(max(count, 0)) * itemBytes); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			if count > 0 {
 				items = make([]Value, 0, count)
 			}
@@ -692,6 +727,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			}
 		} else if step < 0 {
 			count := (start - stop - step - 1) / -step
+			if err := e.m.alloc(int64(max(count, 0)) * itemBytes); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			if count > 0 {
 				items = make([]Value, 0, count)
 			}
@@ -739,6 +777,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 				if start <= stop {
 					return NewString(""), nil
 				}
+				if err := e.m.alloc(int64(start - stop)); err != nil { // trajcompress patch
+					return Undefined(), err
+				}
 				buf := make([]byte, 0, start-stop)
 				for i := start; i > stop; i-- {
 					buf = append(buf, s[i])
@@ -748,6 +789,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			// Fall through to the general path for unusual steps.
 		}
 
+		if err := e.m.alloc(int64(len(s)) * 5); err != nil { // trajcompress patch: the runes and the result
+			return Undefined(), err
+		}
 		runes := []rune(s)
 		length := len(runes)
 		start, stop, step := resolveSlice(n, e, length)
@@ -879,6 +923,9 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 			if err != nil || parts == nil {
 				return val, err
 			}
+			if err := e.m.alloc(joinedLen(parts)); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			return NewString(strings.Join(parts, "")), nil
 		}
 	}
@@ -890,6 +937,9 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 
 	right, err := e.evalExpr(n.right)
 	if err != nil {
+		return Undefined(), err
+	}
+	if err := e.binaryBudget(n.op, left, right); err != nil { // trajcompress patch
 		return Undefined(), err
 	}
 
@@ -987,7 +1037,7 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 		}
 	}
 
-	return fn.AsCallable().Fn(args, kwargs)
+	return e.call(fn.AsCallable(), false, args, kwargs)
 }
 
 func callableName(ex expr) string {
@@ -1049,7 +1099,7 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 		}
 	}
 
-	return filterVal.AsCallable().Fn(args, kwargs)
+	return e.call(filterVal.AsCallable(), true, args, kwargs)
 }
 
 func (e *evaluator) evalTestExpr(n *testExpr) (Value, error) {
@@ -1118,12 +1168,18 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 	case "split":
 		return e.makeStringFunc("split", func(args []Value, kwargs map[string]Value) (Value, error) {
 			if len(args) == 0 {
+				if err := e.m.room(int64(len(s)) * runeBytes); err != nil { // trajcompress patch
+					return Undefined(), err
+				}
 				parts := strings.Fields(s)
 				items := make([]Value, len(parts))
 				for i, p := range parts {
 					items[i] = NewString(p)
 				}
 				return NewList(items), nil
+			}
+			if err := e.m.room(int64(len(s)) * runeBytes); err != nil { // trajcompress patch
+				return Undefined(), err
 			}
 			sep := printValue(args[0])
 			parts := strings.Split(s, sep)
@@ -1155,12 +1211,19 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) < 2 {
 				return NewString(s), nil
 			}
-			old := printValue(args[0])
-			newStr := printValue(args[1])
 			count := -1
 			if len(args) > 2 {
 				count = int(toInt64(args[2]))
 			}
+			// trajcompress patch: the result's size checked first.
+			if err := e.m.stepN(int64(len(s)) >> 10); err != nil {
+				return Undefined(), err
+			}
+			if err := e.m.room(e.m.replaceNeed(s, printValue(args[0]), args[1], int64(count))); err != nil {
+				return Undefined(), err
+			}
+			old := printValue(args[0])
+			newStr := printValue(args[1])
 			return NewString(strings.Replace(s, old, newStr, count)), nil
 		}), nil
 
@@ -1218,6 +1281,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "format":
 		return e.makeStringFunc("format", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := e.m.room(e.m.formatNeed(s, args, kwargs)); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			result := s
 			for i, arg := range args {
 				placeholder := fmt.Sprintf("{%d}", i)
@@ -1494,7 +1560,13 @@ func (e *evaluator) addChain(n *binExpr, parts []string) ([]string, Value, error
 				acc = v
 				continue
 			}
+			if err := e.m.alloc(joinedLen(parts)); err != nil { // trajcompress patch
+				return nil, Undefined(), err
+			}
 			acc = NewString(strings.Join(parts, ""))
+		}
+		if err := e.binaryBudget("+", acc, v); err != nil { // trajcompress patch
+			return nil, Undefined(), err
 		}
 		if acc, err = addStrict(acc, v); err != nil {
 			return nil, Undefined(), err

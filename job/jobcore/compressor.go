@@ -104,6 +104,7 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	if tmpl, err := trainview.Resolve(cfg.Tokenizer.ChatTemplate, counter); err != nil {
 		return nil, nil, usagef("%v", err)
 	} else if tmpl != nil {
+		tmpl.Budget = cfg.Tokenizer.TemplateBudget()
 		opts.Template = &trainview.Counter{Template: tmpl, Tokens: counter}
 	}
 	rule, note, err := ImageRule(cfg.Tokenizer.ImageTokens, counter)

@@ -284,32 +284,44 @@ func stringArg(v Value) string {
 	return ""
 }
 
-// constCalls take about the same time whatever the size of their
-// arguments: no steps are counted for scanning them.
-var constCalls = map[string]bool{
-	"length": true, "count": true, "first": true, "last": true, "default": true, "d": true,
-	"safe": true, "int": true, "float": true, "abs": true, "round": true,
-	"namespace": true, "raise_exception": true, "strftime_now": true, "joiner": true,
-	"cycler": true, "dict": true, "loop.cycle": true, "caller": true,
-	"list.append": true, "list.insert": true, "dict.get": true,
-}
+// What budget.go knows of a callable, by its name (callClasses).
+const (
+	// constCall: takes about the same time whatever the size of its
+	// arguments (no steps are counted for scanning them).
+	constCall = 1 << iota
+	// cheapCall: makes nothing bigger than a shallow copy of its input
+	// (or a scalar): no size is checked before it (its result is
+	// counted after).
+	cheapCall
+	// refCall: returns (a part of) a value that exists already: its
+	// result is not counted as made.
+	refCall
+)
 
-// cheapCalls make nothing bigger than a shallow copy of their input (or a
-// scalar): no size is checked before them (their result is counted after).
-var cheapCalls = map[string]bool{
-	"length": true, "count": true, "first": true, "last": true, "default": true, "d": true,
-	"trim": true, "int": true, "float": true, "round": true, "abs": true, "select": true,
-	"reject": true, "selectattr": true, "rejectattr": true, "items": true, "dictsort": true,
-	"max": true, "min": true, "sum": true, "wordcount": true, "reverse": true, "sort": true,
-	"unique": true, "safe": true, "lower": true, "upper": true, "title": true,
-	"capitalize": true, "escape": true, "e": true, "namespace": true, "range": true,
-	"raise_exception": true, "strftime_now": true, "joiner": true, "cycler": true,
-	"dict": true, "loop.cycle": true, "caller": true, "from_json": true, "fromjson": true,
-	"str.strip": true, "str.lstrip": true, "str.rstrip": true, "str.startswith": true,
-	"str.endswith": true, "str.upper": true, "str.lower": true, "str.title": true,
-	"str.capitalize": true, "str.count": true, "str.find": true, "str.isdigit": true,
-	"dict.items": true, "dict.keys": true, "dict.values": true, "dict.get": true,
-	"dict.pop": true, "list.pop": true, "list.index": true,
+// callClasses classes the builtin filters, functions and methods; a name
+// it does not hold (a macro, a filter budget.go has no rule for) is 0.
+var callClasses = map[string]uint8{
+	"length": constCall | cheapCall, "count": constCall | cheapCall,
+	"first": constCall | cheapCall | refCall, "last": constCall | cheapCall | refCall,
+	"default": constCall | cheapCall | refCall, "d": constCall | cheapCall | refCall,
+	"safe": constCall | cheapCall | refCall, "int": constCall | cheapCall, "float": constCall | cheapCall,
+	"abs": constCall | cheapCall, "round": constCall | cheapCall,
+	"namespace": constCall | cheapCall, "raise_exception": constCall | cheapCall,
+	"strftime_now": constCall | cheapCall, "joiner": constCall | cheapCall, "cycler": constCall | cheapCall,
+	"dict": constCall | cheapCall, "loop.cycle": constCall | cheapCall | refCall, "caller": constCall | cheapCall,
+	"list.append": constCall, "list.insert": constCall,
+	"dict.get": constCall | cheapCall | refCall,
+	"trim":     cheapCall | refCall, "select": cheapCall, "reject": cheapCall, "selectattr": cheapCall,
+	"rejectattr": cheapCall, "items": cheapCall, "dictsort": cheapCall, "max": cheapCall | refCall,
+	"min": cheapCall | refCall, "sum": cheapCall, "wordcount": cheapCall, "reverse": cheapCall,
+	"sort": cheapCall, "unique": cheapCall, "lower": cheapCall, "upper": cheapCall, "title": cheapCall,
+	"capitalize": cheapCall, "escape": cheapCall, "e": cheapCall, "range": cheapCall,
+	"from_json": cheapCall, "fromjson": cheapCall,
+	"str.strip": cheapCall | refCall, "str.lstrip": cheapCall | refCall, "str.rstrip": cheapCall | refCall,
+	"str.startswith": cheapCall, "str.endswith": cheapCall, "str.upper": cheapCall, "str.lower": cheapCall,
+	"str.title": cheapCall, "str.capitalize": cheapCall, "str.count": cheapCall, "str.find": cheapCall,
+	"str.isdigit": cheapCall, "dict.items": cheapCall, "dict.keys": cheapCall, "dict.values": cheapCall,
+	"dict.pop": cheapCall | refCall, "list.pop": cheapCall | refCall, "list.index": cheapCall,
 }
 
 // guard checks, before a filter or callable named name runs on args and
@@ -319,9 +331,9 @@ var cheapCalls = map[string]bool{
 // (what a macro makes is counted as its body makes it); a filter this
 // file does not know is bounded by its arguments' printed size times
 // (1 + its numbers).
-func (m *meter) guard(name string, filter bool, args []Value, kwargs map[string]Value) error {
+func (m *meter) guard(name string, class uint8, filter bool, args []Value, kwargs map[string]Value) error {
 	var work int64
-	if filter && !constCalls[name] {
+	if filter && class&constCall == 0 {
 		for _, a := range args {
 			work = addSat(work, scanSteps(a))
 		}
@@ -329,7 +341,7 @@ func (m *meter) guard(name string, filter bool, args []Value, kwargs map[string]
 	if err := m.stepN(1 + work); err != nil {
 		return err
 	}
-	if cheapCalls[name] || constCalls[name] {
+	if class&cheapCall != 0 {
 		return nil
 	}
 	left := m.left()
@@ -488,22 +500,15 @@ func (e *evaluator) print(v Value) error {
 	return e.write(printValue(v))
 }
 
-// refCalls return (a part of) a value that exists already: their result
-// is not counted as made.
-var refCalls = map[string]bool{
-	"first": true, "last": true, "default": true, "d": true, "trim": true, "safe": true,
-	"max": true, "min": true, "dict.get": true, "dict.pop": true, "list.pop": true,
-	"loop.cycle": true, "str.strip": true, "str.lstrip": true, "str.rstrip": true,
-}
-
 // call calls c (a filter when filter is set) within the render's budget:
 // guard before, what it made counted after.
 func (e *evaluator) call(c *Callable, filter bool, args []Value, kwargs map[string]Value) (Value, error) {
-	if err := e.m.guard(c.Name, filter, args, kwargs); err != nil {
+	class := callClasses[c.Name]
+	if err := e.m.guard(c.Name, class, filter, args, kwargs); err != nil {
 		return Undefined(), err
 	}
 	v, err := c.Fn(args, kwargs)
-	if err != nil || refCalls[c.Name] {
+	if err != nil || class&refCall != 0 {
 		return v, err
 	}
 	if err := e.m.alloc(shallow(v)); err != nil {

@@ -85,11 +85,17 @@
 // the template's message, never a crash: a panic of the engine on some input
 // (a bug of third_party/jinja; the ones the issue 24 review found are fixed
 // there) is recovered at the render boundary and becomes an ErrTemplate
-// naming the template and the panic. Two failures are not panics and still
-// end the process: printing a list or dict that contains itself (only a
-// template can build one) and a string the template makes too large for
-// memory. PATCHES.md lists these and the other known differences of the
-// engine from jinja2.
+// naming the template and the panic. Every render has a budget (Budget:
+// evaluation steps, and bytes of the strings, lists and output it makes,
+// checked before each allocation; sized from the record unless set), and
+// RenderContext / RenderValidContext poll their context while rendering:
+// a template that loops without end, recurses exponentially or builds
+// gigabytes (printing a list that contains itself included) is refused
+// with an ErrTemplate saying "template exceeded N steps" or "template
+// output over N bytes", never a hang or an out-of-memory death of the
+// process, and a cancelled caller gets its context's error back within
+// milliseconds. PATCHES.md lists the engine's budget rules and the known
+// differences of the engine from jinja2.
 //
 // # Conformance with jinja2
 //

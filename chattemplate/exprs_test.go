@@ -1,6 +1,7 @@
 package chattemplate
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -42,7 +43,7 @@ func renderExpr(src string, ctx map[string]json.RawMessage) (string, error) {
 	toJSON := jinja.NewCallable("tojson", filterToJSON)
 	data[hfToJSON] = toJSON
 	data[jinja.FilterOverride("tojson")] = toJSON
-	return renderValues("expr", tmpl.single, data, 0)
+	return renderValues("expr", tmpl.single, data, 0, Budget{}.limits(context.Background(), 0))
 }
 
 // unsupportedNamed reports whether err refuses a construct the engine

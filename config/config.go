@@ -27,6 +27,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/internal/readfile"
 	"github.com/trajcompress/trajcompress/snap"
@@ -83,6 +84,20 @@ type Tokenizer struct {
 	// as they are (only reported); by default they are repaired where that
 	// loses nothing the trainer trains on (jobcore.LlamaFactoryCounter.Repair).
 	NoRepair bool `yaml:"no_repair,omitempty" json:"no_repair,omitempty"`
+	// ChatTemplateMaxSteps and ChatTemplateMaxBytes (ours) bound each
+	// render of the chat template (chattemplate.Budget: evaluation steps;
+	// bytes of the strings, lists and output it makes); a record whose
+	// render goes over is refused as the template's (uncompressible,
+	// chat_template). 0 sizes them from the record: 2,000,000 + 4 steps
+	// and 64 MiB + 16 bytes per byte of its messages' and tools' JSON.
+	ChatTemplateMaxSteps int `yaml:"chat_template_max_steps,omitempty" json:"chat_template_max_steps,omitempty"`
+	ChatTemplateMaxBytes int `yaml:"chat_template_max_bytes,omitempty" json:"chat_template_max_bytes,omitempty"`
+}
+
+// TemplateBudget is the chat template's render budget the tokenizer
+// section sets.
+func (t Tokenizer) TemplateBudget() chattemplate.Budget {
+	return chattemplate.Budget{Steps: int64(t.ChatTemplateMaxSteps), Bytes: int64(t.ChatTemplateMaxBytes)}
 }
 
 // Compression is the compression section.
@@ -250,6 +265,9 @@ func (c Config) Validate() error {
 	}
 	if err := (traj.Schema{Dialect: traj.Dialect(c.Input.Format)}).Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if err := c.Tokenizer.TemplateBudget().Check(); err != nil {
+		bad("tokenizer.chat_template_max_steps and chat_template_max_bytes (--chat-template-max-steps, --chat-template-max-bytes): %v", err)
 	}
 	if v := c.Tokenizer.ImageTokens; v != "" && v != "auto" {
 		if _, err := imagetok.ParseRule(v); err != nil {

@@ -518,6 +518,14 @@ func (r *runner) openRun() error {
 	if r.dir, err = openRunDir(r.out.runAnchor, want, r.spec.Resume, r.spec.Overwrite, r.shard.Count > 1, r.note); err != nil {
 		return err
 	}
+	if r.comp != nil && r.comp.Template() != nil {
+		// strftime_now renders the run's time, whenever a task runs.
+		clock, err := r.dir.man.templateClock()
+		if err != nil {
+			return err
+		}
+		r.comp.Template().SetClock(clock)
+	}
 	done, err := r.dir.readMarkers(r.tasks)
 	if err != nil {
 		return err

@@ -61,6 +61,24 @@ const (
 	runVersion   = 1
 )
 
+// runClock is the clock a run directory is created at: its manifest's
+// Created and TemplateNow (tests set it to create a run on another day).
+var runClock = time.Now
+
+// templateClock is the clock strftime_now reads in a run of manifest m:
+// the time the run recorded, or nil (the time of rendering) when it
+// recorded none.
+func (m manifest) templateClock() (func() time.Time, error) {
+	if m.TemplateNow == "" {
+		return nil, nil
+	}
+	at, err := time.Parse(time.RFC3339Nano, m.TemplateNow)
+	if err != nil {
+		return nil, fmt.Errorf("run manifest: template_now: %w", err)
+	}
+	return func() time.Time { return at }, nil
+}
+
 // runDirOf is the run directory of the output set anchored at anchor.
 func runDirOf(anchor string) string {
 	return filepath.Join(filepath.Dir(anchor), "."+atomicfile.ShortName(filepath.Base(anchor))+runDirSuffix)
@@ -93,6 +111,14 @@ type manifest struct {
 	// config, but a file (or a model's tokenizer_config.json) may change
 	// under the same setting, and a run is not resumed under another.
 	ChatTemplate string `json:"chat_template_sha256,omitempty"`
+	// TemplateNow is the time the chat template's strftime_now renders
+	// (RFC 3339, with the zone offset of the process that created the
+	// run): taken once, when the run is created with a chat template, and
+	// used by every task, resume and shard of the run, so that a count
+	// does not depend on the day a task ran. "" without a template, and
+	// in a run directory from before it was recorded (its tasks render
+	// the time they run at).
+	TemplateNow string `json:"template_now,omitempty"`
 	// Spec is what merge finishes the run with.
 	Spec specJSON `json:"spec"`
 }
@@ -483,7 +509,11 @@ func (d *runDir) create(want manifest) error {
 			return err
 		}
 	}
-	want.Created = time.Now().UTC().Format(time.RFC3339)
+	now := runClock()
+	want.Created = now.UTC().Format(time.RFC3339)
+	if want.ChatTemplate != "" {
+		want.TemplateNow = now.Format(time.RFC3339Nano)
+	}
 	if err := want.validate(); err != nil {
 		return fmt.Errorf("run manifest: %w", err)
 	}
@@ -510,6 +540,7 @@ func (d *runDir) create(want manifest) error {
 		return err
 	}
 	syncDir(d.path)
+	d.man = want
 	return nil
 }
 
@@ -552,6 +583,9 @@ func (m manifest) validate() error {
 		return errors.New("no config or input fingerprint")
 	case m.Tasks < 0 || m.TaskSize < 0 || m.Spec.TaskSize < 0:
 		return fmt.Errorf("a negative task count or size (%d tasks of %d bytes)", m.Tasks, m.TaskSize)
+	}
+	if _, err := m.templateClock(); err != nil {
+		return err
 	}
 	for _, p := range []float64{m.Spec.PriceIn, m.Spec.PriceOut} {
 		if !(p >= 0 && p <= math.MaxFloat64) {

@@ -222,7 +222,11 @@ type job struct {
 	// count settles a record.
 	adj     int
 	tmplErr error // measure: the template refused the record
-	refits  int   // times refit planned the record again
+	// ctx is the run's, which a template's render polls; stopped is its
+	// error once a render stopped for it: the record is not settled.
+	ctx     context.Context
+	stopped error
+	refits  int // times refit planned the record again
 	// summarized: the summarizer was called for j (a later call, for a
 	// larger region, adds to its figures)
 	summarized bool
@@ -332,7 +336,7 @@ func (c *Compressor) repair(j *job) {
 
 // compressRecord is compress without the trainer's fates.
 func (c *Compressor) compressRecord(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
-	j := job{raw: raw, pos: pos, deadline: c.deadline(), lim: lim}
+	j := job{raw: raw, pos: pos, deadline: c.deadline(), lim: lim, ctx: ctx}
 	j.obs = metrics.Observation{Source: pos.File, Line: pos.Line, Record: pos.Record}
 	if err := lim.acquireCPU(ctx); err != nil {
 		return Result{}, err
@@ -353,6 +357,9 @@ func (c *Compressor) compressRecord(ctx context.Context, raw []byte, pos traj.Po
 	c.repair(&j)
 	c.countImages(&j)
 	c.measure(&j)
+	if j.stopped != nil {
+		return Result{}, j.stopped
+	}
 	if j.tmplErr != nil {
 		j.obs.TemplateError = j.tmplErr.Error()
 		j.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
@@ -414,6 +421,9 @@ func (c *Compressor) summarizeRegion(ctx context.Context, j *job) (Result, error
 		j.retain(req, sum.Text)
 		a := c.assemble(j, sum.Text)
 		pairing := c.account(j, a, sum.Tokens)
+		if j.stopped != nil {
+			return Result{}, j.stopped
+		}
 		if j.tmplErr != nil && done != nil {
 			// The template refuses the larger region's result: the
 			// earlier one, which it rendered, is written (over target).
@@ -1042,6 +1052,9 @@ func (c *Compressor) turnSum(j *job, a assembly, sumTokens int) int {
 // encode writes the compressed record, with its compression_metrics when
 // per-record metrics are on; a dry run keeps the input bytes.
 func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Result, error) {
+	if j.stopped != nil {
+		return Result{}, j.stopped
+	}
 	if j.tmplErr != nil {
 		// The template rendered the record as read but refuses what
 		// compression made of it (account): written unchanged, as a
@@ -1096,7 +1109,14 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields 
 		j.stretches = &trainview.Stretches{}
 	}
 	tc := c.templateCounter(j)
-	n, err := tc.CountCached(v, j.stretches)
+	ctx := j.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	n, err := tc.CountContext(ctx, v, j.stretches)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		j.stopped = err // the run is stopping: not the template's refusal
+	}
 	// Nothing of the view outlives the count (the rendered text and the
 	// stretches are copies; a template's error message is cloned), so its
 	// buffer is reused by the next record's.

@@ -1,6 +1,8 @@
 package trainview
 
 import (
+	"context"
+
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
@@ -80,6 +82,13 @@ func (s *Stretches) Len() int { return len(s.m) + len(s.list) }
 // Views are built valid (from records read as valid JSON), so they are
 // rendered without validating them again (chattemplate's RenderValid).
 func (c Counter) CountCached(v View, cache *Stretches) (int, error) {
+	return c.CountContext(context.Background(), v, cache)
+}
+
+// CountContext is CountCached with the render stopped when ctx is done
+// (chattemplate's RenderValidContext): it then returns ctx's error, not a
+// template's.
+func (c Counter) CountContext(ctx context.Context, v View, cache *Stretches) (int, error) {
 	if c.ParseArguments {
 		m, err := ParseArguments(v.Messages)
 		if err != nil {
@@ -94,7 +103,7 @@ func (c Counter) CountCached(v View, cache *Stretches) (int, error) {
 			return 0, err
 		}
 	}
-	text, err := c.Template.RenderValid(v.Messages, v.Tools)
+	text, err := c.Template.RenderValidContext(ctx, v.Messages, v.Tools)
 	if err != nil {
 		return 0, err
 	}

@@ -1,8 +1,10 @@
 package trainview
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
@@ -15,6 +17,14 @@ type RecordCounter interface {
 	// CountCached counts v, looking the stretches of its rendered text up
 	// in cache (nil: none); an error is the renderer's refusal of v.
 	CountCached(v View, cache *Stretches) (int, error)
+	// CountContext is CountCached stopped when ctx is done: it then
+	// returns ctx's error, not a refusal of v.
+	CountContext(ctx context.Context, v View, cache *Stretches) (int, error)
+	// SetClock sets the time the rendering reads (a chat template's
+	// strftime_now, LLaMA-Factory's llama3 tool prompt date): a run's
+	// records render with the time recorded when the run began, whatever
+	// day a task runs.
+	SetClock(now func() time.Time)
 	// Name is what counts, for messages: a template's path, or a trainer
 	// and its template.
 	Name() string
@@ -22,6 +32,9 @@ type RecordCounter interface {
 	// settings), so that a run resumed with another one is refused.
 	Hash() string
 }
+
+// SetClock sets the template's strftime_now clock.
+func (c *Counter) SetClock(now func() time.Time) { c.Template.Now = now }
 
 // Name is the template's path.
 func (c *Counter) Name() string { return c.Template.Path }

@@ -110,7 +110,9 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 			return nil, nil, usagef("%s: %v", trainerName(spec), err)
 		}
 		opts.Template = rc
-		tc, _ = rc.(*trainview.Counter)
+		if tc, _ = rc.(*trainview.Counter); tc != nil {
+			tc.Template.Budget = cfg.Tokenizer.TemplateBudget()
+		}
 		limit := spec.Limit
 		if spec.Source == "" {
 			limit = cfg.Compression.TargetMaxTokens // --trainer without a config: the target is its limit
@@ -122,6 +124,7 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	} else if tmpl, err := trainview.Resolve(cfg.Tokenizer.ChatTemplate, counter); err != nil {
 		return nil, nil, usagef("%v", err)
 	} else if tmpl != nil {
+		tmpl.Budget = cfg.Tokenizer.TemplateBudget()
 		tc = &trainview.Counter{Template: tmpl, Tokens: counter}
 		opts.Template = tc
 	}

@@ -1,6 +1,7 @@
 package jobcore
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/config"
@@ -152,7 +154,7 @@ func TrainerCounter(s *trainercfg.Spec, tok tokenize.Counter, toolsKey string) (
 		if err != nil {
 			return nil, err
 		}
-		return &LlamaFactoryCounter{R: r, Tokens: llamafactory.Tokens{Counter: tok, HasBOS: hasBOS(tok)}, Spec: *s}, nil
+		return &LlamaFactoryCounter{R: r, Tokens: llamafactory.Tokens{Counter: tok, HasBOS: hasBOS(tok)}, Spec: *s, opts: o}, nil
 	case trainercfg.Axolotl:
 		spec := ""
 		switch {
@@ -236,6 +238,27 @@ type LlamaFactoryCounter struct {
 	R      *llamafactory.Renderer
 	Tokens llamafactory.Tokens
 	Spec   trainercfg.Spec
+	opts   llamafactory.Options // R's, for SetClock
+}
+
+// CountContext is CountCached, unless ctx is done (LLaMA-Factory's
+// renderer has no loop a record can make long: it is checked once).
+func (c *LlamaFactoryCounter) CountContext(ctx context.Context, v trainview.View, cache *trainview.Stretches) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.CountCached(v, cache)
+}
+
+// SetClock renders the llama3 tool prompt's "Today Date" (Python's
+// datetime.now(), in its local zone, "%d %b %Y") from now: the run's
+// recorded time, so that a count does not depend on the day a task runs.
+func (c *LlamaFactoryCounter) SetClock(now func() time.Time) {
+	o := c.opts
+	o.Date = now().Format("02 Jan 2006")
+	if r, err := llamafactory.New(o); err == nil { // the options New accepted before
+		c.R, c.opts = r, o
+	}
 }
 
 // CountCached counts v's record (the cache is not used: LLaMA-Factory

@@ -48,6 +48,7 @@ type evaluator struct {
 	scope    *scope
 	builtins *scope
 	output   strings.Builder
+	m        *meter // trajcompress patch: the render's budget, shared by its evaluators
 }
 
 func (e *evaluator) execNodes(nodes []node) error {
@@ -60,10 +61,12 @@ func (e *evaluator) execNodes(nodes []node) error {
 }
 
 func (e *evaluator) execNode(n node) error {
+	if err := e.m.step(); err != nil { // trajcompress patch: the render budget
+		return err
+	}
 	switch nd := n.(type) {
 	case *textNode:
-		e.output.WriteString(nd.text)
-		return nil
+		return e.write(nd.text)
 
 	case *outputNode:
 		// trajcompress patch: a printed chain of + writes its string
@@ -75,11 +78,12 @@ func (e *evaluator) execNode(n node) error {
 				return err
 			}
 			if parts == nil {
-				e.output.WriteString(printValue(val))
-				return nil
+				return e.print(val)
 			}
 			for _, s := range parts {
-				e.output.WriteString(s)
+				if err := e.write(s); err != nil {
+					return err
+				}
 			}
 			return nil
 		}
@@ -87,8 +91,7 @@ func (e *evaluator) execNode(n node) error {
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(val))
-		return nil
+		return e.print(val)
 
 	case *ifNode:
 		return e.execIf(nd)
@@ -146,7 +149,18 @@ func (e *evaluator) execFor(n *forNode) error {
 	}
 
 	// trajcompress patch: None or a number raises Python's TypeError
-	// (it iterated as empty).
+	// (it iterated as empty). The strings a dict's keys or a string's
+	// characters become are counted before they are made (render budget).
+	switch {
+	case iterVal.IsDict():
+		if err := e.m.alloc(int64(iterVal.AsDict().Len()) * runeBytes); err != nil { // trajcompress patch
+			return err
+		}
+	case iterVal.IsString():
+		if err := e.m.alloc(int64(len(iterVal.AsString())) * runeBytes); err != nil { // trajcompress patch
+			return err
+		}
+	}
 	items, err := iterItems(iterVal)
 	if err != nil {
 		return err
@@ -156,6 +170,9 @@ func (e *evaluator) execFor(n *forNode) error {
 	if n.filterExpr != nil {
 		var filtered []Value
 		for _, item := range items {
+			if err := e.m.step(); err != nil { // trajcompress patch
+				return err
+			}
 			child := newScope(e.scope)
 			child.set(n.valVar, item)
 			old := e.scope
@@ -241,6 +258,9 @@ func (e *evaluator) execFor(n *forNode) error {
 		// index (as jinja2's, bound to the loop), not a closure made per
 		// iteration.
 		cycleIdx = idx
+		if err := e.m.step(); err != nil { // trajcompress patch: the render budget
+			return err
+		}
 
 		old := e.scope
 		e.scope = child
@@ -285,6 +305,7 @@ func (e *evaluator) execSetBlock(n *setBlockNode) error {
 	bodyEval := evaluator{
 		scope:    e.scope,
 		builtins: e.builtins,
+		m:        e.m,
 	}
 	if err := bodyEval.execNodes(n.body); err != nil {
 		return err
@@ -315,7 +336,7 @@ func (e *evaluator) execMacro(n *macroNode) error {
 			} else if v, ok := kwargs[param.name]; ok {
 				child.set(param.name, v)
 			} else if param.defaultVal != nil {
-				defEval := evaluator{scope: child, builtins: e.builtins}
+				defEval := evaluator{scope: child, builtins: e.builtins, m: e.m}
 				defVal, err := defEval.evalExpr(param.defaultVal)
 				if err != nil {
 					return Undefined(), err
@@ -334,6 +355,7 @@ func (e *evaluator) execMacro(n *macroNode) error {
 		macroEval := evaluator{
 			scope:    child,
 			builtins: e.builtins,
+			m:        e.m,
 		}
 
 		if err := macroEval.execNodes(body); err != nil {
@@ -364,6 +386,7 @@ func (e *evaluator) execCall(n *callNode) error {
 		callerEval := evaluator{
 			scope:    child,
 			builtins: e.builtins,
+			m:        e.m,
 		}
 		if err := callerEval.execNodes(body); err != nil {
 			return Undefined(), err
@@ -400,12 +423,11 @@ func (e *evaluator) execCall(n *callNode) error {
 			kwargs[kw.name] = v
 		}
 
-		result, err := fn.AsCallable().Fn(args, kwargs)
+		result, err := e.call(fn.AsCallable(), false, args, kwargs)
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(result))
-		return nil
+		return e.print(result)
 	}
 
 	// Fallback: evaluate expression and call with caller.
@@ -417,12 +439,11 @@ func (e *evaluator) execCall(n *callNode) error {
 		return fmt.Errorf("call: expression is not callable")
 	}
 
-	result, err := fn.AsCallable().Fn(nil, map[string]Value{"caller": caller})
+	result, err := e.call(fn.AsCallable(), false, nil, map[string]Value{"caller": caller})
 	if err != nil {
 		return err
 	}
-	e.output.WriteString(printValue(result))
-	return nil
+	return e.print(result)
 }
 
 func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
@@ -430,6 +451,7 @@ func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
 	bodyEval := evaluator{
 		scope:    e.scope,
 		builtins: e.builtins,
+		m:        e.m,
 	}
 	if err := bodyEval.execNodes(n.body); err != nil {
 		return err
@@ -442,17 +464,15 @@ func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
 		if !ok {
 			return fmt.Errorf("unknown filter %q", fe.name)
 		}
-		result, err := filterVal.AsCallable().Fn([]Value{NewString(bodyStr)}, nil)
+		result, err := e.call(filterVal.AsCallable(), true, []Value{NewString(bodyStr)}, nil)
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(result))
-		return nil
+		return e.print(result)
 	}
 
 	// For more complex filter expressions, just output the body.
-	e.output.WriteString(bodyStr)
-	return nil
+	return e.write(bodyStr)
 }
 
 // =============================================================================
@@ -503,6 +523,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 		return e.evalTestExpr(n)
 
 	case *listExpr:
+		if err := e.m.alloc(int64(len(n.items)) * itemBytes); err != nil { // trajcompress patch
+			return Undefined(), err
+		}
 		items := make([]Value, len(n.items))
 		for i, item := range n.items {
 			v, err := e.evalExpr(item)
@@ -517,6 +540,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 		return NewList(items), nil
 
 	case *dictExpr:
+		if err := e.m.alloc(int64(len(n.pairs)) * entryBytes); err != nil { // trajcompress patch
+			return Undefined(), err
+		}
 		d := NewDict()
 		dict := d.AsDict()
 		for _, pair := range n.pairs {
@@ -574,6 +600,11 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 
 	// String methods.
 	if obj.IsString() {
+		// trajcompress patch: a method of a string scans it (find, count,
+		// split, …), so taking one counts the string's steps.
+		if err := e.m.stepN(scanSteps(obj)); err != nil {
+			return Undefined(), err
+		}
 		return orMissing(e.stringMethod(obj, n.attr))(obj, n.attr)
 	}
 
@@ -657,6 +688,9 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	if obj.IsString() {
 		idx := int(toInt64(key))
 		s := obj.AsString()
+		if err := e.m.alloc(int64(len(s)) * 4); err != nil { // trajcompress patch: the runes
+			return Undefined(), err
+		}
 		runes := []rune(s)
 		if idx < 0 {
 			idx += len(runes)
@@ -708,6 +742,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			if start >= stop {
 				return NewList(nil), nil
 			}
+			if err := e.m.alloc(int64(stop-start) * itemBytes); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			items := make([]Value, stop-start)
 			copy(items, list.Items[start:stop])
 			return NewList(items), nil
@@ -718,6 +755,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			// Pre-size to the maximum possible iteration count to
 			// avoid append's geometric growth allocations.
 			count := (stop - start + step - 1) / step
+			if err := e.m.alloc(int64(max(count, 0)) * itemBytes); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			if count > 0 {
 				items = make([]Value, 0, count)
 			}
@@ -728,6 +768,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			}
 		} else if step < 0 {
 			count := (start - stop - step - 1) / -step
+			if err := e.m.alloc(int64(max(count, 0)) * itemBytes); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			if count > 0 {
 				items = make([]Value, 0, count)
 			}
@@ -775,6 +818,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 				if start <= stop {
 					return NewString(""), nil
 				}
+				if err := e.m.alloc(int64(start - stop)); err != nil { // trajcompress patch
+					return Undefined(), err
+				}
 				buf := make([]byte, 0, start-stop)
 				for i := start; i > stop; i-- {
 					buf = append(buf, s[i])
@@ -784,6 +830,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			// Fall through to the general path for unusual steps.
 		}
 
+		if err := e.m.alloc(int64(len(s)) * 5); err != nil { // trajcompress patch: the runes and the result
+			return Undefined(), err
+		}
 		runes := []rune(s)
 		length := len(runes)
 		start, stop, step := resolveSlice(n, e, length)
@@ -917,6 +966,9 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 			if err != nil || parts == nil {
 				return val, err
 			}
+			if err := e.m.alloc(joinedLen(parts)); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			return NewString(strings.Join(parts, "")), nil
 		}
 	}
@@ -928,6 +980,9 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 
 	right, err := e.evalExpr(n.right)
 	if err != nil {
+		return Undefined(), err
+	}
+	if err := e.binaryBudget(n.op, left, right); err != nil { // trajcompress patch
 		return Undefined(), err
 	}
 
@@ -1038,7 +1093,7 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 		}
 	}
 
-	return fn.AsCallable().Fn(args, kwargs)
+	return e.call(fn.AsCallable(), false, args, kwargs)
 }
 
 func callableName(ex expr) string {
@@ -1105,9 +1160,9 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 	}
 
 	if n.name == "map" {
-		return e.evalMapFilter(args, kwargs) // trajcompress patch: map('filter')
+		return e.evalMapFilter(args, kwargs) // trajcompress patch: map('filter'), each call within the budget
 	}
-	return filterVal.AsCallable().Fn(args, kwargs)
+	return e.call(filterVal.AsCallable(), true, args, kwargs)
 }
 
 func (e *evaluator) evalTestExpr(n *testExpr) (Value, error) {
@@ -1175,16 +1230,25 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "split":
 		return e.makeStringFunc("split", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := e.m.room(int64(len(s)) * runeBytes); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			if true { // trajcompress patch: maxsplit, Python's white space
 				return pySplit(s, args, kwargs, false)
 			}
 			if len(args) == 0 {
+				if err := e.m.room(int64(len(s)) * runeBytes); err != nil { // trajcompress patch
+					return Undefined(), err
+				}
 				parts := strings.Fields(s)
 				items := make([]Value, len(parts))
 				for i, p := range parts {
 					items[i] = NewString(p)
 				}
 				return NewList(items), nil
+			}
+			if err := e.m.room(int64(len(s)) * runeBytes); err != nil { // trajcompress patch
+				return Undefined(), err
 			}
 			sep := printValue(args[0])
 			parts := strings.Split(s, sep)
@@ -1216,12 +1280,19 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) < 2 {
 				return NewString(s), nil
 			}
-			old := printValue(args[0])
-			newStr := printValue(args[1])
 			count := -1
 			if len(args) > 2 {
 				count = int(toInt64(args[2]))
 			}
+			// trajcompress patch: the result's size checked first.
+			if err := e.m.stepN(int64(len(s)) >> 10); err != nil {
+				return Undefined(), err
+			}
+			if err := e.m.room(e.m.replaceNeed(s, printValue(args[0]), args[1], int64(count))); err != nil {
+				return Undefined(), err
+			}
+			old := printValue(args[0])
+			newStr := printValue(args[1])
 			return NewString(strings.Replace(s, old, newStr, count)), nil
 		}), nil
 
@@ -1287,6 +1358,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "format":
 		return e.makeStringFunc("format", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := e.m.room(e.m.formatNeed(s, args, kwargs)); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			if true { // trajcompress patch: str.format as Python's, or refused
 				return pyStrFormat(s, args, kwargs)
 			}
@@ -1566,7 +1640,13 @@ func (e *evaluator) addChain(n *binExpr, parts []string) ([]string, Value, error
 				acc = v
 				continue
 			}
+			if err := e.m.alloc(joinedLen(parts)); err != nil { // trajcompress patch
+				return nil, Undefined(), err
+			}
 			acc = NewString(strings.Join(parts, ""))
+		}
+		if err := e.binaryBudget("+", acc, v); err != nil { // trajcompress patch
+			return nil, Undefined(), err
 		}
 		if acc, err = addStrict(acc, v); err != nil {
 			return nil, Undefined(), err

@@ -221,9 +221,10 @@ func (e *evaluator) evalMapFilter(args []Value, kwargs map[string]Value) (Value,
 	out := make([]Value, len(items))
 	fargs := make([]Value, len(args)-1)
 	copy(fargs[1:], args[2:])
+	call := &Callable{Name: name, Fn: f}
 	for i, it := range items {
 		fargs[0] = it
-		if out[i], err = f(fargs, kwargs); err != nil {
+		if out[i], err = e.call(call, true, fargs, kwargs); err != nil { // within the render budget
 			return Undefined(), err
 		}
 	}
@@ -1394,8 +1395,17 @@ func strWidth(args []Value) (int, error) {
 	if len(args) < 1 || !isIntLike(args[0]) {
 		return 0, fmt.Errorf("width must be an int")
 	}
-	return int(min(toInt64(args[0]), 1<<20)), nil
+	// trajcompress patch: a width past maxStrWidth is refused as over the
+	// render budget (it was cut to that width silently: a text other
+	// than jinja2's, whose string would be that wide).
+	if w := toInt64(args[0]); w > maxStrWidth {
+		return 0, fmt.Errorf("%w: a padded string of width %d is over the %d this engine makes", ErrBudget, w, maxStrWidth)
+	}
+	return int(toInt64(args[0])), nil
 }
+
+// maxStrWidth bounds the width of zfill, center, ljust and rjust.
+const maxStrWidth = 1 << 20
 
 // strPad is center, ljust and rjust: left is the padding on the left for
 // a margin m and width w (Python's formulas).

@@ -15,6 +15,7 @@ import (
 // Kind represents the type of a template value.
 type Kind int
 
+// The kinds of a Value (trajcompress patch: documented for the linter).
 const (
 	KindUndefined Kind = iota
 	KindNone

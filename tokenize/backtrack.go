@@ -588,7 +588,7 @@ func (b *backtrack) refMerger(p string, sc *refScratch) pairMerger {
 	for i := range len(p) {
 		sc.ids[i] = b.v.byteRank[p[i]]
 	}
-	return pairMerger{hf: b.hf, id: sc.ids[:len(p)]}
+	return pairMerger{mt: b.mt, id: sc.ids[:len(p)]}
 }
 
 // refMerge merges L bytes as the reference does (m gives the pair ranks;

@@ -23,7 +23,8 @@ type HFTokenizer struct {
 	addedNorm *addedTrie // added tokens matched in the normalized text
 	nfc       bool
 	stages    []preStage
-	model     *hfModel
+	model     *hfModel // byte-level BPE, or
+	sp        *spModel // SentencePiece-style BPE
 }
 
 // hfAcc accumulates the tokens of one text.
@@ -79,14 +80,8 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 	}
 	m := &f.Model
 	m.Vocab, m.Merges = rawVocab, rawMerges
-	if err := f.checkModel(); err != nil {
+	if err := f.checkModel(rest); err != nil {
 		return nil, err
-	}
-	if !hasPreTokenizer(f.PreTok, "ByteLevel") {
-		// Before the normalizer: SentencePiece-style files (Prepend and
-		// Replace normalizers, a Metaspace pre-tokenizer) are refused for
-		// what they are, not for their first unsupported part.
-		return nil, errSentencePieceBPE
 	}
 	initClasses()
 	t := &HFTokenizer{info: Info{Kind: KindHFBPE}}
@@ -97,8 +92,8 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 	if err := pw.walk(f.PreTok); err != nil {
 		return nil, err
 	}
-	if pw.byteLevel != 1 {
-		return nil, errSentencePieceBPE
+	if pw.byteLevel > 1 {
+		return nil, fmt.Errorf("tokenize: tokenizer.json: pre_tokenizer: more than one ByteLevel is not supported")
 	}
 	for _, st := range t.stages {
 		if st.name == "deepseek" {
@@ -117,32 +112,10 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 	if err := t.addAdded(f.AddedTokens); err != nil {
 		return nil, err
 	}
-	model, err := buildHFModel(m.Vocab, m.Merges, m.IgnoreMerges)
-	if err != nil {
+	if err := t.buildModel(m, pw.byteLevel == 1); err != nil {
 		return nil, err
 	}
-	t.model = model
 	return t, nil
-}
-
-// checkModel refuses a model that is not a byte-level BPE counted
-// exactly: another type, dropout, subword prefixes or suffixes.
-func (f *hfFile) checkModel() error {
-	m := &f.Model
-	switch {
-	case m.Type == "BPE" || m.Type == "" && len(m.Merges) > 0:
-	case m.Type == "":
-		return fmt.Errorf("tokenize: tokenizer.json: no model type")
-	default:
-		return fmt.Errorf("tokenize: tokenizer.json: model type %s is not supported: only byte-level BPE tokenizers are counted exactly (not SentencePiece/Unigram, WordPiece or WordLevel)", m.Type)
-	}
-	if m.Dropout != nil && *m.Dropout != 0 {
-		return fmt.Errorf("tokenize: tokenizer.json: BPE dropout %v is not supported", *m.Dropout)
-	}
-	if m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
-		return fmt.Errorf("tokenize: tokenizer.json: BPE with a continuing_subword_prefix or end_of_word_suffix is not supported")
-	}
-	return nil
 }
 
 // addAdded adds the added tokens, refusing the options not supported.
@@ -372,9 +345,7 @@ func (t *HFTokenizer) normalized(s string, a *hfAcc) {
 // pretok splits s with stages k onwards and byte-pair encodes the pieces.
 func (t *HFTokenizer) pretok(s string, k int, a *hfAcc) {
 	if k == len(t.stages) {
-		var n int
-		a.out, n = t.model.pieceTokens(s, a.out, a.emit)
-		a.n += n
+		t.piece(s, a)
 		return
 	}
 	st := &t.stages[k]
@@ -390,35 +361,10 @@ func (t *HFTokenizer) pretok(s string, k int, a *hfAcc) {
 	for i := 0; i < len(s) && a.n <= a.max; {
 		j := st.next(s, i)
 		if last {
-			var n int
-			a.out, n = t.model.pieceTokens(s[i:j], a.out, a.emit)
-			a.n += n
+			t.piece(s[i:j], a)
 		} else {
 			t.pretok(s[i:j], k+1, a)
 		}
 		i = j
 	}
-}
-
-var errSentencePieceBPE = fmt.Errorf("tokenize: tokenizer.json: BPE without a ByteLevel pre-tokenizer (SentencePiece-style BPE, as in Llama-2, Mistral or Gemma) is not supported: only byte-level BPE is counted exactly")
-
-// hasPreTokenizer reports whether the pre_tokenizer raw, or one of a
-// Sequence's, is of type typ.
-func hasPreTokenizer(raw json.RawMessage, typ string) bool {
-	if len(raw) == 0 || string(raw) == "null" {
-		return false
-	}
-	var c hfComponent
-	if json.Unmarshal(raw, &c) != nil {
-		return false
-	}
-	if c.Type == typ {
-		return true
-	}
-	for _, p := range c.PreTokenizers {
-		if hasPreTokenizer(p, typ) {
-			return true
-		}
-	}
-	return false
 }

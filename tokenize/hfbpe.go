@@ -193,7 +193,7 @@ func buildHFModel(rawVocab, rawMerges []byte, ignoreMerges bool) (*hfModel, erro
 	}
 	mt := newMergeTable(len(rawMerges) / 12)
 	var ba, bb, bj, joined []byte
-	err = eachMerge(rawMerges, func(a, b []byte) error {
+	err = eachMerge(rawMerges, func(k int, a, b []byte) error {
 		var ia, ib, in uint32
 		var oka, okb, okn bool
 		ia, ba, oka = idOf(a, ba)
@@ -201,9 +201,12 @@ func buildHFModel(rawVocab, rawMerges []byte, ignoreMerges bool) (*hfModel, erro
 		joined = append(append(joined[:0], a...), b...)
 		in, bj, okn = idOf(joined, bj)
 		if !oka || !okb || !okn {
-			return fmt.Errorf("tokenize: tokenizer.json: merge %q %q: token not in the vocabulary", a, b)
+			return fmt.Errorf("tokenize: tokenizer.json: model.merges[%d]: %q %q: token not in the vocabulary", k, a, b)
 		}
-		return mt.add(ia, ib, in)
+		if err := mt.add(ia, ib, in); err != nil {
+			return fmt.Errorf("tokenize: tokenizer.json: model.merges[%d]: %w", k, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -256,12 +259,29 @@ func (m *hfModel) merge(p string, out []int, emit bool) ([]int, int) {
 // mergeLinear merges with a linear scan for the lowest-ranked pair:
 // id[k] is the k-th token, rank[k] the rank of merging it with the next.
 func (m *hfModel) mergeLinear(p string, id, rank []uint32, out []int, emit bool) ([]int, int) {
-	n := len(p)
-	for i := range n {
+	for i := range len(p) {
 		id[i] = m.tok.byteRank[p[i]]
 	}
+	n := mergeIDs(m.merges, id, rank)
+	if emit {
+		for _, t := range id[:n] {
+			out = append(out, int(t))
+		}
+	}
+	return out, n
+}
+
+// mergeIDs merges the tokens id (n = len(id) of them) as Hugging
+// Face's BPE does: the adjacent pair whose merge has the lowest rank,
+// leftmost on ties, until no pair has a merge, scanning linearly for it
+// (rank is scratch of n entries). The result is id[:k]; it returns k.
+func mergeIDs(mt *mergeTable, id, rank []uint32) int {
+	n := len(id)
+	if n < 2 {
+		return n
+	}
 	for i := 0; i < n-1; i++ {
-		rank[i] = m.merges.get(id[i], id[i+1])
+		rank[i] = mt.get(id[i], id[i+1])
 	}
 	rank[n-1] = noRank
 	for {
@@ -274,26 +294,21 @@ func (m *hfModel) mergeLinear(p string, id, rank []uint32, out []int, emit bool)
 		if minR == noRank {
 			break
 		}
-		id[i] = m.merges.newID[minR]
+		id[i] = mt.newID[minR]
 		copy(id[i+1:n-1], id[i+2:n])
 		copy(rank[i+1:n-1], rank[i+2:n])
 		n--
 		rank[n-1] = noRank
 		if i > 0 {
-			rank[i-1] = m.merges.get(id[i-1], id[i])
+			rank[i-1] = mt.get(id[i-1], id[i])
 		}
 		if i+1 < n {
-			rank[i] = m.merges.get(id[i], id[i+1])
+			rank[i] = mt.get(id[i], id[i+1])
 		} else {
 			rank[i] = noRank
 		}
 	}
-	if emit {
-		for _, t := range id[:n] {
-			out = append(out, int(t))
-		}
-	}
-	return out, n
+	return n
 }
 
 // mergeHeap computes the same merges as mergeLinear for long pieces: with
@@ -315,7 +330,7 @@ func (m *hfModel) queueMerge(p string, out []int, emit bool) ([]int, int) {
 	for i := range n {
 		id[i] = m.tok.byteRank[p[i]]
 	}
-	count := mergeQueued(&pairMerger{hf: m, id: id}, n, len(m.merges.newID), sc)
+	count := mergeQueued(&pairMerger{mt: m.merges, id: id}, n, len(m.merges.newID), sc)
 	if emit {
 		for i := int32(0); int(i) < n; i = sc.next[i] {
 			out = append(out, int(id[i]))

@@ -9,8 +9,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/dlclark/regexp2"
-
 	"github.com/trajcompress/trajcompress/internal/readfile"
 )
 
@@ -21,7 +19,8 @@ type HFTokenizer struct {
 	info      Info
 	added     *addedTrie // added tokens matched in the raw text
 	addedNorm *addedTrie // added tokens matched in the normalized text
-	nfc       bool
+	nfc       bool       // the normalizer is NFC alone (nfc9, no buffer)
+	norms     []normStep // the normalizers, in order (hfnorm.go)
 	stages    []preStage
 	model     *hfModel // byte-level BPE, or
 	sp        *spModel // SentencePiece-style BPE
@@ -33,6 +32,9 @@ type hfAcc struct {
 	n    int
 	emit bool
 	max  int // stop once n > max
+	// origin: the next segment to normalize starts at offset 0 of the
+	// text (cleared by the first segment and by every added token).
+	origin bool
 }
 
 // LoadHF reads a Hugging Face tokenizer.json. Only byte-level BPE models
@@ -85,11 +87,15 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 	}
 	initClasses()
 	t := &HFTokenizer{info: Info{Kind: KindHFBPE}}
-	if err := t.parseNormalizer(f.Normalizer); err != nil {
+	if err := t.parseNormalizers(f.Normalizer, "normalizer"); err != nil {
 		return nil, err
 	}
+	t.nfc = len(t.norms) == 1 && t.norms[0].name == "NFC"
 	pw := preWalk{t: t, fast: true}
-	if err := pw.walk(f.PreTok); err != nil {
+	if err := pw.walk(f.PreTok, "pre_tokenizer"); err != nil {
+		return nil, err
+	}
+	if err := pw.checkFirst(t.norms); err != nil {
 		return nil, err
 	}
 	if pw.byteLevel > 1 {
@@ -134,116 +140,6 @@ func (t *HFTokenizer) addAdded(added []hfAddedToken) error {
 	return nil
 }
 
-// preWalk walks the pre-tokenizer of a tokenizer.json into t's stages:
-// their names, how many ByteLevel components it holds, and whether every
-// split has a fast path.
-type preWalk struct {
-	t         *HFTokenizer
-	names     []string
-	byteLevel int
-	fast      bool
-}
-
-func (w *preWalk) walk(raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	var c hfComponent
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return fmt.Errorf("tokenize: tokenizer.json: pre_tokenizer: %w", err)
-	}
-	switch c.Type {
-	case "Sequence":
-		for _, p := range c.PreTokenizers {
-			if err := w.walk(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "Split":
-		return w.split(c)
-	case "ByteLevel":
-		return w.byteLevelStage(c)
-	case "Digits":
-		name := "digits"
-		if c.IndividualDigits {
-			name = "digits1"
-		}
-		w.t.stages = append(w.t.stages, preStage{name: name, next: splitDigits(c.IndividualDigits)})
-		w.names = append(w.names, name)
-	default:
-		return fmt.Errorf("tokenize: tokenizer.json: pre-tokenizer %s is not supported (only Sequence, Split, ByteLevel, Digits)", c.Type)
-	}
-	return nil
-}
-
-// split adds a Split pre-tokenizer's stage.
-func (w *preWalk) split(c hfComponent) error {
-	if c.Behavior != "Isolated" || c.Invert {
-		return fmt.Errorf("tokenize: tokenizer.json: Split with behavior %s, invert %v is not supported (only Isolated)", c.Behavior, c.Invert)
-	}
-	pat := ""
-	switch {
-	case c.Pattern.Regex != nil:
-		pat = *c.Pattern.Regex
-	case c.Pattern.String != nil:
-		pat = regexp2.Escape(*c.Pattern.String)
-	default:
-		return fmt.Errorf("tokenize: tokenizer.json: Split without a pattern")
-	}
-	st, known, err := newSplitStage(pat)
-	if err != nil {
-		return err
-	}
-	w.fast = w.fast && known
-	w.t.stages = append(w.t.stages, st)
-	w.names = append(w.names, st.name)
-	return nil
-}
-
-// byteLevelStage counts a ByteLevel pre-tokenizer, and adds the GPT-2
-// split it makes unless use_regex is false.
-func (w *preWalk) byteLevelStage(c hfComponent) error {
-	w.byteLevel++
-	if c.AddPrefixSpace {
-		return fmt.Errorf("tokenize: tokenizer.json: ByteLevel with add_prefix_space is not supported")
-	}
-	if c.UseRegex == nil || *c.UseRegex {
-		st, _, err := newSplitStage(patGPT2)
-		if err != nil {
-			return err
-		}
-		w.fast = false
-		w.t.stages = append(w.t.stages, st)
-		w.names = append(w.names, "gpt2-regexp2")
-	}
-	return nil
-}
-
-// parseNormalizer accepts no normalizer, NFC, and Sequences of those.
-func (t *HFTokenizer) parseNormalizer(raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	var c hfComponent
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return fmt.Errorf("tokenize: tokenizer.json: normalizer: %w", err)
-	}
-	switch c.Type {
-	case "NFC":
-		t.nfc = true
-	case "Sequence":
-		for _, n := range c.Normalizers {
-			if err := t.parseNormalizer(n); err != nil {
-				return err
-			}
-		}
-	default:
-		return fmt.Errorf("tokenize: tokenizer.json: normalizer %s is not supported (only NFC)", c.Type)
-	}
-	return nil
-}
-
 // Name returns the path the tokenizer was loaded from.
 func (t *HFTokenizer) Name() string { return t.info.Name }
 
@@ -267,14 +163,14 @@ const maxInt = int(^uint(0) >> 1)
 
 // countAtMost runs a tokenizer's run function without collecting ids.
 func countAtMost(run func(string, *hfAcc), text string, max int) int {
-	a := hfAcc{max: max}
+	a := hfAcc{max: max, origin: true}
 	run(text, &a)
 	return a.n
 }
 
 // encodeWith runs a tokenizer's run function collecting the ids.
 func encodeWith(run func(string, *hfAcc), text string) []int {
-	a := hfAcc{out: make([]int, 0, len(text)/3+1), emit: true, max: maxInt}
+	a := hfAcc{out: make([]int, 0, len(text)/3+1), emit: true, max: maxInt, origin: true}
 	run(text, &a)
 	return a.out
 }
@@ -312,6 +208,7 @@ func (t *HFTokenizer) splitAdded(s string, a *hfAcc) {
 }
 
 func (a *hfAcc) token(id int) {
+	a.origin = false
 	if a.emit {
 		a.out = append(a.out, id)
 	}
@@ -319,42 +216,58 @@ func (a *hfAcc) token(id int) {
 }
 
 // normalized normalizes one segment, then counts the normalized added
-// tokens in it and pre-tokenizes the text between them.
+// tokens in it and pre-tokenizes the text between them. a.origin says
+// whether the segment starts at offset 0 of the text (Metaspace's
+// prepend_scheme first); no later segment does.
 func (t *HFTokenizer) normalized(s string, a *hfAcc) {
+	origin := a.origin
+	a.origin = false
+	if s == "" {
+		return
+	}
+	var bp *[]byte
 	if t.nfc {
 		s = nfc9(s)
+	} else if len(t.norms) > 0 {
+		bp = bufPool.Get().(*[]byte)
+		s = t.normalize(s, bp)
+		defer bufPool.Put(bp)
 	}
 	if t.addedNorm.empty() {
-		t.pretok(s, 0, a)
+		t.pretok(s, 0, origin, a)
 		return
 	}
 	for i := 0; i < len(s) && a.n <= a.max; {
 		start, end, id := t.addedNorm.find(s, i)
 		if start < 0 {
-			t.pretok(s[i:], 0, a)
+			t.pretok(s[i:], 0, origin && i == 0, a)
 			return
 		}
 		if start > i {
-			t.pretok(s[i:start], 0, a)
+			t.pretok(s[i:start], 0, origin && i == 0, a)
 		}
 		a.token(id)
 		i = end
 	}
 }
 
-// pretok splits s with stages k onwards and byte-pair encodes the pieces.
-func (t *HFTokenizer) pretok(s string, k int, a *hfAcc) {
+// pretok splits s with stages k onwards and encodes the pieces; first
+// says whether s starts at offset 0 of the text.
+func (t *HFTokenizer) pretok(s string, k int, first bool, a *hfAcc) {
+	if s == "" {
+		return
+	}
 	if k == len(t.stages) {
 		t.piece(s, a)
 		return
 	}
 	st := &t.stages[k]
-	if st.next == nil {
-		regexPieces(st.re, s, func(p string) {
-			if a.n <= a.max {
-				t.pretok(p, k+1, a)
-			}
-		})
+	switch {
+	case st.kind != stageSplit:
+		t.transform(st, s, k, first, a)
+		return
+	case !st.simple:
+		t.splitGeneral(st, s, k, first, a)
 		return
 	}
 	last := k+1 == len(t.stages)
@@ -363,7 +276,7 @@ func (t *HFTokenizer) pretok(s string, k int, a *hfAcc) {
 		if last {
 			t.piece(s[i:j], a)
 		} else {
-			t.pretok(s[i:j], k+1, a)
+			t.pretok(s[i:j], k+1, first && i == 0, a)
 		}
 		i = j
 	}

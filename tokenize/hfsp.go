@@ -39,7 +39,7 @@ type spModel struct {
 	pieces *pieceCache
 }
 
-const metaspace = "▁"
+const spSpace = "▁"
 
 // buildSPModel parses the vocab and merges of a SentencePiece-style BPE
 // model (the model fields other than vocab and merges already checked).
@@ -115,19 +115,19 @@ func buildSPModel(rawVocab, rawMerges []byte, ignoreMerges, byteFallback, fuseUn
 		return nil, err
 	}
 	m.merges = mt
-	if m.cutSpace = v.lookup(metaspace) != noRank; m.cutSpace {
+	if m.cutSpace = v.lookup(spSpace) != noRank; m.cutSpace {
 		m.joinsSpace = map[rune]bool{}
 		for _, s := range ids {
-			for k := strings.Index(s, metaspace); k >= 0; {
+			for k := strings.Index(s, spSpace); k >= 0; {
 				if k > 0 {
 					x, _ := utf8.DecodeLastRuneInString(s[:k])
 					m.joinsSpace[x] = true
 				}
-				next := strings.Index(s[k+len(metaspace):], metaspace)
+				next := strings.Index(s[k+len(spSpace):], spSpace)
 				if next < 0 {
 					break
 				}
-				k += len(metaspace) + next
+				k += len(spSpace) + next
 			}
 		}
 	}
@@ -151,7 +151,7 @@ func (m *spModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
 	total, start := 0, 0
 	if m.cutSpace {
 		for i := 1; i < len(p); {
-			k := strings.Index(p[i:], metaspace)
+			k := strings.Index(p[i:], spSpace)
 			if k < 0 {
 				break
 			}
@@ -162,7 +162,7 @@ func (m *spModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
 				total += n
 				start = j
 			}
-			i = j + len(metaspace)
+			i = j + len(spSpace)
 		}
 	}
 	out, n := m.chunk(p[start:], out, emit)

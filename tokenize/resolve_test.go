@@ -144,9 +144,12 @@ func TestHFRefused(t *testing.T) {
 		{`{"model": {"type": "BPE", "vocab": {}, "merges": []}}`, "model.vocab: no tokens"},
 		{`{"model": {"type": "BPE", "vocab": {"a": 0}}}`, "model.merges: missing"},
 		{`{"model": {"type": "Mystery", "vocab": {}}}`, `model.type: unknown model type "Mystery"`},
-		// A byte-level BPE with a part we do not have is refused naming it.
-		{`{"normalizer": {"type": "Replace"}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "normalizer Replace"},
-		{`{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Punctuation"}, {"type": "ByteLevel"}]}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "pre-tokenizer Punctuation"},
+		// A byte-level BPE with a part we do not have, or a malformed
+		// one, is refused naming it and its JSON path.
+		{`{"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "normalizer.type: normalizer Precompiled is not supported"},
+		{`{"normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Replace"}]}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "normalizer.normalizers[1].content: Replace without a content"},
+		{`{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "UnicodeScripts"}, {"type": "ByteLevel"}]}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "pre_tokenizer.pretokenizers[0].type: pre-tokenizer UnicodeScripts is not supported"},
+		{`{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"String": "x"}, "behavior": "Merged"}, {"type": "ByteLevel"}]}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "pre_tokenizer.pretokenizers[0].behavior: unknown split behavior \"Merged\""},
 	} {
 		p := filepath.Join(t.TempDir(), "tokenizer.json")
 		if err := os.WriteFile(p, []byte(tt.json), 0o644); err != nil {

@@ -115,29 +115,13 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 		t.info.Split += " (slow path)"
 	}
 	t.info.SlowPath = !pw.fast
-	if err := t.addAdded(f.AddedTokens); err != nil {
-		return nil, err
-	}
 	if err := t.buildModel(m, pw.byteLevel == 1); err != nil {
 		return nil, err
 	}
-	return t, nil
-}
-
-// addAdded adds the added tokens, refusing the options not supported.
-func (t *HFTokenizer) addAdded(added []hfAddedToken) error {
-	t.added, t.addedNorm = newAddedTrie(), newAddedTrie()
-	for _, a := range added {
-		if a.SingleWord || a.LStrip || a.RStrip {
-			return fmt.Errorf("tokenize: tokenizer.json: added token %q uses single_word, lstrip or rstrip, which is not supported", a.Content)
-		}
-		if a.Normalized {
-			t.addedNorm.add(a.Content, a.ID)
-		} else {
-			t.added.add(a.Content, a.ID)
-		}
+	if err := t.addAdded(f.AddedTokens); err != nil {
+		return nil, err
 	}
-	return nil
+	return t, nil
 }
 
 // Name returns the path the tokenizer was loaded from.
@@ -193,18 +177,7 @@ func (t *HFTokenizer) splitAdded(s string, a *hfAcc) {
 		t.normalized(s, a)
 		return
 	}
-	for i := 0; i < len(s) && a.n <= a.max; {
-		start, end, id := t.added.find(s, i)
-		if start < 0 {
-			t.normalized(s[i:], a)
-			return
-		}
-		if start > i {
-			t.normalized(s[i:start], a)
-		}
-		a.token(id)
-		i = end
-	}
+	t.added.split(s, a, func(seg string, _ int, a *hfAcc) { t.normalized(seg, a) })
 }
 
 func (a *hfAcc) token(id int) {
@@ -237,18 +210,7 @@ func (t *HFTokenizer) normalized(s string, a *hfAcc) {
 		t.pretok(s, 0, origin, a)
 		return
 	}
-	for i := 0; i < len(s) && a.n <= a.max; {
-		start, end, id := t.addedNorm.find(s, i)
-		if start < 0 {
-			t.pretok(s[i:], 0, origin && i == 0, a)
-			return
-		}
-		if start > i {
-			t.pretok(s[i:start], 0, origin && i == 0, a)
-		}
-		a.token(id)
-		i = end
-	}
+	t.addedNorm.split(s, a, func(seg string, at int, a *hfAcc) { t.pretok(seg, 0, origin && at == 0, a) })
 }
 
 // pretok splits s with stages k onwards and encodes the pieces; first

@@ -111,7 +111,8 @@ func (t *mergeTable) get(a, b uint32) uint32 {
 // merge. Unlike tiktoken, a pair merges only if its merge is listed, with
 // that merge's rank, whatever the ids of the tokens.
 type hfModel struct {
-	tok          *vocab // token bytes -> id
+	tok          *vocab            // token bytes -> id
+	odd          map[string]uint32 // tokens not spelled in the byte-level alphabet
 	merges       *mergeTable
 	ignoreMerges bool // a piece that is a token is that token
 
@@ -211,7 +212,7 @@ func buildHFModel(rawVocab, rawMerges []byte, ignoreMerges bool) (*hfModel, erro
 	if err != nil {
 		return nil, err
 	}
-	return &hfModel{tok: v, merges: mt, ignoreMerges: ignoreMerges, selfMerge: make([]atomic.Uint32, maxMergeID/16+1), pieces: newPieceCache(pieceSlots)}, nil
+	return &hfModel{tok: v, odd: odd, merges: mt, ignoreMerges: ignoreMerges, selfMerge: make([]atomic.Uint32, maxMergeID/16+1), pieces: newPieceCache(pieceSlots)}, nil
 }
 
 // pieceTokens appends the ids of one pre-tokenized piece (raw bytes) to

@@ -213,8 +213,8 @@ func (t *HFTokenizer) addAdded(added []hfAddedToken) error {
 			}
 			ids[a.Content] = id
 		}
-		if id > maxMergeID {
-			return fmt.Errorf("tokenize: tokenizer.json: added_tokens[%d].id: %d is too large for this table", k, id)
+		if id > 1<<31-1 {
+			return fmt.Errorf("tokenize: tokenizer.json: added_tokens[%d]: id %d is too large", k, id)
 		}
 		var opts uint8
 		if a.LStrip {

@@ -88,8 +88,14 @@ type hfGoldenCase struct {
 }
 
 func loadHFGolden(t testing.TB) []hfGoldenCase {
+	return loadGoldenFile(t, "golden.jsonl", append(hfModelOrder, hfVariant), 300)
+}
+
+// loadGoldenFile reads testdata/hf/name: per line a name, a text (base64)
+// and the ids of each of keys; at least min lines.
+func loadGoldenFile(t testing.TB, name string, keys []string, min int) []hfGoldenCase {
 	t.Helper()
-	path := filepath.Join("testdata", "hf", "golden.jsonl")
+	path := filepath.Join("testdata", "hf", name)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +119,7 @@ func loadHFGolden(t testing.TB) []hfGoldenCase {
 			t.Fatalf("%s:%d: text: %v", path, line, err)
 		}
 		g.raw = string(raw)
-		for _, k := range append(hfModelOrder, hfVariant) {
+		for _, k := range keys {
 			var ids []int
 			if err := json.Unmarshal(row[k], &ids); err != nil || ids == nil && len(raw) > 0 {
 				t.Fatalf("%s:%d: ids of %s: %v", path, line, k, err)
@@ -122,7 +128,7 @@ func loadHFGolden(t testing.TB) []hfGoldenCase {
 		}
 		cases = append(cases, g)
 	}
-	if len(cases) < 300 {
+	if len(cases) < min {
 		t.Fatalf("%s: only %d cases", path, len(cases))
 	}
 	return cases

@@ -1,9 +1,7 @@
 package tokenize
 
 import (
-	"bufio"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -111,44 +109,7 @@ func spTokenizer(t testing.TB, key string) *HFTokenizer {
 }
 
 func loadSPGolden(t testing.TB) []hfGoldenCase {
-	t.Helper()
-	path := filepath.Join("testdata", "hf", "golden_sp.jsonl")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var cases []hfGoldenCase
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<24)
-	for line := 1; sc.Scan(); line++ {
-		var row map[string]json.RawMessage
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			t.Fatalf("%s:%d: %v", path, line, err)
-		}
-		g := hfGoldenCase{line: line, ids: map[string][]int{}}
-		var text string
-		if json.Unmarshal(row["name"], &g.Name) != nil || json.Unmarshal(row["text"], &text) != nil {
-			t.Fatalf("%s:%d: no name or text", path, line)
-		}
-		raw, err := base64.StdEncoding.DecodeString(text)
-		if err != nil {
-			t.Fatalf("%s:%d: text: %v", path, line, err)
-		}
-		g.raw = string(raw)
-		for _, k := range append(slices.Clone(spModelOrder), spVariantOrder...) {
-			var ids []int
-			if err := json.Unmarshal(row[k], &ids); err != nil {
-				t.Fatalf("%s:%d: ids of %s: %v", path, line, k, err)
-			}
-			g.ids[k] = ids
-		}
-		cases = append(cases, g)
-	}
-	if len(cases) < 350 {
-		t.Fatalf("%s: only %d cases", path, len(cases))
-	}
-	return cases
+	return loadGoldenFile(t, "golden_sp.jsonl", append(slices.Clone(spModelOrder), spVariantOrder...), 350)
 }
 
 // TestSPGolden checks Encode and Count against Hugging Face tokenizers'

@@ -117,10 +117,9 @@ type hfModel struct {
 	ignoreMerges bool // a piece that is a token is that token
 
 	// Without ignore_merges a piece that is a token may still merge into
-	// several tokens, so the merges must run. Whether they give back the
-	// token itself is learnt on the first sighting of each token and kept
-	// here: bit 2*id set = known, bit 2*id+1 set = merges give the token.
-	selfMerge []atomic.Uint32
+	// several tokens, so the merges must run; selfMerge learns whether
+	// they give back the token itself.
+	selfMerge selfMergeBits
 
 	// pieces caches the counts of short pieces that merge into several
 	// tokens (piececache.go); nil: none.
@@ -129,19 +128,27 @@ type hfModel struct {
 	bt btLazy // the backtracking encoder's tables, built on first need
 }
 
-// selfMerges reports, for a piece that is token id, whether byte-pair
-// merging it gives id itself: known is false until it has been seen.
-func (m *hfModel) selfMerges(id uint32) (yes, known bool) {
-	w := m.selfMerge[id/16].Load() >> (2 * (id % 16))
+// selfMergeBits records, per token id, whether byte-pair merging the
+// token's own spelling gives the token back: learnt on the first sighting
+// of each token and kept (bit 2*id set = known, bit 2*id+1 set = merges
+// give the token). Safe for concurrent use (atomics).
+type selfMergeBits []atomic.Uint32
+
+func newSelfMergeBits() selfMergeBits { return make([]atomic.Uint32, maxMergeID/16+1) }
+
+// get reports, for a piece that is token id, whether merging it gives id
+// itself: known is false until it has been seen.
+func (s selfMergeBits) get(id uint32) (yes, known bool) {
+	w := s[id/16].Load() >> (2 * (id % 16))
 	return w&2 != 0, w&1 != 0
 }
 
-func (m *hfModel) learnSelfMerges(id uint32, yes bool) {
+func (s selfMergeBits) learn(id uint32, yes bool) {
 	bits := uint32(1)
 	if yes {
 		bits = 3
 	}
-	m.selfMerge[id/16].Or(bits << (2 * (id % 16)))
+	s[id/16].Or(bits << (2 * (id % 16)))
 }
 
 // buildHFModel parses the vocab and merges of a byte-level BPE model.
@@ -212,7 +219,7 @@ func buildHFModel(rawVocab, rawMerges []byte, ignoreMerges bool) (*hfModel, erro
 	if err != nil {
 		return nil, err
 	}
-	return &hfModel{tok: v, odd: odd, merges: mt, ignoreMerges: ignoreMerges, selfMerge: make([]atomic.Uint32, maxMergeID/16+1), pieces: newPieceCache(pieceSlots)}, nil
+	return &hfModel{tok: v, odd: odd, merges: mt, ignoreMerges: ignoreMerges, selfMerge: newSelfMergeBits(), pieces: newPieceCache(pieceSlots)}, nil
 }
 
 // pieceTokens appends the ids of one pre-tokenized piece (raw bytes) to
@@ -222,7 +229,7 @@ func (m *hfModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
 	if id != noRank {
 		yes, known := true, true
 		if len(p) > 1 && !m.ignoreMerges {
-			yes, known = m.selfMerges(id)
+			yes, known = m.selfMerge.get(id)
 		}
 		if yes {
 			if emit {
@@ -232,7 +239,7 @@ func (m *hfModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
 		}
 		if !known {
 			out, n := m.merge(p, out, emit)
-			m.learnSelfMerges(id, n == 1)
+			m.selfMerge.learn(id, n == 1)
 			return out, n
 		}
 	}

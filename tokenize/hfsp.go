@@ -25,18 +25,26 @@ type spModel struct {
 	unk          uint32      // id of unk_token, noRank if none
 	fuseUnk      bool
 
-	// Long pieces are cut into chunks merged on their own where no merge
-	// can cross: before a ▁ (the normalized space) preceded by a
-	// character x that is a token and that no token holds followed by ▁.
-	// No symbol can then ever span the cut (its spelling would hold x▁),
-	// so the merges on either side are those the whole piece makes
-	// (package doc, "SentencePiece-style BPE"). joinsSpace holds those
-	// x; cutSpace is false when ▁ is not a token (no cuts).
-	cutSpace   bool
-	joinsSpace map[rune]bool
+	// Pieces are cut into chunks merged on their own where no merge can
+	// cross: between two symbols such that no token's spelling holds the
+	// last character of the first followed by the first character of the
+	// second (pairs holds every two characters adjacent in some token). No
+	// symbol can then ever span the cut, so the merges on either side are
+	// those the whole piece makes (each side's lowest pair is the lowest
+	// of the whole piece that is on that side). Every ▁ (the normalized
+	// space) is checked; the other characters only in chunks longer than
+	// pieceMaxLen, where the merging costs more than the check.
+	pairs map[uint64]struct{}
+	// fullBytes: every byte has its <0xNN> token, so no character both
+	// falls back to bytes and leaves an unk pending (the reference then
+	// emits the unk after the bytes: no cut may fall between them).
+	fullBytes bool
+	hasSpace  bool // ▁ is a token
 
-	// pieces caches the counts of chunks of up to pieceMaxLen bytes.
-	pieces *pieceCache
+	// selfMerge learns whether a chunk that is a token merges into it;
+	// pieces caches the counts of other chunks of up to pieceMaxLen bytes.
+	selfMerge selfMergeBits
+	pieces    *pieceCache
 }
 
 const spSpace = "▁"
@@ -78,7 +86,7 @@ func buildSPModel(rawVocab, rawMerges []byte, ignoreMerges, byteFallback, fuseUn
 	if v.ntok == 0 {
 		return nil, fmt.Errorf("tokenize: tokenizer.json: model.vocab: no tokens")
 	}
-	m := &spModel{tok: v, ignoreMerges: ignoreMerges, byteFallback: byteFallback, fuseUnk: fuseUnk, unk: noRank, pieces: newPieceCache(pieceSlots)}
+	m := &spModel{tok: v, ignoreMerges: ignoreMerges, byteFallback: byteFallback, fuseUnk: fuseUnk, unk: noRank, selfMerge: newSelfMergeBits(), pieces: newPieceCache(pieceSlots)}
 	for b := range m.byteTok {
 		m.byteTok[b] = noRank
 		if byteFallback {
@@ -115,20 +123,19 @@ func buildSPModel(rawVocab, rawMerges []byte, ignoreMerges, byteFallback, fuseUn
 		return nil, err
 	}
 	m.merges = mt
-	if m.cutSpace = v.lookup(spSpace) != noRank; m.cutSpace {
-		m.joinsSpace = map[rune]bool{}
-		for _, s := range ids {
-			for k := strings.Index(s, spSpace); k >= 0; {
-				if k > 0 {
-					x, _ := utf8.DecodeLastRuneInString(s[:k])
-					m.joinsSpace[x] = true
-				}
-				next := strings.Index(s[k+len(spSpace):], spSpace)
-				if next < 0 {
-					break
-				}
-				k += len(spSpace) + next
+	m.hasSpace = v.lookup(spSpace) != noRank
+	m.fullBytes = byteFallback
+	for _, t := range m.byteTok {
+		m.fullBytes = m.fullBytes && t != noRank
+	}
+	m.pairs = map[uint64]struct{}{}
+	for _, s := range ids {
+		var prev rune = -1
+		for _, r := range s {
+			if prev >= 0 {
+				m.pairs[charPair(prev, r)] = struct{}{}
 			}
+			prev = r
 		}
 	}
 	return m, nil
@@ -149,7 +156,7 @@ func (m *spModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
 		}
 	}
 	total, start := 0, 0
-	if m.cutSpace {
+	if m.hasSpace {
 		for i := 1; i < len(p); {
 			k := strings.Index(p[i:], spSpace)
 			if k < 0 {
@@ -169,22 +176,78 @@ func (m *spModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
 	return out, total + n
 }
 
-// cutBefore reports whether no merge can join the character before the
-// ▁ at j with it.
+func charPair(a, b rune) uint64 { return uint64(a)<<32 | uint64(b) }
+
+// cutBefore reports whether no merge can join the symbols before the ▁
+// at j with it (▁ is a token).
 func (m *spModel) cutBefore(p string, j int) bool {
 	x, w := utf8.DecodeLastRuneInString(p[:j])
-	if m.joinsSpace[x] {
+	_, last, ok := m.edge(p[j-w:j], x)
+	if !ok {
 		return false
 	}
-	// x must be a token of its own: a byte-fallback or unk symbol is not
-	// spelled x (and unknown characters fuse).
-	return m.tok.lookup(p[j-w:j]) != noRank
+	_, join := m.pairs[charPair(last, '▁')]
+	return !join
 }
 
-// chunk merges one chunk (no merge crosses its ends).
+// edge returns the first and last characters of the spelling of the
+// symbols that character r (c, its bytes) starts as: r itself when it is
+// a token, '<' and '>' when it falls back to <0xNN> tokens (and every
+// byte has one); ok is false otherwise (an unk, which may fuse with its
+// neighbours, or a dropped character).
+func (m *spModel) edge(c string, r rune) (first, last rune, ok bool) {
+	switch {
+	case r < utf8.RuneSelf && m.tok.byteRank[r] != noRank, r >= utf8.RuneSelf && m.tok.lookup(c) != noRank:
+		return r, r, true
+	case m.fullBytes:
+		return '<', '>', true
+	}
+	return 0, 0, false
+}
+
+// chunk merges a chunk, cut first at the other characters where no
+// merge can cross when it is long.
 func (m *spModel) chunk(c string, out []int, emit bool) ([]int, int) {
+	if len(c) <= pieceMaxLen {
+		return m.chunk1(c, out, emit)
+	}
+	total, start := 0, 0
+	r, w := utf8.DecodeRuneInString(c)
+	_, last, ok := m.edge(c[:w], r)
+	for i := w; i < len(c); i += w {
+		r, w = utf8.DecodeRuneInString(c[i:])
+		first, l, ok2 := m.edge(c[i:i+w], r)
+		if ok && ok2 {
+			if _, join := m.pairs[charPair(last, first)]; !join {
+				var n int
+				out, n = m.chunk1(c[start:i], out, emit)
+				total += n
+				start = i
+			}
+		}
+		last, ok = l, ok2
+	}
+	out, n := m.chunk1(c[start:], out, emit)
+	return out, total + n
+}
+
+// chunk1 merges one chunk (no merge crosses its ends).
+func (m *spModel) chunk1(c string, out []int, emit bool) ([]int, int) {
 	if c == "" {
 		return out, 0
+	}
+	id := m.tok.lookup(c)
+	if id != noRank {
+		if yes, known := m.selfMerge.get(id); yes {
+			if emit {
+				out = append(out, int(id))
+			}
+			return out, 1
+		} else if !known {
+			out, n := m.merge(c, out, emit)
+			m.selfMerge.learn(id, n == 1)
+			return out, n
+		}
 	}
 	if !emit && len(c) <= pieceMaxLen {
 		h := m.tok.hash(c)

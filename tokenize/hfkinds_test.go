@@ -9,11 +9,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // kindsVariant is one entry of testdata/hf/kinds_variants.json: a base
@@ -186,4 +186,95 @@ func TestHFGoldenKinds(t *testing.T) {
 	}
 }
 
-var _ = slices.Equal[[]int]
+
+// TestHFCodePoints checks the character-level normalizers and
+// pre-tokenizers on every Unicode scalar value, alone, against what
+// Hugging Face tokenizers does to it (testdata/hf/golden_codepoints.json,
+// gen_codepoints.mjs): the Unicode data behind each (x/text, Go's tables,
+// the generated tables) must agree with the reference's version.
+func TestHFCodePoints(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("testdata", "hf", "golden_codepoints.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g struct {
+		Maps map[string]map[string]string `json:"maps"`
+		Sets map[string][][2]rune         `json:"sets"`
+	}
+	if err := json.Unmarshal(raw, &g); err != nil {
+		t.Fatal(err)
+	}
+	initClasses()
+	for _, name := range []string{"NFC", "NFD", "NFKC", "NFKD", "Lowercase", "StripAccents"} {
+		want := map[rune]string{}
+		for k, v := range g.Maps[name] {
+			c, err := strconv.ParseUint(k, 16, 32)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[rune(c)] = v
+		}
+		if len(want) < 1000 {
+			t.Fatalf("%s: only %d code points changed in the reference", name, len(want))
+		}
+		tk := &HFTokenizer{}
+		if err := tk.parseNormalizers(json.RawMessage(`{"type": "`+name+`"}`), "normalizer"); err != nil {
+			t.Fatal(err)
+		}
+		bad := 0
+		for r := rune(0); r < 0x110000; r++ {
+			if r >= 0xd800 && r <= 0xdfff {
+				continue
+			}
+			s := string(r)
+			w, ok := want[r]
+			if !ok {
+				w = s
+			}
+			var buf []byte
+			if got := tk.normalize(s, &buf); got != w {
+				if bad++; bad <= 10 {
+					t.Errorf("%s(U+%04X) = %+q, want %+q", name, r, got, w)
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d code points differ", name, bad)
+		}
+	}
+	in := func(set string, r rune) bool {
+		for _, p := range g.Sets[set] {
+			if r >= p[0] && r <= p[1] {
+				return true
+			}
+		}
+		return false
+	}
+	for _, c := range []struct {
+		set  string
+		ours func(r rune) bool
+	}{
+		{"punctuation", isPunc},
+		{"whitespace_split", unicode.IsSpace},
+		{"word", isWordRune},
+		{"space", func(r rune) bool { k, _ := wordKind(string(r), 0); return k == 0 }},
+	} {
+		if len(g.Sets[c.set]) == 0 {
+			t.Fatalf("no set %s", c.set)
+		}
+		bad := 0
+		for r := rune(0); r < 0x110000; r++ {
+			if r >= 0xd800 && r <= 0xdfff {
+				continue
+			}
+			if w := in(c.set, r); c.ours(r) != w {
+				if bad++; bad <= 10 {
+					t.Errorf("%s: U+%04X is %v, want %v", c.set, r, !w, w)
+				}
+			}
+		}
+		if bad > 0 {
+			t.Errorf("%s: %d code points differ", c.set, bad)
+		}
+	}
+}

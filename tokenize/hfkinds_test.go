@@ -2,18 +2,24 @@ package tokenize
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode"
+	"unicode/utf8"
+
+	"github.com/trajcompress/trajcompress/internal/testenv"
 )
 
 // kindsVariant is one entry of testdata/hf/kinds_variants.json: a base
@@ -116,12 +122,7 @@ func idsDigest(ids []int) string {
 		b, _ := json.Marshal(ids)
 		return string(b)
 	}
-	s := make([]string, len(ids))
-	for k, id := range ids {
-		s[k] = strconv.Itoa(id)
-	}
-	sum := sha256.Sum256([]byte(strings.Join(s, ",")))
-	return fmt.Sprintf("%q", fmt.Sprintf("%d:%s", len(ids), hex.EncodeToString(sum[:])[:16]))
+	return fmt.Sprintf("%q", fmt.Sprintf("%d:%s", len(ids), idsSHA(ids)))
 }
 
 // wantDigest normalizes a golden entry to idsDigest's form.
@@ -185,7 +186,6 @@ func TestHFGoldenKinds(t *testing.T) {
 		})
 	}
 }
-
 
 // TestHFCodePoints checks the character-level normalizers and
 // pre-tokenizers on every Unicode scalar value, alone, against what
@@ -277,4 +277,105 @@ func TestHFCodePoints(t *testing.T) {
 			t.Errorf("%s: %d code points differ", c.set, bad)
 		}
 	}
+}
+
+// realKinds are the kinds_variants.json keys checked on the real data:
+// the two shipped files, and one variant per normalizer and pre-tokenizer
+// family.
+var realKinds = []string{"claude", "gpt4o", "n_nfkc_lower_strip", "n_nfd_strip_accents", "n_llama2", "n_replace_regex",
+	"p_metaspace_first", "p_gemma", "p_split_re_mergedwithnext_inv", "p_split_str_contiguous", "p_whitespace",
+	"p_bert", "p_bytelevel_prefix", "p_bytelevel_then_digits", "p_punctuation_contiguous"}
+
+// TestHFRealKinds checks the ids of the turn texts of the real data
+// (../shared/data/real) against npm tokenizers, run here through
+// testdata/hf/encode_kinds.mjs, for realKinds: a deterministic sample of
+// about 500 KB (texts cut to 8 KB), or, with TRAJCOMPRESS_HF_REAL=all, every
+// text whole (31 MB; about half an hour for the reference, so run it with
+// -timeout 0). It skips, saying why, when the real data or Node is
+// missing.
+func TestHFRealKinds(t *testing.T) {
+	dir := testenv.RealDataDir()
+	if dir == "" {
+		t.Skip("shared real data absent")
+	}
+	if _, err := exec.LookPath("node"); err != nil {
+		t.Skip("node not found: the reference side of this test needs Node >= 18")
+	}
+	variants := loadKindsVariants(t)
+	tks := make([]*HFTokenizer, len(realKinds))
+	for k, key := range realKinds {
+		tk, err := LoadHF(kindsTokenizerJSON(t, variants[key]))
+		if err != nil {
+			t.Fatalf("%s: %v", key, err)
+		}
+		tks[k] = tk
+	}
+	texts := realTurnTexts(t, dir)
+	if os.Getenv("TRAJCOMPRESS_HF_REAL") != "all" {
+		texts = sampleTexts(texts, 500_000, 8<<10)
+	}
+	var in bytes.Buffer
+	for _, s := range texts {
+		b, _ := json.Marshal(ReplaceInvalid(s))
+		in.Write(append(b, '\n'))
+	}
+	cmd := exec.Command("node", append([]string{filepath.Join("testdata", "hf", "encode_kinds.mjs")}, realKinds...)...)
+	cmd.Stdin = &in
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("encode_kinds.mjs: %v\n%s", err, stderr.Bytes())
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(texts) {
+		t.Fatalf("encode_kinds.mjs: %d lines for %d texts", len(lines), len(texts))
+	}
+	ok := make([]int, len(realKinds))
+	for i, s := range texts {
+		want := strings.Fields(lines[i])
+		for k, tk := range tks {
+			ids := tk.Encode(s)
+			got := fmt.Sprintf("%d:%s", len(ids), idsSHA(ids))
+			if got == want[k] && tk.Count(s) == len(ids) {
+				ok[k]++
+			} else if len(texts)-ok[k] < 1000 {
+				t.Errorf("%s: real text %d %.100q: got %s, want %s", realKinds[k], i, s, got, want[k])
+			}
+		}
+	}
+	for k, key := range realKinds {
+		t.Logf("%s: %d/%d real turn texts exact", key, ok[k], len(texts))
+	}
+}
+
+// idsSHA is the first 16 hex digits of the SHA-256 of the ids joined by
+// commas.
+func idsSHA(ids []int) string {
+	s := make([]string, len(ids))
+	for k, id := range ids {
+		s[k] = strconv.Itoa(id)
+	}
+	sum := sha256.Sum256([]byte(strings.Join(s, ",")))
+	return hex.EncodeToString(sum[:])[:16]
+}
+
+// sampleTexts returns a deterministic sample of about budget bytes of
+// texts, each cut to at most maxLen bytes at a code point boundary.
+func sampleTexts(texts []string, budget, maxLen int) []string {
+	rng := rand.New(rand.NewPCG(29, 29))
+	var out []string
+	for budget > 0 && len(texts) > 0 {
+		s := texts[rng.IntN(len(texts))]
+		if len(s) > maxLen {
+			cut := maxLen
+			for cut > 0 && !utf8.RuneStart(s[cut]) {
+				cut--
+			}
+			s = s[:cut]
+		}
+		budget -= len(s)
+		out = append(out, s)
+	}
+	return out
 }

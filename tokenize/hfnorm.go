@@ -239,8 +239,24 @@ func appendLower(dst []byte, s string) ([]byte, bool) {
 	return dst, true
 }
 
-// lowerRune is the simple lower-case mapping of r.
-func lowerRune(r rune) rune { return unicode.ToLower(r) }
+// lowerRune is the simple lower-case mapping of r in Unicode 17.0 (Rust's
+// standard library in the build of npm tokenizers 0.23.2; Go's unicode
+// package is at 15.0).
+func lowerRune(r rune) rune {
+	lo, hi := 0, len(u17Lower)/2
+	for lo < hi {
+		m := (lo + hi) / 2
+		switch c := rune(u17Lower[2*m]); {
+		case r < c:
+			hi = m
+		case r > c:
+			lo = m + 1
+		default:
+			return rune(u17Lower[2*m+1])
+		}
+	}
+	return r
+}
 
 // appendStripAccents deletes combining marks (Mn, Mc, Me of Unicode 9.0,
 // the data of the unicode-normalization crate tokenizers uses), as
@@ -263,6 +279,4 @@ func appendStripAccents(dst []byte, s string) ([]byte, bool) {
 }
 
 // isMark9 reports whether r is a combining mark in Unicode 9.0.
-func isMark9(r rune) bool {
-	return unicode.Is(unicode.M, r) && !inRanges(u16Post9, uint32(r))
-}
+func isMark9(r rune) bool { return inRanges(u9M, uint32(r)) }

@@ -232,13 +232,7 @@ func (w *preWalk) byteLevelStage(c hfPreJSON) error {
 		w.add(preStage{name: "prefix-space", kind: stagePrefixSpace})
 	}
 	if c.UseRegex == nil || *c.UseRegex {
-		st, _, err := newSplitStage(patGPT2)
-		if err != nil {
-			return err
-		}
-		w.fast = false
-		st.name = "gpt2-regexp2"
-		w.add(st)
+		w.add(preStage{name: "gpt2", next: splitGPT2, covering: true, simple: true})
 	}
 	w.byteLevel++
 	return nil
@@ -273,12 +267,13 @@ func (w *preWalk) metaspace(c hfPreJSON, path string) error {
 }
 
 // isPunc is tokenizers' punctuation test (Punctuation and
-// BertPreTokenizer): ASCII punctuation or a Unicode punctuation category.
+// BertPreTokenizer): ASCII punctuation or a punctuation category of
+// Unicode 8.0 (the unicode_categories crate's data).
 func isPunc(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r > ' ' && r < 0x7f && !(r >= '0' && r <= '9' || r|0x20 >= 'a' && r|0x20 <= 'z')
 	}
-	return unicode.IsPunct(r)
+	return inRanges(u8P, uint32(r))
 }
 
 // charSplitter returns the next function of a character-predicate
@@ -316,9 +311,9 @@ func isNumericAt(s string, i int) bool {
 }
 
 // wordKind classifies a character for the Whitespace pre-tokenizer's
-// pattern \w+|[^\w\s]+ (Oniguruma's Unicode \w: letters, marks, decimal
-// digits, connector punctuation; \s: White_Space): 0 space, 1 word, 2
-// other.
+// pattern \w+|[^\w\s]+ (Oniguruma's Unicode 16.0 \w: Alphabetic, marks,
+// decimal numbers, connector punctuation, Join_Control; \s: White_Space):
+// 0 space, 1 word, 2 other.
 func wordKind(s string, i int) (int, int) {
 	r, w := utf8.DecodeRuneInString(s[i:])
 	switch {
@@ -334,8 +329,7 @@ func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r == '_' || r >= '0' && r <= '9' || r|0x20 >= 'a' && r|0x20 <= 'z'
 	}
-	return unicode.IsLetter(r) || unicode.IsMark(r) || unicode.Is(unicode.Nd, r) || unicode.Is(unicode.Pc, r) ||
-		unicode.Is(unicode.Nl, r) || unicode.Is(unicode.Other_Alphabetic, r) || r == 0x200c || r == 0x200d
+	return inRanges(u16Word, uint32(r))
 }
 
 // splitWordClass returns the end of the run of characters of the same

@@ -59,6 +59,7 @@ var knownPatterns = map[string]preStage{
 		return isDSCJK(r)
 	}},
 	patDSMain: {name: "deepseek", next: splitDSMain, isMatch: func(s string, i int) bool { return dsMatch(s, i) >= 0 }},
+	patGPT2:   {name: "gpt2", next: splitGPT2, covering: true},
 }
 
 // newSplitStage returns the stage for a Split regex: hand-written when the
@@ -234,4 +235,59 @@ func splitDigits(individual bool) func(s string, i int) int {
 		}
 		return j
 	}
+}
+
+// splitGPT2 returns the end of the piece starting at i of GPT-2's pattern
+// (the ByteLevel pre-tokenizer's use_regex):
+//
+//	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//
+// The contractions are case-sensitive. Every position starts an
+// alternative, so pieces tile the input.
+func splitGPT2(s string, i int) int {
+	c := s[i]
+	if c == '\'' && i+1 < len(s) {
+		switch s[i+1] {
+		case 's', 't', 'm', 'd':
+			return i + 2
+		case 'r', 'v':
+			if i+2 < len(s) && s[i+2] == 'e' {
+				return i + 3
+			}
+		case 'l':
+			if i+2 < len(s) && s[i+2] == 'l' {
+				return i + 3
+			}
+		}
+	}
+	j := i
+	if c == ' ' && i+1 < len(s) {
+		if cl, _ := classAt(s, i+1); cl&cWS == 0 {
+			j = i + 1 // the optional space, then a run of the class after it
+		}
+	}
+	cl, w := classAt(s, j)
+	switch {
+	case cl&mL != 0:
+		return scanIn(s, j+w, mL)
+	case cl&cN != 0:
+		return scanIn(s, j+w, cN)
+	case cl&cWS == 0:
+		return scanOut(s, j+w, mLNS)
+	}
+	// \s+(?!\S)|\s+: the whole run at the end of the text, else the run
+	// minus its last code point when that leaves at least one.
+	last := i
+	for j < len(s) {
+		cl, w := classAt(s, j)
+		if cl&cWS == 0 {
+			break
+		}
+		last = j
+		j += w
+	}
+	if j == len(s) || last == i {
+		return j
+	}
+	return last
 }

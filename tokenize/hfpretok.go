@@ -3,6 +3,8 @@ package tokenize
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -522,6 +524,26 @@ func (t *HFTokenizer) transform(st *preStage, s string, k int, first bool, a *hf
 // empty) and each gap between matches (match false), in order, as
 // tokenizers' find_matches lists them. regexp2 reports offsets in runes.
 func regexSpans(re *regexp2.Regexp, s string, fn func(a, b int, match bool)) {
+	if lit := literalOf(re); lit != "" {
+		// A literal pattern (a Split String, as Gemma's " "): its
+		// leftmost non-overlapping matches, without regexp2's []rune.
+		last := 0
+		for {
+			k := strings.Index(s[last:], lit)
+			if k < 0 {
+				break
+			}
+			if k > 0 {
+				fn(last, last+k, false)
+			}
+			fn(last+k, last+k+len(lit), true)
+			last += k + len(lit)
+		}
+		if last < len(s) {
+			fn(last, len(s), false)
+		}
+		return
+	}
 	runes := []rune(s)
 	// byteAt[k] is the byte offset of rune k.
 	byteAt := make([]int, len(runes)+1)
@@ -544,6 +566,23 @@ func regexSpans(re *regexp2.Regexp, s string, fn func(a, b int, match bool)) {
 	if last < len(s) {
 		fn(last, len(s), false)
 	}
+}
+
+// literals remembers, per compiled pattern, the text it matches when it
+// is a literal (regexp2.Escape of some text), else "".
+var literals sync.Map // *regexp2.Regexp -> string
+
+func literalOf(re *regexp2.Regexp) string {
+	if v, ok := literals.Load(re); ok {
+		return v.(string)
+	}
+	pat := re.String()
+	lit, err := regexp2.Unescape(pat)
+	if err != nil || lit == "" || regexp2.Escape(lit) != pat {
+		lit = ""
+	}
+	literals.Store(re, lit)
+	return lit
 }
 
 // checkFirst refuses a Metaspace with prepend_scheme first behind a

@@ -41,6 +41,11 @@ type spModel struct {
 	fullBytes bool
 	hasSpace  bool // ▁ is a token
 
+	// char3 holds the token of each three-byte character (U+0800 to
+	// U+FFFF, ▁ and CJK among them), noRank if none: looked up per
+	// character, they would each cost a hash.
+	char3 []uint32
+
 	// selfMerge learns whether a chunk that is a token merges into it;
 	// pieces caches the counts of other chunks of up to pieceMaxLen bytes.
 	selfMerge selfMergeBits
@@ -128,6 +133,12 @@ func buildSPModel(rawVocab, rawMerges []byte, ignoreMerges, byteFallback, fuseUn
 	for _, t := range m.byteTok {
 		m.fullBytes = m.fullBytes && t != noRank
 	}
+	m.char3 = make([]uint32, 0x10000-0x800)
+	var b [4]byte
+	for r := rune(0x800); r < 0x10000; r++ {
+		n := utf8.EncodeRune(b[:], r)
+		m.char3[r-0x800] = v.lookup(string(b[:n]))
+	}
 	m.pairs = map[uint64]struct{}{}
 	for _, s := range ids {
 		var prev rune = -1
@@ -197,7 +208,7 @@ func (m *spModel) cutBefore(p string, j int) bool {
 // neighbours, or a dropped character).
 func (m *spModel) edge(c string, r rune) (first, last rune, ok bool) {
 	switch {
-	case r < utf8.RuneSelf && m.tok.byteRank[r] != noRank, r >= utf8.RuneSelf && m.tok.lookup(c) != noRank:
+	case m.charTok(c, r) != noRank:
 		return r, r, true
 	case m.fullBytes:
 		return '<', '>', true
@@ -236,6 +247,32 @@ func (m *spModel) chunk1(c string, out []int, emit bool) ([]int, int) {
 	if c == "" {
 		return out, 0
 	}
+	if !emit && len(c) <= pieceMaxLen {
+		// Counting a short chunk: its count is most often in the cache,
+		// which then costs one hash and one compare.
+		h := m.tok.hash(c)
+		if n, ok := m.pieces.get(h, c); ok {
+			return out, n
+		}
+		id := noRank
+		if len(c) > 2 {
+			id = m.tok.lookupHashed(c, h)
+		} else {
+			id = m.tok.lookup(c)
+		}
+		n, yes, known := 1, false, false
+		if id != noRank {
+			yes, known = m.selfMerge.get(id)
+		}
+		if !yes {
+			out, n = m.merge(c, out, emit)
+			if id != noRank && !known {
+				m.selfMerge.learn(id, n == 1)
+			}
+		}
+		m.pieces.put(h, c, n)
+		return out, n
+	}
 	id := m.tok.lookup(c)
 	if id != noRank {
 		if yes, known := m.selfMerge.get(id); yes {
@@ -248,15 +285,6 @@ func (m *spModel) chunk1(c string, out []int, emit bool) ([]int, int) {
 			m.selfMerge.learn(id, n == 1)
 			return out, n
 		}
-	}
-	if !emit && len(c) <= pieceMaxLen {
-		h := m.tok.hash(c)
-		if n, ok := m.pieces.get(h, c); ok {
-			return out, n
-		}
-		out, n := m.merge(c, out, emit)
-		m.pieces.put(h, c, n)
-		return out, n
 	}
 	return m.merge(c, out, emit)
 }
@@ -315,8 +343,9 @@ func (m *spModel) symbols(c string, id []uint32) int {
 		if c[i] < utf8.RuneSelf {
 			t = m.tok.byteRank[c[i]]
 		} else {
-			_, w = utf8.DecodeRuneInString(c[i:])
-			t = m.tok.lookup(c[i : i+w])
+			var r rune
+			r, w = utf8.DecodeRuneInString(c[i:])
+			t = m.charTok(c[i:i+w], r)
 		}
 		if t != noRank {
 			if pendingUnk {
@@ -352,6 +381,14 @@ func (m *spModel) symbols(c string, id []uint32) int {
 		n++
 	}
 	return n
+}
+
+// charTok returns the token of the one character r (c, its bytes).
+func (m *spModel) charTok(c string, r rune) uint32 {
+	if r >= 0x800 && r < 0x10000 {
+		return m.char3[r-0x800]
+	}
+	return m.tok.lookup(c)
 }
 
 func (m *spModel) allBytes(s string) bool {

@@ -299,7 +299,16 @@ func (v *vocab) lookup(s string) uint32 {
 	if n > v.maxLen || n == 0 {
 		return noRank
 	}
-	h := v.hash(s)
+	return v.lookupHashed(s, v.hash(s))
+}
+
+// lookupHashed is lookup for a string of 3 bytes or more whose hash h is
+// known.
+func (v *vocab) lookupHashed(s string, h uint64) uint32 {
+	n := len(s)
+	if n > v.maxLen {
+		return noRank
+	}
 	probe := h>>(64-tagBits)<<lenBits | uint64(n)
 	i := h & v.mask
 	for {

@@ -22,8 +22,8 @@ type HFTokenizer struct {
 	nfc       bool       // the normalizer is NFC alone (nfc9, no buffer)
 	norms     []normStep // the normalizers, in order (hfnorm.go)
 	stages    []preStage
-	model     *hfModel // byte-level BPE, or
-	sp        *spModel // SentencePiece-style BPE
+	model     *hfModel // the BPE model (byte-level, or sp's)
+	sp        *spModel // SentencePiece-style BPE, nil for byte-level
 }
 
 // hfAcc accumulates the tokens of one text.

@@ -126,6 +126,10 @@ type hfModel struct {
 	pieces *pieceCache
 
 	bt btLazy // the backtracking encoder's tables, built on first need
+
+	// sp, when set, is the SentencePiece-style model that counts instead
+	// (the other fields are then unset).
+	sp *spModel
 }
 
 // selfMergeBits records, per token id, whether byte-pair merging the
@@ -225,6 +229,9 @@ func buildHFModel(rawVocab, rawMerges []byte, ignoreMerges bool) (*hfModel, erro
 // pieceTokens appends the ids of one pre-tokenized piece (raw bytes) to
 // out when emit is set, and returns the number of tokens.
 func (m *hfModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
+	if m.sp != nil {
+		return m.sp.pieceTokens(p, out, emit)
+	}
 	id := m.tok.lookup(p)
 	if id != noRank {
 		yes, known := true, true

@@ -86,18 +86,16 @@ func (t *HFTokenizer) buildModel(m *hfModelJSON, byteLevel bool) error {
 		return err
 	}
 	t.sp = sp
+	t.model = &hfModel{sp: sp}
 	t.info.Kind = KindHFSPBPE
 	return nil
 }
 
 // piece counts (and with a.emit, appends the ids of) one pre-tokenized
-// piece.
+// piece. One call, so that it inlines: a SentencePiece-style model is
+// reached through t.model.sp.
 func (t *HFTokenizer) piece(p string, a *hfAcc) {
 	var n int
-	if t.sp != nil {
-		a.out, n = t.sp.pieceTokens(p, a.out, a.emit)
-	} else {
-		a.out, n = t.model.pieceTokens(p, a.out, a.emit)
-	}
+	a.out, n = t.model.pieceTokens(p, a.out, a.emit)
 	a.n += n
 }

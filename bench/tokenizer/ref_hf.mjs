@@ -32,7 +32,8 @@ for (const [m, pkg] of Object.entries({ ...models, ...more })) {
   for (const t of texts.slice(0, 500)) await tk.encode(t, null, { addSpecialTokens: false }); // warm-up
   let best = Infinity, bestCPU = Infinity, tokens = 0;
   const counts = new Array(texts.length);
-  for (let pass = 0; pass < 3; pass++) {
+  const passes = Number(process.env.PASSES || 3);
+  for (let pass = 0; pass < passes; pass++) {
     tokens = 0;
     const t0 = process.hrtime.bigint(), c0 = process.cpuUsage();
     for (let i = 0; i < texts.length; i++) {

@@ -134,10 +134,13 @@ func buildSPModel(rawVocab, rawMerges []byte, ignoreMerges, byteFallback, fuseUn
 		m.fullBytes = m.fullBytes && t != noRank
 	}
 	m.char3 = make([]uint32, 0x10000-0x800)
-	var b [4]byte
-	for r := rune(0x800); r < 0x10000; r++ {
-		n := utf8.EncodeRune(b[:], r)
-		m.char3[r-0x800] = v.lookup(string(b[:n]))
+	for i := range m.char3 {
+		m.char3[i] = noRank
+	}
+	for id, s := range ids {
+		if r, w := utf8.DecodeRuneInString(s); len(s) == 3 && w == 3 {
+			m.char3[r-0x800] = uint32(id)
+		}
 	}
 	m.pairs = map[uint64]struct{}{}
 	for _, s := range ids {

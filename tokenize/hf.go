@@ -56,21 +56,6 @@ func LoadHF(path string) (*HFTokenizer, error) {
 	return t, nil
 }
 
-type hfComponent struct {
-	Type          string            `json:"type"`
-	Normalizers   []json.RawMessage `json:"normalizers"`
-	PreTokenizers []json.RawMessage `json:"pretokenizers"`
-	Pattern       struct {
-		Regex  *string `json:"Regex"`
-		String *string `json:"String"`
-	} `json:"pattern"`
-	Behavior         string `json:"behavior"`
-	Invert           bool   `json:"invert"`
-	AddPrefixSpace   bool   `json:"add_prefix_space"`
-	UseRegex         *bool  `json:"use_regex"`
-	IndividualDigits bool   `json:"individual_digits"`
-}
-
 func parseHF(data []byte) (*HFTokenizer, error) {
 	rest, rawVocab, rawMerges, err := splitModelJSON(data)
 	if err != nil {

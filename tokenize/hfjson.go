@@ -157,13 +157,18 @@ func (s *jsonScanner) skip() error {
 
 // jsonScanner reads the vocab object and merges array of a tokenizer.json.
 type jsonScanner struct {
-	b   []byte
-	i   int
-	buf []byte
+	b     []byte
+	i     int
+	buf   []byte
+	field string // the JSON path scanned, for errors ("model.vocab")
 }
 
 func (s *jsonScanner) errf(format string, a ...any) error {
-	return fmt.Errorf("tokenize: tokenizer.json model: byte %d: %s", s.i, fmt.Sprintf(format, a...))
+	field := s.field
+	if field == "" {
+		field = "model"
+	}
+	return fmt.Errorf("tokenize: tokenizer.json: %s: byte %d: %s", field, s.i, fmt.Sprintf(format, a...))
 }
 
 func (s *jsonScanner) ws() {
@@ -291,7 +296,7 @@ func (s *jsonScanner) uint() (int, error) {
 
 // eachVocab calls fn for each "token": id pair of the vocab object.
 func eachVocab(raw []byte, fn func(tok []byte, id int) error) error {
-	s := &jsonScanner{b: raw}
+	s := &jsonScanner{b: raw, field: "model.vocab"}
 	if err := s.expect('{'); err != nil {
 		return err
 	}
@@ -329,7 +334,7 @@ func eachVocab(raw []byte, fn func(tok []byte, id int) error) error {
 // which, as in tokenizers (convert_merges_to_hashmap), must hold exactly
 // one space; a string starting "#version" is skipped.
 func eachMerge(raw []byte, fn func(k int, a, b []byte) error) error {
-	s := &jsonScanner{b: raw}
+	s := &jsonScanner{b: raw, field: "model.merges"}
 	if err := s.expect('['); err != nil {
 		return err
 	}

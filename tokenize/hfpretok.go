@@ -3,6 +3,7 @@ package tokenize
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 	"unsafe"
@@ -82,6 +83,38 @@ type hfPreJSON struct {
 }
 
 const supportedPreTokenizers = "Sequence, Split, ByteLevel, Digits, Metaspace, Whitespace, WhitespaceSplit, Punctuation, CharDelimiterSplit, BertPreTokenizer"
+
+// parsePipeline reads a tokenizer.json's normalizer and pre_tokenizer
+// into t (norms, stages, and the split path in info), and returns how many
+// ByteLevel pre-tokenizers it holds.
+func (t *HFTokenizer) parsePipeline(normalizer, preTokenizer json.RawMessage) (byteLevel int, err error) {
+	if err := t.parseNormalizers(normalizer, "normalizer"); err != nil {
+		return 0, err
+	}
+	t.nfc = len(t.norms) == 1 && t.norms[0].name == "NFC"
+	pw := preWalk{t: t, fast: true}
+	if err := pw.walk(preTokenizer, "pre_tokenizer"); err != nil {
+		return 0, err
+	}
+	if err := pw.checkFirst(t.norms); err != nil {
+		return 0, err
+	}
+	for _, st := range t.stages {
+		if st.name == "deepseek" {
+			initPS()
+		}
+	}
+	names := pw.names
+	if len(names) == 0 {
+		names = append(names, "none")
+	}
+	t.info.Split = strings.Join(names, "+")
+	if !pw.fast {
+		t.info.Split += " (slow path)"
+	}
+	t.info.SlowPath = !pw.fast
+	return pw.byteLevel, nil
+}
 
 // preWalk walks the pre-tokenizer of a tokenizer.json into t's stages:
 // their names, how many ByteLevel components it holds, and whether every
@@ -201,7 +234,10 @@ func (w *preWalk) split(c hfPreJSON, path string) error {
 		if *p.String == "" {
 			return hfRefuse(path+".pattern.String", "an empty Split pattern is not supported")
 		}
-		pat = regexp2.Escape(*p.String)
+		lit := *p.String
+		w.add(preStage{name: "literal", next: literalSplitter(lit), isMatch: func(s string, i int) bool { return strings.HasPrefix(s[i:], lit) },
+			behavior: beh, invert: invert, simple: beh == behIsolated && !invert})
+		return nil
 	}
 	st, known, err := newSplitStage(pat)
 	if err != nil {
@@ -274,6 +310,21 @@ func isPunc(r rune) bool {
 		return r > ' ' && r < 0x7f && !(r >= '0' && r <= '9' || r|0x20 >= 'a' && r|0x20 <= 'z')
 	}
 	return inRanges(u8P, uint32(r))
+}
+
+// literalSplitter returns the next function of a String pattern: its
+// occurrences, leftmost first and not overlapping, and the text between
+// them.
+func literalSplitter(lit string) func(s string, i int) int {
+	return func(s string, i int) int {
+		if strings.HasPrefix(s[i:], lit) {
+			return i + len(lit)
+		}
+		if k := strings.Index(s[i:], lit); k >= 0 {
+			return i + k
+		}
+		return len(s)
+	}
 }
 
 // charSplitter returns the next function of a character-predicate

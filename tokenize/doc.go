@@ -17,9 +17,15 @@
 //     checked against testdata/hf/golden.jsonl for Qwen3, Llama-3,
 //     DeepSeek-V3 and GPT-OSS). Added and special tokens in the text are
 //     one token each. Only byte-level BPE is supported: other kinds
-//     (SentencePiece-style BPE, Unigram, WordPiece), normalizers other than
-//     NFC, pre-tokenizers other than Split (Isolated), ByteLevel and Digits
-//     are refused with an error naming them.
+//     (SentencePiece-style BPE, Unigram, WordPiece) are refused with an
+//     error naming them. The normalizers (NFC, NFD, NFKC, NFKD, Lowercase,
+//     Strip, StripAccents, Replace, Prepend, Sequence) and pre-tokenizers
+//     (Split with every behavior and invert, ByteLevel, Metaspace, Digits,
+//     Punctuation, Whitespace, WhitespaceSplit, CharDelimiterSplit,
+//     BertPreTokenizer, Sequence) run as in tokenizers (hfnorm.go,
+//     hfpretok.go; checked against testdata/hf/golden_kinds.jsonl); any
+//     other kind, or a malformed one, is refused at load with an error
+//     naming it and its JSON path.
 //   - a path to a tiktoken.model (or a directory holding one) with a
 //     tokenizer_config.json beside it naming a known model (Kimi-K2's
 //     tokenization_kimi): a [*TiktokenFile].

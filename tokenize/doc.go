@@ -25,6 +25,14 @@
 //     and WordLevel models, BPE dropout, subword prefixes and suffixes, and
 //     model fields tokenizers does not read are refused with an error
 //     naming the JSON path of the field (model.type, model.merges[3]).
+//     The normalizers (NFC, NFD, NFKC, NFKD, Lowercase, Strip,
+//     StripAccents, Replace, Prepend, Sequence) and pre-tokenizers (Split
+//     with every behavior and invert, ByteLevel, Metaspace, Digits,
+//     Punctuation, Whitespace, WhitespaceSplit, CharDelimiterSplit,
+//     BertPreTokenizer, Sequence) run as in tokenizers (hfnorm.go,
+//     hfpretok.go; checked against testdata/hf/golden_kinds.jsonl); any
+//     other kind, or a malformed one, is refused at load with an error
+//     naming it and its JSON path.
 //   - a path to a tiktoken.model (or a directory holding one) with a
 //     tokenizer_config.json beside it naming a known model (Kimi-K2's
 //     tokenization_kimi): a [*TiktokenFile].

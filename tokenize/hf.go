@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 	"unsafe"
 
@@ -72,35 +71,14 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 	}
 	initClasses()
 	t := &HFTokenizer{info: Info{Kind: KindHFBPE}}
-	if err := t.parseNormalizers(f.Normalizer, "normalizer"); err != nil {
+	byteLevel, err := t.parsePipeline(f.Normalizer, f.PreTok)
+	if err != nil {
 		return nil, err
 	}
-	t.nfc = len(t.norms) == 1 && t.norms[0].name == "NFC"
-	pw := preWalk{t: t, fast: true}
-	if err := pw.walk(f.PreTok, "pre_tokenizer"); err != nil {
-		return nil, err
-	}
-	if err := pw.checkFirst(t.norms); err != nil {
-		return nil, err
-	}
-	if pw.byteLevel > 1 {
+	if byteLevel > 1 {
 		return nil, fmt.Errorf("tokenize: tokenizer.json: pre_tokenizer: more than one ByteLevel is not supported")
 	}
-	for _, st := range t.stages {
-		if st.name == "deepseek" {
-			initPS()
-		}
-	}
-	names := pw.names
-	if len(names) == 0 {
-		names = append(names, "none")
-	}
-	t.info.Split = strings.Join(names, "+")
-	if !pw.fast {
-		t.info.Split += " (slow path)"
-	}
-	t.info.SlowPath = !pw.fast
-	if err := t.buildModel(m, pw.byteLevel == 1); err != nil {
+	if err := t.buildModel(m, byteLevel == 1); err != nil {
 		return nil, err
 	}
 	if err := t.addAdded(f.AddedTokens); err != nil {

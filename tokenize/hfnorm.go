@@ -159,6 +159,10 @@ func replaceStep(c hfNormJSON, path string) (normStep, error) {
 		if err != nil {
 			return normStep{}, hfRefuse(path+".pattern.Regex", "Replace pattern: %v", err)
 		}
+		if m, _ := re.MatchString(""); m {
+			// tokenizers 0.23.2 panics replacing an empty match.
+			return normStep{}, hfRefuse(path+".pattern.Regex", "a Replace pattern that matches the empty string is not supported")
+		}
 		return normStep{name: "Replace(regex)", dropsLead: true, apply: func(dst []byte, s string) ([]byte, bool) {
 			changed := false
 			last := 0

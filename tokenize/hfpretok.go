@@ -85,6 +85,38 @@ type hfPreJSON struct {
 
 const supportedPreTokenizers = "Sequence, Split, ByteLevel, Digits, Metaspace, Whitespace, WhitespaceSplit, Punctuation, CharDelimiterSplit, BertPreTokenizer"
 
+// parsePipeline reads a tokenizer.json's normalizer and pre_tokenizer
+// into t (norms, stages, and the split path in info), and returns how many
+// ByteLevel pre-tokenizers it holds.
+func (t *HFTokenizer) parsePipeline(normalizer, preTokenizer json.RawMessage) (byteLevel int, err error) {
+	if err := t.parseNormalizers(normalizer, "normalizer"); err != nil {
+		return 0, err
+	}
+	t.nfc = len(t.norms) == 1 && t.norms[0].name == "NFC"
+	pw := preWalk{t: t, fast: true}
+	if err := pw.walk(preTokenizer, "pre_tokenizer"); err != nil {
+		return 0, err
+	}
+	if err := pw.checkFirst(t.norms); err != nil {
+		return 0, err
+	}
+	for _, st := range t.stages {
+		if st.name == "deepseek" {
+			initPS()
+		}
+	}
+	names := pw.names
+	if len(names) == 0 {
+		names = append(names, "none")
+	}
+	t.info.Split = strings.Join(names, "+")
+	if !pw.fast {
+		t.info.Split += " (slow path)"
+	}
+	t.info.SlowPath = !pw.fast
+	return pw.byteLevel, nil
+}
+
 // preWalk walks the pre-tokenizer of a tokenizer.json into t's stages:
 // their names, how many ByteLevel components it holds, and whether every
 // split has a fast path.
@@ -203,7 +235,10 @@ func (w *preWalk) split(c hfPreJSON, path string) error {
 		if *p.String == "" {
 			return hfRefuse(path+".pattern.String", "an empty Split pattern is not supported")
 		}
-		pat = regexp2.Escape(*p.String)
+		lit := *p.String
+		w.add(preStage{name: "literal", next: literalSplitter(lit), isMatch: func(s string, i int) bool { return strings.HasPrefix(s[i:], lit) },
+			behavior: beh, invert: invert, simple: beh == behIsolated && !invert})
+		return nil
 	}
 	st, known, err := newSplitStage(pat)
 	if err != nil {
@@ -276,6 +311,21 @@ func isPunc(r rune) bool {
 		return r > ' ' && r < 0x7f && !(r >= '0' && r <= '9' || r|0x20 >= 'a' && r|0x20 <= 'z')
 	}
 	return inRanges(u8P, uint32(r))
+}
+
+// literalSplitter returns the next function of a String pattern: its
+// occurrences, leftmost first and not overlapping, and the text between
+// them.
+func literalSplitter(lit string) func(s string, i int) int {
+	return func(s string, i int) int {
+		if strings.HasPrefix(s[i:], lit) {
+			return i + len(lit)
+		}
+		if k := strings.Index(s[i:], lit); k >= 0 {
+			return i + k
+		}
+		return len(s)
+	}
 }
 
 // charSplitter returns the next function of a character-predicate
@@ -522,7 +572,8 @@ func (t *HFTokenizer) transform(st *preStage, s string, k int, first bool, a *hf
 
 // regexSpans calls fn with each match of re in s (match true, possibly
 // empty) and each gap between matches (match false), in order, as
-// tokenizers' find_matches lists them. regexp2 reports offsets in runes.
+// tokenizers' find_matches lists them (Oniguruma's find_iter). regexp2
+// reports offsets in runes.
 func regexSpans(re *regexp2.Regexp, s string, fn func(a, b int, match bool)) {
 	if lit := literalOf(re); lit != "" {
 		// A literal pattern (a Split String, as Gemma's " "): its
@@ -552,15 +603,20 @@ func regexSpans(re *regexp2.Regexp, s string, fn func(a, b int, match bool)) {
 		off += utf8.RuneLen(runes[k])
 		byteAt[k+1] = off
 	}
-	last := 0
+	last, matched := 0, false
 	m, _ := re.FindRunesMatch(runes)
 	for m != nil {
 		a, b := byteAt[m.Index], byteAt[m.Index+m.Length]
-		if a > last {
-			fn(last, a, false)
+		// Oniguruma's iterator (the reference's) skips an empty match
+		// right at the end of the previous match; .NET's, regexp2's,
+		// reports it.
+		if a < b || !matched || a != last {
+			if a > last {
+				fn(last, a, false)
+			}
+			fn(a, b, true)
+			last, matched = b, true
 		}
-		fn(a, b, true)
-		last = b
 		m, _ = re.FindNextMatch(m)
 	}
 	if last < len(s) {

@@ -37,11 +37,11 @@ func (e *Error) Unwrap() error {
 	return err
 }
 
-// Recover, deferred, turns a panic of its goroutine into an *Error stored
-// in *err (replacing what was there: the panic is the story). It must be
-// called directly by the deferred statement (defer crash.Recover(&err)).
+// Recover turns a panic of its goroutine into an *Error stored in *err
+// (replacing what was there: the panic is the story). It must be the
+// deferred call itself (defer crash.Recover(&err)), where recover works.
 func Recover(err *error) {
-	if r := recover(); r != nil {
+	if r := recover(); r != nil { //nolint:revive // Recover is only ever deferred (the doc says so): recover runs in the deferred call
 		*err = &Error{Value: r, Stack: debug.Stack()}
 	}
 }

@@ -105,7 +105,7 @@ var impure = []string{"os", "os/exec", "os/signal", "net", "syscall", "io/fs", "
 // anything else impure), and whose imports a pure importer of the package
 // does not reach: tokenize.New takes the path of a tokenizer.json or
 // tiktoken file, a model directory, or a Hugging Face model id looked up
-// in the local cache (issue 14), so finding and reading those files is
+// in the local cache, so finding and reading those files is
 // part of its contract. The encoders themselves do no I/O.
 var fileReaders = map[string][]string{
 	"tokenize": {"resolve.go", "hf.go", "tiktokenfile.go"},

@@ -168,7 +168,13 @@ func root(t *testing.T) string {
 // changed import.
 func packages(t *testing.T) []pkgInfo {
 	t.Helper()
-	r := root(t)
+	return packagesIn(t, root(t))
+}
+
+// packagesIn lists the packages of the module rooted at r (a nested
+// module's are left out), their paths relative to r.
+func packagesIn(t *testing.T, r string) []pkgInfo {
+	t.Helper()
 	var out []pkgInfo
 	err := filepath.WalkDir(r, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"io/fs"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -114,5 +116,85 @@ func TestNoIssueNumbers(t *testing.T) {
 	}
 	if read < 100 {
 		t.Fatalf("only %d text files read: the listing is broken", read)
+	}
+}
+
+// layoutTable reads the package table of docs/architecture.md ("| package |
+// what it is |"): each row's first cell names one or more packages in
+// backquotes, relative to the main module ("beam/trajbeam" for the Beam
+// module's); a name ending in "/..." covers a subtree. It returns each
+// name with the line it is on.
+func layoutTable(t *testing.T, r string) map[string]int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r, "docs", "architecture.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := regexp.MustCompile("`([^`]+)`")
+	rows := map[string]int{}
+	in := false
+	for n, line := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(line, "| package | what it is |"):
+			in = true
+			continue
+		case !in || strings.HasPrefix(line, "|---"):
+			continue
+		case !strings.HasPrefix(line, "|"):
+			in = false
+			continue
+		}
+		cell, _, _ := strings.Cut(strings.TrimPrefix(line, "|"), "|")
+		cell, _, _ = strings.Cut(cell, "(") // "(module `beam/`)" is a note
+		ms := name.FindAllStringSubmatch(cell, -1)
+		if len(ms) == 0 {
+			t.Errorf("docs/architecture.md:%d: a row naming no package in backquotes: %s", n+1, line)
+		}
+		for _, m := range ms {
+			rows[m[1]] = n + 1
+		}
+	}
+	if len(rows) == 0 {
+		t.Fatal(`docs/architecture.md: no "| package | what it is |" table`)
+	}
+	return rows
+}
+
+// TestLayoutTableComplete: the package table of docs/architecture.md names
+// every package of the module and of the Beam module (beam/), and names no
+// package that does not exist, so that the page stays true as packages
+// are added, moved or removed.
+func TestLayoutTableComplete(t *testing.T) {
+	r := root(t)
+	var pkgs []string
+	for _, p := range packages(t) {
+		pkgs = append(pkgs, p.rel)
+	}
+	for _, p := range packagesIn(t, filepath.Join(r, "beam")) {
+		pkgs = append(pkgs, "beam/"+p.rel)
+	}
+	rows := layoutTable(t, r)
+	covers := func(row, pkg string) bool {
+		if pre, ok := strings.CutSuffix(row, "/..."); ok {
+			return pkg == pre || strings.HasPrefix(pkg, pre+"/")
+		}
+		return pkg == row
+	}
+	used := map[string]bool{}
+	for _, p := range pkgs {
+		found := false
+		for row := range rows {
+			if covers(row, p) {
+				found, used[row] = true, true
+			}
+		}
+		if !found {
+			t.Errorf("package %s is not in the table of docs/architecture.md: add a row from its doc comment", p)
+		}
+	}
+	for _, row := range slices.Sorted(maps.Keys(rows)) {
+		if n := rows[row]; !used[row] {
+			t.Errorf("docs/architecture.md:%d: %s names no package of the module or of beam/", n, row)
+		}
 	}
 }

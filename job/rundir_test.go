@@ -90,7 +90,7 @@ func TestRunDirRefusesOtherSettings(t *testing.T) {
 	}
 }
 
-// TestRunDirOfUnrecordedBuild (issue 22): a run.json written before
+// TestRunDirOfUnrecordedBuild: a run.json written before
 // builds were recorded was written by another build: refused, saying so,
 // unless --overwrite.
 func TestRunDirOfUnrecordedBuild(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 )
 
 // This file holds what a record's content went through besides the region
-// summary (issue 16): the prepass, secret redaction, and what the summary
+// summary: the prepass, secret redaction, and what the summary
 // kept of the region it replaced. Each has a per-record part in
 // [Observation], an --outcomes key, a mergeable part of [Summary] and a
 // report section.

@@ -126,8 +126,8 @@ func TestOutcomeLineImagesRemoved(t *testing.T) {
 
 // The human summary's prepass total includes the image step's tokens
 // (images removed by --drop-old-images or --prepass), and says what each
-// part saved; the images found come before the images replaced (review of
-// issue 25, item 10).
+// part saved; the images found come before the images replaced (the order
+// a reader scans them in).
 func TestHumanPrepassImages(t *testing.T) {
 	var s Summary
 	o := Observation{Source: "f", Line: 1, Outcome: outcome.Compressed, TokensBefore: 5000, TurnsBefore: 9, TokensAfter: 3000, TurnsAfter: 9,

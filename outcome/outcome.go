@@ -96,7 +96,7 @@ const (
 	Alternation Reason = "alternation"
 	// ChatTemplate: the model's chat template refused the record
 	// (raise_exception, e.g. roles out of order) or could not render it, so
-	// its size as the trainer sees it is unknown (issue 24); the
+	// its size as the trainer sees it is unknown; the
 	// template's message is in the outcome line (chat_template_error).
 	// Also a record the template renders as read but refuses once
 	// compressed: written unchanged, its message prefixed "once

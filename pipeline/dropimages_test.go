@@ -146,7 +146,7 @@ func TestDropOldImagesLeavesUnsaved(t *testing.T) {
 // TestPrepassTextStepsKeepImages: under the whole prepass, the text steps
 // (duplicates, digests, arguments) leave a tool result holding an image
 // whole; only the image step removes an image, and never the newest
-// (review of issue 25, item 3: the digest step digested the newest
+// (a bug once: the digest step digested the newest
 // screenshot's tool result, its <image> marker went while the images list
 // kept its entry; with image_url parts both images went).
 func TestPrepassTextStepsKeepImages(t *testing.T) {

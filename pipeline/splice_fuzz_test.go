@@ -21,7 +21,7 @@ import (
 // notice on the head's system turns or on the system prompt outside them)
 // is valid JSON, and every turn kept is the turn read, of the same
 // structure recursively into the strings that hold JSON, but for the text
-// the splice adds to it by design (issue 22, item 1).
+// the splice adds to it by design.
 func FuzzSummarySplice(f *testing.F) {
 	// Records of 8 turns or more: a region to replace.
 	lines, err := testenv.RealLines(64<<10, 2, func(l []byte) bool {

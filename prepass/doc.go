@@ -1,5 +1,5 @@
 // Package prepass makes a trajectory smaller without removing a turn, before
-// any region of it is summarised (issue 16, item 1; opt-in).
+// any region of it is summarised (opt-in).
 //
 // [Apply] works only on the compressible middle turns[lo:hi] that the
 // caller gives it (never the protected head or tail) and applies its

@@ -410,7 +410,7 @@ func TestDropOldImagesDoesNotCopyImages(t *testing.T) {
 // The text steps (duplicates, digests, arguments) never remove or change
 // an image: a tool result holding one (an image part, or an "<image>"
 // marker paired with the images list) is left whole, the newest above
-// all, with or without the image step (review of issue 25, item 3).
+// all, with or without the image step.
 func TestTextStepsKeepImages(t *testing.T) {
 	body := func(k int) string { return big("line of run "+string(rune('a'+k))+": some terminal output", 60) }
 	run := func(id string, content any) []any {

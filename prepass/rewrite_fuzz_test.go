@@ -15,7 +15,7 @@ import (
 	"github.com/trajcompress/trajcompress/traj"
 )
 
-// Issue 22, item 1: a prepass step never makes valid JSON invalid. For
+// A prepass step never makes valid JSON invalid. For
 // any record line, the line written after the step is valid JSON of the
 // same structure, recursively into the strings that hold JSON, but for
 // what the step replaces by design: a tool result's content by a digest

@@ -7,7 +7,7 @@ import (
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
-// A replacement never makes JSON invalid (issue 22). A text is often JSON,
+// A replacement never makes JSON invalid. A text is often JSON,
 // or holds JSON inside its strings at any depth (a tool call's arguments,
 // a command that echoes a config), and the rules tolerate backslashes
 // around a value, so a match may reach into an escape: gitleaks' JWT rule

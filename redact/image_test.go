@@ -155,7 +155,7 @@ func TestRedactLineImageNoCopy(t *testing.T) {
 // TestRedactLineFakeImages: a string shaped like an inline image whose
 // payload is not an image's base64 (text after a data:image/… header, a
 // secret as a datasets value's or an Anthropic source's bytes) is a text:
-// its secret is redacted. The reviewer's bypasses of issue 25's exemption.
+// its secret is redacted. The known bypasses of the image exemption.
 func TestRedactLineFakeImages(t *testing.T) {
 	png := pngBase64(t, 4, 4, 0)[:24] // a real PNG's first 18 bytes
 	for _, kern := range kernels {

@@ -11,7 +11,7 @@ import (
 )
 
 // A redacted line is JSON again, and every string that held JSON holds
-// JSON of the same shape (issue 22): a match never eats or splits an
+// JSON of the same shape: a match never eats or splits an
 // escape, at any depth of JSON nested in strings.
 
 const testJWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"

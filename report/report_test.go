@@ -299,7 +299,7 @@ func TestRenderRefuses(t *testing.T) {
 }
 
 // TestSizeDoesNotGrowWithRecords: the page of a million records is about
-// as large as the page of a thousand (item 3: the bins are bounded).
+// as large as the page of a thousand (the bins are bounded).
 func TestSizeDoesNotGrowWithRecords(t *testing.T) {
 	size := func(n int) int {
 		var s metrics.Summary

@@ -391,7 +391,7 @@ func TestComputePeerCases(t *testing.T) {
 			// #50411: the first tool turn at 12 >= n//2 = 10. The peer makes it
 			// tail protection and ends the middle at 12; ours puts it in the
 			// head ([0,13)) and compresses [13,16) before the last 4 turns.
-			name:  "issue50411_late_first_tool",
+			name:  "peer_bug_50411_late_first_tool",
 			roles: "sys user asst asst asst asst asst asst asst asst asst asst tool asst asst asst asst asst asst user",
 			tok:   toks(20, 100),
 			b:     budget(1500, 50, 4),
@@ -401,7 +401,7 @@ func TestComputePeerCases(t *testing.T) {
 			// #7248: a short trajectory whose protected head and tail
 			// overlap. The peer's midpoint split yields an empty or inverted
 			// region; ours says no_middle.
-			name:  "issue7248_short_trajectory",
+			name:  "peer_bug_7248_short_trajectory",
 			roles: "sys user asst tool asst user",
 			tok:   toks(6, 1000),
 			b:     budget(1000, 50, 4),

@@ -320,7 +320,7 @@ func TestTwoTurnLists(t *testing.T) {
 }
 
 // Only real image parts are images: a part whose type merely contains
-// "image" is read for its text (review of issue 25, item 11a).
+// "image" is read for its text.
 func TestImagePartTypes(t *testing.T) {
 	line := `{"messages":[{"role":"user","content":[` +
 		`{"type":"image_caption","text":"a red button"},` +

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# run.sh: the Beam pipeline on prism against the pool (issue 13, item 8;
-# see bench/README.md, "Beam").
+# run.sh: the Beam pipeline on prism against the pool (see bench/README.md, "Beam").
 #
 #   [PAIRS=5] bench/beam/run.sh [SIZE_MB]      (default 500)
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh: end-to-end benchmark of issue 3 (see bench/README.md, "End to end").
+# run.sh: end-to-end benchmark (see bench/README.md, "End to end").
 #
 #   [PAIRS=7] bench/e2e/run.sh [SIZE_MB]      (default 500)
 #

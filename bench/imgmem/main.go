@@ -1,6 +1,6 @@
 // Command imgmem measures the peak RSS of `trajcompress compress` on JSON
-// Lines files whose records each hold a 20 MiB PNG as base64 (issue 25,
-// item 4; package imagetok/imagetest makes them): OpenAI image_url data:
+// Lines files whose records each hold a 20 MiB PNG as base64 (package
+// imagetok/imagetest makes them): OpenAI image_url data:
 // URLs and Anthropic base64 blocks, in the three cases of
 // imagetest.Cases (under target, written as read; over target with the
 // image in the protected tail, a region summarised and the image kept;

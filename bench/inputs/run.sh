@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh OLD_BIN NEW_BIN [SIZE_MB]   (PAIRS=3 by default)
 #
-# Issue 12, items 5 and 6: what reading inputs as they really come costs.
+# What reading inputs as they really come costs.
 # From the corpus of bench/e2e (generated if missing; the valid records
 # only, so that every variant holds the same records) it writes the same
 # records as JSONL (LF), JSONL with CRLF line ends, and one JSON array as

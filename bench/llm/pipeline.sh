@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end LLM throughput (issue 5, item 8): `trajcompress compress
+# End-to-end LLM throughput: `trajcompress compress
 # --summarizer llm` on a generated corpus in which nearly every record
 # needs a summary, against bench/mockllm on loopback.
 #

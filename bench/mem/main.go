@@ -1,5 +1,5 @@
 // Command mem measures the peak RSS of `trajcompress compress` on inputs
-// with big rows (issue 12, item 8) and prints each against its bound:
+// with big rows and prints each against its bound:
 // 300 MB + 4 x the largest record for JSONL inputs, and for Parquet
 // 300 MB + 2 x the largest row group's uncompressed size (Arrow: the
 // larger of the two, with its largest record batch for the row group). See

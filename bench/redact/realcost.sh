@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Redaction's end-to-end cost on the real data (issue 22): the JSONL/JSON files of ../shared/data/real
+# Redaction's end-to-end cost on the real data: the JSONL/JSON files of ../shared/data/real
 # concatenated (repeated) to about SIZE MB in a temporary directory (never in the repo), then
 # `compress --workers 2` of one build with redaction on and off (config redaction.enabled: false),
 # PAIRS interleaved pairs (off then on, a SETTLE s pause before each). The figure is CPU time

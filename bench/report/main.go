@@ -5,7 +5,7 @@
 // breakdown overflows into other) and renders its HTML report with package
 // report, as compress --report does. It writes DIR/metrics.json and
 // DIR/report.html and prints their sizes and the time each step took
-// (issue 15: a report for ten million records opens as fast as one for
+// (the aim: a report for ten million records opens as fast as one for
 // two hundred; the browser timing is report/testdata/browser's).
 //
 //	go run ./bench/report [-records 1000000] [-out bin/bench-report]

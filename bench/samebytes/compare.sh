@@ -9,7 +9,7 @@
 # the timing words removed). Both builds write to the same paths, one after
 # the other, so paths inside the metrics match. Prints one line per case
 # and a total; exits 1 on any difference. Used to show that a refactoring
-# changes nothing a user sees (issue 11, item 6).
+# changes nothing a user sees.
 set -uo pipefail
 old=$(realpath "$1"); new=$(realpath "$2")
 here=$(cd "$(dirname "$0")/../.." && pwd)

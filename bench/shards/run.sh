@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # run.sh [SIZE_MB]   (default 300; REPS=3 rounds)
 #
-# The cost of scale (issue 13, item 8): on the end-to-end corpus of
+# The cost of scale: on the end-to-end corpus of
 # bench/e2e (one JSONL file of SIZE_MB, generated if missing), in
 # interleaved rounds:
 #   one task   compress --workers 2 --target-task-size 1TiB: the whole file

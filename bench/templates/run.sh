@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/templates/run.sh: what template-exact counting (issue 24) costs end to end on the real
+# bench/templates/run.sh: what template-exact counting costs end to end on the real
 # data: `compress` over all of ../shared/data/real, counting turn by turn (--chat-template none)
 # and as the chat template renders each record, for Qwen3 (its tokenizer_config.json) and
 # Llama-3.1 (chattemplate/testdata/templates/llama3_1.jinja), alternating, best of ROUNDS (3),

@@ -2,7 +2,7 @@
 # samebytes.sh OLD_BIN NEW_BIN [REAL_DIR]
 #
 # Byte comparison of two trajcompress builds counting with a chat template
-# (issue 24) over all of ../shared/data/real: `compress` with the Qwen3
+# over all of ../shared/data/real: `compress` with the Qwen3
 # tokenizer and its tokenizer_config.json template, and with the Llama-3.1
 # tokenizer and chattemplate/testdata/templates/llama3_1.jinja, each at
 # targets 15,250 and 10,000, and with --chat-template none on the same

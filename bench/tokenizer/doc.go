@@ -1,4 +1,4 @@
-// Package tokenizer holds the tokenizer benchmark of issue 2: the corpus
+// Package tokenizer holds the tokenizer benchmark: the corpus
 // it runs on (Corpus), Go benchmarks of tokenize.Encoding.Count on one and
 // two goroutines (tokenizer_test.go), and the tokbench command plus run.sh,
 // which compare against npm tiktoken on the same corpus and check the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# onepiece.sh: one-piece inputs (issue 14, item 5), repeated and interleaved.
+# onepiece.sh: one-piece inputs, repeated and interleaved.
 #
 #   bench/tokenizer/onepiece.sh [-r RUNS] [-s 1|10] TOKBENCH... 
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh: tokenizer benchmark of issue 2 (see bench/README.md, "Tokenizer").
+# run.sh: tokenizer benchmark (see bench/README.md, "Tokenizer").
 # Runs, on the same corpus in the same run: npm tiktoken (the reference),
 # the Go engine (tokbench count, and go test -bench for 1 vs 2 goroutines
 # and allocations), the linear-time cases and the start-up probe, then

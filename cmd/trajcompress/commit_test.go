@@ -303,7 +303,7 @@ func TestStdoutNamesAreWrittenThrough(t *testing.T) {
 	}
 }
 
-// TestSharedSideFileLocked (issue 22): two runs with outputs of their own
+// TestSharedSideFileLocked: two runs with outputs of their own
 // but one --metrics (or --rejects) path both exited 0, and one run's
 // metrics were lost. A side file is locked as an output is: while one run
 // is under way (held in its first LLM request by a loopback server), a

@@ -63,7 +63,7 @@ func lines(t *testing.T, path string) [][]byte {
 }
 
 // TestFormatRoundTrip: JSONL → Parquet → Arrow → JSONL of records that are
-// not compressed gives back the same records (issue 4, item 6).
+// not compressed gives back the same records.
 func TestFormatRoundTrip(t *testing.T) {
 	tmp := t.TempDir()
 	in := filepath.Join(tmp, "in.jsonl")

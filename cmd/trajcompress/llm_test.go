@@ -235,7 +235,7 @@ func TestLLMFatalKeepsFinishedWork(t *testing.T) {
 	}
 }
 
-// TestResumeSendsNoRequestTwice (issue 13, item 3): an LLM run stopped
+// TestResumeSendsNoRequestTwice: an LLM run stopped
 // half-way — by a fatal error, then by SIGKILL — and run again pays for
 // no summary twice: the summaries finished before the stop are in the
 // cache, the finished tasks are not run again. The mock server counts the

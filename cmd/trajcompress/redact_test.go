@@ -13,7 +13,7 @@ import (
 
 // TestCompressRedactionKeepsArgumentsJSON: with the default settings
 // (redaction on), a tool call's arguments that hold a secret inside
-// escaped quotes stay valid JSON of the same keys (issue 22: the JWT rule
+// escaped quotes stay valid JSON of the same keys (once the JWT rule
 // ate the backslash of \" and the arguments were no longer JSON).
 func TestCompressRedactionKeepsArgumentsJSON(t *testing.T) {
 	const jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"

@@ -99,7 +99,7 @@ func TestSavings(t *testing.T) {
 	}
 
 	// A baseline from before the metrics carried histograms and groups
-	// (issue 15) still gates a run that has them.
+	// still gates a run that has them.
 	old := doctor(t, base, func(m map[string]any) {
 		delete(m, "groups")
 		for _, k := range []string{"tokens_before", "tokens_after"} {

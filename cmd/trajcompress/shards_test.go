@@ -371,7 +371,7 @@ func TestMergeRefusesWhileTasksAreMissing(t *testing.T) {
 	}
 }
 
-// TestSignalsEndCleanly (issue 12, item 4): SIGINT, SIGTERM and SIGHUP
+// TestSignalsEndCleanly: SIGINT, SIGTERM and SIGHUP
 // (an SSH session dropped, a terminal closed) end a run the same way:
 // exit 130, nothing put in place, the finished tasks kept and said so; the
 // next run on the output goes on from them and leaves nothing of ours.
@@ -420,7 +420,7 @@ func TestSignalsEndCleanly(t *testing.T) {
 	}
 }
 
-// TestOtherBuildRefused (issue 22): shards, or a resume, of two builds
+// TestOtherBuildRefused: shards, or a resume, of two builds
 // merged silently into mixed output. The run directory records the build
 // that started the run; a shard joining it, a merge of it and a resume of
 // it by another build are refused, naming both builds (a resume saying

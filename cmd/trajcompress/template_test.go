@@ -224,8 +224,8 @@ func TestShardRefusesChangedChatTemplate(t *testing.T) {
 }
 
 // A template using selectattr without a test (which made the engine slice
-// past its arguments and panic, crashing compress and validate: issue 24
-// review) renders every record: compress counts them all and writes them,
+// past its arguments and panic, crashing compress and validate
+// once) renders every record: compress counts them all and writes them,
 // validate --max-length measures them. chattemplate's
 // TestSelectattrTemplateRenders and testdata/strict.jsonl check the text
 // against jinja2; a panic that remains anywhere in the engine is the

@@ -1,5 +1,5 @@
 // Package imagetest makes trajectories holding a big inline screenshot,
-// for the memory benchmarks of issue 25 (pipeline's BenchmarkCompressImage,
+// for the memory benchmarks of images (pipeline's BenchmarkCompressImage,
 // cmd/trajcompress's BenchmarkCompressImageFile and bench/imgmem's peak
 // RSS of the CLI): one 20 MiB PNG as base64, in an OpenAI image_url data:
 // URL or an Anthropic base64 image block. It imports nothing of ours.

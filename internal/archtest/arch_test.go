@@ -105,7 +105,7 @@ var impure = []string{"os", "os/exec", "os/signal", "net", "syscall", "io/fs", "
 // anything else impure), and whose imports a pure importer of the package
 // does not reach: tokenize.New takes the path of a tokenizer.json or
 // tiktoken file, a model directory, or a Hugging Face model id looked up
-// in the local cache (issue 14), so finding and reading those files is
+// in the local cache, so finding and reading those files is
 // part of its contract. The encoders themselves do no I/O.
 var fileReaders = map[string][]string{
 	"tokenize": {"resolve.go", "hf.go", "tiktokenfile.go"},
@@ -168,7 +168,13 @@ func root(t *testing.T) string {
 // changed import.
 func packages(t *testing.T) []pkgInfo {
 	t.Helper()
-	r := root(t)
+	return packagesIn(t, root(t))
+}
+
+// packagesIn lists the packages of the module rooted at r (a nested
+// module's are left out), their paths relative to r.
+func packagesIn(t *testing.T, r string) []pkgInfo {
+	t.Helper()
 	var out []pkgInfo
 	err := filepath.WalkDir(r, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {

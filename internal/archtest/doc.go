@@ -17,6 +17,11 @@
 //     and no errgroup/WaitGroup Go call anywhere else in non-test code,
 //     except the benchmark drivers under bench/, which play the part of
 //     concurrent callers and servers.
+//   - The docs stay true (docs_test.go): the package table of
+//     docs/architecture.md names every package of the module and of the
+//     Beam module and no package that is gone, and no tracked file names
+//     one of the project's issues by number (upstream owner/repo#N
+//     references are allowed).
 //
 // `go test ./internal/archtest -v -run TestTierDiagram` prints the tiers
 // (docs/architecture.md shows the same text, and the test compares it;

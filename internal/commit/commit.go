@@ -827,8 +827,8 @@ func recoverLocked(anchor string) error {
 			return fmt.Errorf("finishing the commit of %s: %w", e.target, err)
 		}
 		// Unchecked since recovery was written. A failed sync here, before
-		// the journal is removed, could be reported instead: a follow-up
-		// of issue 23 (it needs a fault to test it).
+		// the journal is removed, could be reported instead: left for
+		// later (it needs a fault to test it).
 		syncDir(filepath.Dir(e.target)) //nolint:errcheck // see above
 	}
 	for _, d := range remove {

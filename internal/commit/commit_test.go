@@ -330,7 +330,7 @@ func TestLock(t *testing.T) {
 	}
 }
 
-// TestSideFilesLocked (issue 22): a side file named apart from the
+// TestSideFilesLocked: a side file named apart from the
 // outputs (--metrics, --rejects, ...) is locked as an output is: a second
 // run that shares one, whatever its own outputs, fails naming it or
 // waits; the lock files go with the run. Two runs each taking the

@@ -1,6 +1,6 @@
 // Package jsontest checks, for tests and fuzz targets, that a step that
-// rewrites a JSON text kept it valid JSON of the same structure (issue 22,
-// item 1): the same types, object keys in the same order, array lengths,
+// rewrites a JSON text kept it valid JSON of the same structure:
+// the same types, object keys in the same order, array lengths,
 // numbers and literals as written, recursively into every string that
 // holds a JSON text itself (tool-call arguments, a tool result, a JSON
 // string inside one of those: nested escapes at any depth).

@@ -15,7 +15,7 @@ import (
 // UTF-8 in its strings, RepairUTF8's output is valid UTF-8 and valid JSON
 // of the same structure, recursively into the strings that hold JSON,
 // each string (and key) being its text as read with the ill-formed
-// sequences replaced (issue 22, item 1).
+// sequences replaced.
 func FuzzRepairUTF8JSON(f *testing.F) {
 	lines, err := testenv.RealLines(32<<10, 2, nil)
 	if err != nil {

@@ -226,7 +226,7 @@ func linear(extra []string, size int) error {
 			t0 := time.Now()
 			n := c.Count(tc.text)
 			d := time.Since(t0)
-			// Issue 14's target is 0.1 s per MB; issue 2's guard against
+			// The target is 0.1 s per MB; the guard against
 			// super-linear time fails the run at 1 s per MB.
 			verdict := "ok"
 			switch {

@@ -39,7 +39,7 @@ cases=[
  ("{{ 'a' + 'b' + u + 'c' }}",{}),
  ("{{ 'a' + 'b' + x + raise_it }}",{"x":[1]}),
  ("{% for m in x %}{{ loop.cycle('o', 'e') }}{{ loop.index }}{% endfor %}",{"x":[1,2,3]}),
- # No panic on any input (issue 24 review): each as jinja2 renders or raises.
+ # No panic on any input: each as jinja2 renders or raises.
  ("{% for m in l|selectattr('content') %}{{ m.content }};{% endfor %}",{"l":[{"content":"a"},{"content":""},{"x":1}]}),
  ("{{ l|rejectattr('content')|list }}",{"l":[{"content":"a"},{"content":""},{"x":1}]}),
  ("{{ l|selectattr('content', 'equalto', 'a')|list }}",{"l":[{"content":"a"},{"content":""}]}),

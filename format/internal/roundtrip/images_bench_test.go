@@ -14,7 +14,7 @@ import (
 )
 
 // benchImageMB is the size of the image in BenchmarkImageRow: a 20 MB
-// screenshot, the size issue 25 names.
+// screenshot, the size of a full-resolution browser screenshot.
 const benchImageMB = 20
 
 // BenchmarkImageRow reads and writes one row holding a 20 MB image in a

@@ -117,7 +117,7 @@ func writeFiles(t *testing.T, dir string, recs [][]byte) (jsonlPath, pqPath, arP
 	return jsonlPath, pqPath, arPath, drain(t, ar)
 }
 
-// TestJSONLParquetArrowJSONL is issue 4 item 6: the same records come back,
+// TestJSONLParquetArrowJSONL: the same records come back,
 // with null == absent key and nested keys in schema order.
 func TestJSONLParquetArrowJSONL(t *testing.T) {
 	recs := asBytes(records)
@@ -140,7 +140,7 @@ func TestJSONLParquetArrowJSONL(t *testing.T) {
 	}
 }
 
-// TestNodeReaders is issue 4 item 7: hyparquet and apache-arrow read the
+// TestNodeReaders: hyparquet and apache-arrow read the
 // files and agree with the JSONL.
 func TestNodeReaders(t *testing.T) {
 	required := os.Getenv("TRAJCOMPRESS_REQUIRE_NODE") == "1"

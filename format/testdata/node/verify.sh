@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Check trajcompress Parquet/Arrow output with npm hyparquet and apache-arrow
-# (issue 4 item 7).
+# (the files must open in the JavaScript readers users load them with).
 #
 #   verify.sh                                generate files in a Go test and check them
 #   verify.sh --jsonl F.jsonl [--parquet F.parquet] [--arrow F.arrow]

@@ -2,7 +2,7 @@
 # Opens trajcompress HTML reports in headless Chromium (Debian's chromium
 # package) with playwright-core from npm: the example run, an empty run, an
 # all-rejected run, the example against its baseline, and a synthetic run
-# of a million records (issue 15, item 4). browser.mjs fails on any console
+# of a million records. browser.mjs fails on any console
 # error, any network request, a DOM figure that differs from the metrics
 # file, or a page wider than a phone; it takes screenshots and times the
 # loads.

@@ -49,7 +49,7 @@ var tiers = []tier{
 		[]string{"traj", "tokenize", "redact", "internal/jsontest", "imagetok", "chattemplate"}},
 	{"leaf", "the foundations", nil,
 		[]string{"internal/jsonx", "outcome", "task", "internal/atomicfile", "internal/readfile",
-			"internal/testenv", "internal/crash", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest",
+			"internal/testenv", "internal/jinja2ref", "internal/crash", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest",
 			"trainer/trainercfg", "trainer/trl"}},
 }
 
@@ -60,6 +60,7 @@ var within = map[string][]string{
 	"bench/mockllm":              {"bench/mockllm/mock"},
 	"bench/tokenizer/tokbench":   {"bench/tokenizer"},
 	"check/checkfile":            {"check"},
+	"internal/jinja2ref":         {"internal/testenv"},
 	"report":                     {"check"},
 	"metrics":                    {"snap"},
 	"validate":                   {"snap"},

@@ -120,6 +120,7 @@ func writeFiles(t *testing.T, dir string, recs [][]byte) (jsonlPath, pqPath, arP
 // TestJSONLParquetArrowJSONL is issue 4 item 6: the same records come back,
 // with null == absent key and nested keys in schema order.
 func TestJSONLParquetArrowJSONL(t *testing.T) {
+	t.Parallel()
 	recs := asBytes(records)
 	_, _, _, final := writeFiles(t, t.TempDir(), recs)
 	if len(final) != len(recs) {
@@ -143,6 +144,7 @@ func TestJSONLParquetArrowJSONL(t *testing.T) {
 // TestNodeReaders is issue 4 item 7: hyparquet and apache-arrow read the
 // files and agree with the JSONL.
 func TestNodeReaders(t *testing.T) {
+	t.Parallel()
 	required := os.Getenv("TRAJCOMPRESS_REQUIRE_NODE") == "1"
 	skip := func(format string, args ...any) {
 		t.Helper()
@@ -229,6 +231,7 @@ func TestRealData(t *testing.T) {
 	for _, file := range files {
 		name := filepath.Base(filepath.Dir(file)) + "/" + filepath.Base(file)
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // a file's round trip shares nothing with another's; verify.mjs waits on node
 			recs := readJSONL(t, file)
 			jsonlPath, pqPath, arPath, final := writeFiles(t, t.TempDir(), recs)
 			if len(final) != len(recs) {

@@ -43,9 +43,12 @@ fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
+# third_party/jinja (the patched template engine) is a module of its own:
+# vetted, linted and tested from its directory.
 vet:
 	$(GO) vet ./...
 	cd beam && $(GO) vet ./...
+	cd third_party/jinja && $(GO) vet ./...
 
 # golangci-lint v2 (.golangci.yml: errcheck, staticcheck, unused, revive),
 # pinned in a module of its own (tools/lint/go.mod, a `tool` directive,
@@ -59,6 +62,7 @@ $(GOLANGCI): tools/lint/go.mod tools/lint/go.sum
 
 lint: $(GOLANGCI)
 	$(GOLANGCI) run ./...
+	cd third_party/jinja && $(abspath $(GOLANGCI)) run ./...
 
 # On a CPU with AVX-512 VBMI (so also F, BW and AVX2), redact's tests of
 # its assembly kernels fail instead of skipping if they stop running
@@ -68,6 +72,7 @@ REQUIRE_AVX512 := $(shell grep -qw avx512vbmi /proc/cpuinfo 2>/dev/null && echo 
 test-go:
 	$(GO) test -race -short $(RACE_PKGS)
 	TRAJCOMPRESS_REQUIRE_AVX512=$(REQUIRE_AVX512) $(GO) test ./...
+	cd third_party/jinja && $(GO) test ./...
 
 # redact without its assembly (build tag purego): the plain Go kernel
 # alone, vetted and tested.
@@ -135,6 +140,10 @@ test-browser:
 # loaded machine), not a finding: that target is run once more, and only a
 # second failure stops.
 FUZZTIME ?= 30s
+# The differential fuzzer of chattemplate (Go generator, one long-lived
+# Python jinja2 process): a plain test with a count, not a go fuzz target.
+DIFFFUZZ_N ?= 20000
+DIFFFUZZ_SEED ?= 1
 fuzz:
 	@n=0; for t in $$(grep -rEo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | sed -E 's#^\./##; s#:func #:#' | sort); do \
 		dir=./$$(dirname $${t%%:*}); name=$${t##*:}; \
@@ -148,6 +157,10 @@ fuzz:
 			exit 1; \
 		done; n=$$((n+1)); \
 	done; echo "fuzz: $$n targets, $(FUZZTIME) each, no failure"
+	@echo "== ./chattemplate TestDiffFuzz (differential against Python jinja2, $(DIFFFUZZ_N) snippets)"
+	@chattemplate/testdata/ref/setup.sh >/dev/null
+	@out=$$($(GO) test ./chattemplate -count=1 -run '^TestDiffFuzz$$' -v -difffuzz.n=$(DIFFFUZZ_N) -difffuzz.seed=$(DIFFFUZZ_SEED) 2>&1); rc=$$?; \
+		echo "$$out" | grep -vE '^(=== RUN|--- PASS)'; exit $$rc
 
 bench:
 	@echo "see bench/README.md"

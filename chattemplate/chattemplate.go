@@ -2,6 +2,7 @@ package chattemplate
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -29,6 +30,9 @@ type Template struct {
 	// Hash is the SHA-256 (hex) of the file Load read; "" for Parse and
 	// ParseConfig.
 	Hash string
+	// Budget bounds each render (see [Budget]); its zero fields are sized
+	// from the record.
+	Budget Budget
 
 	single   *jinja.Template
 	named    map[string]*jinja.Template
@@ -196,7 +200,13 @@ var ErrTemplate = errors.New("chat template")
 // numbers their integer or float kind, as Python's json module would give
 // them to the template.
 func (t *Template) Render(messages, tools json.RawMessage) (string, error) {
-	return t.render(messages, tools, FromJSON)
+	return t.render(context.Background(), messages, tools, FromJSON)
+}
+
+// RenderContext is Render stopped when ctx is done: it then returns ctx's
+// error, not an ErrTemplate.
+func (t *Template) RenderContext(ctx context.Context, messages, tools json.RawMessage) (string, error) {
+	return t.render(ctx, messages, tools, FromJSON)
 }
 
 // RenderValid is Render for messages and tools known to be valid JSON (as
@@ -205,10 +215,16 @@ func (t *Template) Render(messages, tools json.RawMessage) (string, error) {
 // and their strings are not copied: they must not change during the call
 // (nothing of them is kept after it).
 func (t *Template) RenderValid(messages, tools json.RawMessage) (string, error) {
-	return t.render(messages, tools, fromValidJSONShared)
+	return t.render(context.Background(), messages, tools, fromValidJSONShared)
 }
 
-func (t *Template) render(messages, tools json.RawMessage, decode func([]byte) (jinja.Value, error)) (string, error) {
+// RenderValidContext is RenderValid stopped when ctx is done, as
+// RenderContext.
+func (t *Template) RenderValidContext(ctx context.Context, messages, tools json.RawMessage) (string, error) {
+	return t.render(ctx, messages, tools, fromValidJSONShared)
+}
+
+func (t *Template) render(ctx context.Context, messages, tools json.RawMessage, decode func([]byte) (jinja.Value, error)) (string, error) {
 	msgs, err := decode(messages)
 	if err != nil {
 		return "", fmt.Errorf("messages: %w", err)
@@ -243,11 +259,22 @@ func (t *Template) render(messages, tools json.RawMessage, decode func([]byte) (
 	data["add_generation_prompt"] = jinja.NewBool(false)
 	data["strftime_now"] = jinja.NewCallable("strftime_now", t.strftimeNow)
 	data["raise_exception"] = jinja.NewCallable("raise_exception", raiseException)
-	data[hfToJSON] = jinja.NewCallable("tojson", filterToJSON)
+	toJSON := jinja.NewCallable("tojson", filterToJSON)
+	data[hfToJSON] = toJSON
+	// map('tojson') names the filter by a string, which the renaming of
+	// the tags does not reach.
+	data[jinja.FilterOverride("tojson")] = toJSON
 	// The output is about the size of the JSON it renders (less its
 	// quoting, plus the framing): room for that spares the builder's
 	// doubling copies.
-	return renderValues(t.Path, tmpl, data, len(messages)+len(tools)+512)
+	in := len(messages) + len(tools)
+	lim := t.Budget.limits(ctx, in)
+	if budgetUsed != nil {
+		var u jinja.Usage
+		lim.Used = &u
+		defer func() { budgetUsed(in, u) }()
+	}
+	return renderValues(t.Path, tmpl, data, in+512, lim)
 }
 
 // renderValues renders tmpl with data, with room for size bytes of output.
@@ -255,14 +282,17 @@ func (t *Template) render(messages, tools json.RawMessage, decode func([]byte) (
 // an ErrTemplate naming the template, as any other failure of it: the
 // record is reported as one the template cannot render, and the run goes
 // on.
-func renderValues(path string, tmpl *jinja.Template, data map[string]jinja.Value, size int) (out string, err error) {
+func renderValues(path string, tmpl *jinja.Template, data map[string]jinja.Value, size int, lim jinja.Limits) (out string, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			out, err = "", fmt.Errorf("%w: %s: template engine failure: %v", ErrTemplate, path, r)
 		}
 	}()
-	out, err = tmpl.RenderValuesSize(data, size)
+	out, err = tmpl.RenderLimits(data, size, lim)
 	if err != nil {
+		if lim.Ctx != nil && lim.Ctx.Err() != nil && errors.Is(err, lim.Ctx.Err()) {
+			return "", err // the run is stopping: not the record's fault
+		}
 		return "", fmt.Errorf("%w: %w", ErrTemplate, err)
 	}
 	return out, nil

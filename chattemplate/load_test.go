@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/trajcompress/trajcompress/internal/testenv"
 )
 
 // A tokenizer_config.json with a list of named templates: "tool_use" for a
@@ -163,5 +165,29 @@ func TestFind(t *testing.T) {
 	write(bad, "tokenizer_config.json", `{`)
 	if _, err := Find(bad); err == nil || !strings.Contains(err.Error(), "tokenizer_config.json") {
 		t.Fatalf("invalid config: %v", err)
+	}
+}
+
+// BenchmarkRenderRealData renders every real record (with and without
+// tools, as TestRealDataMatchesJinja2) once per iteration with Qwen3's and
+// Llama-3.1's templates: the engine's cost on the data, budget included.
+func BenchmarkRenderRealData(b *testing.B) {
+	files, _ := testenv.RealJSONL()
+	if len(files) == 0 {
+		b.Skip("no real data (../shared/data/real)")
+	}
+	cases := realCases(b, files)
+	for _, name := range []string{"qwen3.tokenizer_config.json", "llama3_1.jinja"} {
+		tmpl, err := Load(filepath.Join("testdata", "templates", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				for _, c := range cases {
+					tmpl.RenderValid(c.Messages, c.Tools)
+				}
+			}
+		})
 	}
 }

@@ -21,7 +21,7 @@ const realTools = `[{"type":"function","function":{"name":"get_weather","descrip
 // system/user/assistant/tool turns) of the real data as a loader passes them
 // to a template: messages as they are, a null content as "". Each record
 // comes twice: without tools, and with realTools.
-func realCases(t *testing.T, files []string) []testCase {
+func realCases(t testing.TB, files []string) []testCase {
 	t.Helper()
 	var out []testCase
 	for _, path := range files {

@@ -27,9 +27,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/internal/readfile"
 	"github.com/trajcompress/trajcompress/snap"
+	"github.com/trajcompress/trajcompress/trainer/trainercfg"
 	"github.com/trajcompress/trajcompress/traj"
 )
 
@@ -65,6 +67,37 @@ type Tokenizer struct {
 	// rule), or "flat:N" (every image N tokens, N ≤ imagetok.MaxFlat); "" is auto
 	// (jobcore.ImageRule).
 	ImageTokens string `yaml:"image_tokens,omitempty" json:"image_tokens,omitempty"`
+	// TrainerConfig (ours) is the path of the training config the rows are
+	// for (LLaMA-Factory's, axolotl's or TRL's YAML, package trainercfg):
+	// records are counted, and fitted, as that trainer counts them; its
+	// model and length limit replace tokenizer.name and
+	// compression.target_max_tokens (the --tokenizer and
+	// --target-max-tokens flags still override them).
+	TrainerConfig string `yaml:"trainer_config,omitempty" json:"trainer_config,omitempty"`
+	// Trainer (ours) names the trainer without a config file
+	// (llamafactory, axolotl, trl, hf), or the trainer of a TrainerConfig
+	// whose keys do not tell it; Template is then LLaMA-Factory's template
+	// name, or for the others a chat template path.
+	Trainer  string `yaml:"trainer,omitempty" json:"trainer,omitempty"`
+	Template string `yaml:"template,omitempty" json:"template,omitempty"`
+	// NoRepair (ours) leaves the rows a trainer would skip for their shape
+	// as they are (only reported); by default they are repaired where that
+	// loses nothing the trainer trains on (jobcore.LlamaFactoryCounter.Repair).
+	NoRepair bool `yaml:"no_repair,omitempty" json:"no_repair,omitempty"`
+	// ChatTemplateMaxSteps and ChatTemplateMaxBytes (ours) bound each
+	// render of the chat template (chattemplate.Budget: evaluation steps;
+	// bytes of the strings, lists and output it makes); a record whose
+	// render goes over is refused as the template's (uncompressible,
+	// chat_template). 0 sizes them from the record: 2,000,000 + 4 steps
+	// and 64 MiB + 16 bytes per byte of its messages' and tools' JSON.
+	ChatTemplateMaxSteps int `yaml:"chat_template_max_steps,omitempty" json:"chat_template_max_steps,omitempty"`
+	ChatTemplateMaxBytes int `yaml:"chat_template_max_bytes,omitempty" json:"chat_template_max_bytes,omitempty"`
+}
+
+// TemplateBudget is the chat template's render budget the tokenizer
+// section sets.
+func (t Tokenizer) TemplateBudget() chattemplate.Budget {
+	return chattemplate.Budget{Steps: int64(t.ChatTemplateMaxSteps), Bytes: int64(t.ChatTemplateMaxBytes)}
 }
 
 // Compression is the compression section.
@@ -233,10 +266,24 @@ func (c Config) Validate() error {
 	if err := (traj.Schema{Dialect: traj.Dialect(c.Input.Format)}).Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.Tokenizer.TemplateBudget().Check(); err != nil {
+		bad("tokenizer.chat_template_max_steps and chat_template_max_bytes (--chat-template-max-steps, --chat-template-max-bytes): %v", err)
+	}
 	if v := c.Tokenizer.ImageTokens; v != "" && v != "auto" {
 		if _, err := imagetok.ParseRule(v); err != nil {
 			bad("tokenizer.image_tokens (--image-tokens) must be auto, openai or flat:N (N a whole number from 0 to %d), got %q", imagetok.MaxFlat, v)
 		}
+	}
+	if v := c.Tokenizer.Trainer; v != "" {
+		if _, err := trainercfg.ParseKind(v); err != nil {
+			bad("tokenizer.trainer (--trainer): %v", err)
+		}
+	}
+	if c.Tokenizer.Template != "" && c.Tokenizer.Trainer == "" && c.Tokenizer.TrainerConfig == "" {
+		bad("tokenizer.template (--template) names a trainer's template: give tokenizer.trainer (--trainer) or tokenizer.trainer_config (--trainer-config) too")
+	}
+	if (c.Tokenizer.Trainer != "" || c.Tokenizer.TrainerConfig != "") && c.Tokenizer.ChatTemplate != "" {
+		bad("tokenizer.chat_template (--chat-template) with a trainer: the trainer's config says the template (for hf, axolotl and trl give its path as tokenizer.template, --template)")
 	}
 	c.checkSummarization(bad)
 	switch c.Output.Format {

@@ -12,7 +12,6 @@ import (
 
 	"github.com/zeebo/xxh3"
 
-	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
 	"github.com/trajcompress/trajcompress/internal/commit"
@@ -21,6 +20,7 @@ import (
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/report"
 	"github.com/trajcompress/trajcompress/task"
+	"github.com/trajcompress/trajcompress/trainview"
 )
 
 // assembler puts together the outputs of a run whose every task is done,
@@ -44,7 +44,7 @@ type assembler struct {
 	// template names the chat template the records were counted with
 	// (its path and SHA-256), for the run block; nil for none, and in a
 	// merge, which builds no counter.
-	template *chattemplate.Template
+	template trainview.RecordCounter
 }
 
 // assemble finishes a run whose every task is done: it puts the outputs
@@ -428,7 +428,7 @@ func (a *assembler) runInfo(start time.Time) metrics.RunInfo {
 		info.TokenizerKind, info.TokenizerSplit, info.TokenizerSHA256 = ti.Kind, ti.Split, ti.Hash
 	}
 	if a.template != nil {
-		info.ChatTemplate, info.ChatTemplateSHA256 = a.template.Path, a.template.Hash
+		info.ChatTemplate, info.ChatTemplateSHA256 = a.template.Name(), a.template.Hash()
 	}
 	info.ImageTokens = a.dir.man.ImageTokens
 	info.Config, info.ConfigFingerprint = jobcore.SampledConfigFingerprint(a.spec.Config, a.spec.Sample)

@@ -24,7 +24,11 @@
 // set against a second run. A run that fails or is killed keeps its
 // finished tasks, and the same run goes on from them; a shard
 // (Spec.Shard) runs its share of the tasks under a shared lock and leaves
-// the rest to [Merge]. It reports progress as events to a [Progress] and
+// the rest to [Merge]. Nothing read back from the run directory is
+// trusted (verify.go): a task is reused only once its marker matches its
+// checksum, its segments hash to what the marker recorded and its counts
+// agree; a resumed run runs a task that fails again, a merge refuses it
+// ([ErrUnverified]). It reports progress as events to a [Progress] and
 // leaves presentation (the bar, the summary on stderr, exit codes) to its
 // caller.
 //
@@ -431,7 +435,7 @@ func (r *runner) assembler() *assembler {
 	a := &assembler{spec: r.spec, inputs: r.inputs, dir: r.dir, out: r.out, batch: r.batch}
 	if r.comp != nil {
 		if t := r.comp.Template(); t != nil {
-			a.template = t.Template // resolved once, by jobcore.Compressor
+			a.template = t // resolved once, by jobcore.Compressor
 		}
 	}
 	return a
@@ -453,9 +457,13 @@ func (r *runner) runLocked(ctx context.Context, t task.Task) error {
 		return nil
 	}
 	defer lk.Abort()
-	if m, err := r.dir.marker(t.Index); err != nil || m != nil { // done meanwhile
-		r.dir.markers[t.Index] = m
+	m, err := r.dir.marker(t.Index)
+	if err != nil {
 		return err
+	}
+	if m != nil && r.dir.verify(m, t, nil) == "" { // done meanwhile
+		r.dir.markers[t.Index] = m
+		return nil
 	}
 	return r.runTask(ctx, t)
 }
@@ -510,9 +518,35 @@ func (r *runner) openRun() error {
 	if r.dir, err = openRunDir(r.out.runAnchor, want, r.spec.Resume, r.spec.Overwrite, r.shard.Count > 1, r.note); err != nil {
 		return err
 	}
+	if r.comp != nil && r.comp.Template() != nil {
+		// strftime_now renders the run's time, whenever a task runs.
+		clock, err := r.dir.man.templateClock()
+		if err != nil {
+			return err
+		}
+		r.comp.Template().SetClock(clock)
+	}
 	done, err := r.dir.readMarkers(r.tasks)
 	if err != nil {
 		return err
+	}
+	// Every task this process would run is verified before it is reused
+	// (verify.go); a task that fails is run again. A shard checks only
+	// the markers of its siblings' tasks (it reads their line counts),
+	// leaving their segments to them and to the merge.
+	mine := func(t task.Task) bool { return t.Mine(r.shard.Index, r.shard.Count) }
+	faults := r.dir.verifyMarkers(r.tasks, mine)
+	for k, f := range faults {
+		done--
+		switch {
+		case k == maxFaultNotes:
+			r.note("note: and %d more tasks of the unfinished run in %s fail verification\n", len(faults)-k, r.dir.path)
+		case k > maxFaultNotes:
+		case mine(r.tasks[f.task]):
+			r.note("note: %s of the unfinished run in %s is run again: %s\n", r.describe(f.task), r.dir.path, f.why)
+		default:
+			r.note("note: %s of the unfinished run in %s, another shard's, fails verification (a merge refuses it until that shard runs again): %s\n", r.describe(f.task), r.dir.path, f.why)
+		}
 	}
 	if err := r.checkMarkers(r.dir); err != nil {
 		return err
@@ -537,7 +571,7 @@ func (r *runner) manifest() (manifest, error) {
 	if r.comp != nil {
 		m.ImageTokens = r.comp.ImageRule().String()
 		if tc := r.comp.Template(); tc != nil {
-			m.ChatTemplate = tc.Template.Hash
+			m.ChatTemplate = tc.Hash()
 		}
 	}
 	return m, nil
@@ -559,7 +593,7 @@ func (r *runner) shardResult() (*Result, error) {
 	}
 	for _, t := range r.tasks { // what the other shards did meanwhile
 		if r.dir.markers[t.Index] == nil {
-			if m, err := r.dir.marker(t.Index); err == nil {
+			if m, err := r.dir.marker(t.Index); err == nil && (m == nil || m.bad == "") {
 				r.dir.markers[t.Index] = m
 			}
 		}

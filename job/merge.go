@@ -121,6 +121,9 @@ func merge(ms MergeSpec, out *outputSet, dir string, start time.Time, locked []s
 	if err := in.checkDone(rd); err != nil {
 		return nil, err
 	}
+	if err := in.checkVerified(rd); err != nil {
+		return nil, err
+	}
 	out.nameFiles(p, spec)
 	out.wantRejects = !spec.DryRun || spec.Rejects != ""
 	a := &assembler{spec: spec, inputs: in, dir: rd, out: out}
@@ -164,6 +167,29 @@ func (in *inputs) checkDone(rd *runDir) error {
 	return UsageError{Err: fmt.Errorf("%w: %d of %d tasks are not done: %s%s; run the shards that hold them (task i belongs to shard i mod --num-shards) and merge again",
 		ErrTasksMissing, len(missing), len(in.tasks), strings.Join(names, ", "), more)}
 }
+
+// checkVerified refuses, naming each (its shard, the task, what differs),
+// tasks whose marker or segments fail verification (verify.go): their
+// parts are never put together with the rest.
+func (in *inputs) checkVerified(rd *runDir) error {
+	faults := rd.verifyMarkers(in.tasks, nil)
+	if len(faults) == 0 {
+		return nil
+	}
+	var lines []string
+	for _, f := range faults[:min(len(faults), maxFaultNotes)] {
+		lines = append(lines, fmt.Sprintf("  %s, done by %s: %s", in.describe(f.task), f.shard.name(), f.why))
+	}
+	if len(faults) > maxFaultNotes {
+		lines = append(lines, fmt.Sprintf("  and %d more", len(faults)-maxFaultNotes))
+	}
+	return fmt.Errorf("%w: %d of %d tasks in %s fail verification, nothing was put in place:\n%s\nrun the shards named again (each verifies its tasks and runs again those that fail), then merge again",
+		ErrUnverified, len(faults), len(in.tasks), rd.path, strings.Join(lines, "\n"))
+}
+
+// ErrUnverified is returned by [Merge] when tasks of the run fail
+// verification: their marker or segments are not what the task wrote.
+var ErrUnverified = errors.New("the run directory does not hold what its tasks wrote")
 
 // ErrTasksMissing is returned by [Merge] while tasks of the run are not
 // done.

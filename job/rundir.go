@@ -45,9 +45,11 @@ import (
 // A task writes its records, rejects and outcome lines to segments, makes
 // them durable, then renames its marker into place (internal/atomicfile:
 // temporary file, fsync, rename, directory fsync). The marker records the
-// byte range of each segment the task wrote, its metrics state and its
-// share of the input fingerprint; bytes past the ranges the markers name
-// are what a killed task left, cut off when a later run appends. One
+// byte range of each segment the task wrote and the hash of its bytes, its
+// metrics state and its share of the input fingerprint, and ends with its
+// own checksum (a later run verifies all of it before it reuses the task:
+// verify.go); bytes past the ranges the markers name are what a killed
+// task left, cut off when a later run appends. One
 // process running every task (no shards) appends each file's records to
 // one segment and every rejected and outcome line to one each, so that
 // when the run ends they become the outputs by a rename (JSON Lines) or
@@ -58,6 +60,24 @@ const (
 	manifestName = "run.json"
 	runVersion   = 1
 )
+
+// runClock is the clock a run directory is created at: its manifest's
+// Created and TemplateNow (tests set it to create a run on another day).
+var runClock = time.Now
+
+// templateClock is the clock strftime_now reads in a run of manifest m:
+// the time the run recorded, or nil (the time of rendering) when it
+// recorded none.
+func (m manifest) templateClock() (func() time.Time, error) {
+	if m.TemplateNow == "" {
+		return nil, nil
+	}
+	at, err := time.Parse(time.RFC3339Nano, m.TemplateNow)
+	if err != nil {
+		return nil, fmt.Errorf("run manifest: template_now: %w", err)
+	}
+	return func() time.Time { return at }, nil
+}
 
 // runDirOf is the run directory of the output set anchored at anchor.
 func runDirOf(anchor string) string {
@@ -91,6 +111,14 @@ type manifest struct {
 	// config, but a file (or a model's tokenizer_config.json) may change
 	// under the same setting, and a run is not resumed under another.
 	ChatTemplate string `json:"chat_template_sha256,omitempty"`
+	// TemplateNow is the time the chat template's strftime_now renders
+	// (RFC 3339, with the zone offset of the process that created the
+	// run): taken once, when the run is created with a chat template, and
+	// used by every task, resume and shard of the run, so that a count
+	// does not depend on the day a task ran. "" without a template, and
+	// in a run directory from before it was recorded (its tasks render
+	// the time they run at).
+	TemplateNow string `json:"template_now,omitempty"`
 	// Spec is what merge finishes the run with.
 	Spec specJSON `json:"spec"`
 }
@@ -113,6 +141,10 @@ type span struct {
 	// XXH3 is the hash of the segment's bytes [0, End) when the writer
 	// saw them all (hex xxh3-128), for vouching without a second read.
 	XXH3 string `json:"xxh3,omitempty"`
+	// Sum is the hash of the span's own bytes [Start, End) (hex
+	// xxh3-128): a resumed run or a merge re-reads the span and compares
+	// before it reuses it (verify.go).
+	Sum string `json:"sum,omitempty"`
 }
 
 // marker is a task's record of what it did: written last, it is the
@@ -137,6 +169,21 @@ type marker struct {
 	// LLM is what the task's summaries cost the LLM client.
 	LLM *llmStats `json:"llm,omitempty"`
 	taskTimes
+	// Shard is the shard that did the task, when the run was sharded (for
+	// a merge to name it when the task fails verification).
+	Shard *shardRef `json:"shard,omitempty"`
+	// Sum is the marker's checksum: the hex xxh3-128 of the marker's JSON
+	// without it, written last (seal, verify.go).
+	Sum string `json:"sum,omitempty"`
+	// bad says why the marker as read cannot be trusted ("" when it can
+	// as far as its own bytes tell; its segments are checked by verify).
+	bad string
+}
+
+// shardRef is the shard of a sharded run that did a task.
+type shardRef struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
 }
 
 // taskRef names a marker's task (package task): its index, its file, and
@@ -462,7 +509,11 @@ func (d *runDir) create(want manifest) error {
 			return err
 		}
 	}
-	want.Created = time.Now().UTC().Format(time.RFC3339)
+	now := runClock()
+	want.Created = now.UTC().Format(time.RFC3339)
+	if want.ChatTemplate != "" {
+		want.TemplateNow = now.Format(time.RFC3339Nano)
+	}
 	if err := want.validate(); err != nil {
 		return fmt.Errorf("run manifest: %w", err)
 	}
@@ -489,6 +540,7 @@ func (d *runDir) create(want manifest) error {
 		return err
 	}
 	syncDir(d.path)
+	d.man = want
 	return nil
 }
 
@@ -532,6 +584,9 @@ func (m manifest) validate() error {
 	case m.Tasks < 0 || m.TaskSize < 0 || m.Spec.TaskSize < 0:
 		return fmt.Errorf("a negative task count or size (%d tasks of %d bytes)", m.Tasks, m.TaskSize)
 	}
+	if _, err := m.templateClock(); err != nil {
+		return err
+	}
 	for _, p := range []float64{m.Spec.PriceIn, m.Spec.PriceOut} {
 		if !(p >= 0 && p <= math.MaxFloat64) {
 			return fmt.Errorf("a price of %v", p)
@@ -540,30 +595,44 @@ func (m manifest) validate() error {
 	return nil
 }
 
-// marker reads the marker of task t: nil when the task is not done.
+// marker reads the marker of task t: nil when the task is not done. A
+// marker that is not one, or does not match its checksum, is returned
+// with bad saying so (verify.go): never trusted, it is a task to run
+// again (a resume) or a refusal (a merge).
 func (d *runDir) marker(t int) (*marker, error) {
-	b, err := os.ReadFile(d.markerPath(t))
+	b, err := readfile.Read(d.markerPath(t), "task marker", readfile.MetricsLimit)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
+	}
+	if errors.Is(err, readfile.ErrTooLarge) {
+		return &marker{taskRef: taskRef{Task: t}, bad: "its marker " + err.Error()}, nil
 	}
 	if err != nil {
 		return nil, err
 	}
 	var m marker
-	if err := json.Unmarshal(b, &m); err != nil || m.Task != t {
-		return nil, fmt.Errorf("%s: damaged task marker (%v): remove it to run the task again", d.markerPath(t), err)
+	if err := json.Unmarshal(b, &m); err != nil {
+		return &marker{taskRef: taskRef{Task: t}, bad: fmt.Sprintf("its marker is damaged (%v)", err)}, nil
 	}
+	if m.Task != t {
+		return &marker{taskRef: taskRef{Task: t}, bad: fmt.Sprintf("its marker names task %d", m.Task)}, nil
+	}
+	m.bad = m.unsealed(b)
 	return &m, nil
 }
 
-// commitMarker puts the marker of a task in place: its commit point. The
-// marker is written under a temporary name, synced and renamed; the
-// directory is not synced after the rename (that would be one more sync
-// per task, felt with thousands of small files): a crash that loses the
-// rename loses the marker only, and the task is run again — the segments
-// it points into were made durable before.
+// commitMarker puts the marker of a task in place, sealed with its
+// checksum: its commit point. The marker is written under a temporary
+// name, synced and renamed; the directory is not synced after the rename
+// (that would be one more sync per task, felt with thousands of small
+// files): a crash that loses the rename loses the marker only, and the
+// task is run again — the segments it points into were made durable
+// before.
 func (d *runDir) commitMarker(m *marker) error {
-	b, _ := json.Marshal(m)
+	b, err := m.seal()
+	if err != nil {
+		return err
+	}
 	return placeSynced(d.markerPath(m.Task), b, os.Rename)
 }
 
@@ -641,7 +710,7 @@ func (d *runDir) segment(name string) (*segFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &segFile{name: name, f: f, bw: bufio.NewWriterSize(f, 1<<20), end: keep, synced: keep}
+	s := &segFile{name: name, f: f, bw: bufio.NewWriterSize(f, 1<<20), end: keep, synced: keep, task: xxh3.New(), taskFrom: keep}
 	if keep == 0 {
 		s.h = xxh3.New()
 	}
@@ -733,25 +802,37 @@ func (d *runDir) done(m *marker) {
 }
 
 // readMarkers reads the markers of the tasks done, and how far they cover
-// each segment; it returns how many are done.
+// each segment; it returns how many are done. Markers are read, not
+// trusted: verifyMarkers checks them before they are reused.
 func (d *runDir) readMarkers(tasks []task.Task) (done int, err error) {
 	d.markers = make([]*marker, len(tasks))
-	d.committed, d.segs = map[string]int64{}, map[string]*segFile{}
+	d.segs = map[string]*segFile{}
 	for _, t := range tasks {
 		m, err := d.marker(t.Index)
 		if err != nil {
 			return done, err
 		}
 		d.markers[t.Index] = m
+		if m != nil {
+			done++
+		}
+	}
+	d.cover()
+	return done, nil
+}
+
+// cover sets how far the markers cover each segment: a later task
+// appends after that, cutting off what is past it.
+func (d *runDir) cover() {
+	d.committed = map[string]int64{}
+	for _, m := range d.markers {
 		if m == nil {
 			continue
 		}
-		done++
 		for _, sp := range []*span{m.Output, m.Rejects, m.Outcomes} {
 			if sp != nil {
 				d.committed[sp.Seg] = max(d.committed[sp.Seg], sp.End)
 			}
 		}
 	}
-	return done, nil
 }

@@ -96,13 +96,14 @@ func TestManifestSpecBytes(t *testing.T) {
 }
 
 // TestMarkerKeys pins the keys of a task's marker, in order, as they were
-// before the marker was grouped into embedded structs.
+// before the marker was grouped into embedded structs (the shard and the
+// checksum came later, last).
 func TestMarkerKeys(t *testing.T) {
 	t.Parallel()
 	sp := &span{Seg: "s"}
 	m := marker{Version: 1, taskRef: taskRef{Task: 1, File: 2, Part: 3, Parts: 4}, Lines: 5, Relative: true, RowsOut: 6,
 		taskSpans: taskSpans{sp, sp, sp}, blockShare: blockShare{7, []string{"b"}}, State: json.RawMessage(`{}`),
-		Worst: nil, Input: &stamp{}, LLM: &llmStats{}, taskTimes: taskTimes{"a", "z"}}
+		Worst: nil, Input: &stamp{}, LLM: &llmStats{}, taskTimes: taskTimes{"a", "z"}, Shard: &shardRef{1, 2}, Sum: "c"}
 	b, err := json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
@@ -118,7 +119,8 @@ func TestMarkerKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	want := "version task file part parts lines relative rows_out output rejects outcomes first_block blocks state input llm start end"
+	// The checksum is the last key: seal and unsealed (verify.go) rely on it.
+	want := "version task file part parts lines relative rows_out output rejects outcomes first_block blocks state input llm start end shard sum"
 	if got := strings.Join(keys, " "); got != want {
 		t.Errorf("marker keys\n got %s\nwant %s", got, want)
 	}

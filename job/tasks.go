@@ -3,7 +3,6 @@ package job
 import (
 	"bufio"
 	"context"
-	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/zeebo/xxh3"
 
+	"github.com/trajcompress/trajcompress/check/checkfile"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/format/jsonl"
 	"github.com/trajcompress/trajcompress/internal/atomicfile"
@@ -31,6 +31,10 @@ type segFile struct {
 	end    int64
 	synced int64        // bytes made durable by the last checkpoint
 	h      *xxh3.Hasher // every byte of the segment, when this process wrote them all
+	// task hashes the bytes of the task writing now, from taskFrom on (the
+	// span's Sum, which a later run verifies before it reuses the span).
+	task     *xxh3.Hasher
+	taskFrom int64
 }
 
 func (s *segFile) Write(rec []byte) error {
@@ -41,14 +45,27 @@ func (s *segFile) Write(rec []byte) error {
 		s.h.Write(rec)
 		s.h.Write(newline)
 	}
+	s.task.Write(rec)
+	s.task.Write(newline)
 	return err
 }
 
+// begin starts a task's span of the segment: where it starts, and its
+// hash.
+func (s *segFile) begin() int64 {
+	s.task.Reset()
+	s.taskFrom = s.end
+	return s.end
+}
+
 // checkpoint makes the segment durable and returns the span [from, end)
-// a task wrote.
+// a task wrote (from is where begin started it).
 func (s *segFile) checkpoint(from int64) (*span, error) {
 	if err := s.bw.Flush(); err != nil {
 		return nil, err
+	}
+	if from != s.taskFrom {
+		return nil, fmt.Errorf("segment %s: a task's span starts at %d, its hash at %d", s.name, from, s.taskFrom)
 	}
 	if s.end != s.synced { // nothing new: no sync (a rejects segment, mostly)
 		if err := s.f.Checkpoint(); err != nil {
@@ -56,10 +73,9 @@ func (s *segFile) checkpoint(from int64) (*span, error) {
 		}
 		s.synced = s.end
 	}
-	sp := &span{Seg: s.name, Start: from, End: s.end, Format: format.JSONL}
+	sp := &span{Seg: s.name, Start: from, End: s.end, Format: format.JSONL, Sum: hexSum(s.task)}
 	if s.h != nil {
-		b := s.h.Sum128().Bytes()
-		sp.XXH3 = hex.EncodeToString(b[:])
+		sp.XXH3 = hexSum(s.h)
 	}
 	return sp, nil
 }
@@ -190,6 +206,9 @@ func (r *runner) openTaskInput(ctx context.Context, tr *taskRun) error {
 		tr.src = &sampledSource{src: in, keep: keep}
 	}
 	tr.m = &marker{Version: runVersion, taskRef: taskRef{Task: t.Index, File: t.File, Part: t.Part, Parts: t.Parts}, Relative: !known}
+	if r.shard.Count > 1 {
+		tr.m.Shard = &shardRef{Index: r.shard.Index, Count: r.shard.Count}
+	}
 	tr.m.FirstBlock, _ = t.Blocks()
 	return nil
 }
@@ -231,7 +250,7 @@ func (r *runner) sideSegment(t task.Task, what string) (sideOut, error) {
 	if err != nil {
 		return sideOut{}, err
 	}
-	return sideOut{seg: seg, from: seg.end}, nil
+	return sideOut{seg: seg, from: seg.begin()}, nil
 }
 
 // openRecords opens where the task's records go (see recordOut).
@@ -257,7 +276,7 @@ func (r *runner) openRecords(tr *taskRun) (err error) {
 		if err != nil {
 			return err
 		}
-		tr.rec = recordOut{out: segWriter{seg, check}, seg: seg, from: seg.end}
+		tr.rec = recordOut{out: segWriter{seg, check}, seg: seg, from: seg.begin()}
 		return nil
 	}
 	whole := r.dir.segPath(fmt.Sprintf("f%06d.whole%s", t.File, format.Ext(f.OutFormat)))
@@ -368,13 +387,22 @@ func (o recordOut) finish() (*span, error) {
 			return nil, err
 		}
 		sp := &span{Seg: filepath.Base(o.whole), Format: o.format}
-		if st, err := os.Stat(o.whole); err == nil {
-			sp.End = st.Size()
-		}
 		if o.vouch.h != nil {
-			b := o.vouch.h.Sum128().Bytes()
-			sp.XXH3 = hex.EncodeToString(b[:])
+			if st, err := os.Stat(o.whole); err == nil {
+				sp.End = st.Size()
+			}
+			sp.XXH3 = hexSum(o.vouch.h)
+		} else {
+			// Another format: hashed once closed, for its marker (a later
+			// run verifies the segment before it reuses it) and for the
+			// metrics, which vouch for the file linked into place by it.
+			n, sum, err := checkfile.Hash(o.whole)
+			if err != nil {
+				return nil, err
+			}
+			sp.End, sp.XXH3 = n, sum
 		}
+		sp.Sum = sp.XXH3
 		return sp, nil
 	case o.seg != nil:
 		return o.seg.checkpoint(o.from)

@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/job/jobcore"
+	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainer/trainercfg"
 	"github.com/trajcompress/trajcompress/trainview"
 	"github.com/trajcompress/trajcompress/traj"
 	"github.com/trajcompress/trajcompress/validate"
@@ -21,6 +24,13 @@ type Validated struct {
 	// ValidateOptions.MaxLength, Refused those the template refused (both
 	// among Rejected).
 	OverLength, Refused int
+	// With a trainer: the rows it cuts (LLaMA-Factory's infer_seqlen,
+	// truncation), drops (or raises on), and skips for their shape, and
+	// the tokens it does not train on (the whole of a dropped row).
+	Cut, Dropped, Skipped int
+	TokensLost            int64
+	// Repairable counts the skipped rows compress repairs.
+	Repairable int
 }
 
 // ValidateOptions are the settings of [Validate] beyond what it checks.
@@ -42,8 +52,11 @@ type ValidateOptions struct {
 	// ones the template refuses.
 	// Images found in a record are read beside its file when
 	// Length.Images is set with no Finder (see [TemplateImages]).
-	Length    *trainview.Counter
+	Length    trainview.RecordCounter
 	MaxLength int
+	// Trainer, when set, is the trainer whose rules say what happens to a
+	// row over MaxLength (jobcore.FateOf); nil is hf's wording.
+	Trainer *trainercfg.Spec
 	// ToolsKey is the record field of tool schemas for Length ("" tools).
 	ToolsKey string
 }
@@ -62,7 +75,7 @@ func Validate(paths []string, c validate.Consumer, schema traj.Schema, o Validat
 	}
 	length := o.Length
 	for _, path := range files {
-		if l := o.Length; l != nil && l.Images != nil && l.Images.Finder == nil {
+		if l, ok := o.Length.(*trainview.Counter); ok && l.Images != nil && l.Images.Finder == nil {
 			fl, im := *l, *l.Images
 			im.Finder = &imagetok.Finder{Dir: filepath.Dir(path)}
 			fl.Images = &im
@@ -143,23 +156,40 @@ func TemplateImages(c *trainview.Counter) error {
 	return nil
 }
 
-// overLength says why a record is over o.MaxLength once templated, or
-// refused by the template; "" when it fits.
+// overLength says what the trainer does to a record over o.MaxLength
+// (jobcore.FateOf), or why the template refuses it; "" when it is trained
+// on whole.
 func overLength(rec *traj.Record, schema traj.Schema, o ValidateOptions, v *Validated) string {
 	view, err := trainview.Mapper{Schema: schema, ToolsKey: o.ToolsKey}.View(rec, rec.Turns, rec.System)
-	n := 0
+	var f jobcore.Fate
 	if err == nil {
-		n, err = o.Length.Count(view)
+		f, err = jobcore.FateOf(o.Trainer, o.Length, view, o.MaxLength)
 	}
 	if err != nil {
 		v.Refused++
-		return fmt.Sprintf("chat template %s: %v", o.Length.Template.Path, err)
+		if o.Trainer != nil && o.Trainer.Kind != trainercfg.HF {
+			return fmt.Sprintf("%s (%s): %v", o.Trainer.Kind, o.Length.Name(), err)
+		}
+		return fmt.Sprintf("chat template %s: %v", o.Length.Name(), err)
 	}
-	if n > o.MaxLength {
-		v.OverLength++
-		return fmt.Sprintf("%d tokens once templated, over --max-length %d by %d", n, o.MaxLength, n-o.MaxLength)
+	switch f.Action {
+	case "":
+		return ""
+	case "skip":
+		v.Skipped++
+		if f.Repairable {
+			v.Repairable++
+		}
+		return f.Why
+	case trainercfg.OverDrop, trainercfg.OverRaise:
+		v.Dropped++
+	case "over":
+	default:
+		v.Cut++
 	}
-	return ""
+	v.OverLength++
+	v.TokensLost += int64(f.Lost)
+	return f.Why
 }
 
 // expandDirs replaces each directory of paths by the input files under it,
@@ -190,4 +220,19 @@ func expandDirs(paths []string, recursive bool, notes io.Writer) ([]string, erro
 		}
 	}
 	return out, nil
+}
+
+// Trainer reads the trainer cfg names (jobcore.Trainer): nil for none.
+func Trainer(cfg config.Config) (*trainercfg.Spec, error) { return jobcore.Trainer(cfg) }
+
+// ApplyTrainer makes cfg the run trainer s describes (jobcore.ApplyTrainer)
+// and returns the warnings to show once.
+func ApplyTrainer(cfg *config.Config, s *trainercfg.Spec, tokenizerSet, targetSet bool) []string {
+	return jobcore.ApplyTrainer(cfg, s, tokenizerSet, targetSet)
+}
+
+// TrainerCounter is the counter of rows as trainer s counts them with tok
+// (jobcore.TrainerCounter).
+func TrainerCounter(s *trainercfg.Spec, tok tokenize.Counter, toolsKey string) (trainview.RecordCounter, error) {
+	return jobcore.TrainerCounter(s, tok, toolsKey)
 }

@@ -54,6 +54,13 @@ func (a *assembler) vouch(path, staged, fmtName string, w format.Writer) format.
 	return hashing{w, v}
 }
 
+// hexSum is the hash of what h was given, as markers and the metrics
+// record it: hex xxh3-128.
+func hexSum(h *xxh3.Hasher) string {
+	b := h.Sum128().Bytes()
+	return hex.EncodeToString(b[:])
+}
+
 // outputs lists the vouched outputs for the metrics at metricsPath, with
 // paths relative to its directory.
 func (a *assembler) outputs(metricsPath string) ([]metrics.OutputFile, error) {
@@ -64,8 +71,7 @@ func (a *assembler) outputs(metricsPath string) ([]metrics.OutputFile, error) {
 		switch {
 		case sum != "": // known already
 		case v.h != nil:
-			b := v.h.Sum128().Bytes()
-			sum = hex.EncodeToString(b[:])
+			sum = hexSum(v.h)
 		default:
 			var err error
 			if n, sum, err = checkfile.Hash(v.staged); err != nil {

@@ -122,6 +122,7 @@ func (o Observation) AppendJSON(dst []byte) []byte {
 		dst = append(dst, `,"image_tokens_saved":`...)
 		dst = strconv.AppendInt(dst, int64(o.ImageTokensSaved), 10)
 	}
+	dst = o.appendTrainer(dst)
 	dst = o.appendQuality(dst)
 	return append(dst, '}')
 }

@@ -192,3 +192,38 @@ func TestTwoTurnListsCounted(t *testing.T) {
 		t.Errorf("human summary: %s", h.String())
 	}
 }
+
+// TestTrainerFates: the outcome line carries what the trainer does to the
+// row before and after; the report counts the lossy, dropped and skipped
+// rows and the tokens lost, and has no trainer section without a trainer.
+func TestTrainerFates(t *testing.T) {
+	var s Summary
+	s.Observe(Observation{Source: "f", Line: 1, Outcome: outcome.SkippedUnderTarget, TokensBefore: 10, TokensAfter: 10, TurnsBefore: 2, TurnsAfter: 2})
+	if s.Report(RunInfo{}).Trainer != nil {
+		t.Fatal("trainer section without a trainer")
+	}
+	o := Observation{Source: "f", Line: 2, Outcome: outcome.Compressed, TokensBefore: 5000, TokensAfter: 4000, TurnsBefore: 9, TurnsAfter: 5,
+		Trainer: &[2]TrainerFate{{"cut", 904}, {"", 0}}}
+	s.Observe(o)
+	s.Observe(Observation{Source: "f", Line: 3, Outcome: outcome.Uncompressible, Reason: "chat_template", TokensBefore: 7, TurnsBefore: 3,
+		Trainer: &[2]TrainerFate{{"skip", 0}, {"skip", 0}}})
+	s.Observe(Observation{Source: "f", Line: 4, Outcome: outcome.CompressedOverLimit, TokensBefore: 9000, TokensAfter: 5000, TurnsBefore: 9, TurnsAfter: 5,
+		Trainer: &[2]TrainerFate{{"drop", 9000}, {"drop", 5000}}})
+	got := s.Report(RunInfo{}).Trainer
+	want := TrainerSection{Records: 3, LossyBefore: 3, DroppedBefore: 1, SkippedBefore: 1, LostBefore: 9904, LossyAfter: 2, DroppedAfter: 1, SkippedAfter: 1, LostAfter: 5000}
+	if got == nil || *got != want {
+		t.Errorf("got %+v\nwant %+v", got, want)
+	}
+	line := string(o.AppendJSON(nil))
+	if !strings.Contains(line, `"trainer_before":{"action":"cut","tokens_lost":904},"trainer_after":{"action":"","tokens_lost":0}`) {
+		t.Errorf("outcome line %s", line)
+	}
+	st, err := s.MarshalState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Summary
+	if err := back.UnmarshalState(st); err != nil || *back.Report(RunInfo{}).Trainer != want {
+		t.Errorf("state round trip: %v", err)
+	}
+}

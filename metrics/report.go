@@ -85,6 +85,7 @@ type Report struct {
 	Prepass       *PrepassSection      `json:"prepass,omitempty"`
 	Redaction     *RedactionSection    `json:"redaction,omitempty"`
 	Images        *ImagesSection       `json:"images,omitempty"`
+	Trainer       *TrainerSection      `json:"trainer,omitempty"`
 	Retention     RetentionSection     `json:"retention"`
 	Run           RunSection           `json:"run"`
 }
@@ -438,6 +439,7 @@ func (s *Summary) Report(info RunInfo) Report {
 		r.Images = &ImagesSection{Images: c.images, ImagesUnknownSize: c.imagesUnknownSize,
 			ImagesRemoved: c.imagesRemoved, ImageTokensSaved: c.imageTokensSaved}
 	}
+	r.Trainer = c.trainer.section()
 	r.Retention = s.q.retentionSection()
 	r.Run = RunSection{ToolVersion: info.ToolVersion, Tokenizer: info.Tokenizer, TurnOverhead: info.TurnOverhead,
 		TokenizerKind: info.TokenizerKind, TokenizerSplit: info.TokenizerSplit, TokenizerSHA256: info.TokenizerSHA256,

@@ -41,6 +41,7 @@ type summaryState struct {
 	ImageTokensSaved int64                 `json:"image_tokens_saved,omitempty"`
 	Images           int64                 `json:"images,omitempty"`
 	ImagesUnknown    int64                 `json:"images_unknown_size,omitempty"`
+	Trainer          *trainerCounts        `json:"trainer,omitempty"`
 	Before           *Hist                 `json:"before"`
 	After            *Hist                 `json:"after"`
 	Groups           map[string]groupState `json:"groups"`
@@ -80,6 +81,10 @@ func (s *Summary) MarshalState() ([]byte, error) {
 		TwoTurnLists: c.twoTurnLists, ImagesRemoved: c.imagesRemoved, ImageTokensSaved: c.imageTokensSaved,
 		Images: c.images, ImagesUnknown: c.imagesUnknownSize,
 		Before: &s.before, After: &s.after, Groups: map[string]groupState{},
+	}
+	if c.trainer.Records > 0 {
+		t := c.trainer
+		st.Trainer = &t
 	}
 	for i, r := range outcome.AllReasons() {
 		if c.reasons[i] != 0 {
@@ -136,6 +141,12 @@ func (s *Summary) UnmarshalState(b []byte) error {
 	}
 	c.images, c.imagesUnknownSize = st.Images, st.ImagesUnknown
 	c.imagesRemoved, c.imageTokensSaved = st.ImagesRemoved, st.ImageTokensSaved
+	if t := st.Trainer; t != nil {
+		if t.Records < 0 || t.LossyBefore < 0 || t.LossyAfter < 0 || t.LostBefore < 0 || t.LostAfter < 0 {
+			return fmt.Errorf("metrics: state: trainer counts %+v", *t)
+		}
+		c.trainer = *t
+	}
 	qs := st.Quality
 	out.q.qcounters = qcounters{prepassRan: qs.PrepassRan, prepassChanged: qs.PrepassChanged, prepassFit: qs.PrepassFit, prepassSaved: qs.PrepassSaved,
 		redactedRecords: qs.RedactedRecords, regions: qs.Regions, tools: qs.Tools, toolsKept: qs.ToolsKept, args: qs.Args, kept: qs.Kept}

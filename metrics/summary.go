@@ -83,6 +83,12 @@ type Observation struct {
 	Redactions map[string]int
 	// Retention is what the summary kept of the region it replaced.
 	Retention Retention
+	// Trainer, in a run with a trainer, is what it does to the row as read
+	// ([0]) and as written ([1]); nil otherwise.
+	Trainer *[2]TrainerFate
+	// Repairs names the repairs made to the record so that its trainer
+	// accepts it (merged turns, a dropped trailing turn); nil for none.
+	Repairs []string
 }
 
 // normalized returns o with the after counts equal to the before counts when
@@ -138,6 +144,8 @@ type counters struct {
 
 	imagesRemoved, imageTokensSaved int64 // old images replaced by text, and the tokens that saved
 	images, imagesUnknownSize       int64 // images found in the inputs, and of them of unknown size
+
+	trainer trainerCounts // what a run's trainer loses (trainer.go)
 }
 
 // Observe adds one record's observation. It panics if o.Outcome is not one
@@ -202,6 +210,7 @@ func (s *Summary) Observe(o Observation) {
 	addSat(&s.c.imageTokensSaved, int64(o.ImageTokensSaved))
 	s.c.images += int64(o.Images)
 	s.c.imagesUnknownSize += int64(o.ImagesUnknownSize)
+	s.c.trainer.observe(o)
 	s.before.Add(int64(o.TokensBefore))
 	s.after.Add(int64(o.TokensAfter))
 }
@@ -236,6 +245,7 @@ func (s *Summary) Merge(o *Summary) {
 	addSat(&s.c.imageTokensSaved, o.c.imageTokensSaved)
 	s.c.images += o.c.images
 	s.c.imagesUnknownSize += o.c.imagesUnknownSize
+	s.c.trainer.merge(o.c.trainer)
 	s.q.merge(&o.q)
 	s.before.Merge(&o.before)
 	s.after.Merge(&o.after)

@@ -60,6 +60,10 @@ func randomObservation(r *rand.Rand, line int64) Observation {
 	if o.Outcome == outcome.Compressed && r.IntN(3) == 0 {
 		o.ImagesRemoved, o.ImageTokensSaved = 1+r.IntN(5), r.IntN(4000)
 	}
+	if r.IntN(2) == 0 {
+		acts := []string{"", "cut", "drop", "skip", "truncate"}
+		o.Trainer = &[2]TrainerFate{{acts[r.IntN(5)], r.IntN(9000)}, {acts[r.IntN(5)], r.IntN(100)}}
+	}
 	return o
 }
 

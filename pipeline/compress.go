@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +55,24 @@ type Options struct {
 	// adds its ImageRule tokens to the templated count. A record whose
 	// images list the prepass or the summary rewrote is counted with the
 	// rewritten list.
-	Template *trainview.Counter
+	//
+	// Any trainview.RecordCounter counts: a *trainview.Counter (a model's
+	// chat template, as transformers, axolotl and TRL render it) or a
+	// trainer's own renderer (LLaMA-Factory's templates); Images apply to
+	// a *trainview.Counter only, any other counts each image by ImageRule.
+	Template trainview.RecordCounter
+	// Trainer, when set (a run with a trainer's config), says what that
+	// trainer does to a row of so many tokens as Template counts them (its
+	// rules at its own limit); each observation then carries the fate of
+	// the record as read and as written (metrics.Observation.Trainer), a
+	// record Template refuses as read being "skip" both times.
+	Trainer func(tokens int) metrics.TrainerFate
+	// Repair, when set, is given each record as read (after redaction) and
+	// returns the turns of the record made acceptable to the trainer, and
+	// the repairs made, or no repairs: the record is then read as if it
+	// came with those turns (its output holds them, whatever its outcome),
+	// and its observation names the repairs (metrics.Observation.Repairs).
+	Repair func(rec *traj.Record) (turns []traj.Turn, done []string)
 	// ToolsKey names the record field holding its tool schemas ("" means
 	// "tools"). Without a Template the schemas are counted as the tokens
 	// of their JSON, once per record.
@@ -204,7 +222,11 @@ type job struct {
 	// count settles a record.
 	adj     int
 	tmplErr error // measure: the template refused the record
-	refits  int   // times refit planned the record again
+	// ctx is the run's, which a template's render polls; stopped is its
+	// error once a render stopped for it: the record is not settled.
+	ctx     context.Context
+	stopped error
+	refits  int // times refit planned the record again
 	// summarized: the summarizer was called for j (a later call, for a
 	// larger region, adds to its figures)
 	summarized bool
@@ -213,7 +235,7 @@ type job struct {
 	// stretches caches the counts of the rendered record's stretches
 	// between special tokens: its renderings share most of them.
 	stretches *trainview.Stretches
-	tmpl      *trainview.Counter // Options.Template with j's image finder (templateCounter)
+	tmpl      trainview.RecordCounter // Options.Template with j's image finder (templateCounter)
 	// images: the record's images as read and what each counts (nil when
 	// it has none); listed is what its images-list entries that no marker
 	// claims count (part of adj without a template)
@@ -242,7 +264,7 @@ type noticedTurn struct {
 
 // Template is the chat-template counter records are counted with
 // (Options.Template), or nil for none.
-func (c *Compressor) Template() *trainview.Counter { return c.opts.Template }
+func (c *Compressor) Template() trainview.RecordCounter { return c.opts.Template }
 
 // ImageRule is the rule images are counted by (Options.ImageRule).
 func (c *Compressor) ImageRule() imagetok.Rule { return c.opts.ImageRule }
@@ -269,7 +291,52 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 // work, frees it while a remote summarizer waits, and hands the summarizer
 // the run's bound on requests in flight.
 func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
-	j := job{raw: raw, pos: pos, deadline: c.deadline(), lim: lim}
+	res, err := c.compressRecord(ctx, raw, pos, lim)
+	if err == nil && res.Reject == nil && c.opts.Trainer != nil {
+		res.Obs.Trainer = c.trainerFates(res.Obs)
+	}
+	return res, err
+}
+
+// trainerFates is what Options.Trainer does to the record as read and as
+// written.
+func (c *Compressor) trainerFates(o metrics.Observation) *[2]metrics.TrainerFate {
+	if o.TemplateError != "" && !strings.HasPrefix(o.TemplateError, "once compressed: ") {
+		skip := metrics.TrainerFate{Action: "skip"}
+		return &[2]metrics.TrainerFate{skip, skip}
+	}
+	f := [2]metrics.TrainerFate{c.opts.Trainer(o.TokensBefore), c.opts.Trainer(o.TokensBefore)}
+	if !o.Outcome.Unchanged() {
+		f[1] = c.opts.Trainer(o.TokensAfter)
+	}
+	if len(o.Repairs) > 0 {
+		f[0] = metrics.TrainerFate{Action: "skip"} // as read, before its repair
+	}
+	return &f
+}
+
+// repair applies Options.Repair to j's record: the repaired record is
+// encoded and read again, so that every later step sees it as input.
+func (c *Compressor) repair(j *job) {
+	if c.opts.Repair == nil {
+		return
+	}
+	turns, done := c.opts.Repair(j.rec)
+	if len(done) == 0 {
+		return
+	}
+	raw := j.rec.AppendJSON(nil, turns)
+	rec, err := traj.Decode(raw, j.pos, c.opts.Schema)
+	if err != nil {
+		return // not a record once repaired: kept as read
+	}
+	j.raw, j.rec = raw, rec
+	j.obs.Repairs = done
+}
+
+// compressRecord is compress without the trainer's fates.
+func (c *Compressor) compressRecord(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
+	j := job{raw: raw, pos: pos, deadline: c.deadline(), lim: lim, ctx: ctx}
 	j.obs = metrics.Observation{Source: pos.File, Line: pos.Line, Record: pos.Record}
 	if err := lim.acquireCPU(ctx); err != nil {
 		return Result{}, err
@@ -287,8 +354,12 @@ func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim
 	if c.opts.GroupBy != "" {
 		j.obs.Group = metrics.GroupName(j.rec.Field(c.opts.GroupBy))
 	}
+	c.repair(&j)
 	c.countImages(&j)
 	c.measure(&j)
+	if j.stopped != nil {
+		return Result{}, j.stopped
+	}
 	if j.tmplErr != nil {
 		j.obs.TemplateError = j.tmplErr.Error()
 		j.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
@@ -350,6 +421,9 @@ func (c *Compressor) summarizeRegion(ctx context.Context, j *job) (Result, error
 		j.retain(req, sum.Text)
 		a := c.assemble(j, sum.Text)
 		pairing := c.account(j, a, sum.Tokens)
+		if j.stopped != nil {
+			return Result{}, j.stopped
+		}
 		if j.tmplErr != nil && done != nil {
 			// The template refuses the larger region's result: the
 			// earlier one, which it rendered, is written (over target).
@@ -978,6 +1052,9 @@ func (c *Compressor) turnSum(j *job, a assembly, sumTokens int) int {
 // encode writes the compressed record, with its compression_metrics when
 // per-record metrics are on; a dry run keeps the input bytes.
 func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Result, error) {
+	if j.stopped != nil {
+		return Result{}, j.stopped
+	}
 	if j.tmplErr != nil {
 		// The template rendered the record as read but refuses what
 		// compression made of it (account): written unchanged, as a
@@ -1019,7 +1096,7 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields 
 	v, err := c.mapper.ViewBuf(*bp, j.rec, turns, system)
 	if err != nil {
 		viewBufs.Put(bp)
-		return 0, fmt.Errorf("%s: %w", c.opts.Template.Template.Path, err)
+		return 0, fmt.Errorf("%s: %w", c.opts.Template.Name(), err)
 	}
 	if key, list := prepass.ImagesField(j.rec); list != nil {
 		for _, f := range fields {
@@ -1032,13 +1109,20 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields 
 		j.stretches = &trainview.Stretches{}
 	}
 	tc := c.templateCounter(j)
-	n, err := tc.CountCached(v, j.stretches)
+	ctx := j.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	n, err := tc.CountContext(ctx, v, j.stretches)
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		j.stopped = err // the run is stopping: not the template's refusal
+	}
 	// Nothing of the view outlives the count (the rendered text and the
 	// stretches are copies; a template's error message is cloned), so its
 	// buffer is reused by the next record's.
 	*bp = v.Messages[:0]
 	viewBufs.Put(bp)
-	if err != nil || tc.Images != nil || j.images == nil {
+	if err != nil || countsImages(tc) || j.images == nil {
 		return n, err
 	}
 	for _, t := range turns {
@@ -1050,18 +1134,27 @@ func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields 
 // templateCounter is Options.Template for j's record: when it expands
 // images, its Images reads them with j's finder (relative paths name
 // files beside the record's input file).
-func (c *Compressor) templateCounter(j *job) *trainview.Counter {
+func (c *Compressor) templateCounter(j *job) trainview.RecordCounter {
 	if j.tmpl != nil {
 		return j.tmpl
 	}
 	j.tmpl = c.opts.Template
-	if im := j.tmpl.Images; im != nil && im.Finder == nil && j.pos.File != "" {
-		tc, ic := *j.tmpl, *im
-		ic.Finder = c.finder(j)
-		tc.Images = &ic
-		j.tmpl = &tc
+	if t, ok := j.tmpl.(*trainview.Counter); ok {
+		if im := t.Images; im != nil && im.Finder == nil && j.pos.File != "" {
+			tc, ic := *t, *im
+			ic.Finder = c.finder(j)
+			tc.Images = &ic
+			j.tmpl = &tc
+		}
 	}
 	return j.tmpl
+}
+
+// countsImages says whether rc counts the images it renders itself (a
+// *trainview.Counter with Images).
+func countsImages(rc trainview.RecordCounter) bool {
+	t, ok := rc.(*trainview.Counter)
+	return ok && t.Images != nil
 }
 
 // viewBufs holds the buffers templated builds the views' messages in: a

@@ -4,9 +4,12 @@
 //
 // The rules are gitleaks' default rule set (a pinned, attributed copy in
 // gitleaks/, converted to rules_gen.go by go generate), less the rules that
-// only apply to some file paths, plus two of ours (rules_extra.go):
-// passwords in URLs and NAME=value assignments of secret-named upper-case
-// variables. The kind is the rule id with '-' as '_' ("aws-access-token" →
+// only apply to some file paths, plus ours: the keys of the LLM providers
+// an OpenAI-compatible endpoint may be that gitleaks lacks (OpenRouter,
+// Groq, xAI, Together AI, Fireworks, DeepSeek, Mistral, Replicate, Azure
+// OpenAI; rules_providers.go, each format's source named there), and
+// (rules_extra.go) passwords in URLs and NAME=value assignments of
+// secret-named upper-case variables. The kind is the rule id with '-' as '_' ("aws-access-token" →
 // "aws_access_token").
 //
 // Matching follows gitleaks: a rule runs only where one of its keywords
@@ -93,6 +96,19 @@
 // (an object, an array or a string) whose shape that would still change
 // string by string instead, at any depth. A string that is a whole number
 // or literal is redacted as text (it may be a numeric password).
+//
+// Object keys are texts too: [Redactor.RedactLine] redacts a key that
+// holds a secret ({"ghp_…": "owner"}) as it would a value, at any depth and
+// in JSON held in strings, and keeps the keys of each object distinct: a
+// redacted key whose new name another key of its object already has is
+// numbered in its marker, "[REDACTED:github_pat#2]", then "#3", the first
+// free number, members taken in order (keys.go).
+//
+// [WithSecrets] adds secrets known exactly, whatever their format (the
+// run's own LLM API key): each value, as written, in lower case and in
+// upper case, is replaced wherever it occurs, with no entropy threshold or
+// allowlist, and a finding of another rule that overlaps it is merged into
+// its own, so no byte of it is left.
 //
 // [Redactor.Redact] on a text with no secret allocates nothing and returns
 // its input unchanged. A text is whatever the caller decoded: a turn's

@@ -10,11 +10,13 @@ import (
 )
 
 // RedactLine redacts one input line, a JSON text such as a record: every
-// string value in it (at any depth; object keys and every other byte are
-// kept) as [Redactor.Redact] would, and, for the value of an object
-// member, also what Redact finds inside the value when it reads the member
-// as written, "key": "value" (a secret known by its key, such as
-// {"db_password": "…"} in a tool call's arguments given as an object); a
+// string value in it (at any depth; every byte outside strings is kept)
+// as [Redactor.Redact] would, and, for the value of an object member, also
+// what Redact finds inside the value when it reads the member as written,
+// "key": "value" (a secret known by its key, such as {"db_password": "…"}
+// in a tool call's arguments given as an object); every object key as a
+// text too, the keys of an object kept distinct (keys.go: a marker that
+// would repeat another key of its object is numbered, "[REDACTED:kind#2]"); a
 // line that is not JSON (a line a reader will reject) in its bytes as
 // they are, escapes read as the characters they stand for. It returns line
 // itself and nil counts when nothing is found.
@@ -48,11 +50,12 @@ func (r *Redactor) RedactLine(line []byte) ([]byte, Counts) {
 	return out, counts
 }
 
-// exactLine redacts the JSON text line string by string (memberFunc),
-// leaving inline images alone: the answer [Redactor.RedactLine] gives.
+// exactLine redacts the JSON text line string by string and key by key
+// (mapJSON), leaving inline images alone: the answer [Redactor.RedactLine]
+// gives.
 func (r *Redactor) exactLine(line []byte) ([]byte, Counts) {
 	counts := Counts{}
-	out, changed := jsonx.MapTexts(line, r.memberFunc(counts))
+	out, changed := r.mapJSON(line, counts)
 	if !changed {
 		return line, nil
 	}
@@ -68,7 +71,8 @@ func (r *Redactor) exactLine(line []byte) ([]byte, Counts) {
 // keeps its shape and its images: when what is found in it as one text
 // would change its shape (a span across two of its strings, a key), or
 // when it holds an inline image (jsonx.InlineImages), its own strings are
-// redacted one by one instead, as the line's are, at any depth.
+// redacted one by one instead, as the line's are (mapJSON: its keys
+// too, kept distinct), at any depth.
 func (r *Redactor) memberFunc(counts Counts) func(key, sep, s string) (string, bool) {
 	return func(key, sep, s string) (string, bool) {
 		out, c := r.redactMember(key, sep, s)
@@ -78,7 +82,7 @@ func (r *Redactor) memberFunc(counts Counts) func(key, sep, s string) (string, b
 		sb := unsafe.Slice(unsafe.StringData(s), len(s)) // read only
 		if holdsJSON(s) && (!sameShape(sb, unsafe.Slice(unsafe.StringData(out), len(out))) || jsonx.InlineImages(sb) != nil) {
 			c = Counts{}
-			b, changed := jsonx.MapTexts(sb, r.memberFunc(c))
+			b, changed := r.mapJSON(sb, c)
 			if !changed {
 				return s, false
 			}

@@ -33,7 +33,8 @@ func TestRedactLine(t *testing.T) {
 		{"ASCII \\u escape", `{"a": "\u0041KIAIOSFODNN7Q2XZ5W3"}`, map[string]int{"aws_access_token": 1}},
 		{"JSON inside a string", `{"args": "{\"cmd\": \"git push https://x:` + testPAT + `@github.com/a/b\"}"}`, map[string]int{"github_pat": 1}},
 		{"escaped backslash then n", `{"a": "C:\\n` + testAWS + `"}`, nil}, // "C:\n" + key: 'n' is a letter here, no boundary
-		{"in a key only", `{"` + testPAT + `": 1}`, nil},
+		{"in a key only", `{"` + testPAT + `": 1}`, map[string]int{"github_pat": 1}},
+		{"in a key inside JSON in a string", `{"args": "{\"` + testPAT + `\": \"x\"}"}`, map[string]int{"github_pat": 1}},
 		// A secret known by its key: arguments given as an object, a
 		// top-level field, pretty-printed.
 		{"by its key", `{"function": {"name": "db", "arguments": {"dsn_password": "Zq8Lm3Vx7Rt2Kp9Wn4Hs6Yb1Qe5", "sql": "select 1"}}}`, map[string]int{"generic_api_key": 1}},
@@ -55,6 +56,44 @@ func TestRedactLine(t *testing.T) {
 			}
 			if !json.Valid(out) {
 				t.Errorf("output not JSON: %s", out)
+			}
+		})
+	}
+}
+
+// TestRedactLineKeys: a secret used as an object key is redacted like a
+// value, and the object's keys stay distinct (the marker numbered), at
+// any depth and inside JSON held in a string.
+func TestRedactLineKeys(t *testing.T) {
+	const pat2 = "ghp_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0Pp9Oo8"
+	r := Default()
+	cases := []struct {
+		name, line, want string
+		n                int
+	}{
+		{"one key", `{"` + testPAT + `": "x"}`, `{"[REDACTED:github_pat]": "x"}`, 1},
+		{"two keys of one kind", `{"` + testPAT + `": "alice", "` + pat2 + `": "bob"}`,
+			`{"[REDACTED:github_pat]": "alice", "[REDACTED:github_pat#2]": "bob"}`, 2},
+		{"a key that is a marker already", `{"[REDACTED:github_pat]": 1, "` + testPAT + `": 2}`,
+			`{"[REDACTED:github_pat]": 1, "[REDACTED:github_pat#2]": 2}`, 1},
+		{"key and value", `{"token ` + testPAT + `": "` + pat2 + `"}`,
+			`{"token [REDACTED:github_pat]": "[REDACTED:github_pat]"}`, 2},
+		{"nested", `{"a": [{"b": {"` + testPAT + `": {"` + pat2 + `": 1}}}]}`,
+			`{"a": [{"b": {"[REDACTED:github_pat]": {"[REDACTED:github_pat]": 1}}}]}`, 2},
+		{"same keys in different objects", `[{"` + testPAT + `": 1}, {"` + testPAT + `": 2}]`,
+			`[{"[REDACTED:github_pat]": 1}, {"[REDACTED:github_pat]": 2}]`, 2},
+		{"JSON in a string", `{"result": "{\"` + testPAT + `\": 1, \"` + pat2 + `\": 2}"}`,
+			`{"result": "{\"[REDACTED:github_pat]\": 1, \"[REDACTED:github_pat#2]\": 2}"}`, 2},
+		{"escaped key", `{"\u0067hp_aB3dE5gH7jK9mN1pQ3sT5vW7yZ9bC1dE3fGh": 1}`, `{"[REDACTED:github_pat]": 1}`, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			out, c := r.RedactLine([]byte(tc.line))
+			if string(out) != tc.want || c["github_pat"] != tc.n {
+				t.Fatalf("RedactLine(%s) = %s %v; want %s and %d github_pat", tc.line, out, c, tc.want, tc.n)
+			}
+			if err := checkKeepsJSON([]byte(tc.line), out, c); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
@@ -102,6 +141,7 @@ func FuzzRedactLine(f *testing.F) {
 		`{"url": "data:image/png;base64,iVBORw0KGgo/` + testAWS + `+AAA", "text": "key ` + testAWS + `"}`,
 		`{"source": {"type": "base64", "media_type": "image/png", "data": "iVBO/` + testAWS + `+AAA"}}`,
 		`{"images": [{"bytes": "iVBO/` + testAWS + `+AAA", "path": null}]}`,
+		`{"` + testPAT + `": 1, "[REDACTED:github_pat]": {"` + testPAT + `": "` + testAWS + `", "k ` + testPAT + `": 2}}`,
 	} {
 		f.Add(s)
 	}

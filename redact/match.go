@@ -173,7 +173,9 @@ func (r *Redactor) find(s string) ([]finding, *scratch) {
 // resolve keeps non-overlapping findings, in order: earliest first; on
 // the same bytes a specific rule's finding replaces a generic one, else the
 // first one stays (extended by an overlapping one of the same kind of rule
-// that ends later). f is reordered in place.
+// that ends later); a known secret's finding (ruleSpec.Known) and one it
+// overlaps become one finding of the known kind, covering both. f is
+// reordered in place.
 func (r *Redactor) resolve(f []finding) []finding {
 	if len(f) < 2 {
 		return f
@@ -193,6 +195,15 @@ func (r *Redactor) resolve(f []finding) []finding {
 	out := f[:1]
 	for _, x := range f[1:] {
 		prev := &out[len(out)-1]
+		if x.start < prev.end && (r.rules[prev.rule].known || r.rules[x.rule].known) {
+			// A known secret: the two findings become one, of its
+			// kind, so that none of its bytes is left.
+			if !r.rules[prev.rule].known {
+				prev.rule = x.rule
+			}
+			prev.end = max(prev.end, x.end)
+			continue
+		}
 		if x.start < prev.end {
 			// Overlap: a specific rule's finding replaces a generic one
 			// covering the same bytes; otherwise the first one stays.
@@ -484,6 +495,10 @@ func (r *Redactor) accept(sc *scratch, ru *rule, ri int32, s string, start int, 
 		}
 		match := s[start+ms+matchFrom : start+me]
 		line := lineRef{s: s, start: start + ms, end: start + me}
+		if ru.known {
+			sc.findings = append(sc.findings, finding{start: start + ss, end: start + se, rule: ri})
+			return
+		}
 		if r.global.allows(secret, match, &line) || r.ours.allows(secret, match, &line) {
 			return
 		}

@@ -33,6 +33,11 @@ type ruleSpec struct {
 	// of which every match holds after the keyword (ASCII case as
 	// written): the expression runs only on a window that holds one.
 	Within []string
+	// Known marks a rule that matches a secret known by its value
+	// ([WithSecrets]): no allowlist applies, and where its finding
+	// overlaps another one the two become one finding of its kind, so
+	// that no byte of the value is left.
+	Known bool
 }
 
 // allowSpec is one gitleaks allowlist: a finding is allowed when its
@@ -84,6 +89,7 @@ type rule struct {
 	// prefixes are literals one of which a match of a case-sensitive
 	// keyword-prefixed rule starts with (nil: not known).
 	prefixes []string
+	known    bool                        // ruleSpec.Known
 	pre      func(s string, at int) bool // ruleSpec.Pre
 	locate   func(s string, at int) int  // ruleSpec.Locate
 	within   []string                    // ruleSpec.Within
@@ -130,6 +136,8 @@ func (f *follow) admits(s string) bool {
 // Redactor finds secrets and replaces them with typed markers. It is safe
 // for concurrent use.
 type Redactor struct {
+	kern *kernel // how keywords are found and escape views made
+
 	rules  []rule
 	global allowList
 	ours   allowList // ourGlobal
@@ -178,8 +186,8 @@ var (
 )
 
 // Default returns the redactor with every built-in rule (gitleaks' default
-// rules less the ones that need a file path, plus [ExtraRules]), compiled
-// once.
+// rules less the ones that need a file path, plus ours: rules_providers.go
+// and rules_extra.go), compiled once.
 func Default() *Redactor {
 	defaultOnce.Do(func() { defaultR, defaultErr = New() })
 	if defaultErr != nil {
@@ -202,7 +210,8 @@ func Kind(ruleID string) string { return strings.ReplaceAll(ruleID, "-", "_") }
 
 // builtinSpecs are the rules in use: gitleaks' rules without a file-path
 // condition (we redact texts, not files, so "only in *.tf files" cannot
-// be honoured and the rule would fire everywhere), then ExtraRules.
+// be honoured and the rule would fire everywhere), then ours: the LLM
+// providers' keys gitleaks lacks (rules_providers.go), then extraRules.
 func builtinSpecs() []ruleSpec {
 	var out []ruleSpec
 	for _, s := range gitleaksRules {
@@ -211,6 +220,7 @@ func builtinSpecs() []ruleSpec {
 		}
 		out = append(out, tuned(s))
 	}
+	out = append(out, providerRules...)
 	return append(out, extraRules...)
 }
 
@@ -221,7 +231,7 @@ func New(disabled ...string) (*Redactor, error) {
 
 // newOn is New with keywords found and escape views made kern's way.
 func newOn(kern *kernel, disabled ...string) (*Redactor, error) {
-	r := &Redactor{}
+	r := &Redactor{kern: kern}
 	g, err := compileAllow(gitleaksGlobal)
 	if err != nil {
 		return nil, fmt.Errorf("redact: global allowlist: %w", err)
@@ -230,8 +240,6 @@ func newOn(kern *kernel, disabled ...string) (*Redactor, error) {
 	if r.ours, err = compileAllow(ourGlobal); err != nil {
 		return nil, fmt.Errorf("redact: our global allowlist: %w", err)
 	}
-	var kwords []string
-	wordIdx := map[string]int32{}
 	for _, s := range builtinSpecs() {
 		if slices.Contains(disabled, s.ID) {
 			continue
@@ -240,9 +248,21 @@ func newOn(kern *kernel, disabled ...string) (*Redactor, error) {
 		if err != nil {
 			return nil, fmt.Errorf("redact: rule %s: %w", s.ID, err)
 		}
-		idx := int32(len(r.rules))
 		r.rules = append(r.rules, ru)
-		words := s.Keywords
+	}
+	r.index()
+	return r, nil
+}
+
+// index builds the keyword index of r.rules, found r.kern's way: each
+// rule runs at its keywords (a template rule at its anchors), or on every
+// text when it has none.
+func (r *Redactor) index() {
+	var kwords []string
+	wordIdx := map[string]int32{}
+	for i := range r.rules {
+		ru, idx := &r.rules[i], int32(i)
+		words := ru.keywords
 		if ru.anchors != nil {
 			words = ru.anchors
 		}
@@ -265,7 +285,7 @@ func newOn(kern *kernel, disabled ...string) (*Redactor, error) {
 		}
 	}
 	r.kw = newKeywordIndex(kwords)
-	r.kw.kern = kern
+	r.kw.kern = r.kern
 	r.kw.cases = map[int32][]string{}
 	for _, w := range r.kw.short {
 		if sp := r.exactSpellings(kwords[w], r.kwRules[w]); sp != nil {
@@ -273,5 +293,4 @@ func newOn(kern *kernel, disabled ...string) (*Redactor, error) {
 		}
 	}
 	r.kw.buildFilter()
-	return r, nil
 }

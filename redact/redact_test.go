@@ -71,6 +71,13 @@ func TestNotSecrets(t *testing.T) {
 		"postgres://user:password@localhost/db",
 		"git clone https://github.com/acme/app.git",
 		"go.sum: golang.org/x/sys v0.46.0 h1:abcdEFGH1234ijklMNOP5678qrstUVWX9012yzAB3456=",
+		// Provider names and identifiers that are not their keys.
+		`{"model": "deepseek-ai/DeepSeek-V3", "base_url": "https://api.deepseek.com"}`,
+		"model: mistralai/Mistral-7B-Instruct-v0.2 (mistral_tokenizer_version: v3)",
+		"xai-org/grok-1 weights; together.ai serves it; azure: eastus2",
+		"static int fw_updateFirmwareVersionCheck(struct device *dev);",
+		"OPENROUTER_API_KEY=sk-or-v1-... (see https://openrouter.ai/keys)",
+		"cache key for the together run: 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
 	}
 	for _, s := range clean {
 		out, c := r.RedactString(s)

@@ -50,7 +50,7 @@ func compileRule(s ruleSpec) (rule, error) {
 	ru := rule{
 		id: s.ID, marker: "[REDACTED:" + Kind(s.ID) + "]", re: re, entropy: s.Entropy,
 		group: s.SecretGroup, generic: strings.HasPrefix(s.ID, "generic-") || s.Generic, keywords: s.Keywords,
-		pre: s.Pre, locate: s.Locate, within: s.Within,
+		pre: s.Pre, locate: s.Locate, within: s.Within, known: s.Known,
 	}
 	syn, err := syntax.Parse(s.Regex, syntax.Perl)
 	if err != nil {

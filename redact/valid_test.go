@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strings"
 	"testing"
 
@@ -82,12 +81,55 @@ func validCases() []string {
 	return out
 }
 
+// object is a decoded JSON object, its members in order (a map would
+// hide a key that redaction renamed or duplicated).
+type object []member
+
+type member struct {
+	key string
+	val any
+}
+
 func decodeJSON(s string) (any, error) {
 	d := json.NewDecoder(strings.NewReader(s))
 	d.UseNumber()
-	var v any
-	err := d.Decode(&v)
-	return v, err
+	return decodeValue(d)
+}
+
+func decodeValue(d *json.Decoder) (any, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch tok {
+	case json.Delim('{'):
+		o := object{}
+		for d.More() {
+			k, err := d.Token()
+			if err != nil {
+				return nil, err
+			}
+			v, err := decodeValue(d)
+			if err != nil {
+				return nil, err
+			}
+			o = append(o, member{k.(string), v})
+		}
+		_, err = d.Token()
+		return o, err
+	case json.Delim('['):
+		a := []any{}
+		for d.More() {
+			v, err := decodeValue(d)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+		}
+		_, err = d.Token()
+		return a, err
+	}
+	return tok, nil
 }
 
 // shapeDiff reports how b differs in shape from a: types, keys and array
@@ -95,22 +137,26 @@ func decodeJSON(s string) (any, error) {
 // changed and holds no JSON must hold a marker.
 func shapeDiff(a, b any, at string) error {
 	switch a := a.(type) {
-	case map[string]any:
-		bm, ok := b.(map[string]any)
-		if !ok || len(bm) != len(a) {
+	case object:
+		bo, ok := b.(object)
+		if !ok || len(bo) != len(a) {
 			return fmt.Errorf("%s: object became %T (%v)", at, b, b)
 		}
-		keys := make([]string, 0, len(a))
-		for k := range a {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			bv, ok := bm[k]
-			if !ok {
-				return fmt.Errorf("%s: key %q lost", at, k)
+		for i, m := range a {
+			kb := bo[i].key
+			if kb != m.key {
+				// A key that held a secret: redacted, and distinct
+				// from the object's other keys.
+				if !strings.Contains(kb, "[REDACTED:") {
+					return fmt.Errorf("%s: key %q became %q without a marker", at, m.key, kb)
+				}
+				for j := range bo {
+					if j != i && bo[j].key == kb {
+						return fmt.Errorf("%s: key %q became %q, which the object has already", at, m.key, kb)
+					}
+				}
 			}
-			if err := shapeDiff(a[k], bv, at+"."+k); err != nil {
+			if err := shapeDiff(m.val, bo[i].val, at+"."+m.key); err != nil {
 				return err
 			}
 		}

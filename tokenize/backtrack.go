@@ -347,12 +347,13 @@ func (bb *btBuild) splitUnassigned() (unreachable []int32, lowest uint32) {
 func (bb *btBuild) resplit(t int32) (ok bool, r uint32) {
 	b, sc := bb.b, &bb.sc
 	s := bb.tokBytes(int32(b.id[t]))
-	m := b.refMerger(s, sc)
-	k, r := refMerge(&m, len(s), 2, sc.start[:len(s)+1], sc.rank[:len(s)])
+	start, rank, ids := sc.slices(len(s))
+	m := b.refMerger(s, ids)
+	k, r := refMerge(&m, len(s), 2, start, rank)
 	if k != 2 || r == noRank {
 		return false, 0
 	}
-	mid := sc.start[1]
+	mid := start[1]
 	x, y := bb.toIdx[bb.v.lookup(s[:mid])], bb.toIdx[bb.v.lookup(s[mid:])]
 	b.tok[t].meta = b.tok[t].meta&^btRhoMask | (r + 1)
 	b.tok[t].left, b.tok[t].right = x, y
@@ -574,21 +575,36 @@ func sortTokens(n int32, length []uint8, tokBytes func(int32) string) []int32 {
 	return ord
 }
 
+// refTokenLen bounds the tokens whose reference merges use refScratch's
+// arrays; longer ones (a vocabulary's long runs of spaces, up to
+// maxTokenLen) take heap slices.
+const refTokenLen = 255
+
 // refScratch is the stack space of a reference merge of up to two tokens.
 type refScratch struct {
-	start, rank [2*maxTokenLen + 1]uint32
-	ids         [2 * maxTokenLen]uint32
+	start, rank [2*refTokenLen + 1]uint32
+	ids         [2 * refTokenLen]uint32
 }
 
-// refMerger returns the pairMerger of the reference merge of p.
-func (b *backtrack) refMerger(p string, sc *refScratch) pairMerger {
+// slices returns the scratch of a reference merge of n bytes: n+1 starts,
+// n ranks and n ids.
+func (sc *refScratch) slices(n int) (start, rank, ids []uint32) {
+	if n <= 2*refTokenLen {
+		return sc.start[:n+1], sc.rank[:n], sc.ids[:n]
+	}
+	return make([]uint32, n+1), make([]uint32, n), make([]uint32, n)
+}
+
+// refMerger returns the pairMerger of the reference merge of p; ids
+// (len(p) entries) is its scratch.
+func (b *backtrack) refMerger(p string, ids []uint32) pairMerger {
 	if b.mt == nil {
 		return pairMerger{v: b.v, p: p}
 	}
 	for i := range len(p) {
-		sc.ids[i] = b.v.byteRank[p[i]]
+		ids[i] = b.v.byteRank[p[i]]
 	}
-	return pairMerger{hf: b.hf, id: sc.ids[:len(p)]}
+	return pairMerger{mt: b.mt, id: ids}
 }
 
 // refMerge merges L bytes as the reference does (m gives the pair ranks;
@@ -807,9 +823,10 @@ func (b *backtrack) compatibleAt(p string, at int, x, y int32) bool {
 // first has k, as the reference does gives the two tokens back.
 func (b *backtrack) compatibleRef(q string, k int) bool {
 	var sc refScratch
-	m := b.refMerger(q, &sc)
-	parts, _ := refMerge(&m, len(q), 1, sc.start[:len(q)+1], sc.rank[:len(q)])
-	return parts == 2 && int(sc.start[1]) == k
+	start, rank, ids := sc.slices(len(q))
+	m := b.refMerger(q, ids)
+	parts, _ := refMerge(&m, len(q), 1, start, rank)
+	return parts == 2 && int(start[1]) == k
 }
 
 // btScratch holds the buffers of one backtracking run; pooled.

@@ -193,9 +193,10 @@ func checkTables(t *testing.T, c btVocab, step int32) (reachable, notMono int) {
 			}
 			continue
 		}
-		m := b.refMerger(s, &sc)
-		k, r := refMerge(&m, len(s), 2, sc.start[:len(s)+1], sc.rank[:len(s)])
-		mid := sc.start[1]
+		start, rank, ids := sc.slices(len(s))
+		m := b.refMerger(s, ids)
+		k, r := refMerge(&m, len(s), 2, start, rank)
+		mid := start[1]
 		if k != 2 || uint32(nd.rho()) != r || tokBytes[nd.left] != s[:mid] || tokBytes[nd.right] != s[mid:] {
 			t.Fatalf("token %d %q: split %q+%q at rank %d, want %q+%q at rank %d", id, s, tokBytes[nd.left], tokBytes[nd.right], nd.rho(), s[:mid], s[mid:], r)
 		}

@@ -113,29 +113,30 @@ func growU32(b []uint32, n int) []uint32 {
 }
 
 // pairMerger is what mergeQueued needs of a vocabulary: for tiktoken
-// ranks (hf nil), a pair's rank is the rank of its concatenated bytes; for
-// a tokenizer.json (hf set), the rank of the merge of its two token ids,
-// which id tracks by start byte. A plain struct rather than an interface:
+// ranks (mt nil), a pair's rank is the rank of its concatenated bytes; for
+// a tokenizer.json (mt set), the rank of the merge of its two token ids,
+// which id tracks by start position (a byte, or a symbol of a
+// SentencePiece-style piece). A plain struct rather than an interface:
 // the calls stay direct and inlinable on the hottest loop of long pieces.
 type pairMerger struct {
 	v  *vocab
 	p  string
-	hf *hfModel
+	mt *mergeTable
 	id []uint32
 }
 
 // rankOf returns the rank of merging the tokens [i,j) and [j,k), or noRank.
 func (m *pairMerger) rankOf(i, j, k int32) uint32 {
-	if m.hf != nil {
-		return m.hf.merges.get(m.id[i], m.id[j])
+	if m.mt != nil {
+		return m.mt.get(m.id[i], m.id[j])
 	}
 	return m.v.lookup(m.p[i:k])
 }
 
 // merged records that the token at i absorbed its successor by merge r.
 func (m *pairMerger) merged(i int32, r uint32) {
-	if m.hf != nil {
-		m.id[i] = m.hf.merges.newID[r]
+	if m.mt != nil {
+		m.id[i] = m.mt.newID[r]
 	}
 }
 

@@ -15,11 +15,24 @@
 //     one: an [*HFTokenizer] whose ids are those of Hugging Face tokenizers'
 //     encode(text, add_special_tokens=False) (npm tokenizers 0.23.2,
 //     checked against testdata/hf/golden.jsonl for Qwen3, Llama-3,
-//     DeepSeek-V3 and GPT-OSS). Added and special tokens in the text are
-//     one token each. Only byte-level BPE is supported: other kinds
-//     (SentencePiece-style BPE, Unigram, WordPiece), normalizers other than
-//     NFC, pre-tokenizers other than Split (Isolated), ByteLevel and Digits
-//     are refused with an error naming them.
+//     DeepSeek-V3 and GPT-OSS; testdata/hf/golden_sp.jsonl and
+//     golden_sp_real.tsv for Gemma 3, Llama-2, Gemini and Mistral-Nemo).
+//     Added and special tokens in the text are one token each, with their
+//     lstrip, rstrip, single_word and normalized options. The model is BPE,
+//     byte-level (a ByteLevel pre-tokenizer) or SentencePiece-style (the
+//     vocabulary in the text's own characters: byte_fallback's <0xNN>
+//     tokens, unk_token with fuse_unk, ignore_merges); Unigram, WordPiece
+//     and WordLevel models, BPE dropout, subword prefixes and suffixes, and
+//     model fields tokenizers does not read are refused with an error
+//     naming the JSON path of the field (model.type, model.merges[3]).
+//     The normalizers (NFC, NFD, NFKC, NFKD, Lowercase, Strip,
+//     StripAccents, Replace, Prepend, Sequence) and pre-tokenizers (Split
+//     with every behavior and invert, ByteLevel, Metaspace, Digits,
+//     Punctuation, Whitespace, WhitespaceSplit, CharDelimiterSplit,
+//     BertPreTokenizer, Sequence) run as in tokenizers (hfnorm.go,
+//     hfpretok.go; checked against testdata/hf/golden_kinds.jsonl); any
+//     other kind, or a malformed one, is refused at load with an error
+//     naming it and its JSON path.
 //   - a path to a tiktoken.model (or a directory holding one) with a
 //     tokenizer_config.json beside it naming a known model (Kimi-K2's
 //     tokenization_kimi): a [*TiktokenFile].
@@ -69,6 +82,23 @@
 // the merged bytes first, leftmost on ties) for tiktoken ranks, and
 // Hugging Face's BPE (lowest merge rank of the pair first, leftmost on
 // ties; ignore_merges looks the whole piece up first) for tokenizer.json.
+//
+// # SentencePiece-style BPE
+//
+// A SentencePiece-style tokenizer.json (Gemma, Llama-2, Mistral's older
+// files) hands the model whole texts (its normalizer turns spaces into ▁
+// and its pre-tokenizer splits little or nothing). The reference merges
+// such a piece in one run; this package cuts it into chunks merged on
+// their own, which gives the same ids: a cut falls between two symbols
+// such that no token of the vocabulary is spelled with the last
+// character of the first followed by the first character of the second
+// (a byte-fallback symbol is spelled <0xNN>; no cut touches an unk, which
+// fuses). No merge can then join across the cut, and each side's merges
+// are the ones the whole piece makes there. Cuts are looked for before
+// every ▁ and, in chunks over 64 bytes, between any two characters; the
+// chunks then go through the same caches and merging as byte-level
+// pieces. FuzzSPModelOracle checks this against a plain transcription of
+// the reference's merge_word on random vocabularies.
 //
 // # Cost
 //

@@ -5,11 +5,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"unicode/utf8"
 	"unsafe"
-
-	"github.com/dlclark/regexp2"
 
 	"github.com/trajcompress/trajcompress/internal/readfile"
 )
@@ -21,9 +18,11 @@ type HFTokenizer struct {
 	info      Info
 	added     *addedTrie // added tokens matched in the raw text
 	addedNorm *addedTrie // added tokens matched in the normalized text
-	nfc       bool
+	nfc       bool       // the normalizer is NFC alone (nfc9, no buffer)
+	norms     []normStep // the normalizers, in order (hfnorm.go)
 	stages    []preStage
-	model     *hfModel
+	model     *hfModel // the BPE model (byte-level, or sp's)
+	sp        *spModel // SentencePiece-style BPE, nil for byte-level
 }
 
 // hfAcc accumulates the tokens of one text.
@@ -32,6 +31,9 @@ type hfAcc struct {
 	n    int
 	emit bool
 	max  int // stop once n > max
+	// origin: the next segment to normalize starts at offset 0 of the
+	// text (cleared by the first segment and by every added token).
+	origin bool
 }
 
 // LoadHF reads a Hugging Face tokenizer.json. Only byte-level BPE models
@@ -53,21 +55,6 @@ func LoadHF(path string) (*HFTokenizer, error) {
 	return t, nil
 }
 
-type hfComponent struct {
-	Type          string            `json:"type"`
-	Normalizers   []json.RawMessage `json:"normalizers"`
-	PreTokenizers []json.RawMessage `json:"pretokenizers"`
-	Pattern       struct {
-		Regex  *string `json:"Regex"`
-		String *string `json:"String"`
-	} `json:"pattern"`
-	Behavior         string `json:"behavior"`
-	Invert           bool   `json:"invert"`
-	AddPrefixSpace   bool   `json:"add_prefix_space"`
-	UseRegex         *bool  `json:"use_regex"`
-	IndividualDigits bool   `json:"individual_digits"`
-}
-
 func parseHF(data []byte) (*HFTokenizer, error) {
 	rest, rawVocab, rawMerges, err := splitModelJSON(data)
 	if err != nil {
@@ -79,196 +66,25 @@ func parseHF(data []byte) (*HFTokenizer, error) {
 	}
 	m := &f.Model
 	m.Vocab, m.Merges = rawVocab, rawMerges
-	if err := f.checkModel(); err != nil {
+	if err := f.checkModel(rest); err != nil {
 		return nil, err
-	}
-	if !hasPreTokenizer(f.PreTok, "ByteLevel") {
-		// Before the normalizer: SentencePiece-style files (Prepend and
-		// Replace normalizers, a Metaspace pre-tokenizer) are refused for
-		// what they are, not for their first unsupported part.
-		return nil, errSentencePieceBPE
 	}
 	initClasses()
 	t := &HFTokenizer{info: Info{Kind: KindHFBPE}}
-	if err := t.parseNormalizer(f.Normalizer); err != nil {
+	byteLevel, err := t.parsePipeline(f.Normalizer, f.PreTok)
+	if err != nil {
 		return nil, err
 	}
-	pw := preWalk{t: t, fast: true}
-	if err := pw.walk(f.PreTok); err != nil {
+	if byteLevel > 1 {
+		return nil, fmt.Errorf("tokenize: tokenizer.json: pre_tokenizer: more than one ByteLevel is not supported")
+	}
+	if err := t.buildModel(m, byteLevel == 1); err != nil {
 		return nil, err
 	}
-	if pw.byteLevel != 1 {
-		return nil, errSentencePieceBPE
-	}
-	for _, st := range t.stages {
-		if st.name == "deepseek" {
-			initPS()
-		}
-	}
-	names := pw.names
-	if len(names) == 0 {
-		names = append(names, "none")
-	}
-	t.info.Split = strings.Join(names, "+")
-	if !pw.fast {
-		t.info.Split += " (slow path)"
-	}
-	t.info.SlowPath = !pw.fast
 	if err := t.addAdded(f.AddedTokens); err != nil {
 		return nil, err
 	}
-	model, err := buildHFModel(m.Vocab, m.Merges, m.IgnoreMerges)
-	if err != nil {
-		return nil, err
-	}
-	t.model = model
 	return t, nil
-}
-
-// checkModel refuses a model that is not a byte-level BPE counted
-// exactly: another type, dropout, subword prefixes or suffixes.
-func (f *hfFile) checkModel() error {
-	m := &f.Model
-	switch {
-	case m.Type == "BPE" || m.Type == "" && len(m.Merges) > 0:
-	case m.Type == "":
-		return fmt.Errorf("tokenize: tokenizer.json: no model type")
-	default:
-		return fmt.Errorf("tokenize: tokenizer.json: model type %s is not supported: only byte-level BPE tokenizers are counted exactly (not SentencePiece/Unigram, WordPiece or WordLevel)", m.Type)
-	}
-	if m.Dropout != nil && *m.Dropout != 0 {
-		return fmt.Errorf("tokenize: tokenizer.json: BPE dropout %v is not supported", *m.Dropout)
-	}
-	if m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "" || m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "" {
-		return fmt.Errorf("tokenize: tokenizer.json: BPE with a continuing_subword_prefix or end_of_word_suffix is not supported")
-	}
-	return nil
-}
-
-// addAdded adds the added tokens, refusing the options not supported.
-func (t *HFTokenizer) addAdded(added []hfAddedToken) error {
-	t.added, t.addedNorm = newAddedTrie(), newAddedTrie()
-	for _, a := range added {
-		if a.SingleWord || a.LStrip || a.RStrip {
-			return fmt.Errorf("tokenize: tokenizer.json: added token %q uses single_word, lstrip or rstrip, which is not supported", a.Content)
-		}
-		if a.Normalized {
-			t.addedNorm.add(a.Content, a.ID)
-		} else {
-			t.added.add(a.Content, a.ID)
-		}
-	}
-	return nil
-}
-
-// preWalk walks the pre-tokenizer of a tokenizer.json into t's stages:
-// their names, how many ByteLevel components it holds, and whether every
-// split has a fast path.
-type preWalk struct {
-	t         *HFTokenizer
-	names     []string
-	byteLevel int
-	fast      bool
-}
-
-func (w *preWalk) walk(raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	var c hfComponent
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return fmt.Errorf("tokenize: tokenizer.json: pre_tokenizer: %w", err)
-	}
-	switch c.Type {
-	case "Sequence":
-		for _, p := range c.PreTokenizers {
-			if err := w.walk(p); err != nil {
-				return err
-			}
-		}
-		return nil
-	case "Split":
-		return w.split(c)
-	case "ByteLevel":
-		return w.byteLevelStage(c)
-	case "Digits":
-		name := "digits"
-		if c.IndividualDigits {
-			name = "digits1"
-		}
-		w.t.stages = append(w.t.stages, preStage{name: name, next: splitDigits(c.IndividualDigits)})
-		w.names = append(w.names, name)
-	default:
-		return fmt.Errorf("tokenize: tokenizer.json: pre-tokenizer %s is not supported (only Sequence, Split, ByteLevel, Digits)", c.Type)
-	}
-	return nil
-}
-
-// split adds a Split pre-tokenizer's stage.
-func (w *preWalk) split(c hfComponent) error {
-	if c.Behavior != "Isolated" || c.Invert {
-		return fmt.Errorf("tokenize: tokenizer.json: Split with behavior %s, invert %v is not supported (only Isolated)", c.Behavior, c.Invert)
-	}
-	pat := ""
-	switch {
-	case c.Pattern.Regex != nil:
-		pat = *c.Pattern.Regex
-	case c.Pattern.String != nil:
-		pat = regexp2.Escape(*c.Pattern.String)
-	default:
-		return fmt.Errorf("tokenize: tokenizer.json: Split without a pattern")
-	}
-	st, known, err := newSplitStage(pat)
-	if err != nil {
-		return err
-	}
-	w.fast = w.fast && known
-	w.t.stages = append(w.t.stages, st)
-	w.names = append(w.names, st.name)
-	return nil
-}
-
-// byteLevelStage counts a ByteLevel pre-tokenizer, and adds the GPT-2
-// split it makes unless use_regex is false.
-func (w *preWalk) byteLevelStage(c hfComponent) error {
-	w.byteLevel++
-	if c.AddPrefixSpace {
-		return fmt.Errorf("tokenize: tokenizer.json: ByteLevel with add_prefix_space is not supported")
-	}
-	if c.UseRegex == nil || *c.UseRegex {
-		st, _, err := newSplitStage(patGPT2)
-		if err != nil {
-			return err
-		}
-		w.fast = false
-		w.t.stages = append(w.t.stages, st)
-		w.names = append(w.names, "gpt2-regexp2")
-	}
-	return nil
-}
-
-// parseNormalizer accepts no normalizer, NFC, and Sequences of those.
-func (t *HFTokenizer) parseNormalizer(raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	var c hfComponent
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return fmt.Errorf("tokenize: tokenizer.json: normalizer: %w", err)
-	}
-	switch c.Type {
-	case "NFC":
-		t.nfc = true
-	case "Sequence":
-		for _, n := range c.Normalizers {
-			if err := t.parseNormalizer(n); err != nil {
-				return err
-			}
-		}
-	default:
-		return fmt.Errorf("tokenize: tokenizer.json: normalizer %s is not supported (only NFC)", c.Type)
-	}
-	return nil
 }
 
 // Name returns the path the tokenizer was loaded from.
@@ -294,14 +110,14 @@ const maxInt = int(^uint(0) >> 1)
 
 // countAtMost runs a tokenizer's run function without collecting ids.
 func countAtMost(run func(string, *hfAcc), text string, max int) int {
-	a := hfAcc{max: max}
+	a := hfAcc{max: max, origin: true}
 	run(text, &a)
 	return a.n
 }
 
 // encodeWith runs a tokenizer's run function collecting the ids.
 func encodeWith(run func(string, *hfAcc), text string) []int {
-	a := hfAcc{out: make([]int, 0, len(text)/3+1), emit: true, max: maxInt}
+	a := hfAcc{out: make([]int, 0, len(text)/3+1), emit: true, max: maxInt, origin: true}
 	run(text, &a)
 	return a.out
 }
@@ -324,21 +140,11 @@ func (t *HFTokenizer) splitAdded(s string, a *hfAcc) {
 		t.normalized(s, a)
 		return
 	}
-	for i := 0; i < len(s) && a.n <= a.max; {
-		start, end, id := t.added.find(s, i)
-		if start < 0 {
-			t.normalized(s[i:], a)
-			return
-		}
-		if start > i {
-			t.normalized(s[i:start], a)
-		}
-		a.token(id)
-		i = end
-	}
+	t.added.split(s, a, func(seg string, _ int, a *hfAcc) { t.normalized(seg, a) })
 }
 
 func (a *hfAcc) token(id int) {
+	a.origin = false
 	if a.emit {
 		a.out = append(a.out, id)
 	}
@@ -346,79 +152,57 @@ func (a *hfAcc) token(id int) {
 }
 
 // normalized normalizes one segment, then counts the normalized added
-// tokens in it and pre-tokenizes the text between them.
+// tokens in it and pre-tokenizes the text between them. a.origin says
+// whether the segment starts at offset 0 of the text (Metaspace's
+// prepend_scheme first); no later segment does.
 func (t *HFTokenizer) normalized(s string, a *hfAcc) {
-	if t.nfc {
-		s = nfc9(s)
-	}
-	if t.addedNorm.empty() {
-		t.pretok(s, 0, a)
+	origin := a.origin
+	a.origin = false
+	if s == "" {
 		return
 	}
-	for i := 0; i < len(s) && a.n <= a.max; {
-		start, end, id := t.addedNorm.find(s, i)
-		if start < 0 {
-			t.pretok(s[i:], 0, a)
-			return
-		}
-		if start > i {
-			t.pretok(s[i:start], 0, a)
-		}
-		a.token(id)
-		i = end
+	var bp *[]byte
+	if t.nfc {
+		s = nfc9(s)
+	} else if len(t.norms) > 0 {
+		bp = bufPool.Get().(*[]byte)
+		s = t.normalize(s, bp)
+		defer bufPool.Put(bp)
 	}
+	if t.addedNorm.empty() {
+		t.pretok(s, 0, origin, a)
+		return
+	}
+	t.addedNorm.split(s, a, func(seg string, at int, a *hfAcc) { t.pretok(seg, 0, origin && at == 0, a) })
 }
 
-// pretok splits s with stages k onwards and byte-pair encodes the pieces.
-func (t *HFTokenizer) pretok(s string, k int, a *hfAcc) {
+// pretok splits s with stages k onwards and encodes the pieces; first
+// says whether s starts at offset 0 of the text.
+func (t *HFTokenizer) pretok(s string, k int, first bool, a *hfAcc) {
+	if s == "" {
+		return
+	}
 	if k == len(t.stages) {
-		var n int
-		a.out, n = t.model.pieceTokens(s, a.out, a.emit)
-		a.n += n
+		t.piece(s, a)
 		return
 	}
 	st := &t.stages[k]
-	if st.next == nil {
-		regexPieces(st.re, s, func(p string) {
-			if a.n <= a.max {
-				t.pretok(p, k+1, a)
-			}
-		})
+	switch {
+	case st.kind != stageSplit:
+		t.transform(st, s, k, first, a)
+		return
+	case !st.simple:
+		t.splitGeneral(st, s, k, first, a)
 		return
 	}
 	last := k+1 == len(t.stages)
 	for i := 0; i < len(s) && a.n <= a.max; {
 		j := st.next(s, i)
 		if last {
-			var n int
-			a.out, n = t.model.pieceTokens(s[i:j], a.out, a.emit)
-			a.n += n
+			t.piece(s[i:j], a)
 		} else {
-			t.pretok(s[i:j], k+1, a)
+			t.pretok(s[i:j], k+1, first && i == 0, a)
 		}
 		i = j
 	}
-}
-
-var errSentencePieceBPE = fmt.Errorf("tokenize: tokenizer.json: BPE without a ByteLevel pre-tokenizer (SentencePiece-style BPE, as in Llama-2, Mistral or Gemma) is not supported: only byte-level BPE is counted exactly")
-
-// hasPreTokenizer reports whether the pre_tokenizer raw, or one of a
-// Sequence's, is of type typ.
-func hasPreTokenizer(raw json.RawMessage, typ string) bool {
-	if len(raw) == 0 || string(raw) == "null" {
-		return false
-	}
-	var c hfComponent
-	if json.Unmarshal(raw, &c) != nil {
-		return false
-	}
-	if c.Type == typ {
-		return true
-	}
-	for _, p := range c.PreTokenizers {
-		if hasPreTokenizer(p, typ) {
-			return true
-		}
-	}
-	return false
 }

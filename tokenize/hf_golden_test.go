@@ -88,8 +88,14 @@ type hfGoldenCase struct {
 }
 
 func loadHFGolden(t testing.TB) []hfGoldenCase {
+	return loadGoldenFile(t, "golden.jsonl", append(hfModelOrder, hfVariant), 300)
+}
+
+// loadGoldenFile reads testdata/hf/name: per line a name, a text (base64)
+// and the ids of each of keys; at least min lines.
+func loadGoldenFile(t testing.TB, name string, keys []string, min int) []hfGoldenCase {
 	t.Helper()
-	path := filepath.Join("testdata", "hf", "golden.jsonl")
+	path := filepath.Join("testdata", "hf", name)
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -113,7 +119,7 @@ func loadHFGolden(t testing.TB) []hfGoldenCase {
 			t.Fatalf("%s:%d: text: %v", path, line, err)
 		}
 		g.raw = string(raw)
-		for _, k := range append(hfModelOrder, hfVariant) {
+		for _, k := range keys {
 			var ids []int
 			if err := json.Unmarshal(row[k], &ids); err != nil || ids == nil && len(raw) > 0 {
 				t.Fatalf("%s:%d: ids of %s: %v", path, line, k, err)
@@ -122,7 +128,7 @@ func loadHFGolden(t testing.TB) []hfGoldenCase {
 		}
 		cases = append(cases, g)
 	}
-	if len(cases) < 300 {
+	if len(cases) < min {
 		t.Fatalf("%s: only %d cases", path, len(cases))
 	}
 	return cases
@@ -156,11 +162,11 @@ func TestHFGolden(t *testing.T) {
 // hfVariant is the golden key of Llama-3's vocabulary behind
 // Digits(individual_digits) and ByteLevel(use_regex) (gen_golden.mjs,
 // variants): the pre-tokenizers the four models do not use, and GPT-2's
-// pattern on the regexp2 slow path.
+// pattern (hand-written, splitGPT2).
 const hfVariant = "llama3_digits_gpt2"
 
-// TestHFGoldenVariant checks that variant against the reference, except on
-// texts where regexp2 (Go's Unicode 15.0 tables) legitimately differs.
+// TestHFGoldenVariant checks that variant against the reference on every
+// text.
 func TestHFGoldenVariant(t *testing.T) {
 	raw, err := os.ReadFile(hfModelPath(t, "llama3"))
 	if err != nil {
@@ -181,14 +187,11 @@ func TestHFGoldenVariant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info := tk.Info(); !info.SlowPath || info.Split != "digits1+gpt2-regexp2 (slow path)" {
+	if info := tk.Info(); info.SlowPath || info.Split != "digits1+gpt2" {
 		t.Errorf("Info = %+v", info)
 	}
 	ok, total := 0, 0
 	for _, g := range loadHFGolden(t) {
-		if inUnicode16(g.raw) {
-			continue
-		}
 		total++
 		want := g.ids[hfVariant]
 		if got := tk.Encode(g.raw); slices.Equal(got, want) && tk.Count(g.raw) == len(want) {

@@ -1,6 +1,11 @@
 package tokenize
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // addedTrie finds added tokens in text the way Hugging Face's
 // AddedVocabulary does (Aho-Corasick, leftmost-longest): the match that
@@ -17,6 +22,7 @@ type addedTrie struct {
 	// code or markup is mostly followed by a byte no token has there, and
 	// is then passed over without walking the trie.
 	pair [256 * 4]uint64
+	opts map[int]uint8 // options by token id; nil: none has any
 }
 
 type trieNode struct {
@@ -97,4 +103,175 @@ func (t *addedTrie) find(s string, i int) (start, end, id int) {
 		}
 	}
 	return -1, -1, -1
+}
+
+// Options of an added token (tokenizer.json added_tokens[k]).
+const (
+	addedLStrip     = 1 << iota // takes the white space before it
+	addedRStrip                 // takes the white space after it
+	addedSingleWord             // only between non-word characters
+)
+
+// setOpts records token id's options.
+func (t *addedTrie) setOpts(id int, opts uint8) {
+	if opts == 0 {
+		return
+	}
+	if t.opts == nil {
+		t.opts = map[int]uint8{}
+	}
+	t.opts[id] = opts
+}
+
+// next returns the next added token of s at or after i as tokenizers'
+// AddedVocabulary.find_matches takes it: a single_word token with a word
+// character beside it is passed over; lstrip and rstrip widen the match
+// over the white space before (not before prev, the end of the previous
+// match) and after it. from is where the search goes on (the end of the
+// match before rstrip, as the reference's match iterator does); start is
+// -1 when there is none.
+func (t *addedTrie) next(s string, i, prev int) (start, end, from, id int) {
+	for {
+		start, end, id = t.find(s, i)
+		if start < 0 || t.opts == nil {
+			return start, end, end, id
+		}
+		o := t.opts[id]
+		if o&addedSingleWord != 0 && (start > 0 && endsWithWord(s[:start]) || end < len(s) && startsWithWord(s[end:])) {
+			i = end
+			continue
+		}
+		from = end
+		if o&addedLStrip != 0 {
+			start = max(len(strings.TrimRightFunc(s[:start], isSpaceRE)), prev)
+		}
+		if o&addedRStrip != 0 {
+			end = len(s) - len(strings.TrimLeftFunc(s[end:], isSpaceRE))
+		}
+		return start, end, from, id
+	}
+}
+
+// split counts the added tokens of s and passes each stretch of text
+// between them, with its offset in s, to text.
+func (t *addedTrie) split(s string, a *hfAcc, text func(seg string, at int, a *hfAcc)) {
+	prev := 0
+	for i := 0; i < len(s) && a.n <= a.max; {
+		start, end, from, id := t.next(s, i, prev)
+		if start < 0 {
+			break
+		}
+		if start > prev {
+			text(s[prev:start], prev, a)
+		}
+		a.token(id)
+		prev, i = end, from
+	}
+	if prev < len(s) && a.n <= a.max {
+		text(s[prev:], prev, a)
+	}
+}
+
+// isSpaceRE is the Rust regex crate's \s: White_Space.
+func isSpaceRE(r rune) bool { return unicode.Is(unicode.White_Space, r) }
+
+// isWordRE is the Rust regex crate's \w: Alphabetic, M, Nd, Pc,
+// Join_Control.
+func isWordRE(r rune) bool {
+	return unicode.In(r, unicode.L, unicode.Nl, unicode.Other_Alphabetic, unicode.M, unicode.Nd, unicode.Pc, unicode.Join_Control)
+}
+
+func endsWithWord(s string) bool {
+	r, _ := utf8.DecodeLastRuneInString(s)
+	return isWordRE(r)
+}
+
+func startsWithWord(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return isWordRE(r)
+}
+
+// addAdded adds the added tokens with their options, as tokenizers
+// loads them (Tokenizer deserialization, then add_tokens): a token
+// takes the model's id for its content when the model has one, else the
+// next id after the model's vocabulary (the id written in the file is
+// only checked against, by the reference, with a warning); a normalized
+// token is matched by its normalized content; an empty one is skipped.
+func (t *HFTokenizer) addAdded(added []hfAddedToken) error {
+	t.added, t.addedNorm = newAddedTrie(), newAddedTrie()
+	next := t.vocabSize()
+	ids := map[string]int{}
+	for k, a := range added {
+		if a.Content == "" {
+			continue
+		}
+		id, ok := ids[a.Content]
+		if !ok {
+			if id, ok = t.modelID(a.Content); !ok {
+				id = next
+				next++
+			}
+			ids[a.Content] = id
+		}
+		if id > 1<<31-1 {
+			return fmt.Errorf("tokenize: tokenizer.json: added_tokens[%d]: id %d is too large", k, id)
+		}
+		var opts uint8
+		if a.LStrip {
+			opts |= addedLStrip
+		}
+		if a.RStrip {
+			opts |= addedRStrip
+		}
+		if a.SingleWord {
+			opts |= addedSingleWord
+		}
+		tr, content := t.added, a.Content
+		if a.Normalized {
+			tr, content = t.addedNorm, t.normalizeContent(a.Content)
+			if content == "" {
+				continue
+			}
+		}
+		tr.add(content, id)
+		tr.setOpts(id, opts)
+	}
+	return nil
+}
+
+// normalizeContent returns s normalized by the tokenizer's normalizers.
+func (t *HFTokenizer) normalizeContent(s string) string {
+	switch {
+	case t.nfc:
+		return nfc9(s)
+	case len(t.norms) > 0:
+		var b []byte
+		return strings.Clone(t.normalize(s, &b))
+	}
+	return s
+}
+
+// vocabSize is the number of tokens of the model's vocabulary.
+func (t *HFTokenizer) vocabSize() int {
+	if t.sp != nil {
+		return t.sp.tok.ntok
+	}
+	return t.model.tok.ntok + len(t.model.odd)
+}
+
+// modelID returns the model's id of the token spelled tok.
+func (t *HFTokenizer) modelID(tok string) (int, bool) {
+	if t.sp != nil {
+		id := t.sp.tok.lookup(tok)
+		return int(id), id != noRank
+	}
+	if id, ok := t.model.odd[tok]; ok {
+		return int(id), true
+	}
+	b, ok := decodeByteLevel(nil, []byte(tok))
+	if !ok || len(b) == 0 {
+		return 0, false
+	}
+	id := t.model.tok.lookup(string(b))
+	return int(id), id != noRank
 }

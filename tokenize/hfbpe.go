@@ -111,36 +111,48 @@ func (t *mergeTable) get(a, b uint32) uint32 {
 // merge. Unlike tiktoken, a pair merges only if its merge is listed, with
 // that merge's rank, whatever the ids of the tokens.
 type hfModel struct {
-	tok          *vocab // token bytes -> id
+	tok          *vocab            // token bytes -> id
+	odd          map[string]uint32 // tokens not spelled in the byte-level alphabet
 	merges       *mergeTable
 	ignoreMerges bool // a piece that is a token is that token
 
 	// Without ignore_merges a piece that is a token may still merge into
-	// several tokens, so the merges must run. Whether they give back the
-	// token itself is learnt on the first sighting of each token and kept
-	// here: bit 2*id set = known, bit 2*id+1 set = merges give the token.
-	selfMerge []atomic.Uint32
+	// several tokens, so the merges must run; selfMerge learns whether
+	// they give back the token itself.
+	selfMerge selfMergeBits
 
 	// pieces caches the counts of short pieces that merge into several
 	// tokens (piececache.go); nil: none.
 	pieces *pieceCache
 
 	bt btLazy // the backtracking encoder's tables, built on first need
+
+	// sp, when set, is the SentencePiece-style model that counts instead
+	// (the other fields are then unset).
+	sp *spModel
 }
 
-// selfMerges reports, for a piece that is token id, whether byte-pair
-// merging it gives id itself: known is false until it has been seen.
-func (m *hfModel) selfMerges(id uint32) (yes, known bool) {
-	w := m.selfMerge[id/16].Load() >> (2 * (id % 16))
+// selfMergeBits records, per token id, whether byte-pair merging the
+// token's own spelling gives the token back: learnt on the first sighting
+// of each token and kept (bit 2*id set = known, bit 2*id+1 set = merges
+// give the token). Safe for concurrent use (atomics).
+type selfMergeBits []atomic.Uint32
+
+func newSelfMergeBits() selfMergeBits { return make([]atomic.Uint32, maxMergeID/16+1) }
+
+// get reports, for a piece that is token id, whether merging it gives id
+// itself: known is false until it has been seen.
+func (s selfMergeBits) get(id uint32) (yes, known bool) {
+	w := s[id/16].Load() >> (2 * (id % 16))
 	return w&2 != 0, w&1 != 0
 }
 
-func (m *hfModel) learnSelfMerges(id uint32, yes bool) {
+func (s selfMergeBits) learn(id uint32, yes bool) {
 	bits := uint32(1)
 	if yes {
 		bits = 3
 	}
-	m.selfMerge[id/16].Or(bits << (2 * (id % 16)))
+	s[id/16].Or(bits << (2 * (id % 16)))
 }
 
 // buildHFModel parses the vocab and merges of a byte-level BPE model.
@@ -193,7 +205,7 @@ func buildHFModel(rawVocab, rawMerges []byte, ignoreMerges bool) (*hfModel, erro
 	}
 	mt := newMergeTable(len(rawMerges) / 12)
 	var ba, bb, bj, joined []byte
-	err = eachMerge(rawMerges, func(a, b []byte) error {
+	err = eachMerge(rawMerges, func(k int, a, b []byte) error {
 		var ia, ib, in uint32
 		var oka, okb, okn bool
 		ia, ba, oka = idOf(a, ba)
@@ -201,24 +213,30 @@ func buildHFModel(rawVocab, rawMerges []byte, ignoreMerges bool) (*hfModel, erro
 		joined = append(append(joined[:0], a...), b...)
 		in, bj, okn = idOf(joined, bj)
 		if !oka || !okb || !okn {
-			return fmt.Errorf("tokenize: tokenizer.json: merge %q %q: token not in the vocabulary", a, b)
+			return fmt.Errorf("tokenize: tokenizer.json: model.merges[%d]: %q %q: token not in the vocabulary", k, a, b)
 		}
-		return mt.add(ia, ib, in)
+		if err := mt.add(ia, ib, in); err != nil {
+			return fmt.Errorf("tokenize: tokenizer.json: model.merges[%d]: %w", k, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &hfModel{tok: v, merges: mt, ignoreMerges: ignoreMerges, selfMerge: make([]atomic.Uint32, maxMergeID/16+1), pieces: newPieceCache(pieceSlots)}, nil
+	return &hfModel{tok: v, odd: odd, merges: mt, ignoreMerges: ignoreMerges, selfMerge: newSelfMergeBits(), pieces: newPieceCache(pieceSlots)}, nil
 }
 
 // pieceTokens appends the ids of one pre-tokenized piece (raw bytes) to
 // out when emit is set, and returns the number of tokens.
 func (m *hfModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
+	if m.sp != nil {
+		return m.sp.pieceTokens(p, out, emit)
+	}
 	id := m.tok.lookup(p)
 	if id != noRank {
 		yes, known := true, true
 		if len(p) > 1 && !m.ignoreMerges {
-			yes, known = m.selfMerges(id)
+			yes, known = m.selfMerge.get(id)
 		}
 		if yes {
 			if emit {
@@ -228,7 +246,7 @@ func (m *hfModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
 		}
 		if !known {
 			out, n := m.merge(p, out, emit)
-			m.learnSelfMerges(id, n == 1)
+			m.selfMerge.learn(id, n == 1)
 			return out, n
 		}
 	}
@@ -256,12 +274,29 @@ func (m *hfModel) merge(p string, out []int, emit bool) ([]int, int) {
 // mergeLinear merges with a linear scan for the lowest-ranked pair:
 // id[k] is the k-th token, rank[k] the rank of merging it with the next.
 func (m *hfModel) mergeLinear(p string, id, rank []uint32, out []int, emit bool) ([]int, int) {
-	n := len(p)
-	for i := range n {
+	for i := range len(p) {
 		id[i] = m.tok.byteRank[p[i]]
 	}
+	n := mergeIDs(m.merges, id, rank)
+	if emit {
+		for _, t := range id[:n] {
+			out = append(out, int(t))
+		}
+	}
+	return out, n
+}
+
+// mergeIDs merges the tokens id (n = len(id) of them) as Hugging
+// Face's BPE does: the adjacent pair whose merge has the lowest rank,
+// leftmost on ties, until no pair has a merge, scanning linearly for it
+// (rank is scratch of n entries). The result is id[:k]; it returns k.
+func mergeIDs(mt *mergeTable, id, rank []uint32) int {
+	n := len(id)
+	if n < 2 {
+		return n
+	}
 	for i := 0; i < n-1; i++ {
-		rank[i] = m.merges.get(id[i], id[i+1])
+		rank[i] = mt.get(id[i], id[i+1])
 	}
 	rank[n-1] = noRank
 	for {
@@ -274,26 +309,21 @@ func (m *hfModel) mergeLinear(p string, id, rank []uint32, out []int, emit bool)
 		if minR == noRank {
 			break
 		}
-		id[i] = m.merges.newID[minR]
+		id[i] = mt.newID[minR]
 		copy(id[i+1:n-1], id[i+2:n])
 		copy(rank[i+1:n-1], rank[i+2:n])
 		n--
 		rank[n-1] = noRank
 		if i > 0 {
-			rank[i-1] = m.merges.get(id[i-1], id[i])
+			rank[i-1] = mt.get(id[i-1], id[i])
 		}
 		if i+1 < n {
-			rank[i] = m.merges.get(id[i], id[i+1])
+			rank[i] = mt.get(id[i], id[i+1])
 		} else {
 			rank[i] = noRank
 		}
 	}
-	if emit {
-		for _, t := range id[:n] {
-			out = append(out, int(t))
-		}
-	}
-	return out, n
+	return n
 }
 
 // mergeHeap computes the same merges as mergeLinear for long pieces: with
@@ -315,7 +345,7 @@ func (m *hfModel) queueMerge(p string, out []int, emit bool) ([]int, int) {
 	for i := range n {
 		id[i] = m.tok.byteRank[p[i]]
 	}
-	count := mergeQueued(&pairMerger{hf: m, id: id}, n, len(m.merges.newID), sc)
+	count := mergeQueued(&pairMerger{mt: m.merges, id: id}, n, len(m.merges.newID), sc)
 	if emit {
 		for i := int32(0); int(i) < n; i = sc.next[i] {
 			out = append(out, int(id[i]))

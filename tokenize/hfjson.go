@@ -17,17 +17,21 @@ type hfFile struct {
 	AddedTokens []hfAddedToken  `json:"added_tokens"`
 	Normalizer  json.RawMessage `json:"normalizer"`
 	PreTok      json.RawMessage `json:"pre_tokenizer"`
-	Model       struct {
-		Type                    string          `json:"type"`
-		Dropout                 *float64        `json:"dropout"`
-		UnkToken                *string         `json:"unk_token"`
-		ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
-		EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
-		ByteFallback            bool            `json:"byte_fallback"`
-		IgnoreMerges            bool            `json:"ignore_merges"`
-		Vocab                   json.RawMessage `json:"vocab"`
-		Merges                  json.RawMessage `json:"merges"`
-	} `json:"model"`
+	Model       hfModelJSON     `json:"model"`
+}
+
+// hfModelJSON is the model section of a tokenizer.json.
+type hfModelJSON struct {
+	Type                    string          `json:"type"`
+	Dropout                 *float64        `json:"dropout"`
+	UnkToken                *string         `json:"unk_token"`
+	ContinuingSubwordPrefix *string         `json:"continuing_subword_prefix"`
+	EndOfWordSuffix         *string         `json:"end_of_word_suffix"`
+	ByteFallback            bool            `json:"byte_fallback"`
+	IgnoreMerges            bool            `json:"ignore_merges"`
+	Vocab                   json.RawMessage `json:"vocab"`
+	Merges                  json.RawMessage `json:"merges"`
+	FuseUnk                 bool            `json:"fuse_unk"`
 }
 
 type hfAddedToken struct {
@@ -153,13 +157,18 @@ func (s *jsonScanner) skip() error {
 
 // jsonScanner reads the vocab object and merges array of a tokenizer.json.
 type jsonScanner struct {
-	b   []byte
-	i   int
-	buf []byte
+	b     []byte
+	i     int
+	buf   []byte
+	field string // the JSON path scanned, for errors ("model.vocab")
 }
 
 func (s *jsonScanner) errf(format string, a ...any) error {
-	return fmt.Errorf("tokenize: tokenizer.json model: byte %d: %s", s.i, fmt.Sprintf(format, a...))
+	field := s.field
+	if field == "" {
+		field = "model"
+	}
+	return fmt.Errorf("tokenize: tokenizer.json: %s: byte %d: %s", field, s.i, fmt.Sprintf(format, a...))
 }
 
 func (s *jsonScanner) ws() {
@@ -287,7 +296,7 @@ func (s *jsonScanner) uint() (int, error) {
 
 // eachVocab calls fn for each "token": id pair of the vocab object.
 func eachVocab(raw []byte, fn func(tok []byte, id int) error) error {
-	s := &jsonScanner{b: raw}
+	s := &jsonScanner{b: raw, field: "model.vocab"}
 	if err := s.expect('{'); err != nil {
 		return err
 	}
@@ -320,11 +329,12 @@ func eachVocab(raw []byte, fn func(tok []byte, id int) error) error {
 	}
 }
 
-// eachMerge calls fn for each merge, in order. Merges are written either
-// as "a b" strings (split at the first space, as tokenizers does) or as
-// ["a", "b"] pairs.
-func eachMerge(raw []byte, fn func(a, b []byte) error) error {
-	s := &jsonScanner{b: raw}
+// eachMerge calls fn for each merge, in order, with its index in the
+// list. Merges are written either as ["a", "b"] pairs or as "a b" strings,
+// which, as in tokenizers (convert_merges_to_hashmap), must hold exactly
+// one space; a string starting "#version" is skipped.
+func eachMerge(raw []byte, fn func(k int, a, b []byte) error) error {
+	s := &jsonScanner{b: raw, field: "model.merges"}
 	if err := s.expect('['); err != nil {
 		return err
 	}
@@ -332,18 +342,21 @@ func eachMerge(raw []byte, fn func(a, b []byte) error) error {
 		return nil
 	}
 	var a []byte
-	for {
+	for k := 0; ; k++ {
 		switch s.peek() {
 		case '"':
 			m, err := s.str()
 			if err != nil {
 				return err
 			}
-			sp := bytes.IndexByte(m, ' ')
-			if sp < 0 {
-				return s.errf("merge %q has no space", m)
+			if bytes.HasPrefix(m, []byte("#version")) {
+				break
 			}
-			if err := fn(m[:sp], m[sp+1:]); err != nil {
+			sp := bytes.IndexByte(m, ' ')
+			if sp < 0 || bytes.IndexByte(m[sp+1:], ' ') >= 0 {
+				return fmt.Errorf("tokenize: tokenizer.json: model.merges[%d]: %q is not two tokens separated by one space", k, m)
+			}
+			if err := fn(k, m[:sp], m[sp+1:]); err != nil {
 				return err
 			}
 		case '[':
@@ -363,11 +376,11 @@ func eachMerge(raw []byte, fn func(a, b []byte) error) error {
 			if err := s.expect(']'); err != nil {
 				return err
 			}
-			if err := fn(a, b); err != nil {
+			if err := fn(k, a, b); err != nil {
 				return err
 			}
 		default:
-			return s.errf("want a merge")
+			return fmt.Errorf("tokenize: tokenizer.json: model.merges[%d]: want a string or a pair of strings", k)
 		}
 		switch s.peek() {
 		case ',':

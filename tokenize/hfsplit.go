@@ -7,16 +7,33 @@ import (
 	"github.com/dlclark/regexp2"
 )
 
-// A preStage is one splitting step of a pre-tokenizer Sequence. Each piece
-// of the previous stage is split on its own (so a look-ahead sees the end
-// of the piece, as in Hugging Face's Split) into the matches of a pattern
-// and the gaps between them (behaviour Isolated). Known patterns have a
-// hand-written, linear, allocation-free next function; any other pattern
-// runs on regexp2, the slow path.
+// A preStage is one step of a pre-tokenizer Sequence. Each piece of the
+// previous stage is split on its own (so a look-ahead sees the end of the
+// piece, as in Hugging Face's Split) into the matches of a pattern and the
+// gaps between them, which the behavior then keeps, drops or merges
+// (hfpretok.go). Known patterns have a hand-written, linear,
+// allocation-free next function; any other pattern runs on regexp2, the
+// slow path. A stage of another kind (Metaspace, ByteLevel's prefix
+// space) rewrites the piece first.
 type preStage struct {
 	name string
-	next func(s string, i int) int // end of the piece that starts at i
+	next func(s string, i int) int // end of the span that starts at i
 	re   *regexp2.Regexp
+
+	// isMatch reports whether the span that next returns at i is a match
+	// of the pattern (rather than a gap); covering: every span is.
+	isMatch  func(s string, i int) bool
+	covering bool
+	behavior splitBehavior
+	invert   bool
+	// simple: next, Isolated, no invert, no byte-level view: every span
+	// is a piece (the fast loop of pretok).
+	simple bool
+	// byteView: the stage comes after a ByteLevel pre-tokenizer, so it
+	// sees the byte-level spelling of the piece.
+	byteView bool
+	kind     stageKind
+	meta     metaspace
 }
 
 // Split patterns recognised by their exact text, and the hand-written
@@ -33,18 +50,23 @@ const (
 )
 
 var knownPatterns = map[string]preStage{
-	patCL100k: {name: "cl100k", next: splitCL100k},
-	patQwen2:  {name: "qwen2", next: splitQwen2},
-	patO200k:  {name: "o200k", next: splitO200k},
-	patDigit3: {name: "digits3", next: splitDigits3},
-	patDSCJK:  {name: "deepseek-cjk", next: splitDSCJK},
-	patDSMain: {name: "deepseek", next: splitDSMain},
+	patCL100k: {name: "cl100k", next: splitCL100k, covering: true},
+	patQwen2:  {name: "qwen2", next: splitQwen2, covering: true},
+	patO200k:  {name: "o200k", next: splitO200k, covering: true},
+	patDigit3: {name: "digits3", next: splitDigits3, isMatch: func(s string, i int) bool { cl, _ := classAt(s, i); return cl&cN != 0 }},
+	patDSCJK: {name: "deepseek-cjk", next: splitDSCJK, isMatch: func(s string, i int) bool {
+		r, _ := utf8.DecodeRuneInString(s[i:])
+		return isDSCJK(r)
+	}},
+	patDSMain: {name: "deepseek", next: splitDSMain, isMatch: func(s string, i int) bool { return dsMatch(s, i) >= 0 }},
+	patGPT2:   {name: "gpt2", next: splitGPT2, covering: true},
 }
 
 // newSplitStage returns the stage for a Split regex: hand-written when the
 // pattern is a known one, regexp2 otherwise.
 func newSplitStage(pattern string) (preStage, bool, error) {
 	if st, ok := knownPatterns[pattern]; ok {
+		st.simple = true
 		return st, true, nil
 	}
 	re, err := regexp2.Compile(pattern, regexp2.None)
@@ -215,31 +237,57 @@ func splitDigits(individual bool) func(s string, i int) int {
 	}
 }
 
-// regexPieces calls fn with each match of re in s and each gap between
-// matches, in order. regexp2 reports offsets in runes.
-func regexPieces(re *regexp2.Regexp, s string, fn func(p string)) {
-	runes := []rune(s)
-	// byteAt[k] is the byte offset of rune k.
-	byteAt := make([]int, len(runes)+1)
-	for k, off := 0, 0; k < len(runes); k++ {
-		byteAt[k] = off
-		off += utf8.RuneLen(runes[k])
-		byteAt[k+1] = off
-	}
-	last := 0
-	m, _ := re.FindRunesMatch(runes)
-	for m != nil {
-		if m.Length > 0 {
-			a, b := byteAt[m.Index], byteAt[m.Index+m.Length]
-			if a > last {
-				fn(s[last:a])
+// splitGPT2 returns the end of the piece starting at i of GPT-2's pattern
+// (the ByteLevel pre-tokenizer's use_regex):
+//
+//	's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
+//
+// The contractions are case-sensitive. Every position starts an
+// alternative, so pieces tile the input.
+func splitGPT2(s string, i int) int {
+	c := s[i]
+	if c == '\'' && i+1 < len(s) {
+		switch s[i+1] {
+		case 's', 't', 'm', 'd':
+			return i + 2
+		case 'r', 'v':
+			if i+2 < len(s) && s[i+2] == 'e' {
+				return i + 3
 			}
-			fn(s[a:b])
-			last = b
+		case 'l':
+			if i+2 < len(s) && s[i+2] == 'l' {
+				return i + 3
+			}
 		}
-		m, _ = re.FindNextMatch(m)
 	}
-	if last < len(s) {
-		fn(s[last:])
+	j := i
+	if c == ' ' && i+1 < len(s) {
+		if cl, _ := classAt(s, i+1); cl&cWS == 0 {
+			j = i + 1 // the optional space, then a run of the class after it
+		}
 	}
+	cl, w := classAt(s, j)
+	switch {
+	case cl&mL != 0:
+		return scanIn(s, j+w, mL)
+	case cl&cN != 0:
+		return scanIn(s, j+w, cN)
+	case cl&cWS == 0:
+		return scanOut(s, j+w, mLNS)
+	}
+	// \s+(?!\S)|\s+: the whole run at the end of the text, else the run
+	// minus its last code point when that leaves at least one.
+	last := i
+	for j < len(s) {
+		cl, w := classAt(s, j)
+		if cl&cWS == 0 {
+			break
+		}
+		last = j
+		j += w
+	}
+	if j == len(s) || last == i {
+		return j
+	}
+	return last
 }

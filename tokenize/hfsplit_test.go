@@ -1,6 +1,7 @@
 package tokenize
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -67,10 +68,26 @@ func TestSplittersMatchRegexp2(t *testing.T) {
 		re := regexp2.MustCompile(pat, regexp2.None)
 		t.Run(st.name, func(t *testing.T) {
 			for _, s := range texts {
-				var want []string
-				regexPieces(re, s, func(p string) { want = append(want, p) })
-				if got := splitPieces(st.next, s); !slices.Equal(got, want) {
+				var want, wantM []string
+				regexSpans(re, s, func(a, b int, match bool) {
+					if b > a {
+						want = append(want, s[a:b])
+						wantM = append(wantM, fmt.Sprint(match))
+					}
+				})
+				got := splitPieces(st.next, s)
+				if !slices.Equal(got, want) {
 					t.Fatalf("%q:\n got %q\nwant %q", s, got, want)
+				}
+				// Whether each piece is a match or a gap (for the
+				// behaviors other than Isolated, and invert).
+				var gotM []string
+				for i := 0; i < len(s); {
+					gotM = append(gotM, fmt.Sprint(st.covering || st.isMatch != nil && st.isMatch(s, i)))
+					i = st.next(s, i)
+				}
+				if st.name != "kimi" && !slices.Equal(gotM, wantM) {
+					t.Fatalf("%q: pieces %q:\n got matches %v\nwant %v", s, got, gotM, wantM)
 				}
 			}
 		})

@@ -5,6 +5,7 @@ const (
 	KindTiktoken     = "tiktoken"      // embedded o200k_base / cl100k_base
 	KindTiktokenFile = "tiktoken-file" // a tiktoken-format BPE file (Kimi-K2's tiktoken.model)
 	KindHFBPE        = "hf-bpe"        // a Hugging Face byte-level BPE tokenizer.json
+	KindHFSPBPE      = "hf-sp-bpe"     // a Hugging Face SentencePiece-style BPE tokenizer.json (Gemma, Llama-2)
 	KindChars4       = "chars4"        // ⌊code points / 4⌋ estimate
 )
 

@@ -222,7 +222,7 @@ func looksLikeFile(name string) bool {
 // a model keeps its tokenizer_config.json, chat_template.jinja and
 // preprocessor_config.json), or "" for the built-in encodings.
 func ModelDir(c Counter) string {
-	if info := Describe(c); info.Kind == KindHFBPE || info.Kind == KindTiktokenFile {
+	if info := Describe(c); info.Kind == KindHFBPE || info.Kind == KindHFSPBPE || info.Kind == KindTiktokenFile {
 		return filepath.Dir(info.Name)
 	}
 	return ""

@@ -132,15 +132,28 @@ func TestHFRefused(t *testing.T) {
 	for _, tt := range []struct{ json, want string }{
 		{`{"model": {"type": "Unigram", "vocab": []}}`, "model type Unigram"},
 		{`{"model": {"type": "WordPiece", "vocab": {}}}`, "model type WordPiece"},
-		// SentencePiece-style BPE is refused as such, whatever part of it
-		// comes first: Llama-2/Mistral (Prepend and Replace normalizers,
-		// byte_fallback), Gemma (a Metaspace pre-tokenizer).
-		{`{"normalizer": {"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": "▁"}, {"type": "Replace"}]}, "model": {"type": "BPE", "byte_fallback": true, "vocab": {}, "merges": []}}`, "SentencePiece-style BPE"},
-		{`{"pre_tokenizer": {"type": "Metaspace"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "SentencePiece-style BPE"},
-		{`{"model": {"type": "BPE", "vocab": {}, "merges": []}}`, "without a ByteLevel pre-tokenizer"},
-		// A byte-level BPE with a part we do not have is refused naming it.
-		{`{"normalizer": {"type": "Replace"}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "normalizer Replace"},
-		{`{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Punctuation"}, {"type": "ByteLevel"}]}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "pre-tokenizer Punctuation"},
+		// Model fields that would change the ids are refused naming the
+		// field; so is any field tokenizers does not read.
+		{`{"model": {"type": "BPE", "dropout": 0.1, "vocab": {"a": 0}, "merges": []}}`, "model.dropout: BPE dropout 0.1 is not supported"},
+		{`{"model": {"type": "BPE", "dropout": 2, "vocab": {"a": 0}, "merges": []}}`, "model.dropout: 2 is not between 0 and 1"},
+		{`{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": [], "cache": 3}}`, "model.cache: unknown BPE model field"},
+		{`{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b", "a c"]}}`, `model.merges[1]: "c" is not in the vocabulary`},
+		{`{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b c"]}}`, `model.merges[0]: "a b c" is not two tokens separated by one space`},
+		{`{"model": {"type": "BPE", "vocab": {"a": 0, "b": 0}, "merges": []}}`, `model.vocab["b"]: id 0 already given to "a"`},
+		{`{"model": {"type": "BPE", "unk_token": "<unk>", "vocab": {"a": 0}, "merges": []}}`, `model.unk_token "<unk>" is not in the vocabulary`},
+		{`{"model": {"type": "BPE", "vocab": {}, "merges": []}}`, "model.vocab: no tokens"},
+		{`{"model": {"type": "BPE", "vocab": {"a": 0}}}`, "model.merges: missing"},
+		{`{"model": {"type": "Mystery", "vocab": {}}}`, `model.type: unknown model type "Mystery"`},
+		// A byte-level BPE with a part we do not have, or a malformed
+		// one, is refused naming it and its JSON path.
+		{`{"normalizer": {"type": "Precompiled", "precompiled_charsmap": ""}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "normalizer.type: normalizer Precompiled is not supported"},
+		{`{"normalizer": {"type": "Sequence", "normalizers": [{"type": "NFC"}, {"type": "Replace"}]}, "pre_tokenizer": {"type": "ByteLevel", "use_regex": true}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "normalizer.normalizers[1].content: Replace without a content"},
+		{`{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "UnicodeScripts"}, {"type": "ByteLevel"}]}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "pre_tokenizer.pretokenizers[0].type: pre-tokenizer UnicodeScripts is not supported"},
+		{`{"normalizer": {"type": "Replace", "pattern": {"Regex": "x*"}, "content": "-"}, "pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "normalizer.pattern.Regex: a Replace pattern that matches the empty string is not supported"},
+		{`{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Metaspace", "replacement": "▁", "prepend_scheme": "first"}, {"type": "ByteLevel"}]}, "normalizer": {"type": "Strip", "strip_left": true}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "pre_tokenizer.pretokenizers[0].prepend_scheme: Metaspace with prepend_scheme first behind the normalizer Strip"},
+		{`{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "ByteLevel"}, {"type": "Metaspace", "replacement": "▁"}]}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "pre_tokenizer.pretokenizers[1].type: pre-tokenizer Metaspace after ByteLevel is not supported"},
+		{`{"normalizer": {"type": "BertNormalizer"}, "pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "normalizer.type: normalizer BertNormalizer is not supported"},
+		{`{"pre_tokenizer": {"type": "Sequence", "pretokenizers": [{"type": "Split", "pattern": {"String": "x"}, "behavior": "Merged"}, {"type": "ByteLevel"}]}, "model": {"type": "BPE", "vocab": {}, "merges": []}}`, "pre_tokenizer.pretokenizers[0].behavior: unknown split behavior \"Merged\""},
 	} {
 		p := filepath.Join(t.TempDir(), "tokenizer.json")
 		if err := os.WriteFile(p, []byte(tt.json), 0o644); err != nil {

@@ -17,15 +17,16 @@ const noRank = ^uint32(0)
 // A table slot packs a whole entry into one uint64, so a lookup touches
 // one slot and then the token bytes in the arena:
 //
-//	tag (16 bits of the hash) | length (8) | arena offset (22) | rank (18)
+//	tag (13 bits of the hash) | length (11) | arena offset (22) | rank (18)
 //
 // A zero slot is empty (no token has length 0). Both shipped files fit
-// (ranks < 2^18, tokens < 256 bytes, arena < 4 MB); parseVocab rejects a
-// file that does not.
+// (ranks < 2^18, tokens < 2048 bytes, arena < 4 MB); parseVocab rejects a
+// file that does not. (Claude's tokenizer.json has tokens of up to 1,024
+// spaces.)
 const (
 	rankBits = 18
 	offBits  = 22
-	lenBits  = 8
+	lenBits  = 11
 	tagBits  = 64 - rankBits - offBits - lenBits
 
 	maxRank     = 1<<rankBits - 1
@@ -298,7 +299,16 @@ func (v *vocab) lookup(s string) uint32 {
 	if n > v.maxLen || n == 0 {
 		return noRank
 	}
-	h := v.hash(s)
+	return v.lookupHashed(s, v.hash(s))
+}
+
+// lookupHashed is lookup for a string of 3 bytes or more whose hash h is
+// known.
+func (v *vocab) lookupHashed(s string, h uint64) uint32 {
+	n := len(s)
+	if n > v.maxLen {
+		return noRank
+	}
 	probe := h>>(64-tagBits)<<lenBits | uint64(n)
 	i := h & v.mask
 	for {

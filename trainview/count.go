@@ -1,6 +1,8 @@
 package trainview
 
 import (
+	"context"
+
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/tokenize"
 )
@@ -17,6 +19,10 @@ type Counter struct {
 	// the model's image tokens (see [Images]); nil counts them as the
 	// template writes them.
 	Images *Images
+	// ParseArguments, when set, parses each tool call's arguments string
+	// into the value it holds before rendering, as axolotl does
+	// ([ParseArguments]).
+	ParseArguments bool
 }
 
 // Count renders v and counts the text's tokens; an error is the
@@ -76,6 +82,20 @@ func (s *Stretches) Len() int { return len(s.m) + len(s.list) }
 // Views are built valid (from records read as valid JSON), so they are
 // rendered without validating them again (chattemplate's RenderValid).
 func (c Counter) CountCached(v View, cache *Stretches) (int, error) {
+	return c.CountContext(context.Background(), v, cache)
+}
+
+// CountContext is CountCached with the render stopped when ctx is done
+// (chattemplate's RenderValidContext): it then returns ctx's error, not a
+// template's.
+func (c Counter) CountContext(ctx context.Context, v View, cache *Stretches) (int, error) {
+	if c.ParseArguments {
+		m, err := ParseArguments(v.Messages)
+		if err != nil {
+			return 0, err
+		}
+		v.Messages = m
+	}
 	var ic *imageCount
 	if c.Images != nil {
 		var err error
@@ -83,7 +103,7 @@ func (c Counter) CountCached(v View, cache *Stretches) (int, error) {
 			return 0, err
 		}
 	}
-	text, err := c.Template.RenderValid(v.Messages, v.Tools)
+	text, err := c.Template.RenderValidContext(ctx, v.Messages, v.Tools)
 	if err != nil {
 		return 0, err
 	}

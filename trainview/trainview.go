@@ -89,6 +89,14 @@ type View struct {
 	// (removing an image with its marker) sets the new one.
 	Images json.RawMessage
 
+	// Record, Turns and System are what the view was built from (Mapper's
+	// View): a trainer that reads the record itself, not the messages a
+	// chat template is given (LLaMA-Factory's converters read the turns'
+	// own roles and keys), counts from them. Nil for a view built by hand.
+	Record *traj.Record
+	Turns  []traj.Turn
+	System string
+
 	// noParts is set by Mapper when no message's content is a list (so no
 	// image part): Images then looks no further in a view without an
 	// images list. The zero View does not know, and is looked through.
@@ -132,7 +140,7 @@ func (m Mapper) ViewBuf(buf []byte, rec *traj.Record, turns []traj.Turn, system 
 	if err != nil {
 		return View{}, err
 	}
-	return View{Messages: msgs, Tools: tools, Images: recordImages(rec), noParts: noParts(rec.Dialect, turns)}, nil
+	return View{Messages: msgs, Tools: tools, Images: recordImages(rec), Record: rec, Turns: turns, System: system, noParts: noParts(rec.Dialect, turns)}, nil
 }
 
 // noParts reports whether no turn's content is a list of parts: ShareGPT

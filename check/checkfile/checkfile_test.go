@@ -81,3 +81,27 @@ func TestVerifyOutputs(t *testing.T) {
 		t.Fatalf("VerifyRunOutputs: err = %v", err)
 	}
 }
+
+// TestVerifyOutputsSameLength: one byte of an output changed, its length
+// kept (as a resumed run reusing a changed segment wrote), is caught: the
+// size alone would pass it.
+func TestVerifyOutputsSameLength(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out.jsonl")
+	rec := []byte("{\"id\":\"r-1\",\"tokens\":1234}\n")
+	write(t, out, rec)
+	n, sum, err := Hash(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vouched := []metrics.OutputFile{{Path: "out.jsonl", Bytes: n, XXH3: sum}}
+	mp := filepath.Join(dir, "m.json")
+	for i := range rec {
+		changed := append([]byte(nil), rec...)
+		changed[i] ^= 0x01
+		write(t, out, changed)
+		if err := VerifyOutputs(mp, vouched); err == nil || !strings.Contains(err.Error(), "not the outputs of that run") {
+			t.Fatalf("byte %d changed: err = %v", i, err)
+		}
+	}
+}

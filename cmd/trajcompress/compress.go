@@ -80,7 +80,9 @@ output lines end in LF.
 A run is a set of tasks (--target-task-size): each commits its part of the
 outputs on its own in a hidden run directory beside the output, so a run
 that is killed or fails goes on from its finished tasks when run again
-with the same config and inputs (--resume; --overwrite starts over). Its
+with the same config and inputs (--resume; --overwrite starts over);
+a finished task is reused only once its segments hash to what its marker
+recorded and its counts agree (else it is run again, with a note). Its
 outputs are put in place when every task is done, exactly as one pass
 would write them. --shard I --num-shards N (or a Slurm, Kubernetes or AWS
 Batch array's index) runs one share of the tasks, on any number of
@@ -117,6 +119,16 @@ that fits by this alone is compressed with no summary. The outcome lines
 the images removed and the tokens that saved, as the turns are counted.
 A summarised region's deterministic summary says how many images it held
 and their sizes.
+
+With --trainer-config (a LLaMA-Factory, axolotl or TRL training YAML) each
+record is counted, fitted and written as that trainer will read it: its
+model is the tokenizer, its cutoff_len / sequence_len / max_length the
+target, LLaMA-Factory's own templates (with --alternation on) or the chat
+template as axolotl and TRL render it; rows LLaMA-Factory would skip for
+their shape are repaired where that loses nothing it trains on (--no-repair
+only reports). The outcome lines (trainer_before, trainer_after, repairs)
+and the metrics ("trainer") say what the trainer loses of each row before
+and after; docs/trainers.md has each trainer's rules.
 
 Every record gets one outcome: skipped_under_target, compressed,
 compressed_over_limit, uncompressible (no_middle, collapsed,
@@ -182,6 +194,9 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	cfg, err := cf.effective(f.configPath, set)
 	if err != nil {
 		return err
+	}
+	for _, n := range cf.notes {
+		fmt.Fprintln(stderr, n)
 	}
 	spec, err := f.spec(cfg, set, stdin, stderr)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/job"
 )
 
 // configFlag is a flag that overrides one config setting: field returns
@@ -21,6 +22,12 @@ var configFlags = []configFlag{
 	{"tokenizer-revision", "Hugging Face revision (branch, tag or commit) of a --tokenizer model id (config tokenizer.revision; default main)", func(c *config.Config) any { return &c.Tokenizer.Revision }},
 	{"turn-overhead", "tokens added per turn for chat-template framing, when records are counted turn by turn (--chat-template none)", func(c *config.Config) any { return &c.Tokenizer.TurnOverhead }},
 	{"chat-template", "count each record as the trainer sees it, rendered by the model's chat template with its tools: auto (the --tokenizer's chat_template.jinja or tokenizer_config.json), none (turn by turn), or a .jinja / tokenizer_config.json path (config tokenizer.chat_template; default: auto when the tokenizer has a template, else none)", func(c *config.Config) any { return &c.Tokenizer.ChatTemplate }},
+	{"trainer-config", "count, and fit, each record as the trainer of this training config will: a LLaMA-Factory YAML (model_name_or_path, template, cutoff_len, tool_format, default_system, enable_thinking, mask_history, packing), an axolotl YAML (base_model, chat_template/chat_template_jinja, sequence_len, excess_length_strategy, datasets) or a TRL `trl sft --config` YAML (model_name_or_path, max_length, assistant_only_loss); its model is the tokenizer and its limit the target unless --tokenizer / --target-max-tokens are given; a LLaMA-Factory config turns --alternation on (config tokenizer.trainer_config; see docs/trainers.md)", func(c *config.Config) any { return &c.Tokenizer.TrainerConfig }},
+	{"trainer", "the trainer without a config file (llamafactory, axolotl, trl or hf), its limit the target, or the trainer of a --trainer-config whose keys do not tell it (config tokenizer.trainer)", func(c *config.Config) any { return &c.Tokenizer.Trainer }},
+	{"template", "with --trainer: LLaMA-Factory's template name (qwen3, qwen3_nothink, qwen, llama3, mistral, glm4, deepseek3, gemma3, chatml, default), or for axolotl, trl and hf a chat template path (default: the tokenizer's) (config tokenizer.template)", func(c *config.Config) any { return &c.Tokenizer.Template }},
+	{"no-repair", "with a LLaMA-Factory trainer: leave the rows it would skip for their shape as they are, only reported (default: consecutive turns of the same role merged, a trailing turn with no answer dropped, where LLaMA-Factory then accepts the row; the outcome lines name each repair) (config tokenizer.no_repair)", func(c *config.Config) any { return &c.Tokenizer.NoRepair }},
+	{"chat-template-max-steps", "the most evaluation steps one render of the chat template may take (nodes, loop iterations, calls; one per KiB scanned); a record whose render takes more is refused as the template's, \"template exceeded N steps\" (config tokenizer.chat_template_max_steps; default 2,000,000 + 4 per byte of the record's messages and tools)", func(c *config.Config) any { return &c.Tokenizer.ChatTemplateMaxSteps }},
+	{"chat-template-max-bytes", "the most bytes of strings, lists and output one render of the chat template may make, checked before each is made; a record whose render makes more is refused as the template's, \"template output over N bytes\" (config tokenizer.chat_template_max_bytes; default 64 MiB + 16 per byte of the record's messages and tools)", func(c *config.Config) any { return &c.Tokenizer.ChatTemplateMaxBytes }},
 	{"image-tokens", "how each image (OpenAI, Anthropic and datasets image parts; <image> markers with the record's images list, paths relative to the input file) counts: auto (the --tokenizer's preprocessor_config.json → the Qwen2-VL family's rule; OpenAI's rule for the tiktoken encodings, and with a note for a tokenizer without one), openai (OpenAI's tiles: 85 + 170 per 512-pixel tile), or flat:N (every image N tokens, 0 ≤ N ≤ 1000000; flat:85 was the old count); an image whose size its header does not give (a link, a missing file) counts the most the rule allows (config tokenizer.image_tokens; default auto)", func(c *config.Config) any { return &c.Tokenizer.ImageTokens }},
 	{"tools-key", "record field holding the tool schemas (a list, or a JSON string as LLaMA-Factory stores them), counted once per record (config input.tools_key; default tools)", func(c *config.Config) any { return &c.Input.ToolsKey }},
 	{"target-max-tokens", "token budget per trajectory (config compression.target_max_tokens, default 15250)", func(c *config.Config) any { return &c.Compression.TargetMaxTokens }},
@@ -45,7 +52,10 @@ var configFlags = []configFlag{
 
 // flagValues holds the parsed values of the config flags, in a config of
 // their own (zero unless given).
-type flagValues struct{ c config.Config }
+type flagValues struct {
+	c     config.Config
+	notes []string // effective: what the trainer's config says once (its unknown keys)
+}
 
 // defineConfigFlags defines every config flag on fs; each stores into a
 // scratch config, so that only the flags given are applied.
@@ -91,6 +101,16 @@ func (v *flagValues) effective(path string, set map[string]bool) (config.Config,
 	}
 	if err := cfg.Validate(); err != nil {
 		return cfg, usageError{fmt.Errorf("flags: %w", err)}
+	}
+	ts, err := job.Trainer(cfg)
+	if err != nil {
+		return cfg, err
+	}
+	v.notes = job.ApplyTrainer(&cfg, ts, set["tokenizer"], set["target-max-tokens"])
+	if ts != nil {
+		if err := cfg.Validate(); err != nil {
+			return cfg, usageError{fmt.Errorf("with the trainer's settings: %w", err)}
+		}
 	}
 	return cfg, nil
 }

@@ -148,3 +148,49 @@ func TestLLMTimeoutsSaySo(t *testing.T) {
 		}
 	}
 }
+
+// TestLLMKeyNeverWritten: with --summarizer llm, the run's own API key,
+// in a format no rule knows, is in neither the output nor the summary
+// cache, as written or case-folded, whether an endpoint echoes it into its
+// summaries or an input record holds it; on the run that asks and on the
+// rerun served from the cache.
+func TestLLMKeyNeverWritten(t *testing.T) {
+	const key = "Zq8/Lm3+Vx7~Rt2.Kp9aaaa-Wn4Hs6Yb1Qe5"
+	spellings := []string{key, strings.ToLower(key), strings.ToUpper(key)}
+	src, err := os.ReadFile(filepath.Join(repoRoot(t), mixed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp, cache := t.TempDir(), t.TempDir()
+	in := filepath.Join(tmp, "in.jsonl")
+	planted := bytes.Replace(src, []byte(`"What is 2+2?"`), []byte(`"What is 2+2? My key: `+key+`, shouted `+strings.ToUpper(key)+`"`), 1)
+	if bytes.Equal(planted, src) {
+		t.Fatal("the input changed: nothing to plant the key into")
+	}
+	os.WriteFile(in, planted, 0o644)
+	hs := httptest.NewServer(mock.New(mock.Config{Reply: mock.EchoKeyReply}))
+	defer hs.Close()
+	cfg := llmConfigFile(t, tmp, "")
+	t.Setenv("TRAJ_TEST_KEY", key)
+	for pass := range 2 { // the second pass is served from the cache
+		out := filepath.Join(tmp, "out.jsonl")
+		args := []string{"compress", "--quiet", "--config", cfg, "--input", in, "--output", out, "--overwrite",
+			"--base-url", hs.URL + "/v1", "--cache-dir", cache, "--target-max-tokens", "1200", "--summary-target-tokens", "120"}
+		var stderr bytes.Buffer
+		if code := run(context.Background(), args, nil, &bytes.Buffer{}, &stderr); code != exitPartial && code != exitOK {
+			t.Fatalf("pass %d: exit %d: %s", pass, code, stderr.String())
+		}
+		b, _ := os.ReadFile(out)
+		if !bytes.Contains(b, []byte("the agent authenticated with [REDACTED:llm_api_key]")) {
+			t.Fatalf("pass %d: no summary of the endpoint, redacted, in the output", pass)
+		}
+		if !bytes.Contains(b, []byte("What is 2+2? My key: [REDACTED:llm_api_key], shouted [REDACTED:llm_api_key]")) {
+			t.Errorf("pass %d: the input record's key not replaced", pass)
+		}
+		for _, k := range spellings {
+			if bytes.Contains(b, []byte(k)) || testenv.FileHolding(cache, k) != "" {
+				t.Errorf("pass %d: %q in the output %v, in the cache %q", pass, k, bytes.Contains(b, []byte(k)), testenv.FileHolding(cache, k))
+			}
+		}
+	}
+}

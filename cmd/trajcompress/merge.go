@@ -25,14 +25,17 @@ are read from its directory: no other flag is needed.
 
 While tasks are missing (or no shard has started), merge names them and
 changes nothing (exit 2); run again after the merge, it finds nothing to
-do and says so (exit 0).
+do and says so (exit 0). Every task's marker and segments are verified
+before they are put together (checksums, hashes, counts): if one fails,
+merge names the task, the shard that did it and what differs, and
+changes nothing (exit 1); run that shard again, then merge.
 
 `
 
 func cmdMerge(args []string, stdout, stderr io.Writer) error {
 	var output string
 	var wait, quiet bool
-	fs := newFlagSet("merge", stderr, mergeUsage, "\nExit status: 0 merged (or nothing to merge), 1 failed, 2 usage, tasks missing or shards still running, 3 partial (rejects or failed summaries), 4 mostly rejected.\n")
+	fs := newFlagSet("merge", stderr, mergeUsage, "\nExit status: 0 merged (or nothing to merge), 1 failed (or a task failed verification), 2 usage, tasks missing or shards still running, 3 partial (rejects or failed summaries), 4 mostly rejected.\n")
 	fs.StringVar(&output, "output", "", "the `OUTPUT` the shards were given (required)")
 	fs.BoolVar(&wait, "wait", false, "wait for shards still running on the output instead of failing at once")
 	fs.BoolVar(&quiet, "quiet", false, "no summary on stderr")

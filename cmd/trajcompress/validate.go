@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/job"
 	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainer/trainercfg"
 	"github.com/trajcompress/trajcompress/trainview"
 	"github.com/trajcompress/trajcompress/traj"
 	"github.com/trajcompress/trajcompress/validate"
@@ -14,6 +16,8 @@ import (
 
 const validateUsage = `Usage: trajcompress validate --dialect llamafactory|openai [flags] FILE|DIR...
        trajcompress validate --tokenizer T [--chat-template auto|PATH] --max-length N [flags] FILE|DIR...
+       trajcompress validate --trainer-config FILE [--max-length N] [flags] FILE|DIR...
+       trajcompress validate --trainer llamafactory|axolotl|trl|hf [--template NAME] --tokenizer T --max-length N [flags] FILE|DIR...
 
 Reports the records a trainer would reject for their role order, or (with
 --max-length) cut or drop for their length once the model's chat template
@@ -24,6 +28,19 @@ them as the Qwen2-VL family does (each <|image_pad|> expanded to the image's
 grid by the preprocessor_config.json beside the tokenizer, else OpenAI's
 rule), as compress --image-tokens auto; a template with another family's
 image placeholder refuses records with images.
+With --trainer-config (a LLaMA-Factory, axolotl or TRL training YAML, read as
+the trainer reads it; see docs/trainers.md) or --trainer, each line says what
+that trainer does to the row at its own limit (cutoff_len, sequence_len,
+max_length; --max-length overrides it), counted as it counts:
+LLaMA-Factory cuts each (prompt, response) pair by infer_seqlen (the tokens,
+trained tokens, pairs and turns lost), and skips a row its converter refuses
+(with its reason, and the repairs compress makes unless --no-repair: turns of
+one role merged, a trailing turn with no answer dropped, ShareGPT tool turns
+renamed observation); axolotl drops the row (truncates it under
+excess_length_strategy: truncate); TRL cuts it at the end, and drops it when
+no trained token is left (assistant_only_loss). The last line counts the rows
+cut, dropped and skipped and the tokens lost.
+
 Role orders (--dialect):
 
   llamafactory  LLaMA-Factory's sharegpt converter: after an optional system
@@ -58,20 +75,58 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	format := fs.String("format", "", "record dialect of the input: sharegpt or openai (default: detected per record)")
 	limit := fs.Int("max-report", 100, "print at most this many rejected records (all are counted)")
 	noRecursive := fs.Bool("no-recursive", false, "for a directory, read only its own files, not its subdirectories")
+	trainerConfig := fs.String("trainer-config", "", "a LLaMA-Factory, axolotl or TRL training YAML: count and judge each row as that trainer will (its model is the tokenizer, its limit the --max-length, unless given)")
+	trainer := fs.String("trainer", "", "llamafactory, axolotl, trl or hf: the trainer whose rules judge a row over --max-length (without --trainer-config: its defaults)")
+	template := fs.String("template", "", "with --trainer: LLaMA-Factory's template name, or for axolotl, trl and hf a chat template path")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	c := validate.Consumer(*dialect)
-	if *dialect != "" || *maxLength == 0 {
+	if *dialect != "" || (*maxLength == 0 && *trainerConfig == "" && *trainer == "") {
 		if _, err := validate.Check(nil, c); err != nil {
 			return usagef("validate: --dialect: %v", err)
 		}
 	}
-	var length *trainview.Counter
+	var length trainview.RecordCounter
 	if *maxLength < 0 {
 		return usagef("validate: --max-length must be > 0, got %d", *maxLength)
 	}
-	if *maxLength > 0 {
+	var ts *trainercfg.Spec
+	if *trainerConfig != "" || *trainer != "" {
+		var cfg config.Config
+		cfg.Tokenizer.TrainerConfig, cfg.Tokenizer.Trainer, cfg.Tokenizer.Template = *trainerConfig, *trainer, *template
+		var err error
+		if ts, err = job.Trainer(cfg); err != nil {
+			return usagef("validate: %v", err)
+		}
+		for _, n := range job.ApplyTrainer(&cfg, ts, false, false) {
+			fmt.Fprintln(stderr, n)
+		}
+		if *maxLength == 0 {
+			*maxLength = ts.Limit
+		}
+		if *maxLength == 0 {
+			return usagef("validate: the trainer has no length limit (max_length: null): give --max-length")
+		}
+		if *tokenizer == "" {
+			*tokenizer = ts.Model
+		}
+		if *tokenizer == "" {
+			return usagef("validate: --trainer needs --tokenizer (the trainer's config names no model)")
+		}
+		tok, err := tokenize.New(*tokenizer)
+		if err != nil {
+			return usagef("validate: tokenizer %s: %v", *tokenizer, err)
+		}
+		if length, err = job.TrainerCounter(ts, tok, *toolsKey); err != nil {
+			return usagef("validate: %s: %v", ts.Kind, err)
+		}
+		if tc, ok := length.(*trainview.Counter); ok {
+			if err := job.TemplateImages(tc); err != nil {
+				return usagef("validate: %v", err)
+			}
+		}
+	} else if *maxLength > 0 {
 		if *tokenizer == "" {
 			return usagef("validate: --max-length needs --tokenizer")
 		}
@@ -86,10 +141,11 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return usagef("validate: --chat-template: %v", err)
 		}
-		length = &trainview.Counter{Template: tmpl, Tokens: tok}
-		if err := job.TemplateImages(length); err != nil {
+		tc := &trainview.Counter{Template: tmpl, Tokens: tok}
+		if err := job.TemplateImages(tc); err != nil {
 			return usagef("validate: %v", err)
 		}
+		length = tc
 	}
 	if fs.NArg() == 0 {
 		return usagef("validate: no input files (see trajcompress validate -h)")
@@ -100,7 +156,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	}
 	v, err := job.Validate(fs.Args(), c, schema, job.ValidateOptions{
 		Limit: *limit, NoRecursive: *noRecursive, MaxRecordBytes: job.DefaultMaxRecordBytes, Notes: prefixed{stderr},
-		Length: length, MaxLength: *maxLength, ToolsKey: *toolsKey}, stdout)
+		Length: length, MaxLength: *maxLength, ToolsKey: *toolsKey, Trainer: ts}, stdout)
 	if err != nil {
 		return usageError{err} // a file that cannot be opened or read to its end: exit 2, as the help says
 	}
@@ -109,7 +165,11 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 			v.Total, v.Total-v.Rejected-v.Unreadable, v.Rejected, c, v.Unreadable)
 	} else {
 		by := string(c)
-		lt := fmt.Sprintf("%d over --max-length %d once templated by %s", v.OverLength, *maxLength, length.Template.Path)
+		lt := fmt.Sprintf("%d over --max-length %d once templated by %s", v.OverLength, *maxLength, length.Name())
+		if ts != nil && ts.Kind != trainercfg.HF {
+			lt = fmt.Sprintf("%s at %d: %d cut, %d dropped, %d skipped for their shape (%d repairable by compress), %d tokens lost; counted by %s",
+				ts.Kind, *maxLength, v.Cut, v.Dropped, v.Skipped, v.Repairable, v.TokensLost, length.Name())
+		}
 		if v.Refused > 0 {
 			lt += fmt.Sprintf(", %d refused by the template", v.Refused)
 		}

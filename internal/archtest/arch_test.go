@@ -44,12 +44,13 @@ var tiers = []tier{
 		[]string{"format", "format/jsonl", "format/parquet", "format/arrow", "format/internal/jsonval",
 			"format/internal/formattest", "format/internal/roundtrip", "internal/commit"}},
 	{"core", "pure decisions about one record, and its metrics", []string{"model", "leaf"},
-		[]string{"snap", "prepass", "summary", "validate", "metrics", "fixtures/gen", "trainview"}},
+		[]string{"snap", "prepass", "summary", "validate", "metrics", "fixtures/gen", "trainview", "trainer/llamafactory"}},
 	{"model", "the record and what it is measured with", []string{"leaf"},
 		[]string{"traj", "tokenize", "redact", "internal/jsontest", "imagetok", "chattemplate"}},
 	{"leaf", "the foundations", nil,
 		[]string{"internal/jsonx", "outcome", "task", "internal/atomicfile", "internal/readfile",
-			"internal/testenv", "internal/crash", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest"}},
+			"internal/testenv", "internal/crash", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest",
+			"trainer/trainercfg", "trainer/trl"}},
 }
 
 // within are the imports allowed between packages of one tier.
@@ -91,7 +92,8 @@ var named = map[string][]string{
 // processes or system calls, directly or through any package they import
 // (ours or a third party's).
 var pure = []string{"snap", "tokenize", "traj", "internal/jsonx", "outcome", "redact", "prepass", "task",
-	"summary", "validate", "metrics", "check", "report", "format/internal/jsonval", "traj/errline", "imagetok", "internal/crash"}
+	"summary", "validate", "metrics", "check", "report", "format/internal/jsonval", "traj/errline", "imagetok",
+	"internal/crash", "trainer/llamafactory", "trainer/trainercfg", "trainer/trl"}
 
 // impure are the standard (and x/sys) packages that do I/O, networking,
 // processes or system calls. golang.org/x/sys/cpu is not among them: it

@@ -101,10 +101,32 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 		opts.Fallback = summary.Deterministic{Counter: counter}
 	}
 	opts.ToolsKey = cfg.Input.ToolsKey
-	if tmpl, err := trainview.Resolve(cfg.Tokenizer.ChatTemplate, counter); err != nil {
+	var tc *trainview.Counter // the chat template's counter, when it is one
+	if spec, err := Trainer(cfg); err != nil {
+		return nil, nil, err
+	} else if spec != nil {
+		rc, err := TrainerCounter(spec, counter, cfg.Input.ToolsKey)
+		if err != nil {
+			return nil, nil, usagef("%s: %v", trainerName(spec), err)
+		}
+		opts.Template = rc
+		if tc, _ = rc.(*trainview.Counter); tc != nil {
+			tc.Template.Budget = cfg.Tokenizer.TemplateBudget()
+		}
+		limit := spec.Limit
+		if spec.Source == "" {
+			limit = cfg.Compression.TargetMaxTokens // --trainer without a config: the target is its limit
+		}
+		opts.Trainer = TrainerRule(spec, limit)
+		if lf, ok := rc.(*LlamaFactoryCounter); ok && !cfg.Tokenizer.NoRepair {
+			opts.Repair = lf.Repair
+		}
+	} else if tmpl, err := trainview.Resolve(cfg.Tokenizer.ChatTemplate, counter); err != nil {
 		return nil, nil, usagef("%v", err)
 	} else if tmpl != nil {
-		opts.Template = &trainview.Counter{Template: tmpl, Tokens: counter}
+		tmpl.Budget = cfg.Tokenizer.TemplateBudget()
+		tc = &trainview.Counter{Template: tmpl, Tokens: counter}
+		opts.Template = tc
 	}
 	rule, note, err := ImageRule(cfg.Tokenizer.ImageTokens, counter)
 	if err != nil {
@@ -114,13 +136,21 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 		fmt.Fprintf(imageNote, "note: %s\n", note)
 	}
 	opts.ImageRule = rule
-	if opts.Template != nil {
-		if opts.Template.Images, err = TemplateImages(opts.Template, counter, rule); err != nil {
+	if tc != nil {
+		if tc.Images, err = TemplateImages(tc, counter, rule); err != nil {
 			return nil, nil, usagef("tokenizer.chat_template: %v", err)
 		}
 	}
 	if cfg.Redaction.Enabled {
 		opts.Redactor = redact.Default()
+		if client != nil {
+			// The same rules plus the run's own API key: a record that
+			// holds it (as an input, or echoed into a summary) is
+			// written without it.
+			if opts.Redactor, err = client.Redactor(); err != nil {
+				return nil, nil, err
+			}
+		}
 	}
 	switch c := cfg.Compression; {
 	case c.Prepass:

@@ -76,6 +76,70 @@ var makers = []maker{
 		v := "hf_" + rnd(r, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", 34)
 		return v, "huggingface-cli login --token " + v
 	}},
+	// The keys of the providers an OpenAI-compatible endpoint may be
+	// (redact's rules_providers.go and gitleaks' own), as a trajectory
+	// shows them: a client built in code, an env or YAML line.
+	{"openrouter_api_key", func(r *rand.Rand) (string, string) {
+		v := "sk-or-v1-" + rnd(r, hexDigits, 64)
+		return v, "client = OpenAI(base_url=\"https://openrouter.ai/api/v1\", api_key=\"" + v + "\")"
+	}},
+	{"groq_api_key", func(r *rand.Rand) (string, string) {
+		v := "gsk_" + rnd(r, alnum, 52)
+		return v, "GROQ_API_KEY: " + v
+	}},
+	{"xai_api_key", func(r *rand.Rand) (string, string) {
+		v := "xai-" + rnd(r, alnum, 80)
+		return v, "{\"provider\": \"xai\", \"api_key\": \"" + v + "\"}"
+	}},
+	{"togetherai_api_key", func(r *rand.Rand) (string, string) {
+		v := "tgp_v1_" + rnd(r, urlSafe, 42) + rnd(r, alnum, 1)
+		return v, "client = Together(api_key='" + v + "')"
+	}},
+	{"togetherai_legacy_api_key", func(r *rand.Rand) (string, string) {
+		v := rnd(r, hexDigits, 64)
+		return v, "together_api_key: " + v
+	}},
+	{"fireworks_api_key", func(r *rand.Rand) (string, string) {
+		v := "fw_" + rnd(r, alnum, 24+r.IntN(10))
+		return v, "llm = Fireworks(api_key=\"" + v + "\", model=\"accounts/fireworks/models/llama-v3p1-70b-instruct\")"
+	}},
+	{"deepseek_api_key", func(r *rand.Rand) (string, string) {
+		v := "sk-" + rnd(r, hexDigits, 32)
+		return v, "export DEEPSEEK_API_KEY=" + v
+	}},
+	{"mistral_api_key", func(r *rand.Rand) (string, string) {
+		v := rnd(r, alnum, 32)
+		return v, "MISTRAL_API_KEY=\"" + v + "\""
+	}},
+	{"replicate_api_token", func(r *rand.Rand) (string, string) {
+		v := "r8_" + rnd(r, alnum, 37)
+		return v, "$ export REPLICATE_API_TOKEN=" + v
+	}},
+	{"azure_openai_api_key", func(r *rand.Rand) (string, string) {
+		v := rnd(r, hexDigits, 32)
+		return v, "AZURE_OPENAI_API_KEY=" + v + "\nAZURE_OPENAI_ENDPOINT=https://acme.openai.azure.com/"
+	}},
+	{"azure_ai_services_key", func(r *rand.Rand) (string, string) {
+		v := rnd(r, alnum, 52) + "JQQJ9" + string("9DH"[r.IntN(3)]) + rnd(r, alnum, 1) + rnd(r, "ABCDEFGHIJKL", 1) +
+			rnd(r, alnum, 16) + rnd(r, alnum[:52], 1) + rnd(r, alnum, 7)
+		return v, "{\"key1\": \"" + v + "\", \"key2\": null}"
+	}},
+	{"gcp_api_key", func(r *rand.Rand) (string, string) {
+		v := "AIza" + rnd(r, urlSafe, 34) + rnd(r, alnum, 1)
+		return v, "genai.configure(api_key=\"" + v + "\")"
+	}},
+	{"perplexity_api_key", func(r *rand.Rand) (string, string) {
+		v := "pplx-" + rnd(r, alnum, 48)
+		return v, "PERPLEXITY_API_KEY=" + v
+	}},
+	{"cohere_api_token", func(r *rand.Rand) (string, string) {
+		v := rnd(r, alnum, 40)
+		return v, "COHERE_API_KEY: " + v
+	}},
+	{"anthropic_admin_api_key", func(r *rand.Rand) (string, string) {
+		v := "sk-ant-admin01-" + rnd(r, urlSafe, 93) + "AA"
+		return v, "headers = {\"x-api-key\": \"" + v + "\", \"anthropic-version\": \"2023-06-01\"}"
+	}},
 	{"private_key", func(r *rand.Rand) (string, string) {
 		var b strings.Builder
 		b.WriteString("-----BEGIN RSA PRIVATE KEY-----\n")

@@ -11,11 +11,13 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -32,12 +34,22 @@ type message struct {
 type Client struct {
 	cfg    Config
 	apiKey string // never leaves the Authorization header
-	url    string
-	http   *http.Client
-	rpm    *perMinute
-	tpm    *perMinute
-	cache  *cache
-	now    func() time.Time
+	// keys are the spellings of the API key (as written, lower and upper
+	// case) that are replaced in every summary before Config.Redactor
+	// runs; empty for a key shorter than redact.MinSecretLen or none.
+	keys []string
+	// known is the key as the environment holds it (also for an offline
+	// client), for Redactor, which builds records' redactor once.
+	known    string
+	redOnce  sync.Once
+	redactor *redact.Redactor
+	redErr   error
+	url      string
+	http     *http.Client
+	rpm      *perMinute
+	tpm      *perMinute
+	cache    *cache
+	now      func() time.Time
 
 	fatal atomic.Pointer[error] // the first fatal error; later calls return it
 
@@ -55,7 +67,9 @@ func New(c Config) (*Client, error) { return newClient(c, true) }
 
 // NewOffline is [New] without an API key, for what needs the client's
 // requests, cache and answer checks but sends nothing: a batch import
-// ([Client.ImportBatch]). Its Summarize fails.
+// ([Client.ImportBatch]). Its Summarize fails. When c.APIKeyEnv names a
+// variable that holds a key, the key is still redacted from what it
+// imports ([Client.Redactor]), never sent.
 func NewOffline(c Config) (*Client, error) { return newClient(c, false) }
 
 func newClient(c Config, needKey bool) (*Client, error) {
@@ -66,11 +80,26 @@ func newClient(c Config, needKey bool) (*Client, error) {
 	if _, err := json.Marshal(c.ExtraBody); err != nil {
 		return nil, fmt.Errorf("llm: config: extra body is not JSON: %w", err)
 	}
-	key := ""
+	key, envKey := "", ""
+	if c.APIKeyEnv != "" {
+		envKey = strings.TrimSpace(os.Getenv(c.APIKeyEnv))
+	}
 	if needKey {
-		key = strings.TrimSpace(os.Getenv(c.APIKeyEnv))
+		key = envKey
 		if key == "" {
 			return nil, fmt.Errorf("llm: environment variable %s is unset or empty: it must hold the API key for %s", c.APIKeyEnv, c.BaseURL)
+		}
+	}
+	// The key itself, whatever its format, is redacted from every summary
+	// and cache entry: an endpoint that echoes it must not get it written.
+	// An offline client sends nothing, but the answers it imports may
+	// echo the key too: it knows the key when the variable holds one.
+	var keys []string
+	if len(envKey) >= redact.MinSecretLen {
+		for _, k := range []string{envKey, strings.ToLower(envKey), strings.ToUpper(envKey)} {
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
 		}
 	}
 	ch, err := openCache(c.CacheDir)
@@ -90,6 +119,8 @@ func newClient(c Config, needKey bool) (*Client, error) {
 	return &Client{
 		cfg:    c,
 		apiKey: key,
+		keys:   keys,
+		known:  envKey,
 		url:    c.BaseURL + "/chat/completions",
 		http:   &hc,
 		rpm:    newPerMinute(c.RPM),
@@ -511,13 +542,41 @@ func (c *Client) scrub(text string) string {
 	return out
 }
 
-// redact is Config.Redactor on text; changed reports a replacement.
+// redact removes the API key's spellings from text, then runs
+// Config.Redactor (when set) on it; changed reports a replacement. A
+// summary is plain text, so replacing the key's bytes is exact, and done
+// first, no rule can take part of it.
 func (c *Client) redact(text string) (out string, changed bool) {
+	for _, k := range c.keys {
+		if strings.Contains(text, k) {
+			text, changed = strings.ReplaceAll(text, k, keyMarker), true
+		}
+	}
 	if c.cfg.Redactor == nil {
-		return text, false
+		return text, changed
 	}
 	out, counts := c.cfg.Redactor.RedactString(text)
-	return out, counts != nil
+	return out, changed || counts != nil
+}
+
+// keyRuleID names the API key's marker, keyMarker.
+const (
+	keyRuleID = "llm-api-key"
+	keyMarker = "[REDACTED:llm_api_key]"
+)
+
+// Redactor returns what records should be redacted with when the client
+// is in use: [Config.Redactor] (nothing when nil) plus the client's own
+// API key as a known secret, as written, in lower case and in upper case,
+// whatever its format (redact.WithSecrets; a key shorter than
+// redact.MinSecretLen bytes, a local server's dummy, is left out), the
+// marker the summaries get too. Built once, on the first call; nil when
+// there is nothing to redact.
+func (c *Client) Redactor() (*redact.Redactor, error) {
+	c.redOnce.Do(func() {
+		c.redactor, c.redErr = redact.WithSecrets(c.cfg.Redactor, keyRuleID, c.known)
+	})
+	return c.redactor, c.redErr
 }
 
 func (c *Client) store(key string, e entry) {
@@ -615,7 +674,9 @@ func (c *Client) transportErr(actx context.Context, status int, err error) *APIE
 // apiErr redacts the key from e's message and clips it.
 func (c *Client) apiErr(e *APIError) *APIError {
 	if c.apiKey != "" {
-		e.Message = strings.ReplaceAll(e.Message, c.apiKey, "[REDACTED]")
+		for _, k := range []string{c.apiKey, strings.ToLower(c.apiKey), strings.ToUpper(c.apiKey)} {
+			e.Message = strings.ReplaceAll(e.Message, k, "[REDACTED]")
+		}
 	}
 	e.Message = clip(e.Message, 300)
 	return e

@@ -81,7 +81,8 @@ type Config struct {
 	// Redactor, when set (redaction.enabled), redacts every summary an
 	// endpoint returns (a live reply, a Batch import, a cache entry read
 	// back) before it is cached or returned: a reply that echoes a secret
-	// puts it in neither the output nor the cache.
+	// puts it in neither the output nor the cache. Whether set or not, the
+	// client's own API key is removed from all of them first.
 	Redactor *redact.Redactor
 
 	// ExtraBody fields are added to every request body (e.g.

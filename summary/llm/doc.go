@@ -86,8 +86,8 @@
 //
 // # Secrets
 //
-// The API key is read once, in [New], from the environment variable named by
-// [Config.APIKeyEnv]. It goes only into the Authorization header: errors,
+// The API key is read once, in [New] (or [NewOffline], which only redacts
+// it), from the environment variable named by [Config.APIKeyEnv]. It goes only into the Authorization header: errors,
 // cache files and [Stats] never contain it, and server messages that echo it
 // are redacted. A redirect is followed only when it stays on the origin
 // (scheme, host, port) of base_url and keeps the method (307, 308 to
@@ -99,7 +99,13 @@
 // summary an endpoint returns, live or imported from a Batch file, is
 // redacted before it is validated, cached or returned, and a cache entry
 // is redacted again when read back (it may predate this): a reply that
-// echoes a secret puts it in neither the output nor the cache.
+// echoes a secret puts it in neither the output nor the cache. The
+// client's own API key, whatever its format, is redacted from all of them
+// in any case, as written, in lower case and in upper case
+// ("[REDACTED:llm_api_key]"; a key under 8 bytes, a local server's dummy
+// such as "EMPTY", is not), before Config.Redactor runs; [Client.Redactor]
+// is Config.Redactor plus the key, for the caller to redact its records
+// with.
 //
 // # Concurrency
 //

@@ -224,6 +224,7 @@ func (n *testExpr) exprNode()        {}
 // listExpr represents an array literal [a, b, c].
 type listExpr struct {
 	items []expr
+	tuple bool // trajcompress patch: (a, b)
 }
 
 func (n *listExpr) nodeType() string { return "list" }

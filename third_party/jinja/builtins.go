@@ -229,9 +229,16 @@ func registerFilters(s *scope) {
 		"min":        filterMin,
 		"sum":        filterSum,
 		"batch":      filterBatch,
+		"format":     filterFormat, // trajcompress patch
 	}
 
 	for name, fn := range filters {
+		if name == "min" || name == "max" {
+			fn = pyMinMax(name == "max") // trajcompress patch: case-insensitive as jinja2's
+		}
+		if iterFilters[name] {
+			fn = iterInput(name, fn) // trajcompress patch
+		}
 		s.set("__filter_"+name, NewCallable(name, fn))
 	}
 }
@@ -246,6 +253,9 @@ func lookupFilter(s *scope, name string) (Value, bool) {
 // =============================================================================
 
 func evalTest(name string, val Value, args []Value) (bool, error) {
+	if len(args) > 0 && noArgTests[name] { // trajcompress patch: Python's TypeError
+		return false, fmt.Errorf("test_%s() takes 1 positional argument but %d were given", name, len(args)+1)
+	}
 	switch name {
 	case "defined":
 		return !val.IsUndefined(), nil
@@ -260,15 +270,17 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 	case "float":
 		return val.IsFloat(), nil
 	case "number":
-		return val.IsNumber(), nil
+		return val.IsNumber() || val.IsBool(), nil // trajcompress patch: a bool is a Number
 	case "string":
 		return val.IsString(), nil
 	case "mapping":
 		return val.IsDict(), nil
 	case "iterable":
-		return val.IsList() || val.IsDict() || val.IsString(), nil
+		// trajcompress patch: jinja2's Undefined is iterable.
+		return val.IsList() || val.IsDict() || val.IsString() || val.IsUndefined(), nil
 	case "sequence":
-		return val.IsList(), nil
+		// trajcompress patch: jinja2's (len and getitem): str and dict too.
+		return val.IsList() || val.IsString() || val.IsDict() || val.IsUndefined(), nil
 	case "callable":
 		return val.IsCallable(), nil
 	case "true":
@@ -310,16 +322,16 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 			return false, nil
 		}
 		return containsStrict(args[0], val) // trajcompress patch: Python's TypeErrors
-	case "odd":
-		if val.IsInt() {
-			return val.AsInt()%2 != 0, nil
+	case "divisibleby": // trajcompress patch
+		if len(args) < 1 || !isNumeric(val) || !isNumeric(args[0]) {
+			return false, fmt.Errorf("test divisibleby needs two numbers")
 		}
-		return false, nil
-	case "even":
-		if val.IsInt() {
-			return val.AsInt()%2 == 0, nil
+		if toFloat64(args[0]) == 0 {
+			return false, zeroDivision("%", val.IsFloat() || args[0].IsFloat())
 		}
-		return false, nil
+		return math.Mod(toFloat64(val), toFloat64(args[0])) == 0, nil
+	case "odd", "even":
+		return oddEven(name, val) // trajcompress patch: Python's %
 	case "upper":
 		if val.IsString() {
 			s := val.AsString()
@@ -522,7 +534,7 @@ func filterItems(args []Value, kwargs map[string]Value) (Value, error) {
 	d := args[0].AsDict()
 	items := make([]Value, 0, d.Len())
 	for _, key := range d.Keys {
-		pair := NewList([]Value{NewString(key), d.Data[key]})
+		pair := newTuple([]Value{NewString(key), d.Data[key]})
 		items = append(items, pair)
 	}
 
@@ -534,8 +546,12 @@ func filterJoin(args []Value, kwargs map[string]Value) (Value, error) {
 		return NewString(""), nil
 	}
 
-	if !args[0].IsList() {
-		return NewString(printValue(args[0])), nil
+	if !args[0].IsList() { // trajcompress patch: Python iterates the value (None raises)
+		items, err := iterItems(args[0])
+		if err != nil {
+			return Undefined(), err
+		}
+		args = append([]Value{NewList(items)}, args[1:]...)
 	}
 
 	sep := ""
@@ -629,6 +645,9 @@ func filterTitle(args []Value, kwargs map[string]Value) (Value, error) {
 	}
 
 	s := printValue(args[0])
+	if true { // trajcompress patch: jinja2's do_title
+		return NewString(jinjaTitle(s)), nil
+	}
 	runes := []rune(s)
 	inWord := false
 	for i, r := range runes {
@@ -688,6 +707,10 @@ func filterLength(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
+	if true { // trajcompress patch: Python's len(), None raises
+		n, err := pyLen(args[0])
+		return NewInt(n), err
+	}
 
 	v := args[0]
 	switch {
@@ -733,6 +756,9 @@ func filterSort(args []Value, kwargs map[string]Value) (Value, error) {
 		return NewList(nil), nil
 	}
 
+	if true { // trajcompress patch: jinja2's sort (case-insensitive, attribute)
+		return pySort(args, kwargs)
+	}
 	src := args[0].AsList().Items
 	items := make([]Value, len(src))
 	copy(items, src)
@@ -758,6 +784,9 @@ func filterUnique(args []Value, kwargs map[string]Value) (Value, error) {
 		return NewList(nil), nil
 	}
 
+	if true { // trajcompress patch: jinja2's unique (case-insensitive, hashing)
+		return pyUnique(args, kwargs)
+	}
 	src := args[0].AsList().Items
 	seen := make(map[string]bool)
 	var items []Value
@@ -781,6 +810,10 @@ func filterList(args []Value, kwargs map[string]Value) (Value, error) {
 	if v.IsList() {
 		return v, nil
 	}
+	if true { // trajcompress patch: Python's list(): a dict's keys, undefined empty, None raises
+		items, err := iterItems(v)
+		return NewList(items), err
+	}
 	if v.IsString() {
 		runes := []rune(v.AsString())
 		items := make([]Value, len(runes))
@@ -797,12 +830,18 @@ func filterInt(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
+	if args[0].IsUndefined() { // trajcompress patch: int(Undefined) raises
+		return Undefined(), undefinedError(args[0])
+	}
 	return NewInt(toInt64(args[0])), nil
 }
 
 func filterFloatConv(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewFloat(0), nil
+	}
+	if args[0].IsUndefined() { // trajcompress patch: float(Undefined) raises
+		return Undefined(), undefinedError(args[0])
 	}
 	return NewFloat(toFloat64(args[0])), nil
 }
@@ -856,6 +895,9 @@ func filterRound(args []Value, kwargs map[string]Value) (Value, error) {
 	if args[0].IsInt() && precision >= 0 { // trajcompress patch: Python's round keeps an int
 		return args[0], nil
 	}
+	if true { // trajcompress patch: Python's round(x, n) and jinja2's methods
+		return pyRound(args, kwargs, precision)
+	}
 	f := toFloat64(args[0])
 	pow := math.Pow(10, float64(precision))
 	rounded := math.RoundToEven(f*pow) / pow // trajcompress patch: Python rounds half to even
@@ -882,8 +924,13 @@ func filterAbs(args []Value, kwargs map[string]Value) (Value, error) {
 	if v.IsFloat() {
 		return NewFloat(math.Abs(v.AsFloat())), nil
 	}
-
-	return NewInt(0), nil
+	if v.IsBool() { // trajcompress patch: abs(True) is 1, others raise
+		return NewInt(boolInt(v)), nil
+	}
+	if v.IsUndefined() {
+		return Undefined(), undefinedError(v)
+	}
+	return Undefined(), fmt.Errorf("bad operand type for abs(): '%s'", pyTypeName(v))
 }
 
 func filterMap(args []Value, kwargs map[string]Value) (Value, error) {
@@ -921,6 +968,13 @@ func filterMap(args []Value, kwargs map[string]Value) (Value, error) {
 }
 
 func filterSelect(args []Value, kwargs map[string]Value) (Value, error) {
+	if len(args) > 0 && !args[0].IsList() { // trajcompress patch: jinja2's input
+		items, err := iterFalsyEmpty(args[0])
+		if err != nil {
+			return Undefined(), err
+		}
+		args = append([]Value{NewList(items)}, args[1:]...)
+	}
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -954,6 +1008,13 @@ func filterSelect(args []Value, kwargs map[string]Value) (Value, error) {
 }
 
 func filterReject(args []Value, kwargs map[string]Value) (Value, error) {
+	if len(args) > 0 && !args[0].IsList() { // trajcompress patch: jinja2's input
+		items, err := iterFalsyEmpty(args[0])
+		if err != nil {
+			return Undefined(), err
+		}
+		args = append([]Value{NewList(items)}, args[1:]...)
+	}
 	if len(args) == 0 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -987,6 +1048,16 @@ func filterReject(args []Value, kwargs map[string]Value) (Value, error) {
 }
 
 func filterSelectattr(args []Value, kwargs map[string]Value) (Value, error) {
+	if len(args) > 0 && !args[0].IsList() { // trajcompress patch: jinja2's input
+		items, err := iterFalsyEmpty(args[0])
+		if err != nil {
+			return Undefined(), err
+		}
+		args = append([]Value{NewList(items)}, args[1:]...)
+	}
+	if err := undefinedItem(args); err != nil {
+		return Undefined(), err
+	}
 	if len(args) < 2 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -1028,6 +1099,16 @@ func filterSelectattr(args []Value, kwargs map[string]Value) (Value, error) {
 }
 
 func filterRejectattr(args []Value, kwargs map[string]Value) (Value, error) {
+	if len(args) > 0 && !args[0].IsList() { // trajcompress patch: jinja2's input
+		items, err := iterFalsyEmpty(args[0])
+		if err != nil {
+			return Undefined(), err
+		}
+		args = append([]Value{NewList(items)}, args[1:]...)
+	}
+	if err := undefinedItem(args); err != nil {
+		return Undefined(), err
+	}
 	if len(args) < 2 || !args[0].IsList() {
 		return NewList(nil), nil
 	}
@@ -1091,6 +1172,9 @@ func filterIndent(args []Value, kwargs map[string]Value) (Value, error) {
 	}
 
 	pad := strings.Repeat(" ", max(width, 0)) // trajcompress patch: no panic below 0
+	if true {                                 // trajcompress patch: jinja2's do_indent (splitlines, blank, a string width)
+		return pyIndent(s, args, kwargs, pad, indentFirst)
+	}
 	lines := strings.Split(s, "\n")
 	for i, line := range lines {
 		if i == 0 && !indentFirst {
@@ -1108,8 +1192,8 @@ func filterWordcount(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewInt(0), nil
 	}
-	words := strings.Fields(printValue(args[0]))
-	return NewInt(int64(len(words))), nil
+	// trajcompress patch: jinja2 counts \w+ runs of str(value).
+	return NewInt(int64(len(pyWordRe.FindAllStringIndex(printValue(args[0]), -1)))), nil
 }
 
 func filterEscape(args []Value, kwargs map[string]Value) (Value, error) {
@@ -1126,6 +1210,11 @@ func filterEscape(args []Value, kwargs map[string]Value) (Value, error) {
 }
 
 func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
+	if len(args) > 0 { // trajcompress patch: Python's AttributeError
+		if err := needDict(args[0]); err != nil {
+			return Undefined(), err
+		}
+	}
 	if len(args) == 0 || !args[0].IsDict() {
 		return NewList(nil), nil
 	}
@@ -1148,7 +1237,7 @@ func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
 
 	items := make([]Value, len(keys))
 	for i, key := range keys {
-		items[i] = NewList([]Value{NewString(key), d.Data[key]})
+		items[i] = newTuple([]Value{NewString(key), d.Data[key]})
 	}
 
 	return NewList(items), nil
@@ -1197,6 +1286,9 @@ func filterMin(args []Value, kwargs map[string]Value) (Value, error) {
 func filterSum(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || !args[0].IsList() {
 		return NewInt(0), nil
+	}
+	if true { // trajcompress patch: Python's sum (start + each item, in order)
+		return pySum(args, kwargs)
 	}
 
 	list := args[0].AsList()

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 var (
@@ -47,6 +48,7 @@ type evaluator struct {
 	scope    *scope
 	builtins *scope
 	output   strings.Builder
+	m        *meter // trajcompress patch: the render's budget, shared by its evaluators
 }
 
 func (e *evaluator) execNodes(nodes []node) error {
@@ -59,10 +61,12 @@ func (e *evaluator) execNodes(nodes []node) error {
 }
 
 func (e *evaluator) execNode(n node) error {
+	if err := e.m.step(); err != nil { // trajcompress patch: the render budget
+		return err
+	}
 	switch nd := n.(type) {
 	case *textNode:
-		e.output.WriteString(nd.text)
-		return nil
+		return e.write(nd.text)
 
 	case *outputNode:
 		// trajcompress patch: a printed chain of + writes its string
@@ -74,11 +78,12 @@ func (e *evaluator) execNode(n node) error {
 				return err
 			}
 			if parts == nil {
-				e.output.WriteString(printValue(val))
-				return nil
+				return e.print(val)
 			}
 			for _, s := range parts {
-				e.output.WriteString(s)
+				if err := e.write(s); err != nil {
+					return err
+				}
 			}
 			return nil
 		}
@@ -86,8 +91,7 @@ func (e *evaluator) execNode(n node) error {
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(val))
-		return nil
+		return e.print(val)
 
 	case *ifNode:
 		return e.execIf(nd)
@@ -144,27 +148,31 @@ func (e *evaluator) execFor(n *forNode) error {
 		return err
 	}
 
-	var items []Value
+	// trajcompress patch: None or a number raises Python's TypeError
+	// (it iterated as empty). The strings a dict's keys or a string's
+	// characters become are counted before they are made (render budget).
 	switch {
-	case iterVal.IsList():
-		items = iterVal.AsList().Items
 	case iterVal.IsDict():
-		d := iterVal.AsDict()
-		for _, key := range d.Keys {
-			items = append(items, NewString(key))
+		if err := e.m.alloc(int64(iterVal.AsDict().Len()) * runeBytes); err != nil { // trajcompress patch
+			return err
 		}
 	case iterVal.IsString():
-		for _, r := range iterVal.AsString() {
-			items = append(items, NewString(string(r)))
+		if err := e.m.alloc(int64(len(iterVal.AsString())) * runeBytes); err != nil { // trajcompress patch
+			return err
 		}
-	default:
-		// Empty iteration.
+	}
+	items, err := iterItems(iterVal)
+	if err != nil {
+		return err
 	}
 
 	// Apply filter if present.
 	if n.filterExpr != nil {
 		var filtered []Value
 		for _, item := range items {
+			if err := e.m.step(); err != nil { // trajcompress patch
+				return err
+			}
 			child := newScope(e.scope)
 			child.set(n.valVar, item)
 			old := e.scope
@@ -207,6 +215,11 @@ func (e *evaluator) execFor(n *forNode) error {
 	})
 
 	for i, item := range items {
+		// trajcompress patch: what the body set lasts one iteration, as
+		// in jinja2 (each iteration reads the outer value again).
+		if len(child.vars) > 2+min(len(n.keyVar), 1) {
+			clearLoopScope(child, n.keyVar, n.valVar)
+		}
 		// Set loop variable(s).
 		if n.keyVar != "" {
 			// Destructuring: for key, val in items
@@ -245,6 +258,9 @@ func (e *evaluator) execFor(n *forNode) error {
 		// index (as jinja2's, bound to the loop), not a closure made per
 		// iteration.
 		cycleIdx = idx
+		if err := e.m.step(); err != nil { // trajcompress patch: the render budget
+			return err
+		}
 
 		old := e.scope
 		e.scope = child
@@ -289,6 +305,7 @@ func (e *evaluator) execSetBlock(n *setBlockNode) error {
 	bodyEval := evaluator{
 		scope:    e.scope,
 		builtins: e.builtins,
+		m:        e.m,
 	}
 	if err := bodyEval.execNodes(n.body); err != nil {
 		return err
@@ -319,7 +336,7 @@ func (e *evaluator) execMacro(n *macroNode) error {
 			} else if v, ok := kwargs[param.name]; ok {
 				child.set(param.name, v)
 			} else if param.defaultVal != nil {
-				defEval := evaluator{scope: child, builtins: e.builtins}
+				defEval := evaluator{scope: child, builtins: e.builtins, m: e.m}
 				defVal, err := defEval.evalExpr(param.defaultVal)
 				if err != nil {
 					return Undefined(), err
@@ -338,6 +355,7 @@ func (e *evaluator) execMacro(n *macroNode) error {
 		macroEval := evaluator{
 			scope:    child,
 			builtins: e.builtins,
+			m:        e.m,
 		}
 
 		if err := macroEval.execNodes(body); err != nil {
@@ -368,6 +386,7 @@ func (e *evaluator) execCall(n *callNode) error {
 		callerEval := evaluator{
 			scope:    child,
 			builtins: e.builtins,
+			m:        e.m,
 		}
 		if err := callerEval.execNodes(body); err != nil {
 			return Undefined(), err
@@ -404,12 +423,11 @@ func (e *evaluator) execCall(n *callNode) error {
 			kwargs[kw.name] = v
 		}
 
-		result, err := fn.AsCallable().Fn(args, kwargs)
+		result, err := e.call(fn.AsCallable(), false, args, kwargs)
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(result))
-		return nil
+		return e.print(result)
 	}
 
 	// Fallback: evaluate expression and call with caller.
@@ -421,12 +439,11 @@ func (e *evaluator) execCall(n *callNode) error {
 		return fmt.Errorf("call: expression is not callable")
 	}
 
-	result, err := fn.AsCallable().Fn(nil, map[string]Value{"caller": caller})
+	result, err := e.call(fn.AsCallable(), false, nil, map[string]Value{"caller": caller})
 	if err != nil {
 		return err
 	}
-	e.output.WriteString(printValue(result))
-	return nil
+	return e.print(result)
 }
 
 func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
@@ -434,6 +451,7 @@ func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
 	bodyEval := evaluator{
 		scope:    e.scope,
 		builtins: e.builtins,
+		m:        e.m,
 	}
 	if err := bodyEval.execNodes(n.body); err != nil {
 		return err
@@ -446,17 +464,15 @@ func (e *evaluator) execFilterBlock(n *filterBlockNode) error {
 		if !ok {
 			return fmt.Errorf("unknown filter %q", fe.name)
 		}
-		result, err := filterVal.AsCallable().Fn([]Value{NewString(bodyStr)}, nil)
+		result, err := e.call(filterVal.AsCallable(), true, []Value{NewString(bodyStr)}, nil)
 		if err != nil {
 			return err
 		}
-		e.output.WriteString(printValue(result))
-		return nil
+		return e.print(result)
 	}
 
 	// For more complex filter expressions, just output the body.
-	e.output.WriteString(bodyStr)
-	return nil
+	return e.write(bodyStr)
 }
 
 // =============================================================================
@@ -467,6 +483,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 	switch n := ex.(type) {
 	case *litExpr:
 		return n.val, nil
+
+	case *starExpr: // trajcompress patch: *xs where only a call takes it
+		return Undefined(), fmt.Errorf("unsupported construct: *args unpacking outside a call")
 
 	case *nameExpr:
 		v, ok := e.scope.get(n.name)
@@ -504,6 +523,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 		return e.evalTestExpr(n)
 
 	case *listExpr:
+		if err := e.m.alloc(int64(len(n.items)) * itemBytes); err != nil { // trajcompress patch
+			return Undefined(), err
+		}
 		items := make([]Value, len(n.items))
 		for i, item := range n.items {
 			v, err := e.evalExpr(item)
@@ -512,9 +534,15 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 			}
 			items[i] = v
 		}
+		if n.tuple {
+			return newTuple(items), nil
+		}
 		return NewList(items), nil
 
 	case *dictExpr:
+		if err := e.m.alloc(int64(len(n.pairs)) * entryBytes); err != nil { // trajcompress patch
+			return Undefined(), err
+		}
 		d := NewDict()
 		dict := d.AsDict()
 		for _, pair := range n.pairs {
@@ -547,6 +575,11 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 		return Undefined(), undefinedError(obj)
 	}
 
+	// trajcompress patch: the sandbox's mutating methods are unsafe.
+	if u, ok := unsafeAttr(obj, n.attr); ok {
+		return u, nil
+	}
+
 	// Dict attribute access.
 	if obj.IsDict() {
 		// trajcompress patch: as jinja2's getattr, a.b is Python's
@@ -567,6 +600,11 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 
 	// String methods.
 	if obj.IsString() {
+		// trajcompress patch: a method of a string scans it (find, count,
+		// split, …), so taking one counts the string's steps.
+		if err := e.m.stepN(scanSteps(obj)); err != nil {
+			return Undefined(), err
+		}
 		return orMissing(e.stringMethod(obj, n.attr))(obj, n.attr)
 	}
 
@@ -606,10 +644,27 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	}
 	if obj.IsDict() {
 		if _, ok := obj.AsDict().Get(printValue(key)); !ok {
+			// trajcompress patch: jinja2's getitem falls back to the
+			// attribute: d['items'] without the key is the method.
+			if k := printValue(key); key.IsString() && (k == "items" || k == "keys" || k == "values" || k == "get") {
+				return e.dictMethod(obj, k)
+			}
+			if u, ok := unsafeAttr(obj, printValue(key)); ok && key.IsString() {
+				return u, nil
+			}
 			return missingAttr(obj, printValue(key)), nil
 		}
 	}
 
+	// trajcompress patch: a list or string indexed by anything but an
+	// int is undefined (jinja2's getitem falls back to the attribute); it
+	// took toInt64 of the key, so 'abc'['text'] was 'a'.
+	if (obj.IsList() || obj.IsString()) && !isIntLike(key) {
+		if key.IsString() {
+			return missingAttr(obj, key.AsString()), nil
+		}
+		return undefinedWith(fmt.Sprintf("'%s object' has no element %s", pyTypeName(obj), printValue(key))), nil
+	}
 	if obj.IsList() {
 		idx := int(toInt64(key))
 		list := obj.AsList()
@@ -633,6 +688,9 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	if obj.IsString() {
 		idx := int(toInt64(key))
 		s := obj.AsString()
+		if err := e.m.alloc(int64(len(s)) * 4); err != nil { // trajcompress patch: the runes
+			return Undefined(), err
+		}
 		runes := []rune(s)
 		if idx < 0 {
 			idx += len(runes)
@@ -650,6 +708,18 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 	obj, err := e.evalExpr(n.obj)
 	if err != nil {
 		return Undefined(), err
+	}
+	if obj.IsUndefined() { // trajcompress patch: slicing undefined raises (jinja2)
+		return Undefined(), undefinedError(obj)
+	}
+	if err := e.checkSliceIndices(n); err != nil {
+		return Undefined(), err
+	}
+	if !obj.IsList() && !obj.IsString() { // trajcompress patch: Python's TypeError
+		if obj.IsDict() {
+			return Undefined(), fmt.Errorf("unhashable type: 'slice'")
+		}
+		return Undefined(), fmt.Errorf("'%s' object is not subscriptable", pyTypeName(obj))
 	}
 
 	if obj.IsList() {
@@ -672,6 +742,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			if start >= stop {
 				return NewList(nil), nil
 			}
+			if err := e.m.alloc(int64(stop-start) * itemBytes); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			items := make([]Value, stop-start)
 			copy(items, list.Items[start:stop])
 			return NewList(items), nil
@@ -682,6 +755,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			// Pre-size to the maximum possible iteration count to
 			// avoid append's geometric growth allocations.
 			count := (stop - start + step - 1) / step
+			if err := e.m.alloc(int64(max(count, 0)) * itemBytes); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			if count > 0 {
 				items = make([]Value, 0, count)
 			}
@@ -692,6 +768,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			}
 		} else if step < 0 {
 			count := (start - stop - step - 1) / -step
+			if err := e.m.alloc(int64(max(count, 0)) * itemBytes); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			if count > 0 {
 				items = make([]Value, 0, count)
 			}
@@ -739,6 +818,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 				if start <= stop {
 					return NewString(""), nil
 				}
+				if err := e.m.alloc(int64(start - stop)); err != nil { // trajcompress patch
+					return Undefined(), err
+				}
 				buf := make([]byte, 0, start-stop)
 				for i := start; i > stop; i-- {
 					buf = append(buf, s[i])
@@ -748,6 +830,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 			// Fall through to the general path for unusual steps.
 		}
 
+		if err := e.m.alloc(int64(len(s)) * 5); err != nil { // trajcompress patch: the runes and the result
+			return Undefined(), err
+		}
 		runes := []rune(s)
 		length := len(runes)
 		start, stop, step := resolveSlice(n, e, length)
@@ -785,9 +870,9 @@ func isASCII(s string) bool {
 
 func resolveSlice(n *sliceExpr, e *evaluator, length int) (int, int, int) {
 	step := 1
-	if n.step != nil {
-		v, _ := e.evalExpr(n.step)
-		step = int(toInt64(v))
+	// trajcompress patch: a None bound is an absent one (x[:None]).
+	if v, _ := e.evalOpt(n.step); v != nil {
+		step = int(toInt64(*v))
 		if step == 0 {
 			step = 1
 		}
@@ -803,17 +888,15 @@ func resolveSlice(n *sliceExpr, e *evaluator, length int) (int, int, int) {
 		stop = -length - 1
 	}
 
-	if n.start != nil {
-		v, _ := e.evalExpr(n.start)
-		start = int(toInt64(v))
+	if v, _ := e.evalOpt(n.start); v != nil {
+		start = int(toInt64(*v))
 		if start < 0 {
 			start += length
 		}
 	}
 
-	if n.stop != nil {
-		v, _ := e.evalExpr(n.stop)
-		stop = int(toInt64(v))
+	if v, _ := e.evalOpt(n.stop); v != nil {
+		stop = int(toInt64(*v))
 		if stop < 0 {
 			stop += length
 		}
@@ -829,6 +912,10 @@ func (e *evaluator) evalUnary(n *unaryExpr) (Value, error) {
 		return Undefined(), err
 	}
 
+	// trajcompress patch: Python's TypeError for -'s', undefined raises.
+	if v, ok, err := unaryStrict(n.op, operand); ok {
+		return v, err
+	}
 	switch n.op {
 	case "not":
 		return NewBool(!operand.IsTruthy()), nil
@@ -879,6 +966,9 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 			if err != nil || parts == nil {
 				return val, err
 			}
+			if err := e.m.alloc(joinedLen(parts)); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
 			return NewString(strings.Join(parts, "")), nil
 		}
 	}
@@ -890,6 +980,9 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 
 	right, err := e.evalExpr(n.right)
 	if err != nil {
+		return Undefined(), err
+	}
+	if err := e.binaryBudget(n.op, left, right); err != nil { // trajcompress patch
 		return Undefined(), err
 	}
 
@@ -962,12 +1055,25 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 		return Undefined(), err
 	}
 
+	if fn.IsUndefined() {
+		if _, hint := fn.v.(string); hint { // trajcompress patch: jinja2's message
+			return Undefined(), undefinedError(fn)
+		}
+	}
 	if !fn.IsCallable() {
 		return Undefined(), fmt.Errorf("%s is not callable: %s", callableName(n.fn), fn.String())
 	}
 
 	args := make([]Value, len(n.args))
 	for i, a := range n.args {
+		if s, ok := a.(*starExpr); ok { // trajcompress patch: f(*xs)
+			rest, err := e.starArgs(s, n.args[i+1:])
+			if err != nil {
+				return Undefined(), err
+			}
+			args = append(args[:i], rest...)
+			break
+		}
 		v, err := e.evalExpr(a)
 		if err != nil {
 			return Undefined(), err
@@ -987,7 +1093,7 @@ func (e *evaluator) evalCallExpr(n *callExpr) (Value, error) {
 		}
 	}
 
-	return fn.AsCallable().Fn(args, kwargs)
+	return e.call(fn.AsCallable(), false, args, kwargs)
 }
 
 func callableName(ex expr) string {
@@ -1014,6 +1120,10 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 
 	// Look up filter in builtins.
 	filterVal, ok := lookupFilter(e.builtins, n.name)
+	// trajcompress patch: a filter the caller overrides (pyconform.go).
+	if o, found := e.scope.get(filterOverridePrefix + n.name); found && o.IsCallable() {
+		filterVal, ok = o, true
+	}
 	if !ok {
 		// Also check scope for user-defined filters.
 		filterVal, ok = e.scope.get(n.name)
@@ -1049,7 +1159,10 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 		}
 	}
 
-	return filterVal.AsCallable().Fn(args, kwargs)
+	if n.name == "map" {
+		return e.evalMapFilter(args, kwargs) // trajcompress patch: map('filter'), each call within the budget
+	}
+	return e.call(filterVal.AsCallable(), true, args, kwargs)
 }
 
 func (e *evaluator) evalTestExpr(n *testExpr) (Value, error) {
@@ -1117,13 +1230,25 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "split":
 		return e.makeStringFunc("split", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := e.m.room(int64(len(s)) * runeBytes); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
+			if true { // trajcompress patch: maxsplit, Python's white space
+				return pySplit(s, args, kwargs, false)
+			}
 			if len(args) == 0 {
+				if err := e.m.room(int64(len(s)) * runeBytes); err != nil { // trajcompress patch
+					return Undefined(), err
+				}
 				parts := strings.Fields(s)
 				items := make([]Value, len(parts))
 				for i, p := range parts {
 					items[i] = NewString(p)
 				}
 				return NewList(items), nil
+			}
+			if err := e.m.room(int64(len(s)) * runeBytes); err != nil { // trajcompress patch
+				return Undefined(), err
 			}
 			sep := printValue(args[0])
 			parts := strings.Split(s, sep)
@@ -1155,12 +1280,19 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) < 2 {
 				return NewString(s), nil
 			}
-			old := printValue(args[0])
-			newStr := printValue(args[1])
 			count := -1
 			if len(args) > 2 {
 				count = int(toInt64(args[2]))
 			}
+			// trajcompress patch: the result's size checked first.
+			if err := e.m.stepN(int64(len(s)) >> 10); err != nil {
+				return Undefined(), err
+			}
+			if err := e.m.room(e.m.replaceNeed(s, printValue(args[0]), args[1], int64(count))); err != nil {
+				return Undefined(), err
+			}
+			old := printValue(args[0])
+			newStr := printValue(args[1])
 			return NewString(strings.Replace(s, old, newStr, count)), nil
 		}), nil
 
@@ -1176,6 +1308,9 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "title":
 		return e.makeStringFunc("title", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if true { // trajcompress patch: Python's str.title
+				return NewString(pyTitle(s)), nil
+			}
 			// Simple title case: capitalize first letter of each word.
 			runes := []rune(s)
 			inWord := false
@@ -1213,11 +1348,22 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 			if len(args) == 0 {
 				return NewInt(-1), nil
 			}
-			return NewInt(int64(strings.Index(s, printValue(args[0])))), nil
+			// trajcompress patch: the index in characters, not bytes.
+			i := strings.Index(s, printValue(args[0]))
+			if i > 0 {
+				i = utf8.RuneCountInString(s[:i])
+			}
+			return NewInt(int64(i)), nil
 		}), nil
 
 	case "format":
 		return e.makeStringFunc("format", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if err := e.m.room(e.m.formatNeed(s, args, kwargs)); err != nil { // trajcompress patch
+				return Undefined(), err
+			}
+			if true { // trajcompress patch: str.format as Python's, or refused
+				return pyStrFormat(s, args, kwargs)
+			}
 			result := s
 			for i, arg := range args {
 				placeholder := fmt.Sprintf("{%d}", i)
@@ -1299,7 +1445,7 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 		return NewCallable("dict.items", func(args []Value, kwargs map[string]Value) (Value, error) {
 			items := make([]Value, 0, d.Len())
 			for _, key := range d.Keys {
-				pair := NewList([]Value{NewString(key), d.Data[key]})
+				pair := newTuple([]Value{NewString(key), d.Data[key]})
 				items = append(items, pair)
 			}
 			return NewList(items), nil
@@ -1494,7 +1640,13 @@ func (e *evaluator) addChain(n *binExpr, parts []string) ([]string, Value, error
 				acc = v
 				continue
 			}
+			if err := e.m.alloc(joinedLen(parts)); err != nil { // trajcompress patch
+				return nil, Undefined(), err
+			}
 			acc = NewString(strings.Join(parts, ""))
+		}
+		if err := e.binaryBudget("+", acc, v); err != nil { // trajcompress patch
+			return nil, Undefined(), err
 		}
 		if acc, err = addStrict(acc, v); err != nil {
 			return nil, Undefined(), err

@@ -73,6 +73,9 @@ func tokenizeExpr(s string) []tok {
 						b.WriteByte('\'')
 					case '"':
 						b.WriteByte('"')
+					case 'r', 'a', 'b', 'f', 'v', '\n', 'x', 'u', 'U', '0', '1', '2', '3', '4', '5', '6', '7':
+						// trajcompress patch: Python's other escapes.
+						i = pyEscape(&b, s, i) - 1
 					default:
 						b.WriteByte('\\')
 						b.WriteByte(s[i])
@@ -90,6 +93,15 @@ func tokenizeExpr(s string) []tok {
 		}
 
 		// Numbers.
+		// trajcompress patch: Python's literals with _ and an exponent
+		// without a dot (1_000, 1e3), as jinja2's lexer.
+		if ch >= '0' && ch <= '9' {
+			if n, kind := lexNumber(s[i:]); n > 0 {
+				tokens = append(tokens, tok{kind: kind, val: strings.ReplaceAll(s[i:i+n], "_", "")})
+				i += n
+				continue
+			}
+		}
 		if ch >= '0' && ch <= '9' {
 			start := i
 			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
@@ -191,6 +203,10 @@ func tokenizeExpr(s string) []tok {
 type exprParser struct {
 	tokens []tok
 	pos    int
+	// noFilter: the operand of a unary minus or plus is being parsed,
+	// whose filters and tests apply to the negated value (trajcompress
+	// patch, as jinja2's parse_unary).
+	noFilter bool
 }
 
 func newExprParser(tokens []tok) *exprParser {
@@ -252,13 +268,17 @@ func parseExpr(s string) (expr, error) {
 
 // parseExpression handles the lowest precedence: inline if/else.
 func (p *exprParser) parseExpression() (expr, error) {
+	defer func(saved bool) { p.noFilter = saved }(p.noFilter)
+	p.noFilter = false
 	e, err := p.parseOr()
 	if err != nil {
 		return nil, err
 	}
 
 	// Handle inline if: expr if condition [else expr]
-	if p.peek().kind == tokName && p.peek().val == "if" {
+	// trajcompress patch: as jinja2's parse_condexpr, a loop (a if b if
+	// c else d is (a if b) if c else d), the else branch its own condexpr.
+	for p.peek().kind == tokName && p.peek().val == "if" {
 		p.advance()
 		cond, err := p.parseOr()
 		if err != nil {
@@ -273,11 +293,11 @@ func (p *exprParser) parseExpression() (expr, error) {
 			}
 		}
 
-		return &condExpr{
+		e = &condExpr{
 			trueExpr:  e,
 			condition: cond,
 			falseExpr: falseExpr,
-		}, nil
+		}
 	}
 
 	return e, nil
@@ -333,11 +353,14 @@ func (p *exprParser) parseNot() (expr, error) {
 }
 
 func (p *exprParser) parseComparison() (expr, error) {
-	left, err := p.parseConcat()
+	left, err := p.parseAddSub()
 	if err != nil {
 		return nil, err
 	}
 
+	// trajcompress patch: a < b < c is a < b and b < c (Python's
+	// chained comparison; it was (a < b) < c).
+	var prevRight expr
 	for {
 		t := p.peek()
 
@@ -346,11 +369,11 @@ func (p *exprParser) parseComparison() (expr, error) {
 			switch t.val {
 			case "==", "!=", "<", ">", "<=", ">=":
 				p.advance()
-				right, err := p.parseConcat()
+				right, err := p.parseAddSub()
 				if err != nil {
 					return nil, err
 				}
-				left = &binExpr{op: t.val, left: left, right: right}
+				left, prevRight = chainCompare(left, prevRight, t.val, right), right
 				continue
 			}
 		}
@@ -358,11 +381,11 @@ func (p *exprParser) parseComparison() (expr, error) {
 		// "in" operator.
 		if t.kind == tokName && t.val == "in" {
 			p.advance()
-			right, err := p.parseConcat()
+			right, err := p.parseAddSub()
 			if err != nil {
 				return nil, err
 			}
-			left = &binExpr{op: "in", left: left, right: right}
+			left, prevRight = chainCompare(left, prevRight, "in", right), right
 			continue
 		}
 
@@ -370,52 +393,11 @@ func (p *exprParser) parseComparison() (expr, error) {
 		if t.kind == tokName && t.val == "not" && p.pos+1 < len(p.tokens) && p.tokens[p.pos+1].kind == tokName && p.tokens[p.pos+1].val == "in" {
 			p.advance() // not
 			p.advance() // in
-			right, err := p.parseConcat()
+			right, err := p.parseAddSub()
 			if err != nil {
 				return nil, err
 			}
-			left = &binExpr{op: "not in", left: left, right: right}
-			continue
-		}
-
-		// "is" / "is not" test.
-		if t.kind == tokName && t.val == "is" {
-			p.advance()
-			negated := false
-			if p.peek().kind == tokName && p.peek().val == "not" {
-				p.advance()
-				negated = true
-			}
-
-			// Parse test name.
-			testTok := p.advance()
-			testName := testTok.val
-
-			// Parse optional arguments.
-			var testArgs []expr
-			if p.peek().kind == tokLParen {
-				p.advance()
-				for p.peek().kind != tokRParen && p.peek().kind != tokEOF {
-					arg, err := p.parseExpression()
-					if err != nil {
-						return nil, err
-					}
-					testArgs = append(testArgs, arg)
-					if p.peek().kind == tokComma {
-						p.advance()
-					}
-				}
-				if _, err := p.expect(tokRParen, ")"); err != nil {
-					return nil, err
-				}
-			}
-
-			left = &testExpr{
-				expr:    left,
-				name:    testName,
-				negated: negated,
-				args:    testArgs,
-			}
+			left, prevRight = chainCompare(left, prevRight, "not in", right), right
 			continue
 		}
 
@@ -425,15 +407,17 @@ func (p *exprParser) parseComparison() (expr, error) {
 	return left, nil
 }
 
+// trajcompress patch: jinja2's precedence, ~ binds tighter than + and -
+// (0.1 + -1 ~ 0 is 0.1 + '-10').
 func (p *exprParser) parseConcat() (expr, error) {
-	left, err := p.parseAddSub()
+	left, err := p.parseMulDiv()
 	if err != nil {
 		return nil, err
 	}
 
 	for p.peek().kind == tokTilde {
 		p.advance()
-		right, err := p.parseAddSub()
+		right, err := p.parseMulDiv()
 		if err != nil {
 			return nil, err
 		}
@@ -444,14 +428,14 @@ func (p *exprParser) parseConcat() (expr, error) {
 }
 
 func (p *exprParser) parseAddSub() (expr, error) {
-	left, err := p.parseMulDiv()
+	left, err := p.parseConcat()
 	if err != nil {
 		return nil, err
 	}
 
 	for p.peek().kind == tokOp && (p.peek().val == "+" || p.peek().val == "-") {
 		op := p.advance().val
-		right, err := p.parseMulDiv()
+		right, err := p.parseConcat()
 		if err != nil {
 			return nil, err
 		}
@@ -514,11 +498,20 @@ func (p *exprParser) parsePower() (expr, error) {
 func (p *exprParser) parseUnary() (expr, error) {
 	if p.peek().kind == tokOp && (p.peek().val == "-" || p.peek().val == "+") {
 		op := p.advance().val
+		saved := p.noFilter
+		p.noFilter = true
 		operand, err := p.parseUnary()
+		p.noFilter = saved
 		if err != nil {
 			return nil, err
 		}
-		return &unaryExpr{op: op, operand: operand}, nil
+		// trajcompress patch: jinja2 applies the filters and tests that
+		// follow to the negated value (-3|abs is 3, not -3).
+		u := &unaryExpr{op: op, operand: operand}
+		if p.noFilter {
+			return u, nil
+		}
+		return p.postfixLoop(u)
 	}
 
 	return p.parsePostfix()
@@ -529,7 +522,13 @@ func (p *exprParser) parsePostfix() (expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	return p.postfixLoop(e)
+}
 
+// postfixLoop parses what follows an atom: attributes, items, slices,
+// calls, filters and tests.
+func (p *exprParser) postfixLoop(e expr) (expr, error) {
+	var err error
 	for {
 		t := p.peek()
 
@@ -622,6 +621,9 @@ func (p *exprParser) parsePostfix() (expr, error) {
 			continue
 		}
 
+		if p.noFilter && (t.kind == tokPipe || t.kind == tokName && t.val == "is") {
+			break
+		}
 		// Filter: e | filtername or e | filtername(args)
 		if t.kind == tokPipe {
 			p.advance()
@@ -645,6 +647,62 @@ func (p *exprParser) parsePostfix() (expr, error) {
 				name:   filterTok.val,
 				args:   filterArgs,
 				kwargs: filterKwargs,
+			}
+			continue
+		}
+
+		// trajcompress patch: a test binds as a filter does (jinja2's
+		// parse_filter_expr): none == u is string is none == (u is string).
+		// "is" / "is not" test.
+		if t.kind == tokName && t.val == "is" {
+			p.advance()
+			negated := false
+			if p.peek().kind == tokName && p.peek().val == "not" {
+				p.advance()
+				negated = true
+			}
+
+			// Parse test name.
+			testTok := p.advance()
+			testName := testTok.val
+
+			// Parse optional arguments.
+			var testArgs []expr
+			// trajcompress patch: one argument without parentheses, as
+			// jinja2's parse_test (x is divisibleby 3, x is eq 1).
+			if nt := p.peek(); nt.kind == tokString || nt.kind == tokInt || nt.kind == tokFloat ||
+				nt.kind == tokLBracket || nt.kind == tokLBrace ||
+				nt.kind == tokName && nt.val != "else" && nt.val != "or" && nt.val != "and" && nt.val != "is" {
+				arg, err := p.parsePostfix()
+				if err != nil {
+					return nil, err
+				}
+				testArgs = append(testArgs, arg)
+			} else if p.peek().kind == tokLParen {
+				p.advance()
+				for p.peek().kind != tokRParen && p.peek().kind != tokEOF {
+					arg, err := p.parseExpression()
+					if err != nil {
+						return nil, err
+					}
+					testArgs = append(testArgs, arg)
+					if p.peek().kind == tokComma {
+						p.advance()
+					}
+				}
+				if _, err := p.expect(tokRParen, ")"); err != nil {
+					return nil, err
+				}
+			}
+
+			e = &testExpr{
+				expr:    e,
+				name:    testName,
+				negated: negated,
+				args:    testArgs,
+			}
+			if nt := p.peek(); nt.kind == tokName && nt.val == "is" {
+				return nil, fmt.Errorf("You cannot chain multiple tests with is") //nolint:staticcheck // jinja2's message
 			}
 			continue
 		}
@@ -693,6 +751,17 @@ func (p *exprParser) parseAtom() (expr, error) {
 	// String literal.
 	if t.kind == tokString {
 		p.advance()
+		// trajcompress patch: adjacent literals are one string, as in
+		// Python ('a ' 'b' is 'a b').
+		if p.peek().kind == tokString {
+			var b strings.Builder
+			b.WriteString(t.val)
+			for p.peek().kind == tokString {
+				b.WriteString(p.peek().val)
+				p.advance()
+			}
+			return &litExpr{val: NewString(b.String())}, nil
+		}
 		return &litExpr{val: NewString(t.val)}, nil
 	}
 
@@ -707,7 +776,7 @@ func (p *exprParser) parseAtom() (expr, error) {
 		p.advance()
 		if p.peek().kind == tokRParen {
 			p.advance()
-			return &listExpr{items: nil}, nil
+			return &listExpr{items: nil, tuple: true}, nil
 		}
 		e, err := p.parseExpression()
 		if err != nil {
@@ -731,7 +800,7 @@ func (p *exprParser) parseAtom() (expr, error) {
 			if _, err := p.expect(tokRParen, ")"); err != nil {
 				return nil, err
 			}
-			return &listExpr{items: items}, nil
+			return &listExpr{items: items, tuple: true}, nil
 		}
 
 		if _, err := p.expect(tokRParen, ")"); err != nil {
@@ -752,6 +821,8 @@ func (p *exprParser) parseAtom() (expr, error) {
 			items = append(items, item)
 			if p.peek().kind == tokComma {
 				p.advance()
+			} else if err := needComma(p.peek(), tokRBracket); err != nil { // trajcompress patch
+				return nil, err
 			}
 		}
 		if _, err := p.expect(tokRBracket, "]"); err != nil {
@@ -779,6 +850,8 @@ func (p *exprParser) parseAtom() (expr, error) {
 			pairs = append(pairs, dictPair{key: key, value: value})
 			if p.peek().kind == tokComma {
 				p.advance()
+			} else if err := needComma(p.peek(), tokRBrace); err != nil { // trajcompress patch
+				return nil, err
 			}
 		}
 		if _, err := p.expect(tokRBrace, "}"); err != nil {
@@ -805,6 +878,26 @@ func (p *exprParser) parseCallArgs() ([]expr, []kwarg, error) {
 	var kwargs []kwarg
 
 	for p.peek().kind != tokRParen && p.peek().kind != tokEOF {
+		// trajcompress patch: *args in a call is unpacked (jinja2's
+		// dyn_args); **kwargs is refused by name (they were a bare
+		// "unexpected token").
+		if t := p.peek(); t.kind == tokPower || t.kind == tokOp && t.val == "**" {
+			return nil, nil, fmt.Errorf("unsupported construct: **kwargs unpacking in a call")
+		}
+		if t := p.peek(); t.kind == tokOp && t.val == "*" {
+			p.advance()
+			arg, err := p.parseExpression()
+			if err != nil {
+				return nil, nil, err
+			}
+			args = append(args, &starExpr{expr: arg})
+			if p.peek().kind == tokComma {
+				p.advance()
+			} else if err := needComma(p.peek(), tokRParen); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
 		// Check for kwarg: name=value
 		if p.peek().kind == tokName && p.pos+1 < len(p.tokens) && p.tokens[p.pos+1].kind == tokOp && p.tokens[p.pos+1].val == "=" {
 			name := p.advance().val
@@ -824,6 +917,8 @@ func (p *exprParser) parseCallArgs() ([]expr, []kwarg, error) {
 
 		if p.peek().kind == tokComma {
 			p.advance()
+		} else if err := needComma(p.peek(), tokRParen); err != nil { // trajcompress patch
+			return nil, nil, err
 		}
 	}
 
@@ -1136,7 +1231,7 @@ func (p *templateParser) parseIf() (*ifNode, error) {
 	// Parse initial "if" branch.
 	seg := p.advance()
 	condStr := strings.TrimPrefix(strings.TrimSpace(seg.text), "if")
-	cond, err := parseExpr(condStr)
+	cond, err := parseCondition(condStr) // trajcompress patch
 	if err != nil {
 		return nil, fmt.Errorf("line %d: if condition: %w", seg.line, err)
 	}
@@ -1155,7 +1250,7 @@ func (p *templateParser) parseIf() (*ifNode, error) {
 		if keyword == "elif" {
 			p.advance()
 			condStr := strings.TrimPrefix(strings.TrimSpace(seg.text), "elif")
-			cond, err := parseExpr(condStr)
+			cond, err := parseCondition(condStr) // trajcompress patch
 			if err != nil {
 				return nil, fmt.Errorf("line %d: elif condition: %w", seg.line, err)
 			}

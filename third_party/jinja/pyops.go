@@ -35,6 +35,9 @@ var errRecursion = fmt.Errorf("maximum recursion depth exceeded")
 // modulo of ints rounding toward minus infinity, and int ** non-negative
 // int staying an int. ok is false when the upstream code applies.
 func arithStrict(op string, a, b Value) (v Value, ok bool, err error) {
+	if v, ok, err := conformOp(op, a, b); ok {
+		return v, ok, err
+	}
 	switch op {
 	case "*":
 		s, n, isRepeat := repeatOperands(a, b)
@@ -151,7 +154,16 @@ func pyFloatRepr(f float64) string {
 
 // stringMethodMore is the str methods upstream lacks: isdigit.
 func stringMethodMore(s, method string) (Value, error) {
+	if f, ok := pyStrMethods[method]; ok {
+		return NewCallable("str."+method, func(args []Value, kwargs map[string]Value) (Value, error) {
+			return f(s, args)
+		}), nil
+	}
 	switch method {
+	case "rsplit":
+		return NewCallable("str.rsplit", func(args []Value, kwargs map[string]Value) (Value, error) {
+			return pySplit(s, args, kwargs, true)
+		}), nil
 	case "isdigit":
 		return NewCallable("str.isdigit", func(args []Value, kwargs map[string]Value) (Value, error) {
 			if s == "" {
@@ -183,6 +195,19 @@ func listMethodMore(list *List, method string) (Value, error) {
 				}
 			}
 			return Undefined(), fmt.Errorf("%s is not in list", args[0].String())
+		}), nil
+	case "count":
+		return NewCallable("list.count", func(args []Value, kwargs map[string]Value) (Value, error) {
+			if len(args) != 1 {
+				return Undefined(), fmt.Errorf("count() takes exactly one argument (%d given)", len(args))
+			}
+			n := 0
+			for _, it := range list.Items {
+				if valuesEqual(it, args[0]) {
+					n++
+				}
+			}
+			return NewInt(int64(n)), nil
 		}), nil
 	}
 	return Undefined(), nil

@@ -72,6 +72,10 @@ func addStrict(a, b Value) (Value, error) {
 	}
 	num := func(v Value) bool { return v.IsNumber() || v.IsBool() }
 	switch {
+	case a.IsList() && b.IsList() && a.AsList().tuple != b.AsList().tuple:
+		return Undefined(), fmt.Errorf("can only concatenate %s (not %q) to %s", seqName(a), seqName(b), seqName(a))
+	case a.IsList() && b.IsList() && a.AsList().tuple:
+		return newTuple(addValues(a, b).AsList().Items), nil
 	case a.IsString() && b.IsString(), a.IsList() && b.IsList():
 		return addValues(a, b), nil
 	case num(a) && num(b):
@@ -85,7 +89,7 @@ func addStrict(a, b Value) (Value, error) {
 	case a.IsString():
 		return Undefined(), fmt.Errorf("can only concatenate str (not %q) to str", pyTypeName(b))
 	case a.IsList():
-		return Undefined(), fmt.Errorf("can only concatenate list (not %q) to list", pyTypeName(b))
+		return Undefined(), fmt.Errorf("can only concatenate %s (not %q) to %s", seqName(a), pyTypeName(b), seqName(a))
 	}
 	return Undefined(), fmt.Errorf("unsupported operand type(s) for +: '%s' and '%s'", pyTypeName(a), pyTypeName(b))
 }
@@ -110,6 +114,10 @@ func containsStrict(container, item Value) (bool, error) {
 	case KindString:
 		if !item.IsString() {
 			return false, fmt.Errorf("'in <string>' requires string as left operand, not %s", pyTypeName(item))
+		}
+	case KindDict:
+		if item.IsList() && !item.AsList().tuple || item.IsDict() { // a dict's keys are hashed
+			return false, fmt.Errorf("unhashable type: '%s'", pyTypeName(item))
 		}
 	}
 	return containsValue(container, item), nil

@@ -14,6 +14,9 @@ type Template struct {
 // Compile parses a Jinja template source string and returns a compiled
 // template that can be rendered multiple times with different data.
 func Compile(source string) (*Template, error) {
+	// trajcompress patch: jinja2's lexer (newlines, keep_trailing_newline
+	// false: one final newline dropped).
+	source = strings.TrimSuffix(normalizeNewlines(source), "\n")
 	segs, err := scan(source)
 	if err != nil {
 		return nil, fmt.Errorf("jinja scan: %w", err)
@@ -37,27 +40,36 @@ func (t *Template) Render(data map[string]any) (string, error) {
 		vals[k] = FromGoValue(v)
 	}
 
-	return render(t.nodes, vals, 0)
+	return render(t.nodes, vals, 0, Limits{})
 }
 
 // RenderValues is like Render but accepts pre-converted Value data.
 func (t *Template) RenderValues(data map[string]Value) (string, error) {
-	return render(t.nodes, data, 0)
+	return render(t.nodes, data, 0, Limits{})
 }
 
 // RenderValuesSize is RenderValues with room for size bytes of output
 // made before rendering (trajcompress patch: a caller that knows about how
 // long the output is spares the builder's doubling copies).
 func (t *Template) RenderValuesSize(data map[string]Value, size int) (string, error) {
-	return render(t.nodes, data, size)
+	return render(t.nodes, data, size, Limits{})
+}
+
+// RenderLimits is RenderValuesSize within limits (trajcompress patch, see
+// budget.go): a render that goes over one returns an error wrapping
+// ErrBudget ("template exceeded N steps", "template output over N bytes"),
+// one whose context is done returns the context's error.
+func (t *Template) RenderLimits(data map[string]Value, size int, l Limits) (string, error) {
+	return render(t.nodes, data, size, l)
 }
 
 // =============================================================================
 
 // render executes the AST with the given data and returns the result.
-func render(nodes []node, data map[string]Value, size int) (string, error) {
+func render(nodes []node, data map[string]Value, size int, l Limits) (string, error) {
 	e := evaluator{
 		output: strings.Builder{},
+		m:      newMeter(l),
 	}
 	if size > 0 {
 		e.output.Grow(size)
@@ -76,7 +88,11 @@ func render(nodes []node, data map[string]Value, size int) (string, error) {
 		e.scope.set(k, v)
 	}
 
-	if err := e.execNodes(nodes); err != nil {
+	err := e.execNodes(nodes)
+	if l.Used != nil {
+		*l.Used = Usage{Steps: e.m.steps, Bytes: e.m.bytes}
+	}
+	if err != nil {
 		return "", err
 	}
 

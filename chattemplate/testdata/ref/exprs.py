@@ -1,0 +1,120 @@
+#!/usr/bin/python3
+"""exprs.py: the expression suite's goldens (../exprs.jsonl), from Python
+jinja2 in transformers' environment (render.py's compile_template: tojson,
+raise_exception, strftime_now, trim_blocks, lstrip_blocks, loopcontrols).
+
+    TZ=UTC REF_NOW=2025-01-15T12:00:00Z python3 exprs.py > ../exprs.jsonl
+
+In the spirit of minja's tests/test-syntax.cpp: each filter, test, method,
+operator and literal form a chat template uses, with Python's semantics for
+None, undefined, strings, lists, dicts, slicing, % and format. Each line is
+{"src", "ctx", "text"} or {"src", "ctx", "error"}; TestExpressionsMatchJinja2
+renders each with the engine (and, with -exprs.live, runs jinja2 again).
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import render  # noqa: E402
+
+L = {"l": [3, 1, 2], "s": "Hello World", "d": {"b": 2, "a": 1}, "n": None, "e": [], "t": True, "f": 1.5,
+     "msgs": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo", "tool_calls": None}]}
+cases = [
+    # the six known causes of different texts
+    ("{% for c in m.tool_calls %}x{% endfor %}", {"m": {"tool_calls": None}}),
+    ("{{ n|length }}", L), ("{{ 3|length }}", {}),
+    ("{{ u is iterable }}|{{ n is iterable }}|{{ 1 is iterable }}|{{ s is iterable }}|{{ d is iterable }}", L),
+    ("{{ 'a ' 'b' }}|{{ ('x' 'y')|upper }}|{{ 'x' 'y' ~ 'z' }}", {}),
+    ("{% set x = 'a' \"b\"\n 'c' %}{{ x }}|{{ {'k': 'v' 'w'} }}", {}),
+    ("{{ 'a</think>b</think>c'.split('</think>', 1) }}|{{ 'a b  c '.split(None, 1) }}|{{ 'a,b,c'.split(',', 0) }}|{{ 'a,b,c'.split(',', -1) }}|{{ ' a  b '.split() }}", {}),
+    ("{{ 'a,b,c'.rsplit(',', 1) }}|{{ ' a b c '.rsplit(None, 1) }}|{{ 'x'.split(sep='x') }}", {}),
+    ("{{ x|map('tojson')|join(', ') }}", {"x": [1.0, {"b": 1, "a": "é"}, "s", None]}),
+    ("{{ x|map('upper')|list }}|{{ x|map('replace', 'a', 'b')|list }}|{{ d|map('upper')|list }}", {"x": ["a", "ba"], "d": {"k": 1}}),
+    ("{{ '%s'|format(x) }}|{{ '%s-%d'|format('a', 3) }}|{{ '%05.1f|%x|%r|%-4s|'|format(2.25, 255, 'q', 'ab') }}", {"x": [1, 2]}),
+    ("{{ '%s and %s' % ('a', 'b') }}|{{ '%d%%' % 50 }}|{{ '%(k)s' % {'k': 'v'} }}|{{ '%.2f' % 1 }}|{{ '%5.1e' % 12345.678 }}|{{ '%g %g' % (0.0001, 1e20) }}", {}),
+    ("{{ '%s %s' % ('a',) }}", {}), ("{{ '%s' % ('a', 'b') }}", {}), ("{{ '%d' % 'x' }}", {}),
+    ("{{ 'x' ~ u ~ 'y' }}", {}),
+    # filters
+    ("{{ l|sort }}|{{ l|sort(reverse=true) }}|{{ l|first }}|{{ l|last }}|{{ l|min }}|{{ l|max }}|{{ l|sum }}|{{ l|reverse|list }}|{{ l|unique|list }}", L),
+    ("{{ d|dictsort }}|{{ d|items|list }}|{{ d|list }}|{{ d|length }}", L),
+    ("{{ s|lower }}|{{ s|upper }}|{{ s|title }}|{{ 'hello'|capitalize }}|{{ '  x  '|trim }}|{{ s|replace('o', '0') }}|{{ s|replace('o', '0', 1) }}", L),
+    ("{{ s|length }}|{{ 'é'|length }}|{{ s|wordcount }}|{{ s|list|length }}", L),
+    ("{{ 'a\nb\nc'|indent }}|{{ 'a\nb'|indent(2, true) }}|{{ 'a\n\nb'|indent(2) }}|{{ 'a\n\nb'|indent(2, blank=true) }}", {}),
+    ("{{ x|default('d') }}|{{ n|default('d') }}|{{ n|default('d', true) }}|{{ ''|default('d', true) }}|{{ x|d('e') }}", L),
+    ("{{ 3.7|int }}|{{ '42'|int }}|{{ 'x'|int }}|{{ '3.5'|float }}|{{ 2|float }}|{{ 1|string }}|{{ n|string }}|{{ -3|abs }}|{{ 2.675|round(2) }}|{{ 7.5|round(0, 'floor') }}", L),
+    ("{{ l|join }}|{{ l|join('-') }}|{{ msgs|map(attribute='role')|join(',') }}|{{ msgs|map(attribute='x', default='z')|join(',') }}", L),
+    ("{{ msgs|selectattr('role', 'equalto', 'user')|list|length }}|{{ msgs|rejectattr('role', 'equalto', 'user')|map(attribute='content')|first }}|{{ msgs|selectattr('tool_calls')|list }}|{{ msgs|selectattr('tool_calls', 'none')|list|length }}", L),
+    ("{{ msgs|selectattr('tool_calls', 'defined')|list|length }}|{{ msgs|selectattr('tool_calls', 'undefined')|list|length }}", L),
+    ("{{ l|select('odd')|list }}|{{ l|reject('odd')|list }}|{{ l|select('gt', 1)|list }}|{{ [0, 1, '', 'a', n]|select|list }}", L),
+    ("{{ x|tojson }}|{{ x|tojson(indent=2) }}|{{ x|tojson(separators=(',', ':')) }}|{{ x|tojson(sort_keys=true) }}", {"x": {"z": [1, 2.0, None, True], "a": "<é>"}}),
+    ("{{ l|batch(2)|list }}|{{ s|truncate(8) if false else '' }}{{ [1, 2, 3]|list|count }}", L),
+    ("{{ '<a>&'|e }}|{{ '<a>'|escape }}|{{ '<b>'|safe }}", {}),
+    # tests
+    ("{{ n is none }}|{{ u is defined }}|{{ u is undefined }}|{{ 1 is number }}|{{ 1.0 is float }}|{{ 1 is integer }}|{{ t is boolean }}|{{ s is string }}|{{ d is mapping }}|{{ l is sequence }}|{{ s is sequence }}|{{ d is sequence }}", L),
+    ("{{ 2 is even }}|{{ 3 is odd }}|{{ 1 is eq 1 }}|{{ 1 is equalto 2 }}|{{ 2 is gt 1 }}|{{ 'a' is in 'abc' }}|{{ 'A' is upper }}|{{ 'a' is lower }}|{{ t is true }}|{{ n is false }}|{{ f is callable }}", {"f": 1, "t": True, "n": None}),
+    ("{{ 6 is divisibleby 3 }}", {}),
+    # string methods
+    ("{{ s.startswith('He') }}|{{ s.endswith('d') }}|{{ s.strip('Hd') }}|{{ '  x '.lstrip() }}|{{ '  x '.rstrip() }}|{{ 'xxaxx'.strip('x') }}|{{ s.upper() }}|{{ s.lower() }}|{{ s.title() }}|{{ 'ab'.capitalize() }}", L),
+    ("{{ s.replace('l', 'L') }}|{{ s.replace('l', 'L', 2) }}|{{ s.count('l') }}|{{ s.find('o') }}|{{ 'éa'.find('a') }}|{{ s.find('z') }}", L),
+    ("{{ '{} {}'.format('a', 'b') }}|{{ '{0}-{0}'.format('x') }}|{{ '{k}'.format(k=1) }}", {}),
+    ("{{ '12'.isdigit() }}|{{ 'ab'.isalpha() }}|{{ 'a1'.isalnum() }}|{{ ' '.isspace() }}|{{ 'ab'.islower() }}|{{ 'AB'.isupper() }}", {}),
+    ("{{ s.index('o') }}|{{ s.rfind('o') }}|{{ 'a-b'.partition('-') }}|{{ 'ab'.zfill(4) }}|{{ 'ab'.center(6, '*') }}|{{ 'ab'.ljust(4) }}|", L),
+    # list and dict methods
+    ("{{ d.get('a') }}|{{ d.get('z') }}|{{ d.get('z', 0) }}|{{ d.keys()|list }}|{{ d.values()|list }}|{{ d.items()|list }}", L),
+    ("{% for k, v in d.items() %}{{ k }}={{ v }};{% endfor %}|{% for k in d %}{{ k }}{% endfor %}", L),
+    ("{{ l.index(1) }}|{{ l.count(3) }}|{{ l[0] }}|{{ l[-1] }}|{{ l[5] }}|{{ l['x'] }}|{{ s[0] }}|{{ s[-1] }}|{{ s[100] }}", L),
+    ("{{ s['text'] }}", L), ("{{ 'pre' + s['text'] }}", L), ("{{ l.x }}|{{ l.x is defined }}", L),
+    # slicing
+    ("{{ l[1:] }}|{{ l[:-1] }}|{{ l[::-1] }}|{{ l[::2] }}|{{ s[2:5] }}|{{ s[::-1] }}|{{ s[-3:] }}|{{ msgs[1:]|length }}|{{ l[5:] }}", L),
+    # operators
+    ("{{ 1 + 2 * 3 }}|{{ (1 + 2) * 3 }}|{{ 7 / 2 }}|{{ 7 // 2 }}|{{ 7 % 3 }}|{{ 2 ** 10 }}|{{ -7 // 2 }}|{{ 1 - 0.5 }}|{{ 'ab' * 2 }}|{{ [1] + [2] }}|{{ 'a' ~ 1 ~ n }}", L),
+    ("{{ 1 == 1.0 }}|{{ 'a' != 'b' }}|{{ 1 < 2 <= 2 }}|{{ not t }}|{{ t and 'x' }}|{{ n or 'y' }}|{{ 0 or [] }}|{{ 'a' in s }}|{{ 'H' in s }}|{{ 1 in l }}|{{ 'a' in d }}|{{ 'z' not in d }}", L),
+    ("{{ 'a' if t else 'b' }}|{{ 'a' if n }}|{{ [1, 2] == [1, 2] }}|{{ {'a': 1} == {'a': 1} }}|{{ n == none }}|{{ u == none }}", L),
+    ("{{ l < [4] }}", L), ("{{ 'a' < 1 }}", {}), ("{{ n < 1 }}", L), ("{{ n + 1 }}", L), ("{{ 's' - 1 }}", {}), ("{{ [1] * 2 }}", {}),
+    # literals
+    ("{{ 42 }}|{{ -1 }}|{{ 1.5 }}|{{ 1e3 }}|{{ 0.1 + 0.2 }}|{{ 'it''s' }}|{{ \"q\" }}|{{ '\\n'|length }}|{{ '\\t\\x41\\u00e9' }}|{{ true }}|{{ True }}|{{ false }}|{{ none }}|{{ None }}", {}),
+    ("{{ [1, 'a', none, true, 1.0] }}|{{ (1, 2) }}|{{ {'a': [1, {'b': none}]} }}|{{ [] }}|{{ {} }}|{{ 1_000 }}", {}),
+    ("{{ {'a': 1, 'b': 2}|tojson }}|{{ {'a': 1, 'a': 2} }}", {}),
+    # statements and scoping
+    ("{% set ns = namespace(x=0) %}{% for i in l %}{% set ns.x = ns.x + i %}{% endfor %}{{ ns.x }}", L),
+    ("{% set x = 0 %}{% for i in l %}{% set x = x + i %}{{ x }},{% endfor %}|{{ x }}", L),
+    ("{% for i in l if i > 1 %}{{ loop.index }}:{{ i }}{% if not loop.last %},{% endif %}{% else %}none{% endfor %}|{% for i in e %}x{% else %}empty{% endfor %}", L),
+    ("{% for i in l %}{% if i == 1 %}{% continue %}{% endif %}{% if i == 2 %}{% break %}{% endif %}{{ i }}{% endfor %}", L),
+    ("{% for i in l %}{{ loop.index0 }}{{ loop.revindex }}{{ loop.first }}{{ loop.length }}{{ loop.previtem }}{{ loop.nextitem }};{% endfor %}", L),
+    ("{% macro m(a, b='d') %}[{{ a }}{{ b }}]{% endmacro %}{{ m(1) }}{{ m(1, 2) }}{{ m(a=3, b=4) }}", {}),
+    ("{% macro m() %}{{ caller() }}{% endmacro %}{% call m() %}inner{% endcall %}", {}),
+    ("{% set x %}block {{ 1 }}{% endset %}{{ x }}|{% filter upper %}up{% endfilter %}", {}),
+    ("{%- if t -%}  a  {%- endif -%}  b  |  {% if t %}\n  c\n{% endif %}\nd", L),
+    ("{{ raise_exception('boom') }}", {}),
+    ("{{ strftime_now('%Y-%m-%d %d %B %Y %H:%M') }}", {}),
+    ("{{ range(3)|list }}|{{ range(1, 7, 2)|list }}|{{ range(3, 0, -1)|list }}|{{ dict(a=1) }}|{{ namespace(a=1).a }}", {}),
+    ("{% for a, b in [[1, 2], [3, 4]] %}{{ a }}{{ b }}{% endfor %}|{% for k, v in d|dictsort %}{{ k }}{% endfor %}", L),
+    ("{{ messages[0]['content'] }}{{ messages[0].content }}{{ messages[-1]['role'] }}", {"messages": [{"role": "user", "content": "c"}]}),
+    ("{% generation %}gen{% endgeneration %}", {}),
+    ("{{ x.y.z }}", {"x": {"y": None}}), ("{{ x['a']['b'] }}", {"x": {}}), ("{{ u.attr }}", {}), ("{{ u[0] }}", {}),
+    ("{{ u }}|{{ u|string }}|{{ u|list }}|{{ u|length }}|{{ u|default(1) }}|{{ u|join }}", {}),
+    ("{% for i in u %}x{% endfor %}|{{ u|tojson }}", {}),
+    ("{{ 1 + x }}", {"x": "s"}),
+    # *args in a call, precedence and Python's TypeErrors (found by the differential fuzzer)
+    ("{% macro m(a, b) %}{{ a }}-{{ b }}{% endmacro %}{{ m(*x) }}|{{ m(1, *[2]) }}", {"x": ["p", "q"]}),
+    ("{{ 0.5 + 1 ~ 2 }}", {}), ("{{ 'a' ~ 1 + 2 }}", {}), ("{{ none == u is string }}|{{ 1 < 2 < 3 }}|{{ 3 > 2 > 2 }}", {}),
+    ("{{ -x|abs }}|{{ -(x)|abs }}|{{ -x is number }}", {"x": 3}), ("{{ -x }}", {"x": "s"}), ("{{ x[1:] }}", {"x": None}),
+    ("{{ 0 == false }}|{{ 1 == 1.0 }}|{{ [1] == (1,) }}|{{ (1,) }}|{{ () }}|{{ (1, 2) + (3,) }}", {}),
+    ("{{ ['B', 'a', 'C']|sort }}|{{ ['B', 'a', 'C']|sort(case_sensitive=true) }}|{{ ['a', 'A', 1, 1.0, true]|unique|list }}|{{ ['B', 'a']|min }}|{{ ['B', 'a']|max }}", {}),
+    ("{{ '{-x} (y) [z]'|title }}|{{ \"it's a-b\".title() }}|{{ 'one two,three'|wordcount }}", {}),
+    ("{{ d['items'] is defined }}|{{ d['items']['type'] is defined }}|{{ '%s' % l }}|{{ 'x' % d }}", {"d": {"a": 1}, "l": [1, 2]}),
+    ("{{ n|map('upper')|list }}|{{ n|selectattr('a')|list }}|{{ ''|select|list }}", {"n": None}),
+    ("{{ 1|sum }}", {}), ("{{ n|join }}", {"n": None}), ("{{ n|dictsort }}", {"n": [1]}), ("{{ 3|indent }}", {}),
+    ("{{ [1, 'a']|sort }}", {}), ("{{ x in {'a': 1} }}", {"x": [1]}), ("{{ 1 is integer 2 }}", {}),
+    # the sandbox: mutating methods are unsafe (ImmutableSandboxedEnvironment)
+    ("{{ s[:n] }}|{{ l[n:n:n] }}|{{ [true, 0] <= [1] }}|{{ [1, 2] < [1.0, 3] }}", {"s": "abc", "l": [1, 2], "n": None}),
+    ("{{ [s[5]]|map(attribute='role')|list }}", {"s": ""}),
+    ("{% set _ = d.update({'a': 1}) %}{{ d }}", {"d": {}}), ("{{ l.append(1) }}", {"l": []}), ("{{ d['pop'] is defined }}|{{ l.pop is defined }}|{{ l.count(1) }}", {"d": {}, "l": [1]}),
+]
+for src, ctx in cases:
+    try:
+        out = {"text": render.compile_template(src).render(**ctx)}
+    except Exception as ex:
+        out = {"error": str(ex), "type": type(ex).__name__}
+    print(json.dumps({"src": src, "ctx": ctx, **out}, ensure_ascii=False))

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// trainerInput writes ShareGPT records: n long ones that alternate as
+// LLaMA-Factory wants, and one with two human turns in a row (which its
+// ShareGPT converter skips).
+func trainerInput(t *testing.T, dir string, n int) string {
+	t.Helper()
+	var b strings.Builder
+	for r := range n {
+		var turns []string
+		turns = append(turns, `{"from": "system", "value": "You are an agent."}`)
+		for i := range 16 {
+			turns = append(turns, fmt.Sprintf(`{"from": "human", "value": "step %d of run %d: %s"}`, i, r, strings.Repeat("please look at the logs again ", 6)))
+			turns = append(turns, fmt.Sprintf(`{"from": "gpt", "value": "done %d: %s"}`, i, strings.Repeat("I read the file and ran the tests ", 6)))
+		}
+		fmt.Fprintf(&b, `{"conversations": [%s]}`+"\n", strings.Join(turns, ", "))
+	}
+	b.WriteString(`{"conversations": [{"from": "human", "value": "a"}, {"from": "human", "value": "b"}, {"from": "gpt", "value": "c"}]}` + "\n")
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
+// compress --trainer-config with a LLaMA-Factory config counts rows as its
+// template does, fits them to its cutoff_len (the target), turns the
+// alternation placement on, warns once about an unknown key, repairs the
+// row it would skip (two human turns merged) and reports what
+// LLaMA-Factory does to each row before and after; validate with the same
+// config then finds no row cut or skipped. With --no-repair the row is
+// only reported, and validate names it.
+func TestCompressLlamaFactoryConfig(t *testing.T) {
+	dir := t.TempDir()
+	in := trainerInput(t, dir, 3)
+	cfg := filepath.Join(dir, "lf.yaml")
+	if err := os.WriteFile(cfg, []byte("stage: sft\ntemplate: chatml\ncutoff_len: 700\nlearning_rate: 1.0e-4\nmy_key: 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, oc, met := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "oc.jsonl"), filepath.Join(dir, "m.json")
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"compress", "--trainer-config", cfg, "--tokenizer", "o200k_base", "--summary-target-tokens", "100",
+		"--input", in, "--output", out, "--outcomes", oc, "--metrics", met, "--quiet"}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if got := strings.Count(stderr.String(), "my_key"); got != 1 || !strings.Contains(stderr.String(), "warning: "+cfg+": keys llamafactory does not know, ignored: my_key") {
+		t.Errorf("the unknown key is named %d times: %s", got, stderr.String())
+	}
+	lines, err := os.ReadFile(oc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var compressed, repaired int
+	for _, l := range strings.Split(strings.TrimSpace(string(lines)), "\n") {
+		var o struct {
+			Outcome, Reason, ChatTemplateError string
+			TokensBefore, TokensAfter          int
+			TrainerBefore, TrainerAfter        struct{ Action string }
+			Repairs                            []string
+		}
+		var raw map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(l), &raw); err != nil {
+			t.Fatal(err)
+		}
+		json.Unmarshal(raw["outcome"], &o.Outcome)
+		json.Unmarshal(raw["chat_template_error"], &o.ChatTemplateError)
+		json.Unmarshal(raw["tokens_after"], &o.TokensAfter)
+		json.Unmarshal(raw["trainer_before"], &o.TrainerBefore)
+		json.Unmarshal(raw["trainer_after"], &o.TrainerAfter)
+		json.Unmarshal(raw["repairs"], &o.Repairs)
+		switch o.Outcome {
+		case "compressed":
+			compressed++
+			if o.TokensAfter > 700 || o.TrainerBefore.Action != "cut" || o.TrainerAfter.Action != "" {
+				t.Errorf("compressed row: %s", l)
+			}
+		case "skipped_under_target":
+			repaired++
+			if len(o.Repairs) != 1 || o.Repairs[0] != "merged 1 consecutive turns of the same role" || o.TrainerBefore.Action != "skip" || o.TrainerAfter.Action != "" {
+				t.Errorf("repaired row: %s", l)
+			}
+		default:
+			t.Errorf("unexpected row: %s", l)
+		}
+	}
+	if compressed != 3 || repaired != 1 {
+		t.Errorf("%d compressed, %d repaired", compressed, repaired)
+	}
+	outb, _ := os.ReadFile(out)
+	if !strings.Contains(string(outb), `{"from": "human", "value": "a\n\nb"}, {"from": "gpt", "value": "c"}`) {
+		t.Errorf("repaired row as written:\n%s", outb[bytes.LastIndexByte(outb[:len(outb)-1], '\n')+1:])
+	}
+	var m struct {
+		Trainer map[string]int `json:"trainer"`
+		Run     struct {
+			ChatTemplate string `json:"chat_template"`
+		} `json:"run"`
+	}
+	b, _ := os.ReadFile(met)
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Trainer["rows_lossy_before"] != 4 || m.Trainer["rows_lossy_after"] != 0 || m.Trainer["rows_skipped_before"] != 1 || m.Trainer["rows_repaired"] != 1 || m.Trainer["tokens_lost_after"] != 0 {
+		t.Errorf("trainer section %v", m.Trainer)
+	}
+	if m.Run.ChatTemplate != "LLaMA-Factory template chatml" {
+		t.Errorf("run.chat_template %q", m.Run.ChatTemplate)
+	}
+
+	// validate: before, every long row is cut; after, none is.
+	for _, tc := range []struct {
+		file string
+		want string
+	}{
+		{in, "4 records: 0 accepted, 4 would be rejected (llamafactory at 700: 3 cut, 0 dropped, 1 skipped for their shape (1 repairable by compress)"},
+		{out, "4 records: 4 accepted, 0 would be rejected (llamafactory at 700: 0 cut, 0 dropped, 0 skipped for their shape (0 repairable by compress), 0 tokens lost"},
+	} {
+		stdout.Reset()
+		stderr.Reset()
+		run(context.Background(), []string{"validate", "--trainer-config", cfg, "--tokenizer", "o200k_base", tc.file}, nil, &stdout, &stderr)
+		if !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("validate %s: %s", filepath.Base(tc.file), stderr.String())
+		}
+		if tc.file == in && !strings.Contains(stdout.String(), ":1: LLaMA-Factory cuts it to cutoff_len 700 (infer_seqlen): ") {
+			t.Errorf("validate lines: %s", stdout.String())
+		}
+	}
+
+	// --no-repair: the row is left as it is, uncompressible with the
+	// converter's reason.
+	stdout.Reset()
+	stderr.Reset()
+	code = run(context.Background(), []string{"compress", "--trainer-config", cfg, "--tokenizer", "o200k_base", "--summary-target-tokens", "100", "--no-repair",
+		"--input", in, "--output", out, "--outcomes", oc, "--quiet"}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Fatalf("--no-repair: exit %d: %s", code, stderr.String())
+	}
+	lines, _ = os.ReadFile(oc)
+	last := strings.TrimSpace(string(lines))
+	last = last[strings.LastIndexByte(last, '\n')+1:]
+	if !strings.Contains(last, `"outcome":"uncompressible","reason":"chat_template"`) || !strings.Contains(last, "LLaMA-Factory skips the row: invalid_role_tag") || strings.Contains(last, "repairs") {
+		t.Errorf("--no-repair: %s", last)
+	}
+}
+
+// validate with an axolotl or TRL config says what that trainer does to a
+// row over its limit; a config it cannot read names the file, line and key.
+func TestValidateTrainerConfigs(t *testing.T) {
+	dir := t.TempDir()
+	in := trainerInput(t, dir, 1)
+	tmpl := filepath.Join(dir, "t.jinja")
+	if err := os.WriteFile(tmpl, []byte("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"axolotl.yml", "base_model: m\nchat_template: jinja\nchat_template_jinja: " + tmpl + "\nsequence_len: 500\n", ":1: axolotl drops it: "},
+		{"axolotl_trunc.yml", "base_model: m\nchat_template_jinja: " + tmpl + "\nsequence_len: 500\nexcess_length_strategy: truncate\n", ":1: axolotl truncates it to sequence_len 500: the last "},
+		{"trl.yaml", "model_name_or_path: m\nchat_template_path: " + tmpl + "\nmax_length: 500\n", ":1: TRL cuts it to max_length 500: the last "},
+	} {
+		cfg := filepath.Join(dir, tc.name)
+		if err := os.WriteFile(cfg, []byte(tc.yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"validate", "--trainer-config", cfg, "--tokenizer", "o200k_base", in}, nil, &stdout, &stderr)
+		if code != exitError || !strings.Contains(stdout.String(), tc.want) {
+			t.Errorf("%s: exit %d\n%s%s", tc.name, code, stdout.String(), stderr.String())
+		}
+	}
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("template: qwen3\ncutoff_len: long\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"validate", "--trainer-config", bad, "--tokenizer", "o200k_base", in}, nil, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), bad+":2: cutoff_len: \"long\" is not a whole number") {
+		t.Errorf("bad config: exit %d: %s", code, stderr.String())
+	}
+}

@@ -1,0 +1,344 @@
+package jobcore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/trajcompress/trajcompress/chattemplate"
+	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainer/llamafactory"
+	"github.com/trajcompress/trajcompress/trainer/trainercfg"
+	"github.com/trajcompress/trajcompress/trainer/trl"
+	"github.com/trajcompress/trajcompress/trainview"
+)
+
+// Trainer reads the trainer cfg names (tokenizer.trainer_config, read as
+// the trainer reads it; or tokenizer.trainer with tokenizer.template), or
+// nil for none. An unreadable file is a usage error naming it.
+func Trainer(cfg config.Config) (*trainercfg.Spec, error) {
+	t := cfg.Tokenizer
+	var kind trainercfg.Kind
+	if t.Trainer != "" {
+		k, err := trainercfg.ParseKind(t.Trainer)
+		if err != nil {
+			return nil, usagef("tokenizer.trainer: %v", err)
+		}
+		kind = k
+	}
+	if t.TrainerConfig == "" {
+		if kind == "" {
+			return nil, nil
+		}
+		s := trainercfg.Defaults(kind, "", t.Template)
+		if kind == trainercfg.LlamaFactory && s.Template == "" {
+			return nil, usagef("--trainer llamafactory needs --template NAME (LLaMA-Factory's template: %s)", strings.Join(llamafactory.Names(), ", "))
+		}
+		return &s, nil
+	}
+	b, err := os.ReadFile(t.TrainerConfig)
+	if err != nil {
+		return nil, usagef("tokenizer.trainer_config: %v", err)
+	}
+	s, err := trainercfg.Parse(t.TrainerConfig, b, kind)
+	if err != nil {
+		return nil, usagef("tokenizer.trainer_config: %v", err)
+	}
+	if s.Kind == trainercfg.LlamaFactory && len(s.Datasets) > 0 {
+		a, err := datasetInfo(t.TrainerConfig, s)
+		if err != nil {
+			return nil, usagef("tokenizer.trainer_config: %v", err)
+		}
+		s.Attr = a
+	}
+	if t.Template != "" {
+		if s.Kind == trainercfg.LlamaFactory {
+			s.Template = t.Template
+		} else {
+			s.Template, s.TemplateJinja = "jinja", t.Template
+		}
+	}
+	return &s, nil
+}
+
+// ApplyTrainer makes cfg the run s describes: a trainer config's model is
+// the tokenizer and its limit the target, unless the flags gave them
+// (tokenizerSet, targetSet); LLaMA-Factory's alternation rules turn the
+// alternation placement on. It returns the notes to show once: the keys
+// of the trainer's config it does not know.
+func ApplyTrainer(cfg *config.Config, s *trainercfg.Spec, tokenizerSet, targetSet bool) []string {
+	if s == nil {
+		return nil
+	}
+	var notes []string
+	if s.Source != "" {
+		if s.Model != "" && !tokenizerSet {
+			cfg.Tokenizer.Name = s.Model
+		}
+		if s.Limit > 0 && !targetSet {
+			cfg.Compression.TargetMaxTokens = s.Limit
+		}
+		if len(s.Unknown) > 0 {
+			notes = append(notes, fmt.Sprintf("warning: %s: keys %s does not know, ignored: %s", s.Source, s.Kind, strings.Join(s.Unknown, ", ")))
+		}
+	}
+	if s.Kind == trainercfg.LlamaFactory {
+		cfg.Output.Alternation = true
+	}
+	if s.Kind == trainercfg.Axolotl {
+		applyAxolotlFields(&cfg.Input, s.Dataset)
+	}
+	return notes
+}
+
+// applyAxolotlFields reads records under the keys an axolotl dataset maps
+// (field_messages, message_property_mappings, field_tools) where the input
+// section does not name them and they are not the standard ones (which
+// records are read by anyway).
+func applyAxolotlFields(in *config.Input, d trainercfg.Dataset) {
+	std := func(v string, names ...string) bool {
+		if v == "" {
+			return true
+		}
+		for _, n := range names {
+			if v == n {
+				return true
+			}
+		}
+		return false
+	}
+	if in.TurnsKey == "" && !std(d.FieldMessages, "messages", "conversations") {
+		in.TurnsKey = d.FieldMessages
+	}
+	if in.RoleKey == "" && !std(d.Mappings["role"], "role", "from") {
+		in.RoleKey = d.Mappings["role"]
+	}
+	if in.ContentKey == "" && !std(d.Mappings["content"], "content", "value") {
+		in.ContentKey = d.Mappings["content"]
+	}
+	if in.ToolsKey == "" && !std(d.FieldTools, "tools") {
+		in.ToolsKey = d.FieldTools
+	}
+}
+
+// TrainerCounter is the counter of rows as trainer s counts them with tok:
+// LLaMA-Factory's own templates (package llamafactory); or the model's
+// chat template as axolotl (tool-call arguments parsed into objects
+// first) and TRL (its training template under assistant_only_loss)
+// render it, or as transformers does (hf). toolsKey is the records' tools
+// field ("": tools).
+func TrainerCounter(s *trainercfg.Spec, tok tokenize.Counter, toolsKey string) (trainview.RecordCounter, error) {
+	switch s.Kind {
+	case trainercfg.LlamaFactory:
+		think := s.EnableThinking
+		o := llamafactory.Options{Template: s.Template, ToolFormat: s.ToolFormat,
+			DefaultSystem: s.DefaultSystem, EnableThinking: &think, MaskHistory: s.MaskHistory, TrainOnPrompt: s.TrainOnPrompt, ToolsKey: toolsKey}
+		if a := s.Attr; a != nil {
+			if a.Formatting != "sharegpt" && a.Formatting != "openai" {
+				return nil, fmt.Errorf("dataset %s: formatting %s is not a conversation (sharegpt or openai)", a.Name, a.Formatting)
+			}
+			o.Formatting = a.Formatting
+			o.Tags = datasetTags(a)
+			if a.Tool != "" && toolsKey == "" {
+				o.ToolsKey = a.Tool
+			}
+		}
+		r, err := llamafactory.New(o)
+		if err != nil {
+			return nil, err
+		}
+		return &LlamaFactoryCounter{R: r, Tokens: llamafactory.Tokens{Counter: tok, HasBOS: hasBOS(tok)}, Spec: *s, opts: o}, nil
+	case trainercfg.Axolotl:
+		spec := ""
+		switch {
+		case s.Template == "tokenizer_default" || strings.HasPrefix(s.Template, "tokenizer_default_fallback_"):
+			spec = trainview.TemplateAuto
+		case s.Template == "jinja":
+			spec = s.TemplateJinja
+		default:
+			return nil, fmt.Errorf("axolotl chat_template %q: its own template registry is not held here: give chat_template: tokenizer_default (the model's) or chat_template_jinja (a .jinja path)", s.Template)
+		}
+		t, err := loadTemplate(spec, tok)
+		if err != nil {
+			return nil, err
+		}
+		return &trainview.Counter{Template: t, Tokens: tok, ParseArguments: true}, nil
+	case trainercfg.TRL, trainercfg.HF:
+		spec := s.TemplateJinja
+		if spec == "" {
+			spec = trainview.TemplateAuto
+		}
+		t, err := loadTemplate(spec, tok)
+		if err != nil {
+			return nil, err
+		}
+		if s.Kind == trainercfg.TRL && s.AssistantOnlyLoss {
+			src, name, err := trl.TrainingTemplate(t.Source(true))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", t.Path, err)
+			}
+			if name != "" {
+				if t, err = chattemplate.Parse(name, src, t.Special); err != nil {
+					return nil, err
+				}
+				sum := sha256.Sum256([]byte(src))
+				t.Hash = hex.EncodeToString(sum[:])
+			}
+		}
+		return &trainview.Counter{Template: t, Tokens: tok}, nil
+	}
+	return nil, fmt.Errorf("unknown trainer %q", s.Kind)
+}
+
+// loadTemplate resolves a chat template spec (auto or a path) for tok.
+func loadTemplate(spec string, tok tokenize.Counter) (*chattemplate.Template, error) {
+	t, err := trainview.Resolve(spec, tok)
+	if err != nil {
+		return nil, err
+	}
+	if t == nil {
+		return nil, fmt.Errorf("tokenizer %s has no chat template: give one", tokenize.Describe(tok).Name)
+	}
+	return t, nil
+}
+
+// hasBOS says whether tok's model has a bos token (tokenizer_config.json's
+// bos_token not null), which LLaMA-Factory's {"bos_token"} slot writes.
+func hasBOS(tok tokenize.Counter) bool {
+	dir := tokenize.ModelDir(tok)
+	if dir == "" {
+		return false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
+	if err != nil {
+		return false
+	}
+	var c struct {
+		BOS json.RawMessage `json:"bos_token"`
+	}
+	if json.Unmarshal(b, &c) != nil {
+		return false
+	}
+	return len(c.BOS) > 0 && string(c.BOS) != "null" && string(c.BOS) != `""`
+}
+
+// LlamaFactoryCounter counts a row as LLaMA-Factory's supervised
+// pre-processing does: the sum of its (prompt, response) pairs' tokens
+// (plus the final eos under efficient_eos), the length supervised.py
+// compares with cutoff_len; a row LLaMA-Factory skips or raises on is
+// an error naming its reason.
+type LlamaFactoryCounter struct {
+	R      *llamafactory.Renderer
+	Tokens llamafactory.Tokens
+	Spec   trainercfg.Spec
+	opts   llamafactory.Options // R's, for SetClock
+}
+
+// CountContext is CountCached, unless ctx is done (LLaMA-Factory's
+// renderer has no loop a record can make long: it is checked once).
+func (c *LlamaFactoryCounter) CountContext(ctx context.Context, v trainview.View, cache *trainview.Stretches) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.CountCached(v, cache)
+}
+
+// SetClock renders the llama3 tool prompt's "Today Date" (Python's
+// datetime.now(), in its local zone, "%d %b %Y") from now: the run's
+// recorded time, so that a count does not depend on the day a task runs.
+func (c *LlamaFactoryCounter) SetClock(now func() time.Time) {
+	o := c.opts
+	o.Date = now().Format("02 Jan 2006")
+	if r, err := llamafactory.New(o); err == nil { // the options New accepted before
+		c.R, c.opts = r, o
+	}
+}
+
+// CountCached counts v's record (the cache is not used: LLaMA-Factory
+// tokenizes each slot string on its own).
+func (c *LlamaFactoryCounter) CountCached(v trainview.View, _ *trainview.Stretches) (int, error) {
+	if v.Record == nil {
+		return 0, fmt.Errorf("LLaMA-Factory counts records, not hand-built views")
+	}
+	row := c.R.Encode(v.Record, v.Turns, v.System, c.Tokens)
+	if row.Skip != nil {
+		if row.Skip.Fatal {
+			return 0, fmt.Errorf("LLaMA-Factory raises on the row: %s", row.Skip)
+		}
+		return 0, fmt.Errorf("LLaMA-Factory skips the row: %s", row.Skip)
+	}
+	return row.Total(), nil
+}
+
+// Row encodes v's record as LLaMA-Factory does.
+func (c *LlamaFactoryCounter) Row(v trainview.View) llamafactory.Row {
+	return c.R.Encode(v.Record, v.Turns, v.System, c.Tokens)
+}
+
+// Name names the trainer and its template.
+func (c *LlamaFactoryCounter) Name() string {
+	return "LLaMA-Factory template " + c.Spec.Template
+}
+
+// Hash identifies the settings that change the count.
+func (c *LlamaFactoryCounter) Hash() string {
+	b, _ := json.Marshal(struct {
+		T, F string
+		D    *string
+		E, M bool
+	}{c.Spec.Template, c.Spec.ToolFormat, c.Spec.DefaultSystem, c.Spec.EnableThinking, c.Spec.MaskHistory})
+	sum := sha256.Sum256(append([]byte("llamafactory ff6d4d12 "), b...))
+	return hex.EncodeToString(sum[:])
+}
+
+// trainerName names a trainer spec in messages: its file, or --trainer.
+func trainerName(s *trainercfg.Spec) string {
+	if s.Source != "" {
+		return "tokenizer.trainer_config " + s.Source
+	}
+	return "tokenizer.trainer " + string(s.Kind)
+}
+
+// datasetInfo finds the dataset_info.json of s's first dataset, as
+// LLaMA-Factory does (dataset_dir, relative to the directory it runs in),
+// and else relative to the config file's directory; nil when neither has
+// one (the dataset's formatting and tags are then LLaMA-Factory's defaults
+// for the record's dialect).
+func datasetInfo(cfgPath string, s trainercfg.Spec) (*trainercfg.DatasetAttr, error) {
+	for _, dir := range []string{s.DatasetDir, filepath.Join(filepath.Dir(cfgPath), s.DatasetDir)} {
+		p := filepath.Join(dir, "dataset_info.json")
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		a, err := trainercfg.ParseDatasetInfo(p, b, s.Datasets[0])
+		if err != nil {
+			return nil, err
+		}
+		return &a, nil
+	}
+	return nil, nil
+}
+
+// datasetTags are a dataset's tags over DatasetAttr's defaults
+// (parser.py), as LLaMA-Factory reads them for both formattings.
+func datasetTags(a *trainercfg.DatasetAttr) *llamafactory.Tags {
+	t := llamafactory.ShareGPTTags
+	for _, f := range []struct {
+		dst *string
+		v   string
+	}{{&t.Role, a.RoleTag}, {&t.Content, a.ContentTag}, {&t.User, a.User}, {&t.Assistant, a.Assistant},
+		{&t.Observation, a.Observation}, {&t.Function, a.Function}, {&t.System, a.SystemTag}} {
+		if f.v != "" {
+			*f.dst = f.v
+		}
+	}
+	return &t
+}

@@ -1,0 +1,162 @@
+package trainercfg
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestParseLlamaFactory(t *testing.T) {
+	// The shape of LLaMA-Factory's examples/train_lora/qwen3_lora_sft.yaml.
+	y := `### model
+model_name_or_path: Qwen/Qwen3-4B-Instruct-2507
+trust_remote_code: true
+
+### method
+stage: sft
+do_train: true
+finetuning_type: lora
+lora_rank: 8
+lora_target: all
+
+### dataset
+dataset: identity,alpaca_en_demo
+template: qwen3_nothink
+cutoff_len: 4096
+max_samples: 1000
+preprocessing_num_workers: 16
+tool_format: qwen
+enable_thinking: false
+mask_history: true
+packing: true
+my_own_key: 1
+
+### output
+output_dir: saves/qwen3-4b/lora/sft
+learning_rate: 1.0e-4
+`
+	s, err := Parse("lf.yaml", []byte(y), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Spec{Kind: LlamaFactory, Source: "lf.yaml", Model: "Qwen/Qwen3-4B-Instruct-2507", Template: "qwen3_nothink",
+		Limit: 4095, Over: OverCut, ToolFormat: "qwen", MaskHistory: true, Packing: true, Unknown: []string{"my_own_key"},
+		Datasets: []string{"identity", "alpaca_en_demo"}, DatasetDir: "data"}
+	if !reflect.DeepEqual(s, want) {
+		t.Errorf("got  %+v\nwant %+v", s, want)
+	}
+}
+
+func TestParseAxolotl(t *testing.T) {
+	y := `base_model: Qwen/Qwen3-8B
+chat_template: qwen3
+sequence_len: 8192
+excess_length_strategy: truncate
+sample_packing: true
+datasets:
+  - path: data/agent.jsonl
+    type: chat_template
+    field_messages: conversations
+    message_property_mappings:
+      role: from
+      content: value
+    message_field_training: train
+    roles_to_train: [gpt]
+`
+	s, err := Parse("ax.yml", []byte(y), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Kind != Axolotl || s.Model != "Qwen/Qwen3-8B" || s.Template != "qwen3" || s.Limit != 8192 || s.Over != OverTruncate || len(s.Unknown) != 0 {
+		t.Errorf("got %+v", s)
+	}
+	d := s.Dataset
+	if d.Type != "chat_template" || d.FieldMessages != "conversations" || d.Mappings["role"] != "from" || d.Mappings["content"] != "value" ||
+		d.FieldTraining != "train" || !reflect.DeepEqual(d.RolesToTrain, []string{"gpt"}) || d.FieldTools != "tools" {
+		t.Errorf("dataset %+v", d)
+	}
+	// Defaults: sequence_len 512, drop.
+	s, err = Parse("ax.yml", []byte("base_model: m\n"), "")
+	if err != nil || s.Limit != 512 || s.Over != OverDrop || s.Template != "tokenizer_default" {
+		t.Errorf("defaults: %+v %v", s, err)
+	}
+}
+
+func TestParseTRL(t *testing.T) {
+	s, err := Parse("trl.yaml", []byte("model_name_or_path: Qwen/Qwen3-0.6B\ndataset_name: x\nassistant_only_loss: true\nlearning_rate: 2.0e-5\n"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Kind != TRL || s.Limit != 1024 || !s.AssistantOnlyLoss || s.Over != OverTruncate || len(s.Unknown) != 0 {
+		t.Errorf("got %+v", s)
+	}
+	s, err = Parse("trl.yaml", []byte("model_name_or_path: m\nmax_length: null\ntruncation_mode: keep_end\n"), TRL)
+	if err != nil || s.Limit != 0 || s.Over != OverTruncateStart {
+		t.Errorf("null max_length: %+v %v", s, err)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	for _, tc := range []struct{ y, want string }{
+		{"template: qwen3\ncutoff_len: long\n", "f.yaml:2: cutoff_len: \"long\" is not a whole number"},
+		{"template: qwen3\nenable_thinking: maybe\n", "f.yaml:2: enable_thinking"},
+		{"cutoff_len: 10\n", "template: LLaMA-Factory needs a template"},
+		{"base_model: m\nexcess_length_strategy: keep\n", "excess_length_strategy"},
+		{"learning_rate: 1\n", "cannot tell the trainer"},
+		{"- a\n", "a mapping"},
+		{"template: [a]\n", "f.yaml:1: template: want a single value"},
+		{"template: qwen3\nmask_history: true\ntrain_on_prompt: true\n", "incompatible"},
+	} {
+		_, err := Parse("f.yaml", []byte(tc.y), "")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.y, err, tc.want)
+		}
+	}
+}
+
+func TestKeyListsHoldTheKeysRead(t *testing.T) {
+	for _, tc := range []struct {
+		list []string
+		keys []string
+	}{
+		{llamafactoryKeys, []string{"model_name_or_path", "template", "cutoff_len", "tool_format", "default_system", "enable_thinking", "mask_history", "train_on_prompt", "packing", "neat_packing"}},
+		{axolotlKeys, []string{"base_model", "tokenizer_config", "chat_template", "chat_template_jinja", "sequence_len", "excess_length_strategy", "datasets"}},
+		{trlKeys, []string{"model_name_or_path", "max_length", "truncation_mode", "assistant_only_loss", "chat_template_path", "packing"}},
+	} {
+		for _, k := range tc.keys {
+			found := false
+			for _, l := range tc.list {
+				found = found || l == k
+			}
+			if !found {
+				t.Errorf("%s missing from its key list", k)
+			}
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	f.Add([]byte("template: qwen3\ncutoff_len: 10\n"))
+	f.Add([]byte("base_model: m\ndatasets:\n  - type: chat_template\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		s, err := Parse("f", b, "")
+		if err == nil && s.Kind == "" {
+			t.Fatal("no kind")
+		}
+	})
+}
+
+func TestParseDatasetInfo(t *testing.T) {
+	b := []byte(`{"hermes": {"file_name": "h.jsonl", "formatting": "sharegpt", "columns": {"messages": "conversations", "tools": "tools"},
+	  "tags": {"observation_tag": "tool"}}, "alp": {"file_name": "a.json"}}`)
+	a, err := ParseDatasetInfo("dataset_info.json", b, "hermes")
+	if err != nil || a.Formatting != "sharegpt" || a.Observation != "tool" || a.Tool != "tools" || a.Messages != "conversations" || a.User != "" {
+		t.Errorf("%+v %v", a, err)
+	}
+	if a, err := ParseDatasetInfo("dataset_info.json", b, "alp"); err != nil || a.Formatting != "alpaca" {
+		t.Errorf("alpaca default: %+v %v", a, err)
+	}
+	if _, err := ParseDatasetInfo("dataset_info.json", b, "nope"); err == nil {
+		t.Error("missing dataset: no error")
+	}
+}

@@ -1,0 +1,119 @@
+package trainview
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
+)
+
+// RecordCounter counts a record's view as one trainer does before it
+// compares the row with its length limit: [Counter] (transformers'
+// apply_chat_template, which axolotl and TRL call), or a trainer's own
+// renderer (LLaMA-Factory's templates).
+type RecordCounter interface {
+	// CountCached counts v, looking the stretches of its rendered text up
+	// in cache (nil: none); an error is the renderer's refusal of v.
+	CountCached(v View, cache *Stretches) (int, error)
+	// CountContext is CountCached stopped when ctx is done: it then
+	// returns ctx's error, not a refusal of v.
+	CountContext(ctx context.Context, v View, cache *Stretches) (int, error)
+	// SetClock sets the time the rendering reads (a chat template's
+	// strftime_now, LLaMA-Factory's llama3 tool prompt date): a run's
+	// records render with the time recorded when the run began, whatever
+	// day a task runs.
+	SetClock(now func() time.Time)
+	// Name is what counts, for messages: a template's path, or a trainer
+	// and its template.
+	Name() string
+	// Hash identifies the rendering (the template's, the trainer's
+	// settings), so that a run resumed with another one is refused.
+	Hash() string
+}
+
+// SetClock sets the template's strftime_now clock.
+func (c *Counter) SetClock(now func() time.Time) { c.Template.Now = now }
+
+// Name is the template's path.
+func (c *Counter) Name() string { return c.Template.Path }
+
+// Hash is the template's SHA-256 (as written in the run's manifest), and
+// "+args" when tool-call arguments are parsed first.
+func (c *Counter) Hash() string {
+	if c.ParseArguments {
+		return c.Template.Hash + "+args"
+	}
+	return c.Template.Hash
+}
+
+// ErrArguments is a tool call's arguments string that is not JSON, which a
+// trainer parsing them (axolotl) refuses.
+var ErrArguments = errors.New("tool call arguments are not JSON")
+
+// ParseArguments returns messages with every tool call's arguments given as
+// a JSON string replaced by the value it holds, as axolotl does before
+// templating (src/axolotl/prompt_strategies/chat_template.py,
+// transform_message: json.loads of tool_calls[].function.arguments when a
+// str, at commit 067b021c): a template then prints them as an object
+// (Qwen3's tojson) instead of a quoted string. Members keep their order
+// (json.loads keeps it). An arguments string that is not JSON is an error
+// (axolotl raises). messages is a valid JSON list; it is returned as it is
+// when nothing changes.
+func ParseArguments(messages []byte) ([]byte, error) {
+	var out []byte
+	last := 0
+	var ferr error
+	for _, m := range jsonx.Elements(messages, jsonx.SkipSpace(messages, 0)) {
+		if messages[m[0]] != '{' {
+			continue
+		}
+		ms, _, err := jsonx.Members(messages, m[0])
+		if err != nil {
+			return nil, err
+		}
+		tc, ok := jsonx.Find(ms, "tool_calls")
+		if !ok || messages[tc.Start] != '[' {
+			continue
+		}
+		for _, c := range jsonx.Elements(messages, tc.Start) {
+			if messages[c[0]] != '{' {
+				continue
+			}
+			cms, _, err := jsonx.Members(messages, c[0])
+			if err != nil {
+				return nil, err
+			}
+			f, ok := jsonx.Find(cms, "function")
+			if !ok || messages[f.Start] != '{' {
+				continue
+			}
+			fms, _, err := jsonx.Members(messages, f.Start)
+			if err != nil {
+				return nil, err
+			}
+			a, ok := jsonx.Find(fms, "arguments")
+			if !ok || messages[a.Start] != '"' {
+				continue
+			}
+			s, _ := jsonx.Unquote(messages[a.Start:a.End])
+			if !jsonx.Valid([]byte(s)) {
+				if ferr == nil {
+					ferr = fmt.Errorf("%w: %.80q", ErrArguments, s)
+				}
+				continue
+			}
+			out = append(out, messages[last:a.Start]...)
+			out = append(out, s...)
+			last = a.End
+		}
+	}
+	if ferr != nil {
+		return nil, ferr
+	}
+	if out == nil {
+		return messages, nil
+	}
+	return append(out, messages[last:]...), nil
+}

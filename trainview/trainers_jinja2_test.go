@@ -1,0 +1,115 @@
+package trainview
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/trajcompress/trajcompress/chattemplate"
+)
+
+// TestTrainerViewsMatchJinja2 renders every real record as axolotl and TRL
+// give it to the chat template, and compares the text with Python jinja2
+// in transformers' environment (chattemplate/testdata/ref/render.py), so
+// that their counts (the text's tokens) are the trainers':
+//
+//   - axolotl (type: chat_template) parses string tool-call arguments into
+//     objects first: Go with ParseArguments, Python with json.loads
+//     (testdata/axolotl_args.py), then Qwen3's template (which prints the
+//     arguments with tojson) renders both;
+//   - TRL with assistant_only_loss renders with its Qwen3 training template
+//     (trainer/trl/templates/qwen3_training.jinja, the think block in every
+//     assistant turn).
+func TestTrainerViewsMatchJinja2(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	if err := exec.Command(refPython, "-c", "import jinja2").Run(); err != nil {
+		t.Skipf("Debian's python3-jinja2 is missing (%v): run %s/setup.sh", err, refDir)
+	}
+	cases := realViews(t)
+	in := writeCases(t, cases)
+	tdir := filepath.Join("..", "chattemplate", "testdata", "templates")
+	config := filepath.Join(tdir, "qwen3.tokenizer_config.json")
+	qwen3, err := chattemplate.Load(config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trlPath := filepath.Join("..", "trainer", "trl", "templates", "qwen3_training.jinja")
+	src, err := os.ReadFile(trlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trlTmpl, err := chattemplate.Parse(trlPath, string(src), qwen3.Special)
+	if err != nil {
+		t.Fatal(err)
+	}
+	axIn := filepath.Join(t.TempDir(), "axolotl.jsonl")
+	if out, err := exec.Command(refPython, filepath.Join("testdata", "axolotl_args.py"), in, axIn).CombinedOutput(); err != nil {
+		t.Fatalf("axolotl_args.py: %v\n%s", err, out)
+	}
+	for _, tt := range []struct {
+		name    string
+		tmpl    *chattemplate.Template
+		args    []string
+		prepare func([]byte) ([]byte, error)
+	}{
+		{"axolotl_qwen3", qwen3, []string{config, axIn}, ParseArguments},
+		{"trl_qwen3_training", trlTmpl, []string{config, in, trlPath}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(refPython, append([]string{filepath.Join(refDir, "render.py")}, tt.args...)...)
+			cmd.Env = append(os.Environ(), "TZ=UTC", "REF_NOW="+refNow.Format(time.RFC3339))
+			cmd.Stderr = os.Stderr
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("render.py: %v", err)
+			}
+			lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+			if len(lines) != len(cases) {
+				t.Fatalf("%d reference lines for %d cases", len(lines), len(cases))
+			}
+			equal, raised, parsed := 0, 0, 0
+			for i, c := range cases {
+				var g struct {
+					Text  *string `json:"text"`
+					Error *string `json:"error"`
+				}
+				if err := json.Unmarshal(lines[i], &g); err != nil {
+					t.Fatal(err)
+				}
+				msgs := c.Messages
+				var err error
+				if tt.prepare != nil {
+					var m []byte
+					if m, err = tt.prepare(msgs); err == nil && !bytes.Equal(m, msgs) {
+						parsed++
+					}
+					msgs = m
+				}
+				got := ""
+				if err == nil {
+					got, err = tt.tmpl.RenderValid(msgs, c.Tools)
+				}
+				switch {
+				case g.Error != nil && err != nil:
+					equal++
+					raised++
+				case g.Error != nil:
+					t.Errorf("%s: rendered, the reference raised %q", c.Name, *g.Error)
+				case err != nil:
+					t.Errorf("%s: %v", c.Name, err)
+				case got != *g.Text:
+					t.Errorf("%s: differs from jinja2 (%d bytes against %d)", c.Name, len(got), len(*g.Text))
+				default:
+					equal++
+				}
+			}
+			t.Logf("%s: %d/%d renders equal to jinja2 (%d raised in both; %d with arguments parsed)", tt.name, equal, len(cases), raised, parsed)
+		})
+	}
+}

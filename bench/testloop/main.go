@@ -121,6 +121,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var tests []result
 	failed := map[string]bool{}
+	var failedTests []string
 	sc := bufio.NewScanner(out)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -131,7 +132,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		switch {
 		case e.Action == "fail" && e.Test == "":
 			failed[e.Package] = true
-		case (e.Action == "pass" || e.Action == "fail") && e.Test != "" && !strings.Contains(e.Test, "/"):
+		case e.Action == "fail" && e.Test != "":
+			failedTests = append(failedTests, strings.TrimPrefix(e.Package, module)+" "+e.Test)
+			if !strings.Contains(e.Test, "/") {
+				tests = append(tests, result{strings.TrimPrefix(e.Package, module) + " " + e.Test, e.Elapsed, e.Action})
+			}
+		case e.Action == "pass" && e.Test != "" && !strings.Contains(e.Test, "/"):
 			tests = append(tests, result{strings.TrimPrefix(e.Package, module) + " " + e.Test, e.Elapsed, e.Action})
 		}
 	}
@@ -179,6 +185,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		strings.Join(testArgs, " "), wall.Seconds(), cpuAll, cpuTests, cpuAll-cpuTests, load0, loadavg())
 	if werr != nil || len(failed) > 0 {
 		fmt.Fprintf(stdout, "FAILED: %d packages (%v)\n", len(failed), werr)
+		for p := range failed {
+			fmt.Fprintf(stdout, "  package %s\n", strings.TrimPrefix(p, module))
+		}
+		for _, t := range failedTests {
+			fmt.Fprintf(stdout, "  test %s\n", t)
+		}
 		return 1
 	}
 	return 0

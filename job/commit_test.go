@@ -432,6 +432,7 @@ func TestRunKillChild(t *testing.T) {
 // (before the lock, 4 of 60 trials mixed one run's output with
 // the other's metrics).
 func TestConcurrentRunsNeverMix(t *testing.T) {
+	t.Parallel()
 	trials := 60
 	if testing.Short() {
 		trials = 15

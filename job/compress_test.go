@@ -31,6 +31,7 @@ func fixture(t *testing.T, name string) string {
 // compression extension, byte for byte the plain file's output; a note
 // says so.
 func TestCompressedWalkRoundTrip(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "ds")
 	files := map[string]string{ // input → its output, relative
@@ -93,6 +94,7 @@ func TestCompressedWalkRoundTrip(t *testing.T) {
 // named in a note with the reason; an empty Parquet or Arrow file, and a
 // Git LFS pointer, are left out so, and the run goes on.
 func TestWalkNamesWhatItLeavesOut(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "ds")
 	os.MkdirAll(filepath.Join(in, "sub"), 0o755)
@@ -136,6 +138,7 @@ func TestWalkNamesWhatItLeavesOut(t *testing.T) {
 // uncompressed, without the compression extension, and a note says so;
 // so is a compressed input's.
 func TestCompressedOutputIsPlain(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl.xz", fixture(t, "records.jsonl.xz"))
 	for _, o := range []string{"o.jsonl.gz", "o.jsonl.zst", "o.JSONL.XZ", "o.jsonl.bz2"} {

@@ -29,6 +29,7 @@ const rec = `{"conversations":[{"from":"human","value":"hi"}]}` + "\n"
 // TestPlanNamesAndRefusals: the peer's default names, and the outputs a
 // run refuses before it reads anything.
 func TestPlanNamesAndRefusals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl.gz", rec)
 	plain := input(t, dir, "b.jsonl", rec)
@@ -73,6 +74,7 @@ func asUsage(err error, ue *UsageError) bool {
 // TestRunCommitsAndVouches: a run puts every output in place, leaves no
 // file of the commit behind, and its metrics vouch for its outputs.
 func TestRunCommitsAndVouches(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl", rec+"not json\n"+rec)
 	res, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in, Paths: Paths{Outcomes: filepath.Join(dir, "oc.jsonl")}}})
@@ -104,6 +106,7 @@ func TestRunCommitsAndVouches(t *testing.T) {
 // TestFailedRunLeavesNothing: a run that fails (a truncated gzip input)
 // puts nothing in place and leaves no temporary file.
 func TestFailedRunLeavesNothing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl.gz", "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03truncated")
 	if _, err := Run(context.Background(), Spec{Config: config.Default(), Settings: Settings{Input: in}}); err == nil {
@@ -122,6 +125,7 @@ func TestFailedRunLeavesNothing(t *testing.T) {
 // TestRejectLineKeepsEveryByte: a rejected line is kept as is, in
 // raw_base64 when it is not valid UTF-8.
 func TestRejectLineKeepsEveryByte(t *testing.T) {
+	t.Parallel()
 	b := jobcore.RejectLine(&pipeline.Reject{Pos: traj.Pos{File: "f", Line: 7}, Reason: "invalid_json", Raw: []byte("bad \xff")})
 	var l struct {
 		File      string `json:"file"`
@@ -141,6 +145,7 @@ func TestRejectLineKeepsEveryByte(t *testing.T) {
 // the cache directory and output names do not change the fingerprint;
 // the target and the sample do.
 func TestFingerprintIgnoresWhatCannotChangeOutput(t *testing.T) {
+	t.Parallel()
 	a := config.Default()
 	_, fa := jobcore.SampledConfigFingerprint(a, nil)
 	b := a
@@ -162,6 +167,7 @@ func TestFingerprintIgnoresWhatCannotChangeOutput(t *testing.T) {
 // TestMetricsOutputFileInFileMode: a metrics.output_file other than the
 // default names the metrics of a file input too; --metrics wins.
 func TestMetricsOutputFileInFileMode(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl", rec)
 	cfg := config.Default()
@@ -186,6 +192,7 @@ func TestMetricsOutputFileInFileMode(t *testing.T) {
 // TestWorkersCappedWithNote: more workers than cores run as many as the
 // cores, and the run says so.
 func TestWorkersCappedWithNote(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl", rec)
 	cfg := config.Default()
@@ -204,6 +211,7 @@ func TestWorkersCappedWithNote(t *testing.T) {
 // --no-recursive reads only its own files; side files and an output
 // directory inside the input are refused.
 func TestDirectoryWalk(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "ds")
 	for _, name := range []string{"b.jsonl", "data/train/part-0.jsonl", "data/a.jsonl", ".git/x.jsonl", "data/.cache/y.jsonl", "README.md", ".hidden.jsonl"} {
@@ -273,6 +281,7 @@ func TestDirectoryWalk(t *testing.T) {
 // TestPlanLinear: planning a directory of many files stats each path a
 // bounded number of times (it was quadratic: 3,000 files took 135 s).
 func TestPlanLinear(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "many")
 	os.Mkdir(in, 0o755)

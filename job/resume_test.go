@@ -161,6 +161,7 @@ func snapshot(t testing.TB, root string) map[string]string {
 }
 
 func TestKillAnywhereAndResume(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("JOB_RESUME_CHILD") != "" {
 		t.Skip("child process")
 	}
@@ -285,6 +286,7 @@ func diffSnapshots(want, got map[string]string) string {
 
 // TestResumeChild is the child of TestKillAnywhereAndResume.
 func TestResumeChild(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("JOB_RESUME_CHILD") == "" {
 		t.Skip("run by TestKillAnywhereAndResume")
 	}

@@ -20,6 +20,7 @@ import (
 // shard never discards a run: it joins one with its own settings, even
 // with --overwrite (its siblings' run), and refuses one with others.
 func TestRunDirRefusesOtherSettings(t *testing.T) {
+	t.Parallel()
 	// The same tokenizer file found elsewhere (another machine's cache)
 	// is the same tokenizer.
 	a, b := tokenize.Info{Name: "/m1/hub/x/tokenizer.json", Kind: "hf", Hash: "aaa"}, tokenize.Info{Name: "/m2/hub/x/tokenizer.json", Kind: "hf", Hash: "aaa"}
@@ -94,6 +95,7 @@ func TestRunDirRefusesOtherSettings(t *testing.T) {
 // builds were recorded was written by another build: refused, saying so,
 // unless --overwrite.
 func TestRunDirOfUnrecordedBuild(t *testing.T) {
+	t.Parallel()
 	anchor := filepath.Join(t.TempDir(), "out.jsonl")
 	nop := func(string, ...any) {}
 	old := manifest{Version: 1, Tool: "t", Config: "c", Listing: "l", TaskSize: 8, Tasks: 2}
@@ -115,6 +117,7 @@ func TestRunDirOfUnrecordedBuild(t *testing.T) {
 // when it recorded them, else by the executable's hash (a dev build, a
 // checkout with changes not committed).
 func TestBuildOf(t *testing.T) {
+	t.Parallel()
 	exe := func() string { return "executable sha256:abc" }
 	bi := func(version string, settings ...string) *debug.BuildInfo {
 		b := &debug.BuildInfo{Path: "m/cmd/x", Main: debug.Module{Path: "m", Version: version}}
@@ -146,6 +149,7 @@ func TestBuildOf(t *testing.T) {
 // name (a name the run chose) is refused, naming it: the run writes
 // nothing through it.
 func TestRunDirLinkRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl", rec)
 	elsewhere := t.TempDir()
@@ -168,6 +172,7 @@ func TestRunDirLinkRefused(t *testing.T) {
 // every later run on the output, --overwrite too. A NaN price is refused
 // before any run directory is made.
 func TestDamagedManifest(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := input(t, dir, "a.jsonl", rec)
 	spec := Spec{Config: config.Default(), Settings: Settings{Input: in}}
@@ -208,6 +213,7 @@ func TestDamagedManifest(t *testing.T) {
 // setting that differs, with its old and new value, and not the settings
 // that cannot change the output (workers).
 func TestConfigDiffNamesSettings(t *testing.T) {
+	t.Parallel()
 	a, b := config.Default(), config.Default()
 	b.Compression.TargetMaxTokens = 9000
 	b.Output.SummaryRole = "assistant"

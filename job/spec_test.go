@@ -21,6 +21,7 @@ var processLocal = []string{"ToolVersion", "Wait", "Progress", "Stdin", "Notes",
 // the persisted Settings, or listed as process-local; a new field must be
 // put in one or the other, and every persisted one has its JSON name.
 func TestSpecFieldsPersistedOrLocal(t *testing.T) {
+	t.Parallel()
 	local := map[string]bool{}
 	for _, n := range processLocal {
 		local[n] = true
@@ -59,6 +60,7 @@ func TestSpecFieldsPersistedOrLocal(t *testing.T) {
 // and order, as before Settings was one struct) and checks that merge
 // reads back every persisted setting.
 func TestManifestSpecBytes(t *testing.T) {
+	t.Parallel()
 	s := Settings{Input: "in", NoRecursive: true, FollowLinks: true,
 		Paths:  Paths{Output: "o", Metrics: "m", Rejects: "r", Outcomes: "oc", Report: "rep", OutputFormatSet: true},
 		DryRun: true, Sample: &Sample{Percent: 5, Seed: 7}, PriceIn: 1.5, PriceOut: 2.5, GroupBy: "src", TaskSize: 99, MaxRecordBytes: 1000}
@@ -97,6 +99,7 @@ func TestManifestSpecBytes(t *testing.T) {
 // before the marker was grouped into embedded structs (the shard and the
 // checksum came later, last).
 func TestMarkerKeys(t *testing.T) {
+	t.Parallel()
 	sp := &span{Seg: "s"}
 	m := marker{Version: 1, taskRef: taskRef{Task: 1, File: 2, Part: 3, Parts: 4}, Lines: 5, Relative: true, RowsOut: 6,
 		taskSpans: taskSpans{sp, sp, sp}, blockShare: blockShare{7, []string{"b"}}, State: json.RawMessage(`{}`),

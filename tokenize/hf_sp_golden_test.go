@@ -182,10 +182,11 @@ func TestSPGoldenReal(t *testing.T) {
 			ok, bytes := 0, 0
 			var b []byte
 			step := 1
-			if raceEnabled {
-				// Under -race (ten times slower) every 25th text: the
-				// concurrency is what that run is for; the ids are checked
-				// on every text without it.
+			if raceEnabled || testing.Short() {
+				// Under -race (ten times slower) and -short every 25th
+				// text: the concurrency is what the race run is for, and
+				// -short is the quick loop; the ids are checked on every
+				// text in the full run.
 				step = 25
 			}
 			for i := 0; i < len(texts); i += step {

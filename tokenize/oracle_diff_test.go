@@ -100,9 +100,13 @@ func TestAgainstOracle(t *testing.T) {
 			}
 			texts := realTurnTexts(t, dir)
 			// The oracle is slow, so take a deterministic sample of about
-			// 1.5 MB, each text cut to 8 KB at a code point boundary.
+			// 1.5 MB (under -short its first 300 KB), each text cut to 8 KB
+			// at a code point boundary.
 			rng := rand.New(rand.NewPCG(7, 7))
 			budget, checked := 1_500_000, 0
+			if testing.Short() {
+				budget = 300_000
+			}
 			for budget > 0 {
 				s := texts[rng.IntN(len(texts))]
 				if len(s) > 8<<10 {

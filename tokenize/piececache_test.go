@@ -43,7 +43,13 @@ func TestPieceCache(t *testing.T) {
 // still equal the reference's (run under -race by make test).
 func TestHFPieceCacheExact(t *testing.T) {
 	cases := loadHFGolden(t)
-	for _, key := range hfModelOrder {
+	models := hfModelOrder
+	if testing.Short() {
+		// The cache is the same code for every model: under -short one
+		// model (a fresh load each costs seconds); all without -short.
+		models = []string{"llama3"}
+	}
+	for _, key := range models {
 		t.Run(key, func(t *testing.T) {
 			tk, err := LoadHF(hfModelPath(t, key))
 			if err != nil {

@@ -29,6 +29,7 @@ func smallInput(t *testing.T) (dir, in string) {
 // TestSecondRunLocked: while one run holds the output set, a second one
 // fails at once with exit 2 and says why.
 func TestSecondRunLocked(t *testing.T) {
+	t.Parallel()
 	dir, in := smallInput(t)
 	out := filepath.Join(dir, "out.jsonl")
 	tx, err := commit.Begin(out, commit.Options{}) // another run, in the middle of it
@@ -55,6 +56,7 @@ func TestSecondRunLocked(t *testing.T) {
 // TestOutcomesToFIFO: a FIFO output is written in place, never replaced by
 // a file.
 func TestOutcomesToFIFO(t *testing.T) {
+	t.Parallel()
 	dir, in := smallInput(t)
 	fifo := filepath.Join(dir, "outcomes.fifo")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
@@ -89,6 +91,7 @@ func TestOutcomesToFIFO(t *testing.T) {
 // TestSymlinkOutputWritesThrough: an output that is a symlink replaces the
 // file it points to; the link stays a link.
 func TestSymlinkOutputWritesThrough(t *testing.T) {
+	t.Parallel()
 	dir, in := smallInput(t)
 	elsewhere := filepath.Join(dir, "elsewhere")
 	os.Mkdir(elsewhere, 0o755)
@@ -110,6 +113,7 @@ func TestSymlinkOutputWritesThrough(t *testing.T) {
 // TestRecordsToDeviceRefused: record outputs must be files; the device is
 // left alone.
 func TestRecordsToDeviceRefused(t *testing.T) {
+	t.Parallel()
 	_, in := smallInput(t)
 	var stderr bytes.Buffer
 	code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--output", "/dev/null", "--metrics", filepath.Join(t.TempDir(), "m.json")}, nil, io.Discard, &stderr)
@@ -125,6 +129,7 @@ func TestRecordsToDeviceRefused(t *testing.T) {
 // of their run; check refuses them once an output was changed (or is
 // missing), and --no-verify-outputs compares the figures alone.
 func TestCheckRefusesOutputsThatDoNotMatch(t *testing.T) {
+	t.Parallel()
 	dir, in := smallInput(t)
 	out := filepath.Join(dir, "out.jsonl")
 	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--output", out}, nil, io.Discard, io.Discard); code != exitOK {
@@ -156,6 +161,7 @@ func TestCheckRefusesOutputsThatDoNotMatch(t *testing.T) {
 // TestInputFromStdin: --input - reads JSONL (here gzip) from standard
 // input and writes the same records as the file would; it needs --output.
 func TestInputFromStdin(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ex := filepath.Join(repoRoot(t), "fixtures", "example")
 	gz, err := os.ReadFile(filepath.Join(ex, "agent_runs.jsonl.gz"))
@@ -180,6 +186,7 @@ func TestInputFromStdin(t *testing.T) {
 // TestCheckRefusesDryRunAgainstRealRun: a dry run's metrics say so, and
 // check does not compare them with a real run's.
 func TestCheckRefusesDryRunAgainstRealRun(t *testing.T) {
+	t.Parallel()
 	dir, in := smallInput(t)
 	real, dry := filepath.Join(dir, "real.json"), filepath.Join(dir, "dry.json")
 	if code := run(context.Background(), []string{"compress", "--quiet", "--input", in, "--output", filepath.Join(dir, "o.jsonl"), "--metrics", real}, nil, io.Discard, io.Discard); code != exitOK {
@@ -201,6 +208,7 @@ func TestCheckRefusesDryRunAgainstRealRun(t *testing.T) {
 // OpenAI records read with --format sharegpt) exits 4, not 3 like one bad
 // line among many, and says where the rejects are.
 func TestMostlyRejectedIsExit4(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
 	os.WriteFile(in, []byte(strings.Repeat(`{"messages":[{"role":"user","content":"hi"}]}`+"\n", 4)), 0o644)
@@ -220,6 +228,7 @@ func TestMostlyRejectedIsExit4(t *testing.T) {
 // on an empty metrics file are "unreadable file" (2), and a role-less turn
 // is rejected as that.
 func TestExitCodesMatchHelp(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	gz, err := os.ReadFile(filepath.Join("..", "..", "fixtures", "example", "agent_runs.jsonl.gz"))
 	if err != nil {
@@ -259,6 +268,7 @@ func TestExitCodesMatchHelp(t *testing.T) {
 // replaced by a renamed file; as the record output it is refused, the log
 // untouched.
 func TestStdoutNamesAreWrittenThrough(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in.jsonl")
 	mustRun(t, "fixtures", "--output", in, "--count", "5", "--seed", "1")

@@ -19,6 +19,7 @@ import (
 // by the two images it keeps at 85 tokens each); a second run on the
 // output changes nothing.
 func TestDropOldImagesTwice(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	src := filepath.Join(root, "fixtures", "cases", "drop_old_images")
 	input, err := os.ReadFile(filepath.Join(src, "input.jsonl"))

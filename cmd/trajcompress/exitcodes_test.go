@@ -39,6 +39,7 @@ func TestPanicExitsOneWithStackFile(t *testing.T) {
 // A bad flag value prints its one-line error and where the help is, not
 // the ~200 lines of help around it.
 func TestBadFlagValueIsOneLine(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"compress", "--input", "x.jsonl", "--workers", "many"},
 		{"compress", "--no-such-flag"},

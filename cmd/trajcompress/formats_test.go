@@ -65,6 +65,7 @@ func lines(t *testing.T, path string) [][]byte {
 // TestFormatRoundTrip: JSONL → Parquet → Arrow → JSONL of records that are
 // not compressed gives back the same records.
 func TestFormatRoundTrip(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	in := filepath.Join(tmp, "in.jsonl")
 	mustRun(t, "fixtures", "--output", in, "--count", "60", "--seed", "3", "--profile", "parallel", "--dialect", "openai", "--median-tokens", "800")
@@ -90,6 +91,7 @@ func TestFormatRoundTrip(t *testing.T) {
 // Parquet with the same columns (plus compression_metrics), rows in order,
 // tool pairs intact.
 func TestParquetCompressKeepsSchema(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	src := filepath.Join(tmp, "train.parquet")
 	mustRun(t, "fixtures", "--output", src, "--format", "parquet", "--count", "80", "--seed", "5", "--profile", "coding", "--median-tokens", "3000")
@@ -140,6 +142,7 @@ func TestParquetCompressKeepsSchema(t *testing.T) {
 // TestShardDirectory: a directory of Parquet shards is read like a
 // directory of JSONL files, one output per shard, same names.
 func TestShardDirectory(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	data := filepath.Join(tmp, "data")
 	os.Mkdir(data, 0o755)
@@ -155,6 +158,7 @@ func TestShardDirectory(t *testing.T) {
 }
 
 func TestTabularBadInput(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	pq2 := filepath.Join(tmp, "text.parquet")
 	mustRun(t, "fixtures", "--output", pq2, "--format", "parquet", "--count", "3", "--profile", "short")
@@ -210,6 +214,7 @@ func writeConfig(t *testing.T, dir, body string) string {
 // in the hidden run directory, for a run that goes on from there, and the
 // error says so.
 func TestFailureLeavesNothingInPlace(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	runs := filepath.Join(tmp, "runs")
 	os.Mkdir(runs, 0o755)
@@ -241,6 +246,7 @@ func TestFailureLeavesNothingInPlace(t *testing.T) {
 }
 
 func TestOutputPathsMustDiffer(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	in := filepath.Join(tmp, "in.jsonl")
 	os.WriteFile(in, []byte(`{"conversations":[{"from":"human","value":"hi"}]}`+"\n"), 0o644)
@@ -269,6 +275,7 @@ func TestOutputPathsMustDiffer(t *testing.T) {
 // TestSampling: --sample-percent with --seed picks max(1, ⌊n·p/100⌋)
 // records, the same ones every time, in input order.
 func TestSampling(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	in := filepath.Join(tmp, "in.jsonl")
 	mustRun(t, "fixtures", "--output", in, "--count", "41", "--seed", "4", "--profile", "short")

@@ -29,6 +29,7 @@ func pngDeclaring(w, h uint32) []byte {
 // squared pixels made the record's tokens_before −9,223,372,036,854,773,342
 // with exit 0.
 func TestPreprocessorConfigOutOfRangeRefused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "huge.png"), pngDeclaring(1<<31-1, 1<<31-1), 0o644); err != nil {
 		t.Fatal(err)

@@ -103,6 +103,7 @@ func readE2EParquet(t *testing.T, path string, n int) []e2eRow {
 // under the target writes the image columns back byte for byte, still
 // binary, as parquet-go's own row reader sees them.
 func TestCompressParquetImageColumn(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	str := func(s string) *string { return &s }
 	shot := func(w, h int, seed byte) []byte {
@@ -188,6 +189,7 @@ func TestCompressParquetImageColumn(t *testing.T) {
 // path: string>, so the later rows' images are written as their bytes
 // instead of failing on a string column (review D2).
 func TestCompressParquetLateImagesToArrow(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	str := func(s string) *string { return &s }
 	shot := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR not utf-8 \xff\xfe")

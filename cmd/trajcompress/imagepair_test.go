@@ -191,6 +191,7 @@ func holdersOf(t *testing.T, line []byte) pairHolders {
 // it: 6 markers and 8 entries claimed 6,640 for 9,955), and a single
 // "image" value whose marker is summarised becomes null.
 func TestImagePairingInvariant(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := pairCases(t, dir)
 	ids := []string{"placeholders", "markers", "fewer-markers", "more-markers", "single"}
@@ -259,6 +260,7 @@ func TestImagePairingInvariant(t *testing.T) {
 // before, each counted the rule's maximum (102,006 tokens for ~13.6k).
 // Re-reading the compressed output counts its tokens_after.
 func TestImagePlaceholdersTemplate(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	model := qwenVLModel(t, root)
 	tpl := filepath.Join(root, "chattemplate", "testdata", "templates", "qwen2_vl.jinja")

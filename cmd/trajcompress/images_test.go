@@ -277,6 +277,7 @@ func TestCompressImagesUnknownSize(t *testing.T) {
 
 // A bad --image-tokens is a usage error naming the flag.
 func TestCompressImageTokensRefused(t *testing.T) {
+	t.Parallel()
 	in := filepath.Join(t.TempDir(), "in.jsonl")
 	if err := os.WriteFile(in, []byte(`{"messages": [{"role": "user", "content": "hi"}]}`+"\n"), 0o644); err != nil {
 		t.Fatal(err)

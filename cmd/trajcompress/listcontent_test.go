@@ -124,6 +124,7 @@ func listContentRows(t *testing.T, noise bool) []lcRow {
 // written as a string, is format/internal/roundtrip's
 // TestParquetStringContentAsTextPart.)
 func TestCompressListContent(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	src := filepath.Join(tmp, "train.parquet")
 	n := writeListContent(t, src)
@@ -245,6 +246,7 @@ type lcRowOld struct {
 // several tasks put together at the end (the row is checked before it
 // goes to a part).
 func TestCompressRejectsWhatTheOutputCannotHold(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	for _, tc := range []struct {
 		name  string

@@ -617,6 +617,7 @@ func TestBatchImportHandMade(t *testing.T) {
 }
 
 func TestBatchExportRefused(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	in := filepath.Join(repoRoot(t), "fixtures/cases/sharegpt_mixed/input.jsonl")
 	for _, args := range [][]string{

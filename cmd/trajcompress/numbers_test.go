@@ -21,6 +21,7 @@ import (
 // written into the run manifest, whose JSON then failed (a 1-byte file)
 // and broke every later run on the same output.
 func TestBadNumbersAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		msg  string
@@ -60,6 +61,7 @@ func TestBadNumbersAreUsageErrors(t *testing.T) {
 // goroutine dump). The limits are lowered to kilobytes for the test (the
 // real ones would read 784 MB of zeros); readfile's tests pin their values.
 func TestWholeFilesAreSizeChecked(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/dev/zero"); err != nil {
 		t.Skip("no /dev/zero")
 	}
@@ -88,6 +90,7 @@ func TestWholeFilesAreSizeChecked(t *testing.T) {
 // and the run is partial (exit 3). Before, every line was read whole,
 // whatever its size (a 300 MB line took 1.95 GB).
 func TestMaxRecordBytes(t *testing.T) {
+	t.Parallel()
 	dir, in := smallInput(t)
 	long := `{"conversations":[{"from":"human","value":"` + strings.Repeat("y", 5000) + `"}]}`
 	b, _ := os.ReadFile(in)
@@ -124,6 +127,7 @@ func TestMaxRecordBytes(t *testing.T) {
 // the default output names that would pass 255 bytes; before, the run
 // failed with "file name too long" from the lock file.
 func TestLongInputNames(t *testing.T) {
+	t.Parallel()
 	dir, in := smallInput(t)
 	body, _ := os.ReadFile(in)
 	os.Remove(in)
@@ -169,6 +173,7 @@ func TestLongInputNames(t *testing.T) {
 // directory is left. Before, the run did all its work and failed at the
 // end (exit 1), keeping its tasks.
 func TestUnwritableSideFilesFailFirst(t *testing.T) {
+	t.Parallel()
 	bad := []struct{ flag, path string }{
 		{"--outcomes", "in.jsonl/o.jsonl"},
 		{"--report", "in.jsonl/sub/r.html"},
@@ -204,6 +209,7 @@ func TestUnwritableSideFilesFailFirst(t *testing.T) {
 // file's task came. Root reads any file, so as root the check runs in a
 // child process of this test binary as user nobody.
 func TestUnreadableInputIsUsage(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("TC_UNREADABLE_CHILD") != "" {
 		t.Skip("child process")
 	}
@@ -247,6 +253,7 @@ func TestUnreadableInputIsUsage(t *testing.T) {
 // TestUnreadableInputChild is TestUnreadableInputIsUsage's check, run as
 // nobody when the test runs as root.
 func TestUnreadableInputChild(t *testing.T) {
+	t.Parallel()
 	dir := os.Getenv("TC_UNREADABLE_CHILD")
 	if dir == "" {
 		t.Skip("run by TestUnreadableInputIsUsage")
@@ -274,6 +281,7 @@ func checkUnreadable(t *testing.T, dir string) {
 // walks it (subdirectories too, hidden files left out); before, a
 // directory was "is a directory" (exit 2).
 func TestValidateDirectory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good := `{"conversations":[{"from":"human","value":"hi"},{"from":"gpt","value":"yo"}]}` + "\n"
 	bad := `{"conversations":[{"from":"gpt","value":"yo"},{"from":"human","value":"hi"}]}` + "\n"

@@ -17,6 +17,7 @@ import (
 // is refused, before anything is written, when it is an input (by any
 // name) or where a later run over the input directory would read it.
 func TestWrittenPathOverInputRefused(t *testing.T) {
+	t.Parallel()
 	dir, in := smallInput(t)
 	want, _ := os.ReadFile(in)
 	link := filepath.Join(t.TempDir(), "in-link.jsonl")
@@ -74,6 +75,7 @@ func TestWrittenPathOverInputRefused(t *testing.T) {
 // file in it) is an error naming it, and the file it points to is left
 // alone; a link at a path the user named is written through.
 func TestDefaultNameLinkRefused(t *testing.T) {
+	t.Parallel()
 	const precious = "precious\n"
 	for _, c := range []struct {
 		name string
@@ -184,6 +186,7 @@ func TestDefaultNameLinkRefused(t *testing.T) {
 // it is left out with a note naming it and its target, unless
 // --follow-links; a link to a file inside the tree is read.
 func TestWalkLinkOutsideTree(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	os.Mkdir(runs, 0o755)
@@ -222,6 +225,7 @@ func TestWalkLinkOutsideTree(t *testing.T) {
 // (under umask 077 and 022, in a process of its own, the umask being
 // process-wide), and a file written over keeps its mode.
 func TestCreatedFileModes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs the CLI in subprocesses")
 	}

@@ -14,6 +14,7 @@ import (
 // and times), and checks every rendered line fits the terminal: a longer
 // line wraps, and each refresh then adds a line.
 func TestProgressLineFitsTerminal(t *testing.T) {
+	t.Parallel()
 	parts := []string{"999.9k rec 999.9k/s", "comp 999.9k", "over 999.9k", "skip 999.9k", "uncomp 999.9k", "fail 999.9k", "rej 999.9k", "api 999.9k", "cache 999.9k"}
 	ansi := regexp.MustCompile(`\x1b\[[0-9;]*[A-Za-z]`)
 	for _, cols := range []int{80, 100, 120, 200} {
@@ -38,6 +39,7 @@ func TestProgressLineFitsTerminal(t *testing.T) {
 }
 
 func TestShort(t *testing.T) {
+	t.Parallel()
 	for n, want := range map[int64]string{0: "0", 9999: "9999", 12345: "12.3k", 999_949: "999.9k", 4_500_000: "4.5M"} {
 		if got := short(n); got != want {
 			t.Errorf("short(%d) = %q, want %q", n, got, want)

@@ -76,6 +76,7 @@ func redacted(line []byte) ([]byte, redact.Counts) {
 // turn still follows the turn it followed in the input; and for OpenAI
 // records, compression adds no tool-pairing problem by id.
 func TestRealData(t *testing.T) {
+	t.Parallel()
 	files := realFiles(t)
 	if testing.Short() {
 		t.Skip("real-data integration runs in the full (non -short) test run")
@@ -193,6 +194,7 @@ func checkCompressed(t *testing.T, o outcomeLine, inLine, outLine []byte) {
 // TestRealDataWorkersIdentical: the same real file gives byte-identical
 // output with 1 and 8 workers.
 func TestRealDataWorkersIdentical(t *testing.T) {
+	t.Parallel()
 	files := realFiles(t)
 	if testing.Short() {
 		t.Skip("real-data integration runs in the full (non -short) test run")
@@ -227,6 +229,7 @@ var _ pipeline.Source = (*jsonl.Reader)(nil)
 // alternation mode at a target far below their sizes, still pass
 // LLaMA-Factory's role check record by record (their inputs do).
 func TestRealDataAlternation(t *testing.T) {
+	t.Parallel()
 	files := realFiles(t)
 	if testing.Short() {
 		t.Skip("real-data integration runs in the full (non -short) test run")

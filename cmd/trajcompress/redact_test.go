@@ -16,6 +16,7 @@ import (
 // escaped quotes stay valid JSON of the same keys (once the JWT rule
 // ate the backslash of \" and the arguments were no longer JSON).
 func TestCompressRedactionKeepsArgumentsJSON(t *testing.T) {
+	t.Parallel()
 	const jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 	commands := []string{
 		`curl -H "Authorization: Bearer ` + jwt + `" https://api.example.com/v1/me`,

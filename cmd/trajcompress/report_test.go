@@ -86,6 +86,7 @@ func mustRead(t *testing.T, path string) []byte {
 // TestGroupsPerFile: a directory input's metrics break the run down per
 // file, named by the path under the input directory.
 func TestGroupsPerFile(t *testing.T) {
+	t.Parallel()
 	root := repoRoot(t)
 	in := filepath.Join(t.TempDir(), "runs")
 	lines := mustRead(t, filepath.Join(root, "fixtures/cases/sharegpt_mixed/input.jsonl"))

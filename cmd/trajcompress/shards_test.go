@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,7 +36,11 @@ func TestMain(m *testing.M) {
 		}
 		main()
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if shardInputDir != "" {
+		os.RemoveAll(shardInputDir)
+	}
+	os.Exit(code)
 }
 
 // cliCmd is the command line args run by this binary as trajcompress,
@@ -53,29 +58,60 @@ func cliCmd(t *testing.T, env []string, args ...string) *exec.Cmd {
 
 // shardInput writes a directory of inputs that make many tasks at 1 MiB:
 // a JSONL file of several MiB (split by byte range), a gzip one (whole)
-// and a Parquet one in a subdirectory.
+// and a Parquet one in a subdirectory. The files are generated once per
+// test binary (shardInputFiles) and copied into dir.
 func shardInput(t *testing.T, dir string) {
 	t.Helper()
-	os.MkdirAll(filepath.Join(dir, "sub"), 0o755)
+	src, err := shardInputFiles()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// shardInputFiles generates shardInput's files into a temporary directory
+// the first time it is called, and returns that directory; TestMain
+// removes it.
+var shardInputFiles = sync.OnceValues(func() (string, error) {
+	dir, err := os.MkdirTemp("", "trajcompress-shards-")
+	if err != nil {
+		return "", err
+	}
+	shardInputDir = dir
+	if err := os.MkdirAll(filepath.Join(dir, "sub"), 0o755); err != nil {
+		return "", err
+	}
 	var jl, gzb bytes.Buffer
 	emit := func(w io.Writer) func([]byte) error {
 		return func(line []byte) error { w.Write(line); _, err := w.Write([]byte("\n")); return err }
 	}
 	if err := gen.Generate(gen.Options{Count: 160, Seed: 21, MedianTokens: 3000, P99Tokens: 20000}, emit(&jl)); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	zw := gzip.NewWriter(&gzb)
 	if err := gen.Generate(gen.Options{Count: 30, Seed: 22}, emit(zw)); err != nil {
-		t.Fatal(err)
+		return "", err
 	}
-	zw.Close()
-	os.WriteFile(filepath.Join(dir, "a.jsonl"), jl.Bytes(), 0o644)
-	os.WriteFile(filepath.Join(dir, "c.jsonl.gz"), gzb.Bytes(), 0o644)
+	if err := zw.Close(); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.jsonl"), jl.Bytes(), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "c.jsonl.gz"), gzb.Bytes(), 0o644); err != nil {
+		return "", err
+	}
 	pq := filepath.Join(dir, "sub", "b.parquet")
 	if code := run(context.Background(), []string{"fixtures", "--output", pq, "--format", "parquet", "--count", "40", "--seed", "23"}, nil, io.Discard, io.Discard); code != exitOK {
-		t.Fatalf("fixtures: exit %d", code)
+		return "", fmt.Errorf("fixtures: exit %d", code)
 	}
-}
+	return dir, nil
+})
+
+// shardInputDir is the directory shardInputFiles made, if it did.
+var shardInputDir string
 
 // outputsOf reads what a run wrote for the output directory out: every
 // file under it (the metrics without their processing times), and the
@@ -199,6 +235,7 @@ func runShards(t *testing.T, procs []shardProc, mergeArgs []string) {
 // tasks), then the merge they name; AWS Batch and plain --shard too. The
 // merged outputs and metrics must equal one process's.
 func TestShardsUnderSchedulers(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	runs := filepath.Join(tmp, "runs")
 	shardInput(t, runs)
@@ -251,8 +288,13 @@ func TestShardsUnderSchedulers(t *testing.T) {
 		}
 		lo, _ := strconv.Atoi(m[1])
 		hi, _ := strconv.Atoi(m[2])
-		// As written (0-7), and as an array from 1 (1-8: SLURM_ARRAY_TASK_MIN=1).
-		for _, first := range []int{lo, lo + 1} {
+		// As written (0-7), and as an array from 1 (1-8: SLURM_ARRAY_TASK_MIN=1;
+		// without -short only: the same shards again, a third of the test's CPU).
+		firsts := []int{lo, lo + 1}
+		if testing.Short() {
+			firsts = firsts[:1]
+		}
+		for _, first := range firsts {
 			out := filepath.Join(tmp, fmt.Sprintf("slurm%d", first))
 			var procs []shardProc
 			for id := first; id <= hi+first-lo; id++ {
@@ -336,6 +378,7 @@ func TestShardsUnderSchedulers(t *testing.T) {
 // done names the missing tasks and changes nothing; before any shard
 // started, it says there is no run.
 func TestMergeRefusesWhileTasksAreMissing(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	runs := filepath.Join(tmp, "runs")
 	shardInput(t, runs)
@@ -376,47 +419,51 @@ func TestMergeRefusesWhileTasksAreMissing(t *testing.T) {
 // exit 130, nothing put in place, the finished tasks kept and said so; the
 // next run on the output goes on from them and leaves nothing of ours.
 func TestSignalsEndCleanly(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	runs := filepath.Join(tmp, "runs")
 	shardInput(t, runs)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
-		out := filepath.Join(tmp, "out-"+sig.String())
-		cmd := cliCmd(t, nil, "compress", "--input", runs, "--output", out, "--target-task-size", "1MiB", "--workers", "1")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Signal it once its first task is done.
-		tasks := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tc-run", "tasks")
-		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-			if ents, _ := os.ReadDir(tasks); len(ents) > 0 {
-				break
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel() // each signal has its own output: the three runs wait on each other for nothing
+			out := filepath.Join(tmp, "out-"+sig.String())
+			cmd := cliCmd(t, nil, "compress", "--input", runs, "--output", out, "--target-task-size", "1MiB", "--workers", "1")
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
 			}
-		}
-		cmd.Process.Signal(sig)
-		err := cmd.Wait()
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
-			t.Fatalf("%s: %v, want exit %d\n%s", sig, err, exitInterrupted, stderr.String())
-		}
-		if _, err := os.Stat(out); err == nil {
-			t.Fatalf("%s: output put in place by an interrupted run", sig)
-		}
-		if !strings.Contains(stderr.String(), "interrupted") || !strings.Contains(stderr.String(), "tasks are done and kept") {
-			t.Fatalf("%s: stderr: %s", sig, stderr.String())
-		}
-		var again bytes.Buffer
-		if code := run(context.Background(), []string{"compress", "--input", runs, "--output", out, "--target-task-size", "1MiB"}, nil, io.Discard, &again); code != exitOK && code != exitPartial {
-			t.Fatalf("%s: the next run: exit %d: %s", sig, code, again.String())
-		}
-		if !strings.Contains(again.String(), "resuming") {
-			t.Errorf("%s: the next run did not go on from the kept tasks: %s", sig, again.String())
-		}
-		if left, _ := filepath.Glob(filepath.Join(tmp, ".out-"+sig.String()+"*")); len(left) > 0 {
-			t.Fatalf("%s: left behind: %v", sig, left)
-		}
-		t.Logf("%s: exit 130, nothing in place, tasks kept; the next run resumed and left nothing", sig)
+			// Signal it once its first task is done.
+			tasks := filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tc-run", "tasks")
+			for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+				if ents, _ := os.ReadDir(tasks); len(ents) > 0 {
+					break
+				}
+			}
+			cmd.Process.Signal(sig)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != exitInterrupted {
+				t.Fatalf("%s: %v, want exit %d\n%s", sig, err, exitInterrupted, stderr.String())
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Fatalf("%s: output put in place by an interrupted run", sig)
+			}
+			if !strings.Contains(stderr.String(), "interrupted") || !strings.Contains(stderr.String(), "tasks are done and kept") {
+				t.Fatalf("%s: stderr: %s", sig, stderr.String())
+			}
+			var again bytes.Buffer
+			if code := run(context.Background(), []string{"compress", "--input", runs, "--output", out, "--target-task-size", "1MiB"}, nil, io.Discard, &again); code != exitOK && code != exitPartial {
+				t.Fatalf("%s: the next run: exit %d: %s", sig, code, again.String())
+			}
+			if !strings.Contains(again.String(), "resuming") {
+				t.Errorf("%s: the next run did not go on from the kept tasks: %s", sig, again.String())
+			}
+			if left, _ := filepath.Glob(filepath.Join(tmp, ".out-"+sig.String()+"*")); len(left) > 0 {
+				t.Fatalf("%s: left behind: %v", sig, left)
+			}
+			t.Logf("%s: exit 130, nothing in place, tasks kept; the next run resumed and left nothing", sig)
+		})
 	}
 }
 
@@ -426,6 +473,7 @@ func TestSignalsEndCleanly(t *testing.T) {
 // it by another build are refused, naming both builds (a resume saying
 // --overwrite starts afresh), and nothing is put in place.
 func TestOtherBuildRefused(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	runs := filepath.Join(tmp, "runs")
 	shardInput(t, runs)

@@ -13,6 +13,7 @@ import (
 // validate --max-length lists the records over N tokens once the chat
 // template renders them (with their tools), with their count.
 func TestValidateMaxLength(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "t.jinja")
 	if err := os.WriteFile(tmpl, []byte(`{% for m in messages %}<|im_start|>{{ m.role }}
@@ -56,6 +57,7 @@ func TestValidateMaxLength(t *testing.T) {
 // template and its SHA-256 in the run block, and check refuses to compare
 // it with a run counted otherwise.
 func TestCompressChatTemplate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "t.jinja")
 	if err := os.WriteFile(tmpl, []byte(`{% for m in messages %}<|im_start|>{{ m.role }}
@@ -105,6 +107,7 @@ func TestCompressChatTemplate(t *testing.T) {
 // and the metrics count them under uncompressible, reason chat_template;
 // the exit code says some records failed to fit, nothing crashed.
 func TestCompressTemplateRefusals(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "t.jinja")
 	if err := os.WriteFile(tmpl, []byte(`{% for m in messages %}{% if m.role == 'user' and 'forbidden' in m.content %}{{ raise_exception('no forbidden words') }}{% endif %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ raise_exception('no summary turns here') }}{% endif %}<|im_start|>{{ m.role }}
@@ -194,6 +197,7 @@ func TestCompressTemplateRefusals(t *testing.T) {
 // changed under the same --chat-template setting: the records would be
 // counted by two templates in one output.
 func TestShardRefusesChangedChatTemplate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "t.jinja")
 	src := "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
@@ -232,6 +236,7 @@ func TestShardRefusesChangedChatTemplate(t *testing.T) {
 // template's error (chattemplate's TestRenderPanicIsTemplateError), which
 // TestCompressTemplateRefusals shows reported, counted and written unchanged.
 func TestCompressSelectattrTemplate(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tmpl := filepath.Join(dir, "t.jinja")
 	if err := os.WriteFile(tmpl, []byte("{%- for m in messages | selectattr('content') %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{%- endfor %}"), 0o644); err != nil {

@@ -305,6 +305,7 @@ var metricsColumn = struct{ name, sample string }{"compression_metrics", `{"n":1
 // field in a part that became text, a shorter images list, and the
 // Image features in the "huggingface" metadata.
 func TestParquetImageColumns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recs := imageRecords(t)
 	in, out := filepath.Join(dir, "in.parquet"), filepath.Join(dir, "out.parquet")
@@ -457,6 +458,7 @@ func writeImageArrow(t testing.TB, path string, recs []string) {
 // datasets save_to_disk data file), the output read by arrow-go's IPC
 // reader and its JSON rendering of the record batch.
 func TestArrowImageColumns(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recs := imageRecords(t)
 	in, out := filepath.Join(dir, "in.arrow"), filepath.Join(dir, "out.arrow")

@@ -120,6 +120,7 @@ func writeFiles(t *testing.T, dir string, recs [][]byte) (jsonlPath, pqPath, arP
 // TestJSONLParquetArrowJSONL: the same records come back,
 // with null == absent key and nested keys in schema order.
 func TestJSONLParquetArrowJSONL(t *testing.T) {
+	t.Parallel()
 	recs := asBytes(records)
 	_, _, _, final := writeFiles(t, t.TempDir(), recs)
 	if len(final) != len(recs) {
@@ -143,6 +144,7 @@ func TestJSONLParquetArrowJSONL(t *testing.T) {
 // TestNodeReaders: hyparquet and apache-arrow read the
 // files and agree with the JSONL.
 func TestNodeReaders(t *testing.T) {
+	t.Parallel()
 	required := os.Getenv("TRAJCOMPRESS_REQUIRE_NODE") == "1"
 	skip := func(format string, args ...any) {
 		t.Helper()
@@ -214,8 +216,8 @@ func readJSONL(t *testing.T, path string) [][]byte {
 // TestRealData runs every JSONL file of the real data (testenv) through
 // JSONL → Parquet → Arrow → JSONL (schemas inferred from the whole file) and
 // compares each record; when node and the pinned npm packages are already
-// installed it also runs verify.mjs on the outputs. Skipped when the shared
-// data is absent.
+// installed it also runs verify.mjs on the outputs (under -short on the
+// first file of each source only). Skipped when the shared data is absent.
 func TestRealData(t *testing.T) {
 	files, real := testenv.RealJSONL()
 	if len(files) == 0 {
@@ -226,9 +228,13 @@ func TestRealData(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "apache-arrow")); err != nil {
 		nodeErr = err
 	}
+	nodeSources := map[string]bool{} // under -short node reads one file per source
 	for _, file := range files {
 		name := filepath.Base(filepath.Dir(file)) + "/" + filepath.Base(file)
+		withNode := nodeErr == nil && (!testing.Short() || !nodeSources[filepath.Dir(file)])
+		nodeSources[filepath.Dir(file)] = true
 		t.Run(name, func(t *testing.T) {
+			t.Parallel() // a file's round trip shares nothing with another's; verify.mjs waits on node
 			recs := readJSONL(t, file)
 			jsonlPath, pqPath, arPath, final := writeFiles(t, t.TempDir(), recs)
 			if len(final) != len(recs) {
@@ -247,7 +253,7 @@ func TestRealData(t *testing.T) {
 					t.Fatalf("line %d differs after the round trip:\n got %.400s\nwant %.400s", i+1, final[i], recs[i])
 				}
 			}
-			if nodeErr != nil {
+			if !withNode {
 				return
 			}
 			cmd := exec.Command(node, "verify.mjs", "--jsonl", jsonlPath, "--parquet", pqPath, "--arrow", arPath)

@@ -85,6 +85,7 @@ func checkRows(t *testing.T, who string, got [][]byte, want []any) {
 // digest — is written as one text part, and every reader sees that part:
 // this package's reader, parquet-go's own row reader, npm hyparquet.
 func TestParquetStringContentAsTextPart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recs := imageRecords(t)
 	in, out := filepath.Join(dir, "in.parquet"), filepath.Join(dir, "out.parquet")
@@ -133,6 +134,7 @@ func TestParquetStringContentAsTextPart(t *testing.T) {
 // for an Arrow IPC stream, read back by this package, by arrow-go's IPC
 // reader and by npm apache-arrow.
 func TestArrowStringContentAsTextPart(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	recs := imageRecords(t)
 	in, out := filepath.Join(dir, "in.arrow"), filepath.Join(dir, "out.arrow")

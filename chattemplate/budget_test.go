@@ -2,6 +2,7 @@ package chattemplate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"runtime"
@@ -165,5 +166,29 @@ func TestBudgetHeadroomRealData(t *testing.T) {
 		if steps > 0.25 || bytes > 0.25 {
 			t.Errorf("%s: a render used %.3f of its default steps, %.3f of its bytes: over a quarter", name, steps, bytes)
 		}
+	}
+}
+
+// A filter the budget has no rule for is bounded by its arguments' printed
+// size times one plus its numeric arguments; a string argument counted as
+// a number (its length) made `message.content | string` quadratic, and
+// NVIDIA's Nemotron 3 template refused a record with a 19 KB user turn
+// that jinja2 renders. The cost of `| string` now grows with the string.
+func TestUnknownFilterBoundLinear(t *testing.T) {
+	var used []jinja.Usage
+	budgetUsed = func(_ int, u jinja.Usage) { used = append(used, u) }
+	defer func() { budgetUsed = nil }()
+	tmpl, err := Parse("string.jinja", `{% for m in messages %}{% set c = m.content | string %}{{ c }}{% endfor %}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1000, 100000} {
+		msgs, _ := json.Marshal([]map[string]string{{"role": "user", "content": strings.Repeat("word ", n/5)}})
+		if _, err := tmpl.Render(msgs, nil); err != nil {
+			t.Fatalf("%d bytes: %v", n, err)
+		}
+	}
+	if len(used) != 2 || used[1].Steps > 200*used[0].Steps || used[1].Steps > 5000 { // 100 times the string: at most twice linear
+		t.Fatalf("steps %+v: want linear in the string's length", used)
 	}
 }

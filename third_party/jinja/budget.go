@@ -276,6 +276,18 @@ func intArg(v Value) int64 {
 	return 0
 }
 
+// numArg is v when it is a number (a width, a count), else 0: the
+// multiplier of an unknown filter's bound. A string argument is counted
+// in the size, not as a number (counted as its length, `x|string` of a
+// 20 KB message was bounded by 20 KB times its printed size: a real
+// template refused).
+func numArg(v Value) int64 {
+	if v.kind == KindInt || v.kind == KindFloat {
+		return intArg(v)
+	}
+	return 0
+}
+
 // stringArg is v's text when it is a string, else "".
 func stringArg(v Value) string {
 	if v.kind == KindString {
@@ -417,11 +429,11 @@ func (m *meter) guard(name string, class uint8, filter bool, args []Value, kwarg
 		var size, nums int64
 		for _, a := range args {
 			size = addSat(size, printedSize(a, 0, 0, left))
-			nums = addSat(nums, intArg(a))
+			nums = addSat(nums, numArg(a))
 		}
 		for _, a := range kwargs {
 			size = addSat(size, printedSize(a, 0, 0, left))
-			nums = addSat(nums, intArg(a))
+			nums = addSat(nums, numArg(a))
 		}
 		need = addSat(mulSat(size, addSat(nums, 1)), nums)
 	}

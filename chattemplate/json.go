@@ -382,14 +382,5 @@ func pyFloat(f float64) string {
 	case math.IsInf(f, -1):
 		return "-Infinity"
 	}
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
-	if exp < -4 || exp >= 16 {
-		return e
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".") {
-		s += ".0"
-	}
-	return s
+	return jsonx.PyFloat(f)
 }

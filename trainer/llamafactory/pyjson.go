@@ -184,16 +184,7 @@ func floatRepr(f float64) string {
 	case math.IsInf(f, -1):
 		return "-inf"
 	}
-	e := strconv.FormatFloat(f, 'e', -1, 64)
-	exp, _ := strconv.Atoi(e[strings.IndexByte(e, 'e')+1:])
-	if exp < -4 || exp >= 16 {
-		return e
-	}
-	s := strconv.FormatFloat(f, 'f', -1, 64)
-	if !strings.ContainsAny(s, ".") {
-		s += ".0"
-	}
-	return s
+	return jsonx.PyFloat(f)
 }
 
 // dumps is Python's json.dumps(v, ensure_ascii=False), with indent when

@@ -314,7 +314,7 @@ func (o *dumpOpts) strRunes(b *strings.Builder, s string) {
 	for _, r := range s {
 		switch {
 		case r < 0x20 || r == '"' || r == '\\':
-			escape(b, r)
+			jsonx.PyEscape(b, r)
 		case o.ascii && r > 0x7e: // Python escapes all but " " to "~"
 			if r > 0xffff {
 				r -= 0x10000
@@ -329,29 +329,6 @@ func (o *dumpOpts) strRunes(b *strings.Builder, s string) {
 	b.WriteByte('"')
 }
 
-// escape writes '"', '\\' or a control character below U+0020 as
-// json.dumps does.
-func escape(b *strings.Builder, r rune) {
-	switch r {
-	case '"':
-		b.WriteString(`\"`)
-	case '\\':
-		b.WriteString(`\\`)
-	case '\n':
-		b.WriteString(`\n`)
-	case '\r':
-		b.WriteString(`\r`)
-	case '\t':
-		b.WriteString(`\t`)
-	case '\b':
-		b.WriteString(`\b`)
-	case '\f':
-		b.WriteString(`\f`)
-	default:
-		fmt.Fprintf(b, `\u%04x`, r)
-	}
-}
-
 // strUTF8 is str for valid UTF-8 with ensure_ascii=False: everything but
 // '"', '\\' and the control characters below U+0020 is written as it is,
 // so runs of such bytes are copied whole.
@@ -362,7 +339,7 @@ func (o *dumpOpts) strUTF8(b *strings.Builder, s string) {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
 			b.WriteString(s[start:i])
-			escape(b, rune(c))
+			jsonx.PyEscape(b, rune(c))
 			start = i + 1
 		}
 	}

@@ -22,3 +22,31 @@ func PyFloat(f float64) string {
 	}
 	return s
 }
+
+// PyEscape writes r as Python's json.dumps escapes it inside a string:
+// '"' and '\\' with a backslash, \n \r \t \b \f by name, any other
+// character below U+0020 as \u00XX. The caller writes every other
+// character (as itself, or as \uXXXX under ensure_ascii).
+func PyEscape(b *strings.Builder, r rune) {
+	switch r {
+	case '"':
+		b.WriteString(`\"`)
+	case '\\':
+		b.WriteString(`\\`)
+	case '\n':
+		b.WriteString(`\n`)
+	case '\r':
+		b.WriteString(`\r`)
+	case '\t':
+		b.WriteString(`\t`)
+	case '\b':
+		b.WriteString(`\b`)
+	case '\f':
+		b.WriteString(`\f`)
+	default:
+		const hex = "0123456789abcdef"
+		b.WriteString(`\u00`)
+		b.WriteByte(hex[r>>4&0xf])
+		b.WriteByte(hex[r&0xf])
+	}
+}

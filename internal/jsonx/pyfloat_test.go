@@ -1,6 +1,9 @@
 package jsonx
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // Python 3: repr(x) for each x.
 func TestPyFloat(t *testing.T) {
@@ -10,6 +13,20 @@ func TestPyFloat(t *testing.T) {
 	} {
 		if got := PyFloat(f); got != want {
 			t.Errorf("PyFloat(%v) = %s, want %s", f, got, want)
+		}
+	}
+}
+
+// Python 3: json.dumps(chr(r))[1:-1] for each r.
+func TestPyEscape(t *testing.T) {
+	for r, want := range map[rune]string{
+		'"': `\"`, '\\': `\\`, '\n': `\n`, '\r': `\r`, '\t': `\t`, '\b': `\b`, '\f': `\f`,
+		0: `\u0000`, 0x1b: `\u001b`, 0x1f: `\u001f`, 0x0b: `\u000b`,
+	} {
+		var b strings.Builder
+		PyEscape(&b, r)
+		if b.String() != want {
+			t.Errorf("PyEscape(%U) = %s, want %s", r, b.String(), want)
 		}
 	}
 }

@@ -274,27 +274,10 @@ func closeSep(b *strings.Builder, indent, depth int) {
 func writeString(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	for _, r := range s {
-		switch r {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\b':
-			b.WriteString(`\b`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			if r < 0x20 {
-				fmt.Fprintf(b, `\u%04x`, r)
-			} else {
-				b.WriteRune(r)
-			}
+		if r == '"' || r == '\\' || r < 0x20 {
+			jsonx.PyEscape(b, r)
+		} else {
+			b.WriteRune(r)
 		}
 	}
 	b.WriteByte('"')

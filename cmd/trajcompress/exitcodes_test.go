@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trajcompress/trajcompress/internal/crash"
 )
 
 // A panic (a bug of ours) exits 1 with one line saying so and where the
@@ -61,5 +63,23 @@ func TestBadFlagValueIsOneLine(t *testing.T) {
 	var stderr bytes.Buffer
 	if code := run(context.Background(), []string{"compress", "-h"}, nil, io.Discard, &stderr); code != exitOK || !strings.HasPrefix(stderr.String(), "Usage: trajcompress compress") || strings.Count(stderr.String(), "\n") < 50 {
 		t.Fatalf("-h: exit %d, stderr %d lines", code, strings.Count(stderr.String(), "\n"))
+	}
+}
+
+// A panic in a run's first task aborts the run, which removes its run
+// directory (no task finished): the stack goes to the temporary directory
+// instead of being lost.
+func TestCrashStackFallsBackToTempDir(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	var stderr bytes.Buffer
+	reportCrash(&crash.Error{Value: "boom", Stack: []byte("goroutine 1 [running]:"), Dir: filepath.Join(tmp, "removed-run-dir")}, &stderr)
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	path, ok := strings.CutPrefix(lines[len(lines)-1], "trajcompress: stack trace written to ")
+	if !ok || filepath.Dir(path) != tmp {
+		t.Fatalf("stderr:\n%s\nwant the stack written to %s", &stderr, tmp)
+	}
+	if b, err := os.ReadFile(path); err != nil || !bytes.Contains(b, []byte("panic: boom")) {
+		t.Fatalf("%s: %q, %v", path, b, err)
 	}
 }

@@ -234,15 +234,20 @@ func exitCode(err error, stderr io.Writer) int {
 // directory.
 func reportCrash(ce *crash.Error, stderr io.Writer) {
 	fmt.Fprintln(stderr, "trajcompress:", ce)
-	dir := ce.Dir
-	if dir == "" {
-		dir = os.TempDir()
-	}
 	name := fmt.Sprintf("trajcompress-crash-%s-%d.txt", time.Now().UTC().Format("20060102T150405Z"), os.Getpid())
-	path := filepath.Join(dir, name)
-	if err := os.WriteFile(path, fmt.Appendf(nil, "trajcompress %s\npanic: %v\n\n%s", version, ce.Value, ce.Stack), 0o644); err != nil {
-		fmt.Fprintf(stderr, "trajcompress: the stack trace could not be written (%v):\n%s", err, ce.Stack)
-		return
+	body := fmt.Appendf(nil, "trajcompress %s\npanic: %v\n\n%s", version, ce.Value, ce.Stack)
+	var err error
+	// The run directory, unless the aborted run removed it (no task had
+	// finished): then the temporary directory.
+	for _, dir := range []string{ce.Dir, os.TempDir()} {
+		if dir == "" {
+			continue
+		}
+		path := filepath.Join(dir, name)
+		if err = os.WriteFile(path, body, 0o644); err == nil {
+			fmt.Fprintln(stderr, "trajcompress: stack trace written to", path)
+			return
+		}
 	}
-	fmt.Fprintln(stderr, "trajcompress: stack trace written to", path)
+	fmt.Fprintf(stderr, "trajcompress: the stack trace could not be written (%v):\n%s", err, ce.Stack)
 }

@@ -254,6 +254,9 @@ func (c *LlamaFactoryCounter) CountContext(ctx context.Context, v trainview.View
 // datetime.now(), in its local zone, "%d %b %Y") from now: the run's
 // recorded time, so that a count does not depend on the day a task runs.
 func (c *LlamaFactoryCounter) SetClock(now func() time.Time) {
+	if now == nil { // a run directory from before the time was recorded: today's date, as before
+		return
+	}
 	o := c.opts
 	o.Date = now().Format("02 Jan 2006")
 	if r, err := llamafactory.New(o); err == nil { // the options New accepted before

@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // Limits bounds one render. A zero field is no bound.
@@ -325,7 +326,7 @@ var callClasses = map[string]uint8{
 	"dict.get": constCall | cheapCall | refCall,
 	"trim":     cheapCall | refCall, "select": cheapCall, "reject": cheapCall, "selectattr": cheapCall,
 	"rejectattr": cheapCall, "items": cheapCall, "dictsort": cheapCall, "max": cheapCall | refCall,
-	"min": cheapCall | refCall, "sum": cheapCall, "wordcount": cheapCall, "reverse": cheapCall,
+	"min": cheapCall | refCall, "wordcount": cheapCall, "reverse": cheapCall,
 	"sort": cheapCall, "unique": cheapCall, "lower": cheapCall, "upper": cheapCall, "title": cheapCall,
 	"capitalize": cheapCall, "escape": cheapCall, "e": cheapCall, "range": cheapCall,
 	"from_json": cheapCall, "fromjson": cheapCall,
@@ -371,9 +372,31 @@ func (m *meter) guard(name string, class uint8, filter bool, args []Value, kwarg
 		if s, ok := kwargs["d"]; ok {
 			sep = m.printSize(s)
 		}
-		if args[0].kind == KindList {
-			need = addSat(need, mulSat(sep, int64(len(args[0].v.(*List).Items))))
+		// A separator between every two items: a list's items, a string's
+		// characters, a dict's keys.
+		var items int64
+		switch args[0].kind {
+		case KindList:
+			items = int64(len(args[0].v.(*List).Items))
+		case KindString:
+			items = int64(utf8.RuneCountInString(args[0].v.(string)))
+		case KindDict:
+			items = int64(len(args[0].v.(*Dict).Keys))
 		}
+		need = addSat(need, mulSat(sep, items))
+	case "sum":
+		// Python's sum adds one item at a time, so summing lists (or
+		// strings, which jinja2's sum refuses) copies the running total
+		// each time: n items make about n/2 times their total size.
+		if len(args) == 0 || args[0].kind != KindList {
+			return nil
+		}
+		items := args[0].v.(*List).Items
+		var total int64
+		for _, it := range items {
+			total = addSat(total, shallow(it))
+		}
+		need = mulSat(total, int64(len(items)+1)/2+1)
 	case "tojson":
 		if len(args) == 0 {
 			return nil

@@ -83,27 +83,9 @@ func TestViewsMatchJinja2(t *testing.T) {
 			}
 			equal, raised := 0, 0
 			for i, c := range cases {
-				var g struct {
-					Text  *string `json:"text"`
-					Error *string `json:"error"`
-				}
-				if err := json.Unmarshal(lines[i], &g); err != nil {
-					t.Fatal(err)
-				}
 				got, err := tmpl.RenderValid(c.Messages, c.Tools)
-				switch {
-				case g.Error != nil && err != nil:
-					equal++
-					raised++
-				case g.Error != nil:
-					t.Errorf("%s: rendered, jinja2 raised %q", c.Name, *g.Error)
-				case err != nil:
-					t.Errorf("%s: %v", c.Name, err)
-				case got != *g.Text:
-					t.Errorf("%s: differs from jinja2 (%d bytes against %d)", c.Name, len(got), len(*g.Text))
-				default:
-					equal++
-				}
+				eq, both := jinja2Verdict(t, c.Name, lines[i], got, err)
+				equal, raised = equal+eq, raised+both
 			}
 			t.Logf("%s: %d/%d renders equal to jinja2 (%d raised in both)", tt.name, equal, len(cases), raised)
 		})
@@ -139,4 +121,33 @@ func specialOf(t *testing.T, path string) map[string]string {
 		}
 	}
 	return out
+}
+
+// jinja2Verdict compares a render (got, err) of case name with render.py's
+// reference line for it ({"text"} or {"error"}), reporting a difference;
+// it returns 1 when they agree, and 1 in raised when both raised.
+func jinja2Verdict(t *testing.T, name string, line []byte, got string, err error) (equal, raised int) {
+	t.Helper()
+	var g struct {
+		Text  *string `json:"text"`
+		Error *string `json:"error"`
+	}
+	if jerr := json.Unmarshal(line, &g); jerr != nil {
+		t.Fatal(jerr)
+	}
+	switch {
+	case g.Error != nil && err != nil:
+		return 1, 1
+	case g.Error != nil:
+		t.Errorf("%s: rendered, jinja2 raised %q", name, *g.Error)
+	case err != nil:
+		t.Errorf("%s: %v", name, err)
+	case g.Text == nil:
+		t.Errorf("%s: the reference line has neither text nor error: %s", name, line)
+	case got != *g.Text:
+		t.Errorf("%s: differs from jinja2 (%d bytes against %d)", name, len(got), len(*g.Text))
+	default:
+		return 1, 0
+	}
+	return 0, 0
 }

@@ -63,10 +63,13 @@ type Options struct {
 	Template trainview.RecordCounter
 	// Trainer, when set (a run with a trainer's config), says what that
 	// trainer does to a row of so many tokens as Template counts them (its
-	// rules at its own limit); each observation then carries the fate of
-	// the record as read and as written (metrics.Observation.Trainer), a
-	// record Template refuses as read being "skip" both times.
-	Trainer func(tokens int) metrics.TrainerFate
+	// rules at its own limit); view returns the row's view, for a rule
+	// that looks at more than its length (which tokens are trained), and
+	// is called only by such a rule. Each observation then carries the
+	// fate of the record as read and as written
+	// (metrics.Observation.Trainer), a record Template refuses as read
+	// being "skip" both times.
+	Trainer func(tokens int, view func() (trainview.View, error)) metrics.TrainerFate
 	// Repair, when set, is given each record as read (after redaction) and
 	// returns the turns of the record made acceptable to the trainer, and
 	// the repairs made, or no repairs: the record is then read as if it
@@ -161,6 +164,9 @@ type Result struct {
 	Pairing []snap.PairProblem
 	// Fallback is set when the summary came from Options.Fallback.
 	Fallback bool
+	// read is the record as read (repaired, redacted), for the trainer's
+	// fate of it (Options.Trainer).
+	read []byte
 }
 
 // Compressor compresses one record at a time; it is safe for concurrent
@@ -293,21 +299,26 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
 	res, err := c.compressRecord(ctx, raw, pos, lim)
 	if err == nil && res.Reject == nil && c.opts.Trainer != nil {
-		res.Obs.Trainer = c.trainerFates(res.Obs)
+		res.Obs.Trainer = c.trainerFates(res)
 	}
 	return res, err
 }
 
 // trainerFates is what Options.Trainer does to the record as read and as
 // written.
-func (c *Compressor) trainerFates(o metrics.Observation) *[2]metrics.TrainerFate {
+func (c *Compressor) trainerFates(res Result) *[2]metrics.TrainerFate {
+	o := res.Obs
 	if o.TemplateError != "" && !strings.HasPrefix(o.TemplateError, "once compressed: ") {
 		skip := metrics.TrainerFate{Action: "skip"}
 		return &[2]metrics.TrainerFate{skip, skip}
 	}
-	f := [2]metrics.TrainerFate{c.opts.Trainer(o.TokensBefore), c.opts.Trainer(o.TokensBefore)}
+	view := func(raw []byte) func() (trainview.View, error) {
+		return func() (trainview.View, error) { return c.mapper.Record(raw) }
+	}
+	f := [2]metrics.TrainerFate{c.opts.Trainer(o.TokensBefore, view(res.read)), {}}
+	f[1] = f[0]
 	if !o.Outcome.Unchanged() {
-		f[1] = c.opts.Trainer(o.TokensAfter)
+		f[1] = c.opts.Trainer(o.TokensAfter, view(res.Out))
 	}
 	if len(o.Repairs) > 0 {
 		f[0] = metrics.TrainerFate{Action: "skip"} // as read, before its repair
@@ -502,7 +513,7 @@ func (c *Compressor) releaseHeld(j *job) {
 
 // unchanged is the result of a record written as it came in (its secrets
 // redacted).
-func (j *job) unchanged() Result { return Result{Out: j.raw, Obs: j.obs} }
+func (j *job) unchanged() Result { return Result{Out: j.raw, Obs: j.obs, read: j.raw} }
 
 // prepassSaved is the tokens the prepass saved, all steps.
 func (j *job) prepassSaved() int {
@@ -1065,7 +1076,7 @@ func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Res
 		j.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
 		return j.unchanged(), nil
 	}
-	res := Result{Out: j.raw, Pairing: pairing, Fallback: j.obs.Fallback}
+	res := Result{Out: j.raw, Pairing: pairing, Fallback: j.obs.Fallback, read: j.raw}
 	if c.opts.DryRun {
 		res.Obs = j.obs
 		return res, nil

@@ -117,7 +117,7 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 		if spec.Source == "" {
 			limit = cfg.Compression.TargetMaxTokens // --trainer without a config: the target is its limit
 		}
-		opts.Trainer = TrainerRule(spec, limit)
+		opts.Trainer = TrainerRule(spec, rc, limit)
 		if lf, ok := rc.(*LlamaFactoryCounter); ok && !cfg.Tokenizer.NoRepair {
 			opts.Repair = lf.Repair
 		}

@@ -64,15 +64,25 @@ func FateOf(s *trainercfg.Spec, rc trainview.RecordCounter, v trainview.View, li
 	if err != nil {
 		return Fate{}, err
 	}
+	return fateAt(s, rc, n, limit, func() (trainview.View, error) { return v, nil }), nil
+}
+
+// fateAt is what trainer s does to a row of n tokens as rc counts it, at
+// limit; view returns the row's view, asked for only when the fate
+// depends on which of its tokens are trained.
+func fateAt(s *trainercfg.Spec, rc trainview.RecordCounter, n, limit int, view func() (trainview.View, error)) Fate {
 	f := Fate{Tokens: n}
-	if limit <= 0 || n <= limit {
-		return f, nil
-	}
-	over := n - limit
 	kind := trainercfg.HF
 	if s != nil {
 		kind = s.Kind
 	}
+	if kind == trainercfg.TRL && s.Packing && limit > 0 {
+		return trlPacked(s, f, limit)
+	}
+	if limit <= 0 || n <= limit {
+		return f
+	}
+	over := n - limit
 	switch kind {
 	case trainercfg.Axolotl:
 		switch s.Over {
@@ -93,66 +103,116 @@ func FateOf(s *trainercfg.Spec, rc trainview.RecordCounter, v trainview.View, li
 			where = "the first"
 		}
 		f.Why = fmt.Sprintf("TRL cuts it to max_length %d: %s %d of %d tokens lost", limit, where, over, n)
-		if s.AssistantOnlyLoss && s.Over == trainercfg.OverTruncate {
-			if p, ok := promptPrefix(rc, v); ok && p >= limit {
-				f.Action, f.Lost = trainercfg.OverDrop, n
-				f.Why = fmt.Sprintf("TRL drops it: cut to max_length %d, no trained token is left (the first assistant turn starts after token %d)", limit, p)
-			}
+		if s.AssistantOnlyLoss {
+			trlDrop(s, rc, &f, limit, view)
 		}
 	default:
 		f.Action, f.Lost = "over", over
 		f.Why = fmt.Sprintf("%d tokens once templated, over --max-length %d by %d", n, limit, over)
 	}
-	return f, nil
+	return f
 }
 
-// promptPrefix counts the messages of v before its first assistant
-// message: no token before that count is trained under TRL's
-// assistant_only_loss (its training templates are prefix-preserving, so
+// trlPacked is TRL's fate of a row under packing (trl/trainer/sft_trainer.py,
+// _prepare_dataset, lines 1571–1615, and trl/data_utils.py, pack_dataset,
+// at commit f2cd5771): no truncation by truncation_mode and no drop of a
+// row left with no trained token (both are skipped under packing); bfd
+// cuts a row over max_length at the end (_pack_bfd, on_seq_length_overflow
+// truncate: the overflow is discarded), bfd_split splits it into pieces of
+// max_length trained as separate sequences (no token lost), wrapped
+// concatenates all rows and cuts every max_length tokens (no token lost;
+// a row over max_length is always split, a shorter one may be).
+func trlPacked(s *trainercfg.Spec, f Fate, limit int) Fate {
+	n := f.Tokens
+	if n <= limit {
+		return f
+	}
+	switch s.PackingStrategy {
+	case "bfd_split", "wrapped":
+		f.Action = trainercfg.OverSplit
+		f.Why = fmt.Sprintf("TRL packing (%s) splits it: %d tokens, over max_length %d, trained as %d sequences without the context before each cut", s.PackingStrategy, n, limit, (n+limit-1)/limit)
+	default:
+		f.Action, f.Lost = trainercfg.OverTruncate, n-limit
+		f.Why = fmt.Sprintf("TRL packing (bfd) cuts it to max_length %d: the last %d of %d tokens lost", limit, n-limit, n)
+	}
+	return f
+}
+
+// trlDrop makes f, a row TRL cuts under assistant_only_loss, a drop when
+// no trained token is left after the cut (sft_trainer.py, lines 1591–1597):
+// under keep_start, when its first assistant turn starts at or after
+// limit; under keep_end, when its last assistant turn ends at or before
+// the first token kept. The training templates mark the assistant turns
+// ({% generation %}) and are prefix-preserving, so the rendering of the
+// messages before an assistant turn (through it) is where its trained
+// tokens start (end).
+func trlDrop(s *trainercfg.Spec, rc trainview.RecordCounter, f *Fate, limit int, view func() (trainview.View, error)) {
+	v, err := view()
+	if err != nil {
+		return
+	}
+	n := f.Tokens
+	if s.Over == trainercfg.OverTruncateStart {
+		if e, ok := assistantBound(rc, v, true); ok && e <= n-limit {
+			f.Action, f.Lost = trainercfg.OverDrop, n
+			f.Why = fmt.Sprintf("TRL drops it: cut to its last max_length %d tokens, no trained token is left (the last assistant turn ends at token %d of %d)", limit, e, n)
+		}
+		return
+	}
+	if p, ok := assistantBound(rc, v, false); ok && p >= limit {
+		f.Action, f.Lost = trainercfg.OverDrop, n
+		f.Why = fmt.Sprintf("TRL drops it: cut to max_length %d, no trained token is left (the first assistant turn starts after token %d)", limit, p)
+	}
+}
+
+// assistantBound counts the messages of v before its first assistant
+// message (last false), or through its last one (last true): under TRL's
+// assistant_only_loss no token before the first count, or after the
+// second, is trained (its training templates are prefix-preserving, so
 // the rendering of the first messages is the start of the whole's).
-func promptPrefix(rc trainview.RecordCounter, v trainview.View) (int, bool) {
+func assistantBound(rc trainview.RecordCounter, v trainview.View, last bool) (int, bool) {
 	m := v.Messages
+	var cut []byte
 	for _, e := range jsonx.Elements(m, jsonx.SkipSpace(m, 0)) {
 		role, ok := jsonx.Lookup(m[e[0]:e[1]], "role")
 		if !ok || string(role) != `"assistant"` {
 			continue
 		}
-		prefix := append(append([]byte(nil), m[:e[0]]...), ']')
-		// m[:e[0]] ends with "[" or a comma after the previous message.
-		for i := len(prefix) - 2; i >= 0 && (prefix[i] == ',' || jsonx.IsSpace(prefix[i])); i-- {
-			if prefix[i] == ',' {
-				prefix = append(prefix[:i], ']')
-				break
+		if !last {
+			cut = append(append([]byte(nil), m[:e[0]]...), ']')
+			// m[:e[0]] ends with "[" or a comma after the previous message.
+			for i := len(cut) - 2; i >= 0 && (cut[i] == ',' || jsonx.IsSpace(cut[i])); i-- {
+				if cut[i] == ',' {
+					cut = append(cut[:i], ']')
+					break
+				}
 			}
+			break
 		}
-		n, err := rc.CountCached(trainview.View{Messages: prefix, Tools: v.Tools}, nil)
-		return n, err == nil
+		cut = append(append([]byte(nil), m[:e[1]]...), ']')
 	}
-	return 0, false
+	if cut == nil {
+		return 0, false
+	}
+	n, err := rc.CountCached(trainview.View{Messages: cut, Tools: v.Tools}, nil)
+	return n, err == nil
 }
 
-// TrainerRule is what trainer s does to a row of n tokens, as its count
-// says, at limit, for the run's metrics: over the limit, LLaMA-Factory
-// cuts (infer_seqlen loses at least the tokens over it: Lost counts
-// those), axolotl drops (the whole row lost) or truncates, TRL truncates
-// (its drop of a row with no trained token left is validate's, which
-// renders the prompt; not counted here).
-func TrainerRule(s *trainercfg.Spec, limit int) func(n int) metrics.TrainerFate {
-	return func(n int) metrics.TrainerFate {
-		if limit <= 0 || n <= limit {
-			return metrics.TrainerFate{}
-		}
-		switch s.Kind {
-		case trainercfg.LlamaFactory:
-			return metrics.TrainerFate{Action: trainercfg.OverCut, Lost: n - limit}
-		case trainercfg.Axolotl:
-			if s.Over == trainercfg.OverTruncate {
-				return metrics.TrainerFate{Action: s.Over, Lost: n - limit}
+// TrainerRule is what trainer s, counting with rc, does to a row of n
+// tokens at limit, for the run's metrics (the rules of [FateOf]; view is
+// the row's, asked for only when the fate depends on which tokens are
+// trained: TRL's drop of a row left with no trained token). Over the
+// limit, LLaMA-Factory cuts (infer_seqlen loses at least the tokens over
+// it: Lost counts those; the exact pairs are validate's).
+func TrainerRule(s *trainercfg.Spec, rc trainview.RecordCounter, limit int) func(n int, view func() (trainview.View, error)) metrics.TrainerFate {
+	return func(n int, view func() (trainview.View, error)) metrics.TrainerFate {
+		if s.Kind == trainercfg.LlamaFactory {
+			if limit <= 0 || n <= limit {
+				return metrics.TrainerFate{}
 			}
-			return metrics.TrainerFate{Action: s.Over, Lost: n}
-		case trainercfg.TRL:
-			return metrics.TrainerFate{Action: s.Over, Lost: n - limit}
+			return metrics.TrainerFate{Action: trainercfg.OverCut, Lost: n - limit}
 		}
-		return metrics.TrainerFate{Action: "over", Lost: n - limit}
+		f := fateAt(s, rc, n, limit, view)
+		return metrics.TrainerFate{Action: f.Action, Lost: f.Lost}
 	}
 }

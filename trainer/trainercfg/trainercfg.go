@@ -14,13 +14,17 @@
 //   - an axolotl YAML: base_model (tokenizer_config when given),
 //     chat_template (default tokenizer_default) and chat_template_jinja,
 //     sequence_len (default 512), excess_length_strategy (drop, truncate,
-//     raise; default drop), and per dataset its type, field_messages,
-//     field_tools, message_property_mappings (and the older
-//     message_field_role / message_field_content), message_field_training,
-//     roles_to_train, chat_template and chat_template_jinja;
+//     raise; default drop), sample_packing, train_on_inputs, eot_tokens,
+//     and per dataset its type, field_messages, field_tools,
+//     message_property_mappings (and the older message_field_role /
+//     message_field_content), roles, message_field_training,
+//     message_field_training_detail, roles_to_train (default
+//     [assistant]), train_on_eos (default turn), train_on_eot,
+//     drop_system_message, chat_template and chat_template_jinja;
 //   - a TRL `trl sft --config` YAML: model_name_or_path, max_length
 //     (default 1024; null is no limit), truncation_mode (keep_start,
-//     keep_end), assistant_only_loss, chat_template_path, packing.
+//     keep_end), assistant_only_loss, chat_template_path, packing,
+//     packing_strategy (bfd, bfd_split, wrapped; default bfd).
 //
 // Which trainer a file is for is told by its keys (cutoff_len or template:
 // LLaMA-Factory; base_model, sequence_len or datasets: axolotl; max_length
@@ -84,6 +88,10 @@ const (
 	OverTruncateStart = "truncate_start"
 	// OverRaise: axolotl's excess_length_strategy raise (the run stops).
 	OverRaise = "raise"
+	// OverSplit: TRL's packing_strategy bfd_split or wrapped: the row is
+	// trained as pieces of the limit, no token lost but the context before
+	// each cut.
+	OverSplit = "split"
 )
 
 // Spec is what a training config says about the length of a row.
@@ -127,21 +135,43 @@ type Spec struct {
 
 	// TRL (SFTConfig).
 	AssistantOnlyLoss bool
+	// PackingStrategy is TRL's packing_strategy under packing: bfd (the
+	// default), bfd_split or wrapped.
+	PackingStrategy string
+
+	// SamplePacking is axolotl's sample_packing: the rows with no trained
+	// token are then dropped (process_datasets_for_packing).
+	SamplePacking bool
+	// EOTTokens is axolotl's eot_tokens (nil: the tokenizer's eos token).
+	EOTTokens []string
 
 	// Unknown lists the top-level keys the trainer does not read, sorted.
 	Unknown []string
 }
 
-// Dataset is an axolotl dataset entry's mapping of a row's messages.
+// Dataset is an axolotl dataset entry's mapping of a row's messages and
+// of which of its tokens are trained.
 type Dataset struct {
 	Type          string            // chat_template, or another prompt strategy
 	FieldMessages string            // default "messages"
 	FieldTools    string            // default "tools"
 	Mappings      map[string]string // message_property_mappings: role, content → the row's keys
-	FieldTraining string            // message_field_training: a per-message training flag
-	RolesToTrain  []string          // default [assistant]
-	TemplateName  string            // the dataset's own chat_template, if any
-	TemplateJinja string            // the dataset's own chat_template_jinja, if any
+	// Roles is the dataset's roles: each role the template is given, with
+	// the row's roles mapped to it (nil: axolotl's default mapping).
+	Roles map[string][]string
+	// FieldTraining and FieldTrainingDetail are message_field_training
+	// (a per-message training flag) and message_field_training_detail
+	// (per-message character ranges trained or not).
+	FieldTraining, FieldTrainingDetail string
+	RolesToTrain                       []string // default [assistant]
+	// TrainOnEOS and TrainOnEOT are train_on_eos (default turn) and
+	// train_on_eot (default: train_on_eos's): turn, all, last or none.
+	TrainOnEOS, TrainOnEOT string
+	DropSystemMessage      bool
+	TemplateName           string // the dataset's own chat_template, if any
+	TemplateJinja          string // the dataset's own chat_template_jinja, if any
+	// TrainOnInputs is the config's train_on_inputs (a top-level key,
+	// which axolotl passes to every dataset's strategy).
 	TrainOnInputs bool
 }
 
@@ -158,9 +188,9 @@ func Defaults(kind Kind, model, template string) Spec {
 		if template != "" && template != "auto" {
 			s.Template, s.TemplateJinja = "jinja", template
 		}
-		s.Dataset = Dataset{Type: "chat_template", FieldMessages: "messages", FieldTools: "tools", RolesToTrain: []string{"assistant"}}
+		s.Dataset = Dataset{Type: "chat_template", FieldMessages: "messages", FieldTools: "tools", RolesToTrain: []string{"assistant"}, TrainOnEOS: "turn", TrainOnEOT: "turn"}
 	case TRL:
-		s.Limit, s.Over = 1024, OverTruncate
+		s.Limit, s.Over, s.PackingStrategy = 1024, OverTruncate, "bfd"
 		if template != "auto" {
 			s.TemplateJinja = template
 		}
@@ -249,7 +279,10 @@ func Parse(file string, b []byte, kind Kind) (Spec, error) {
 		default:
 			r.fail("excess_length_strategy", fmt.Sprintf("%q is not drop, truncate or raise", ex))
 		}
+		s.SamplePacking = r.bool("sample_packing", false)
+		s.EOTTokens = r.strs("eot_tokens")
 		s.Dataset = r.dataset(s.Dataset)
+		s.Dataset.TrainOnInputs = r.bool("train_on_inputs", false)
 		if s.Dataset.TemplateName != "" {
 			s.Template = s.Dataset.TemplateName
 		}
@@ -275,6 +308,14 @@ func Parse(file string, b []byte, kind Kind) (Spec, error) {
 		s.AssistantOnlyLoss = r.bool("assistant_only_loss", false)
 		s.TemplateJinja = r.str("chat_template_path", "")
 		s.Packing = r.bool("packing", false)
+		switch ps := r.str("packing_strategy", "bfd"); ps {
+		case "bfd", "bfd_split", "wrapped":
+			s.PackingStrategy = ps
+		case "bfd-requeue": // SFTConfig.__post_init__: renamed bfd_split
+			s.PackingStrategy = "bfd_split"
+		default:
+			r.fail("packing_strategy", fmt.Sprintf("%q is not bfd, bfd_split or wrapped", ps))
+		}
 	case HF:
 		return Spec{}, fmt.Errorf("%s: a training config is LLaMA-Factory's, axolotl's or TRL's, not hf (use --trainer hf without a config)", file)
 	}
@@ -364,6 +405,20 @@ func (r *reader) int(key string, def int) int {
 	return v
 }
 
+// strs reads a list of strings (nil when absent).
+func (r *reader) strs(key string) []string {
+	n := r.keys[key]
+	if n == nil || n.Tag == "!!null" {
+		return nil
+	}
+	var v []string
+	if n.Kind != yaml.SequenceNode || n.Decode(&v) != nil {
+		r.fail(key, "want a list of strings")
+		return nil
+	}
+	return v
+}
+
 func (r *reader) bool(key string, def bool) bool {
 	n, ok := r.scalar(key)
 	if !ok {
@@ -438,18 +493,43 @@ func (r *reader) dataset(def Dataset) Dataset {
 		}
 	}
 	d.FieldTraining = get("message_field_training")
+	d.FieldTrainingDetail = get("message_field_training_detail")
 	if l, ok := e["roles_to_train"].([]any); ok {
-		d.RolesToTrain = nil
-		for _, v := range l {
-			if s, ok := v.(string); ok {
-				d.RolesToTrain = append(d.RolesToTrain, s)
+		d.RolesToTrain = strings_(l)
+	}
+	if m, ok := e["roles"].(map[string]any); ok {
+		d.Roles = map[string][]string{}
+		for k, v := range m {
+			if l, ok := v.([]any); ok {
+				d.Roles[k] = strings_(l)
 			}
 		}
 	}
+	// train_on_eos / train_on_eot: all, turn, last or none (null is the
+	// default: axolotl drops the config's None values).
+	eos := func(k, def string) string {
+		if v, ok := e[k].(string); ok {
+			return v
+		}
+		return def
+	}
+	d.TrainOnEOS = eos("train_on_eos", "turn")
+	d.TrainOnEOT = eos("train_on_eot", d.TrainOnEOS)
+	d.DropSystemMessage, _ = e["drop_system_message"].(bool)
 	d.TemplateName = get("chat_template")
 	d.TemplateJinja = get("chat_template_jinja")
-	d.TrainOnInputs, _ = e["train_on_inputs"].(bool)
 	return d
+}
+
+// strings_ keeps the strings of a YAML list.
+func strings_(l []any) []string {
+	var out []string
+	for _, v := range l {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // DatasetAttr is what LLaMA-Factory's dataset_info.json says of one dataset

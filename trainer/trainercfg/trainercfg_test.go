@@ -53,6 +53,8 @@ chat_template: qwen3
 sequence_len: 8192
 excess_length_strategy: truncate
 sample_packing: true
+train_on_inputs: true
+eot_tokens: ["<|im_end|>"]
 datasets:
   - path: data/agent.jsonl
     type: chat_template
@@ -60,8 +62,14 @@ datasets:
     message_property_mappings:
       role: from
       content: value
+    roles:
+      user: [human]
+      assistant: [gpt, bot]
     message_field_training: train
+    message_field_training_detail: train_detail
     roles_to_train: [gpt]
+    train_on_eos: last
+    train_on_inputs: false
 `
 	s, err := Parse("ax.yml", []byte(y), "")
 	if err != nil {
@@ -75,9 +83,17 @@ datasets:
 		d.FieldTraining != "train" || !reflect.DeepEqual(d.RolesToTrain, []string{"gpt"}) || d.FieldTools != "tools" {
 		t.Errorf("dataset %+v", d)
 	}
-	// Defaults: sequence_len 512, drop.
+	// train_on_inputs is the config's (axolotl passes cfg.train_on_inputs
+	// to every dataset's strategy), train_on_eot follows train_on_eos.
+	if !s.SamplePacking || !reflect.DeepEqual(s.EOTTokens, []string{"<|im_end|>"}) || !d.TrainOnInputs || d.FieldTrainingDetail != "train_detail" ||
+		d.TrainOnEOS != "last" || d.TrainOnEOT != "last" || !reflect.DeepEqual(d.Roles, map[string][]string{"user": {"human"}, "assistant": {"gpt", "bot"}}) {
+		t.Errorf("training keys %+v %+v", s, d)
+	}
+	// Defaults: sequence_len 512, drop, roles_to_train [assistant],
+	// train_on_eos turn.
 	s, err = Parse("ax.yml", []byte("base_model: m\n"), "")
-	if err != nil || s.Limit != 512 || s.Over != OverDrop || s.Template != "tokenizer_default" {
+	if err != nil || s.Limit != 512 || s.Over != OverDrop || s.Template != "tokenizer_default" ||
+		!reflect.DeepEqual(s.Dataset.RolesToTrain, []string{"assistant"}) || s.Dataset.TrainOnEOS != "turn" || s.Dataset.TrainOnEOT != "turn" || s.SamplePacking {
 		t.Errorf("defaults: %+v %v", s, err)
 	}
 }
@@ -91,8 +107,15 @@ func TestParseTRL(t *testing.T) {
 		t.Errorf("got %+v", s)
 	}
 	s, err = Parse("trl.yaml", []byte("model_name_or_path: m\nmax_length: null\ntruncation_mode: keep_end\n"), TRL)
-	if err != nil || s.Limit != 0 || s.Over != OverTruncateStart {
+	if err != nil || s.Limit != 0 || s.Over != OverTruncateStart || s.PackingStrategy != "bfd" {
 		t.Errorf("null max_length: %+v %v", s, err)
+	}
+	// packing_strategy; bfd-requeue is bfd_split's old name.
+	for in, want := range map[string]string{"bfd_split": "bfd_split", "wrapped": "wrapped", "bfd-requeue": "bfd_split"} {
+		s, err = Parse("trl.yaml", []byte("max_length: 10\npacking: true\npacking_strategy: "+in+"\n"), "")
+		if err != nil || !s.Packing || s.PackingStrategy != want {
+			t.Errorf("packing_strategy %s: %+v %v", in, s, err)
+		}
 	}
 }
 
@@ -102,6 +125,8 @@ func TestParseErrors(t *testing.T) {
 		{"template: qwen3\nenable_thinking: maybe\n", "f.yaml:2: enable_thinking"},
 		{"cutoff_len: 10\n", "template: LLaMA-Factory needs a template"},
 		{"base_model: m\nexcess_length_strategy: keep\n", "excess_length_strategy"},
+		{"max_length: 10\npacking_strategy: ffd\n", "f.yaml:2: packing_strategy: \"ffd\" is not bfd, bfd_split or wrapped"},
+		{"base_model: m\neot_tokens: x\n", "f.yaml:2: eot_tokens: want a list of strings"},
 		{"learning_rate: 1\n", "cannot tell the trainer"},
 		{"- a\n", "a mapping"},
 		{"template: [a]\n", "f.yaml:1: template: want a single value"},

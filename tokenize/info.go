@@ -36,3 +36,17 @@ func Describe(c Counter) Info {
 	}
 	return Info{Kind: "unknown"}
 }
+
+// EncoderOf returns c's Encode (the token ids of a text, as Hugging Face
+// tokenizers' encode(text, add_special_tokens=False) for a tokenizer.json),
+// looking through a [MemoCounter]; nil for a counter that only counts
+// (chars4).
+func EncoderOf(c Counter) func(string) []int {
+	switch c := c.(type) {
+	case *MemoCounter:
+		return EncoderOf(c.c)
+	case interface{ Encode(string) []int }:
+		return c.Encode
+	}
+	return nil
+}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainer/axolotl"
 )
 
 // Counter counts a view as a trainer's tokenizer does:
@@ -23,6 +24,10 @@ type Counter struct {
 	// into the value it holds before rendering, as axolotl does
 	// ([ParseArguments]).
 	ParseArguments bool
+	// Axolotl, when set, maps the messages as axolotl does before
+	// rendering (its roles mapping, drop_system_message:
+	// axolotl.Rules.Messages).
+	Axolotl *axolotl.Rules
 }
 
 // Count renders v and counts the text's tokens; an error is the
@@ -91,6 +96,13 @@ func (c Counter) CountCached(v View, cache *Stretches) (int, error) {
 func (c Counter) CountContext(ctx context.Context, v View, cache *Stretches) (int, error) {
 	if c.ParseArguments {
 		m, err := ParseArguments(v.Messages)
+		if err != nil {
+			return 0, err
+		}
+		v.Messages = m
+	}
+	if c.Axolotl != nil {
+		m, _, err := c.Axolotl.Messages(v.Messages)
 		if err != nil {
 			return 0, err
 		}

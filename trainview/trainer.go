@@ -2,11 +2,16 @@ package trainview
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
+	"github.com/trajcompress/trajcompress/trainer/axolotl"
 )
 
 // RecordCounter counts a record's view as one trainer does before it
@@ -40,12 +45,22 @@ func (c *Counter) SetClock(now func() time.Time) { c.Template.Now = now }
 func (c *Counter) Name() string { return c.Template.Path }
 
 // Hash is the template's SHA-256 (as written in the run's manifest), and
-// "+args" when tool-call arguments are parsed first.
+// "+args" when tool-call arguments are parsed first, and a hash of
+// axolotl's role mapping when it is not the default.
 func (c *Counter) Hash() string {
+	h := c.Template.Hash
 	if c.ParseArguments {
-		return c.Template.Hash + "+args"
+		h += "+args"
 	}
-	return c.Template.Hash
+	if r := c.Axolotl; r != nil && (r.DropSystemMessage || !maps.Equal(r.Roles, axolotl.DefaultRoles)) {
+		b, _ := json.Marshal(struct {
+			R map[string]string
+			D bool
+		}{r.Roles, r.DropSystemMessage})
+		sum := sha256.Sum256(b)
+		h += "+axolotl:" + hex.EncodeToString(sum[:8])
+	}
+	return h
 }
 
 // ErrArguments is a tool call's arguments string that is not JSON, which a

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trajcompress/trajcompress/chattemplate"
+	"github.com/trajcompress/trajcompress/trainer/axolotl"
 )
 
 // TestTrainerViewsMatchJinja2 renders every real record as axolotl and TRL
@@ -22,7 +23,9 @@ import (
 //     arguments with tojson) renders both;
 //   - TRL with assistant_only_loss renders with its Qwen3 training template
 //     (trainer/trl/templates/qwen3_training.jinja, the think block in every
-//     assistant turn).
+//     assistant turn);
+//   - axolotl's named templates (chat_template: chatml, llama3, …;
+//     trainer/axolotl/templates), arguments parsed as for Qwen3's.
 func TestTrainerViewsMatchJinja2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -51,15 +54,29 @@ func TestTrainerViewsMatchJinja2(t *testing.T) {
 	if out, err := exec.Command(refPython, filepath.Join("testdata", "axolotl_args.py"), in, axIn).CombinedOutput(); err != nil {
 		t.Fatalf("axolotl_args.py: %v\n%s", err, out)
 	}
-	for _, tt := range []struct {
+	type run struct {
 		name    string
 		tmpl    *chattemplate.Template
 		args    []string
 		prepare func([]byte) ([]byte, error)
-	}{
+	}
+	runs := []run{
 		{"axolotl_qwen3", qwen3, []string{config, axIn}, ParseArguments},
 		{"trl_qwen3_training", trlTmpl, []string{config, in, trlPath}, nil},
-	} {
+	}
+	// axolotl's named templates (chat_template: NAME), with Qwen3's
+	// special tokens (the text is what is compared, not the model's).
+	for _, name := range axolotl.Templates() {
+		path := filepath.Join("..", "trainer", "axolotl", "templates", name+".jinja")
+		src, _ := axolotl.Template(name)
+		tm, err := chattemplate.Parse(path, src, qwen3.Special)
+		if err != nil {
+			t.Errorf("axolotl %s: %v", name, err)
+			continue
+		}
+		runs = append(runs, run{"axolotl_named_" + name, tm, []string{config, axIn, path}, ParseArguments})
+	}
+	for _, tt := range runs {
 		t.Run(tt.name, func(t *testing.T) {
 			cmd := exec.Command(refPython, append([]string{filepath.Join(refDir, "render.py")}, tt.args...)...)
 			cmd.Env = append(os.Environ(), "TZ=UTC", "REF_NOW="+refNow.Format(time.RFC3339))

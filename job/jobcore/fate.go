@@ -1,6 +1,7 @@
 package jobcore
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -27,6 +28,11 @@ type Fate struct {
 	Why string
 	// Repairable: a skipped row compress repairs (unless --no-repair).
 	Repairable bool
+	// Trained is the row's trained tokens where they were counted (axolotl:
+	// under sample_packing, or for a row over the limit in validate), -1
+	// otherwise; TrainedLost the trained tokens the trainer does not
+	// train on.
+	Trained, TrainedLost int
 }
 
 // Lossy says whether the trainer loses part or all of the row.
@@ -64,13 +70,14 @@ func FateOf(s *trainercfg.Spec, rc trainview.RecordCounter, v trainview.View, li
 	if err != nil {
 		return Fate{}, err
 	}
-	return fateAt(s, rc, n, limit, func() (trainview.View, error) { return v, nil }), nil
+	return fateAt(s, rc, n, limit, func() (trainview.View, error) { return v, nil }, true), nil
 }
 
 // fateAt is what trainer s does to a row of n tokens as rc counts it, at
 // limit; view returns the row's view, asked for only when the fate
-// depends on which of its tokens are trained.
-func fateAt(s *trainercfg.Spec, rc trainview.RecordCounter, n, limit int, view func() (trainview.View, error)) Fate {
+// depends on which of its tokens are trained, or, with report, to say how
+// many trained tokens a row over the limit loses.
+func fateAt(s *trainercfg.Spec, rc trainview.RecordCounter, n, limit int, view func() (trainview.View, error), report bool) Fate {
 	f := Fate{Tokens: n}
 	kind := trainercfg.HF
 	if s != nil {
@@ -79,23 +86,14 @@ func fateAt(s *trainercfg.Spec, rc trainview.RecordCounter, n, limit int, view f
 	if kind == trainercfg.TRL && s.Packing && limit > 0 {
 		return trlPacked(s, f, limit)
 	}
+	if kind == trainercfg.Axolotl {
+		return axolotlFate(s, rc, f, limit, view, report)
+	}
 	if limit <= 0 || n <= limit {
 		return f
 	}
 	over := n - limit
 	switch kind {
-	case trainercfg.Axolotl:
-		switch s.Over {
-		case trainercfg.OverTruncate:
-			f.Action, f.Lost = trainercfg.OverTruncate, over
-			f.Why = fmt.Sprintf("axolotl truncates it to sequence_len %d: the last %d of %d tokens lost", limit, over, n)
-		case trainercfg.OverRaise:
-			f.Action, f.Lost = trainercfg.OverRaise, n
-			f.Why = fmt.Sprintf("axolotl raises (excess_length_strategy raise): %d tokens, over sequence_len %d by %d", n, limit, over)
-		default:
-			f.Action, f.Lost = trainercfg.OverDrop, n
-			f.Why = fmt.Sprintf("axolotl drops it: %d tokens, over sequence_len %d by %d", n, limit, over)
-		}
 	case trainercfg.TRL:
 		f.Action, f.Lost = s.Over, over
 		where := "the last"
@@ -109,6 +107,74 @@ func fateAt(s *trainercfg.Spec, rc trainview.RecordCounter, n, limit int, view f
 	default:
 		f.Action, f.Lost = "over", over
 		f.Why = fmt.Sprintf("%d tokens once templated, over --max-length %d by %d", n, limit, over)
+	}
+	return f
+}
+
+// axolotlFate is axolotl's fate of a row of f.Tokens tokens at
+// sequence_len limit: over it, dropped (excess_length_strategy drop, the
+// default), cut at the end (truncate) or the run stops (raise)
+// (src/axolotl/utils/data/utils.py, handle_long_seq_in_dataset, line 314,
+// at commit 067b021c); then, under sample_packing, a row with no trained
+// token left is dropped (src/axolotl/utils/trainer.py,
+// process_datasets_for_packing, drop_no_trainable_tokens, lines 260–299,
+// run after the length handling, src/axolotl/utils/data/sft.py, lines
+// 347–354). Which tokens are trained is axolotl's labelling
+// (trainview.AxolotlLabeler), computed only where the fate depends on it
+// (sample_packing) or, with report, to say how many trained tokens a row
+// over the limit loses.
+func axolotlFate(s *trainercfg.Spec, rc trainview.RecordCounter, f Fate, limit int, view func() (trainview.View, error), report bool) Fate {
+	n := f.Tokens
+	over := limit > 0 && n > limit
+	var tr trainview.Trained
+	have := false
+	if s.SamplePacking || (over && report) {
+		if tc, ok := rc.(*trainview.Counter); ok {
+			if l, ok := AxolotlLabeler(s, tc); ok {
+				if v, err := view(); err == nil {
+					if tr, err = l.Trained(context.Background(), v); err == nil {
+						have = true
+					}
+				}
+			}
+		}
+	}
+	f.Trained = -1
+	if have {
+		f.Trained = tr.Count()
+	}
+	noTrained := func(left int, how string) {
+		f.Action, f.Lost, f.TrainedLost = trainercfg.OverDrop, n, f.Trained
+		f.Why = fmt.Sprintf("axolotl drops it (sample_packing drops a row with no trained token): %d tokens, %d trained%s", n, left, how)
+	}
+	if !over {
+		if s.SamplePacking && have && tr.Count() == 0 {
+			noTrained(0, "")
+		}
+		return f
+	}
+	trained := ""
+	if have {
+		trained = fmt.Sprintf(", %d trained", tr.Count())
+	}
+	switch s.Over {
+	case trainercfg.OverTruncate:
+		f.Action, f.Lost = trainercfg.OverTruncate, n-limit
+		f.Why = fmt.Sprintf("axolotl truncates it to sequence_len %d: the last %d of %d tokens lost", limit, n-limit, n)
+		if have {
+			kept := tr.Within(0, limit)
+			f.TrainedLost = tr.Count() - kept
+			f.Why += fmt.Sprintf(", %d of its %d trained", f.TrainedLost, tr.Count())
+			if s.SamplePacking && kept == 0 {
+				noTrained(0, fmt.Sprintf(" once truncated to sequence_len %d", limit))
+			}
+		}
+	case trainercfg.OverRaise:
+		f.Action, f.Lost = trainercfg.OverRaise, n
+		f.Why = fmt.Sprintf("axolotl raises (excess_length_strategy raise): %d tokens%s, over sequence_len %d by %d", n, trained, limit, n-limit)
+	default:
+		f.Action, f.Lost, f.TrainedLost = trainercfg.OverDrop, n, max(f.Trained, 0)
+		f.Why = fmt.Sprintf("axolotl drops it: %d tokens%s, over sequence_len %d by %d", n, trained, limit, n-limit)
 	}
 	return f
 }
@@ -212,7 +278,7 @@ func TrainerRule(s *trainercfg.Spec, rc trainview.RecordCounter, limit int) func
 			}
 			return metrics.TrainerFate{Action: trainercfg.OverCut, Lost: n - limit}
 		}
-		f := fateAt(s, rc, n, limit, view)
+		f := fateAt(s, rc, n, limit, view, false)
 		return metrics.TrainerFate{Action: f.Action, Lost: f.Lost}
 	}
 }

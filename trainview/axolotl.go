@@ -1,0 +1,269 @@
+package trainview
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/trajcompress/trajcompress/internal/jsonx"
+	"github.com/trajcompress/trajcompress/trainer/axolotl"
+)
+
+// Trained is which tokens of a row a trainer trains on: the row's length
+// and its trained token positions, as spans [start, end) in order.
+type Trained struct {
+	Tokens int
+	Spans  [][2]int
+}
+
+// Count is the number of trained tokens.
+func (t Trained) Count() int { return t.Within(0, t.Tokens) }
+
+// Within counts the trained tokens at positions [from, to).
+func (t Trained) Within(from, to int) int {
+	n := 0
+	for _, s := range t.Spans {
+		a, b := max(s[0], from), min(s[1], to)
+		if b > a {
+			n += b - a
+		}
+	}
+	return n
+}
+
+// AxolotlLabeler finds the tokens axolotl trains on in a row, as its
+// chat_template strategy sets the labels
+// (src/axolotl/prompt_strategies/chat_template.py at commit 067b021c,
+// ChatTemplateStrategy._tokenize_single_prompt, lines 481–646, and
+// find_turn, lines 663–782): for each message it trains (or each message
+// when train_on_eos or train_on_eot is all), the conversation up to it is
+// rendered twice, once with its content replaced by "[[dummy_message]]"
+// (and its other keys, tool calls among them, left out), and the tokens
+// where the two renderings differ, counted from the start and from the
+// end, are its span, applied at those positions to the whole row's
+// tokens; the end-of-turn (eot_tokens) and eos token found within 3
+// tokens after the span are trained under turn (for a trained message),
+// all, or last (the last one found). A message whose span cannot be found
+// (empty content: the renderings do not differ) trains nothing.
+//
+// A message with a training_detail trains, of its span, the tokens of its
+// trained character ranges; axolotl maps the ranges to tokens by the
+// content's offsets tokenized alone, which is not held here: each trained
+// range counts the tokens of its text tokenized alone, from the span's
+// start (a token straddling two ranges may be counted where axolotl masks
+// it).
+type AxolotlLabeler struct {
+	// Counter is the row's counter (its template, arguments parsed).
+	Counter *Counter
+	Rules   axolotl.Rules
+	// Encode returns a text's token ids (tokenize.EncoderOf).
+	Encode func(string) []int
+	// EOS is the eos token's id (-1: none), EOT the ids of eot_tokens
+	// (default: the eos token).
+	EOS int
+	EOT []int
+	// Mistral is set for a tokenizer whose name_or_path holds "mistral":
+	// find_turn finds no span for a first system message then.
+	Mistral bool
+}
+
+// Trained finds the trained tokens of v.
+func (l AxolotlLabeler) Trained(ctx context.Context, v View) (Trained, error) {
+	msgs := v.Messages
+	if l.Counter.ParseArguments {
+		m, err := ParseArguments(msgs)
+		if err != nil {
+			return Trained{}, err
+		}
+		msgs = m
+	}
+	msgs, ms, err := l.Rules.Messages(msgs)
+	if err != nil {
+		return Trained{}, err
+	}
+	ids, err := l.encode(ctx, msgs, v.Tools)
+	if err != nil {
+		return Trained{}, err
+	}
+	labels := make([]bool, len(ids))
+	elems := jsonx.Elements(msgs, jsonx.SkipSpace(msgs, 0))
+	lastEOS, lastEOT := -1, -1
+	r := l.Rules
+	for i, m := range ms {
+		if !m.Train && r.TrainOnEOS != "all" && r.TrainOnEOT != "all" {
+			continue
+		}
+		start, end, err := l.findTurn(ctx, msgs, elems, i, m.Role, v.Tools)
+		if err != nil {
+			return Trained{}, err
+		}
+		if m.Train && start != -1 && end != -1 {
+			if m.Detail != nil {
+				l.detail(labels, start, msgs[elems[i][0]:elems[i][1]], m.Detail)
+			} else {
+				for k := start; k < end && k < len(labels); k++ {
+					labels[k] = true
+				}
+			}
+		}
+		for _, sp := range []struct {
+			ids  func(int) bool
+			opt  string
+			last *int
+		}{
+			{func(id int) bool { return containsInt(l.EOT, id) }, r.TrainOnEOT, &lastEOT},
+			{func(id int) bool { return l.EOS >= 0 && id == l.EOS }, r.TrainOnEOS, &lastEOS},
+		} {
+			idx := findFrom(ids, end, sp.ids)
+			if idx != -1 && abs(idx-end) <= 3 {
+				*sp.last = idx
+				if sp.opt == "all" || (sp.opt == "turn" && m.Train) {
+					labels[idx] = true
+				}
+			}
+		}
+	}
+	if r.TrainOnEOT == "last" && lastEOT != -1 {
+		labels[lastEOT] = true
+	}
+	if r.TrainOnEOS == "last" && lastEOS != -1 {
+		labels[lastEOS] = true
+	}
+	t := Trained{Tokens: len(ids)}
+	for i := 0; i < len(labels); {
+		if !labels[i] {
+			i++
+			continue
+		}
+		j := i
+		for j < len(labels) && labels[j] {
+			j++
+		}
+		t.Spans = append(t.Spans, [2]int{i, j})
+		i = j
+	}
+	return t, nil
+}
+
+// findFrom is find_first_eos_token / find_first_eot_token: the first
+// index from start whose id matches, or -1. Python's range(start, …) with
+// start -1 (a message whose span was not found) looks at the last token
+// first, and a match there is returned as -1, "not found".
+func findFrom(ids []int, start int, match func(int) bool) int {
+	if start == -1 {
+		if len(ids) > 0 && match(ids[len(ids)-1]) {
+			return -1
+		}
+		start = 0
+	}
+	for i := start; i < len(ids); i++ {
+		if match(ids[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// findTurn is find_turn for message i: the span of its tokens, or -1, -1.
+func (l AxolotlLabeler) findTurn(ctx context.Context, msgs []byte, elems [][2]int, i int, role string, tools []byte) (int, int, error) {
+	if i == 0 && role == "system" && l.Mistral {
+		return -1, -1, nil
+	}
+	prefix := []byte{'['}
+	if i > 0 {
+		prefix = append(prefix, msgs[elems[0][0]:elems[i-1][1]]...)
+		prefix = append(prefix, ',')
+	}
+	dummy := append([]byte(nil), prefix...)
+	dummy = append(dummy, `{"role":`...)
+	if _, ok := jsonx.Lookup(msgs[elems[i][0]:elems[i][1]], "role"); ok {
+		dummy = jsonx.AppendString(dummy, role)
+	} else {
+		dummy = append(dummy, "null"...)
+	}
+	dummy = append(dummy, `,"content":"[[dummy_message]]"}]`...)
+	full := append(prefix, msgs[elems[i][0]:elems[i][1]]...)
+	full = append(full, ']')
+	d, err := l.encode(ctx, dummy, tools)
+	if err != nil {
+		return 0, 0, err
+	}
+	f, err := l.encode(ctx, full, tools)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(f) == 0 || len(d) == 0 {
+		return -1, -1, nil
+	}
+	n := min(len(d), len(f))
+	start := -1
+	for k := 0; k < n; k++ {
+		if d[k] != f[k] {
+			start = k
+			break
+		}
+	}
+	if start == -1 {
+		return -1, -1, nil
+	}
+	end := -1
+	for k := 0; k < n; k++ {
+		if d[len(d)-1-k] != f[len(f)-1-k] {
+			end = len(f) - k
+			break
+		}
+	}
+	if end == -1 || end <= start {
+		return -1, -1, nil
+	}
+	return start, end, nil
+}
+
+// detail marks, from start, the tokens of the trained ranges of a
+// message's content (see AxolotlLabeler).
+func (l AxolotlLabeler) detail(labels []bool, start int, msg []byte, ranges []axolotl.Range) {
+	raw, ok := jsonx.Lookup(msg, "content")
+	if !ok {
+		return
+	}
+	content, ok := jsonx.Unquote(raw)
+	if !ok {
+		return
+	}
+	rs := []rune(content) // Python offsets count code points
+	pos := start
+	for _, r := range ranges {
+		if r.Begin < 0 || r.End >= len(rs) || r.End < r.Begin {
+			continue
+		}
+		n := len(l.Encode(string(rs[r.Begin : r.End+1])))
+		for k := pos; k < pos+n && k < len(labels); k++ {
+			labels[k] = labels[k] || r.Train
+		}
+		pos += n
+	}
+}
+
+// encode renders messages with tools and returns the text's token ids.
+func (l AxolotlLabeler) encode(ctx context.Context, messages, tools []byte) ([]int, error) {
+	text, err := l.Counter.Template.RenderValidContext(ctx, messages, tools)
+	if err != nil {
+		return nil, fmt.Errorf("axolotl: %w", err)
+	}
+	return l.Encode(text), nil
+}
+
+func containsInt(l []int, v int) bool {
+	for _, x := range l {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

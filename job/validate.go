@@ -29,8 +29,11 @@ type Validated struct {
 	// the tokens it does not train on (the whole of a dropped row).
 	Cut, Dropped, Skipped int
 	TokensLost            int64
-	// Repairable counts the skipped rows compress repairs.
+	// Repairable counts the skipped (or unmapped) rows compress repairs.
 	Repairable int
+	// Unmapped counts the rows axolotl gives its template with messages
+	// under roles the template does not render.
+	Unmapped int
 }
 
 // ValidateOptions are the settings of [Validate] beyond what it checks.
@@ -177,6 +180,12 @@ func overLength(rec *traj.Record, schema traj.Schema, o ValidateOptions, v *Vali
 		return ""
 	case "skip":
 		v.Skipped++
+		if f.Repairable {
+			v.Repairable++
+		}
+		return f.Why
+	case jobcore.ActionUnmapped:
+		v.Unmapped++
 		if f.Repairable {
 			v.Repairable++
 		}

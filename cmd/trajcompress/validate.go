@@ -170,6 +170,9 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 			lt = fmt.Sprintf("%s at %d: %d cut, %d dropped, %d skipped for their shape (%d repairable by compress), %d tokens lost; counted by %s",
 				ts.Kind, *maxLength, v.Cut, v.Dropped, v.Skipped, v.Repairable, v.TokensLost, length.Name())
 		}
+		if v.Unmapped > 0 {
+			lt += fmt.Sprintf(", %d with roles the template does not render", v.Unmapped)
+		}
 		if v.Refused > 0 {
 			lt += fmt.Sprintf(", %d refused by the template", v.Refused)
 		}

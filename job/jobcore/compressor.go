@@ -14,6 +14,7 @@ import (
 	"github.com/trajcompress/trajcompress/summary"
 	"github.com/trajcompress/trajcompress/summary/llm"
 	"github.com/trajcompress/trajcompress/tokenize"
+	"github.com/trajcompress/trajcompress/trainer/trainercfg"
 	"github.com/trajcompress/trajcompress/trainview"
 	"github.com/trajcompress/trajcompress/traj"
 )
@@ -120,6 +121,9 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 		opts.Trainer = TrainerRule(spec, rc, limit)
 		if lf, ok := rc.(*LlamaFactoryCounter); ok && !cfg.Tokenizer.NoRepair {
 			opts.Repair = lf.Repair
+		}
+		if spec.Kind == trainercfg.Axolotl && !cfg.Tokenizer.NoRepair {
+			opts.Repair = AxolotlRepair(AxolotlRules(spec))
 		}
 	} else if tmpl, err := trainview.Resolve(cfg.Tokenizer.ChatTemplate, counter); err != nil {
 		return nil, nil, usagef("%v", err)

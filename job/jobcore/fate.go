@@ -112,7 +112,9 @@ func fateAt(s *trainercfg.Spec, rc trainview.RecordCounter, n, limit int, view f
 }
 
 // axolotlFate is axolotl's fate of a row of f.Tokens tokens at
-// sequence_len limit: over it, dropped (excess_length_strategy drop, the
+// sequence_len limit, and of a row it gives the template with messages
+// under roles the template does not render (UnmappedRoles; "unmapped"
+// when that is all that happens to it): over it, dropped (excess_length_strategy drop, the
 // default), cut at the end (truncate) or the run stops (raise)
 // (src/axolotl/utils/data/utils.py, handle_long_seq_in_dataset, line 314,
 // at commit 067b021c); then, under sample_packing, a row with no trained
@@ -124,6 +126,35 @@ func fateAt(s *trainercfg.Spec, rc trainview.RecordCounter, n, limit int, view f
 // (sample_packing) or, with report, to say how many trained tokens a row
 // over the limit loses.
 func axolotlFate(s *trainercfg.Spec, rc trainview.RecordCounter, f Fate, limit int, view func() (trainview.View, error), report bool) Fate {
+	f = axolotlLength(s, rc, f, limit, view, report)
+	v, err := view()
+	if err != nil || v.Record == nil {
+		return f
+	}
+	r := AxolotlRules(s)
+	roles := UnmappedRoles(r, v.Record)
+	if roles == nil {
+		return f
+	}
+	why := fmt.Sprintf("axolotl gives the template roles it does not render: %s (its roles mapping passes them as they are, chat_template.py:934; Qwen3's template leaves such messages out, others raise)", describeRoles(roles))
+	if _, done := AxolotlRepair(r)(v.Record); len(done) > 0 {
+		why += "; compress repairs it (" + strings.Join(done, ", ") + ") unless --no-repair"
+		f.Repairable = true
+	}
+	if f.Action == "" {
+		f.Action, f.Why = ActionUnmapped, why
+	} else {
+		f.Why += "; " + why
+	}
+	return f
+}
+
+// ActionUnmapped is the fate of a row axolotl trains on with some of its
+// messages under roles the template does not render.
+const ActionUnmapped = "unmapped"
+
+// axolotlLength is axolotlFate's rules of length and trained tokens.
+func axolotlLength(s *trainercfg.Spec, rc trainview.RecordCounter, f Fate, limit int, view func() (trainview.View, error), report bool) Fate {
 	n := f.Tokens
 	over := limit > 0 && n > limit
 	var tr trainview.Trained

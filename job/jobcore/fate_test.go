@@ -10,6 +10,7 @@ import (
 	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/trainer/trainercfg"
 	"github.com/trajcompress/trajcompress/trainview"
+	"github.com/trajcompress/trajcompress/traj"
 )
 
 // markedTemplate is a ChatML template marking the assistant turns with
@@ -58,6 +59,16 @@ func TestTRLFates(t *testing.T) {
 	}
 }
 
+// chatMLFile writes a ChatML template (no tools) to a temporary file.
+func chatMLFile(t *testing.T) string {
+	t.Helper()
+	tmpl := filepath.Join(t.TempDir(), "t.jinja")
+	if err := os.WriteFile(tmpl, []byte("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return tmpl
+}
+
 // fates is what the trainer of config yaml does to row, as validate
 // (FateOf) and the metrics (TrainerRule) say it.
 func fates(t *testing.T, tok tokenize.Counter, yaml, row string) (Fate, metrics.TrainerFate) {
@@ -90,10 +101,7 @@ func TestAxolotlFates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tmpl := filepath.Join(t.TempDir(), "t.jinja")
-	if err := os.WriteFile(tmpl, []byte("{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	tmpl := chatMLFile(t)
 	long := strings.Repeat("the logs say the build failed again ", 40) // ~280 tokens
 	rows := map[string]string{
 		"question":    `{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "only a question"}]}`,
@@ -120,5 +128,45 @@ func TestAxolotlFates(t *testing.T) {
 		if f.Action != tc.action || m.Action != tc.action || m.Lost != f.Lost || !strings.Contains(f.Why, tc.why) {
 			t.Errorf("%q, %s: validate %s (%d lost: %s), metrics %s (%d lost); want %s, %q", tc.yaml, tc.row, f.Action, f.Lost, f.Why, m.Action, m.Lost, tc.action, tc.why)
 		}
+	}
+}
+
+// A ShareGPT row with observation and function_call turns, which axolotl's
+// default roles mapping passes to the template as they are: validate and
+// the metrics say "unmapped" (and compress repairs it); the repair renames
+// them tool and gpt, after which the row is trained as the template
+// renders it; an OpenAI row is only reported.
+func TestAxolotlRoles(t *testing.T) {
+	tok, err := tokenize.New("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := chatMLFile(t)
+	base := "base_model: m\nsequence_len: 1000\nchat_template_jinja: " + tmpl + "\n"
+	row := `{"conversations": [{"from": "human", "value": "weather?"}, {"from": "function_call", "value": "{\"name\": \"w\", \"arguments\": {}}"}, {"from": "observation", "value": "sunny"}, {"from": "gpt", "value": "Sunny."}]}`
+	f, m := fates(t, tok, base, row)
+	if f.Action != ActionUnmapped || m.Action != ActionUnmapped || !f.Repairable ||
+		!strings.Contains(f.Why, `"function_call" (1 turns), "observation" (1 turns)`) {
+		t.Errorf("validate %s %v: %s; metrics %s", f.Action, f.Repairable, f.Why, m.Action)
+	}
+	s := trainercfg.Defaults(trainercfg.Axolotl, "", "")
+	rec, err := traj.Decode([]byte(row), traj.Pos{}, traj.Schema{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns, done := AxolotlRepair(AxolotlRules(&s))(rec)
+	want := `{"conversations": [{"from": "human", "value": "weather?"}, {"from": "gpt", "value": "{\"name\": \"w\", \"arguments\": {}}"}, {"from": "tool", "value": "sunny"}, {"from": "gpt", "value": "Sunny."}]}`
+	if got := string(rec.AppendJSON(nil, turns)); got != want || len(done) != 2 {
+		t.Errorf("repair:\n got %s %q\nwant %s", got, done, want)
+	}
+	// The roles mapping of the config: observation mapped to tool needs
+	// no repair.
+	mapped := base + "datasets:\n  - path: x\n    type: chat_template\n    roles:\n      user: [human]\n      assistant: [gpt, function_call]\n      tool: [observation]\n"
+	if f, _ := fates(t, tok, mapped, row); f.Action != "" {
+		t.Errorf("mapped roles: %s: %s", f.Action, f.Why)
+	}
+	openai := `{"messages": [{"role": "user", "content": "a"}, {"role": "function", "name": "f", "content": "r"}, {"role": "assistant", "content": "b"}]}`
+	if f, _ := fates(t, tok, base, openai); f.Action != ActionUnmapped || f.Repairable {
+		t.Errorf("openai: %s %v: %s", f.Action, f.Repairable, f.Why)
 	}
 }

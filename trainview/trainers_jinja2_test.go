@@ -2,6 +2,7 @@ package trainview
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -65,16 +66,28 @@ func TestTrainerViewsMatchJinja2(t *testing.T) {
 		{"trl_qwen3_training", trlTmpl, []string{config, in, trlPath}, nil},
 	}
 	// axolotl's named templates (chat_template: NAME), with Qwen3's
-	// special tokens (the text is what is compared, not the model's).
+	// special tokens and a bos token (the text is what is compared, not
+	// the model's), at the reference's clock (strftime_now).
+	special := map[string]string{"bos_token": "<s>"}
+	for k, v := range qwen3.Special {
+		special[k] = v
+	}
+	namedConfig := filepath.Join(t.TempDir(), "tokenizer_config.json")
+	if b, err := json.Marshal(special); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(namedConfig, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range axolotl.Templates() {
 		path := filepath.Join("..", "trainer", "axolotl", "templates", name+".jinja")
 		src, _ := axolotl.Template(name)
-		tm, err := chattemplate.Parse(path, src, qwen3.Special)
+		tm, err := chattemplate.Parse(path, src, special)
 		if err != nil {
 			t.Errorf("axolotl %s: %v", name, err)
 			continue
 		}
-		runs = append(runs, run{"axolotl_named_" + name, tm, []string{config, axIn, path}, ParseArguments})
+		tm.Now = func() time.Time { return refNow }
+		runs = append(runs, run{"axolotl_named_" + name, tm, []string{namedConfig, axIn, path}, ParseArguments})
 	}
 	for _, tt := range runs {
 		t.Run(tt.name, func(t *testing.T) {

@@ -189,3 +189,52 @@ func TestValidateTrainerConfigs(t *testing.T) {
 		t.Errorf("bad config: exit %d: %s", code, stderr.String())
 	}
 }
+
+// compress with an axolotl config renames the observation and
+// function_call turns of a ShareGPT row (roles its default mapping passes
+// to the template as they are), names the repairs in the outcome line and
+// counts them in the metrics; validate then finds the row trained whole.
+// With --no-repair the row is written as read and validate reports it.
+func TestCompressAxolotlRoles(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	row := `{"conversations": [{"from": "human", "value": "weather?"}, {"from": "function_call", "value": "{\"name\": \"w\", \"arguments\": {}}"}, {"from": "observation", "value": "sunny"}, {"from": "gpt", "value": "Sunny."}]}`
+	tmpl := filepath.Join(dir, "t.jinja")
+	cfg := filepath.Join(dir, "ax.yml")
+	for p, b := range map[string]string{in: row + "\n", tmpl: "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}",
+		cfg: "base_model: m\nsequence_len: 1000\nchat_template_jinja: " + tmpl + "\n"} {
+		if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, noRepair := range []bool{false, true} {
+		out, oc, met := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "oc.jsonl"), filepath.Join(dir, "m.json")
+		args := []string{"compress", "--trainer-config", cfg, "--tokenizer", "o200k_base", "--input", in, "--output", out, "--outcomes", oc, "--metrics", met, "--quiet"}
+		if noRepair {
+			args = append(args, "--no-repair")
+		}
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), args, nil, &stdout, &stderr); code != exitOK {
+			t.Fatalf("exit %d: %s", code, stderr.String())
+		}
+		ocb, _ := os.ReadFile(oc)
+		mb, _ := os.ReadFile(met)
+		outb, _ := os.ReadFile(out)
+		stdout.Reset()
+		stderr.Reset()
+		run(context.Background(), []string{"validate", "--trainer-config", cfg, "--tokenizer", "o200k_base", out}, nil, &stdout, &stderr)
+		if !noRepair {
+			if !strings.Contains(string(ocb), `"repairs":["renamed 1 function_call → gpt turns (a role axolotl's roles mapping does not render)","renamed 1 observation → tool turns`) ||
+				!strings.Contains(string(mb), `"rows_repaired": 1`) || !strings.Contains(string(outb), `{"from": "tool", "value": "sunny"}`) ||
+				!strings.Contains(stderr.String(), "1 records: 1 accepted, 0 would be rejected") {
+				t.Errorf("repaired:\n%s\n%s\n%s\n%s", ocb, mb, outb, stderr.String())
+			}
+			continue
+		}
+		if strings.Contains(string(ocb), "repairs") || string(outb) != row+"\n" ||
+			!strings.Contains(stdout.String(), `axolotl gives the template roles it does not render: "function_call" (1 turns), "observation" (1 turns)`) ||
+			!strings.Contains(stderr.String(), "1 with roles the template does not render") {
+			t.Errorf("--no-repair:\n%s\n%s\n%s%s", ocb, outb, stdout.String(), stderr.String())
+		}
+	}
+}

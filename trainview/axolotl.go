@@ -3,8 +3,11 @@ package trainview
 import (
 	"context"
 	"fmt"
+	"strings"
+	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
+	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/trainer/axolotl"
 )
 
@@ -80,7 +83,8 @@ func (l AxolotlLabeler) Trained(ctx context.Context, v View) (Trained, error) {
 	if err != nil {
 		return Trained{}, err
 	}
-	ids, err := l.encode(ctx, msgs, v.Tools)
+	cache := map[string][]int{}
+	ids, err := l.encode(ctx, msgs, v.Tools, cache)
 	if err != nil {
 		return Trained{}, err
 	}
@@ -92,7 +96,7 @@ func (l AxolotlLabeler) Trained(ctx context.Context, v View) (Trained, error) {
 		if !m.Train && r.TrainOnEOS != "all" && r.TrainOnEOT != "all" {
 			continue
 		}
-		start, end, err := l.findTurn(ctx, msgs, elems, i, m.Role, v.Tools)
+		start, end, err := l.findTurn(ctx, msgs, elems, i, m.Role, v.Tools, cache)
 		if err != nil {
 			return Trained{}, err
 		}
@@ -164,7 +168,7 @@ func findFrom(ids []int, start int, match func(int) bool) int {
 }
 
 // findTurn is find_turn for message i: the span of its tokens, or -1, -1.
-func (l AxolotlLabeler) findTurn(ctx context.Context, msgs []byte, elems [][2]int, i int, role string, tools []byte) (int, int, error) {
+func (l AxolotlLabeler) findTurn(ctx context.Context, msgs []byte, elems [][2]int, i int, role string, tools []byte, cache map[string][]int) (int, int, error) {
 	if i == 0 && role == "system" && l.Mistral {
 		return -1, -1, nil
 	}
@@ -183,11 +187,11 @@ func (l AxolotlLabeler) findTurn(ctx context.Context, msgs []byte, elems [][2]in
 	dummy = append(dummy, `,"content":"[[dummy_message]]"}]`...)
 	full := append(prefix, msgs[elems[i][0]:elems[i][1]]...)
 	full = append(full, ']')
-	d, err := l.encode(ctx, dummy, tools)
+	d, err := l.encode(ctx, dummy, tools, cache)
 	if err != nil {
 		return 0, 0, err
 	}
-	f, err := l.encode(ctx, full, tools)
+	f, err := l.encode(ctx, full, tools, cache)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -244,12 +248,51 @@ func (l AxolotlLabeler) detail(labels []bool, start int, msg []byte, ranges []ax
 }
 
 // encode renders messages with tools and returns the text's token ids.
-func (l AxolotlLabeler) encode(ctx context.Context, messages, tools []byte) ([]int, error) {
+func (l AxolotlLabeler) encode(ctx context.Context, messages, tools []byte, cache map[string][]int) ([]int, error) {
 	text, err := l.Counter.Template.RenderValidContext(ctx, messages, tools)
 	if err != nil {
 		return nil, fmt.Errorf("axolotl: %w", err)
 	}
-	return l.Encode(text), nil
+	return l.ids(text, cache), nil
+}
+
+// ids returns text's token ids, stretch by stretch between the
+// tokenizer's added tokens when it can split the text so
+// (tokenize.Segmenter: the ids of a text are then its stretches' ids and
+// its added tokens', in order), looking each stretch up in cache first:
+// the renderings of one conversation's prefixes share most stretches.
+func (l AxolotlLabeler) ids(text string, cache map[string][]int) []int {
+	sg, ok := l.Counter.Tokens.(tokenize.Segmenter)
+	if !ok || cache == nil {
+		return l.Encode(text)
+	}
+	out := make([]int, 0, len(text)/3+1)
+	add := func(s string) {
+		ids, hit := cache[s]
+		if !hit {
+			ids = l.Encode(s)
+			cache[strings.Clone(s)] = ids
+		}
+		out = append(out, ids...)
+	}
+	base := uintptr(unsafe.Pointer(unsafe.StringData(text)))
+	pos := 0
+	_, ok = sg.Segments(text, func(p string) {
+		// p is a substring of text (Segments passes text's own bytes).
+		off := int(uintptr(unsafe.Pointer(unsafe.StringData(p))) - base)
+		if off > pos {
+			add(text[pos:off]) // the added tokens before it
+		}
+		add(p)
+		pos = off + len(p)
+	})
+	if !ok {
+		return l.Encode(text)
+	}
+	if pos < len(text) {
+		add(text[pos:])
+	}
+	return out
 }
 
 func containsInt(l []int, v int) bool {

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/trajcompress/trajcompress/imagetok"
@@ -167,4 +169,58 @@ func (c *Compressor) imageDrift(j *job, turns []traj.Turn, fields []traj.Field) 
 		n += k
 	}
 	return n - counted
+}
+
+// finder finds the images of j's record: relative paths name files beside
+// its input file. Every search of the record's images (counting, the
+// image step, the summary's, the templated count) uses it; it is made once
+// per record.
+func (c *Compressor) finder(j *job) *imagetok.Finder {
+	if j.find == nil {
+		j.find = &imagetok.Finder{Memo: true} // one record's, in one goroutine
+		if j.pos.File != "" {
+			j.find.Dir = filepath.Dir(j.pos.File)
+		}
+	}
+	return j.find
+}
+
+// regionImages are the images of the planned region's turns, for the
+// summary; nil when it holds none.
+func (c *Compressor) regionImages(j *job) []imagetok.Image {
+	// Markers pair with the list over the whole record.
+	all, _ := prepass.FindImages(c.finder(j), j.turns, imagesList(j))
+	var out []imagetok.Image
+	for _, im := range all {
+		if im.Turn >= j.plan.Start && im.Turn < j.plan.End {
+			out = append(out, im)
+		}
+	}
+	return out
+}
+
+// imagesList is the record's images list as the prepass left it (nil
+// when none), paired with the markers of j.turns.
+func imagesList(j *job) []byte {
+	if f, ok := prepass.ImagesListWithout(j.rec, j.imgDropped); ok {
+		return f.Value
+	}
+	_, list := prepass.ImagesField(j.rec)
+	return list
+}
+
+// imagesField is the images list to write with the assembled record, when
+// it changes: without the entries of the markers the prepass removed and
+// of those in the summarised region [p.Start, p.End), so that the markers
+// left and the list stay paired.
+func imagesField(j *job) (traj.Field, bool) {
+	dropped := j.imgDropped
+	if j.plan.Start < j.plan.End {
+		if region := prepass.RegionMarkers(j.rec, j.plan.Start, j.plan.End); len(region) > 0 {
+			dropped = append(slices.Clip(dropped), region...)
+			slices.Sort(dropped)
+			dropped = slices.Compact(dropped)
+		}
+	}
+	return prepass.ImagesListWithout(j.rec, dropped)
 }

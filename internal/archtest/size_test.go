@@ -40,7 +40,6 @@ var longFiles = map[string]string{
 	"fixtures/gen/text.go":            "to be split by subject",
 	"internal/commit/commit.go":       "to be split by subject",
 	"job/rundir.go":                   "to be split by subject",
-	"pipeline/compress.go":            "to be split by step",
 	"summary/llm/client_test.go":      "to be split by subject",
 	"tokenize/backtrack.go":           "to be split by subject",
 }

@@ -14,9 +14,20 @@ import (
 type assembly struct {
 	turns  []traj.Turn
 	fields []traj.Field
-	// sysTokens is the count of the system prompt outside the turns, after
-	// the notice went into it (j.ext when it did not).
+	// system is the system prompt outside the turns as written (with the
+	// notice, or as read), sysTokens its count (r.m.ext when the notice
+	// did not go into it).
+	system    string
 	sysTokens int
+}
+
+// counted is an assembled record's count and the outcome it settles
+// (account).
+type counted struct {
+	tokens  int
+	outcome outcome.Outcome
+	pairing []snap.PairProblem // the output's tool-pairing problems (OpenAI dialect)
+	tmplErr error              // the template rendered the record as read but refuses this one
 }
 
 // assemble splices the summary text into the record as the plan says: the
@@ -24,15 +35,15 @@ type assembly struct {
 // outside them), the summary as a turn of its own or merged into a
 // neighbour, then the rest. An empty text (the prepass made the record
 // fit) adds no summary.
-func (c *Compressor) assemble(j *job, text string) assembly {
-	rec, p := j.rec, j.plan
-	a := assembly{sysTokens: j.ext}
-	out := make([]traj.Turn, 0, p.TurnsAfter(len(j.roles)))
+func (c *Compressor) assemble(r *record, p planned, text string) assembly {
+	rec := r.rec
+	a := assembly{system: rec.System, sysTokens: r.m.ext}
+	out := make([]traj.Turn, 0, p.TurnsAfter(len(r.m.roles)))
 	noticed := false
-	for i, t := range j.turns[:p.Start] {
+	for i, t := range r.m.turns[:p.Start] {
 		if c.opts.AddNotice && t.Role == traj.RoleSystem {
-			if k := noticedAt(j.noticed, i); k >= 0 { // measured by reserve
-				t = j.noticed[k].t
+			if k := noticedAt(p.notice.turns, i); k >= 0 { // measured by planRegion
+				t = p.notice.turns[k].t
 			} else { // the placement moved the region's start
 				t = rec.AppendText(t, c.opts.NoticeText)
 			}
@@ -40,20 +51,21 @@ func (c *Compressor) assemble(j *job, text string) assembly {
 		}
 		out = append(out, t)
 	}
+	sys, sysTok := p.notice.sys, p.notice.sysTok
 	if noticed {
-		j.sys = "" // a system turn took the notice after all
-	} else if c.opts.AddNotice && j.sys == "" && rec.SystemKey != "" {
-		j.sys = rec.System + c.opts.NoticeText
-		j.sysTok = c.opts.Counter.Count(j.sys) + c.opts.TurnOverhead
+		sys = "" // a system turn took the notice after all
+	} else if c.opts.AddNotice && sys == "" && rec.SystemKey != "" {
+		sys = rec.System + c.opts.NoticeText
+		sysTok = c.opts.Counter.Count(sys) + c.opts.TurnOverhead
 	}
-	if j.sys != "" {
-		a.fields = append(a.fields, rec.SystemField(j.sys))
-		a.sysTokens = j.sysTok
+	if sys != "" {
+		a.fields = append(a.fields, rec.SystemField(sys))
+		a.system, a.sysTokens = sys, sysTok
 	}
-	if f, ok := imagesField(j); ok {
+	if f, ok := imagesField(r, p.Plan); ok {
 		a.fields = append(a.fields, f)
 	}
-	rest := j.turns[p.End:]
+	rest := r.m.turns[p.End:]
 	switch {
 	case text == "":
 	case p.Placement == snap.Insert:
@@ -72,41 +84,34 @@ func (c *Compressor) assemble(j *job, text string) assembly {
 // account counts the assembled record and settles its outcome: a turn kept
 // as read costs what measure counted, a made or changed one is counted
 // again, except an inserted summary turn whose text the summarizer counted
-// with our counter (sumTokens > 0). It returns the output's tool-pairing
-// problems (OpenAI dialect).
-func (c *Compressor) account(j *job, a assembly, sumTokens int) []snap.PairProblem {
-	var after int
+// with our counter (sumTokens > 0); with the output's tool-pairing problems
+// (OpenAI dialect).
+func (c *Compressor) account(r *record, p planned, a assembly, sumTokens int) (n counted) {
 	if c.opts.Template != nil {
 		// The templated count replaces the per-turn sum: no turn is
 		// counted on its own.
-		sys := j.rec.System
-		if j.sys != "" {
-			sys = j.sys
-		}
-		t, err := c.templated(j, a.turns, sys, a.fields)
+		t, err := c.templated(r, a.turns, a.system, a.fields)
 		if err != nil {
 			// Rendered the input, refuses the output (e.g. a summary turn
 			// out of the order it wants): over target for certain.
-			j.tmplErr = err
+			n.tmplErr = err
 			t = c.opts.Budget.Target + 1
 		}
-		after = t
+		n.tokens = t
 	} else {
-		after = c.turnSum(j, a, sumTokens)
+		n.tokens = c.turnSum(r, p, a, sumTokens)
 	}
-	j.obs.Settle(snap.Settle(after, c.opts.Budget), after, len(a.turns))
-	if j.rec.Dialect != traj.DialectOpenAI {
-		return nil
+	n.outcome = snap.Settle(n.tokens, c.opts.Budget)
+	if r.rec.Dialect == traj.DialectOpenAI {
+		n.pairing = snap.CheckPairing(a.turns)
 	}
-	pairing := snap.CheckPairing(a.turns)
-	j.obs.PairingProblems = len(pairing)
-	return pairing
+	return n
 }
 
 // turnSum is the assembled record's tokens as the sum of its turns' (plus
 // the system prompt's and the record's adjustment).
-func (c *Compressor) turnSum(j *job, a assembly, sumTokens int) int {
-	p, n := j.plan, len(j.roles)
+func (c *Compressor) turnSum(r *record, p planned, a assembly, sumTokens int) int {
+	n := len(r.m.roles)
 	after := a.sysTokens
 	for i, t := range a.turns {
 		switch {
@@ -116,47 +121,54 @@ func (c *Compressor) turnSum(j *job, a assembly, sumTokens int) int {
 			if i >= p.Start {
 				k = n - len(a.turns) + i
 			}
-			after += j.tok[k]
+			after += r.m.tok[k]
 		case i == p.Start && p.Placement == snap.Insert && sumTokens > 0:
 			after += sumTokens + t.Extra + c.opts.TurnOverhead
-		case i < p.Start && noticedAt(j.noticed, i) >= 0:
-			after += j.noticed[noticedAt(j.noticed, i)].tok
+		case i < p.Start && noticedAt(p.notice.turns, i) >= 0:
+			after += p.notice.turns[noticedAt(p.notice.turns, i)].tok
 		default:
 			after += c.count(t)
 		}
 	}
-	return after + j.adj + c.imageDrift(j, a.turns, a.fields)
+	return after + r.m.adj + c.imageDrift(r, a.turns, a.fields)
 }
 
-// encode writes the compressed record, with its compression_metrics when
-// per-record metrics are on; a dry run keeps the input bytes.
-func (c *Compressor) encode(j *job, a assembly, pairing []snap.PairProblem) (Result, error) {
-	if j.stopped != nil {
-		return Result{}, j.stopped
+// encode writes the record as try t made it, its results settling the
+// record's observation, with its compression_metrics when per-record
+// metrics are on; a dry run keeps the input bytes.
+func (c *Compressor) encode(r *record, t try) (Result, error) {
+	if r.tmpl.stopped != nil {
+		return Result{}, r.tmpl.stopped
 	}
-	if j.tmplErr != nil {
+	r.obs.Region, r.obs.Retention, r.obs.Fallback = t.region, t.retention, t.fallback
+	r.obs.Settle(t.outcome, t.tokens, len(t.a.turns))
+	if r.rec.Dialect == traj.DialectOpenAI {
+		r.obs.PairingProblems = len(t.pairing)
+	}
+	a := t.a
+	if t.tmplErr != nil {
 		// The template rendered the record as read but refuses what
 		// compression made of it (account): written unchanged, as a
 		// record it refuses as read, with its message.
-		j.obs.TemplateError = "once compressed: " + j.tmplErr.Error()
-		j.obs.TokensAfter, j.obs.TurnsAfter = j.obs.TokensBefore, j.obs.TurnsBefore
-		j.obs.PairingProblems = j.obs.PairingProblemsBefore
-		j.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
-		return j.unchanged(), nil
+		r.obs.TemplateError = "once compressed: " + t.tmplErr.Error()
+		r.obs.TokensAfter, r.obs.TurnsAfter = r.obs.TokensBefore, r.obs.TurnsBefore
+		r.obs.PairingProblems = r.obs.PairingProblemsBefore
+		r.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
+		return r.unchanged(), nil
 	}
-	res := Result{Out: j.raw, Pairing: pairing, Fallback: j.obs.Fallback}
+	res := Result{Out: r.in.raw, Pairing: t.pairing, Fallback: r.obs.Fallback}
 	if c.opts.DryRun {
-		res.Obs = j.obs
+		res.Obs = r.obs
 		return res, nil
 	}
 	if c.opts.PerRecordMetrics {
-		b, err := j.obs.TrajectoryJSON()
+		b, err := r.obs.TrajectoryJSON()
 		if err != nil {
-			return Result{}, fmt.Errorf("%s: %w", j.pos, err)
+			return Result{}, fmt.Errorf("%s: %w", r.in.pos, err)
 		}
 		a.fields = append(a.fields, traj.Field{Key: metrics.TrajectoryKey, Value: b})
 	}
-	res.Out = j.rec.AppendJSON(nil, a.turns, a.fields...) // sized to the output, not the input
-	res.Obs = j.obs
+	res.Out = r.rec.AppendJSON(nil, a.turns, a.fields...) // sized to the output, not the input
+	res.Obs = r.obs
 	return res, nil
 }

@@ -193,62 +193,58 @@ func (c *Compressor) count(t traj.Turn) int {
 	return c.opts.Counter.Count(t.Text) + t.Extra + c.opts.TurnOverhead
 }
 
-// job is one record on its way through [Compressor.Compress]: each step
-// reads what the steps before it filled in.
-type job struct {
-	raw      []byte
+// record is one record on its way through [Compressor.Compress]. Its
+// state is cut by the step that writes it, one small struct each, in the
+// order of the steps (see the package doc); a step reads what the steps
+// before it wrote. What a summarised region makes of the record is no part
+// of it: each try is a value (try) that the refit loop keeps or drops.
+type record struct {
+	in  input        // the line and its place: redact, decode and repair rewrite raw
+	lim recordLimits // the run's limits and whether the record holds a CPU slot
+	rec *traj.Record // decode (repair decodes the repaired line again)
+	// obs is what the steps record about the record as read; a try's
+	// results join it when that try is written (encode).
+	obs  metrics.Observation
+	img  imageState    // countImages
+	tmpl templateState // the templated counts: the record's counter, its cache, a stop
+	m    measured      // measure; the prepass replaces it when it changes turns
+	plan planned       // planRegion and place
+	// summarized: the summarizer was called for the record (a later call,
+	// for a larger region, adds to its figures in obs)
+	summarized bool
+}
+
+// input is the line of a record and where it came from.
+type input struct {
+	raw      []byte // as read; redacted, UTF-8 repaired and repaired for the trainer by those steps
 	pos      traj.Pos
 	deadline time.Time // zero: none
-	lim      limits    // the run's limits (none outside Run)
-	cpuHeld  bool      // a CPU slot of lim is held and must be released
+	// ctx is the run's, which a template's render polls.
+	ctx context.Context
+}
 
-	rec   *traj.Record // decode
-	turns []traj.Turn  // measure: the record's turns; the prepass may change some
-	// imgDropped: the images list entries whose "<image>" markers the
-	// prepass removed (ascending); the list is written without them.
-	imgDropped []int
-	roles      []traj.Role // measure: per turn
-	tok        []int       // measure: per turn, as counted by c.count
-	ext        int         // measure: tokens of a system prompt outside the turns
-	// adj is what a whole record costs besides its turns and system prompt
-	// as counted one by one: without a template, its tool schemas (as
-	// JSON); with one, the templated count of the record less those
-	// counts, raised by fit when a rendered result came out over target.
-	// The planner budgets the turns with it; only a template's final
-	// count settles a record.
-	adj     int
-	tmplErr error // measure: the template refused the record
-	// ctx is the run's, which a template's render polls; stopped is its
-	// error once a render stopped for it: the record is not settled.
-	ctx     context.Context
-	stopped error
-	refits  int // times refit planned the record again
-	// summarized: the summarizer was called for j (a later call, for a
-	// larger region, adds to its figures)
-	summarized bool
-	fits       bool // measure: the templated record fits; turns not counted
-	framing    int  // measure: the template's framing per turn, estimated (added to tok)
-	// stretches caches the counts of the rendered record's stretches
-	// between special tokens: its renderings share most of them.
-	stretches *trainview.Stretches
-	tmpl      trainview.RecordCounter // Options.Template with j's image finder (templateCounter)
-	// images: the record's images as read and what each counts (nil when
-	// it has none); listed is what its images-list entries that no marker
-	// claims count (part of adj without a template)
-	images   []imagetok.Image
-	imageTok []int
-	listed   int
-	find     *imagetok.Finder // finder
-	plan     snap.Plan        // plan, place
-	obs      metrics.Observation
+// recordLimits are the run's limits (none outside Run) as one record
+// holds them.
+type recordLimits struct {
+	limits
+	cpuHeld bool // a CPU slot of limits is held and must be released
+}
 
-	// plan: what assembly will add besides the summary text (snap's
-	// Budget.Reserve), and the noticed texts it measured for that, reused
-	// by assemble and account.
-	reserve int
-	noticed []noticedTurn
-	sys     string // the system prompt outside the turns with the notice; "" if not noticed
-	sysTok  int
+// acquire takes a CPU slot for the record.
+func (l *recordLimits) acquire(ctx context.Context) error {
+	if err := l.acquireCPU(ctx); err != nil {
+		return err
+	}
+	l.cpuHeld = true
+	return nil
+}
+
+// release releases the record's CPU slot if it holds one.
+func (l *recordLimits) release() {
+	if l.cpuHeld {
+		l.releaseCPU()
+		l.cpuHeld = false
+	}
 }
 
 // Template is the chat-template counter records are counted with
@@ -306,64 +302,62 @@ func (c *Compressor) trainerFates(o metrics.Observation) *[2]metrics.TrainerFate
 
 // compressRecord is compress without the trainer's fates.
 func (c *Compressor) compressRecord(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
-	j := job{raw: raw, pos: pos, deadline: c.deadline(), lim: lim, ctx: ctx}
-	j.obs = metrics.Observation{Source: pos.File, Line: pos.Line, Record: pos.Record}
-	if err := lim.acquireCPU(ctx); err != nil {
+	r := record{in: input{raw: raw, pos: pos, deadline: c.deadline(), ctx: ctx}, lim: recordLimits{limits: lim}}
+	r.obs = metrics.Observation{Source: pos.File, Line: pos.Line, Record: pos.Record}
+	if err := r.lim.acquire(ctx); err != nil {
 		return Result{}, err
 	}
-	j.cpuHeld = true
-	defer c.releaseHeld(&j)
+	defer r.lim.release()
 
-	c.redact(&j)
-	if rej := c.decode(&j); rej != nil {
+	c.redact(&r)
+	if rej := c.decode(&r); rej != nil {
 		if c.opts.GroupBy != "" {
-			j.obs.Group = metrics.GroupName(jsonx.Lookup(raw, c.opts.GroupBy))
+			r.obs.Group = metrics.GroupName(jsonx.Lookup(raw, c.opts.GroupBy))
 		}
-		return Result{Obs: j.obs, Reject: rej}, nil
+		return Result{Obs: r.obs, Reject: rej}, nil
 	}
 	if c.opts.GroupBy != "" {
-		j.obs.Group = metrics.GroupName(j.rec.Field(c.opts.GroupBy))
+		r.obs.Group = metrics.GroupName(r.rec.Field(c.opts.GroupBy))
 	}
-	c.repair(&j)
-	c.countImages(&j)
-	c.measure(&j)
-	if j.stopped != nil {
-		return Result{}, j.stopped
+	c.repair(&r)
+	c.countImages(&r)
+	fits, tmplErr := c.measure(&r)
+	if r.tmpl.stopped != nil {
+		return Result{}, r.tmpl.stopped
 	}
-	if j.tmplErr != nil {
-		j.obs.TemplateError = j.tmplErr.Error()
-		j.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
-		return j.unchanged(), nil
+	if tmplErr != nil {
+		r.obs.TemplateError = tmplErr.Error()
+		r.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
+		return r.unchanged(), nil
 	}
-	if j.fits {
-		j.leave(outcome.SkippedUnderTarget, "")
-		return j.unchanged(), nil
+	if fits {
+		r.leave(outcome.SkippedUnderTarget, "")
+		return r.unchanged(), nil
 	}
-	c.planRegion(&j)
-	if c.prepass(&j) { // fits with no region summarised
-		a := c.prepassOnly(&j)
-		pairing := c.account(&j, a, 0)
-		if !c.refit(&j) {
-			return c.encode(&j, a, pairing)
+	var fit refits
+	c.planRegion(&r, fit)
+	if c.prepass(&r) { // fits with no region summarised
+		t := c.prepassOnly(&r)
+		if !c.refit(&fit, t) {
+			return c.encode(&r, t)
 		}
 		// Fit per turn, not once rendered: summarise a region after all.
-		j.obs.Prepass.Fit = false
-		c.planRegion(&j)
+		r.obs.Prepass.Fit = false
+		c.planRegion(&r, fit)
 	}
-	c.place(&j)
-	if j.plan.Outcome != outcome.Compressed {
-		if j.prepassSaved() > 0 {
+	c.place(&r)
+	if r.plan.Outcome != outcome.Compressed {
+		if r.prepassSaved() > 0 {
 			// No region can be summarised, but the prepass made the
 			// record smaller: written so, still over target. (Old images
 			// whose text the count finds dearer than the images, which
 			// it may not see, leave the record as it came.)
-			a := c.prepassOnly(&j)
-			return c.encode(&j, a, c.account(&j, a, 0))
+			return c.encode(&r, c.prepassOnly(&r))
 		}
-		j.leave(j.plan.Outcome, string(j.plan.Reason))
-		return j.unchanged(), nil
+		r.leave(r.plan.Outcome, string(r.plan.Reason))
+		return r.unchanged(), nil
 	}
-	return c.summarizeRegion(ctx, &j)
+	return c.summarizeRegion(ctx, &r, fit)
 }
 
 // deadline is when a record started now must be done (zero: no limit). It
@@ -376,22 +370,14 @@ func (c *Compressor) deadline() time.Time {
 	return time.Now().Add(c.opts.RecordTimeout)
 }
 
-// releaseHeld releases the job's CPU slot if it holds one.
-func (c *Compressor) releaseHeld(j *job) {
-	if j.cpuHeld {
-		j.lim.releaseCPU()
-		j.cpuHeld = false
-	}
-}
-
 // unchanged is the result of a record written as it came in (its secrets
 // redacted).
-func (j *job) unchanged() Result { return Result{Out: j.raw, Obs: j.obs} }
+func (r *record) unchanged() Result { return Result{Out: r.in.raw, Obs: r.obs} }
 
 // leave settles a record that is written unchanged: what the prepass
 // would have saved is not written either.
-func (j *job) leave(oc outcome.Outcome, reason string) {
-	j.obs.Leave(oc, reason)
-	j.obs.Prepass.Fit, j.obs.Prepass.Saved = false, [metrics.NumPrepassSteps]int{}
-	j.obs.ImagesRemoved, j.obs.ImageTokensSaved = 0, 0
+func (r *record) leave(oc outcome.Outcome, reason string) {
+	r.obs.Leave(oc, reason)
+	r.obs.Prepass.Fit, r.obs.Prepass.Saved = false, [metrics.NumPrepassSteps]int{}
+	r.obs.ImagesRemoved, r.obs.ImageTokensSaved = 0, 0
 }

@@ -7,49 +7,80 @@ import (
 	"github.com/trajcompress/trajcompress/traj"
 )
 
-// turnBudget is the budget of the turns: the system prompt outside them is
-// a fixed, protected part of the record, so the turns get what is left.
-func (c *Compressor) turnBudget(j *job) snap.Budget {
+// planned is the region chosen for the record and what assembling it
+// adds: written by planRegion (and by place, in alternation mode).
+type planned struct {
+	snap.Plan
+	// adj is the record's measured.adj as planned with: raised by the
+	// overshoot of each rendered result over target (refits).
+	adj int
+	// reserve is what assembly will add besides the summary text (snap's
+	// Budget.Reserve), notice the noticed texts it measured for that,
+	// reused by assemble and account.
+	reserve int
+	notice  notice
+}
+
+// notice is the notice as a record compressed from some turn on takes it:
+// the head's system turns with the notice appended, or else the system
+// prompt outside the turns with it (sys, "" if not noticed so), and their
+// counts.
+type notice struct {
+	turns  []noticedTurn
+	sys    string
+	sysTok int
+}
+
+// turnBudget is the budget of the turns as p plans them: the system prompt
+// outside them is a fixed, protected part of the record, so the turns get
+// what is left.
+func (c *Compressor) turnBudget(r *record, p planned) snap.Budget {
 	b := c.opts.Budget
-	b.Target -= j.ext + j.adj
-	b.Reserve = j.reserve
+	b.Target -= r.m.ext + p.adj
+	b.Reserve = p.reserve
 	return b
 }
 
-// planRegion chooses the region to summarise (snap.Compute). The region
-// is sized for everything the output holds besides the summary text: a
-// record that is to be compressed is planned again with that reserve. An
-// earlier summary of ours in the middle is then taken into the region
-// (snap.Absorb), and in the OpenAI dialect the region is kept off
-// call/result pairs by id (snap.KeepPairs).
-func (c *Compressor) planRegion(j *job) {
-	j.reserve = 0
-	j.plan = snap.Compute(j.roles, j.tok, c.turnBudget(j))
-	if j.plan.Outcome == outcome.Compressed {
-		if j.reserve = c.reserve(j); j.reserve > 0 {
-			j.plan = snap.Compute(j.roles, j.tok, c.turnBudget(j))
+// planRegion chooses the region to summarise (snap.Compute), with the
+// planner's budget lowered by the refits so far. The region is sized for
+// everything the output holds besides the summary text: a record that is
+// to be compressed is planned again with that reserve. An earlier summary
+// of ours in the middle is then taken into the region (snap.Absorb), and
+// in the OpenAI dialect the region is kept off call/result pairs by id
+// (snap.KeepPairs).
+func (c *Compressor) planRegion(r *record, fit refits) {
+	p := planned{adj: r.m.adj + fit.over}
+	p.Plan = snap.Compute(r.m.roles, r.m.tok, c.turnBudget(r, p))
+	if p.Outcome == outcome.Compressed {
+		var n int
+		n, p.notice = c.notice(r, p.Start)
+		// (The region's start does not depend on the reserve, so the
+		// noticed turns are the same after planning again.)
+		if p.reserve = max(c.opts.TurnOverhead+r.m.framing+n, 0); p.reserve > 0 {
+			p.Plan = snap.Compute(r.m.roles, r.m.tok, c.turnBudget(r, p))
 		}
 	}
 	// A summary of ours in the middle is taken into the region: one
 	// updated summary, never a second beside it.
-	j.plan = snap.Absorb(j.plan, j.roles, j.tok, earlierSummaries(j))
-	if j.plan.Outcome == outcome.Compressed && j.rec.Dialect == traj.DialectOpenAI {
+	p.Plan = snap.Absorb(p.Plan, r.m.roles, r.m.tok, earlierSummaries(r.m.turns, p.Plan))
+	if p.Outcome == outcome.Compressed && r.rec.Dialect == traj.DialectOpenAI {
 		// Never separate a call from its result, even in broken input.
-		j.plan = snap.KeepPairs(j.plan, j.roles, j.tok, snap.PairCuts(j.turns), c.turnBudget(j))
+		p.Plan = snap.KeepPairs(p.Plan, r.m.roles, r.m.tok, snap.PairCuts(r.m.turns), c.turnBudget(r, p))
 	}
+	r.plan = p
 }
 
 // earlierSummaries marks the turns of a Compressed plan's middle that hold
 // a summary trajcompress wrote (summary.IsSummary); nil when none does.
-func earlierSummaries(j *job) []bool {
-	if j.plan.Outcome != outcome.Compressed {
+func earlierSummaries(turns []traj.Turn, p snap.Plan) []bool {
+	if p.Outcome != outcome.Compressed {
 		return nil
 	}
 	var marks []bool
-	for i := j.plan.HeadEnd; i < j.plan.TailStart; i++ {
-		if summary.IsSummary(j.turns[i].Text) {
+	for i := p.HeadEnd; i < p.TailStart; i++ {
+		if summary.IsSummary(turns[i].Text) {
 			if marks == nil {
-				marks = make([]bool, len(j.turns))
+				marks = make([]bool, len(turns))
 			}
 			marks[i] = true
 		}
@@ -57,38 +88,28 @@ func earlierSummaries(j *job) []bool {
 	return marks
 }
 
-// reserve measures what assembling j adds besides the summary text: the
-// summary turn's framing (TurnOverhead) and the notice (see notice). (The
-// region's start does not depend on the reserve, so the noticed turns are
-// the same after planning again.)
-func (c *Compressor) reserve(j *job) int {
-	return max(c.opts.TurnOverhead+j.framing+c.notice(j, j.plan.Start), 0)
-}
-
 // notice measures what the notice adds to a record compressed from turn
-// start on: it is appended to the system turns before start, or else to
-// the system prompt outside the turns. It records the noticed texts and
-// their counts in j for assemble and account.
-func (c *Compressor) notice(j *job, start int) int {
-	j.noticed, j.sys, j.sysTok = j.noticed[:0], "", 0
+// start on (the reserve's part of it, n): it is appended to the system
+// turns before start, or else to the system prompt outside the turns.
+// The noticed texts and their counts are for assemble and account.
+func (c *Compressor) notice(r *record, start int) (n int, nt notice) {
 	if !c.opts.AddNotice {
-		return 0
+		return 0, nt
 	}
-	r := 0
-	for i, t := range j.turns[:start] {
+	for i, t := range r.m.turns[:start] {
 		if t.Role == traj.RoleSystem {
-			nt := j.rec.AppendText(t, c.opts.NoticeText)
-			k := c.count(nt)
-			j.noticed = append(j.noticed, noticedTurn{i: i, t: nt, tok: k})
-			r += k - j.tok[i]
+			with := r.rec.AppendText(t, c.opts.NoticeText)
+			k := c.count(with)
+			nt.turns = append(nt.turns, noticedTurn{i: i, t: with, tok: k})
+			n += k - r.m.tok[i]
 		}
 	}
-	if len(j.noticed) == 0 && j.rec.SystemKey != "" {
-		j.sys = j.rec.System + c.opts.NoticeText
-		j.sysTok = c.opts.Counter.Count(j.sys) + c.opts.TurnOverhead
-		r += j.sysTok - j.ext
+	if len(nt.turns) == 0 && r.rec.SystemKey != "" {
+		nt.sys = r.rec.System + c.opts.NoticeText
+		nt.sysTok = c.opts.Counter.Count(nt.sys) + c.opts.TurnOverhead
+		n += nt.sysTok - r.m.ext
 	}
-	return r
+	return n, nt
 }
 
 // noticedTurn is head turn i with the notice appended, and its count.
@@ -111,8 +132,8 @@ func noticedAt(ns []noticedTurn, i int) int {
 
 // place decides, in alternation mode, how the summary joins its neighbours
 // (snap.PlaceAlternating); otherwise the summary is a turn of its own.
-func (c *Compressor) place(j *job) {
+func (c *Compressor) place(r *record) {
 	if c.opts.Alternate {
-		j.plan = snap.PlaceAlternating(j.plan, j.roles, j.tok, c.turnBudget(j))
+		r.plan.Plan = snap.PlaceAlternating(r.plan.Plan, r.m.roles, r.m.tok, c.turnBudget(r, r.plan))
 	}
 }

@@ -12,52 +12,83 @@ import (
 	"github.com/trajcompress/trajcompress/summary"
 )
 
-// summarizeRegion summarises j's planned region and writes the result; with
+// try is one way to write the record, made whole by one function and
+// never changed after: a region summarised, assembled and counted
+// (Compressor.try), or the prepass's changes alone (prepassOnly). The
+// refit loop keeps the last one the template rendered; encode writes one
+// into the record's observation.
+type try struct {
+	region    *[2]int // the region summarised [start, end); nil for none
+	a         assembly
+	counted   // account
+	retention metrics.Retention
+	fallback  bool // the summary came from Options.Fallback
+}
+
+// refits is the state of the refit loop: how often the record was
+// planned again, and by how much each rendered result overshot the target
+// (the planner's budget is lowered by the sum: planned.adj).
+type refits struct{ n, over int }
+
+// summarizeRegion summarises r's planned region and writes the result; with
 // a template, a result over target once rendered is planned again with a
 // larger region (refit) while one can be had, and the last result the
 // template rendered is kept.
-func (c *Compressor) summarizeRegion(ctx context.Context, j *job) (Result, error) {
-	var done *fitted // the last result, over target once rendered
+func (c *Compressor) summarizeRegion(ctx context.Context, r *record, fit refits) (Result, error) {
+	var done *try // the last result, over target once rendered
 	for {
-		j.obs.Region = &[2]int{j.plan.Start, j.plan.End}
-		req := c.request(j)
+		req := c.request(r)
 		if c.estimating() {
-			return c.estimate(j, req), nil
+			return c.estimate(r, req), nil
 		}
-		sum, ok, err := c.summarize(ctx, j, req)
+		t, failed, err := c.try(ctx, r, req)
 		if err != nil {
 			return Result{}, err
 		}
-		if !ok {
+		if failed != nil {
 			if done != nil {
-				return done.encode(c, j)
+				return c.encode(r, *done)
 			}
-			return j.unchanged(), nil
+			r.leave(outcome.SummaryFailed, failed.Error())
+			return r.unchanged(), nil
 		}
-		j.retain(req, sum.Text)
-		a := c.assemble(j, sum.Text)
-		pairing := c.account(j, a, sum.Tokens)
-		if j.stopped != nil {
-			return Result{}, j.stopped
+		if r.tmpl.stopped != nil {
+			return Result{}, r.tmpl.stopped
 		}
-		if j.tmplErr != nil && done != nil {
+		if t.tmplErr != nil && done != nil {
 			// The template refuses the larger region's result: the
 			// earlier one, which it rendered, is written (over target).
-			j.tmplErr = nil
-			return done.encode(c, j)
+			return c.encode(r, *done)
 		}
-		if !c.refit(j) {
-			return c.encode(j, a, pairing)
+		if !c.refit(&fit, t) {
+			return c.encode(r, t)
 		}
-		done = &fitted{a: a, pairing: pairing, obs: j.obs, plan: j.plan}
-		c.planRegion(j)
-		c.place(j)
-		if j.plan.Outcome != outcome.Compressed || (j.plan.Start == done.plan.Start && j.plan.End == done.plan.End) {
+		done = &t
+		c.planRegion(r, fit)
+		c.place(r)
+		if r.plan.Outcome != outcome.Compressed || (r.plan.Start == done.region[0] && r.plan.End == done.region[1]) {
 			// No larger region can be summarised: summarising and
 			// rendering the same one again would give the same result.
-			return done.encode(c, j)
+			return c.encode(r, *done)
 		}
 	}
+}
+
+// try summarises r's planned region, assembles the record with the
+// summary and counts it. failed is the summarizer's error when the region
+// has no summary (the record is then summary_failed unless an earlier try
+// is kept); err is non-nil when the run must stop.
+func (c *Compressor) try(ctx context.Context, r *record, req summary.Request) (t try, failed, err error) {
+	sum, fallback, failed, err := c.summarize(ctx, r, req)
+	if err != nil || failed != nil {
+		return t, failed, err
+	}
+	t = try{region: &[2]int{r.plan.Start, r.plan.End}, fallback: fallback}
+	ret := &t.retention // what the summary kept of the region it replaces
+	ret.Tools, ret.ToolsKept, ret.Args, ret.ArgsKept = summary.Retention(req.Turns, sum.Text)
+	t.a = c.assemble(r, r.plan, sum.Text)
+	t.counted = c.account(r, r.plan, t.a, sum.Tokens)
+	return t, nil, nil
 }
 
 // maxRefits bounds how often a record whose rendered result came out over
@@ -65,49 +96,32 @@ func (c *Compressor) summarizeRegion(ctx context.Context, j *job) (Result, error
 const maxRefits = 4
 
 // refit decides, with a chat template, whether a record whose rendered
-// result is over target is planned again: the planner's per-turn counts
+// result t is over target is planned again: the planner's per-turn counts
 // are an estimate of what the template renders (its framing differs by
 // position: Qwen3 drops old reasoning_content, Llama-3.1 the text of
 // tool-calling turns), so the overshoot is added to what the planner
-// budgets besides the turns (j.adj) and the region grows by it. It says
-// false when the result stands: no template, it fits, the template
-// refused it, or maxRefits were made.
-func (c *Compressor) refit(j *job) bool {
-	if c.opts.Template == nil || j.obs.Outcome != outcome.CompressedOverLimit || j.tmplErr != nil || j.refits >= maxRefits {
+// budgets besides the turns (fit.over, in planned.adj) and the region
+// grows by it. It says false when the result stands: no template, it
+// fits, the template refused it, or maxRefits were made.
+func (c *Compressor) refit(fit *refits, t try) bool {
+	if c.opts.Template == nil || t.outcome != outcome.CompressedOverLimit || t.tmplErr != nil || fit.n >= maxRefits {
 		return false
 	}
-	j.refits++
-	j.adj += j.obs.TokensAfter - c.opts.Budget.Target
+	fit.n++
+	fit.over += t.tokens - c.opts.Budget.Target
 	return true
 }
 
-// fitted is a compressed result kept while a larger region is tried.
-type fitted struct {
-	a       assembly
-	pairing []snap.PairProblem
-	obs     metrics.Observation
-	plan    snap.Plan
-}
-
-// encode writes the kept result: the larger region could not be made.
-func (f *fitted) encode(c *Compressor, j *job) (Result, error) {
-	o := j.obs // the calls of every try
-	j.obs, j.plan = f.obs, f.plan
-	j.obs.SummaryCalls, j.obs.SummaryErrors, j.obs.CacheHit = o.SummaryCalls, o.SummaryErrors, o.CacheHit
-	j.obs.PromptTokens, j.obs.CompletionTokens = o.PromptTokens, o.CompletionTokens
-	return c.encode(j, f.a, f.pairing)
-}
-
 // request is the summary request for the planned region.
-func (c *Compressor) request(j *job) summary.Request {
+func (c *Compressor) request(r *record) summary.Request {
 	return summary.Request{
-		Turns:        j.turns[j.plan.Start:j.plan.End],
-		Start:        j.plan.Start,
+		Turns:        r.m.turns[r.plan.Start:r.plan.End],
+		Start:        r.plan.Start,
 		TargetTokens: c.opts.Budget.SummaryTokens,
-		RecordID:     j.pos.String(),
+		RecordID:     r.in.pos.String(),
 		Counter:      c.opts.Counter,
-		Network:      j.lim.network(),
-		Images:       c.regionImages(j),
+		Network:      r.lim.network(),
+		Images:       c.regionImages(r),
 	}
 }
 
@@ -120,73 +134,65 @@ func (c *Compressor) estimating() bool { return c.opts.DryRun && c.remote() }
 
 // estimate settles a dry-run record from the summary's budget of S tokens
 // and the summarizer's estimate of its calls, if it has one.
-func (c *Compressor) estimate(j *job, req summary.Request) Result {
-	n := len(j.roles)
-	after := j.ext + j.adj + j.plan.Total - j.plan.RegionTokens + c.opts.Budget.SummaryTokens + j.reserve
-	j.obs.Settle(snap.Settle(after, c.opts.Budget), after, j.plan.TurnsAfter(n))
-	j.obs.SummaryCalls = 1
+func (c *Compressor) estimate(r *record, req summary.Request) Result {
+	n := len(r.m.roles)
+	r.obs.Region = &[2]int{r.plan.Start, r.plan.End}
+	after := r.m.ext + r.plan.adj + r.plan.Total - r.plan.RegionTokens + c.opts.Budget.SummaryTokens + r.plan.reserve
+	r.obs.Settle(snap.Settle(after, c.opts.Budget), after, r.plan.TurnsAfter(n))
+	r.obs.SummaryCalls = 1
 	if e, ok := c.opts.Summarizer.(summary.Estimator); ok {
 		est := e.Estimate(req)
-		j.obs.SummaryCalls, j.obs.CacheHit = est.APICalls, est.CacheHit
-		j.obs.PromptTokens, j.obs.CompletionTokens = est.PromptTokens, est.CompletionTokens
+		r.obs.SummaryCalls, r.obs.CacheHit = est.APICalls, est.CacheHit
+		r.obs.PromptTokens, r.obs.CompletionTokens = est.PromptTokens, est.CompletionTokens
 	}
-	return j.unchanged()
+	return r.unchanged()
 }
 
 // summarize asks the summarizer (then the fallback, if any) for the
-// region's summary. A remote summarizer waits without holding a CPU slot.
-// ok is false when the record is summary_failed (settled); err is non-nil
-// when the run must stop.
-func (c *Compressor) summarize(ctx context.Context, j *job, req summary.Request) (sum summary.Result, ok bool, err error) {
+// region's summary, and adds its calls to the record's figures. A remote
+// summarizer waits without holding a CPU slot. fallback says the summary
+// came from Options.Fallback; failed is the error of a region left without
+// a summary; err is non-nil when the run must stop.
+func (c *Compressor) summarize(ctx context.Context, r *record, req summary.Request) (sum summary.Result, fallback bool, failed, err error) {
 	remote := c.remote()
 	if remote {
-		c.releaseHeld(j)
+		r.lim.release()
 	}
-	sum, err = c.callSummarizer(ctx, j.deadline, req)
+	sum, err = c.callSummarizer(ctx, r.in.deadline, req)
 	if remote {
-		if aerr := j.lim.acquireCPU(ctx); aerr != nil {
-			return sum, false, aerr
+		if aerr := r.lim.acquire(ctx); aerr != nil {
+			return sum, false, nil, aerr
 		}
-		j.cpuHeld = true
 	}
-	if !j.summarized {
-		j.summarized = true
-		j.obs.SummaryCalls, j.obs.SummaryErrors = sum.APICalls, sum.APIErrors
-		j.obs.CacheHit, j.obs.PromptTokens, j.obs.CompletionTokens = sum.CacheHit, sum.PromptTokens, sum.CompletionTokens
+	if !r.summarized {
+		r.summarized = true
+		r.obs.SummaryCalls, r.obs.SummaryErrors = sum.APICalls, sum.APIErrors
+		r.obs.CacheHit, r.obs.PromptTokens, r.obs.CompletionTokens = sum.CacheHit, sum.PromptTokens, sum.CompletionTokens
 	} else { // a larger region after a rendered result over target: the calls add up
-		j.obs.SummaryCalls += sum.APICalls
-		j.obs.SummaryErrors += sum.APIErrors
-		j.obs.CacheHit = j.obs.CacheHit && sum.CacheHit
-		j.obs.PromptTokens += sum.PromptTokens
-		j.obs.CompletionTokens += sum.CompletionTokens
+		r.obs.SummaryCalls += sum.APICalls
+		r.obs.SummaryErrors += sum.APIErrors
+		r.obs.CacheHit = r.obs.CacheHit && sum.CacheHit
+		r.obs.PromptTokens += sum.PromptTokens
+		r.obs.CompletionTokens += sum.CompletionTokens
 	}
 	if err == nil {
-		return sum, true, nil
+		return sum, false, nil, nil
 	}
 	if ctx.Err() != nil {
-		return sum, false, context.Cause(ctx)
+		return sum, false, nil, context.Cause(ctx)
 	}
 	if errors.Is(err, summary.ErrFatal) {
-		return sum, false, fmt.Errorf("%s: %w", j.pos, err)
+		return sum, false, nil, fmt.Errorf("%s: %w", r.in.pos, err)
 	}
 	if c.opts.Fallback == nil {
-		j.leave(outcome.SummaryFailed, err.Error())
-		return sum, false, nil
+		return sum, false, err, nil
 	}
 	fb, ferr := c.opts.Fallback.Summarize(ctx, req)
 	if ferr != nil {
-		j.leave(outcome.SummaryFailed, ferr.Error())
-		return sum, false, nil
+		return sum, false, ferr, nil
 	}
-	sum.Text, sum.Tokens, j.obs.Fallback = fb.Text, fb.Tokens, true
-	return sum, true, nil
-}
-
-// retain records what the summary kept of the region it replaces: its
-// tool names, paths and commands (summary.Retention).
-func (j *job) retain(req summary.Request, text string) {
-	r := &j.obs.Retention
-	r.Tools, r.ToolsKept, r.Args, r.ArgsKept = summary.Retention(req.Turns, text)
+	sum.Text, sum.Tokens = fb.Text, fb.Tokens
+	return sum, true, nil, nil
 }
 
 // callSummarizer calls the summarizer within the record's deadline, whose

@@ -11,72 +11,83 @@ import (
 	"github.com/trajcompress/trajcompress/traj"
 )
 
+// templateState is what the templated counts of one record share: its
+// counter (Options.Template with the record's image finder), the counts of
+// its renderings' stretches between special tokens (they share most of
+// them), and the run's stop once a render stopped for it (the record is
+// then not settled). Written by templated only.
+type templateState struct {
+	counter   trainview.RecordCounter
+	stretches *trainview.Stretches
+	stopped   error
+}
+
 // templated is the count of turns (with system outside them and fields
 // written with them: an images list the prepass or the summary changed) of
-// j's record as the trainer sees it: Options.Template. When the template
+// r's record as the trainer sees it: Options.Template. When the template
 // renders no images (its Images is nil), each image of turns counts the
 // rule's tokens on top of the rendered text (Turn.Extra, and the images
-// list entries no marker claims: j.listed), as without a template.
-func (c *Compressor) templated(j *job, turns []traj.Turn, system string, fields []traj.Field) (int, error) {
+// list entries no marker claims: r.img.listed), as without a template.
+func (c *Compressor) templated(r *record, turns []traj.Turn, system string, fields []traj.Field) (int, error) {
 	bp, _ := viewBufs.Get().(*[]byte)
 	if bp == nil {
 		bp = new([]byte)
 	}
-	v, err := c.mapper.ViewBuf(*bp, j.rec, turns, system)
+	v, err := c.mapper.ViewBuf(*bp, r.rec, turns, system)
 	if err != nil {
 		viewBufs.Put(bp)
 		return 0, fmt.Errorf("%s: %w", c.opts.Template.Name(), err)
 	}
-	if key, list := prepass.ImagesField(j.rec); list != nil {
+	if key, list := prepass.ImagesField(r.rec); list != nil {
 		for _, f := range fields {
 			if f.Key == key {
 				v.Images = f.Value
 			}
 		}
 	}
-	if j.stretches == nil {
-		j.stretches = &trainview.Stretches{}
+	if r.tmpl.stretches == nil {
+		r.tmpl.stretches = &trainview.Stretches{}
 	}
-	tc := c.templateCounter(j)
-	ctx := j.ctx
+	tc := c.templateCounter(r)
+	ctx := r.in.ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	n, err := tc.CountContext(ctx, v, j.stretches)
+	n, err := tc.CountContext(ctx, v, r.tmpl.stretches)
 	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		j.stopped = err // the run is stopping: not the template's refusal
+		r.tmpl.stopped = err // the run is stopping: not the template's refusal
 	}
 	// Nothing of the view outlives the count (the rendered text and the
 	// stretches are copies; a template's error message is cloned), so its
 	// buffer is reused by the next record's.
 	*bp = v.Messages[:0]
 	viewBufs.Put(bp)
-	if err != nil || countsImages(tc) || j.images == nil {
+	if err != nil || countsImages(tc) || r.img.images == nil {
 		return n, err
 	}
 	for _, t := range turns {
 		n += t.Extra
 	}
-	return n + j.listed + c.imageDrift(j, turns, fields), nil
+	return n + r.img.listed + c.imageDrift(r, turns, fields), nil
 }
 
-// templateCounter is Options.Template for j's record: when it expands
-// images, its Images reads them with j's finder (relative paths name
+// templateCounter is Options.Template for r's record: when it expands
+// images, its Images reads them with r's finder (relative paths name
 // files beside the record's input file).
-func (c *Compressor) templateCounter(j *job) trainview.RecordCounter {
-	if j.tmpl != nil {
-		return j.tmpl
+func (c *Compressor) templateCounter(r *record) trainview.RecordCounter {
+	if r.tmpl.counter != nil {
+		return r.tmpl.counter
 	}
-	j.tmpl = c.opts.Template
-	if t, ok := j.tmpl.(*trainview.Counter); ok {
-		if im := t.Images; im != nil && im.Finder == nil && j.pos.File != "" {
+	r.tmpl.counter = c.opts.Template
+	if t, ok := r.tmpl.counter.(*trainview.Counter); ok {
+		if im := t.Images; im != nil && im.Finder == nil && r.in.pos.File != "" {
 			tc, ic := *t, *im
-			ic.Finder = c.finder(j)
+			ic.Finder = c.finder(r)
 			tc.Images = &ic
-			j.tmpl = &tc
+			r.tmpl.counter = &tc
 		}
 	}
-	return j.tmpl
+	return r.tmpl.counter
 }
 
 // countsImages says whether rc counts the images it renders itself (a

@@ -119,7 +119,7 @@ type noticedTurn struct {
 	tok int
 }
 
-// noticedAt is the index in ns of head turn i, or -1 when reserve did not
+// noticedAt is the index in ns of head turn i, or -1 when planRegion did not
 // notice it.
 func noticedAt(ns []noticedTurn, i int) int {
 	for k, n := range ns {

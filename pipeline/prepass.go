@@ -59,7 +59,7 @@ func (c *Compressor) prepass(r *record) bool {
 // is added as for any compressed record.
 func (c *Compressor) prepassOnly(r *record) try {
 	h := r.plan.HeadEnd
-	p := planned{Plan: snap.Plan{Outcome: outcome.Compressed, Start: h, End: h, HeadEnd: h, TailStart: r.plan.TailStart}, adj: r.plan.adj}
+	p := planned{Plan: snap.Plan{Outcome: outcome.Compressed, Start: h, End: h, HeadEnd: h, TailStart: r.plan.TailStart}}
 	_, p.notice = c.notice(r, h)
 	t := try{a: c.assemble(r, p, "")}
 	t.counted = c.account(r, p, t.a, 0)

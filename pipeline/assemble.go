@@ -142,9 +142,7 @@ func (c *Compressor) encode(r *record, t try) (Result, error) {
 	}
 	r.obs.Region, r.obs.Retention, r.obs.Fallback = t.region, t.retention, t.fallback
 	r.obs.Settle(t.outcome, t.tokens, len(t.a.turns))
-	if r.rec.Dialect == traj.DialectOpenAI {
-		r.obs.PairingProblems = len(t.pairing)
-	}
+	r.obs.PairingProblems = len(t.pairing) // none but in the OpenAI dialect (account)
 	a := t.a
 	if t.tmplErr != nil {
 		// The template rendered the record as read but refuses what

@@ -1,12 +1,15 @@
 // Package pipeline compresses trajectories: one record at a time with
 // [Compressor.Compress], and a whole stream with [Run].
 //
-// Compress is a sequence of named steps (compress.go): decode the record
-// (traj), count its images (imagetok, by Options.ImageRule), measure each
-// turn (tokenize, through a memo), plan the region and,
-// in alternation mode, place the summary (both decided by the pure core,
-// snap), summarize the region ([summary.Summarizer]), assemble the new
-// turns, account for their tokens and settle the outcome, encode. The
+// Compress is a sequence of named steps (their order is compressRecord,
+// in compress.go; each step has the file of its name): redact the line,
+// decode the record (traj, decode.go), count its images (imagetok, by
+// Options.ImageRule, images.go), measure each turn (tokenize, through a
+// memo; or the whole record through Options.Template, template.go), plan
+// the region and, in alternation mode, place the summary (both decided by
+// the pure core, snap; plan.go), run the prepass, summarize the region
+// ([summary.Summarizer], summarize.go), assemble the new turns, account for
+// their tokens and settle the outcome, encode (assemble.go). The
 // per-record [metrics.Observation] and compression_metrics value are built
 // with package metrics. Every input record gets exactly one outcome; a
 // record that cannot be read is a [Reject], never an error. Compress
@@ -14,6 +17,23 @@
 // fatal summarizer error). [Run] also rejects, as output_schema, a record
 // its Sink refuses with an [Unfit] error (a row the output's schema cannot
 // hold): a per-record error, never the end of the run.
+//
+// A record's state is cut by the step that writes it, one small struct
+// each, held by the record on its way (compress.go): input (the line,
+// which redact, decode and repair rewrite), the decoded traj.Record, the
+// observation, imageState (countImages), measured (measure; the prepass
+// replaces it whole when it rewrites turns), planned (planRegion and
+// place: the region, the planner's adjustment, the reserve and the noticed
+// texts) and templateState (the templated counts' counter, cache of
+// rendered stretches, and the run's stop). What a summarised region makes
+// of the record is a try: a value one function makes whole (the summary,
+// the assembly, its count and outcome) and nothing changes after. With a
+// chat template, a try whose rendered result is over target is planned
+// again with a larger region (the refit loop, summarizeRegion): the loop
+// holds the last try the template rendered and its own count of refits
+// and overshoot (refits, which the planner's budget is lowered by), so
+// nothing of the record is saved and restored; encode writes the try kept
+// into the observation, with the summarizer's calls of every try.
 //
 // It imports the packages of one record and no more: traj, internal/jsonx,
 // redact, tokenize, imagetok (the images of a record and what each costs

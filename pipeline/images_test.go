@@ -111,16 +111,16 @@ func TestMadeTurnImages(t *testing.T) {
 		`{"role": "assistant", "content": [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "data:image/png;base64,` + big + `"}}], "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"x\": 1}"}}]}],` +
 		` "images": ["shot.png", "missing.png"]}`
 	c := newComp(t, nil)
-	j := job{raw: []byte(line), pos: traj.Pos{File: filepath.Join(dir, "in.jsonl")}}
-	if rej := c.decode(&j); rej != nil {
+	r := record{in: input{raw: []byte(line), pos: traj.Pos{File: filepath.Join(dir, "in.jsonl")}}}
+	if rej := c.decode(&r); rej != nil {
 		t.Fatal(rej)
 	}
-	c.countImages(&j)
-	turns := j.rec.Turns
+	c.countImages(&r)
+	turns := r.rec.Turns
 	if turns[0].Extra != 765+1445 || turns[1].Extra != 765 {
 		t.Fatalf("as read: %d, %d; want 765 + 1445, 765", turns[0].Extra, turns[1].Extra)
 	}
-	args, ok := j.rec.SetCallArguments(turns[1], 0, []byte(`"{}"`))
+	args, ok := r.rec.SetCallArguments(turns[1], 0, []byte(`"{}"`))
 	if !ok {
 		t.Fatal("no call arguments")
 	}
@@ -131,11 +131,11 @@ func TestMadeTurnImages(t *testing.T) {
 		want int
 	}{
 		{"arguments shrunk", 1, args, 765},
-		{"content a digest", 1, j.rec.SetContent(turns[1], "digest"), 0},
-		{"one marker left", 0, j.rec.SetContent(turns[0], "<image> gone"), 765},
-		{"no marker left", 0, j.rec.SetContent(turns[0], "gone"), 0},
+		{"content a digest", 1, r.rec.SetContent(turns[1], "digest"), 0},
+		{"one marker left", 0, r.rec.SetContent(turns[0], "<image> gone"), 765},
+		{"no marker left", 0, r.rec.SetContent(turns[0], "gone"), 0},
 	} {
-		if got := c.madeImageTokens(&j, tc.i, tc.t); got != tc.want {
+		if got := c.madeImageTokens(&r, tc.i, tc.t); got != tc.want {
 			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
 		}
 	}
@@ -150,19 +150,19 @@ func TestMadeTurnPlaceholder(t *testing.T) {
 	}
 	line := `{"messages": [{"role": "assistant", "content": [{"type": "image"}, {"type": "text", "text": "a"}], "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{\"x\": 1}"}}]}], "images": ["shot.png"]}`
 	c := newComp(t, nil)
-	j := job{raw: []byte(line), pos: traj.Pos{File: filepath.Join(dir, "in.jsonl")}}
-	if rej := c.decode(&j); rej != nil {
+	r := record{in: input{raw: []byte(line), pos: traj.Pos{File: filepath.Join(dir, "in.jsonl")}}}
+	if rej := c.decode(&r); rej != nil {
 		t.Fatal(rej)
 	}
-	c.countImages(&j)
-	if got := j.rec.Turns[0].Extra; got != 765 {
+	c.countImages(&r)
+	if got := r.rec.Turns[0].Extra; got != 765 {
 		t.Fatalf("as read: %d, want 765", got)
 	}
-	args, ok := j.rec.SetCallArguments(j.rec.Turns[0], 0, []byte(`"{}"`))
+	args, ok := r.rec.SetCallArguments(r.rec.Turns[0], 0, []byte(`"{}"`))
 	if !ok {
 		t.Fatal("no call arguments")
 	}
-	if got := c.madeImageTokens(&j, 0, args); got != 765 {
+	if got := c.madeImageTokens(&r, 0, args); got != 765 {
 		t.Errorf("remade: %d, want 765", got)
 	}
 }

@@ -6,12 +6,12 @@ package pipeline
 // prepass, every text sent to a summarizer, the record written, and a line
 // that goes to the rejects file. The counts per kind go to the
 // observation.
-func (c *Compressor) redact(j *job) {
+func (c *Compressor) redact(r *record) {
 	if c.opts.Redactor == nil {
 		return
 	}
-	if out, counts := c.opts.Redactor.RedactLine(j.raw); len(counts) > 0 {
-		j.raw = out
-		j.obs.Redactions = counts
+	if out, counts := c.opts.Redactor.RedactLine(r.in.raw); len(counts) > 0 {
+		r.in.raw = out
+		r.obs.Redactions = counts
 	}
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -136,17 +137,19 @@ func TestTemplateFramingSpreadWhole(t *testing.T) {
 	tc := templated(t, "once at the start\n"+framed) // 4 words per turn and 4 more: not a multiple of 12 turns
 	c := newComp(t, func(o *Options) { o.Template = tc })
 	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
-	j := job{raw: []byte(line), pos: pos}
-	if rej := c.decode(&j); rej != nil {
+	r := record{in: input{raw: []byte(line), pos: pos}}
+	if rej := c.decode(&r); rej != nil {
 		t.Fatal(rej)
 	}
-	c.measure(&j)
-	sum := j.ext + j.adj
-	for _, n := range j.tok {
+	if fits, err := c.measure(&r); fits || err != nil {
+		t.Fatalf("measure: fits %v, template error %v: want neither", fits, err)
+	}
+	sum := r.m.ext + r.m.adj
+	for _, n := range r.m.tok {
 		sum += n
 	}
-	if want := renderedCount(t, tc, []byte(line)); sum != want || j.adj != 0 {
-		t.Errorf("per-turn estimates sum to %d (adj %d), the record renders to %d: want the sum equal and adj 0", sum, j.adj, want)
+	if want := renderedCount(t, tc, []byte(line)); sum != want || r.m.adj != 0 {
+		t.Errorf("per-turn estimates sum to %d (adj %d), the record renders to %d: want the sum equal and adj 0", sum, r.m.adj, want)
 	}
 }
 
@@ -407,5 +410,87 @@ func TestTemplateRefusedRefitKeepsEarlierResult(t *testing.T) {
 	}
 	if got := renderedCount(t, tc, res.Out); got != res.Obs.TokensAfter {
 		t.Errorf("output renders to %d tokens, tokens_after %d", got, res.Obs.TokensAfter)
+	}
+}
+
+// failsAfter summarises as fixedSummarizer does for its first n calls and
+// fails every later one (one API call, one error); regions are the regions
+// it was asked for, in order.
+type failsAfter struct {
+	fixedSummarizer
+	n       int64
+	regions [][2]int
+}
+
+func (f *failsAfter) Summarize(ctx context.Context, req summary.Request) (summary.Result, error) {
+	f.regions = append(f.regions, [2]int{req.Start, req.Start + len(req.Turns)})
+	if f.calls.Load() >= f.n {
+		f.calls.Add(1)
+		return summary.Result{APICalls: 1, APIErrors: 1, PromptTokens: 7}, errors.New("summarizer down")
+	}
+	res, err := f.fixedSummarizer.Summarize(ctx, req)
+	res.PromptTokens, res.CompletionTokens = 11, 5
+	return res, err
+}
+
+// When the larger region's summary fails after a rendered result over
+// target, the earlier result is written as that try made it (its region,
+// its outcome, its count), never the record unchanged as summary_failed;
+// the summarizer's figures are those of every try.
+func TestTemplateRefitSummaryFailureKeepsEarlierResult(t *testing.T) {
+	tc := templated(t, `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
+{% endfor %}`)
+	sum := &failsAfter{fixedSummarizer: fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}, n: 1}
+	c := newComp(t, func(o *Options) { o.Template = tc; o.Summarizer = sum; o.AddNotice = false })
+	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := sum.calls.Load(); n != 2 || sum.regions[1][1]-sum.regions[1][0] <= sum.regions[0][1]-sum.regions[0][0] {
+		t.Fatalf("%d summaries of regions %v: the test wants the first over target once rendered and a second, larger one failing", n, sum.regions)
+	}
+	o := res.Obs
+	if o.Outcome != outcome.CompressedOverLimit || o.Reason != "" || string(res.Out) == line || o.Region == nil || *o.Region != sum.regions[0] {
+		t.Fatalf("outcome %s (%q), region %v, written unchanged %v: want the first try's result (region %v), compressed_over_limit",
+			o.Outcome, o.Reason, o.Region, string(res.Out) == line, sum.regions[0])
+	}
+	if got := renderedCount(t, tc, res.Out); got != o.TokensAfter || got <= 900 {
+		t.Errorf("output renders to %d tokens, tokens_after %d: want the first try's count, over the target 900", got, o.TokensAfter)
+	}
+	if o.SummaryCalls != 2 || o.SummaryErrors != 1 || o.PromptTokens != 18 || o.CompletionTokens != 5 || o.CacheHit {
+		t.Errorf("summary figures calls %d errors %d prompt %d completion %d cache %v: want those of both tries (2, 1, 18, 5, false)",
+			o.SummaryCalls, o.SummaryErrors, o.PromptTokens, o.CompletionTokens, o.CacheHit)
+	}
+	if o.Retention.Tools != 0 || o.Fallback {
+		t.Errorf("retention %+v, fallback %v: want the first try's", o.Retention, o.Fallback)
+	}
+}
+
+// When the prepass makes a record fit turn by turn but its rendered form
+// is still over target (the template prints a back-reference sixty
+// times), the prepass's result alone is not written: a region of the
+// prepassed turns is summarised after all (prepass.fit false; the
+// back-reference outside the region stays), and the outcome's count is the
+// rendered output's.
+func TestTemplatePrepassFitsOnlyPerTurn(t *testing.T) {
+	tc := templated(t, `{% for m in messages %}{% if '[same output' in m.content %}{% for i in range(60) %}{{ m.content }} {% endfor %}{% else %}{{ m.content }}{% endif %}
+{% endfor %}`)
+	rs := &recordingSummarizer{}
+	c := newComp(t, func(o *Options) { o.Template = tc; o.Summarizer = rs; o.Prepass = &prepass.Config{} })
+	res, err := c.Compress(context.Background(), []byte(prepassLine(600)), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := res.Obs
+	t.Logf("outcome %s, region %v, tokens %d → %d, prepass %+v, %d summaries", o.Outcome, o.Region, o.TokensBefore, o.TokensAfter, o.Prepass, len(rs.texts))
+	if !o.Prepass.Ran || o.Prepass.Fit || o.Region == nil || len(rs.texts) == 0 || o.Outcome.Unchanged() {
+		t.Fatalf("outcome %s region %v prepass %+v, %d summaries: want a region summarised after the prepass", o.Outcome, o.Region, o.Prepass, len(rs.texts))
+	}
+	if !bytes.Contains(res.Out, []byte(prepass.BackRef(9))) {
+		t.Errorf("the output lost the prepass's back-reference: %s", res.Out)
+	}
+	if got := renderedCount(t, tc, res.Out); got != o.TokensAfter {
+		t.Errorf("output renders to %d tokens, tokens_after %d", got, o.TokensAfter)
 	}
 }

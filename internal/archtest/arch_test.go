@@ -46,7 +46,7 @@ var tiers = []tier{
 	{"core", "pure decisions about one record, and its metrics", []string{"model", "leaf"},
 		[]string{"snap", "prepass", "summary", "validate", "metrics", "fixtures/gen", "trainview", "trainer/llamafactory"}},
 	{"model", "the record and what it is measured with", []string{"leaf"},
-		[]string{"traj", "tokenize", "redact", "internal/jsontest", "imagetok", "chattemplate"}},
+		[]string{"traj", "tokenize", "redact", "internal/jsontest", "imagetok", "chattemplate", "trainer/axolotl"}},
 	{"leaf", "the foundations", nil,
 		[]string{"internal/jsonx", "outcome", "task", "internal/atomicfile", "internal/readfile",
 			"internal/testenv", "internal/jinja2ref", "internal/crash", "redact/redacttest", "redact/internal/rulegen", "traj/errline", "imagetok/imagetest",
@@ -94,7 +94,7 @@ var named = map[string][]string{
 // (ours or a third party's).
 var pure = []string{"snap", "tokenize", "traj", "internal/jsonx", "outcome", "redact", "prepass", "task",
 	"summary", "validate", "metrics", "check", "report", "format/internal/jsonval", "traj/errline", "imagetok",
-	"internal/crash", "trainer/llamafactory", "trainer/trainercfg", "trainer/trl"}
+	"internal/crash", "trainer/llamafactory", "trainer/trainercfg", "trainer/trl", "trainer/axolotl"}
 
 // impure are the standard (and x/sys) packages that do I/O, networking,
 // processes or system calls. golang.org/x/sys/cpu is not among them: it

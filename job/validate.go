@@ -146,10 +146,10 @@ type LengthCheck struct {
 // template or trainer, image rule and template bounds, as compress counts
 // (jobcore.Compressor), and makes cfg the trainer's (jobcore.ApplyTrainer:
 // its model, an axolotl dataset's field names); tokenizerSet says whether
-// --tokenizer was given, maxLength 0 takes the trainer's limit. Without a trainer, the chat
-// template "" is auto: a record is judged as its template renders it.
-// Images are counted as compress counts them (TemplateImages). Every
-// error is a [UsageError].
+// --tokenizer was given, maxLength 0 takes the trainer's limit. Without a
+// trainer, the chat template "" is auto: a record is judged as its
+// template renders it. Images are counted as compress counts them
+// (TemplateImages). Every error is a [UsageError].
 func NewLengthCheck(cfg *config.Config, tokenizerSet bool, maxLength int) (*LengthCheck, error) {
 	lc := &LengthCheck{MaxLength: maxLength}
 	ts, err := jobcore.Trainer(*cfg)

@@ -10,6 +10,14 @@
 // (processing.num_workers, processing.per_trajectory_timeout), or refused
 // with a reason when honouring them would lose rows
 // (processing.save_over_limit: false, processing.skip_under_target: false).
+// The command-line flags that override settings are declared here too,
+// once, in option groups ([Group]: tokenizer, template, trainer, images,
+// records, budget, prepass, placement, output format, summarizer,
+// workers) that a command adds to its flag set ([AddFlags]) and applies
+// over the file ([Flags.Apply]); compress, validate and the Beam main
+// register the groups they honour. Names owned elsewhere are checked by
+// their owners: the output formats by package format, the image rule by
+// imagetok.ParseRule, the trainer by trainercfg.
 // The package does no I/O beyond reading the named file.
 package config
 
@@ -28,6 +36,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/trajcompress/trajcompress/chattemplate"
+	"github.com/trajcompress/trajcompress/format"
 	"github.com/trajcompress/trajcompress/imagetok"
 	"github.com/trajcompress/trajcompress/internal/readfile"
 	"github.com/trajcompress/trajcompress/snap"
@@ -270,8 +279,8 @@ func (c Config) Validate() error {
 		bad("tokenizer.chat_template_max_steps and chat_template_max_bytes (--chat-template-max-steps, --chat-template-max-bytes): %v", err)
 	}
 	if v := c.Tokenizer.ImageTokens; v != "" && v != "auto" {
-		if _, err := imagetok.ParseRule(v); err != nil {
-			bad("tokenizer.image_tokens (--image-tokens) must be auto, openai or flat:N (N a whole number from 0 to %d), got %q", imagetok.MaxFlat, v)
+		if _, err := imagetok.ParseRule(v); err != nil { // the grammar is imagetok's
+			bad("tokenizer.image_tokens (--image-tokens) is auto or a rule: %v", err)
 		}
 	}
 	if v := c.Tokenizer.Trainer; v != "" {
@@ -286,10 +295,10 @@ func (c Config) Validate() error {
 		bad("tokenizer.chat_template (--chat-template) with a trainer: the trainer's config says the template (for hf, axolotl and trl give its path as tokenizer.template, --template)")
 	}
 	c.checkSummarization(bad)
-	switch c.Output.Format {
-	case "", "jsonl", "json", "parquet", "arrow":
-	default:
-		bad("output.format must be jsonl, json, parquet or arrow, got %q", c.Output.Format)
+	if f := c.Output.Format; f != "" {
+		if err := format.CheckName(f); err != nil {
+			bad("output.format %v", err)
+		}
 	}
 	c.checkProcessing(bad)
 	c.checkNames(bad)

@@ -90,9 +90,9 @@ func TestErrors(t *testing.T) {
 		{"suffix_path", "output:\n  output_suffix: /../../evil\n", `output.output_suffix "/../../evil" must be a plain name suffix`},
 		{"workers", "processing:\n  num_workers: 100000000\n", "processing.num_workers 100000000 is more than this program can use"},
 		{"request_timeout", "summarization:\n  request_timeout: -1\n", "summarization.request_timeout must be in [0, 1e6] seconds (0: 120), got -1"},
-		{"image_tokens", "tokenizer:\n  image_tokens: qwen\n", `tokenizer.image_tokens (--image-tokens) must be auto, openai or flat:N (N a whole number from 0 to 1000000), got "qwen"`},
-		{"image_tokens_negative", "tokenizer:\n  image_tokens: flat:-1\n", `got "flat:-1"`},
-		{"image_tokens_huge", "tokenizer:\n  image_tokens: flat:2000000000000000000\n", `got "flat:2000000000000000000"`},
+		{"image_tokens", "tokenizer:\n  image_tokens: qwen\n", `tokenizer.image_tokens (--image-tokens) is auto or a rule: image token rule "qwen": want openai or flat:N`},
+		{"image_tokens_negative", "tokenizer:\n  image_tokens: flat:-1\n", `(--image-tokens) is auto or a rule: image token rule "flat:-1": flat:N needs a whole number N from 0 to 1000000`},
+		{"image_tokens_huge", "tokenizer:\n  image_tokens: flat:2000000000000000000\n", `(--image-tokens) is auto or a rule: image token rule "flat:2000000000000000000": flat:N needs a whole number N from 0 to 1000000`},
 		{"turn_overhead_huge", "tokenizer:\n  turn_overhead: 9223372036854775807\n", "tokenizer.turn_overhead must be in [0, 1048576]"},
 		// Durations that would overflow a time.Duration (1e300 s became a
 		// negative timeout: every summary timed out at once), and NaN.

@@ -54,7 +54,7 @@ func Create(path, format string, in Schema, extra Column) (Writer, error) {
 		}
 		return s, nil
 	}
-	return nil, fmt.Errorf("%s: unknown output format %q (want jsonl, json, parquet or arrow)", path, format)
+	return nil, fmt.Errorf("%s: unknown output format: %w", path, CheckName(format))
 }
 
 // Checker returns the check of the records a writer made by [Create]

@@ -45,6 +45,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/trajcompress/trajcompress/format/arrow"
@@ -60,6 +61,18 @@ const (
 	Parquet = "parquet"
 	Arrow   = "arrow"
 )
+
+// Names are the formats, in the order the CLI lists them.
+var Names = []string{JSONL, JSON, Parquet, Arrow}
+
+// CheckName says which names there are unless name is one of [Names]:
+// "must be jsonl, json, parquet or arrow, got "x"".
+func CheckName(name string) error {
+	if slices.Contains(Names, name) {
+		return nil
+	}
+	return fmt.Errorf("must be %s or %s, got %q", strings.Join(Names[:len(Names)-1], ", "), Names[len(Names)-1], name)
+}
 
 // Reader is an opened input; see the package doc for its contract.
 type Reader interface {

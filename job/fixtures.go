@@ -12,10 +12,8 @@ import (
 // of a JSON array nor Parquet or Arrow rows: they are left out there, and
 // counted in skipped.
 func Fixtures(o gen.Options, fmtName, output string) (written, skipped int, err error) {
-	switch fmtName {
-	case format.JSONL, format.JSON, format.Parquet, format.Arrow:
-	default:
-		return 0, 0, usagef("fixtures: --format must be jsonl, json, parquet or arrow, got %q", fmtName)
+	if err := format.CheckName(fmtName); err != nil {
+		return 0, 0, usagef("fixtures: --format %v", err)
 	}
 	w, err := format.Create(output, fmtName, format.Schema{}, format.Column{})
 	if err != nil {

@@ -135,19 +135,88 @@ func Validate(paths []string, c validate.Consumer, schema traj.Schema, o Validat
 	return v, nil
 }
 
+// LengthCheck is what `validate --max-length` judges a record's length
+// with: its counter, the trainer whose rules say what happens to a row
+// over MaxLength (nil: hf's wording), and the warnings to show once.
+type LengthCheck struct {
+	Counter   trainview.RecordCounter
+	Trainer   *trainercfg.Spec
+	MaxLength int
+	Notes     []string
+}
+
+// NewLengthCheck builds the length check of cfg's tokenizer, chat
+// template or trainer, image rule and template bounds, as compress counts
+// (jobcore.Compressor), and makes cfg the trainer's (jobcore.ApplyTrainer:
+// its model, an axolotl dataset's field names); tokenizerSet says whether
+// --tokenizer was given, maxLength 0 takes the trainer's limit. Without a
+// trainer, the chat template "" is auto: a record is judged as its
+// template renders it. Images are counted as compress counts them
+// (TemplateImages). Every error is a [UsageError].
+func NewLengthCheck(cfg *config.Config, tokenizerSet bool, maxLength int) (*LengthCheck, error) {
+	lc := &LengthCheck{MaxLength: maxLength}
+	ts, err := jobcore.Trainer(*cfg)
+	if err != nil {
+		return nil, err
+	}
+	if ts == nil {
+		if cfg.Tokenizer.ChatTemplate == trainview.TemplateNone {
+			return nil, usagef("--max-length counts records as their chat template renders them: --chat-template none has nothing to check")
+		}
+	} else {
+		lc.Trainer = ts
+		lc.Notes = jobcore.ApplyTrainer(cfg, ts, tokenizerSet, maxLength > 0)
+		if lc.MaxLength == 0 {
+			lc.MaxLength = ts.Limit
+		}
+		if lc.MaxLength == 0 {
+			return nil, usagef("the trainer has no length limit (max_length: null): give --max-length")
+		}
+	}
+	tok, err := tokenize.NewRevision(cfg.Tokenizer.Name, cfg.Tokenizer.Revision)
+	if err != nil {
+		return nil, usagef("tokenizer %s: %v", cfg.Tokenizer.Name, err)
+	}
+	var tc *trainview.Counter
+	if ts != nil {
+		if lc.Counter, err = jobcore.TrainerCounter(ts, tok, cfg.Input.ToolsKey); err != nil {
+			return nil, usagef("%s: %v", ts.Kind, err)
+		}
+		tc, _ = lc.Counter.(*trainview.Counter)
+	} else {
+		spec := cfg.Tokenizer.ChatTemplate
+		if spec == "" {
+			spec = "auto"
+		}
+		tmpl, err := trainview.Resolve(spec, tok)
+		if err != nil {
+			return nil, usagef("--chat-template: %v", err)
+		}
+		tc = &trainview.Counter{Template: tmpl, Tokens: tok}
+		lc.Counter = tc
+	}
+	if tc != nil {
+		tc.Template.Budget = cfg.Tokenizer.TemplateBudget()
+		if err := TemplateImages(tc, cfg.Tokenizer.ImageTokens); err != nil {
+			return nil, err
+		}
+	}
+	return lc, nil
+}
+
 // TemplateImages sets c.Images for the images of records counted with c
-// (validate --max-length), as compress does with --image-tokens auto
-// (jobcore.ImageRule, jobcore.TemplateImages): a Qwen2-VL-family template's
-// <|image_pad|> expanded to each image's grid under the model's
-// preprocessor_config.json, or to OpenAI's rule without one; another
-// family's placeholder refuses records with images. It leaves c.Images nil
-// when the template does not mention images: such a template's count is
-// its rendered text (an image it does not render adds nothing there,
-// unlike compress, which adds each image's rule tokens). A
+// (validate --max-length), as compress does under rule spec
+// (tokenizer.image_tokens; jobcore.ImageRule, jobcore.TemplateImages): a
+// Qwen2-VL-family template's <|image_pad|> expanded to each image's grid
+// under the model's preprocessor_config.json with auto, or to the rule's
+// count; another family's placeholder refuses records with images. It
+// leaves c.Images nil when the template does not mention images: such a
+// template's count is its rendered text (an image it does not render adds
+// nothing there, unlike compress, which adds each image's rule tokens). A
 // preprocessor_config.json that cannot be read, or a template whose
 // <|image_pad|> the tokenizer splits, is a [UsageError].
-func TemplateImages(c *trainview.Counter) error {
-	rule, _, err := jobcore.ImageRule(jobcore.ImageTokensAuto, c.Tokens)
+func TemplateImages(c *trainview.Counter, spec string) error {
+	rule, _, err := jobcore.ImageRule(spec, c.Tokens)
 	if err != nil {
 		return err // a UsageError
 	}
@@ -157,6 +226,34 @@ func TemplateImages(c *trainview.Counter) error {
 	}
 	c.Images = im
 	return nil
+}
+
+// Summary is the last line of `validate`: the records accepted, rejected
+// by consumer c's role order and, with lc, judged by their length.
+func (v Validated) Summary(c validate.Consumer, lc *LengthCheck) string {
+	if lc == nil {
+		return fmt.Sprintf("%d records: %d accepted, %d would be rejected by %s, %d not trajectories",
+			v.Total, v.Total-v.Rejected-v.Unreadable, v.Rejected, c, v.Unreadable)
+	}
+	by := string(c)
+	lt := fmt.Sprintf("%d over --max-length %d once templated by %s", v.OverLength, lc.MaxLength, lc.Counter.Name())
+	if ts := lc.Trainer; ts != nil && ts.Kind != trainercfg.HF {
+		lt = fmt.Sprintf("%s at %d: %d cut, %d dropped, %d skipped for their shape (%d repairable by compress), %d tokens lost; counted by %s",
+			ts.Kind, lc.MaxLength, v.Cut, v.Dropped, v.Skipped, v.Repairable, v.TokensLost, lc.Counter.Name())
+	}
+	if v.Unmapped > 0 {
+		lt += fmt.Sprintf(", %d with roles the template does not render", v.Unmapped)
+	}
+	if v.Refused > 0 {
+		lt += fmt.Sprintf(", %d refused by the template", v.Refused)
+	}
+	if c != "" {
+		by += "; " + lt
+	} else {
+		by = lt
+	}
+	return fmt.Sprintf("%d records: %d accepted, %d would be rejected (%s), %d not trajectories",
+		v.Total, v.Total-v.Rejected-v.Unreadable, v.Rejected, by, v.Unreadable)
 }
 
 // overLength says what the trainer does to a record over o.MaxLength
@@ -231,17 +328,8 @@ func expandDirs(paths []string, recursive bool, notes io.Writer) ([]string, erro
 	return out, nil
 }
 
-// Trainer reads the trainer cfg names (jobcore.Trainer): nil for none.
-func Trainer(cfg config.Config) (*trainercfg.Spec, error) { return jobcore.Trainer(cfg) }
-
-// ApplyTrainer makes cfg the run trainer s describes (jobcore.ApplyTrainer)
-// and returns the warnings to show once.
-func ApplyTrainer(cfg *config.Config, s *trainercfg.Spec, tokenizerSet, targetSet bool) []string {
-	return jobcore.ApplyTrainer(cfg, s, tokenizerSet, targetSet)
-}
-
-// TrainerCounter is the counter of rows as trainer s counts them with tok
-// (jobcore.TrainerCounter).
-func TrainerCounter(s *trainercfg.Spec, tok tokenize.Counter, toolsKey string) (trainview.RecordCounter, error) {
-	return jobcore.TrainerCounter(s, tok, toolsKey)
+// Effective is the config a command line asks for: the config file, the
+// flags given, the trainer's settings (jobcore.Effective).
+func Effective(path string, f *config.Flags) (config.Config, []string, error) {
+	return jobcore.Effective(path, f)
 }

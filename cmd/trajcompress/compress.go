@@ -156,7 +156,7 @@ Flags override the config file, which overrides the defaults.
 `
 
 // compressFlags are the command-line settings that are not config
-// settings (those are in configFlags).
+// settings (those are config's option groups, config.CompressGroups).
 type compressFlags struct {
 	input, output, configPath, metricsPath, rejectsPath, outcomesPath, reportPath, cpuProfile, groupBy string
 	priceIn, priceOut, samplePercent, maxRejectRate                                                    float64
@@ -179,7 +179,7 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	var f compressFlags
 	fs := newFlagSet("compress", stderr, compressUsage, "\nExit status: 0 ok, 1 failed, 2 usage (or another run holds these outputs), 3 partial (rejects or failed summaries), 4 mostly rejected (see --max-reject-rate), 130 interrupted.\nWith --batch-export: 0 when the requests file is written (no records were: import its results and run again), 3 when some input lines were rejected, 2 usage (not --summarizer llm, or the summary cache disabled).\n")
 	f.define(fs)
-	cf := defineConfigFlags(fs)
+	cf := config.AddFlags(fs, config.CompressGroups...)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -191,11 +191,11 @@ func cmdCompress(ctx context.Context, args []string, stdin io.Reader, stdout, st
 	if err := f.check(set); err != nil {
 		return err
 	}
-	cfg, err := cf.effective(f.configPath, set)
+	cfg, notes, err := job.Effective(f.configPath, cf)
 	if err != nil {
 		return err
 	}
-	for _, n := range cf.notes {
+	for _, n := range notes {
 		fmt.Fprintln(stderr, n)
 	}
 	spec, err := f.spec(cfg, set, stdin, stderr)

@@ -285,7 +285,7 @@ func TestCompressImageTokensRefused(t *testing.T) {
 	for _, v := range []string{"qwen", "flat:", "flat:-3", "openai:high", "flat:1000001", "flat:2000000000000000000"} {
 		var stderr bytes.Buffer
 		code := run(context.Background(), []string{"compress", "--input", in, "--output", in + ".out", "--image-tokens", v}, nil, &bytes.Buffer{}, &stderr)
-		if code != exitUsage || !strings.Contains(stderr.String(), "--image-tokens") || !strings.Contains(stderr.String(), "auto, openai or flat:N") {
+		if code != exitUsage || !strings.Contains(stderr.String(), "--image-tokens") || !strings.Contains(stderr.String(), "is auto or a rule") || !strings.Contains(stderr.String(), "flat:N") {
 			t.Errorf("--image-tokens %s: exit %d, stderr %q", v, code, stderr.String())
 		}
 	}

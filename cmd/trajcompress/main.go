@@ -4,7 +4,7 @@
 //
 // Run "trajcompress help" for the commands and "trajcompress CMD -h" for
 // each command's flags. This package is the CLI only: flags (the config
-// flags in one table, flags.go) → config → package job → exit code, plus
+// flags are config's option groups) → config → package job → exit code, plus
 // help texts and the progress bar. main wires signals (SIGINT, SIGTERM,
 // SIGHUP) and exit codes; everything else is in run, which tests call
 // directly.

@@ -36,7 +36,7 @@ var tiers = []tier{
 		[]string{"cmd/", "job", "job/jobcore", "bench/", "examples", "internal/archtest"}},
 	{"gate", "judging a run by its metrics", []string{"core", "model", "leaf"},
 		[]string{"check", "check/checkfile", "report"}},
-	{"config", "the settings, read and checked", []string{"core", "model", "leaf"},
+	{"config", "the settings, read, checked and declared as flags", []string{"io", "core", "model", "leaf"},
 		[]string{"config"}},
 	{"engine", "the record path and the summarizer that waits on the network", []string{"core", "model", "leaf"},
 		[]string{"pipeline", "summary/llm"}},

@@ -69,6 +69,37 @@ func Trainer(cfg config.Config) (*trainercfg.Spec, error) {
 	return &s, nil
 }
 
+// Effective is the config a command line asks for: the config file at
+// path (the defaults when ""), then the flags of f that were given, checked
+// (config.Config.Validate), then the trainer's settings (ApplyTrainer: a
+// trainer config's model and limit unless --tokenizer and
+// --target-max-tokens were given), checked again. notes are the warnings
+// to show once. Every error is a UsageError. `trajcompress compress` and
+// the Beam main both take their config from here.
+func Effective(path string, f *config.Flags) (cfg config.Config, notes []string, err error) {
+	cfg = config.Default()
+	if path != "" {
+		if cfg, err = config.Load(path); err != nil {
+			return cfg, nil, UsageError{Err: err}
+		}
+	}
+	f.Apply(&cfg)
+	if err := cfg.Validate(); err != nil {
+		return cfg, nil, usagef("flags: %w", err)
+	}
+	ts, err := Trainer(cfg)
+	if err != nil {
+		return cfg, nil, err
+	}
+	notes = ApplyTrainer(&cfg, ts, f.Set("tokenizer"), f.Set("target-max-tokens"))
+	if ts != nil {
+		if err := cfg.Validate(); err != nil {
+			return cfg, nil, usagef("with the trainer's settings: %w", err)
+		}
+	}
+	return cfg, notes, nil
+}
+
 // ApplyTrainer makes cfg the run s describes: a trainer config's model is
 // the tokenizer and its limit the target, unless the flags gave them
 // (tokenizerSet, targetSet); LLaMA-Factory's alternation rules turn the

@@ -30,6 +30,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/beam/trajbeam"
 	"github.com/trajcompress/trajcompress/config"
+	"github.com/trajcompress/trajcompress/job/jobcore"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/task"
 )
@@ -47,13 +48,9 @@ var (
 	maxReject   = flag.Float64("max-reject-rate", 0.5, "exit 4 when more than this share of the records was rejected")
 	taskSize    = flag.String("target-task-size", "256MiB", "size of a unit of work of a Parquet or Arrow file (a run of row groups or record batches), as compress's: 8MiB, 256MiB, 1GiB; plain JSONL is split by textio (64 MB), gzip JSONL and JSON arrays are read whole")
 
-	tokenizer     = flag.String("tokenizer", "", "o200k_base (default), cl100k_base, chars4, or a tokenizer.json path the workers can read (config tokenizer.name)")
-	targetMax     = flag.Int("target-max-tokens", 0, "token budget per trajectory (config compression.target_max_tokens, default 15250)")
-	summaryTarget = flag.Int("summary-target-tokens", 0, "token budget of the summary turn (default 750)")
-	protectLastN  = flag.Int("protect-last-n", 0, "number of final turns never compressed (default 4)")
-	summaryRole   = flag.String("summary-role", "", "role of the summary turn: user (default), assistant or system")
-	dialect       = flag.String("format", "", "record dialect: sharegpt or openai (default: detected per record)")
-	alternation   = flag.Bool("alternation", false, "keep strict user/assistant alternation (see trajcompress validate)")
+	// settings are config's option groups: the settings of compress that
+	// apply to a Beam run, with compress's names and texts.
+	settings = config.AddFlags(flag.CommandLine, groups...)
 )
 
 const usageText = `Usage: trajcompress-beam --input IN --output DIR [--config FILE] [settings] [Beam options]
@@ -68,7 +65,9 @@ metrics, written as JSONL part files whose order is the runner's.
   trajcompress-beam --input /data/runs --output /data/out \
       --runner flink --endpoint localhost:8099 --environment_type LOOPBACK
 
-See docs/beam.md for Dataflow, Flink and Spark.
+See docs/beam.md for Dataflow, Flink and Spark. Every path a setting
+names (a tokenizer, a chat template, a trainer config, images) must be
+readable by the workers.
 
 `
 
@@ -76,6 +75,7 @@ func main() {
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), usageText)
 		flag.PrintDefaults()
+		printNotApplying(flag.CommandLine.Output())
 	}
 	flag.Parse()
 	// As trajcompress's main (bench/README.md, "End to end"): records are
@@ -101,7 +101,7 @@ func run(ctx context.Context, stderr io.Writer) int {
 		return 2
 	}
 	start := time.Now()
-	cfg, err := effectiveConfig()
+	cfg, err := effectiveConfig(stderr)
 	size, serr := task.ParseSize(*taskSize)
 	if err == nil && serr != nil {
 		err = usageError{fmt.Errorf("--target-task-size: %w", serr)}
@@ -122,42 +122,21 @@ func run(ctx context.Context, stderr io.Writer) int {
 		}
 	}
 	fmt.Fprintln(stderr, "trajcompress-beam:", err)
-	if errors.As(err, &usageError{}) {
+	if errors.As(err, &usageError{}) || errors.As(err, &jobcore.UsageError{}) {
 		return 2
 	}
 	return 1
 }
 
-// effectiveConfig is the config file (or the defaults) with the flags
-// given applied, validated.
-func effectiveConfig() (config.Config, error) {
-	cfg := config.Default()
-	if *configPath != "" {
-		var err error
-		if cfg, err = config.Load(*configPath); err != nil {
-			return cfg, usageError{err}
-		}
+// effectiveConfig is the config file (or the defaults) with the settings
+// given applied and the trainer's (jobcore.Effective, as compress takes
+// it), validated; the trainer config's warnings go to stderr.
+func effectiveConfig(stderr io.Writer) (config.Config, error) {
+	cfg, notes, err := jobcore.Effective(*configPath, settings)
+	for _, n := range notes {
+		fmt.Fprintln(stderr, n)
 	}
-	set := map[string]bool{}
-	flag.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	apply := map[string]func(){
-		"tokenizer":             func() { cfg.Tokenizer.Name = *tokenizer },
-		"target-max-tokens":     func() { cfg.Compression.TargetMaxTokens = *targetMax },
-		"summary-target-tokens": func() { cfg.Compression.SummaryTargetTokens = *summaryTarget },
-		"protect-last-n":        func() { cfg.ProtectedTurns.LastNTurns = *protectLastN },
-		"summary-role":          func() { cfg.Output.SummaryRole = *summaryRole },
-		"format":                func() { cfg.Input.Format = *dialect },
-		"alternation":           func() { cfg.Output.Alternation = *alternation },
-	}
-	for name, f := range apply {
-		if set[name] {
-			f()
-		}
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, usageError{err}
-	}
-	return cfg, nil
+	return cfg, err
 }
 
 // report prints where the outputs are, from the metrics the run wrote,

@@ -343,9 +343,16 @@ var realKinds = []string{"claude", "gpt4o", "n_nfkc_lower_strip", "n_nfd_strip_a
 	"p_metaspace_first", "p_gemma", "p_split_re_mergedwithnext_inv", "p_split_str_contiguous", "p_whitespace",
 	"p_bert", "p_bytelevel_prefix", "p_bytelevel_then_digits", "p_punctuation_contiguous"}
 
+// shortRealKinds are the realKinds checked under -short and -race: a
+// shipped file, one normalizer and one pre-tokenizer variant. Node spends
+// about a second of CPU loading each tokenizer, most of the test's cost;
+// every kind keeps its golden texts (TestHFGoldenKinds) in every mode.
+var shortRealKinds = []string{"claude", "n_llama2", "p_gemma"}
+
 // TestHFRealKinds checks the ids of the turn texts of the real data
 // (../shared/data/real) against npm tokenizers, run here through
-// testdata/hf/encode_kinds.mjs, for realKinds: a deterministic sample of
+// testdata/hf/encode_kinds.mjs, for realKinds (shortRealKinds under -race
+// or -short): a deterministic sample of
 // about 500 KB (100 KB under -race or -short; texts cut to 8 KB), or,
 // with TRAJCOMPRESS_HF_REAL=all, every text whole (31 MB; minutes per
 // tokenizer for the reference, so run it with -timeout 0;
@@ -361,6 +368,9 @@ func TestHFRealKinds(t *testing.T) {
 	}
 	variants := loadKindsVariants(t)
 	realKinds := realKinds
+	if raceEnabled || testing.Short() {
+		realKinds = shortRealKinds
+	}
 	if only := os.Getenv("TRAJCOMPRESS_HF_REAL_KINDS"); only != "" {
 		realKinds = strings.Split(only, ",")
 	}

@@ -354,7 +354,7 @@ var shortRealKinds = []string{"claude", "n_llama2", "p_gemma"}
 // testdata/hf/encode_kinds.mjs, for realKinds (shortRealKinds under -race
 // or -short): a deterministic sample of
 // about 500 KB (100 KB under -race or -short; texts cut to 8 KB), or,
-// with TRAJCOMPRESS_HF_REAL=all, every text whole (31 MB; minutes per
+// with TRAJCOMPRESS_HF_REAL=all, every text whole and every kind (31 MB; minutes per
 // tokenizer for the reference, so run it with -timeout 0;
 // TRAJCOMPRESS_HF_REAL_KINDS=claude,gpt4o narrows the keys). It skips,
 // saying why, when the real data or Node is missing.
@@ -367,8 +367,9 @@ func TestHFRealKinds(t *testing.T) {
 		t.Skip("node not found: the reference side of this test needs Node >= 18")
 	}
 	variants := loadKindsVariants(t)
+	all := os.Getenv("TRAJCOMPRESS_HF_REAL") == "all"
 	realKinds := realKinds
-	if raceEnabled || testing.Short() {
+	if (raceEnabled || testing.Short()) && !all {
 		realKinds = shortRealKinds
 	}
 	if only := os.Getenv("TRAJCOMPRESS_HF_REAL_KINDS"); only != "" {
@@ -379,7 +380,7 @@ func TestHFRealKinds(t *testing.T) {
 		tks[k] = kindsTokenizer(t, variants[key])
 	}
 	texts := realTurnTexts(t, dir)
-	if os.Getenv("TRAJCOMPRESS_HF_REAL") != "all" {
+	if !all {
 		budget := 500_000
 		if raceEnabled || testing.Short() {
 			budget = 100_000

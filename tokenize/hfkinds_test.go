@@ -343,11 +343,18 @@ var realKinds = []string{"claude", "gpt4o", "n_nfkc_lower_strip", "n_nfd_strip_a
 	"p_metaspace_first", "p_gemma", "p_split_re_mergedwithnext_inv", "p_split_str_contiguous", "p_whitespace",
 	"p_bert", "p_bytelevel_prefix", "p_bytelevel_then_digits", "p_punctuation_contiguous"}
 
+// shortRealKinds are the realKinds checked under -short and -race: a
+// shipped file, one normalizer and one pre-tokenizer variant. Node spends
+// about a second of CPU loading each tokenizer, most of the test's cost;
+// every kind keeps its golden texts (TestHFGoldenKinds) in every mode.
+var shortRealKinds = []string{"claude", "n_llama2", "p_gemma"}
+
 // TestHFRealKinds checks the ids of the turn texts of the real data
 // (../shared/data/real) against npm tokenizers, run here through
-// testdata/hf/encode_kinds.mjs, for realKinds: a deterministic sample of
+// testdata/hf/encode_kinds.mjs, for realKinds (shortRealKinds under -race
+// or -short): a deterministic sample of
 // about 500 KB (100 KB under -race or -short; texts cut to 8 KB), or,
-// with TRAJCOMPRESS_HF_REAL=all, every text whole (31 MB; minutes per
+// with TRAJCOMPRESS_HF_REAL=all, every text whole and every kind (31 MB; minutes per
 // tokenizer for the reference, so run it with -timeout 0;
 // TRAJCOMPRESS_HF_REAL_KINDS=claude,gpt4o narrows the keys). It skips,
 // saying why, when the real data or Node is missing.
@@ -360,7 +367,11 @@ func TestHFRealKinds(t *testing.T) {
 		t.Skip("node not found: the reference side of this test needs Node >= 18")
 	}
 	variants := loadKindsVariants(t)
+	all := os.Getenv("TRAJCOMPRESS_HF_REAL") == "all"
 	realKinds := realKinds
+	if (raceEnabled || testing.Short()) && !all {
+		realKinds = shortRealKinds
+	}
 	if only := os.Getenv("TRAJCOMPRESS_HF_REAL_KINDS"); only != "" {
 		realKinds = strings.Split(only, ",")
 	}
@@ -369,7 +380,7 @@ func TestHFRealKinds(t *testing.T) {
 		tks[k] = kindsTokenizer(t, variants[key])
 	}
 	texts := realTurnTexts(t, dir)
-	if os.Getenv("TRAJCOMPRESS_HF_REAL") != "all" {
+	if !all {
 		budget := 500_000
 		if raceEnabled || testing.Short() {
 			budget = 100_000

@@ -44,6 +44,7 @@ func flipDigitIn(t *testing.T, path string) int {
 // run's outputs, which check vouches for; and check refuses an output
 // changed in one byte after the run.
 func TestTamperedSegmentNeverReused(t *testing.T) {
+	t.Parallel()
 	tmp := t.TempDir()
 	runs := filepath.Join(tmp, "runs")
 	shardInput(t, runs)

@@ -17,6 +17,7 @@ import (
 // record they cannot render as uncompressible, reason chat_template, the
 // record written unchanged; a record they render is counted templated.
 func TestCompressSentencePieceTemplates(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		model   string
 		refused []string // per record: the template's message, "" for rendered

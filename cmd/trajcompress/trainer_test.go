@@ -42,6 +42,7 @@ func trainerInput(t *testing.T, dir string, n int) string {
 // config then finds no row cut or skipped. With --no-repair the row is
 // only reported, and validate names it.
 func TestCompressLlamaFactoryConfig(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := trainerInput(t, dir, 3)
 	cfg := filepath.Join(dir, "lf.yaml")
@@ -158,6 +159,7 @@ func TestCompressLlamaFactoryConfig(t *testing.T) {
 // validate with an axolotl or TRL config says what that trainer does to a
 // row over its limit; a config it cannot read names the file, line and key.
 func TestValidateTrainerConfigs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	in := trainerInput(t, dir, 1)
 	tmpl := filepath.Join(dir, "t.jinja")

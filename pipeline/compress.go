@@ -569,6 +569,7 @@ func (c *Compressor) measure(j *job) {
 	}()
 	templated := -1
 	if c.opts.Template != nil {
+		c.findParts(j)
 		t, err := c.templated(j, j.turns, j.rec.System, nil)
 		if err != nil {
 			j.tmplErr = err
@@ -582,7 +583,7 @@ func (c *Compressor) measure(j *job) {
 	j.roles, j.tok = make([]traj.Role, n), make([]int, n)
 	total := 0
 	for i, t := range j.turns {
-		j.roles[i], j.tok[i] = t.Role, c.count(t)
+		j.roles[i], j.tok[i] = t.Role, c.countTurn(j, i, t)
 		total += j.tok[i]
 	}
 	if j.rec.SystemKey != "" {

@@ -17,6 +17,10 @@ type PartCounter interface {
 	// ok is false (part 0) when the count of the part cannot be had from
 	// the stretch's pieces: count it on its own.
 	CountStretchPart(s string, a, e int) (n, part int, ok bool)
+	// CountsParts reports whether CountStretchPart can ever give a part
+	// (the tokenizer's pipeline allows it): a caller need not look for
+	// parts otherwise.
+	CountsParts() bool
 }
 
 // partSplitters are the split patterns whose pieces allow a part of a
@@ -38,6 +42,9 @@ func (t *HFTokenizer) partsOK() bool {
 	st := &t.stages[0]
 	return st.kind == stageSplit && st.simple && st.covering && partSplitters[st.name]
 }
+
+// CountsParts implements [PartCounter].
+func (t *HFTokenizer) CountsParts() bool { return t.partsOK() }
 
 // CountStretchPart implements [PartCounter]. The stretch is split and its
 // pieces counted as CountStretch does; on the way it notes the count at
@@ -105,6 +112,12 @@ func (t *HFTokenizer) CountStretchPart(s string, a, e int) (n, part int, ok bool
 		part += ta.n
 	}
 	return n, part, true
+}
+
+// CountsParts implements [PartCounter]: the wrapped counter's.
+func (m *MemoCounter) CountsParts() bool {
+	pc, ok := m.c.(PartCounter)
+	return ok && pc.CountsParts()
 }
 
 // CountStretchPart implements [PartCounter] when the wrapped counter

@@ -93,7 +93,7 @@ func TestCountStretchPart(t *testing.T) {
 	for _, key := range []string{"qwen3", "llama3", "gptoss"} {
 		t.Run(key, func(t *testing.T) {
 			tok := hfTokenizer(t, key)
-			if !tok.partsOK() {
+			if !tok.CountsParts() || !Memo(tok, 64).CountsParts() {
 				t.Fatalf("%s: parts not counted", key)
 			}
 			m := Memo(tok, 64)
@@ -148,8 +148,8 @@ func TestCountStretchPart(t *testing.T) {
 // A tokenizer whose pipeline does not allow it never counts a part.
 func TestCountStretchPartRefused(t *testing.T) {
 	tok := hfTokenizer(t, "deepseek_v3")
-	if tok.partsOK() {
-		t.Skip("deepseek_v3's pipeline allows parts")
+	if tok.CountsParts() || Memo(tok, 64).CountsParts() {
+		t.Fatal("deepseek_v3's pipeline (several splits) reported to allow parts")
 	}
 	s := "user\nHello world"
 	if n, _, ok := tok.CountStretchPart(s, 5, len(s)); ok || n != tok.Count(s) {

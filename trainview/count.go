@@ -182,7 +182,10 @@ func (c Counter) countText(text string, cache *Stretches) int {
 	first := cache.Len() == 0 // nothing to look up: only record
 	var pc tokenize.PartCounter
 	if first && cache.parts != nil && cache.partN == nil {
-		if pc, _ = s.(tokenize.PartCounter); pc != nil {
+		if pc, _ = s.(tokenize.PartCounter); pc != nil && !pc.CountsParts() {
+			pc = nil
+		}
+		if pc != nil {
 			cache.partN = make([]int, len(cache.parts))
 			for i := range cache.partN {
 				cache.partN[i] = -1

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # abtest.sh OLD_BIN NEW_BIN [MODEL...]: run.sh's measurement for two builds at once.
 #
-# For each model (qwen3, llama3_1; default both), ROUNDS (5) rounds; in each
+# For each model (qwen3, llama3_1; default both; also deepseek_v3, gptoss:
+# a model's tokenizer package, and its template from
+# chattemplate/testdata/templates/MODEL.jinja when there is one, else its
+# tokenizer_config.json), ROUNDS (5) rounds; in each
 # round each build runs `compress` over all of ../shared/data/real with
 # --chat-template none and with the model's template (as run.sh does), one
 # after the other, so both builds see the same machine. Prints every run
@@ -26,7 +29,7 @@ median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {if (NR % 2) pri
 for m in "${models[@]}"; do
 	tok=$ref/tokenizer-$m/models
 	tpl=$tok/tokenizer_config.json
-	[ "$m" = llama3_1 ] && tpl=$here/chattemplate/testdata/templates/llama3_1.jinja
+	[ -f "$here/chattemplate/testdata/templates/$m.jinja" ] && tpl=$here/chattemplate/testdata/templates/$m.jinja
 	declare -A W=() U=() S=() C=()
 	for i in $(seq "$rounds"); do
 		for b in old new; do

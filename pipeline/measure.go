@@ -43,6 +43,7 @@ func (c *Compressor) measure(r *record) (fits bool, tmplErr error) {
 	}()
 	templated := -1
 	if c.opts.Template != nil {
+		c.findParts(r)
 		t, err := c.templated(r, r.m.turns, r.rec.System, nil)
 		if err != nil {
 			tmplErr = err
@@ -55,7 +56,7 @@ func (c *Compressor) measure(r *record) (fits bool, tmplErr error) {
 	r.m.roles, r.m.tok = make([]traj.Role, n), make([]int, n)
 	total := 0
 	for i, t := range r.m.turns {
-		r.m.roles[i], r.m.tok[i] = t.Role, c.count(t)
+		r.m.roles[i], r.m.tok[i] = t.Role, c.countTurn(r, i, t)
 		total += r.m.tok[i]
 	}
 	if r.rec.SystemKey != "" {

@@ -113,6 +113,27 @@ func (m *MemoCounter) countWith(text string, count func(string) int) int {
 	return n
 }
 
+// cached returns the memo's count of text when it holds it (a hit, as
+// Count's), without counting or noting it otherwise.
+func (m *MemoCounter) cached(text string) (int, bool) {
+	if len(text) < MemoMinBytes || len(text) > MemoMaxBytes || m.perGen == 0 {
+		return 0, false
+	}
+	h := maphash.String(m.seed, text)
+	sh := &m.shards[h%memoShards]
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	e, ok := sh.cur[h]
+	if !ok || e.text != text {
+		if e, ok = sh.prev[h]; !ok || e.text != text {
+			return 0, false
+		}
+		m.insertLocked(sh, h, e) // promote
+	}
+	m.hits.Add(1)
+	return e.n, true
+}
+
 // CountAtMost is [CountAtMost] of the wrapped counter for texts the memo
 // does not take (shorter than MemoMinBytes or longer than MemoMaxBytes),
 // and Count for the others.

@@ -2,6 +2,7 @@ package trainview
 
 import (
 	"context"
+	"strings"
 
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/tokenize"
@@ -42,9 +43,65 @@ func (c Counter) Count(v View) (int, error) { return c.CountCached(v, nil) }
 // rendered again, so that a record rendered once (most: they fit) pays no
 // map inserts. The zero value is empty and ready; not safe for concurrent
 // use.
+//
+// Given the record's turn texts first (FindParts), the first rendering's
+// count also counts each text a stretch holds whole on its own, from the
+// stretch's pieces where the tokenizer can (tokenize.PartCounter): the
+// planner needs the turns' counts of a record over target, and counting
+// them again would tokenize most of the record twice.
 type Stretches struct {
 	m    map[string]int
 	list []stretchCount // the first rendering's, until a second one
+
+	parts []string // FindParts' texts
+	partN []int    // their counts from the first rendering; -1: none
+	next  int      // the first text not yet found
+}
+
+// FindParts asks the next count, when it is the record's first (nothing
+// cached), to count each of texts on its own where a stretch of the
+// rendering holds it whole; Part gives the counts. Texts too short to be
+// worth it (under minPart bytes) are not looked for.
+func (s *Stretches) FindParts(texts []string) { s.parts, s.partN, s.next = texts, nil, 0 }
+
+// Part returns the count of FindParts' text i on its own (as the
+// Counter's Tokens.Count would), when the first rendering gave it.
+func (s *Stretches) Part(i int) (int, bool) {
+	if s == nil || i >= len(s.partN) || s.partN[i] < 0 {
+		return 0, false
+	}
+	return s.partN[i], true
+}
+
+// minPart is the shortest text FindParts looks for; maxFrame the most
+// framing a stretch may hold around it; maxAhead how many texts past the
+// last one found a stretch is matched against (a template may leave a
+// turn's text out, or change it).
+const (
+	minPart  = 32
+	maxFrame = 256
+	maxAhead = 4
+)
+
+// locate returns the index of the text of parts that stretch p holds
+// whole (looking from the text after the last one found) and where, or
+// -1.
+func (s *Stretches) locate(p string) (int, int) {
+	for i := s.next; i < len(s.parts) && i < s.next+maxAhead; i++ {
+		x := s.parts[i]
+		if len(x) < minPart || len(x) > len(p) || len(p)-len(x) > maxFrame {
+			continue
+		}
+		a := len(p) - len(x)
+		if p[a:] != x {
+			if a = strings.Index(p, x); a < 0 {
+				continue
+			}
+		}
+		s.next = i + 1
+		return i, a
+	}
+	return -1, 0
 }
 
 type stretchCount struct {
@@ -135,6 +192,18 @@ func (c Counter) countText(text string, cache *Stretches) int {
 	}
 	n := 0
 	first := cache.Len() == 0 // nothing to look up: only record
+	var pc tokenize.PartCounter
+	if first && cache.parts != nil && cache.partN == nil {
+		if pc, _ = s.(tokenize.PartCounter); pc != nil && !pc.CountsParts() {
+			pc = nil
+		}
+		if pc != nil {
+			cache.partN = make([]int, len(cache.parts))
+			for i := range cache.partN {
+				cache.partN[i] = -1
+			}
+		}
+	}
 	added, ok := s.Segments(text, func(p string) {
 		if !first {
 			if k, hit := cache.lookup(p); hit {
@@ -142,7 +211,19 @@ func (c Counter) countText(text string, cache *Stretches) int {
 				return
 			}
 		}
-		k := s.CountStretch(p)
+		k := -1
+		if pc != nil {
+			if i, a := cache.locate(p); i >= 0 {
+				var part int
+				var whole bool
+				if k, part, whole = pc.CountStretchPart(p, a, a+len(cache.parts[i])); whole {
+					cache.partN[i] = part
+				}
+			}
+		}
+		if k < 0 {
+			k = s.CountStretch(p)
+		}
 		cache.add(p, k)
 		n += k
 	})

@@ -260,7 +260,7 @@ func (v Validated) Summary(c validate.Consumer, lc *LengthCheck) string {
 // (jobcore.FateOf), or why the template refuses it; "" when it is trained
 // on whole.
 func overLength(rec *traj.Record, schema traj.Schema, o ValidateOptions, v *Validated) string {
-	view, err := trainview.Mapper{Schema: schema, ToolsKey: o.ToolsKey}.View(rec, rec.Turns, rec.System)
+	view, err := trainview.Mapper{Schema: schema, ToolsKey: o.ToolsKey, AsWritten: trainview.ReadsAsWritten(o.Length)}.View(rec, rec.Turns, rec.System)
 	var f jobcore.Fate
 	if err == nil {
 		f, err = jobcore.FateOf(o.Trainer, o.Length, view, o.MaxLength)
@@ -293,7 +293,9 @@ func overLength(rec *traj.Record, schema traj.Schema, o ValidateOptions, v *Vali
 	default:
 		v.Cut++
 	}
-	v.OverLength++
+	if o.MaxLength <= 0 || f.Tokens > o.MaxLength { // TRL raises on a row with no assistant turn at any length
+		v.OverLength++
+	}
 	v.TokensLost += int64(f.Lost)
 	return f.Why
 }

@@ -63,6 +63,14 @@ func (c *Counter) Hash() string {
 	return h
 }
 
+// ReadsAsWritten says whether rc counts rows as axolotl reads them (a
+// [Counter] with axolotl's rules): its views are then built with
+// [Mapper.AsWritten].
+func ReadsAsWritten(rc RecordCounter) bool {
+	c, ok := rc.(*Counter)
+	return ok && c != nil && c.Axolotl != nil
+}
+
 // ErrArguments is a tool call's arguments string that is not JSON, which a
 // trainer parsing them (axolotl) refuses.
 var ErrArguments = errors.New("tool call arguments are not JSON")

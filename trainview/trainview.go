@@ -109,6 +109,16 @@ type Mapper struct {
 	// ToolsKey is the top-level field holding the tool schemas; "" means
 	// "tools".
 	ToolsKey string
+	// AsWritten gives ShareGPT turns to the template as axolotl's
+	// chat_template strategy reads them (message_property_mappings role:
+	// from, content: value): {"role": from, "content": value}, the role as
+	// written (axolotl's roles mapping, [Counter.Axolotl], maps it after)
+	// and a function_call turn's value as its content, not parsed into
+	// tool calls. An observation turn then reaches the template under its
+	// own name, which Qwen3's template leaves out, as axolotl's rendering
+	// does (src/axolotl/prompt_strategies/chat_template.py at 067b021c,
+	// transform_message, lines 934–937).
+	AsWritten bool
 }
 
 // Record decodes raw as Schema reads it and returns its view.
@@ -231,7 +241,7 @@ func (m Mapper) messages(b []byte, d traj.Dialect, turns []traj.Turn, system str
 		if d == traj.DialectOpenAI {
 			b, err = appendOpenAI(b, t, roleKey, contKey)
 		} else {
-			b = appendShareGPT(b, t)
+			b = appendShareGPT(b, t, m.AsWritten)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("turn %d: %w", i, err)
@@ -285,7 +295,16 @@ var shareGPTRoles = map[string]string{
 }
 
 // appendShareGPT appends a ShareGPT turn mapped as the package doc says.
-func appendShareGPT(b []byte, t traj.Turn) []byte {
+// With asWritten, the role is t's name as written and the content its
+// value (Mapper.AsWritten).
+func appendShareGPT(b []byte, t traj.Turn, asWritten bool) []byte {
+	if asWritten {
+		b = append(b, `{"role":`...)
+		b = jsonx.AppendStringKeep(b, t.Name)
+		b = append(b, `,"content":`...)
+		b = jsonx.AppendStringKeep(b, t.Text)
+		return append(b, '}')
+	}
 	if t.Name == "function_call" {
 		if calls := namedCalls(t); calls != nil {
 			b = append(b, `{"role":"assistant","content":"","tool_calls":[`...)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trajcompress/trajcompress/tokenize"
 )
 
 // trainerInput writes ShareGPT records: n long ones that alternate as
@@ -181,12 +183,28 @@ func TestValidateTrainerConfigs(t *testing.T) {
 			t.Errorf("%s: exit %d\n%s%s", tc.name, code, stdout.String(), stderr.String())
 		}
 	}
+	// Under assistant_only_loss, a row with no assistant turn is one TRL
+	// raises on, whatever its length.
+	noAnswer, trl := filepath.Join(dir, "no_answer.jsonl"), filepath.Join(dir, "trl_aol.yaml")
+	marked := "{% for m in messages %}{% if m.role == 'assistant' %}{% generation %}{{ m.content }}{% endgeneration %}{% else %}{{ m.content }}{% endif %}{% endfor %}"
+	for p, b := range map[string]string{noAnswer: `{"messages": [{"role": "user", "content": "hi"}]}` + "\n", tmpl + ".marked": marked,
+		trl: "model_name_or_path: m\nchat_template_path: " + tmpl + ".marked\nmax_length: 500\nassistant_only_loss: true\n"} {
+		if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var so, se bytes.Buffer
+	code := run(context.Background(), []string{"validate", "--trainer-config", trl, "--tokenizer", "o200k_base", noAnswer}, nil, &so, &se)
+	if code != exitError || !strings.Contains(so.String(), ":1: TRL raises (its tokenization stops): You're using `assistant_only_loss=True`, but at least one example has no assistant tokens.") ||
+		!strings.Contains(so.String()+se.String(), "0 cut, 1 dropped") {
+		t.Errorf("TRL, no assistant turn: exit %d\n%s%s", code, so.String(), se.String())
+	}
 	bad := filepath.Join(dir, "bad.yaml")
 	if err := os.WriteFile(bad, []byte("template: qwen3\ncutoff_len: long\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"validate", "--trainer-config", bad, "--tokenizer", "o200k_base", in}, nil, &stdout, &stderr)
+	code = run(context.Background(), []string{"validate", "--trainer-config", bad, "--tokenizer", "o200k_base", in}, nil, &stdout, &stderr)
 	if code != exitUsage || !strings.Contains(stderr.String(), bad+":2: cutoff_len: \"long\" is not a whole number") {
 		t.Errorf("bad config: exit %d: %s", code, stderr.String())
 	}
@@ -237,6 +255,17 @@ func TestCompressAxolotlRoles(t *testing.T) {
 			!strings.Contains(stdout.String(), `axolotl gives the template roles it does not render: "function_call" (1 turns), "observation" (1 turns)`) ||
 			!strings.Contains(stderr.String(), "1 with roles the template does not render") {
 			t.Errorf("--no-repair:\n%s\n%s\n%s%s", ocb, outb, stdout.String(), stderr.String())
+		}
+		// Its count is of the messages as axolotl gives them to the
+		// template: roles as written, the function_call's value as text.
+		tok, err := tokenize.New("o200k_base")
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tok.Count("<|im_start|>user\nweather?<|im_end|>\n<|im_start|>function_call\n{\"name\": \"w\", \"arguments\": {}}<|im_end|>\n" +
+			"<|im_start|>observation\nsunny<|im_end|>\n<|im_start|>assistant\nSunny.<|im_end|>\n")
+		if !strings.Contains(string(ocb), fmt.Sprintf(`"tokens_before":%d,`, want)) {
+			t.Errorf("--no-repair: counted not as axolotl renders the row (%d tokens): %s", want, ocb)
 		}
 	}
 }

@@ -83,6 +83,13 @@ func fateAt(s *trainercfg.Spec, rc trainview.RecordCounter, n, limit int, view f
 	if s != nil {
 		kind = s.Kind
 	}
+	if kind == trainercfg.TRL && s.AssistantOnlyLoss {
+		if v, err := view(); err == nil && !hasAssistant(v) {
+			f.Action, f.Lost = trainercfg.OverRaise, n
+			f.Why = "TRL raises (its tokenization stops): " + trlNoAssistant
+			return f
+		}
+	}
 	if kind == trainercfg.TRL && s.Packing && limit > 0 {
 		return trlPacked(s, f, limit)
 	}
@@ -260,6 +267,30 @@ func trlDrop(s *trainercfg.Spec, rc trainview.RecordCounter, f *Fate, limit int,
 		f.Action, f.Lost = trainercfg.OverDrop, n
 		f.Why = fmt.Sprintf("TRL drops it: cut to max_length %d, no trained token is left (the first assistant turn starts after token %d)", limit, p)
 	}
+}
+
+// trlNoAssistant is TRL's message when a row's assistant mask holds no
+// trained token under assistant_only_loss (trl/trainer/sft_trainer.py,
+// tokenize_fn, lines 1522–1527, at commit f2cd5771: a RuntimeError raised
+// while the dataset is tokenized, before any cut or packing, whatever the
+// row's length).
+const trlNoAssistant = "You're using `assistant_only_loss=True`, but at least one example has no assistant tokens."
+
+// hasAssistant says whether v has a message with the assistant role: the
+// templates TRL trains with under assistant_only_loss mark each assistant
+// message's output, never empty (its closing <|im_end|> is inside
+// {% generation %}), and nothing else, so a row's assistant mask holds a
+// trained token exactly when it has one (a template of the user's whose
+// marked output can be empty is not told apart: its {% generation %} is
+// rendered as a plain block).
+func hasAssistant(v trainview.View) bool {
+	m := v.Messages
+	for _, e := range jsonx.Elements(m, jsonx.SkipSpace(m, 0)) {
+		if role, ok := jsonx.Lookup(m[e[0]:e[1]], "role"); ok && string(role) == `"assistant"` {
+			return true
+		}
+	}
+	return false
 }
 
 // assistantBound counts the messages of v before its first assistant

@@ -22,7 +22,9 @@ const markedTemplate = "{% for m in messages %}{% if m.role == 'assistant' %}<|i
 // trained token is left (the first assistant turn starts after the cut
 // under keep_start; the last one ends before the kept part under
 // keep_end), and only then; under packing nothing is dropped: bfd cuts
-// the end, bfd_split and wrapped split the row.
+// the end, bfd_split and wrapped split the row. Under assistant_only_loss
+// a row with no assistant turn, whatever its length, is one TRL raises on
+// (its assistant mask holds no trained token).
 func TestTRLFates(t *testing.T) {
 	tok, err := tokenize.New("o200k_base")
 	if err != nil {
@@ -37,6 +39,7 @@ func TestTRLFates(t *testing.T) {
 		"prompt first": `{"messages": [{"role": "user", "content": "` + long + `"}, {"role": "assistant", "content": "ok"}]}`,
 		"answer first": `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "` + long + `"}]}`,
 		"answer late":  `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "` + long + `"}]}`,
+		"no answer":    `{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "hi"}]}`,
 	}
 	for _, tc := range []struct {
 		name, yaml, row, action string
@@ -51,10 +54,16 @@ func TestTRLFates(t *testing.T) {
 		{"bfd_split", "assistant_only_loss: true\nmax_length: 100\npacking: true\npacking_strategy: bfd_split\n", "prompt first", trainercfg.OverSplit},
 		{"wrapped", "max_length: 100\npacking: true\npacking_strategy: wrapped\n", "answer late", trainercfg.OverSplit},
 		{"under the limit", "assistant_only_loss: true\nmax_length: 1000\n", "prompt first", ""},
+		{"no assistant turn", "assistant_only_loss: true\nmax_length: 1000\n", "no answer", trainercfg.OverRaise},
+		{"no assistant turn, packed", "assistant_only_loss: true\nmax_length: 1000\npacking: true\n", "no answer", trainercfg.OverRaise},
+		{"no assistant turn, all trained", "max_length: 1000\n", "no answer", ""},
 	} {
 		f, m := fates(t, tok, "model_name_or_path: m\nchat_template_path: "+tmpl+"\n"+tc.yaml, rows[tc.row])
 		if f.Action != tc.action || m.Action != tc.action || m.Lost != f.Lost {
 			t.Errorf("%s, %s: validate %s (%d lost: %s), metrics %s (%d lost); want %s", tc.name, tc.row, f.Action, f.Lost, f.Why, m.Action, m.Lost, tc.action)
+		}
+		if tc.action == trainercfg.OverRaise && !strings.Contains(f.Why, "has no assistant tokens") {
+			t.Errorf("%s: validate says %q, not TRL's reason", tc.name, f.Why)
 		}
 	}
 }

@@ -260,7 +260,7 @@ func (v Validated) Summary(c validate.Consumer, lc *LengthCheck) string {
 // (jobcore.FateOf), or why the template refuses it; "" when it is trained
 // on whole.
 func overLength(rec *traj.Record, schema traj.Schema, o ValidateOptions, v *Validated) string {
-	view, err := trainview.Mapper{Schema: schema, ToolsKey: o.ToolsKey, AsWritten: trainview.ReadsAsWritten(o.Length)}.View(rec, rec.Turns, rec.System)
+	view, err := trainview.Mapper{Schema: schema, ToolsKey: o.ToolsKey, Axolotl: trainview.ReadsAsAxolotl(o.Length)}.View(rec, rec.Turns, rec.System)
 	var f jobcore.Fate
 	if err == nil {
 		f, err = jobcore.FateOf(o.Trainer, o.Length, view, o.MaxLength)

@@ -191,7 +191,7 @@ func NewCompressor(opts Options) (*Compressor, error) {
 		}
 		opts.Prepass = &pc
 	}
-	return &Compressor{opts: opts, mapper: trainview.Mapper{Schema: opts.Schema, ToolsKey: opts.ToolsKey, AsWritten: trainview.ReadsAsWritten(opts.Template)}}, nil
+	return &Compressor{opts: opts, mapper: trainview.Mapper{Schema: opts.Schema, ToolsKey: opts.ToolsKey, Axolotl: trainview.ReadsAsAxolotl(opts.Template)}}, nil
 }
 
 // count is the token count of one turn.

@@ -2,6 +2,8 @@ package trainview
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"unsafe"
@@ -293,6 +295,26 @@ func (l AxolotlLabeler) ids(text string, cache map[string][]int) []int {
 		add(text[pos:])
 	}
 	return out
+}
+
+// parseToolParameters returns the tool list tools with each tool's
+// function.parameters given as a JSON string replaced by the value it
+// holds, as axolotl's _get_tools does
+// (src/axolotl/prompt_strategies/chat_template.py at commit 067b021c,
+// lines 1020–1051: json.loads; a string that is not JSON raises, an error
+// here). tools is returned as it is when nothing changes.
+func parseToolParameters(tools []byte) (json.RawMessage, error) {
+	out, last, err := parseFunctionStrings(tools, jsonx.SkipSpace(tools, 0), "parameters", nil, 0)
+	if err != nil {
+		if errors.Is(err, errNotJSON) {
+			return nil, fmt.Errorf("tool parameters are %w (axolotl raises)", err)
+		}
+		return nil, err
+	}
+	if out == nil {
+		return tools, nil
+	}
+	return append(out, tools[last:]...), nil
 }
 
 func containsInt(l []int, v int) bool {

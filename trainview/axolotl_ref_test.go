@@ -79,6 +79,15 @@ var axolotlSynthetic = []axolotlCase{
 	{"tool_calls", json.RawMessage(`[{"role":"user","content":"weather?"},{"role":"assistant","content":"","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":"{\"city\": \"Paris\", \"days\": 2}"}}]},{"role":"tool","content":"sunny"},{"role":"assistant","content":"Sunny in Paris."},{"role":"user","content":"thanks"}]`),
 		json.RawMessage(`[{"type":"function","function":{"name":"get_weather","description":"Weather.","parameters":{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer"}},"required":["city"]}}}]`)},
 	{"no_trained", json.RawMessage(`[{"role":"system","content":"s"},{"role":"user","content":"only a question"}]`), nil},
+	// Content given as a list of parts, joined as axolotl's
+	// _convert_content_parts joins them, their train / weight flags made a
+	// training_detail (split before spaces, so that no token straddles two
+	// parts).
+	{"content_parts", json.RawMessage(`[{"role":"user","content":[{"type":"text","text":"What is 2+2?"},{"type":"text","text":" Answer briefly."}]},{"role":"assistant","content":[{"type":"text","text":"Let me think.","train":false},{"type":"text","text":" The answer is 4.","train":true}]},{"role":"user","content":"And 3+3?"},{"role":"assistant","content":[{"text":"Six","weight":1},{"text":" (I am sure).","weight":0}]},{"role":"user","content":[{"text":"ok"}]},{"role":"assistant","content":[{"text":"Bye."}]}]`), nil},
+	// Tool parameters given as a JSON string, which axolotl's _get_tools
+	// parses.
+	{"tool_parameters_string", json.RawMessage(`[{"role":"user","content":"weather?"},{"role":"assistant","content":"","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"Paris"}}}]},{"role":"tool","content":"sunny"},{"role":"assistant","content":"Sunny."}]`),
+		json.RawMessage(`[{"type":"function","function":{"name":"get_weather","description":"Weather.","parameters":"{\"type\": \"object\", \"properties\": {\"city\": {\"type\": \"string\"}}, \"required\": [\"city\"]}"}}]`)},
 }
 
 // axolotlRealPerFile is how many records of each real data file are
@@ -166,7 +175,13 @@ func TestAxolotlLabelsMatchAxolotl(t *testing.T) {
 				continue
 			}
 			compared++
-			got, err := l.Trained(context.Background(), View{Messages: c.Messages, Tools: c.Tools})
+			v := View{Messages: c.Messages, Tools: c.Tools}
+			if len(c.Tools) > 0 { // as Mapper{Axolotl: true} reads a record's tools
+				if v.Tools, err = parseToolParameters(c.Tools); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, err := l.Trained(context.Background(), v)
 			switch {
 			case w.Error != "" || err != nil:
 				if (w.Error != "") != (err != nil) {
@@ -180,7 +195,7 @@ func TestAxolotlLabelsMatchAxolotl(t *testing.T) {
 			if err == nil {
 				// The count the trainer compares with sequence_len is
 				// the counter's.
-				if n, err := l.Counter.Count(View{Messages: c.Messages, Tools: c.Tools}); err != nil || n != got.Tokens {
+				if n, err := l.Counter.Count(v); err != nil || n != got.Tokens {
 					t.Errorf("%s %s: counted %d (%v), labelled %d", c.Name, r.Name, n, err, got.Tokens)
 					continue
 				}

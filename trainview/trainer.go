@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
@@ -63,10 +64,10 @@ func (c *Counter) Hash() string {
 	return h
 }
 
-// ReadsAsWritten says whether rc counts rows as axolotl reads them (a
+// ReadsAsAxolotl says whether rc counts rows as axolotl reads them (a
 // [Counter] with axolotl's rules): its views are then built with
-// [Mapper.AsWritten].
-func ReadsAsWritten(rc RecordCounter) bool {
+// [Mapper.Axolotl].
+func ReadsAsAxolotl(rc RecordCounter) bool {
 	c, ok := rc.(*Counter)
 	return ok && c != nil && c.Axolotl != nil
 }
@@ -74,6 +75,47 @@ func ReadsAsWritten(rc RecordCounter) bool {
 // ErrArguments is a tool call's arguments string that is not JSON, which a
 // trainer parsing them (axolotl) refuses.
 var ErrArguments = errors.New("tool call arguments are not JSON")
+
+// errNotJSON is a string parseFunctionStrings finds not to hold JSON.
+var errNotJSON = errors.New("not JSON")
+
+// parseFunctionStrings appends to out b from last up to each
+// function.<key> member of the objects of the list at b[list] that is a
+// string holding JSON, then the JSON it holds in its place; it returns out
+// and the offset in b where the rest begins. A string that does not hold
+// JSON is an error wrapping errNotJSON, with the string (the splices
+// before it are kept; callers discard out then).
+func parseFunctionStrings(b []byte, list int, key string, out []byte, last int) ([]byte, int, error) {
+	for _, c := range jsonx.Elements(b, list) {
+		if b[c[0]] != '{' {
+			continue
+		}
+		cms, _, err := jsonx.Members(b, c[0])
+		if err != nil {
+			return out, last, err
+		}
+		f, ok := jsonx.Find(cms, "function")
+		if !ok || b[f.Start] != '{' {
+			continue
+		}
+		fms, _, err := jsonx.Members(b, f.Start)
+		if err != nil {
+			return out, last, err
+		}
+		a, ok := jsonx.Find(fms, key)
+		if !ok || b[a.Start] != '"' {
+			continue
+		}
+		s, _ := jsonx.Unquote(b[a.Start:a.End])
+		if !jsonx.Valid([]byte(s)) {
+			return out, last, fmt.Errorf("%w: %.80q", errNotJSON, s)
+		}
+		out = append(out, b[last:a.Start]...)
+		out = append(out, s...)
+		last = a.End
+	}
+	return out, last, nil
+}
 
 // ParseArguments returns messages with every tool call's arguments given as
 // a JSON string replaced by the value it holds, as axolotl does before
@@ -87,7 +129,6 @@ var ErrArguments = errors.New("tool call arguments are not JSON")
 func ParseArguments(messages []byte) ([]byte, error) {
 	var out []byte
 	last := 0
-	var ferr error
 	for _, m := range jsonx.Elements(messages, jsonx.SkipSpace(messages, 0)) {
 		if messages[m[0]] != '{' {
 			continue
@@ -100,40 +141,12 @@ func ParseArguments(messages []byte) ([]byte, error) {
 		if !ok || messages[tc.Start] != '[' {
 			continue
 		}
-		for _, c := range jsonx.Elements(messages, tc.Start) {
-			if messages[c[0]] != '{' {
-				continue
+		if out, last, err = parseFunctionStrings(messages, tc.Start, "arguments", out, last); err != nil {
+			if errors.Is(err, errNotJSON) {
+				return nil, fmt.Errorf("%w: %s", ErrArguments, strings.TrimPrefix(err.Error(), errNotJSON.Error()+": "))
 			}
-			cms, _, err := jsonx.Members(messages, c[0])
-			if err != nil {
-				return nil, err
-			}
-			f, ok := jsonx.Find(cms, "function")
-			if !ok || messages[f.Start] != '{' {
-				continue
-			}
-			fms, _, err := jsonx.Members(messages, f.Start)
-			if err != nil {
-				return nil, err
-			}
-			a, ok := jsonx.Find(fms, "arguments")
-			if !ok || messages[a.Start] != '"' {
-				continue
-			}
-			s, _ := jsonx.Unquote(messages[a.Start:a.End])
-			if !jsonx.Valid([]byte(s)) {
-				if ferr == nil {
-					ferr = fmt.Errorf("%w: %.80q", ErrArguments, s)
-				}
-				continue
-			}
-			out = append(out, messages[last:a.Start]...)
-			out = append(out, s...)
-			last = a.End
+			return nil, err
 		}
-	}
-	if ferr != nil {
-		return nil, ferr
 	}
 	if out == nil {
 		return messages, nil

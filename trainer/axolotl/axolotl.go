@@ -326,6 +326,75 @@ func detail(v []byte) []Range {
 	return out
 }
 
+// TrainedOffsets is get_offsets_for_train_detail (lines 169–211, with
+// adjust_train_details, lines 213–270) for a content whose tokens begin at
+// the byte offsets starts: which of its tokens are trained by ranges. A
+// token's code-point span runs from its start to the next token's start
+// less one (the last to the content's end); each range is widened to the
+// tokens it touches, and a token is trained when it lies within a widened
+// range whose train flag is set.
+func TrainedOffsets(content string, starts []int, ranges []Range) []bool {
+	// Code-point offsets, as Python's are: a token starting inside a
+	// character starts at that character.
+	cp := make([]int, len(content)+1)
+	n := 0
+	for i := range content {
+		for j := i; j < len(content) && (j == i || !utf8.RuneStart(content[j])); j++ {
+			cp[j] = n
+		}
+		n++
+	}
+	cp[len(content)] = n
+	type span struct{ s, e int }
+	offs := make([]span, len(starts))
+	for i, b := range starts {
+		offs[i].s = cp[b]
+	}
+	for i := 0; i < len(offs)-1; i++ {
+		offs[i].e = offs[i+1].s - 1
+	}
+	offs[len(offs)-1].e = n - 1
+	type adj struct {
+		b, e  int
+		train bool
+	}
+	var adjusted []adj
+	for _, d := range ranges {
+		bt := len(offs)
+		for i, o := range offs {
+			if o.s >= d.Begin {
+				bt = i
+				break
+			}
+		}
+		if bt > 0 && offs[bt-1].e > d.Begin {
+			bt--
+		}
+		et := -1
+		for i := len(offs) - 1; i >= 0; i-- {
+			if offs[i].e <= d.End {
+				et = i
+				break
+			}
+		}
+		if et < len(offs)-1 && offs[et+1].s < d.End {
+			et++
+		}
+		if bt <= et {
+			adjusted = append(adjusted, adj{offs[bt].s, offs[et].e, d.Train})
+		}
+	}
+	out := make([]bool, len(offs))
+	for i, o := range offs {
+		for _, d := range adjusted {
+			if o.s >= d.b && o.e <= d.e && d.train {
+				out[i] = true
+			}
+		}
+	}
+	return out
+}
+
 //go:embed templates/*.jinja
 var templates embed.FS
 

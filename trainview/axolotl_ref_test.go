@@ -33,6 +33,7 @@ type axolotlRef struct {
 	FieldTraining     string              `json:"message_field_training,omitempty"`
 	Roles             map[string][]string `json:"roles,omitempty"`
 	DropSystemMessage bool                `json:"drop_system_message,omitempty"`
+	SplitThinking     bool                `json:"split_thinking,omitempty"`
 }
 
 var axolotlRefs = []axolotlRef{
@@ -43,6 +44,7 @@ var axolotlRefs = []axolotlRef{
 	{Name: "flag", FieldTraining: "train", TrainOnEOS: "none"},
 	{Name: "roles_drop_system", Roles: map[string][]string{"user": {"user", "human"}, "assistant": {"assistant", "gpt", "bot"}},
 		RolesToTrain: []string{"gpt"}, DropSystemMessage: true},
+	{Name: "split_thinking", SplitThinking: true},
 }
 
 func (r axolotlRef) rules() axolotl.Rules {
@@ -58,7 +60,9 @@ func (r axolotlRef) rules() axolotl.Rules {
 	if eot == "" {
 		eot = eos
 	}
-	return axolotl.NewRules(r.Roles, rt, r.TrainOnInputs, r.FieldTraining, "", eos, eot, r.DropSystemMessage)
+	rules := axolotl.NewRules(r.Roles, rt, r.TrainOnInputs, r.FieldTraining, "", eos, eot, r.DropSystemMessage)
+	rules.SplitThinking = r.SplitThinking
+	return rules
 }
 
 // axolotlCase is one row given to axolotl's strategy.
@@ -88,6 +92,10 @@ var axolotlSynthetic = []axolotlCase{
 	// and the masked part (axolotl masks it, by the content's offsets),
 	// and parts with multi-byte characters.
 	{"content_parts_straddle", json.RawMessage(`[{"role":"user","content":"2+2?"},{"role":"assistant","content":[{"text":"Let me think. ","train":false},{"text":"The answer is 4.","train":true}]},{"role":"user","content":"und auf Deutsch?"},{"role":"assistant","content":[{"text":"Die Antwort ist vier – ","weight":1},{"text":"natürlich 😀.","weight":0},{"text":" Schön!","weight":1}]}]`), nil},
+	// Reasoning written in the content (split_thinking moves it to
+	// reasoning_content; Qwen3's template then writes it only after the
+	// last user query), with whitespace the two strip differently.
+	{"thinking", json.RawMessage(`[{"role":"user","content":"2+2?"},{"role":"assistant","content":"<think>\n  Two and two.\t\n</think>\n\n  Four."},{"role":"user","content":"3+3?"},{"role":"assistant","content":"<reasoning> three </reasoning> <|begin_of_solution|> Six. <|end_of_solution|> tail"},{"role":"user","content":"4+4?"},{"role":"assistant","content":"<think>\n eight \n</think>\n\n  Eight.","reasoning_content":"old"},{"role":"user","content":"5+5?"},{"role":"assistant","content":"Ten.","reasoning_content":[{"text":"Five"},{"text":" and five."}]}]`), nil},
 	// Tool parameters given as a JSON string, which axolotl's _get_tools
 	// parses.
 	{"tool_parameters_string", json.RawMessage(`[{"role":"user","content":"weather?"},{"role":"assistant","content":"","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"Paris"}}}]},{"role":"tool","content":"sunny"},{"role":"assistant","content":"Sunny."}]`),

@@ -53,11 +53,12 @@ func (c *Counter) Hash() string {
 	if c.ParseArguments {
 		h += "+args"
 	}
-	if r := c.Axolotl; r != nil && (r.DropSystemMessage || !maps.Equal(r.Roles, axolotl.DefaultRoles)) {
+	if r := c.Axolotl; r != nil && (r.DropSystemMessage || r.SplitThinking || !maps.Equal(r.Roles, axolotl.DefaultRoles)) {
 		b, _ := json.Marshal(struct {
 			R map[string]string
 			D bool
-		}{r.Roles, r.DropSystemMessage})
+			S bool `json:",omitempty"` // split_thinking (absent when off: the hashes before it stay)
+		}{r.Roles, r.DropSystemMessage, r.SplitThinking})
 		sum := sha256.Sum256(b)
 		h += "+axolotl:" + hex.EncodeToString(sum[:8])
 	}

@@ -273,7 +273,9 @@ func parseWithSpecial(name, src string, tok tokenize.Counter) (*chattemplate.Tem
 // AxolotlRules are the message rules of s's chat_template dataset.
 func AxolotlRules(s *trainercfg.Spec) axolotl.Rules {
 	d := s.Dataset
-	return axolotl.NewRules(d.Roles, d.RolesToTrain, d.TrainOnInputs, d.FieldTraining, d.FieldTrainingDetail, d.TrainOnEOS, d.TrainOnEOT, d.DropSystemMessage)
+	r := axolotl.NewRules(d.Roles, d.RolesToTrain, d.TrainOnInputs, d.FieldTraining, d.FieldTrainingDetail, d.TrainOnEOS, d.TrainOnEOT, d.DropSystemMessage)
+	r.SplitThinking = d.SplitThinking
+	return r
 }
 
 // AxolotlLabeler is the labeler of the rows counter c counts for axolotl

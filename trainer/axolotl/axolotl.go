@@ -34,6 +34,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
@@ -55,6 +56,12 @@ type Rules struct {
 	// TrainOnEOS and TrainOnEOT: turn, all, last or none.
 	TrainOnEOS, TrainOnEOT string
 	DropSystemMessage      bool
+	// SplitThinking is the dataset's split_thinking: an assistant
+	// message's reasoning, written in its content between <think> and
+	// </think> (or <reasoning>, <|begin_of_thought|>), is given to the
+	// template as its reasoning_content (transform_message, lines
+	// 939–982).
+	SplitThinking bool
 }
 
 // DefaultRoles is axolotl's role mapping when the dataset gives none.
@@ -153,6 +160,22 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 		}
 		var partsDetail []Range
 		partsHave := false
+		split := false // reasoning_content set by split_thinking
+		if cm, ok := jsonx.Find(members, "content"); ok && r.SplitThinking && m.Role == "assistant" && messages[cm.Start] == '"' {
+			content, _ := jsonx.Unquote(messages[cm.Start:cm.End])
+			if reasoning, rest, ok := splitThinking(content); ok {
+				split = true
+				// content, and reasoning_content replaced, or added after
+				// the message's last member.
+				sp = append(sp, splice{cm.Start, cm.End, rest})
+				if rc, ok := jsonx.Find(members, "reasoning_content"); ok {
+					sp = append(sp, splice{rc.Start, rc.End, reasoning})
+				} else {
+					last := members[len(members)-1]
+					sp = append(sp, splice{last.End, last.End, "\x00" + reasoning})
+				}
+			}
+		}
 		if cm, ok := jsonx.Find(members, "content"); ok && messages[cm.Start] == '[' {
 			text, d, err := contentParts(messages[cm.Start:cm.End])
 			if err != nil {
@@ -161,6 +184,15 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 			sp = append(sp, splice{cm.Start, cm.End, text})
 			partsDetail, partsHave = d, d != nil
 		}
+		if rc, ok := jsonx.Find(members, "reasoning_content"); ok && messages[rc.Start] == '[' && !split {
+			// Joined as a content's parts are (lines 906–913); its
+			// ranges (reasoning_training_detail) are not labelled here.
+			text, _, err := contentParts(messages[rc.Start:rc.End])
+			if err != nil {
+				return nil, nil, fmt.Errorf("message %d: %w", i, err)
+			}
+			sp = append(sp, splice{rc.Start, rc.End, text})
+		}
 		sort.Slice(sp, func(a, b int) bool { return sp[a].start < sp[b].start })
 		if i != 0 || !r.DropSystemMessage || m.Role != "system" {
 			for _, x := range sp {
@@ -168,7 +200,12 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 					out = []byte{}
 				}
 				out = append(out, messages[last:x.start]...)
-				out = jsonx.AppendString(out, x.with)
+				if w, ok := strings.CutPrefix(x.with, "\x00"); ok { // a member added
+					out = append(out, `,"reasoning_content":`...)
+					out = jsonx.AppendString(out, w)
+				} else {
+					out = jsonx.AppendString(out, x.with)
+				}
 				last = x.end
 			}
 		}
@@ -219,6 +256,40 @@ func (r Rules) train(role string, b []byte, members []jsonx.Member, partsDetail 
 	}
 	return r.TrainOnInputs || slices.Contains(r.RolesToTrain, role), nil
 }
+
+// splitThinking is split_thinking's split of an assistant content
+// (transform_message, lines 939–982): the first of the thinking pairs
+// whose two tags are both in content gives the reasoning (between the
+// first of each, stripped) and the rest (after the closing tag, left
+// stripped, or what <|begin_of_solution|> … <|end_of_solution|> holds in
+// it, stripped). ok is false when no pair is in content.
+func splitThinking(content string) (reasoning, rest string, ok bool) {
+	for _, p := range [][2]string{{"<think>", "</think>"}, {"<reasoning>", "</reasoning>"}, {"<|begin_of_thought|>", "<|end_of_thought|>"}} {
+		if !strings.Contains(content, p[0]) || !strings.Contains(content, p[1]) {
+			continue
+		}
+		ts, te := strings.Index(content, p[0]), strings.Index(content, p[1])
+		reasoning = pySlice(content, ts+len(p[0]), te)
+		rest = strings.TrimLeftFunc(content[te+len(p[1]):], pySpace)
+		if strings.Contains(rest, "<|begin_of_solution|>") && strings.Contains(rest, "<|end_of_solution|>") {
+			cs, ce := strings.Index(rest, "<|begin_of_solution|>"), strings.Index(rest, "<|end_of_solution|>")
+			rest = strings.TrimFunc(pySlice(rest, cs+len("<|begin_of_solution|>"), ce), pySpace)
+		}
+		return strings.TrimFunc(reasoning, pySpace), rest, true
+	}
+	return "", "", false
+}
+
+// pySlice is Python's s[a:b] for 0 <= a, b <= len(s): "" when b < a.
+func pySlice(s string, a, b int) string {
+	if b < a {
+		return ""
+	}
+	return s[a:b]
+}
+
+// pySpace is Python's str.isspace for one character.
+func pySpace(r rune) bool { return unicode.IsSpace(r) || (r >= 0x1c && r <= 0x1f) }
 
 // contentParts is _convert_content_parts (lines 785–870) of a content
 // list: the texts of its object parts ("text", else "content", else

@@ -20,7 +20,8 @@
 //     message_field_content), roles, message_field_training,
 //     message_field_training_detail, roles_to_train (default
 //     [assistant]), train_on_eos (default turn), train_on_eot,
-//     drop_system_message, chat_template and chat_template_jinja;
+//     drop_system_message, split_thinking, chat_template and
+//     chat_template_jinja;
 //   - a TRL `trl sft --config` YAML: model_name_or_path, max_length
 //     (default 1024; null is no limit), truncation_mode (keep_start,
 //     keep_end), assistant_only_loss, chat_template_path, packing,
@@ -168,6 +169,7 @@ type Dataset struct {
 	// train_on_eot (default: train_on_eos's): turn, all, last or none.
 	TrainOnEOS, TrainOnEOT string
 	DropSystemMessage      bool
+	SplitThinking          bool   // split_thinking
 	TemplateName           string // the dataset's own chat_template, if any
 	TemplateJinja          string // the dataset's own chat_template_jinja, if any
 	// TrainOnInputs is the config's train_on_inputs (a top-level key,
@@ -516,6 +518,7 @@ func (r *reader) dataset(def Dataset) Dataset {
 	d.TrainOnEOS = eos("train_on_eos", "turn")
 	d.TrainOnEOT = eos("train_on_eot", d.TrainOnEOS)
 	d.DropSystemMessage, _ = e["drop_system_message"].(bool)
+	d.SplitThinking, _ = e["split_thinking"].(bool)
 	d.TemplateName = get("chat_template")
 	d.TemplateJinja = get("chat_template_jinja")
 	return d

@@ -70,6 +70,7 @@ datasets:
     roles_to_train: [gpt]
     train_on_eos: last
     train_on_inputs: false
+    split_thinking: true
 `
 	s, err := Parse("ax.yml", []byte(y), "")
 	if err != nil {
@@ -80,7 +81,7 @@ datasets:
 	}
 	d := s.Dataset
 	if d.Type != "chat_template" || d.FieldMessages != "conversations" || d.Mappings["role"] != "from" || d.Mappings["content"] != "value" ||
-		d.FieldTraining != "train" || !reflect.DeepEqual(d.RolesToTrain, []string{"gpt"}) || d.FieldTools != "tools" {
+		d.FieldTraining != "train" || !reflect.DeepEqual(d.RolesToTrain, []string{"gpt"}) || d.FieldTools != "tools" || !d.SplitThinking {
 		t.Errorf("dataset %+v", d)
 	}
 	// train_on_inputs is the config's (axolotl passes cfg.train_on_inputs

@@ -8,7 +8,7 @@ src/axolotl/prompt_strategies/chat_template.py (commit 067b021c, put in
 ax/ by setup.sh, imported unchanged) on each case: {"name", "messages",
 "tools", "config"}, config holding the dataset keys (roles_to_train,
 train_on_eos, train_on_eot, message_field_training,
-message_field_training_detail, roles, drop_system_message) and
+message_field_training_detail, roles, drop_system_message, split_thinking) and
 train_on_inputs. What cannot be installed here is stood in for:
 pydantic, transformers' ProcessorMixin, axolotl's base classes and logger,
 addict; and the tokenizer: apply_chat_template renders with Python jinja2
@@ -175,7 +175,7 @@ def main():
         strategy = ct.ChatTemplateStrategy(
             prompter, tok, train_on_inputs=cfg.get("train_on_inputs", False), sequence_len=10**9,
             roles_to_train=cfg.get("roles_to_train", ["assistant"]), train_on_eos=cfg.get("train_on_eos", "turn"),
-            train_on_eot=cfg.get("train_on_eot"))
+            train_on_eot=cfg.get("train_on_eot"), split_thinking=cfg.get("split_thinking", False))
         out = {"name": case["name"], "config": cfg.get("name", "")}
         prompt = {"messages": case["messages"]}
         if case.get("tools") is not None:

@@ -439,6 +439,9 @@ func (p *exprParser) parseAddSub() (expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if op == "+" { // trajcompress patch: Markup's + (pyconform.go)
+			left, right = markupOperands(left, right)
+		}
 		left = &binExpr{op: op, left: left, right: right}
 	}
 
@@ -642,6 +645,9 @@ func (p *exprParser) postfixLoop(e expr) (expr, error) {
 				}
 			}
 
+			if (filterTok.val == "e" || filterTok.val == "escape") && len(filterArgs) == 0 && isMarkupExpr(e) {
+				continue // trajcompress patch: escape of a Markup is the Markup
+			}
 			e = &filterExpr{
 				expr:   e,
 				name:   filterTok.val,

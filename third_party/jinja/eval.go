@@ -168,6 +168,7 @@ func (e *evaluator) execFor(n *forNode) error {
 	if err != nil {
 		return err
 	}
+	consumeIter(iterVal, len(items)) // trajcompress patch: a generator is iterated once
 
 	// Apply filter if present.
 	if n.filterExpr != nil {
@@ -1190,6 +1191,13 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 	}
 	if err == nil && builtin && out.IsList() { // trajcompress patch: jinja2's generators
 		out = lazyResult(n.name, input, out)
+	}
+	if builtin && n.name != "default" && n.name != "d" { // trajcompress patch: the filter iterated its input
+		consumed := len(iterOrNil(input))
+		if n.name == "first" {
+			consumed = 1
+		}
+		consumeIter(input, consumed)
 	}
 	return out, err
 }

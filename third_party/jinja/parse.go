@@ -605,6 +605,21 @@ func (p *exprParser) postfixLoop(e expr) (expr, error) {
 				}
 				e = &sliceExpr{obj: e, start: startExpr, stop: stopExpr, step: stepExpr}
 			} else {
+				if p.peek().kind == tokComma { // trajcompress patch: e[a, b] is e[(a, b)], as jinja2's
+					items := []expr{startExpr}
+					for p.peek().kind == tokComma {
+						p.advance()
+						if p.peek().kind == tokRBracket {
+							break
+						}
+						item, err := p.parseExpression()
+						if err != nil {
+							return nil, err
+						}
+						items = append(items, item)
+					}
+					startExpr = &listExpr{items: items, tuple: true}
+				}
 				if _, err := p.expect(tokRBracket, "]"); err != nil {
 					return nil, err
 				}

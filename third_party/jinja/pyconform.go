@@ -1025,8 +1025,9 @@ func iterInput(name string, fn func([]Value, map[string]Value) (Value, error)) f
 var keepsString = map[string]bool{"reverse": true}
 
 // orders: the filters that compare the items (Python raises on items it
-// cannot order: a str and an int, undefined).
-var orders = map[string]bool{"sort": true, "min": true, "max": true}
+// cannot order: a str and an int, undefined); sort compares its keys
+// itself (pySorted).
+var orders = map[string]bool{"min": true, "max": true}
 
 // pySum is Python's sum(iterable, start=0) (jinja2's sum filter without
 // attribute=): start + each item in order with Python's +.
@@ -1110,7 +1111,9 @@ func pySort(args []Value, kwargs map[string]Value) (Value, error) {
 	src := args[0].AsList().Items
 	keys := make([]Value, len(src))
 	for i, it := range src {
-		keys[i] = sortKey(it, caseSensitive)
+		// jinja2's key is a list even without attribute= ([item]), so
+		// equal items compare equal first: [None, None]|sort is fine.
+		keys[i] = NewList([]Value{sortKey(it, caseSensitive)})
 	}
 	attr, ok := kwargs["attribute"]
 	if !ok && len(args) > 3 {
@@ -1700,4 +1703,24 @@ func filterMarkupAdd(args []Value, _ map[string]Value) (Value, error) {
 	default:
 		return Undefined(), fmt.Errorf("unsupported operand type(s) for +: 'Markup' and '%s'", pyTypeName(v))
 	}
+}
+
+// consumeIter uses up the first n items of a generator or iterator v, as
+// iterating it does in Python: a second loop over the same map(...) sees
+// what the first left (trajcompress patch). A list, a view: unchanged.
+func consumeIter(v Value, n int) {
+	t := v.IterType()
+	if t == "" || isDictView(t) {
+		return
+	}
+	l := v.AsList()
+	l.Items = l.Items[min(n, len(l.Items)):]
+}
+
+// iterOrNil is the items of a list value, nil for anything else.
+func iterOrNil(v Value) []Value {
+	if v.IsList() {
+		return v.AsList().Items
+	}
+	return nil
 }

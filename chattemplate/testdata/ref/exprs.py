@@ -129,6 +129,10 @@ cases = [
     ("{{ s['format'] is defined }}|{{ s['upper']() }}|{{ s['text'] is defined }}|{{ l['count'](1) }}|{{ l['append'] is defined }}|{{ l['pop'] is defined }}|{{ (1, 2)['count'](1) }}", {"s": "ab", "l": [1]}),
     ("{% for v in s['format'] %}{% endfor %}", {"s": "ab"}), ("{{ l['append'](2) }}", {"l": [1]}),
     ("{{ 5 // 0.1 }}|{{ -5 // 0.1 }}|{{ 7.5 // 2 }}|{{ -7.5 // 2 }}|{{ 1 // -0.3 }}|{{ 0.0 // 3 }}|{{ -0.0 // 3 }}|{{ 0 // -3.0 }}|{{ 5 % 0.1 }}", {}),
+    ("{% set g = l|map('string') %}{{ g|join }}{{ g|join }}|{% set h = l|select %}{{ h|first }}{{ h|list }}|{% set k = l|select %}{% for x in k %}{{ x }}{% endfor %}{% for x in k %}{{ x }}{% endfor %}|{% set m = l|reverse %}{{ m|list }}{{ m|list }}|{% set v = d.items() %}{{ v|list }}{{ v|list }}|{% set q = l|select %}{{ q|default('x')|list }}{{ q|list }}",
+     {"l": [1, 2, 3], "d": {"a": 1}}),
+    ("{{ [n, n]|sort }}|{{ [{'a': 1}, {'a': 1}]|sort }}|{{ [[2], [1, 5]]|sort }}|{{ [n]|sort }}", {"n": None}), ("{{ [n, 1]|sort }}", {"n": None}), ("{{ [n, n]|min }}", {"n": None}),
+    ("{{ 1 if y else u is defined in [x, 1.5] }}|{{ d[1, 2] }}|{{ l[0, 1] is defined }}|{{ {(1, 2): 'p'}[1, 2] }}", {"y": 1, "x": 3, "d": {"a": 1}, "l": [1, 2]}),
     # the sandbox: mutating methods are unsafe (ImmutableSandboxedEnvironment)
     ("{{ s[:n] }}|{{ l[n:n:n] }}|{{ [true, 0] <= [1] }}|{{ [1, 2] < [1.0, 3] }}", {"s": "abc", "l": [1, 2], "n": None}),
     ("{{ [s[5]]|map(attribute='role')|list }}", {"s": ""}),

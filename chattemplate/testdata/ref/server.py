@@ -72,7 +72,7 @@ def main():
                     compiled[src] = t
                 if isinstance(t, Exception):
                     raise t
-                res = {"text": t.render(**req.get("ctx", {}))}
+                res = {"text": t.render(**(req.get("ctx") or {}))}
             finally:  # an alarm until the timer is off is still a timeout
                 if timeout:
                     signal.setitimer(signal.ITIMER_REAL, 0)

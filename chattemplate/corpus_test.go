@@ -2,6 +2,7 @@ package chattemplate
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ardanlabs/jinja"
 	"github.com/trajcompress/trajcompress/internal/jinja2ref"
 	"github.com/trajcompress/trajcompress/internal/testenv"
 )
@@ -184,7 +186,9 @@ func isUnsupported(err error) bool {
 // compares each text byte for byte with Python jinja2 set up as
 // transformers' apply_chat_template (testdata/ref/server.py). A text that
 // differs, or a render where only one side raises, fails, except a refusal
-// of ours that names a construct the engine does not support.
+// of ours that names a construct the engine does not support or says the
+// render went over its budget (counted as ours only and listed by
+// template and record: jinja2 has no budget).
 func TestCorpusMatchesJinja2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
@@ -209,7 +213,8 @@ func TestCorpusMatchesJinja2(t *testing.T) {
 	}
 	families := map[string]*corpusTally{}
 	unsupported := map[string]int{}
-	timedOut := map[string][]string{} // family/name: the records jinja2 did not finish
+	timedOut := map[string][]string{}   // family/name: the records jinja2 did not finish
+	overBudget := map[string][]string{} // family/name: the records ours refused over the render budget
 	var selected []corpusTemplate
 	for _, c := range corpus {
 		for _, only := range strings.Split(*corpusOnly, ",") {
@@ -258,6 +263,9 @@ func TestCorpusMatchesJinja2(t *testing.T) {
 			case want.Error == nil && err != nil && isUnsupported(err):
 				tally.oursOnly++
 				unsupported[firstLine(err.Error())]++
+			case want.Error == nil && errors.Is(err, jinja.ErrBudget):
+				tally.oursOnly++
+				overBudget[c.family+"/"+c.name] = append(overBudget[c.family+"/"+c.name], tc.Name+" ("+budgetReason(err)+")")
 			case want.Error == nil && err != nil:
 				tally.oursOnly++
 				msg = fmt.Sprintf("raised %v; jinja2 rendered", err)
@@ -287,13 +295,13 @@ func TestCorpusMatchesJinja2(t *testing.T) {
 		}
 		families[c.family].add(tally)
 	}
-	t.Log(corpusTable(selected, families, unsupported, timedOut))
+	t.Log(corpusTable(selected, families, unsupported, timedOut, overBudget))
 }
 
 // corpusTable is the summary of the corpus run: one row per family, the
-// refusals of ours that name a construct, and the records jinja2 did not
-// finish in time, by template.
-func corpusTable(selected []corpusTemplate, families map[string]*corpusTally, unsupported map[string]int, timedOut map[string][]string) string {
+// refusals of ours that name a construct, the records ours refused over
+// the render budget and those jinja2 did not finish in time, by template.
+func corpusTable(selected []corpusTemplate, families map[string]*corpusTally, unsupported map[string]int, timedOut, overBudget map[string][]string) string {
 	names := make([]string, 0, len(families))
 	for f := range families {
 		names = append(names, f)
@@ -315,15 +323,30 @@ func corpusTable(selected []corpusTemplate, families map[string]*corpusTally, un
 	for construct, n := range unsupported {
 		fmt.Fprintf(&b, "refused by ours only, construct named: %d × %s\n", n, construct)
 	}
-	tmpls := make([]string, 0, len(timedOut))
-	for k := range timedOut {
-		tmpls = append(tmpls, k)
-	}
-	sort.Strings(tmpls)
-	for _, k := range tmpls {
-		fmt.Fprintf(&b, "reference timed out (jinja2 over %s): %s: %d records: %s\n", *corpusTimeout, k, len(timedOut[k]), strings.Join(timedOut[k], " "))
+	for _, list := range []struct {
+		what    string
+		records map[string][]string
+	}{{"refused by ours only, over the render budget", overBudget}, {fmt.Sprintf("reference timed out (jinja2 over %s)", *corpusTimeout), timedOut}} {
+		tmpls := make([]string, 0, len(list.records))
+		for k := range list.records {
+			tmpls = append(tmpls, k)
+		}
+		sort.Strings(tmpls)
+		for _, k := range tmpls {
+			fmt.Fprintf(&b, "%s: %s: %d records: %s\n", list.what, k, len(list.records[k]), strings.Join(list.records[k], " "))
+		}
 	}
 	return b.String()
+}
+
+// budgetReason is what a budget refusal says ("template output over N
+// bytes"), without the template's name before it.
+func budgetReason(err error) string {
+	m := firstLine(err.Error())
+	if i := strings.LastIndex(m, ": "); i >= 0 {
+		return m[i+2:]
+	}
+	return m
 }
 
 // cheapestFirst orders the templates by jinja2's time on the longest

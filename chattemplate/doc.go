@@ -109,7 +109,9 @@
 //     OpenAI-format records with and without tools (one in 24;
 //     -corpus.full for all) and strictly alternating conversations, text
 //     byte for byte; a one-sided exception fails unless ours names an
-//     unsupported construct. A render jinja2 does not finish within
+//     unsupported construct or the render budget (listed by template and
+//     record: a template that builds its output with ~ in a loop counts
+//     every intermediate string). A render jinja2 does not finish within
 //     -corpus.timeout (20 s) is a reference timeout, listed by template
 //     and record and never counted as equal.
 //   - TestExpressionsMatchJinja2: the expression suite (testdata/exprs.jsonl

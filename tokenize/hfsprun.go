@@ -64,9 +64,11 @@ type runScratch struct {
 var runPool = sync.Pool{New: func() any { return new(runScratch) }}
 
 // runMinSymbols and the segment ratio decide when mergeRuns is used: on
-// chunks of at least this many symbols that runs shorten to half or
-// fewer segments. Below that its per-step cost (a segment per merge)
-// exceeds what repetition saves.
+// chunks of at least this many symbols that runs shorten to a quarter or
+// fewer segments. A merge costs mergeRuns about 2.7 times what it costs
+// mergeQueued when nothing repeats (BenchmarkSPRunMerge: Llama-2's
+// symbols of 64 KiB of words, 21.1 against 7.8 ms of CPU), so below that
+// ratio it could lose.
 const runMinSymbols = 128
 
 // worthRuns reports whether id has few enough segments for mergeRuns.
@@ -80,7 +82,7 @@ func worthRuns(id []uint32) bool {
 			segs++
 		}
 	}
-	return 2*segs <= len(id)
+	return 4*segs <= len(id)
 }
 
 // mergeRuns merges the symbols id (fewer than 2^31) as mergeQueued does

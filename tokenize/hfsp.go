@@ -333,6 +333,24 @@ func (m *spModel) chunk1(c string, out []int, emit bool) ([]int, int) {
 	if c == "" {
 		return out, 0
 	}
+	if len(c) <= utf8.UTFMax {
+		// One character that is a token (most chunks of random bytes):
+		// one symbol, nothing to merge or cache.
+		t := noRank
+		if c[0] < utf8.RuneSelf {
+			if len(c) == 1 {
+				t = m.tok.byteRank[c[0]]
+			}
+		} else if r, w := utf8.DecodeRuneInString(c); w == len(c) {
+			t = m.charTok(c, r)
+		}
+		if t != noRank {
+			if emit {
+				out = append(out, int(t))
+			}
+			return out, 1
+		}
+	}
 	if !emit && len(c) <= pieceMaxLen {
 		// Counting a short chunk: its count is most often in the cache,
 		// which then costs one hash and one compare.

@@ -100,6 +100,15 @@
 // pieces. FuzzSPModelOracle checks this against a plain transcription of
 // the reference's merge_word on random vocabularies.
 //
+// Nothing cuts a run of one symbol (every ▁▁ is in a token: 1 MiB of
+// spaces is one chunk of a million ▁). Long chunks that are mostly such
+// runs are merged as segments, one per run (hfsprun.go): a merge inside
+// or across runs is one step on them, and a cascade of merges that
+// starts again from the same state (the pairing of ▁▁ ▁▁ …, Gemma 3's
+// growing of ▁×31 one ▁ at a time) is repeated at once as far as it
+// provably repeats, which keeps the reference's order exactly
+// (TestSPRunsMatchPlain, TestSPGoldenRuns, FuzzSPRunMerge).
+//
 // # Cost
 //
 // Counting takes time linear in the input, even for a single long piece:

@@ -144,9 +144,10 @@ func (m Mapper) ViewBuf(buf []byte, rec *traj.Record, turns []traj.Turn, system 
 }
 
 // noParts reports whether no turn's content is a list of parts: ShareGPT
-// turns are passed as strings; an OpenAI message's content as it is.
+// turns are passed as strings; a message's content ([traj.FormMessage]) as
+// it is.
 func noParts(d traj.Dialect, turns []traj.Turn) bool {
-	if d != traj.DialectOpenAI {
+	if d.Form() != traj.FormMessage {
 		return true
 	}
 	for _, t := range turns {
@@ -228,10 +229,13 @@ func (m Mapper) messages(b []byte, d traj.Dialect, turns []traj.Turn, system str
 			b = append(b, ',')
 		}
 		var err error
-		if d == traj.DialectOpenAI {
+		switch f := d.Form(); f {
+		case traj.FormMessage:
 			b, err = appendOpenAI(b, t, roleKey, contKey)
-		} else {
+		case traj.FormShareGPT:
 			b = appendShareGPT(b, t)
+		default:
+			err = fmt.Errorf("dialect %s writes turns in a form (%d) this package does not map to messages", d, f)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("turn %d: %w", i, err)

@@ -58,7 +58,7 @@ func TestParseAuto(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, ok := r.(Processor)
-	if !ok || p.Placeholder() != QwenPlaceholder || r.String() != "qwen(patch=14,merge=2,min_pixels=3136,max_pixels=12845056)" {
+	if !ok || p.Placeholder() != QwenPlaceholder() || r.String() != "qwen(patch=14,merge=2,min_pixels=3136,max_pixels=12845056)" {
 		t.Errorf("LoadAuto(Qwen2.5-VL) = %s (processor %v); want the Qwen rule with its placeholder", r, ok)
 	}
 	for name, cfg := range otherProcessors {

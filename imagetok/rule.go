@@ -71,11 +71,13 @@ func (p Placeholder) Marker() string { return p.Start + p.Token + p.End }
 // Qwen2.5-VL, Qwen3-VL templates and transformers' Qwen2VLProcessor and
 // its kin): <|vision_start|><|image_pad|><|vision_end|>, the pad expanded
 // to grid_t·grid_h·grid_w / merge_size² copies of itself.
-var QwenPlaceholder = Placeholder{Family: "Qwen2-VL", Token: "<|image_pad|>", Start: "<|vision_start|>", End: "<|vision_end|>", Wrap: 2}
+func QwenPlaceholder() Placeholder {
+	return Placeholder{Family: "Qwen2-VL", Token: "<|image_pad|>", Start: "<|vision_start|>", End: "<|vision_end|>", Wrap: 2}
+}
 
 // Placeholders are the placeholders package trainview recognises in a
 // chat template's source, in the order it looks for them.
-func Placeholders() []Placeholder { return []Placeholder{QwenPlaceholder} }
+func Placeholders() []Placeholder { return []Placeholder{QwenPlaceholder()} }
 
 // flatRule counts every image as n tokens.
 type flatRule struct{ n int }
@@ -169,8 +171,8 @@ func ParseRule(s string) (Rule, error) {
 	return nil, fmt.Errorf("image token rule %q: want openai or flat:N", s)
 }
 
-// RuleGrammar is what [ParseRule] accepts, for usage texts.
-var RuleGrammar = fmt.Sprintf("openai or flat:N (N a whole number from 0 to %d)", MaxFlat)
+// RuleGrammar is what [ParseRule] accepts, for usage texts and messages.
+const RuleGrammar = "openai or flat:N (N a whole number from 0 to 1000000)"
 
 // OpenAI's published constants: a low-detail image costs OpenAILow; a
 // high-detail one OpenAILow plus OpenAITile per 512-pixel tile.
@@ -386,7 +388,7 @@ func (r qwenRule) String() string {
 }
 
 func (r qwenRule) Placeholder() Placeholder {
-	p := QwenPlaceholder
+	p := QwenPlaceholder()
 	p.Wrap = r.q.Wrap
 	return p
 }

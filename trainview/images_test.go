@@ -331,7 +331,10 @@ func TestImagesOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if im, err := ImagesOf(vl, one, q.Rule(), ""); err != nil || im == nil || im.Rule != q.Rule() || im.Placeholder != imagetok.QwenPlaceholder {
+	if m := imagetok.QwenPlaceholder().Marker(); m != VisionStart+ImagePad+VisionEnd {
+		t.Errorf("imagetok's Qwen2-VL placeholder %q is not this package's constants'", m)
+	}
+	if im, err := ImagesOf(vl, one, q.Rule(), ""); err != nil || im == nil || im.Rule != q.Rule() || im.Placeholder != imagetok.QwenPlaceholder() {
 		t.Errorf("Qwen rule: %+v, %v; want the Qwen expansion", im, err)
 	}
 	im, err := ImagesOf(vl, one, imagetok.Flat(85), "")

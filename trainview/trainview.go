@@ -63,9 +63,11 @@
 // "<image>" → <|vision_start|> + <|image_pad|> × the image's tokens +
 // <|vision_end|>). So the view keeps the markers as text, and a [Counter]
 // with [Images] replaces them as LLaMA-Factory's Qwen2-VL plugin does (at
-// commit ff6d4d1), then expands each <|image_pad|> the template or the
-// markers wrote to the image's grid, as transformers' Qwen2VLProcessor
-// does (see [Images]).
+// commit ff6d4d1), then expands each placeholder token the template or the
+// markers wrote to the image's tokens under the model's image rule, as
+// transformers' Qwen2VLProcessor does for <|image_pad|> (see [Images]; the
+// placeholder is the rule's own when it is an imagetok.Processor of
+// another family, so the expansion is not tied to one family).
 package trainview
 
 import (

@@ -154,8 +154,8 @@ func (u unknownProcessor) Placeholder() Placeholder { return u.p }
 const MaxFlat = 1_000_000
 
 // ParseRule parses a rule a user names: "flat:N" (0 ≤ N ≤ [MaxFlat]) or
-// "openai" ([RuleGrammar]). It is the one parser of the grammar: package
-// config checks tokenizer.image_tokens with it. A model's own rule is read
+// "openai". It is the one parser of the grammar: package config checks
+// tokenizer.image_tokens with it and reports its error. A model's own rule is read
 // from its preprocessor_config.json instead: [Loaders], [LoadAuto].
 func ParseRule(s string) (Rule, error) {
 	if s == "openai" {
@@ -170,9 +170,6 @@ func ParseRule(s string) (Rule, error) {
 	}
 	return nil, fmt.Errorf("image token rule %q: want openai or flat:N", s)
 }
-
-// RuleGrammar is what [ParseRule] accepts, for usage texts and messages.
-const RuleGrammar = "openai or flat:N (N a whole number from 0 to 1000000)"
 
 // OpenAI's published constants: a low-detail image costs OpenAILow; a
 // high-detail one OpenAILow plus OpenAITile per 512-pixel tile.

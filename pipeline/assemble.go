@@ -102,7 +102,7 @@ func (c *Compressor) account(r *record, p planned, a assembly, sumTokens int) (n
 		n.tokens = c.turnSum(r, p, a, sumTokens)
 	}
 	n.outcome = snap.Settle(n.tokens, c.opts.Budget)
-	if r.rec.Dialect == traj.DialectOpenAI {
+	if r.rec.Dialect.Pairing() == traj.PairByID {
 		n.pairing = snap.CheckPairing(a.turns)
 	}
 	return n

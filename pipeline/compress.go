@@ -32,8 +32,8 @@ type Options struct {
 	// ImageRule counts each image of a record (package imagetok: content
 	// parts, and "<image>" markers paired with the record's images list,
 	// whose relative paths are resolved against the directory of the
-	// record's file, traj.Pos.File) into its turn's Extra. The zero Rule
-	// is imagetok.OpenAI().
+	// record's file, traj.Pos.File) into its turn's Extra. nil is
+	// imagetok.OpenAI().
 	ImageRule imagetok.Rule
 
 	// Template, when set (tokenizer.chat_template), makes every count of a
@@ -181,7 +181,7 @@ func NewCompressor(opts Options) (*Compressor, error) {
 	if opts.SummaryRole == "" {
 		opts.SummaryRole = traj.RoleUser
 	}
-	if opts.ImageRule == (imagetok.Rule{}) {
+	if opts.ImageRule == nil {
 		opts.ImageRule = imagetok.OpenAI()
 	}
 	if opts.Prepass != nil {

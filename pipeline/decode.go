@@ -52,10 +52,7 @@ func (c *Compressor) decode(r *record) *Reject {
 	r.rec = rec
 	r.obs.TurnListRead = ""
 	if rec.OtherTurnsKey != "" {
-		r.obs.TurnListRead = "conversations"
-		if rec.Dialect == traj.DialectOpenAI {
-			r.obs.TurnListRead = "messages"
-		}
+		r.obs.TurnListRead = rec.TurnsKey()
 	}
 	return nil
 }

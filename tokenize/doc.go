@@ -130,9 +130,12 @@
 // a count's time and such pieces repeat, within a text and across texts
 // (a chat template's rendering of a record, then its turns one by one).
 // A tokenizer.json counter is a [Segmenter] (a text counts as its
-// stretches between added tokens) and, for byte-level BPE with no
+// stretches between added tokens; when nothing normalizes and the
+// pre-tokenizer only splits, normalized added tokens such as DeepSeek-V3's
+// turn markers end stretches too) and, for byte-level BPE with no
 // normalizer but NFC and one split of the cl100k, o200k, Qwen2 or GPT-2
-// pattern, a [PartCounter]: counting a stretch also counts a part of it
+// pattern, or DeepSeek-V3's three splits, a [PartCounter]: counting a
+// stretch also counts a part of it
 // as Count counts that part on its own (a turn's text inside a chat
 // template's framing), where the split of the stretch shows that they
 // agree; so the rendering of a record gives its turns' counts too.

@@ -154,7 +154,7 @@ func (c *Compressor) encode(r *record, t try) (Result, error) {
 		r.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
 		return r.unchanged(), nil
 	}
-	res := Result{Out: r.in.raw, Pairing: t.pairing, Fallback: r.obs.Fallback, read: r.in.raw}
+	res := Result{Out: r.in.raw, Pairing: t.pairing, Fallback: r.obs.Fallback, read: r.in.raw, unrepaired: r.in.unrepaired}
 	if c.opts.DryRun {
 		res.Obs = r.obs
 		return res, nil

@@ -71,13 +71,14 @@ func TestDiffFuzz(t *testing.T) {
 		py.Version, *diffFuzzN, *diffFuzzSeed, equal, raisedBoth, refused, known, failed)
 }
 
-// pythonObjectRepr matches what jinja2 prints for a value the engine has no
-// kind for: a dict's keys()/values()/items() view, a bound method
-// (d['items'] without the key), a generator (map or select not turned
-// into a list). The engine prints a list or nothing there; no chat
-// template prints these (they are Python object addresses), so such
-// snippets are counted apart, not compared.
-var pythonObjectRepr = regexp.MustCompile(`dict_(keys|values|items)\(|<built-in method |<generator object |<bound method `)
+// pythonObjectRepr matches what jinja2 prints for a value whose repr is
+// its address: a bound method (d['items'] without the key, s['format']:
+// the sandbox wraps str.format in a function), a generator or iterator
+// (map or select not turned into a list). The engine refuses to print a
+// generator and prints nothing for a method; no chat template prints
+// these, so such snippets are counted apart, not compared. (A dict's
+// views print as Python's, dict_items([...]), and are compared.)
+var pythonObjectRepr = regexp.MustCompile(`<built-in method |<generator object |<bound method |<function [^ >]+ at 0x|<[a-z_]+ object at 0x`)
 
 var (
 	exprTag = regexp.MustCompile(`\{\{-?\s*(.+?)\s*-?\}\}|\{%-?\s*(?:if|elif)\s+(.+?)\s*-?%\}`)

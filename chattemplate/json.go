@@ -250,6 +250,9 @@ func (o *dumpOpts) dump(b *strings.Builder, v jinja.Value, level int) error {
 	case v.IsString():
 		o.str(b, v.AsString())
 	case v.IsList():
+		if t := v.IterType(); t != "" { // jinja2's generators and dict views
+			return fmt.Errorf("Object of type %s is not JSON serializable", t) //nolint:staticcheck // json.dumps's message
+		}
 		items := v.AsList().Items
 		if len(items) == 0 {
 			b.WriteString("[]")
@@ -274,6 +277,13 @@ func (o *dumpOpts) dump(b *strings.Builder, v jinja.Value, level int) error {
 			b.WriteString("{}")
 			return nil
 		}
+		for _, k := range keys { // a dict literal's key may be an int, a float, a bool, None or a tuple
+			if kv := d.KeyValue(k); kv.IsList() {
+				return fmt.Errorf("keys must be str, int, float, bool or None, not tuple")
+			} else if !kv.IsString() && o.sortKeys {
+				return fmt.Errorf("unsupported construct: tojson(sort_keys=true) of a dict with a key of type %s", kv.String())
+			}
+		}
 		if o.sortKeys {
 			keys = append([]string(nil), keys...)
 			sort.Strings(keys)
@@ -284,7 +294,7 @@ func (o *dumpOpts) dump(b *strings.Builder, v jinja.Value, level int) error {
 				b.WriteString(o.itemSep)
 			}
 			o.newline(b, level+1)
-			o.str(b, k)
+			o.str(b, jinja.JSONKey(d.KeyValue(k)))
 			b.WriteString(o.keySep)
 			val, _ := d.Get(k)
 			if err := o.dump(b, val, level+1); err != nil {

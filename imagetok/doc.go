@@ -34,17 +34,24 @@
 //
 // # Rules
 //
-// A [Rule] counts an image: [Flat] (every image N tokens, the old
-// behaviour), [OpenAI] ([OpenAITokens]: OpenAI's published tile rule) and
-// the Qwen2-VL family's rule from a preprocessor_config.json ([ParseQwen],
-// [Qwen.Tokens]: transformers' [SmartResize], the image pad tokens of the
-// resized grid, and the two vision start/end tokens of the chat template).
-// An image of unknown size counts as [Rule.Unknown], by default the most
-// one image can cost under the rule, and [Rule.Tokens] says it was not
-// exact, so that callers can count such images.
+// A [Rule] counts an image: an interface, so that a model family is one
+// more type. [Flat] (every image N tokens, the old behaviour), [OpenAI]
+// ([OpenAITokens]: OpenAI's published tile rule) and the Qwen2-VL
+// family's rule from a preprocessor_config.json ([ParseQwen],
+// [Qwen.Rule]: transformers' [SmartResize], the image pad tokens of the
+// resized grid, and the two vision start/end tokens of the chat
+// template). [ParseRule] is the grammar users write ("openai",
+// "flat:N"); [ParseAuto] and [LoadAuto] read a model's own rule from its
+// preprocessor_config.json by trying each of [Loaders] in order. A rule
+// that is a model family's own processor is a [Processor]: its
+// [Placeholder] says how that family's chat templates write an image and
+// its processor expands it (package trainview expands it). An image of
+// unknown size counts as the rule's Unknown, by default the most one
+// image can cost under the rule ([WithUnknown] changes it), and Tokens
+// says it was not exact, so that callers can count such images.
 //
 // Contract: no goroutines, no package state, no network. The only I/O is
 // in file.go: opening local image files named by records (for their
-// headers, through [Finder.Open] when set) and [LoadQwen]. Inputs are
-// read, never modified.
+// headers, through [Finder.Open] when set), [LoadQwen] and [LoadAuto].
+// Inputs are read, never modified.
 package imagetok

@@ -60,6 +60,21 @@ func openRegular(path string) (io.ReadCloser, error) {
 	return f, nil
 }
 
+// LoadAuto reads the rule of the model whose preprocessor_config.json is
+// at path (see [ParseAuto]); errors name the file, and one for a config no
+// loader reads is an [ErrUnknownProcessor].
+func LoadAuto(path string) (Rule, error) {
+	b, err := readfile.Read(path, "preprocessor config", readfile.SmallLimit)
+	if err != nil {
+		return nil, err
+	}
+	r, err := ParseAuto(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
+}
+
 // LoadQwen reads the Qwen rule from the preprocessor_config.json at path
 // (see [ParseQwen]); errors name the file.
 func LoadQwen(path string) (Qwen, error) {

@@ -10,40 +10,153 @@ import (
 	"strings"
 )
 
-// A Rule counts the tokens a model spends on an image. The zero Rule is
-// not valid; make one with [Flat], [OpenAI], [Qwen.Rule] or [ParseRule].
-type Rule struct {
-	kind    ruleKind
-	flat    int
-	qwen    Qwen
-	unknown int // tokens for an image whose size is unknown; <0: the rule's default
+// A Rule counts the tokens a model spends on an image: [Flat], [OpenAI],
+// the Qwen2-VL family's ([Qwen.Rule]), or one a caller defines. Rules are
+// values: comparable, safe for concurrent use, and the nil Rule is "not
+// chosen" (callers default it). A new model family's rule is a type with
+// these three methods, a [Loader] in [Loaders] when it is read from a
+// model's preprocessor_config.json, and, when its chat templates write an
+// image placeholder its processor expands, a [Placeholder] it returns as a
+// [Processor] (docs/architecture.md, "A new image rule").
+type Rule interface {
+	// Tokens is what the rule counts for im. exact is false when im's
+	// size was unknown (or refused by the model's processor) and Unknown
+	// was counted instead; a rule whose count does not depend on the size
+	// is always exact.
+	Tokens(im Image) (n int, exact bool)
+	// Unknown is what the rule counts for an image whose size could not
+	// be read from its header (a link, a file id, a missing or
+	// undecodable file) or that the model's processor refuses. By
+	// default it is the most the rule can count for one image, so that a
+	// record is never reported as fitting because an image could not be
+	// read ([WithUnknown] changes it).
+	Unknown() int
+	// String names the rule as the metrics and the run directory record
+	// it ("flat:85", "openai", "qwen(…)"): two rules that count alike
+	// have the same name.
+	String() string
 }
 
-type ruleKind uint8
+// A Processor is a Rule that is a model family's own image processor: its
+// chat templates write [Processor.Placeholder] for each image, and the
+// processor expands it to the image's tokens. Package trainview counts a
+// templated record with it exactly; under a rule that is not the
+// template's family's processor, it counts each placeholder as the rule's
+// tokens.
+type Processor interface {
+	Rule
+	Placeholder() Placeholder
+}
 
-const (
-	ruleFlat ruleKind = iota + 1
-	ruleOpenAI
-	ruleQwen
-)
+// A Placeholder is how a model family's chat templates write an image into
+// the text and its processor expands it: the template writes Start Token
+// End for each image part it renders (and a LLaMA-Factory "<image>"
+// marker is replaced by the same before rendering, as LLaMA-Factory's
+// multimodal plugins do); the processor replaces the n-th Token by the
+// n-th image's tokens less Wrap (the tokens of Start and End), so that
+// Start, the expansion and End together are the rule's count of the
+// image.
+type Placeholder struct {
+	Family     string // the model family, for messages: "Qwen2-VL"
+	Token      string // the token the processor expands: "<|image_pad|>"
+	Start, End string // written around Token: "<|vision_start|>", "<|vision_end|>"
+	Wrap       int    // tokens of Start and End together: 2
+}
+
+// Marker is what a LLaMA-Factory "<image>" marker becomes before the
+// template renders the text: Start Token End.
+func (p Placeholder) Marker() string { return p.Start + p.Token + p.End }
+
+// QwenPlaceholder is the Qwen2-VL family's placeholder (Qwen2-VL,
+// Qwen2.5-VL, Qwen3-VL templates and transformers' Qwen2VLProcessor and
+// its kin): <|vision_start|><|image_pad|><|vision_end|>, the pad expanded
+// to grid_t·grid_h·grid_w / merge_size² copies of itself.
+func QwenPlaceholder() Placeholder {
+	return Placeholder{Family: "Qwen2-VL", Token: "<|image_pad|>", Start: "<|vision_start|>", End: "<|vision_end|>", Wrap: 2}
+}
+
+// Placeholders are the placeholders package trainview recognises in a
+// chat template's source, in the order it looks for them.
+func Placeholders() []Placeholder { return []Placeholder{QwenPlaceholder()} }
+
+// flatRule counts every image as n tokens.
+type flatRule struct{ n int }
 
 // Flat is the rule that counts every image as n tokens, whatever its size
-// (the old behaviour: n = 85, OpenAI's low-detail cost).
-func Flat(n int) Rule { return Rule{kind: ruleFlat, flat: n, unknown: -1} }
+// (the old behaviour: n = 85, OpenAI's low-detail cost). An image of
+// unknown size counts n too, and is exact.
+func Flat(n int) Rule { return flatRule{n} }
+
+func (r flatRule) Tokens(Image) (int, bool) { return r.n, true }
+func (r flatRule) Unknown() int             { return r.n }
+func (r flatRule) String() string           { return "flat:" + strconv.Itoa(r.n) }
+
+// openAIRule is OpenAI's tile rule.
+type openAIRule struct{}
 
 // OpenAI is the rule of OpenAI's vision models on the tiktoken encodings
 // (GPT-4o, GPT-4.1, o-series): see [OpenAITokens]. An image whose detail
 // is "low" costs 85 whatever its size; one of unknown size at high or auto
 // detail counts as [OpenAIMaxHigh], the most any image can cost there.
-func OpenAI() Rule { return Rule{kind: ruleOpenAI, unknown: -1} }
+func OpenAI() Rule { return openAIRule{} }
+
+func (openAIRule) Tokens(im Image) (int, bool) {
+	if strings.EqualFold(im.Detail, "low") {
+		return OpenAILow, true
+	}
+	if !im.Known() {
+		return OpenAIMaxHigh, false
+	}
+	return OpenAITokens(im.Width, im.Height, im.Detail), true
+}
+func (openAIRule) Unknown() int   { return OpenAIMaxHigh }
+func (openAIRule) String() string { return "openai" }
+
+// unknownAs is a rule counting n for an image of unknown size.
+type unknownAs struct {
+	r Rule
+	n int
+}
+
+// WithUnknown returns r counting n tokens for an image of unknown size
+// instead of its default (see Rule's Unknown). Its name is r's: the
+// metrics name the rule, not how unreadable images were counted. A
+// [Processor]'s placeholder is kept.
+func WithUnknown(r Rule, n int) Rule {
+	if u, ok := r.(unknownAs); ok {
+		r = u.r
+	}
+	if p, ok := r.(Processor); ok {
+		return unknownProcessor{unknownAs{p, n}, p.Placeholder()}
+	}
+	return unknownAs{r, n}
+}
+
+func (u unknownAs) Tokens(im Image) (int, bool) {
+	n, exact := u.r.Tokens(im)
+	if !exact {
+		return u.n, false
+	}
+	return n, true
+}
+func (u unknownAs) Unknown() int   { return u.n }
+func (u unknownAs) String() string { return u.r.String() }
+
+type unknownProcessor struct {
+	unknownAs
+	p Placeholder
+}
+
+func (u unknownProcessor) Placeholder() Placeholder { return u.p }
 
 // MaxFlat is the largest N of "flat:N": far above any model's cost of
 // one image, and small enough that a record's totals cannot overflow.
 const MaxFlat = 1_000_000
 
-// ParseRule parses "flat:N" (0 ≤ N ≤ [MaxFlat]) or "openai". The Qwen rule
-// needs the model's preprocessor_config.json: see [ParseQwen] and
-// [LoadQwen].
+// ParseRule parses a rule a user names: "flat:N" (0 ≤ N ≤ [MaxFlat]) or
+// "openai". It is the one parser of the grammar: package config checks
+// tokenizer.image_tokens with it and reports its error. A model's own rule is read
+// from its preprocessor_config.json instead: [Loaders], [LoadAuto].
 func ParseRule(s string) (Rule, error) {
 	if s == "openai" {
 		return OpenAI(), nil
@@ -51,88 +164,11 @@ func ParseRule(s string) (Rule, error) {
 	if n, ok := strings.CutPrefix(s, "flat:"); ok {
 		v, err := strconv.Atoi(n)
 		if err != nil || v < 0 || v > MaxFlat {
-			return Rule{}, fmt.Errorf("image token rule %q: flat:N needs a whole number N from 0 to %d", s, MaxFlat)
+			return nil, fmt.Errorf("image token rule %q: flat:N needs a whole number N from 0 to %d", s, MaxFlat)
 		}
 		return Flat(v), nil
 	}
-	return Rule{}, fmt.Errorf("image token rule %q: want openai or flat:N", s)
-}
-
-// String names the rule: "flat:85", "openai", or "qwen(patch=14,merge=2,
-// min_pixels=3136,max_pixels=12845056)".
-func (r Rule) String() string {
-	switch r.kind {
-	case ruleFlat:
-		return "flat:" + strconv.Itoa(r.flat)
-	case ruleOpenAI:
-		return "openai"
-	case ruleQwen:
-		q := r.qwen
-		return fmt.Sprintf("qwen(patch=%d,merge=%d,min_pixels=%d,max_pixels=%d)", q.PatchSize, q.MergeSize, q.MinPixels, q.MaxPixels)
-	}
-	return "invalid"
-}
-
-// Qwen returns the Qwen2-VL-family image processing r counts by, and
-// whether r is such a rule ([Qwen.Rule]); false for flat and OpenAI rules.
-func (r Rule) Qwen() (Qwen, bool) { return r.qwen, r.kind == ruleQwen }
-
-// WithUnknown returns r counting n tokens for an image of unknown size
-// instead of its default (see [Rule.Unknown]).
-func (r Rule) WithUnknown(n int) Rule {
-	r.unknown = n
-	return r
-}
-
-// Unknown is what r counts for an image whose size could not be read from
-// its header (a link, a file id, a missing or undecodable file) or that
-// the model's processor refuses (an aspect ratio over 200 under Qwen). By
-// default it is the most the rule can count for one image, so that a
-// record is never reported as fitting because an image could not be read:
-// flat:N → N; openai → [OpenAIMaxHigh] (85 at low detail, where the size
-// does not matter); qwen → max_pixels/factor² pads plus the wrap tokens.
-func (r Rule) Unknown() int {
-	if r.unknown >= 0 {
-		return r.unknown
-	}
-	switch r.kind {
-	case ruleFlat:
-		return r.flat
-	case ruleOpenAI:
-		return OpenAIMaxHigh
-	case ruleQwen:
-		return r.qwen.MaxTokens()
-	}
-	return 0
-}
-
-// Tokens is what r counts for im. exact is false when im's size was
-// unknown (or refused by the model's processor) and [Rule.Unknown] was
-// counted instead; flat rules and low-detail OpenAI images are always
-// exact, since they do not depend on the size.
-func (r Rule) Tokens(im Image) (n int, exact bool) {
-	switch r.kind {
-	case ruleFlat:
-		return r.flat, true
-	case ruleOpenAI:
-		if strings.EqualFold(im.Detail, "low") {
-			return OpenAILow, true
-		}
-		if !im.Known() {
-			return r.Unknown(), false
-		}
-		return OpenAITokens(im.Width, im.Height, im.Detail), true
-	case ruleQwen:
-		if !im.Known() {
-			return r.Unknown(), false
-		}
-		n, err := r.qwen.Tokens(im.Width, im.Height)
-		if err != nil {
-			return r.Unknown(), false
-		}
-		return n, true
-	}
-	return 0, false
+	return nil, fmt.Errorf("image token rule %q: want openai or flat:N", s)
 }
 
 // OpenAI's published constants: a low-detail image costs OpenAILow; a
@@ -195,8 +231,9 @@ type Qwen struct {
 }
 
 // ErrNotQwen is returned by [ParseQwen] for a preprocessor_config.json of
-// another image processor.
-var ErrNotQwen = errors.New("imagetok: not a Qwen2-VL image processor config")
+// another image processor. It is an [ErrUnknownProcessor]: [ParseAuto]
+// tries the next loader.
+var ErrNotQwen error = notProcessor("imagetok: not a Qwen2-VL image processor config")
 
 // qwenImageProcessors are the image_processor_type names of the Qwen2-VL
 // family in transformers: Qwen2-VL, Qwen2.5-VL, Qwen2.5-Omni and Qwen3-VL
@@ -320,8 +357,38 @@ func (q Qwen) check() error {
 	return nil
 }
 
-// Rule is the counting rule of q.
-func (q Qwen) Rule() Rule { return Rule{kind: ruleQwen, qwen: q, unknown: -1} }
+// qwenRule counts images as the Qwen2-VL family's processor does.
+type qwenRule struct{ q Qwen }
+
+// Rule is the counting rule of q: an image costs [Qwen.Tokens] (its pads
+// and the wrap); one of unknown size, or one the processor refuses (an
+// aspect ratio over 200), [Qwen.MaxTokens]. It is a [Processor] with the
+// Qwen2-VL family's [QwenPlaceholder] (its Wrap q.Wrap).
+func (q Qwen) Rule() Rule { return qwenRule{q} }
+
+func (r qwenRule) Tokens(im Image) (int, bool) {
+	if !im.Known() {
+		return r.Unknown(), false
+	}
+	n, err := r.q.Tokens(im.Width, im.Height)
+	if err != nil {
+		return r.Unknown(), false
+	}
+	return n, true
+}
+func (r qwenRule) Unknown() int { return r.q.MaxTokens() }
+
+// String is "qwen(patch=14,merge=2,min_pixels=3136,max_pixels=12845056)".
+func (r qwenRule) String() string {
+	q := r.q
+	return fmt.Sprintf("qwen(patch=%d,merge=%d,min_pixels=%d,max_pixels=%d)", q.PatchSize, q.MergeSize, q.MinPixels, q.MaxPixels)
+}
+
+func (r qwenRule) Placeholder() Placeholder {
+	p := QwenPlaceholder()
+	p.Wrap = r.q.Wrap
+	return p
+}
 
 // Factor is patch_size × merge_size, the multiple both resized sides are.
 func (q Qwen) Factor() int { return q.PatchSize * q.MergeSize }

@@ -179,7 +179,7 @@ func TestRuleTokens(t *testing.T) {
 		{OpenAI(), fhd, 1105, true},
 		{OpenAI(), unknown, 1445, false},
 		{OpenAI(), Image{Detail: "low"}, 85, true},
-		{OpenAI().WithUnknown(765), unknown, 765, false},
+		{WithUnknown(OpenAI(), 765), unknown, 765, false},
 		{q25, fhd, 2691 + 2, true},
 		{q25, unknown, 12845056/(28*28) + 2, false},
 		{q25, Image{Width: 1, Height: 500}, 16384 + 2, false}, // aspect ratio 500: refused by the processor

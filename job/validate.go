@@ -149,7 +149,8 @@ type LengthCheck struct {
 // template or trainer, image rule and template bounds, as compress counts
 // (jobcore.Compressor), and makes cfg the trainer's (jobcore.ApplyTrainer:
 // its model, an axolotl dataset's field names); tokenizerSet says whether
-// --tokenizer was given, maxLength 0 takes the trainer's limit. Without a
+// --tokenizer was given (a trainer with no model of its own needs it),
+// maxLength 0 takes the trainer's limit. Without a
 // trainer, the chat template "" is auto: a record is judged as its
 // template renders it. Images are counted as compress counts them
 // (TemplateImages). Every error is a [UsageError].
@@ -165,6 +166,12 @@ func NewLengthCheck(cfg *config.Config, tokenizerSet bool, maxLength int) (*Leng
 		}
 	} else {
 		lc.Trainer = ts
+		if !tokenizerSet && (ts.Source == "" || ts.Model == "") {
+			// Counting a trainer's rows with the default tokenizer
+			// (o200k_base, no model's) would judge them by counts the
+			// trainer never makes.
+			return nil, usagef("--trainer needs --tokenizer (the trainer's config names no model)")
+		}
 		lc.Notes = jobcore.ApplyTrainer(cfg, ts, tokenizerSet, maxLength > 0)
 		if lc.MaxLength == 0 {
 			lc.MaxLength = ts.Limit

@@ -102,7 +102,7 @@ func (c *Compressor) account(r *record, p planned, a assembly, sumTokens int) (n
 		n.tokens = c.turnSum(r, p, a, sumTokens)
 	}
 	n.outcome = snap.Settle(n.tokens, c.opts.Budget)
-	if r.rec.Dialect == traj.DialectOpenAI {
+	if r.rec.Dialect.Pairing() == traj.PairByID {
 		n.pairing = snap.CheckPairing(a.turns)
 	}
 	return n
@@ -154,7 +154,7 @@ func (c *Compressor) encode(r *record, t try) (Result, error) {
 		r.leave(outcome.Uncompressible, string(outcome.ChatTemplate))
 		return r.unchanged(), nil
 	}
-	res := Result{Out: r.in.raw, Pairing: t.pairing, Fallback: r.obs.Fallback, read: r.in.raw}
+	res := Result{Out: r.in.raw, Pairing: t.pairing, Fallback: r.obs.Fallback, read: r.in.raw, unrepaired: r.in.unrepaired}
 	if c.opts.DryRun {
 		res.Obs = r.obs
 		return res, nil

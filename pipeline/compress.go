@@ -32,8 +32,8 @@ type Options struct {
 	// ImageRule counts each image of a record (package imagetok: content
 	// parts, and "<image>" markers paired with the record's images list,
 	// whose relative paths are resolved against the directory of the
-	// record's file, traj.Pos.File) into its turn's Extra. The zero Rule
-	// is imagetok.OpenAI().
+	// record's file, traj.Pos.File) into its turn's Extra. nil is
+	// imagetok.OpenAI().
 	ImageRule imagetok.Rule
 
 	// Template, when set (tokenizer.chat_template), makes every count of a
@@ -72,6 +72,11 @@ type Options struct {
 	// came with those turns (its output holds them, whatever its outcome),
 	// and its observation names the repairs (metrics.Observation.Repairs).
 	Repair func(rec *traj.Record) (turns []traj.Turn, done []string)
+	// Unrepaired, when set, is the trainer's fate of a repaired record as
+	// the user gave it (LLaMA-Factory: it skips the row, whatever its
+	// length); nil means Trainer's fate of the record before its repair
+	// (axolotl: the messages it cannot map left out, and its length).
+	Unrepaired func(tokens int, view func() (trainview.View, error)) metrics.TrainerFate
 	// ToolsKey names the record field holding its tool schemas ("" means
 	// "tools"). Without a Template the schemas are counted as the tokens
 	// of their JSON, once per record.
@@ -161,8 +166,9 @@ type Result struct {
 	// Fallback is set when the summary came from Options.Fallback.
 	Fallback bool
 	// read is the record as read (repaired, redacted), for the trainer's
-	// fate of it (Options.Trainer).
-	read []byte
+	// fate of it (Options.Trainer); unrepaired is it before its repair
+	// (nil: not repaired).
+	read, unrepaired []byte
 }
 
 // Compressor compresses one record at a time; it is safe for concurrent
@@ -181,7 +187,7 @@ func NewCompressor(opts Options) (*Compressor, error) {
 	if opts.SummaryRole == "" {
 		opts.SummaryRole = traj.RoleUser
 	}
-	if opts.ImageRule == (imagetok.Rule{}) {
+	if opts.ImageRule == nil {
 		opts.ImageRule = imagetok.OpenAI()
 	}
 	if opts.Prepass != nil {
@@ -227,6 +233,9 @@ type input struct {
 	deadline time.Time // zero: none
 	// ctx is the run's, which a template's render polls.
 	ctx context.Context
+	// unrepaired is raw before the trainer's repair (repair sets it), for
+	// the trainer's fate of the row as the user gave it.
+	unrepaired []byte
 }
 
 // recordLimits are the run's limits (none outside Run) as one record
@@ -305,8 +314,13 @@ func (c *Compressor) trainerFates(res Result) *[2]metrics.TrainerFate {
 	if !o.Outcome.Unchanged() {
 		f[1] = c.opts.Trainer(o.TokensAfter, view(res.Out))
 	}
-	if len(o.Repairs) > 0 {
-		f[0] = metrics.TrainerFate{Action: "skip"} // as read, before its repair
+	if len(o.Repairs) > 0 && res.unrepaired != nil {
+		// As the user gave it, before its repair.
+		rule := c.opts.Trainer
+		if c.opts.Unrepaired != nil {
+			rule = c.opts.Unrepaired
+		}
+		f[0] = rule(o.TokensBefore, view(res.unrepaired))
 	}
 	return &f
 }
@@ -383,7 +397,9 @@ func (c *Compressor) deadline() time.Time {
 
 // unchanged is the result of a record written as it came in (its secrets
 // redacted).
-func (r *record) unchanged() Result { return Result{Out: r.in.raw, Obs: r.obs, read: r.in.raw} }
+func (r *record) unchanged() Result {
+	return Result{Out: r.in.raw, Obs: r.obs, read: r.in.raw, unrepaired: r.in.unrepaired}
+}
 
 // leave settles a record that is written unchanged: what the prepass
 // would have saved is not written either.

@@ -23,7 +23,7 @@ func (c *Compressor) repair(r *record) {
 	if err != nil {
 		return // not a record once repaired: kept as read
 	}
-	r.in.raw, r.rec = raw, rec
+	r.in.unrepaired, r.in.raw, r.rec = r.in.raw, raw, rec
 	r.obs.Repairs = done
 }
 
@@ -52,10 +52,7 @@ func (c *Compressor) decode(r *record) *Reject {
 	r.rec = rec
 	r.obs.TurnListRead = ""
 	if rec.OtherTurnsKey != "" {
-		r.obs.TurnListRead = "conversations"
-		if rec.Dialect == traj.DialectOpenAI {
-			r.obs.TurnListRead = "messages"
-		}
+		r.obs.TurnListRead = rec.TurnsKey()
 	}
 	return nil
 }

@@ -60,7 +60,7 @@ func TestImagesCountedByRule(t *testing.T) {
 	}{
 		{"parts openai", parts, imagetok.OpenAI(), 6 + 765 + 255 + 85 + 1445, 4, 1},
 		{"parts flat:85", parts, imagetok.Flat(85), 6 + 4*85, 4, 1},
-		{"parts zero rule is openai", parts, imagetok.Rule{}, 6 + 765 + 255 + 85 + 1445, 4, 1},
+		{"parts zero rule is openai", parts, nil, 6 + 765 + 255 + 85 + 1445, 4, 1},
 		{"markers openai", markers, imagetok.OpenAI(), 4 + 765 + 765, 2, 0},
 		{"placeholders openai", holders, imagetok.OpenAI(), 4 + 765, 1, 0},
 		{"datasets openai", datasets, imagetok.OpenAI(), 4 + 255 + 765 + 765, 3, 0},

@@ -34,7 +34,7 @@ func (c *Compressor) measure(r *record) (fits bool, tmplErr error) {
 	r.m.turns = r.rec.Turns
 	n := len(r.m.turns)
 	defer func() {
-		if r.rec.Dialect == traj.DialectOpenAI {
+		if r.rec.Dialect.Pairing() == traj.PairByID {
 			// Reported for every record: a record written unchanged carries the
 			// problems of its input; a compressed one is rechecked in account.
 			r.obs.PairingProblems = len(snap.CheckPairing(r.rec.Turns))

@@ -63,7 +63,7 @@ func (c *Compressor) planRegion(r *record, fit refits) {
 	// A summary of ours in the middle is taken into the region: one
 	// updated summary, never a second beside it.
 	p.Plan = snap.Absorb(p.Plan, r.m.roles, r.m.tok, earlierSummaries(r.m.turns, p.Plan))
-	if p.Outcome == outcome.Compressed && r.rec.Dialect == traj.DialectOpenAI {
+	if p.Outcome == outcome.Compressed && r.rec.Dialect.Pairing() == traj.PairByID {
 		// Never separate a call from its result, even in broken input.
 		p.Plan = snap.KeepPairs(p.Plan, r.m.roles, r.m.tok, snap.PairCuts(r.m.turns), c.turnBudget(r, p))
 	}

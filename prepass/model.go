@@ -32,10 +32,10 @@ type result struct {
 func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // calls lists the tool calls of turn i as traj reads them
-// ([traj.Turn.Calls]). In an OpenAI record only the tool_calls entries
-// count: a tool message answers them by id, and the text of a message
-// there is not just its content (SetContent could not write a block
-// back).
+// ([traj.Turn.Calls]). In a record whose dialect pairs by id
+// ([traj.PairByID]: OpenAI's) only the tool_calls entries count: a tool
+// message answers them by id, and the text of a message there is not just
+// its content (SetContent could not write a block back).
 func calls(rec *traj.Record, t traj.Turn, i int) []*call {
 	cs := t.Calls()
 	if len(cs) == 0 {
@@ -44,7 +44,7 @@ func calls(rec *traj.Record, t traj.Turn, i int) []*call {
 	out := make([]*call, 0, len(cs))
 	backing := make([]call, len(cs))
 	for k, c := range cs {
-		if rec.Dialect == traj.DialectOpenAI && c.Entry < 0 {
+		if rec.Dialect.Pairing() == traj.PairByID && c.Entry < 0 {
 			continue
 		}
 		backing[k] = call{turn: i, entry: c.Entry, block: c.Block, id: c.ID, name: c.Name, args: c.Args}
@@ -71,7 +71,7 @@ func model(rec *traj.Record, turns []traj.Turn) []*result {
 				}
 			}
 		case t.Role == traj.RoleTool:
-			if rec.Dialect == traj.DialectOpenAI {
+			if rec.Dialect.Pairing() == traj.PairByID {
 				r := &result{turn: i, block: -1, body: t.Text, call: byID[t.AnswersID]}
 				if r.call != nil {
 					r.name = r.call.name

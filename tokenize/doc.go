@@ -100,6 +100,15 @@
 // pieces. FuzzSPModelOracle checks this against a plain transcription of
 // the reference's merge_word on random vocabularies.
 //
+// Nothing cuts a run of one symbol (every ▁▁ is in a token: 1 MiB of
+// spaces is one chunk of a million ▁). Long chunks that are mostly such
+// runs are merged as segments, one per run (hfsprun.go): a merge inside
+// or across runs is one step on them, and a cascade of merges that
+// starts again from the same state (the pairing of ▁▁ ▁▁ …, Gemma 3's
+// growing of ▁×31 one ▁ at a time) is repeated at once as far as it
+// provably repeats, which keeps the reference's order exactly
+// (TestSPRunsMatchPlain, TestSPGoldenRuns, FuzzSPRunMerge).
+//
 // # Cost
 //
 // Counting takes time linear in the input, even for a single long piece:
@@ -121,9 +130,12 @@
 // a count's time and such pieces repeat, within a text and across texts
 // (a chat template's rendering of a record, then its turns one by one).
 // A tokenizer.json counter is a [Segmenter] (a text counts as its
-// stretches between added tokens) and, for byte-level BPE with no
+// stretches between added tokens; when nothing normalizes and the
+// pre-tokenizer only splits, normalized added tokens such as DeepSeek-V3's
+// turn markers end stretches too) and, for byte-level BPE with no
 // normalizer but NFC and one split of the cl100k, o200k, Qwen2 or GPT-2
-// pattern, a [PartCounter]: counting a stretch also counts a part of it
+// pattern, or DeepSeek-V3's three splits, a [PartCounter]: counting a
+// stretch also counts a part of it
 // as Count counts that part on its own (a turn's text inside a chat
 // template's framing), where the split of the stretch shows that they
 // agree; so the rendering of a record gives its turns' counts too.

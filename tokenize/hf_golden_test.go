@@ -165,9 +165,11 @@ func TestHFGolden(t *testing.T) {
 // pattern (hand-written, splitGPT2).
 const hfVariant = "llama3_digits_gpt2"
 
-// TestHFGoldenVariant checks that variant against the reference on every
-// text.
-func TestHFGoldenVariant(t *testing.T) {
+// loadVariant loads hfVariant: Llama-3's tokenizer.json with its
+// pre-tokenizer replaced by Digits (one by one) and ByteLevel with GPT-2's
+// pattern.
+func loadVariant(t *testing.T) *HFTokenizer {
+	t.Helper()
 	raw, err := os.ReadFile(hfModelPath(t, "llama3"))
 	if err != nil {
 		t.Fatal(err)
@@ -187,6 +189,13 @@ func TestHFGoldenVariant(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tk
+}
+
+// TestHFGoldenVariant checks that variant against the reference on every
+// text.
+func TestHFGoldenVariant(t *testing.T) {
+	tk := loadVariant(t)
 	if info := tk.Info(); info.SlowPath || info.Split != "digits1+gpt2" {
 		t.Errorf("Info = %+v", info)
 	}

@@ -59,16 +59,8 @@ func FuzzSPModelOracle(f *testing.F) {
 			t.Skip()
 		}
 		text = string(appendReplaced(nil, text))
-		rng := rand.New(rand.NewPCG(seed, seed>>7))
-		spec := randomSPModel(rng)
-		raw, err := json.Marshal(map[string]any{"normalizer": nil, "pre_tokenizer": nil, "model": spec.json()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tk, err := parseHF(raw)
-		if err != nil {
-			t.Fatalf("load: %v\n%s", err, raw)
-		}
+		spec := randomSPModel(rand.New(rand.NewPCG(seed, seed>>7)))
+		tk, raw := loadSPSpec(t, spec)
 		want := spec.encode(text)
 		for range 2 { // the second time through the caches
 			if got := tk.Encode(text); !slices.Equal(got, want) {
@@ -79,6 +71,20 @@ func FuzzSPModelOracle(f *testing.F) {
 			}
 		}
 	})
+}
+
+// loadSPSpec loads spec as a tokenizer.json with no normalizer or
+// pre-tokenizer; raw is that file.
+func loadSPSpec(t *testing.T, spec *spSpec) (tk *HFTokenizer, raw []byte) {
+	t.Helper()
+	raw, err := json.Marshal(map[string]any{"normalizer": nil, "pre_tokenizer": nil, "model": spec.json()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk, err = parseHF(raw); err != nil {
+		t.Fatalf("load: %v\n%s", err, raw)
+	}
+	return tk, raw
 }
 
 type spSpec struct {

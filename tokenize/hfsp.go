@@ -2,6 +2,7 @@ package tokenize
 
 import (
 	"fmt"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -34,7 +35,7 @@ type spModel struct {
 	// of the whole piece that is on that side). Every ▁ (the normalized
 	// space) is checked; the other characters only in chunks longer than
 	// pieceMaxLen, where the merging costs more than the check.
-	pairs map[uint64]struct{}
+	pairs charPairs
 	// fullBytes: every byte has its <0xNN> token, so no character both
 	// falls back to bytes and leaves an unk pending (the reference then
 	// emits the unk after the bytes: no cut may fall between them).
@@ -142,16 +143,7 @@ func buildSPModel(rawVocab, rawMerges []byte, ignoreMerges, byteFallback, fuseUn
 			m.char3[r-0x800] = uint32(id)
 		}
 	}
-	m.pairs = map[uint64]struct{}{}
-	for _, s := range ids {
-		var prev rune = -1
-		for _, r := range s {
-			if prev >= 0 {
-				m.pairs[charPair(prev, r)] = struct{}{}
-			}
-			prev = r
-		}
-	}
+	m.pairs = newCharPairs(ids)
 	return m, nil
 }
 
@@ -171,13 +163,29 @@ func (m *spModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
 	}
 	total, start := 0, 0
 	if m.hasSpace {
+		// Before a ▁ that follows a ▁ (runs of spaces) the answer is
+		// the same each time: asked once.
+		spaceCut, spaceAsked := false, false
 		for i := 1; i < len(p); {
-			k := strings.Index(p[i:], spSpace)
-			if k < 0 {
-				break
+			j := i
+			if !strings.HasPrefix(p[i:], spSpace) {
+				k := strings.Index(p[i:], spSpace)
+				if k < 0 {
+					break
+				}
+				j = i + k
 			}
-			j := i + k
-			if m.cutBefore(p, j) {
+			var cut bool
+			switch {
+			case j < len(spSpace) || p[j-len(spSpace):j] != spSpace:
+				cut = m.cutBefore(p, j)
+			case !spaceAsked:
+				spaceCut, spaceAsked = m.cutBefore(p, j), true
+				cut = spaceCut
+			default:
+				cut = spaceCut
+			}
+			if cut {
 				var n int
 				out, n = m.chunk(p[start:j], out, emit)
 				total += n
@@ -190,7 +198,63 @@ func (m *spModel) pieceTokens(p string, out []int, emit bool) ([]int, int) {
 	return out, total + n
 }
 
-func charPair(a, b rune) uint64 { return uint64(a)<<32 | uint64(b) }
+// charPairs is the set of characters a, b such that some token's
+// spelling holds a followed by b: a bitmap for two ASCII characters, an
+// open-addressed table of uint64(a)<<32|b (bit 63 set: occupied) for
+// the others.
+type charPairs struct {
+	ascii [128 * 128 / 64]uint64
+	slots []uint64
+	shift uint
+}
+
+func newCharPairs(tokens []string) charPairs {
+	var p charPairs
+	var other []uint64
+	for _, s := range tokens {
+		var prev rune = -1
+		for _, r := range s {
+			switch {
+			case prev < 0:
+			case prev < 128 && r < 128:
+				k := prev<<7 | r
+				p.ascii[k>>6] |= 1 << (k & 63)
+			default:
+				other = append(other, uint64(prev)<<32|uint64(r))
+			}
+			prev = r
+		}
+	}
+	size := 1 << bits.Len(uint(len(other)*2+16))
+	p.slots, p.shift = make([]uint64, size), uint(64-bits.Len(uint(size-1)))
+	for _, key := range other {
+		i := p.home(key)
+		for p.slots[i] != 0 && p.slots[i] != key|1<<63 {
+			i = (i + 1) & uint64(len(p.slots)-1)
+		}
+		p.slots[i] = key | 1<<63
+	}
+	return p
+}
+
+func (p *charPairs) home(key uint64) uint64 { return key * 0x9E3779B97F4A7C15 >> p.shift }
+
+// has reports whether a followed by b is in some token.
+func (p *charPairs) has(a, b rune) bool {
+	if a < 128 && b < 128 && a >= 0 && b >= 0 {
+		k := a<<7 | b
+		return p.ascii[k>>6]&(1<<(k&63)) != 0
+	}
+	key := uint64(uint32(a))<<32 | uint64(uint32(b)) | 1<<63
+	for i := p.home(key &^ (1 << 63)); ; i = (i + 1) & uint64(len(p.slots)-1) {
+		switch p.slots[i] {
+		case key:
+			return true
+		case 0:
+			return false
+		}
+	}
+}
 
 // cutBefore reports whether no merge can join the symbols before the ▁
 // at j with it (▁ is a token).
@@ -200,8 +264,7 @@ func (m *spModel) cutBefore(p string, j int) bool {
 	if !ok {
 		return false
 	}
-	_, join := m.pairs[charPair(last, '▁')]
-	return !join
+	return !m.pairs.has(last, '▁')
 }
 
 // edge returns the first and last characters of the spelling of the
@@ -228,11 +291,31 @@ func (m *spModel) chunk(c string, out []int, emit bool) ([]int, int) {
 	total, start := 0, 0
 	r, w := utf8.DecodeRuneInString(c)
 	_, last, ok := m.edge(c[:w], r)
+	// A character repeating the one before it makes the same pair with
+	// it each time: selfJoin is that pair's answer, asked once per run.
+	selfJoin, selfAsked := false, false
 	for i := w; i < len(c); i += w {
+		if prev := c[i-w : i]; len(c)-i >= w && c[i:i+w] == prev && (r != utf8.RuneError || w > 1) {
+			if !ok {
+				continue
+			}
+			if !selfAsked {
+				first, _, _ := m.edge(prev, r)
+				selfJoin, selfAsked = m.pairs.has(last, first), true
+			}
+			if !selfJoin {
+				var n int
+				out, n = m.chunk1(c[start:i], out, emit)
+				total += n
+				start = i
+			}
+			continue
+		}
+		selfAsked = false
 		r, w = utf8.DecodeRuneInString(c[i:])
 		first, l, ok2 := m.edge(c[i:i+w], r)
 		if ok && ok2 {
-			if _, join := m.pairs[charPair(last, first)]; !join {
+			if !m.pairs.has(last, first) {
 				var n int
 				out, n = m.chunk1(c[start:i], out, emit)
 				total += n
@@ -249,6 +332,24 @@ func (m *spModel) chunk(c string, out []int, emit bool) ([]int, int) {
 func (m *spModel) chunk1(c string, out []int, emit bool) ([]int, int) {
 	if c == "" {
 		return out, 0
+	}
+	if len(c) <= utf8.UTFMax {
+		// One character that is a token (most chunks of random bytes):
+		// one symbol, nothing to merge or cache.
+		t := noRank
+		if c[0] < utf8.RuneSelf {
+			if len(c) == 1 {
+				t = m.tok.byteRank[c[0]]
+			}
+		} else if r, w := utf8.DecodeRuneInString(c); w == len(c) {
+			t = m.charTok(c, r)
+		}
+		if t != noRank {
+			if emit {
+				out = append(out, int(t))
+			}
+			return out, 1
+		}
 	}
 	if !emit && len(c) <= pieceMaxLen {
 		// Counting a short chunk: its count is most often in the cache,
@@ -320,6 +421,8 @@ func (m *spModel) merge(c string, out []int, emit bool) ([]int, int) {
 				out = append(out, int(t))
 			}
 		}
+	case worthRuns(id[:n]):
+		out, count = mergeRuns(m.merges, id[:n], out, emit)
 	case n > 1:
 		count = mergeQueued(&pairMerger{mt: m.merges, id: id[:n]}, n, len(m.merges.newID), sc)
 		if emit {
@@ -340,7 +443,16 @@ func (m *spModel) merge(c string, out []int, emit bool) ([]int, int) {
 func (m *spModel) symbols(c string, id []uint32) int {
 	n := 0
 	pendingUnk := false
+	same, sameTok := "", noRank // the last character that is a token, if several bytes
 	for i := 0; i < len(c); {
+		if same != "" && strings.HasPrefix(c[i:], same) {
+			// It again (runs of ▁): same token, no unk pending.
+			id[n] = sameTok
+			n++
+			i += len(same)
+			continue
+		}
+		same = ""
 		w := 1
 		var t uint32
 		if c[i] < utf8.RuneSelf {
@@ -349,6 +461,9 @@ func (m *spModel) symbols(c string, id []uint32) int {
 			var r rune
 			r, w = utf8.DecodeRuneInString(c[i:])
 			t = m.charTok(c[i:i+w], r)
+			if t != noRank && r != utf8.RuneError {
+				same, sameTok = c[i:i+w], t
+			}
 		}
 		if t != noRank {
 			if pendingUnk {

@@ -35,12 +35,23 @@ func (m *MemoCounter) CountStretch(s string) int {
 
 // Segments implements [Segmenter]: the stretches are those Count splits
 // the text into before normalizing and pre-tokenizing each (texts that
-// are not valid UTF-8 are not split).
+// are not valid UTF-8 are not split). When nothing normalizes and the
+// pre-tokenizer only splits (rawNormSplit), the normalized added tokens
+// match the text as it is and the text between them is pre-tokenized on
+// its own, so they split stretches too (DeepSeek-V3's turn markers).
 func (t *HFTokenizer) Segments(text string, seg func(string)) (int, bool) {
 	if !utf8.ValidString(text) {
 		return 0, false
 	}
 	n := 0
+	if t.rawNormSplit() {
+		whole := seg
+		seg = func(p string) {
+			a := hfAcc{max: maxInt}
+			t.addedNorm.split(p, &a, func(g string, _ int, _ *hfAcc) { whole(g) })
+			n += a.n
+		}
+	}
 	for i := 0; i < len(text); {
 		start, end := len(text), len(text)
 		if !t.added.empty() {
@@ -58,6 +69,24 @@ func (t *HFTokenizer) Segments(text string, seg func(string)) (int, bool) {
 		i = end
 	}
 	return n, true
+}
+
+// rawNormSplit reports whether t's normalized added tokens can split
+// stretches as its other added tokens do: there are some, with no
+// lstrip, rstrip or single_word, nothing normalizes (so they match the
+// raw text, as normalized does), and every pre-tokenizer stage only
+// splits (so a stretch's pieces do not depend on whether it starts the
+// text: no prefix space or Metaspace prepend).
+func (t *HFTokenizer) rawNormSplit() bool {
+	if t.sp != nil || len(t.norms) > 0 || t.nfc || t.addedNorm.empty() || t.addedNorm.opts != nil {
+		return false
+	}
+	for k := range t.stages {
+		if t.stages[k].kind != stageSplit {
+			return false
+		}
+	}
+	return true
 }
 
 // Segments implements [Segmenter] when the wrapped counter does.

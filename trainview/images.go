@@ -13,14 +13,15 @@ import (
 	"github.com/trajcompress/trajcompress/tokenize"
 )
 
-// The Qwen2-VL family's image placeholder: its chat templates (Qwen2-VL,
-// Qwen2.5-VL, Qwen3-VL) write VisionStart ImagePad VisionEnd for each image
-// part, and the processor (transformers' Qwen2VLProcessor and its
-// Qwen2.5-VL and Qwen3-VL kin) replaces the n-th ImagePad of the text by the
-// n-th image's grid_t·grid_h·grid_w / merge_size² copies of it.
-// transformers' processors take the token from the tokenizer's image_token
-// when it has one, else "<|image_pad|>" (processing_qwen2_vl.py);
-// transformers.js' Qwen2VLProcessor always uses "<|image_pad|>".
+// The Qwen2-VL family's image placeholder ([imagetok.QwenPlaceholder]):
+// its chat templates (Qwen2-VL, Qwen2.5-VL, Qwen3-VL) write VisionStart
+// ImagePad VisionEnd for each image part, and the processor (transformers'
+// Qwen2VLProcessor and its Qwen2.5-VL and Qwen3-VL kin) replaces the n-th
+// ImagePad of the text by the n-th image's grid_t·grid_h·grid_w /
+// merge_size² copies of it. transformers' processors take the token from
+// the tokenizer's image_token when it has one, else "<|image_pad|>"
+// (processing_qwen2_vl.py); transformers.js' Qwen2VLProcessor always uses
+// "<|image_pad|>".
 const (
 	ImagePad    = "<|image_pad|>"
 	VisionStart = "<|vision_start|>"
@@ -40,38 +41,41 @@ var ErrImagePlaceholder = errors.New("chat template image placeholder")
 //
 // A Counter with Images counts a view as follows. The images are found in
 // the view's messages in the order the template renders them (message by
-// message; in a content list, each top-level part the Qwen2-VL template
-// renders as an image: a part whose type is "image" or that has an
-// "image" or "image_url" key, i.e. OpenAI image_url, input_image and
+// message; in a content list, each top-level part the template renders as
+// an image: a part whose type is "image" or that has an "image" or
+// "image_url" key, i.e. OpenAI image_url, input_image and
 // computer_screenshot parts, Anthropic image blocks, {"type": "image",
-// "image": …} parts; in a string content, the LLaMA-Factory "<image>"
-// markers when the view has an images list). Markers are first replaced by
-// VisionStart ImagePad VisionEnd, as LLaMA-Factory's Qwen2VLPlugin does
-// before its template runs (mm_plugin.py, process_messages: it writes
-// vision_bos + image_token × seqlen + vision_eos for each marker). The
-// view is rendered and counted, and for the n-th ImagePad of the rendered
-// text (n-th image) Pads−1 is added, Pads being the image's grid pads
-// under Rule (Rule.Tokens(im) − Qwen.Wrap: the grid of its size, or
-// Rule.Unknown's for an image of unknown size or one the processor
-// refuses). An ImagePad with no image found for it (transformers raises
-// there) counts as an image of unknown size; an image found with no
-// ImagePad rendered for it (the template dropped it) adds nothing.
+// "image": …} parts, as the Qwen2-VL templates test them; in a string
+// content, the LLaMA-Factory "<image>" markers when the view has an
+// images list). Markers are first replaced by the Placeholder's
+// [imagetok.Placeholder.Marker] (Qwen2-VL's: VisionStart ImagePad
+// VisionEnd), as LLaMA-Factory's Qwen2VLPlugin does before its template
+// runs (mm_plugin.py, process_messages: it writes vision_bos +
+// image_token × seqlen + vision_eos for each marker). The view is rendered
+// and counted, and for the n-th Placeholder.Token of the rendered text
+// (n-th image) Pads−1 is added, Pads being Rule.Tokens(im) −
+// Placeholder.Wrap (the image's tokens less the Start and End the template
+// wrote; Rule.Unknown's for an image of unknown size or one the processor
+// refuses). A Token with no image found for it (transformers raises
+// there) counts as an image of unknown size; an image found with no Token
+// rendered for it (the template dropped it) adds nothing.
 //
 // Images inside an Anthropic tool_result block are not rendered by the
 // Qwen2-VL templates (they look at a message's top-level parts only), so
 // they add nothing here.
 type Images struct {
-	// Qwen is the image processing of the model (its
-	// preprocessor_config.json, imagetok.LoadQwen).
-	Qwen imagetok.Qwen
-	// Rule counts one image; the zero Rule means Qwen.Rule(). Set it to
-	// Qwen.Rule().WithUnknown(n) to count images of unknown size as n.
+	// Rule counts one image, the Placeholder's Start and End included:
+	// the model's own processor ([imagetok.Processor], e.g. a
+	// [imagetok.Qwen.Rule] from its preprocessor_config.json), or the
+	// rule a run chose. Wrap it with [imagetok.WithUnknown] to count
+	// images of unknown size as n.
 	Rule imagetok.Rule
+	// Placeholder is how the template writes an image and the processor
+	// expands it.
+	Placeholder imagetok.Placeholder
 	// Finder reads the images' sizes (its Dir resolves relative paths);
 	// nil is the zero Finder.
 	Finder *imagetok.Finder
-	// Token is the image pad token the processor expands; "" is ImagePad.
-	Token string
 
 	template string // the template's name, for messages
 	refuse   bool   // the template renders images with a placeholder we cannot expand
@@ -83,95 +87,90 @@ type Images struct {
 // copy of the Images per directory, its Finder's Dir set.
 
 // NewImages returns the Images of chat template t for a counter counting
-// with tokens, and q the model's Qwen image processing (nil when the model
+// with tokens, and rule the model's image processing (nil when the model
 // has none). It returns nil and no error when t does not mention images at
-// all (a text model's template: nothing to expand). It returns an error
-// when t writes the Qwen2-VL family's ImagePad and q is nil or tokens does
-// not count ImagePad as one token. A template that mentions images without
-// ImagePad (another family's placeholder: <|image|>, <start_of_image>,
-// [IMG], <image>, …) gives an Images that counts records without images as
-// the template renders them and refuses records with images with
-// [ErrImagePlaceholder], naming the template.
+// all (a text model's template: nothing to expand).
 //
-// token is the image pad token ("" for ImagePad; [ImageToken] reads it
-// from the tokenizer_config.json as transformers does).
-func NewImages(t *chattemplate.Template, tokens tokenize.Counter, q *imagetok.Qwen, token string) (*Images, error) {
-	if token == "" {
-		token = ImagePad
-	}
+// The placeholder is the first whose token t's source writes: rule's own
+// when rule is an [imagetok.Processor], then [imagetok.Placeholders] (the
+// Qwen2-VL family's ImagePad). It is an error when t writes one and rule
+// is nil, or tokens does not count its token as one token. A template that
+// mentions images without any of them (another family's placeholder:
+// <|image|>, <start_of_image>, [IMG], <image>, …) gives an Images that
+// counts records without images as the template renders them and refuses
+// records with images with [ErrImagePlaceholder], naming the template.
+//
+// token, when not "", is the image token the processor expands in place
+// of the placeholder's own ([ImageToken] reads it from the
+// tokenizer_config.json as transformers does).
+func NewImages(t *chattemplate.Template, tokens tokenize.Counter, rule imagetok.Rule, token string) (*Images, error) {
 	src := t.Source(false) + t.Source(true)
-	im := &Images{template: t.Path}
-	switch {
-	case strings.Contains(src, token):
-		if q == nil {
-			return nil, fmt.Errorf("chat template %s writes %s for each image: expanding it needs the model's preprocessor_config.json (Qwen2-VL family)", t.Path, token)
+	if p, ok := placeholderIn(src, rule, token); ok {
+		if rule == nil {
+			return nil, fmt.Errorf("chat template %s writes %s for each image: expanding it needs the model's preprocessor_config.json (%s family)", t.Path, p.Token, p.Family)
 		}
-		if n := tokens.Count(token); n != 1 {
-			return nil, fmt.Errorf("chat template %s writes %s for each image, but the tokenizer counts it as %d tokens, not one: not the model's tokenizer", t.Path, token, n)
+		if n := tokens.Count(p.Token); n != 1 {
+			return nil, fmt.Errorf("chat template %s writes %s for each image, but the tokenizer counts it as %d tokens, not one: not the model's tokenizer", t.Path, p.Token, n)
 		}
-		im.Qwen = *q
-		im.Token = token
-	case strings.Contains(strings.ToLower(src), "image"):
-		im.refuse = true
-	default:
-		return nil, nil
+		return &Images{Rule: rule, Placeholder: p, template: t.Path}, nil
 	}
-	return im, nil
+	if strings.Contains(strings.ToLower(src), "image") {
+		return &Images{Rule: rule, template: t.Path, refuse: true}, nil
+	}
+	return nil, nil
+}
+
+// placeholderIn is the first placeholder whose token (token when not "")
+// src writes: rule's when it is an [imagetok.Processor], then the known
+// ones.
+func placeholderIn(src string, rule imagetok.Rule, token string) (imagetok.Placeholder, bool) {
+	cands := imagetok.Placeholders()
+	if p, ok := rule.(imagetok.Processor); ok {
+		cands = append([]imagetok.Placeholder{p.Placeholder()}, cands...)
+	}
+	for _, p := range cands {
+		if token != "" {
+			p.Token = token
+		}
+		if strings.Contains(src, p.Token) {
+			return p, true
+		}
+	}
+	return imagetok.Placeholder{}, false
 }
 
 // ImagesOf returns the Images of chat template t for a run that counts
 // images by rule (the run's --image-tokens), or nil when t does not
-// mention images at all. As [NewImages], with the model's image
-// processing taken from rule:
-//
-//   - rule is the Qwen2-VL family's ([imagetok.Qwen.Rule], from the
-//     model's preprocessor_config.json): each ImagePad t writes is
-//     expanded to the image's grid, as the model's processor does;
-//   - another rule (flat:N, openai): each image t writes as
-//     VisionStart ImagePad VisionEnd counts the rule's tokens in all, the
-//     two wrap tokens included (its pads are the rule's tokens less two),
-//     so that a chosen rule means the same with a template as without;
-//   - t renders images with another family's placeholder: records with
-//     images are refused with [ErrImagePlaceholder] (whatever the rule);
-//   - under a rule other than Qwen's, a tokens that does not count
-//     ImagePad as one token (not the model's tokenizer: o200k_base with a
-//     Qwen2-VL template) gives nil: the placeholder is text to it, and the
-//     caller counts the images as for a template that renders none. Under
-//     the Qwen rule that is an error, as for [NewImages].
+// mention images at all. As [NewImages], with one difference: under a
+// rule that is not a model's own processor (flat:N, openai), each image t
+// writes as a known placeholder counts the rule's tokens in all, the
+// placeholder's Start and End included, so that a chosen rule means the
+// same with a template as without; and a tokens that does not count the
+// placeholder's token as one token (not the model's tokenizer: o200k_base
+// with a Qwen2-VL template) gives nil: the placeholder is text to it, and
+// the caller counts the images as for a template that renders none. Under
+// a processor's rule that is an error, as for NewImages.
 //
 // A caller whose template does not mention images (nil here) counts the
 // images the template does not render by rule itself (package pipeline
 // adds each image's rule tokens to the templated count).
 func ImagesOf(t *chattemplate.Template, tokens tokenize.Counter, rule imagetok.Rule, token string) (*Images, error) {
-	q, ok := rule.Qwen()
-	if !ok {
-		q = imagetok.Qwen{Wrap: qwenWrap}
-		if token == "" {
-			token = ImagePad
-		}
-		if tokens.Count(token) != 1 && strings.Contains(t.Source(false)+t.Source(true), token) {
+	if _, proc := rule.(imagetok.Processor); !proc && rule != nil {
+		if p, ok := placeholderIn(t.Source(false)+t.Source(true), rule, token); ok && tokens.Count(p.Token) != 1 {
 			// Not the model's tokenizer (o200k_base with a Qwen2-VL
 			// template): its placeholder is text to it, so the images
 			// are counted as the template not rendering them.
 			return nil, nil
 		}
 	}
-	im, err := NewImages(t, tokens, &q, token)
-	if im != nil {
-		im.Rule = rule
-	}
-	return im, err
+	return NewImages(t, tokens, rule, token)
 }
 
-// qwenWrap is the tokens the Qwen2-VL family's templates write around an
-// image's pads: VisionStart and VisionEnd.
-const qwenWrap = 2
-
-// ImageToken is the image pad token of a tokenizer_config.json as
-// transformers' Qwen2-VL-family processors take it: the tokenizer's
-// image_token (an "image_token" member, or one in "extra_special_tokens",
-// which transformers makes attributes of the tokenizer) when it has one,
-// else ImagePad.
+// ImageToken is the image token of a tokenizer_config.json as
+// transformers' processors take it: the tokenizer's image_token (an
+// "image_token" member, or one in "extra_special_tokens", which
+// transformers makes attributes of the tokenizer) when it has one, else ""
+// (the placeholder's own: ImagePad for the Qwen2-VL family).
 func ImageToken(tokenizerConfig []byte) string {
 	for _, path := range [][]string{{"image_token"}, {"extra_special_tokens", "image_token"}} {
 		v := tokenizerConfig
@@ -187,7 +186,7 @@ func ImageToken(tokenizerConfig []byte) string {
 			}
 		}
 	}
-	return ImagePad
+	return ""
 }
 
 // imageCount is what Images found in one view: the pads of each image, in
@@ -240,14 +239,14 @@ func (im *Images) prepare(v View) (View, *imageCount, error) {
 		return v, nil, nil
 	}
 	if im.refuse {
-		return v, nil, fmt.Errorf("%w: %s renders images with a placeholder trajcompress cannot expand to the model's image tokens (it expands the Qwen2-VL family's %s); this record has %d image(s), which would each count as the placeholder's few tokens",
-			ErrImagePlaceholder, im.template, ImagePad, len(order))
+		return v, nil, fmt.Errorf("%w: %s renders images with a placeholder trajcompress cannot expand to the model's image tokens (it expands %s); this record has %d image(s), which would each count as the placeholder's few tokens",
+			ErrImagePlaceholder, im.template, knownPlaceholders(), len(order))
 	}
-	rule := im.rule()
-	ic := &imageCount{pads: make([]int, len(order)), unknown: max(rule.Unknown()-im.Qwen.Wrap, 1)}
+	wrap := im.Placeholder.Wrap
+	ic := &imageCount{pads: make([]int, len(order)), unknown: max(im.Rule.Unknown()-wrap, 1)}
 	for i, x := range order {
-		n, _ := rule.Tokens(x)
-		ic.pads[i] = max(n-im.Qwen.Wrap, 1)
+		n, _ := im.Rule.Tokens(x)
+		ic.pads[i] = max(n-wrap, 1)
 	}
 	if !slices.Contains(markers, true) {
 		return v, ic, nil
@@ -260,7 +259,7 @@ func (im *Images) prepare(v View) (View, *imageCount, error) {
 		}
 		s, _ := jsonx.Unquote(v.Messages[m.Start:m.End])
 		out = append(out, v.Messages[last:m.Start]...)
-		out = jsonx.AppendStringKeep(out, strings.ReplaceAll(s, imagetok.Marker, VisionStart+im.token()+VisionEnd))
+		out = jsonx.AppendStringKeep(out, strings.ReplaceAll(s, imagetok.Marker, im.Placeholder.Marker()))
 		last = m.End
 	}
 	v.Messages = append(out, v.Messages[last:]...)
@@ -328,7 +327,7 @@ func rendersImage(part []byte) bool {
 // n-th placeholder, the n-th image's pads less the placeholder itself.
 func (im *Images) extra(ic *imageCount, text string) int {
 	n := 0
-	for k := range strings.Count(text, im.token()) {
+	for k := range strings.Count(text, im.Placeholder.Token) {
 		p := ic.unknown
 		if k < len(ic.pads) {
 			p = ic.pads[k]
@@ -338,16 +337,12 @@ func (im *Images) extra(ic *imageCount, text string) int {
 	return n
 }
 
-func (im *Images) rule() imagetok.Rule {
-	if im.Rule == (imagetok.Rule{}) {
-		return im.Qwen.Rule()
+// knownPlaceholders names the placeholders Images expands, for the
+// refusal: "the Qwen2-VL family's <|image_pad|>".
+func knownPlaceholders() string {
+	var names []string
+	for _, p := range imagetok.Placeholders() {
+		names = append(names, "the "+p.Family+" family's "+p.Token)
 	}
-	return im.Rule
-}
-
-func (im *Images) token() string {
-	if im.Token == "" {
-		return ImagePad
-	}
-	return im.Token
+	return strings.Join(names, ", ")
 }

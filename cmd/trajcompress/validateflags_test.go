@@ -49,3 +49,26 @@ func TestValidateSharedSettings(t *testing.T) {
 		}
 	}
 }
+
+// A trainer whose config names no model (--trainer alone, or a config
+// without one) needs --tokenizer: validate does not judge its rows by the
+// default tokenizer's counts, which are no model's.
+func TestValidateTrainerNeedsTokenizer(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	if err := os.WriteFile(in, []byte(`{"conversations": [{"from": "human", "value": "hi"}, {"from": "gpt", "value": "hello"}]}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"validate", "--trainer", "llamafactory", "--template", "qwen3", "--max-length", "100", in}, nil, &stdout, &stderr)
+	if code != exitUsage || !strings.Contains(stderr.String(), "--trainer needs --tokenizer") {
+		t.Errorf("--trainer without --tokenizer: exit %d, want %d: %s%s", code, exitUsage, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code = run(context.Background(), []string{"validate", "--trainer", "llamafactory", "--template", "qwen3", "--tokenizer", "o200k_base", "--max-length", "100", in}, nil, &stdout, &stderr)
+	if code != exitOK {
+		t.Errorf("with --tokenizer: exit %d: %s%s", code, stdout.String(), stderr.String())
+	}
+}

@@ -128,9 +128,25 @@ var trusted = map[string]string{
 }
 
 // goroutinesAllowed are the packages whose non-test code may start
-// goroutines.
+// goroutines: pipeline, the benchmarks, and internal/jinja2ref, a
+// harness only tests import (TestTestHarnessesOnlyInTests), whose one
+// goroutine reads the Python reference's output so that a render can be
+// timed out.
 func goroutinesAllowed(pkg string) bool {
-	return pkg == "pipeline" || strings.HasPrefix(pkg, "bench/")
+	return pkg == "pipeline" || strings.HasPrefix(pkg, "bench/") || pkg == "internal/jinja2ref"
+}
+
+// TestTestHarnessesOnlyInTests fails when a package that goroutinesAllowed
+// lets start goroutines as a test harness is imported by non-test code.
+func TestTestHarnessesOnlyInTests(t *testing.T) {
+	const harness = "internal/jinja2ref"
+	for _, p := range packages(t) {
+		for _, imp := range p.imports {
+			if imp == harness {
+				t.Errorf("%s imports %s, a harness for tests only", p.rel, harness)
+			}
+		}
+	}
 }
 
 func tierOf(pkg string) (tier, bool) {

@@ -8,6 +8,12 @@
 // which chattemplate/testdata/ref/setup.sh installs) and the python3 on
 // PATH that imports jinja2; without one the caller skips, saying why. It is
 // a test helper: it runs a process and reads nothing else.
+//
+// RenderTimeout bounds one render: server.py stops a render that overruns
+// (SIGALRM) and answers a ReferenceTimeout; should Python not answer at
+// all (stuck inside one C call), the process is killed and started again
+// and the render is a ReferenceTimeout too. The caller counts these apart:
+// jinja2 could not say what the text is.
 package jinja2ref
 
 import (
@@ -67,26 +73,52 @@ type Ref struct {
 	cmd     *exec.Cmd
 	in      *bufio.Writer
 	inPipe  io.WriteCloser
-	out     *bufio.Reader
-	Version string // "jinja2 3.1.2, python 3.11.2 (/usr/bin/python3)"
+	lines   chan []byte // server.py's lines, read by one goroutine per process
+	Version string      // "jinja2 3.1.2, python 3.11.2 (/usr/bin/python3)"
 	mu      sync.Mutex
 }
 
+// TimeoutType is the Type of a Result whose render overran its timeout.
+const TimeoutType = "ReferenceTimeout"
+
+// killGrace is how long past a render's timeout server.py has to answer
+// before it is taken for stuck and restarted.
+const killGrace = 30 * time.Second
+
 // Result is what jinja2 gave: the text, or the message and class of the
-// exception it raised.
+// exception it raised (TimeoutType: it did not finish in time).
 type Result struct {
 	Text  *string `json:"text"`
 	Error *string `json:"error"`
 	Type  string  `json:"type"`
 }
 
+// TimedOut reports whether the render overran its timeout.
+func (r Result) TimedOut() bool { return r.Error != nil && r.Type == TimeoutType }
+
 // Start starts server.py, or skips t saying why it cannot. The process
 // ends with the test.
 func Start(t testing.TB) *Ref {
 	t.Helper()
+	r := &Ref{}
+	if why := r.start(t); why != "" {
+		t.Skip(why)
+	}
+	t.Cleanup(func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.stop(false)
+	})
+	return r
+}
+
+// start starts a server.py process and reads its first line; the reason
+// when no python3 has jinja2.
+func (r *Ref) start(t testing.TB) string {
+	t.Helper()
 	cmd, why := Command("server.py")
 	if cmd == nil {
-		t.Skip(why)
+		return why
 	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -99,28 +131,56 @@ func Start(t testing.TB) *Ref {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	r := &Ref{cmd: cmd, in: bufio.NewWriterSize(in, 1<<16), inPipe: in, out: bufio.NewReaderSize(out, 1<<20)}
-	t.Cleanup(func() {
-		r.inPipe.Close()
-		_ = r.cmd.Wait()
-	})
+	lines := make(chan []byte, 1)
+	go func() {
+		defer close(lines)
+		br := bufio.NewReaderSize(out, 1<<20)
+		for {
+			line, err := br.ReadBytes('\n')
+			if err != nil {
+				return
+			}
+			lines <- line
+		}
+	}()
+	r.cmd, r.in, r.inPipe, r.lines = cmd, bufio.NewWriterSize(in, 1<<16), in, lines
 	var hello struct{ Jinja2, Python string }
-	line, err := r.out.ReadBytes('\n')
-	if err != nil || json.Unmarshal(line, &hello) != nil {
-		t.Fatalf("server.py did not start: %v %q", err, line)
+	line, ok := <-lines
+	if !ok || json.Unmarshal(line, &hello) != nil {
+		t.Fatalf("server.py did not start: %q", line)
 	}
 	r.Version = fmt.Sprintf("jinja2 %s, python %s (%s)", hello.Jinja2, hello.Python, cmd.Path)
-	return r
+	return ""
+}
+
+// stop ends the process: closing its input, or killing it.
+func (r *Ref) stop(kill bool) {
+	if kill {
+		_ = r.cmd.Process.Kill()
+	}
+	r.inPipe.Close()
+	_ = r.cmd.Wait()
+	for line := range r.lines { // drain until the reader ends
+		_ = line
+	}
 }
 
 // Render renders src with the variables of ctx (JSON values) in
 // transformers' environment.
 func (r *Ref) Render(t testing.TB, src string, ctx map[string]json.RawMessage) Result {
 	t.Helper()
+	return r.RenderTimeout(t, src, ctx, 0)
+}
+
+// RenderTimeout is Render stopped after timeout (0: none); a render that
+// overran it is a Result with TimedOut.
+func (r *Ref) RenderTimeout(t testing.TB, src string, ctx map[string]json.RawMessage, timeout time.Duration) Result {
+	t.Helper()
 	req, err := json.Marshal(struct {
-		Src string                     `json:"src"`
-		Ctx map[string]json.RawMessage `json:"ctx"`
-	}{src, ctx})
+		Src     string                     `json:"src"`
+		Ctx     map[string]json.RawMessage `json:"ctx"`
+		Timeout float64                    `json:"timeout,omitempty"`
+	}{src, ctx, timeout.Seconds()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,9 +191,24 @@ func (r *Ref) Render(t testing.TB, src string, ctx map[string]json.RawMessage) R
 	if err := r.in.Flush(); err != nil {
 		t.Fatalf("server.py: %v", err)
 	}
-	line, err := r.out.ReadBytes('\n')
-	if err != nil {
-		t.Fatalf("server.py: %v", err)
+	var line []byte
+	var ok bool
+	if timeout > 0 {
+		select {
+		case line, ok = <-r.lines:
+		case <-time.After(timeout + killGrace):
+			r.stop(true)
+			if why := r.start(t); why != "" {
+				t.Fatalf("server.py restart: %s", why)
+			}
+			msg := fmt.Sprintf("no answer in %s: server.py restarted", timeout+killGrace)
+			return Result{Error: &msg, Type: TimeoutType}
+		}
+	} else {
+		line, ok = <-r.lines
+	}
+	if !ok {
+		t.Fatalf("server.py ended")
 	}
 	var res Result
 	if err := json.Unmarshal(line, &res); err != nil {

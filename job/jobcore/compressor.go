@@ -121,6 +121,9 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 		opts.Trainer = TrainerRule(spec, rc, limit)
 		if lf, ok := rc.(*LlamaFactoryCounter); ok && !cfg.Tokenizer.NoRepair {
 			opts.Repair = lf.Repair
+			opts.Unrepaired = func(int, func() (trainview.View, error)) metrics.TrainerFate {
+				return metrics.TrainerFate{Action: "skip"} // a row it repairs is one LLaMA-Factory skips
+			}
 		}
 		if spec.Kind == trainercfg.Axolotl && !cfg.Tokenizer.NoRepair {
 			opts.Repair = AxolotlRepair(AxolotlRules(spec))

@@ -24,22 +24,23 @@ const preprocessorConfig = "preprocessor_config.json"
 // (tokenizer.image_tokens) in a run counting text with tok:
 //
 //   - "openai" or "flat:N": that rule (imagetok.ParseRule);
-//   - "" or "auto": the Qwen2-VL family's rule (imagetok.LoadQwen) when
-//     the directory of tok's model files (tokenize.ModelDir, where
+//   - "" or "auto": the model's own rule (imagetok.LoadAuto: the first of
+//     imagetok.Loaders that reads it, the Qwen2-VL family's) when the
+//     directory of tok's model files (tokenize.ModelDir, where
 //     --chat-template auto finds tokenizer_config.json) holds a
-//     preprocessor_config.json of that image processor; OpenAI's rule
-//     otherwise. For the built-in encodings (tiktoken's, OpenAI's models,
-//     and chars4) that is the model's own rule and goes without a note; for
-//     a model's tokenizer without a preprocessor_config.json (a text-only
-//     model) or with one of another image processor, note says that
-//     images are counted by OpenAI's rule and how to choose another.
+//     preprocessor_config.json a loader reads; OpenAI's rule otherwise.
+//     For the built-in encodings (tiktoken's, OpenAI's models, and
+//     chars4) that is the model's own rule and goes without a note; for a
+//     model's tokenizer without a preprocessor_config.json (a text-only
+//     model) or with one no loader reads, note says that images are
+//     counted by OpenAI's rule and how to choose another.
 //
 // A preprocessor_config.json that cannot be read or parsed is an error.
 func ImageRule(spec string, tok tokenize.Counter) (rule imagetok.Rule, note string, err error) {
 	if spec != "" && spec != ImageTokensAuto {
 		rule, err := imagetok.ParseRule(spec)
 		if err != nil {
-			return imagetok.Rule{}, "", usagef("tokenizer.image_tokens (--image-tokens): %v", err)
+			return nil, "", usagef("tokenizer.image_tokens (--image-tokens): %v", err)
 		}
 		return rule, "", nil
 	}
@@ -48,22 +49,22 @@ func ImageRule(spec string, tok tokenize.Counter) (rule imagetok.Rule, note stri
 		return imagetok.OpenAI(), "", nil
 	}
 	path := filepath.Join(dir, preprocessorConfig)
-	q, err := imagetok.LoadQwen(path)
+	rule, err = imagetok.LoadAuto(path)
 	switch {
 	case err == nil:
-		return q.Rule(), "", nil
+		return rule, "", nil
 	case errors.Is(err, fs.ErrNotExist):
 		return imagetok.OpenAI(), fmt.Sprintf("--image-tokens auto: %s has no %s (a text-only model?): images are counted by OpenAI's rule (openai); pass --image-tokens flat:N or openai to choose", dir, preprocessorConfig), nil
-	case errors.Is(err, imagetok.ErrNotQwen):
+	case errors.Is(err, imagetok.ErrUnknownProcessor):
 		return imagetok.OpenAI(), fmt.Sprintf("--image-tokens auto: %v, whose rule trajcompress does not know: images are counted by OpenAI's rule (openai); pass --image-tokens flat:N or openai to choose", err), nil
 	}
-	return imagetok.Rule{}, "", usagef("tokenizer.image_tokens auto: %v (pass --image-tokens openai or flat:N to count images otherwise)", err)
+	return nil, "", usagef("tokenizer.image_tokens auto: %v (pass --image-tokens openai or flat:N to count images otherwise)", err)
 }
 
 // TemplateImages is how the chat template of c counts images under rule
 // (trainview.ImagesOf): the image pad token is the model's
 // (tokenizer_config.json beside its tokenizer.json, trainview.ImageToken),
-// ImagePad when it has none. nil when the template does not mention
+// the template's placeholder's own when it has none. nil when the template does not mention
 // images; package pipeline then adds the rule's tokens of each image to
 // the templated count.
 func TemplateImages(c *trainview.Counter, tok tokenize.Counter, rule imagetok.Rule) (*trainview.Images, error) {

@@ -25,7 +25,7 @@ func (c *LlamaFactoryCounter) Repair(rec *traj.Record) (turns []traj.Turn, done 
 		return nil, nil
 	}
 	in := rec.Turns
-	if obs := c.observationTag(); rec.Dialect == traj.DialectShareGPT && obs != "tool" {
+	if obs := c.observationTag(); rec.Dialect.Form() == traj.FormShareGPT && obs != "tool" {
 		renamed := 0
 		in = make([]traj.Turn, len(rec.Turns))
 		for i, t := range rec.Turns {
@@ -77,7 +77,7 @@ func (c *LlamaFactoryCounter) observationTag() string {
 // calls, whose content is a string (tool messages are paired with their
 // calls by id, and stay apart).
 func mergeable(d traj.Dialect, t traj.Turn) bool {
-	if d == traj.DialectShareGPT {
+	if d.Form() == traj.FormShareGPT {
 		return t.Name == "human" || t.Name == "gpt" || t.Name == "observation" || t.Name == "tool"
 	}
 	c := t.Content()

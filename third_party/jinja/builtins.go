@@ -188,9 +188,10 @@ func builtinCycler(args []Value, kwargs map[string]Value) (Value, error) {
 
 func registerFilters(s *scope) {
 	filters := map[string]func([]Value, map[string]Value) (Value, error){
-		"tojson":     filterTojson,
-		"from_json":  filterFromjson,
-		"fromjson":   filterFromjson,
+		"tojson": filterTojson,
+		// trajcompress patch: no from_json / fromjson, which jinja2 has
+		// not (it raises "No filter named 'from_json' found."): a template
+		// that parses JSON is refused as a Python trainer refuses it.
 		"items":      filterItems,
 		"join":       filterJoin,
 		"default":    filterDefault,
@@ -224,6 +225,7 @@ func registerFilters(s *scope) {
 		"wordcount":  filterWordcount,
 		"escape":     filterEscape,
 		"e":          filterEscape,
+		markupAdd:    filterMarkupAdd, // trajcompress patch
 		"dictsort":   filterDictsort,
 		"max":        filterMax,
 		"min":        filterMin,
@@ -279,8 +281,9 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		// trajcompress patch: jinja2's Undefined is iterable.
 		return val.IsList() || val.IsDict() || val.IsString() || val.IsUndefined(), nil
 	case "sequence":
-		// trajcompress patch: jinja2's (len and getitem): str and dict too.
-		return val.IsList() || val.IsString() || val.IsDict() || val.IsUndefined(), nil
+		// trajcompress patch: jinja2's (len and getitem): str and dict too,
+		// not a lazy iterable.
+		return val.IsList() && val.IterType() == "" || val.IsString() || val.IsDict() || val.IsUndefined(), nil
 	case "callable":
 		return val.IsCallable(), nil
 	case "true":
@@ -467,7 +470,7 @@ func encodeValueJSON(sb *strings.Builder, v Value, itemSeparator, keySeparator s
 			if i > 0 {
 				sb.WriteString(itemSeparator)
 			}
-			if err := encodeJSONString(sb, key); err != nil {
+			if err := encodeJSONString(sb, JSONKey(d.KeyValue(key))); err != nil { // trajcompress patch
 				return err
 			}
 			sb.WriteString(keySeparator)
@@ -501,19 +504,6 @@ func encodeJSONString(sb *strings.Builder, s string) error {
 	return nil
 }
 
-func filterFromjson(args []Value, kwargs map[string]Value) (Value, error) {
-	if len(args) == 0 || !args[0].IsString() {
-		return Undefined(), nil
-	}
-
-	var result any
-	if err := json.Unmarshal([]byte(args[0].AsString()), &result); err != nil {
-		return Undefined(), fmt.Errorf("fromjson: %w", err)
-	}
-
-	return FromGoValue(result), nil
-}
-
 func filterItems(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 || args[0].IsUndefined() {
 		return NewList(nil), nil
@@ -534,7 +524,7 @@ func filterItems(args []Value, kwargs map[string]Value) (Value, error) {
 	d := args[0].AsDict()
 	items := make([]Value, 0, d.Len())
 	for _, key := range d.Keys {
-		pair := newTuple([]Value{NewString(key), d.Data[key]})
+		pair := newTuple([]Value{d.KeyValue(key), d.Data[key]}) // trajcompress patch: keys of any kind
 		items = append(items, pair)
 	}
 
@@ -1200,13 +1190,7 @@ func filterEscape(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	s := printValue(args[0])
-	s = strings.ReplaceAll(s, "&", "&amp;")
-	s = strings.ReplaceAll(s, "<", "&lt;")
-	s = strings.ReplaceAll(s, ">", "&gt;")
-	s = strings.ReplaceAll(s, `"`, "&quot;")
-	s = strings.ReplaceAll(s, "'", "&#39;")
-	return NewString(s), nil
+	return NewString(markupEscape(printValue(args[0]))), nil // trajcompress patch: markupsafe's entities
 }
 
 func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
@@ -1219,28 +1203,10 @@ func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
 		return NewList(nil), nil
 	}
 
-	d := args[0].AsDict()
-	reverse := false
-	if r, ok := kwargs["reverse"]; ok && r.IsBool() {
-		reverse = r.AsBool()
+	if true { // trajcompress patch: jinja2's dictsort (case-insensitive, by=, keys of any kind)
+		return pyDictsort(args, kwargs)
 	}
-
-	keys := make([]string, len(d.Keys))
-	copy(keys, d.Keys)
-
-	sort.SliceStable(keys, func(i, j int) bool {
-		if reverse {
-			return keys[i] > keys[j]
-		}
-		return keys[i] < keys[j]
-	})
-
-	items := make([]Value, len(keys))
-	for i, key := range keys {
-		items[i] = newTuple([]Value{NewString(key), d.Data[key]})
-	}
-
-	return NewList(items), nil
+	return NewList(nil), nil
 }
 
 func filterMax(args []Value, kwargs map[string]Value) (Value, error) {
@@ -1400,8 +1366,9 @@ func containsValue(container, item Value) bool {
 		}
 		return false
 	}
-	if container.IsDict() && item.IsString() {
-		return container.AsDict().Has(item.AsString())
+	if container.IsDict() { // trajcompress patch: keys of any kind
+		_, ok := dictGet(container.AsDict(), item)
+		return ok
 	}
 	if container.IsString() && item.IsString() {
 		return strings.Contains(container.AsString(), item.AsString())

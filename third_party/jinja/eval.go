@@ -91,6 +91,9 @@ func (e *evaluator) execNode(n node) error {
 		if err != nil {
 			return err
 		}
+		if t := val.IterType(); t != "" && !isDictView(t) { // trajcompress patch
+			return fmt.Errorf("unsupported construct: printing a %s (Python prints its address)", t)
+		}
 		return e.print(val)
 
 	case *ifNode:
@@ -165,6 +168,7 @@ func (e *evaluator) execFor(n *forNode) error {
 	if err != nil {
 		return err
 	}
+	consumeIter(iterVal, len(items)) // trajcompress patch: a generator is iterated once
 
 	// Apply filter if present.
 	if n.filterExpr != nil {
@@ -554,7 +558,9 @@ func (e *evaluator) evalExpr(ex expr) (Value, error) {
 			if err != nil {
 				return Undefined(), err
 			}
-			dict.Set(printValue(key), val)
+			if err := dict.setKey(key, val); err != nil { // trajcompress patch: keys of any kind
+				return Undefined(), err
+			}
 		}
 		return d, nil
 
@@ -598,6 +604,16 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 		return orMissing(e.dictMethod(obj, n.attr))(obj, n.attr)
 	}
 
+	return e.seqAttr(obj, n.attr)
+}
+
+// seqAttr is the attribute name of a string or list: its method, or
+// undefined with jinja2's hint (trajcompress patch: also what s['name']
+// falls back to, as jinja2's getitem does).
+func (e *evaluator) seqAttr(obj Value, name string) (Value, error) {
+	if u, ok := unsafeAttr(obj, name); ok { // the sandbox's mutating methods
+		return u, nil
+	}
 	// String methods.
 	if obj.IsString() {
 		// trajcompress patch: a method of a string scans it (find, count,
@@ -605,15 +621,15 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 		if err := e.m.stepN(scanSteps(obj)); err != nil {
 			return Undefined(), err
 		}
-		return orMissing(e.stringMethod(obj, n.attr))(obj, n.attr)
+		return orMissing(e.stringMethod(obj, name))(obj, name)
 	}
 
 	// List methods.
 	if obj.IsList() {
-		return orMissing(e.listMethod(obj, n.attr))(obj, n.attr)
+		return orMissing(e.listMethod(obj, name))(obj, name)
 	}
 
-	return missingAttr(obj, n.attr), nil
+	return missingAttr(obj, name), nil
 }
 
 // orMissing turns the undefined result of a method lookup into the
@@ -643,7 +659,7 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 		return Undefined(), undefinedError(obj)
 	}
 	if obj.IsDict() {
-		if _, ok := obj.AsDict().Get(printValue(key)); !ok {
+		if _, ok := dictGet(obj.AsDict(), key); !ok { // trajcompress patch: keys of any kind
 			// trajcompress patch: jinja2's getitem falls back to the
 			// attribute: d['items'] without the key is the method.
 			if k := printValue(key); key.IsString() && (k == "items" || k == "keys" || k == "values" || k == "get") {
@@ -659,9 +675,12 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	// trajcompress patch: a list or string indexed by anything but an
 	// int is undefined (jinja2's getitem falls back to the attribute); it
 	// took toInt64 of the key, so 'abc'['text'] was 'a'.
+	if obj.IterType() != "" { // trajcompress patch: a lazy iterable has no items by index
+		return undefinedWith(fmt.Sprintf("'%s object' has no attribute %s", obj.IterType(), printValue(key))), nil
+	}
 	if (obj.IsList() || obj.IsString()) && !isIntLike(key) {
 		if key.IsString() {
-			return missingAttr(obj, key.AsString()), nil
+			return e.seqAttr(obj, key.AsString()) // trajcompress patch: 'abc'['upper'] is the method
 		}
 		return undefinedWith(fmt.Sprintf("'%s object' has no element %s", pyTypeName(obj), printValue(key))), nil
 	}
@@ -678,8 +697,7 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	}
 
 	if obj.IsDict() {
-		k := printValue(key)
-		if v, ok := obj.AsDict().Get(k); ok {
+		if v, ok := dictGet(obj.AsDict(), key); ok { // trajcompress patch: keys of any kind
 			return v, nil
 		}
 		return Undefined(), nil
@@ -1120,9 +1138,10 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 
 	// Look up filter in builtins.
 	filterVal, ok := lookupFilter(e.builtins, n.name)
+	builtin := ok
 	// trajcompress patch: a filter the caller overrides (pyconform.go).
 	if o, found := e.scope.get(filterOverridePrefix + n.name); found && o.IsCallable() {
-		filterVal, ok = o, true
+		filterVal, ok, builtin = o, true, false
 	}
 	if !ok {
 		// Also check scope for user-defined filters.
@@ -1159,10 +1178,28 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 		}
 	}
 
-	if n.name == "map" {
-		return e.evalMapFilter(args, kwargs) // trajcompress patch: map('filter'), each call within the budget
+	if builtin {
+		if err := lazyInput(n.name, input); err != nil { // trajcompress patch
+			return Undefined(), err
+		}
 	}
-	return e.call(filterVal.AsCallable(), true, args, kwargs)
+	var out Value
+	if n.name == "map" {
+		out, err = e.evalMapFilter(args, kwargs) // trajcompress patch: map('filter'), each call within the budget
+	} else {
+		out, err = e.call(filterVal.AsCallable(), true, args, kwargs)
+	}
+	if err == nil && builtin && out.IsList() { // trajcompress patch: jinja2's generators
+		out = lazyResult(n.name, input, out)
+	}
+	if builtin && n.name != "default" && n.name != "d" { // trajcompress patch: the filter iterated its input
+		consumed := len(iterOrNil(input))
+		if n.name == "first" {
+			consumed = 1
+		}
+		consumeIter(input, consumed)
+	}
+	return out, err
 }
 
 func (e *evaluator) evalTestExpr(n *testExpr) (Value, error) {
@@ -1445,19 +1482,19 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 		return NewCallable("dict.items", func(args []Value, kwargs map[string]Value) (Value, error) {
 			items := make([]Value, 0, d.Len())
 			for _, key := range d.Keys {
-				pair := newTuple([]Value{NewString(key), d.Data[key]})
+				pair := newTuple([]Value{d.KeyValue(key), d.Data[key]}) // trajcompress patch: keys of any kind
 				items = append(items, pair)
 			}
-			return NewList(items), nil
+			return newIter(NewList(items), "dict_items"), nil // trajcompress patch: a view
 		}), nil
 
 	case "keys":
 		return NewCallable("dict.keys", func(args []Value, kwargs map[string]Value) (Value, error) {
 			items := make([]Value, 0, d.Len())
 			for _, key := range d.Keys {
-				items = append(items, NewString(key))
+				items = append(items, d.KeyValue(key)) // trajcompress patch: keys of any kind
 			}
-			return NewList(items), nil
+			return newIter(NewList(items), "dict_keys"), nil // trajcompress patch: a view
 		}), nil
 
 	case "values":
@@ -1466,7 +1503,7 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 			for _, key := range d.Keys {
 				items = append(items, d.Data[key])
 			}
-			return NewList(items), nil
+			return newIter(NewList(items), "dict_values"), nil // trajcompress patch: a view
 		}), nil
 
 	case "get":
@@ -1474,8 +1511,7 @@ func (e *evaluator) dictMethod(obj Value, method string) (Value, error) {
 			if len(args) == 0 {
 				return Undefined(), nil
 			}
-			key := printValue(args[0])
-			if v, ok := d.Get(key); ok {
+			if v, ok := dictGet(d, args[0]); ok { // trajcompress patch: keys of any kind
 				return v, nil
 			}
 			if len(args) > 1 {

@@ -439,6 +439,9 @@ func (p *exprParser) parseAddSub() (expr, error) {
 		if err != nil {
 			return nil, err
 		}
+		if op == "+" { // trajcompress patch: Markup's + (pyconform.go)
+			left, right = markupOperands(left, right)
+		}
 		left = &binExpr{op: op, left: left, right: right}
 	}
 
@@ -602,6 +605,21 @@ func (p *exprParser) postfixLoop(e expr) (expr, error) {
 				}
 				e = &sliceExpr{obj: e, start: startExpr, stop: stopExpr, step: stepExpr}
 			} else {
+				if p.peek().kind == tokComma { // trajcompress patch: e[a, b] is e[(a, b)], as jinja2's
+					items := []expr{startExpr}
+					for p.peek().kind == tokComma {
+						p.advance()
+						if p.peek().kind == tokRBracket {
+							break
+						}
+						item, err := p.parseExpression()
+						if err != nil {
+							return nil, err
+						}
+						items = append(items, item)
+					}
+					startExpr = &listExpr{items: items, tuple: true}
+				}
 				if _, err := p.expect(tokRBracket, "]"); err != nil {
 					return nil, err
 				}
@@ -642,6 +660,9 @@ func (p *exprParser) postfixLoop(e expr) (expr, error) {
 				}
 			}
 
+			if (filterTok.val == "e" || filterTok.val == "escape") && len(filterArgs) == 0 && isMarkupExpr(e) {
+				continue // trajcompress patch: escape of a Markup is the Markup
+			}
 			e = &filterExpr{
 				expr:   e,
 				name:   filterTok.val,

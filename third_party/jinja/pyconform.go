@@ -43,7 +43,7 @@ func iterItems(v Value) ([]Value, error) {
 		d := v.AsDict()
 		items := make([]Value, len(d.Keys))
 		for i, k := range d.Keys {
-			items[i] = NewString(k)
+			items[i] = d.KeyValue(k)
 		}
 		return items, nil
 	case v.IsString():
@@ -64,6 +64,9 @@ func iterItems(v Value) ([]Value, error) {
 func pyLen(v Value) (int64, error) {
 	switch {
 	case v.IsList():
+		if t := v.IterType(); t != "" && !isDictView(t) {
+			return 0, fmt.Errorf("object of type '%s' has no len()", t)
+		}
 		return int64(v.AsList().Len()), nil
 	case v.IsDict():
 		return int64(v.AsDict().Len()), nil
@@ -1005,7 +1008,7 @@ func iterInput(name string, fn func([]Value, map[string]Value) (Value, error)) f
 			}
 			args = append([]Value{NewList(items)}, args[1:]...)
 		}
-		if orders[name] && len(args) > 0 && args[0].IsList() {
+		if _, attr := kwargs["attribute"]; orders[name] && !attr && len(args) > 0 && args[0].IsList() {
 			items := args[0].AsList().Items
 			for _, it := range items[min(1, len(items)):] {
 				if _, err := pyCompare("<", it, items[0]); err != nil {
@@ -1022,8 +1025,9 @@ func iterInput(name string, fn func([]Value, map[string]Value) (Value, error)) f
 var keepsString = map[string]bool{"reverse": true}
 
 // orders: the filters that compare the items (Python raises on items it
-// cannot order: a str and an int, undefined).
-var orders = map[string]bool{"sort": true, "min": true, "max": true}
+// cannot order: a str and an int, undefined); sort compares its keys
+// itself (pySorted).
+var orders = map[string]bool{"min": true, "max": true}
 
 // pySum is Python's sum(iterable, start=0) (jinja2's sum filter without
 // attribute=): start + each item in order with Python's +.
@@ -1104,15 +1108,40 @@ func pySort(args []Value, kwargs map[string]Value) (Value, error) {
 	if v, ok := kwargs["case_sensitive"]; ok {
 		caseSensitive = v.IsTruthy()
 	}
-	if _, ok := kwargs["attribute"]; ok || len(args) > 3 {
-		return Undefined(), fmt.Errorf("unsupported construct: sort(attribute=…)")
-	}
 	src := args[0].AsList().Items
-	items := make([]Value, len(src))
-	copy(items, src)
+	keys := make([]Value, len(src))
+	for i, it := range src {
+		// jinja2's key is a list even without attribute= ([item]), so
+		// equal items compare equal first: [None, None]|sort is fine.
+		keys[i] = NewList([]Value{sortKey(it, caseSensitive)})
+	}
+	attr, ok := kwargs["attribute"]
+	if !ok && len(args) > 3 {
+		attr, ok = args[3], true
+	}
+	if ok && !attr.IsNone() {
+		for i, it := range src {
+			k, err := multiAttr(it, attr, caseSensitive)
+			if err != nil {
+				return Undefined(), err
+			}
+			keys[i] = k
+		}
+	}
+	return pySorted(src, keys, reverse)
+}
+
+// pySorted is Python's sorted(items, key=, reverse=) given each item's key:
+// stable, reverse keeping equal items in order, Python's TypeError for
+// keys it cannot order. (trajcompress patch)
+func pySorted(items, keys []Value, reverse bool) (Value, error) {
+	order := make([]int, len(items))
+	for i := range order {
+		order[i] = i
+	}
 	var err error
-	sort.SliceStable(items, func(i, j int) bool {
-		c, cerr := pyCompare("<", sortKey(items[i], caseSensitive), sortKey(items[j], caseSensitive))
+	sort.SliceStable(order, func(i, j int) bool {
+		c, cerr := pyCompare("<", keys[order[i]], keys[order[j]])
 		if cerr != nil && err == nil {
 			err = cerr
 		}
@@ -1124,7 +1153,73 @@ func pySort(args []Value, kwargs map[string]Value) (Value, error) {
 	if err != nil {
 		return Undefined(), err
 	}
-	return NewList(items), nil
+	out := make([]Value, len(items))
+	for i, k := range order {
+		out[i] = items[k]
+	}
+	return NewList(out), nil
+}
+
+// multiAttr is jinja2's make_multi_attrgetter (sort's attribute=): for
+// each comma-separated path, the item's value at the path's dot-separated
+// parts (a part of digits is an index), lower-cased unless case_sensitive;
+// the list of them is the sort key. (trajcompress patch)
+func multiAttr(item, attr Value, caseSensitive bool) (Value, error) {
+	paths := []string{printValue(attr)}
+	if attr.IsString() {
+		paths = strings.Split(attr.AsString(), ",")
+	}
+	out := make([]Value, len(paths))
+	for i, path := range paths {
+		v := item
+		for _, part := range strings.Split(path, ".") {
+			var err error
+			if v, err = getItemPart(v, part); err != nil {
+				return Undefined(), err
+			}
+		}
+		out[i] = sortKey(v, caseSensitive)
+	}
+	return NewList(out), nil
+}
+
+// getItemPart is jinja2's environment.getitem of one part of an attribute
+// path: a dict's key (an int key for a part of digits), a list's or
+// string's index; what it does not find is undefined; a part of an
+// undefined value raises it; other types are refused by name.
+func getItemPart(v Value, part string) (Value, error) {
+	idx, isIdx := int64(0), false
+	if part != "" && strings.Trim(part, "0123456789") == "" {
+		if n, err := strconv.ParseInt(part, 10, 64); err == nil {
+			idx, isIdx = n, true
+		}
+	}
+	switch {
+	case v.IsUndefined():
+		return Undefined(), undefinedError(v)
+	case v.IsDict():
+		key := NewString(part)
+		if isIdx {
+			key = NewInt(idx)
+		}
+		if got, ok := dictGet(v.AsDict(), key); ok {
+			return got, nil
+		}
+		return Undefined(), nil
+	case v.IsList() && isIdx:
+		if items := v.AsList().Items; idx < int64(len(items)) {
+			return items[idx], nil
+		}
+		return Undefined(), nil
+	case v.IsString() && isIdx:
+		if r := []rune(v.AsString()); idx < int64(len(r)) {
+			return NewString(string(r[idx])), nil
+		}
+		return Undefined(), nil
+	case v.IsList() || v.IsString() || v.IsNone():
+		return Undefined(), nil
+	}
+	return Undefined(), fmt.Errorf("unsupported construct: sort(attribute=%q) on a %s", part, pyTypeName(v))
 }
 
 // pyUnique is jinja2's unique filter: the first of the items equal as
@@ -1483,4 +1578,149 @@ func (e *evaluator) evalOpt(x expr) (*Value, error) {
 		return nil, err
 	}
 	return &v, nil
+}
+
+// pyDictsort is jinja2's dictsort: the (key, value) pairs sorted by the
+// key (by='value': the value), strings lower-cased unless case_sensitive,
+// compared as Python compares them (a str and an int raise).
+func pyDictsort(args []Value, kwargs map[string]Value) (Value, error) {
+	opt := func(i int, name string) Value {
+		if v, ok := kwargs[name]; ok {
+			return v
+		}
+		if len(args) > i {
+			return args[i]
+		}
+		return Undefined()
+	}
+	caseSensitive := opt(1, "case_sensitive").IsTruthy()
+	pos := 0
+	if by := opt(2, "by"); !by.IsUndefined() {
+		switch {
+		case by.IsString() && by.AsString() == "key":
+		case by.IsString() && by.AsString() == "value":
+			pos = 1
+		default:
+			return Undefined(), fmt.Errorf(`You can only sort by either "key" or "value"`) //nolint:staticcheck // jinja2's message
+		}
+	}
+	reverse := opt(3, "reverse").IsTruthy()
+	d := args[0].AsDict()
+	items := make([]Value, len(d.Keys))
+	keys := make([]Value, len(d.Keys))
+	for i, k := range d.Keys {
+		items[i] = newTuple([]Value{d.KeyValue(k), d.Data[k]})
+		keys[i] = sortKey(items[i].AsList().Items[pos], caseSensitive)
+	}
+	return pySorted(items, keys, reverse)
+}
+
+// generatorFilters are the filters jinja2 writes as generators.
+var generatorFilters = map[string]bool{"map": true, "select": true, "reject": true, "selectattr": true,
+	"rejectattr": true, "unique": true, "batch": true, "items": true}
+
+// lazyResult marks the list a filter made from input as the lazy iterable
+// jinja2's filter returns (List.iter): a generator, or reversed()'s
+// iterator of a list, a tuple or a dict; list makes a list of one.
+func lazyResult(name string, input, out Value) Value {
+	in := input.IterType()
+	switch {
+	case generatorFilters[name]:
+		return newIter(out, "generator")
+	case name == "list" && out.IterType() != "":
+		return NewList(out.AsList().Items)
+	case name != "reverse" || in != "" && !isDictView(in):
+		return out // reverse of a generator: jinja2 makes a list
+	case isDictView(in):
+		return newIter(out, "dict_reverse"+strings.TrimSuffix(strings.TrimPrefix(in, "dict_"), "s")+"iterator")
+	case input.IsList() && input.AsList().tuple:
+		return newIter(out, "reversed")
+	case input.IsList():
+		return newIter(out, "list_reverseiterator")
+	case input.IsDict():
+		return newIter(out, "dict_reversekeyiterator")
+	}
+	return out
+}
+
+// lazyInput is Python's TypeError of a filter given a lazy iterable it
+// cannot take: last reverses its input, which a generator or an iterator
+// cannot be.
+func lazyInput(name string, input Value) error {
+	if t := input.IterType(); name == "last" && t != "" && !isDictView(t) {
+		return fmt.Errorf("'%s' object is not reversible", t)
+	}
+	return nil
+}
+
+// markupEscaper is markupsafe's escape (jinja2's escape filter): &#34; and
+// &#39; for the quotes.
+var markupEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
+
+func markupEscape(s string) string { return markupEscaper.Replace(s) }
+
+// markupAdd names the filter markupOperands puts on the plain operand of a
+// + whose other operand is Markup; a template cannot name it (not an
+// identifier).
+const markupAdd = "+markup"
+
+// markupOperands is jinja2's + of a Markup (what safe and escape return)
+// and a str: Markup.__add__ and __radd__ escape the str, and the sum is
+// Markup, so 'a'|safe + s + 'b'|safe + x|tojson escapes s and the JSON
+// (Functionary v3.1 prints its tools so). The engine has no Markup value:
+// an operand is Markup when it is written as a safe or escape filter or a
+// + holding one; a Markup kept in a variable is a plain string here.
+func markupOperands(left, right expr) (expr, expr) {
+	switch l, r := isMarkupExpr(left), isMarkupExpr(right); {
+	case l && !r:
+		right = &filterExpr{expr: right, name: markupAdd}
+	case r && !l:
+		left = &filterExpr{expr: left, name: markupAdd}
+	}
+	return left, right
+}
+
+// isMarkupExpr reports whether x is written to give a Markup (see
+// markupOperands).
+func isMarkupExpr(x expr) bool {
+	switch n := x.(type) {
+	case *filterExpr:
+		return n.name == "safe" || n.name == "e" || n.name == "escape" || n.name == markupAdd
+	case *binExpr:
+		return n.op == "+" && (isMarkupExpr(n.left) || isMarkupExpr(n.right))
+	}
+	return false
+}
+
+// filterMarkupAdd is the str operand of a Markup's +, escaped; Markup adds
+// nothing else (Python's TypeError).
+func filterMarkupAdd(args []Value, _ map[string]Value) (Value, error) {
+	switch v := args[0]; {
+	case v.IsString():
+		return NewString(markupEscape(v.AsString())), nil
+	case v.IsUndefined():
+		return Undefined(), undefinedError(v)
+	default:
+		return Undefined(), fmt.Errorf("unsupported operand type(s) for +: 'Markup' and '%s'", pyTypeName(v))
+	}
+}
+
+// consumeIter uses up the first n items of a generator or iterator v, as
+// iterating it does in Python: a second loop over the same map(...) sees
+// what the first left (trajcompress patch). A list, a view: unchanged.
+func consumeIter(v Value, n int) {
+	t := v.IterType()
+	if t == "" || isDictView(t) {
+		return
+	}
+	l := v.AsList()
+	l.Items = l.Items[min(n, len(l.Items)):]
+}
+
+// iterOrNil is the items of a list value, nil for anything else.
+func iterOrNil(v Value) []Value {
+	if v.IsList() {
+		return v.AsList().Items
+	}
+	return nil
 }

@@ -63,7 +63,7 @@ func arithStrict(op string, a, b Value) (v Value, ok bool, err error) {
 			x, y := toFloat64(a), toFloat64(b)
 			switch op {
 			case "//":
-				return NewFloat(math.Floor(x / y)), true, nil
+				return NewFloat(pyFloorDiv(x, y)), true, nil
 			case "%":
 				m := math.Mod(x, y)
 				if m != 0 && (m < 0) != (y < 0) {
@@ -230,4 +230,23 @@ func clampSlice(start, stop, step, length int) (int, int) {
 		lo, hi = -1, length-1
 	}
 	return min(max(start, lo), hi), min(max(stop, lo), hi)
+}
+
+// pyFloorDiv is Python's float // (float_floor_div): from fmod, so that
+// 5 // 0.1 is 49.0 (0.1 is a little over a tenth), not floor(5 / 0.1),
+// which rounds to 50.0.
+func pyFloorDiv(x, y float64) float64 {
+	mod := math.Mod(x, y)
+	div := (x - mod) / y
+	if mod != 0 && (y < 0) != (mod < 0) {
+		div--
+	}
+	if div == 0 {
+		return math.Copysign(0, x/y)
+	}
+	fl := math.Floor(div)
+	if div-fl > 0.5 {
+		fl++
+	}
+	return fl
 }

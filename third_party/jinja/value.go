@@ -5,8 +5,10 @@ package jinja
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"reflect"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -131,6 +133,9 @@ func (v Value) IsTruthy() bool {
 	case KindString:
 		return len(v.v.(string)) > 0
 	case KindList:
+		if l := v.v.(*List); l.iter != "" && !isDictView(l.iter) { // trajcompress patch: an iterator is true
+			return true
+		}
 		return v.v.(*List).Len() > 0
 	case KindDict:
 		return v.v.(*Dict).Len() > 0
@@ -203,6 +208,10 @@ func (v Value) String() string {
 				end = ",)"
 			}
 		}
+		if isDictView(list.iter) { // trajcompress patch: dict_items([...])
+			b.WriteString(list.iter + "(")
+			end += ")"
+		}
 		b.WriteByte(open)
 		for i, item := range list.Items {
 			if i > 0 {
@@ -221,7 +230,7 @@ func (v Value) String() string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%s: %s", pyStrRepr(key), d.Data[key].String()) // trajcompress patch: Python's repr
+			fmt.Fprintf(&b, "%s: %s", d.KeyValue(key).String(), d.Data[key].String()) // trajcompress patch: Python's repr
 		}
 		b.WriteByte('}')
 		return b.String()
@@ -301,6 +310,34 @@ type List struct {
 	// tuple: a Python tuple (a (a, b) literal, an items() pair), printed
 	// (a, b) (trajcompress patch); otherwise it behaves as a list.
 	tuple bool
+	// iter: the Python type of a lazy iterable jinja2 returns where the
+	// engine makes a list (trajcompress patch): "generator" (map, select,
+	// reject, selectattr, rejectattr, unique, batch, items),
+	// "list_reverseiterator" (reverse of a list), "dict_items",
+	// "dict_keys", "dict_values" (a dict's views). As Python's: json.dumps
+	// refuses it, a generator or iterator has no len() and is true even
+	// when empty, none is a sequence or can be indexed. "" for a list.
+	iter string
+}
+
+// IterType is the Python type name of a lazy iterable (see List.iter),
+// "" for a list, a tuple or anything else.
+func (v Value) IterType() string {
+	if v.kind != KindList {
+		return ""
+	}
+	return v.v.(*List).iter
+}
+
+// isDictView reports whether a lazy iterable's type is a dict's view,
+// which has a len() and a repr of its items.
+func isDictView(iter string) bool {
+	return iter == "dict_items" || iter == "dict_keys" || iter == "dict_values"
+}
+
+// newIter is the items of list v as a lazy iterable of Python type typ.
+func newIter(v Value, typ string) Value {
+	return Value{kind: KindList, v: &List{Items: v.AsList().Items, iter: typ}}
 }
 
 // Len returns the number of items in the list.
@@ -319,6 +356,88 @@ func (l *List) Append(v Value) { l.Items = append(l.Items, v) }
 type Dict struct {
 	Keys []string
 	Data map[string]Value
+	// keyVals: the key of each entry whose key is not a string (a dict
+	// literal's {0: 'a'}), under its DictKey encoding (trajcompress patch).
+	keyVals map[string]Value
+}
+
+// nonStrKey starts the DictKey encoding of a key that is not a string; no
+// JSON or template string key starts so in practice (trajcompress patch).
+const nonStrKey = "\x00\x01"
+
+// DictKey is the Keys/Data string under which a Python dict holds key: a
+// string is itself; a bool, an int and an integral float are one key (as
+// Python hashes 1, 1.0 and True alike), another float and None have their
+// own, a tuple is its items'; ok is false for a key Python cannot hash
+// (a list, a dict, a tuple holding one) or the engine does not hold
+// (undefined, a callable). (trajcompress patch)
+func DictKey(key Value) (string, bool) {
+	switch key.kind {
+	case KindString:
+		return key.AsString(), true
+	case KindBool, KindInt:
+		return nonStrKey + "n" + strconv.FormatInt(toInt64(key), 10), true
+	case KindFloat:
+		f := key.AsFloat()
+		if f == math.Trunc(f) && math.Abs(f) < 1<<62 {
+			return nonStrKey + "n" + strconv.FormatInt(int64(f), 10), true
+		}
+		return nonStrKey + "f" + strconv.FormatFloat(f, 'g', -1, 64), true
+	case KindNone:
+		return nonStrKey + "None", true
+	case KindList:
+		if !key.AsList().tuple {
+			return "", false
+		}
+		parts := make([]string, len(key.AsList().Items))
+		for i, it := range key.AsList().Items {
+			k, ok := DictKey(it)
+			if !ok {
+				return "", false
+			}
+			parts[i] = strconv.Quote(k)
+		}
+		return nonStrKey + "t(" + strings.Join(parts, ",") + ")", true
+	}
+	return "", false
+}
+
+// KeyValue is the key of the entry held under k: the string k, or the
+// non-string key it encodes.
+func (d *Dict) KeyValue(k string) Value {
+	if v, ok := d.keyVals[k]; ok {
+		return v
+	}
+	return NewString(k)
+}
+
+// setKey sets the entry of a key of any hashable kind (the first key of
+// those Python takes for equal stays, as in Python).
+func (d *Dict) setKey(key, val Value) error {
+	k, ok := DictKey(key)
+	if !ok {
+		if key.IsList() && !key.AsList().tuple || key.IsDict() {
+			return fmt.Errorf("unhashable type: '%s'", pyTypeName(key))
+		}
+		return fmt.Errorf("unsupported construct: a dict key of type %s", pyTypeName(key))
+	}
+	if !key.IsString() && !d.Has(k) {
+		if d.keyVals == nil {
+			d.keyVals = map[string]Value{}
+		}
+		d.keyVals[k] = key
+	}
+	d.Set(k, val)
+	return nil
+}
+
+// dictGet is d[key] for a key of any kind (not found for an unhashable one).
+func dictGet(d *Dict, key Value) (Value, bool) {
+	k, ok := DictKey(key)
+	if !ok {
+		return Undefined(), false
+	}
+	return d.Get(k)
 }
 
 // Get returns the value for key and reports whether it was found.
@@ -466,4 +585,23 @@ func FromGoValue(v any) Value {
 	}
 
 	return Undefined()
+}
+
+// JSONKey is the object key json.dumps writes for a dict key: the string,
+// or an int's digits, a float's repr, true/false, null (trajcompress patch).
+func JSONKey(key Value) string {
+	switch key.kind {
+	case KindString:
+		return key.AsString()
+	case KindBool:
+		if key.AsBool() {
+			return "true"
+		}
+		return "false"
+	case KindNone:
+		return "null"
+	case KindFloat:
+		return pyFloatRepr(key.AsFloat())
+	}
+	return printValue(key)
 }

@@ -236,7 +236,7 @@ func (r *Renderer) render(rec *traj.Record, turns []traj.Turn, system string) ([
 	formatting := r.opts.Formatting
 	if formatting == "" {
 		formatting = "sharegpt"
-		if rec.Dialect == traj.DialectOpenAI {
+		if rec.Dialect.Form() == traj.FormMessage {
 			formatting = "openai"
 		}
 	}

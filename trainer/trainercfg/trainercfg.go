@@ -466,6 +466,10 @@ func (r *reader) dataset(def Dataset) Dataset {
 		pick = 0
 	}
 	e := entries[pick]
+	if msg := checkDataset(e); msg != "" {
+		r.fail("datasets", fmt.Sprintf("entry %d: %s", pick, msg))
+		return def
+	}
 	d := def
 	get := func(k string) string {
 		s, _ := e[k].(string)
@@ -517,11 +521,102 @@ func (r *reader) dataset(def Dataset) Dataset {
 	}
 	d.TrainOnEOS = eos("train_on_eos", "turn")
 	d.TrainOnEOT = eos("train_on_eot", d.TrainOnEOS)
-	d.DropSystemMessage, _ = e["drop_system_message"].(bool)
-	d.SplitThinking, _ = e["split_thinking"].(bool)
+	d.DropSystemMessage, _ = pyBool(e["drop_system_message"])
+	d.SplitThinking, _ = pyBool(e["split_thinking"])
 	d.TemplateName = get("chat_template")
 	d.TemplateJinja = get("chat_template_jinja")
 	return d
+}
+
+// checkDataset says what is wrong with the types of a dataset entry's keys
+// that change a count ("" when nothing), with the types axolotl's config
+// schema gives them (src/axolotl/utils/schemas/datasets.py, SFTDataset,
+// at commit 067b021c): strings, a mapping of strings, a list of strings, a
+// mapping of role to a list of names, a boolean (a string pydantic reads
+// as one, such as "true" or "no", too: drop_system_message reads it), and
+// train_on_eos / train_on_eot one of all, turn, last (the schema's) or
+// none (which chat_template.py's labelling also handles). A key given as
+// null is absent. Without this a mistyped roles mapping was ignored and
+// every turn it named was counted as a role the template does not render.
+func checkDataset(e map[string]any) string {
+	for _, k := range []string{"type", "field_messages", "field_tools", "message_field_role", "message_field_content",
+		"message_field_training", "message_field_training_detail", "chat_template", "chat_template_jinja"} {
+		if v, ok := e[k]; ok && v != nil {
+			if _, ok := v.(string); !ok {
+				return fmt.Sprintf("%s: want a string, got %v", k, v)
+			}
+		}
+	}
+	isStrings := func(v any) bool {
+		l, ok := v.([]any)
+		for _, x := range l {
+			if _, s := x.(string); !s {
+				return false
+			}
+		}
+		return ok
+	}
+	if v, ok := e["roles_to_train"]; ok && v != nil && !isStrings(v) {
+		return fmt.Sprintf("roles_to_train: want a list of roles, got %v", v)
+	}
+	if v, ok := e["message_property_mappings"]; ok && v != nil {
+		m, ok := v.(map[string]any)
+		for _, x := range m {
+			if _, s := x.(string); !s {
+				ok = false
+			}
+		}
+		if !ok {
+			return fmt.Sprintf("message_property_mappings: want a mapping of property to field name, got %v", v)
+		}
+	}
+	if v, ok := e["roles"]; ok && v != nil {
+		m, ok := v.(map[string]any)
+		for _, x := range m {
+			if !isStrings(x) {
+				ok = false
+			}
+		}
+		if !ok {
+			return fmt.Sprintf("roles: want a mapping of role to a list of names (assistant: [gpt, model]), got %v", v)
+		}
+	}
+	for _, k := range []string{"drop_system_message", "split_thinking"} {
+		if v, ok := e[k]; ok && v != nil {
+			if _, ok := pyBool(v); !ok {
+				return fmt.Sprintf("%s: want true or false, got %v", k, v)
+			}
+		}
+	}
+	for _, k := range []string{"train_on_eos", "train_on_eot"} {
+		if v, ok := e[k]; ok && v != nil {
+			switch v {
+			case "all", "turn", "last", "none":
+			default:
+				return fmt.Sprintf("%s: want all, turn, last or none, got %v", k, v)
+			}
+		}
+	}
+	return ""
+}
+
+// pyBool is v as pydantic's lax mode reads a bool: true, false, 0, 1 or
+// one of its strings (case aside).
+func pyBool(v any) (b, ok bool) {
+	switch v := v.(type) {
+	case bool:
+		return v, true
+	case int:
+		return v == 1, v == 0 || v == 1
+	case string:
+		switch strings.ToLower(v) {
+		case "1", "on", "t", "true", "y", "yes":
+			return true, true
+		case "0", "off", "f", "false", "n", "no":
+			return false, true
+		}
+	}
+	return false, false
 }
 
 // stringList keeps the strings of a YAML list.

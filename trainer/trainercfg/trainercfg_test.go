@@ -132,6 +132,14 @@ func TestParseErrors(t *testing.T) {
 		{"- a\n", "a mapping"},
 		{"template: [a]\n", "f.yaml:1: template: want a single value"},
 		{"template: qwen3\nmask_history: true\ntrain_on_prompt: true\n", "incompatible"},
+		// axolotl dataset keys of the wrong type, as its schema refuses them.
+		{"base_model: m\ndatasets:\n  - path: x\n    roles: 5\n", "f.yaml:3: datasets: entry 0: roles: want a mapping of role to a list of names"},
+		{"base_model: m\ndatasets:\n  - path: x\n    roles: {assistant: gpt}\n", "entry 0: roles: want a mapping"},
+		{"base_model: m\ndatasets:\n  - path: x\n    roles_to_train: gpt\n", "entry 0: roles_to_train: want a list of roles"},
+		{"base_model: m\ndatasets:\n  - path: x\n    drop_system_message: maybe\n", "drop_system_message: want true or false"},
+		{"base_model: m\ndatasets:\n  - path: x\n    train_on_eos: maybe\n", "train_on_eos: want all, turn, last or none"},
+		{"base_model: m\ndatasets:\n  - path: x\n    message_property_mappings: {role: [from]}\n", "message_property_mappings: want a mapping"},
+		{"base_model: m\ndatasets:\n  - path: x\n    field_messages: [a]\n", "field_messages: want a string"},
 	} {
 		_, err := Parse("f.yaml", []byte(tc.y), "")
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -184,5 +192,16 @@ func TestParseDatasetInfo(t *testing.T) {
 	}
 	if _, err := ParseDatasetInfo("dataset_info.json", b, "nope"); err == nil {
 		t.Error("missing dataset: no error")
+	}
+}
+
+// TestAxolotlLaxBools: drop_system_message as pydantic's lax mode reads a
+// bool, so a config axolotl accepts is read the same.
+func TestAxolotlLaxBools(t *testing.T) {
+	for y, want := range map[string]bool{"true": true, "\"yes\"": true, "1": true, "\"off\"": false, "false": false} {
+		s, err := Parse("f.yaml", []byte("base_model: m\ndatasets:\n  - path: x\n    drop_system_message: "+y+"\n"), "")
+		if err != nil || s.Dataset.DropSystemMessage != want {
+			t.Errorf("drop_system_message: %s: got %v, %v; want %v", y, s.Dataset.DropSystemMessage, err, want)
+		}
 	}
 }

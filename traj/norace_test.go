@@ -1,0 +1,5 @@
+//go:build !race
+
+package traj
+
+const raceEnabled = false

@@ -69,9 +69,13 @@ lint: $(GOLANGCI)
 # (CONTRIBUTING.md, "The SIMD paths").
 REQUIRE_AVX512 := $(shell grep -qw avx512vbmi /proc/cpuinfo 2>/dev/null && echo 1)
 
+# chattemplate and trainview run once, in test-templates, after their
+# references (python3-jinja2, the npm packages) are set up: here they
+# would run their jinja2 corpus a first time with half of them skipped.
+TEMPLATE_PKGS := ./chattemplate ./trainview
 test-go:
 	$(GO) test -race -short $(RACE_PKGS)
-	TRAJCOMPRESS_REQUIRE_AVX512=$(REQUIRE_AVX512) $(GO) test ./...
+	TRAJCOMPRESS_REQUIRE_AVX512=$(REQUIRE_AVX512) $(GO) test $$($(GO) list ./... | grep -v -e '/chattemplate$$' -e '/trainview$$')
 	cd third_party/jinja && $(GO) test ./...
 
 # redact without its assembly (build tag purego): the plain Go kernel
@@ -85,7 +89,9 @@ test-purego:
 # prism, in process, against the pool. Beam raises some of our
 # dependencies (golang.org/x/text, klauspost/compress, flatbuffers, xxh3),
 # so the record path's own tests run again under the Beam module's
-# versions: the pipeline's records are the tool's. Cold cost (downloads,
+# versions, with -short (every tokenizer kind's golden texts, the formats'
+# round trips; the real-data samples ran in test-go): the pipeline's
+# records are the tool's. Cold cost (downloads,
 # build, tests) in bench/README.md, "Beam".
 BEAM_SHARED := tokenize/... format/... traj snap pipeline metrics
 # The prism tests are built here (downloading what they need), then run in
@@ -97,7 +103,7 @@ BEAM_SHARED := tokenize/... format/... traj snap pipeline metrics
 test-beam: build
 	cd beam && $(GO) test -c -o ../bin/trajbeam.test ./trajbeam
 	cd beam/trajbeam && testdata=../testdata && TRAJCOMPRESS_BIN=$(abspath $(BIN)) $$testdata/isolated.sh ../../bin/trajbeam.test -test.count=1
-	cd beam && $(GO) test $(addprefix github.com/trajcompress/trajcompress/,$(BEAM_SHARED))
+	cd beam && $(GO) test -short $(addprefix github.com/trajcompress/trajcompress/,$(BEAM_SHARED))
 
 # Reads our Parquet/Arrow output with readers nobody here wrote (npm
 # hyparquet, apache-arrow): the library's own test files, then what the CLI
@@ -119,7 +125,7 @@ test-node: build
 # (trainview/testdata/counts).
 test-templates:
 	chattemplate/testdata/ref/setup.sh
-	$(GO) test -count=1 ./chattemplate ./trainview
+	$(GO) test -count=1 $(TEMPLATE_PKGS)
 
 # Opens HTML reports (the example, an empty run, an all-rejected run, the
 # example against its baseline, a million synthetic records) in headless

@@ -97,14 +97,19 @@ const (
 	ReasonEmpty        = "invalid_example"       // supervised.py: "Dropped invalid example"
 )
 
+// leadingSystem is both converters' start: a first message under the
+// system tag is the system prompt (the dataset's system column
+// otherwise), and the messages after it, off of them taken.
+func leadingSystem(msgs []value, g Tags, system string) (sys value, rest []value, off int) {
+	if g.System != "" && len(msgs) != 0 && tagIs(field(msgs[0], g.Role), g.System) {
+		return field(msgs[0], g.Content), msgs[1:], 1
+	}
+	return pyStr(system), msgs, 0
+}
+
 // sharegpt is SharegptDatasetConverter.__call__ (not ranking, not KTO).
 func sharegpt(msgs []value, g Tags, system string, tools value) (example, error) {
-	sys := pyStr(system)
-	off := 0
-	if g.System != "" && len(msgs) != 0 && tagIs(field(msgs[0], g.Role), g.System) {
-		sys = field(msgs[0], g.Content)
-		msgs, off = msgs[1:], 1
-	}
+	sys, msgs, off := leadingSystem(msgs, g, system)
 	var aligned []message
 	skip := ""
 	for i, m := range msgs {
@@ -132,12 +137,7 @@ func sharegpt(msgs []value, g Tags, system string, tools value) (example, error)
 
 // openai is OpenAIDatasetConverter.__call__ (not ranking, not KTO).
 func openai(msgs []value, g Tags, system string, tools value) (example, error) {
-	sys := pyStr(system)
-	off := 0
-	if g.System != "" && len(msgs) != 0 && tagIs(field(msgs[0], g.Role), g.System) {
-		sys = field(msgs[0], g.Content)
-		msgs, off = msgs[1:], 1
-	}
+	sys, msgs, off := leadingSystem(msgs, g, system)
 	var aligned []message
 	var responses []value
 	firstResp := 0

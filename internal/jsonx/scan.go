@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -177,8 +178,20 @@ func Find(ms []Member, name string) (Member, bool) {
 // becomes U+FFFD. The result shares raw's memory when raw has no escapes:
 // raw must not change afterwards.
 func Unquote(raw []byte) (string, bool) {
+	s, _, ok := UnquotePy(raw)
+	return s, ok
+}
+
+// UnquotePy is [Unquote] that also reports whether raw is the literal
+// Python's json.dumps(s, ensure_ascii=False) writes for the decoded s: its
+// escapes are only \", \\, \b, \f, \n, \r, \t and, for the other
+// bytes below 0x20, \u00xx in lower-case hex (no \/, no \u escape of
+// anything else), and it holds no raw byte below 0x20 (valid JSON holds
+// none; it is not checked). Then raw itself is s written by json.dumps
+// (a template's tojson), and need not be written again.
+func UnquotePy(raw []byte) (string, bool, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
+		return "", false, false
 	}
 	s := raw[1 : len(raw)-1]
 	esc := bytes.IndexByte(s, '\\')
@@ -186,10 +199,37 @@ func Unquote(raw []byte) (string, bool) {
 		// No escapes: the text is the bytes themselves. The caller never
 		// changes raw afterwards (the contract above), so the string can
 		// share its memory instead of copying it.
-		return unsafe.String(unsafe.SliceData(s), len(s)), true
+		return unsafe.String(unsafe.SliceData(s), len(s)), true, true
 	}
-	out := make([]byte, 0, len(s))
-	out = append(out, s[:esc]...)
+	out, py, ok := unquoteFrom(make([]byte, 0, len(s)), s, esc)
+	if !ok {
+		return "", false, false
+	}
+	// out is this call's own buffer and is never written again: the
+	// string takes it over instead of copying it.
+	return unsafe.String(unsafe.SliceData(out), len(out)), py, true
+}
+
+// AppendUnquotePy is [UnquotePy] appending the decoded text to dst (which
+// needs at most len(raw)-2 more bytes) instead of making a string of it:
+// a caller decoding many literals can give them one buffer.
+func AppendUnquotePy(dst, raw []byte) ([]byte, bool, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return dst, false, false
+	}
+	s := raw[1 : len(raw)-1]
+	esc := bytes.IndexByte(s, '\\')
+	if esc < 0 {
+		return append(dst, s...), true, true
+	}
+	return unquoteFrom(dst, s, esc)
+}
+
+// unquoteFrom appends to dst the text of a literal's inside s, whose first
+// escape is at esc.
+func unquoteFrom(dst, s []byte, esc int) ([]byte, bool, bool) {
+	py := true
+	out := append(dst, s[:esc]...)
 	for i := esc; i < len(s); {
 		if s[i] != '\\' {
 			// Copy the run up to the next escape in one go.
@@ -202,11 +242,14 @@ func Unquote(raw []byte) (string, bool) {
 			i += j
 		}
 		if i+1 >= len(s) {
-			return "", false
+			return dst, false, false
 		}
 		switch s[i+1] {
-		case '"', '\\', '/':
+		case '"', '\\':
 			out = append(out, s[i+1])
+		case '/':
+			out = append(out, '/')
+			py = false
 		case 'b':
 			out = append(out, '\b')
 		case 'f':
@@ -220,7 +263,10 @@ func Unquote(raw []byte) (string, bool) {
 		case 'u':
 			r, ok := hex4(s, i+2)
 			if !ok {
-				return "", false
+				return dst, false, false
+			}
+			if py && !pyControlEscape(s[i+2:i+6], r) {
+				py = false
 			}
 			i += 6
 			if utf16.IsSurrogate(r) {
@@ -236,13 +282,42 @@ func Unquote(raw []byte) (string, bool) {
 			out = utf8.AppendRune(out, r)
 			continue
 		default:
-			return "", false
+			return dst, false, false
 		}
 		i += 2
 	}
-	// out is this call's own buffer and is never written again: the
-	// string takes it over instead of copying it.
-	return unsafe.String(unsafe.SliceData(out), len(out)), true
+	return out, py, true
+}
+
+// pyControlEscape reports whether the four hex digits h of a \u escape of
+// r are how json.dumps writes r: a byte below 0x20 that has no short
+// escape (\b, \f, \n, \r, \t), in lower case.
+func pyControlEscape(h []byte, r rune) bool {
+	const hex = "0123456789abcdef"
+	switch r {
+	case '\b', '\f', '\n', '\r', '\t':
+		return false
+	}
+	return r < 0x20 && h[0] == '0' && h[1] == '0' && h[2] == hex[r>>4] && h[3] == hex[r&0xf]
+}
+
+// IndexSpecial returns the index of the first byte of s that JSON must
+// escape in a string ('"', '\\' or a byte below 0x20), or -1: eight
+// bytes at a time.
+func IndexSpecial(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
+		if m := specialMask(x); m != 0 {
+			return i + bits.TrailingZeros64(m)>>3
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return i
+		}
+	}
+	return -1
 }
 
 func lowSurrogate(s []byte, i int) (rune, bool) {

@@ -75,3 +75,97 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// pyDumps is json.dumps(s, ensure_ascii=False) of valid UTF-8 s, written
+// rune by rune with PyEscape: the reference UnquotePy's report is checked
+// against.
+func pyDumps(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for _, r := range s {
+		if r < 0x20 || r == '"' || r == '\\' {
+			PyEscape(&b, r)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// TestUnquotePy: a literal is reported as json.dumps's exactly when it is
+// the one json.dumps(s, ensure_ascii=False) writes for what it decodes
+// to; the decoded text is Unquote's either way.
+func TestUnquotePy(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		py bool
+	}{
+		{`"plain é中"`, true},
+		{`""`, true},
+		{`"a\"b\\c\b\f\n\r\t"`, true},
+		{`"\u0000\u001b\u001f\u000b"`, true},
+		{`"\u001B"`, false}, // upper-case hex
+		{`"\u000a"`, false}, // \n has a short form
+		{`"\u0008"`, false}, // \b too
+		{`"a\/b"`, false},
+		{`"\u00e9"`, false},
+		{`"\ud83d\ude00"`, false},
+		{`"\u0020"`, false},
+		{`"x\ny"`, true},
+	} {
+		s, py, ok := UnquotePy([]byte(c.in))
+		want, _ := Unquote([]byte(c.in))
+		if !ok || s != want || py != c.py {
+			t.Errorf("UnquotePy(%s) = %q, %v, %v; want %q, %v", c.in, s, py, ok, want, c.py)
+		}
+		if py && pyDumps(s) != c.in {
+			t.Errorf("UnquotePy(%s): json.dumps writes %s", c.in, pyDumps(s))
+		}
+	}
+}
+
+// FuzzUnquotePy: on valid UTF-8 string literals, UnquotePy decodes as
+// Unquote (AppendUnquotePy too, after what its buffer holds), and reports json.dumps's form exactly when writing the decoded
+// text again as json.dumps does gives the literal back.
+func FuzzUnquotePy(f *testing.F) {
+	for _, s := range []string{`"a\nb"`, `"\u00e9\ud83d\ude00"`, `"x\\y\"z"`, `"\u001f\u001F"`, `"plain"`, `"a\/b\b"`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !json.Valid([]byte(s)) || len(s) == 0 || s[0] != '"' || skipString([]byte(s), 0) != len(s) || !utf8.ValidString(s) {
+			return
+		}
+		got, py, ok := UnquotePy([]byte(s))
+		want, ok2 := Unquote([]byte(s))
+		if ok != ok2 || got != want {
+			t.Fatalf("UnquotePy(%q) = %q, %v; Unquote %q, %v", s, got, ok, want, ok2)
+		}
+		if py != (pyDumps(got) == s) {
+			t.Fatalf("UnquotePy(%q) says json.dumps's form %v; json.dumps writes %q", s, py, pyDumps(got))
+		}
+		app, apy, aok := AppendUnquotePy([]byte("pre"), []byte(s))
+		if string(app) != "pre"+got || apy != py || aok != ok {
+			t.Fatalf("AppendUnquotePy(pre, %q) = %q, %v, %v; UnquotePy %q, %v, %v", s, app, apy, aok, got, py, ok)
+		}
+	})
+}
+
+// TestIndexSpecial: the first '"', '\\' or control byte, at every place
+// around the eight-byte words and with bytes above 0x7f before it.
+func TestIndexSpecial(t *testing.T) {
+	for n := range 20 {
+		for at := -1; at < n; at++ {
+			for _, c := range []byte{'"', '\\', 0, '\n', 0x1f} {
+				b := []byte(strings.Repeat("aé ~\x7f", n)[:n])
+				if at >= 0 {
+					b[at] = c
+				}
+				// The filler holds no byte to escape (é is 0xc3 0xa9).
+				if got := IndexSpecial(string(b)); got != at {
+					t.Fatalf("IndexSpecial(%q) = %d, want %d", b, got, at)
+				}
+			}
+		}
+	}
+}

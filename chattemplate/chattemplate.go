@@ -215,13 +215,13 @@ var ErrTemplate = errors.New("chat template")
 // numbers their integer or float kind, as Python's json module would give
 // them to the template.
 func (t *Template) Render(messages, tools json.RawMessage) (string, error) {
-	return t.render(context.Background(), messages, tools, FromJSON)
+	return t.render(context.Background(), messages, tools, false)
 }
 
 // RenderContext is Render stopped when ctx is done: it then returns ctx's
 // error, not an ErrTemplate.
 func (t *Template) RenderContext(ctx context.Context, messages, tools json.RawMessage) (string, error) {
-	return t.render(ctx, messages, tools, FromJSON)
+	return t.render(ctx, messages, tools, false)
 }
 
 // RenderValid is Render for messages and tools known to be valid JSON (as
@@ -230,16 +230,24 @@ func (t *Template) RenderContext(ctx context.Context, messages, tools json.RawMe
 // and their strings are not copied: they must not change during the call
 // (nothing of them is kept after it).
 func (t *Template) RenderValid(messages, tools json.RawMessage) (string, error) {
-	return t.render(context.Background(), messages, tools, fromValidJSONShared)
+	return t.render(context.Background(), messages, tools, true)
 }
 
 // RenderValidContext is RenderValid stopped when ctx is done, as
 // RenderContext.
 func (t *Template) RenderValidContext(ctx context.Context, messages, tools json.RawMessage) (string, error) {
-	return t.render(ctx, messages, tools, fromValidJSONShared)
+	return t.render(ctx, messages, tools, true)
 }
 
-func (t *Template) render(ctx context.Context, messages, tools json.RawMessage, decode func([]byte) (jinja.Value, error)) (string, error) {
+// render renders as Render; with shared, as RenderValid.
+func (t *Template) render(ctx context.Context, messages, tools json.RawMessage, shared bool) (string, error) {
+	var forms *rawForms
+	decode := func(data []byte) (jinja.Value, error) { return FromJSON(data) }
+	if shared {
+		forms = getForms(len(messages) + len(tools))
+		defer forms.release()
+		decode = func(data []byte) (jinja.Value, error) { return fromValidJSONShared(data, forms) }
+	}
 	msgs, err := decode(messages)
 	if err != nil {
 		return "", fmt.Errorf("messages: %w", err)
@@ -274,7 +282,7 @@ func (t *Template) render(ctx context.Context, messages, tools json.RawMessage, 
 	data["add_generation_prompt"] = jinja.NewBool(false)
 	data["strftime_now"] = jinja.NewCallable("strftime_now", t.strftimeNow)
 	data["raise_exception"] = jinja.NewCallable("raise_exception", raiseException)
-	toJSON := jinja.NewCallable("tojson", filterToJSON)
+	toJSON := jinja.NewCallable("tojson", toJSONWith(forms))
 	data[hfToJSON] = toJSON
 	// map('tojson') names the filter by a string, which the renaming of
 	// the tags does not reach.

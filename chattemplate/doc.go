@@ -97,6 +97,15 @@
 // milliseconds. PATCHES.md lists the engine's budget rules and the known
 // differences of the engine from jinja2.
 //
+// RenderValid (what trainview renders with) shares the strings of its JSON
+// without escapes, decodes those with escapes into one buffer per render
+// (reused by a later render: nothing of a render may keep a string of its
+// input), and tojson of a string of that JSON whose literal there is the
+// one Python's json.dumps(ensure_ascii=False) writes copies the literal
+// instead of writing the string again: Llama-3.1's template prints every
+// tool result through tojson. Its texts are Render's: the real-data test
+// compares both with jinja2.
+//
 // # Conformance with jinja2
 //
 // Beyond the five templates above, three tests compare the engine with

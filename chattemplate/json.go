@@ -9,7 +9,9 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 
@@ -36,30 +38,166 @@ func FromJSON(data []byte) (jinja.Value, error) {
 // fromValidJSON is FromJSON for data json.Valid accepts. Given invalid
 // JSON it returns an error or a value, never panics.
 func fromValidJSON(data []byte) (v jinja.Value, err error) {
-	return parseValid(data, false)
+	return parseValid(data, false, nil)
 }
 
 // parseValid is fromValidJSON; with alias set, the strings of the value
-// share data's memory (data must not change while the value is in use).
-func parseValid(data []byte, alias bool) (v jinja.Value, err error) {
+// share data's memory (data must not change while the value is in use),
+// and forms, when not nil, learns the literals of its long strings.
+func parseValid(data []byte, alias bool, forms *rawForms) (v jinja.Value, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			v, err = jinja.Undefined(), fmt.Errorf("invalid JSON (%v)", r)
 		}
 	}()
 	p := jsonParser{b: data, alias: alias}
+	if alias && forms != nil {
+		p.forms = forms
+		forms.srcs = append(forms.srcs, data)
+	}
 	return p.value()
 }
 
 // fromValidJSONShared is fromValidJSON whose strings share data's memory:
-// for a render, which drops the values before it returns.
-func fromValidJSONShared(data []byte) (jinja.Value, error) { return parseValid(data, true) }
+// for a render, which drops the values before it returns. forms (may be
+// nil) holds the strings with escapes and learns their literals.
+func fromValidJSONShared(data []byte, forms *rawForms) (jinja.Value, error) {
+	return parseValid(data, true, forms)
+}
+
+// rawForms is where the strings of a render's JSON are, so that tojson of
+// one whose literal there is the one Python's json.dumps(s,
+// ensure_ascii=False) writes takes that literal as it is instead of
+// writing the string again (a tool result printed through tojson, as
+// Llama-3.1's template prints each one, is a long string decoded from the
+// JSON and encoded back unchanged).
+//
+// A string without escapes is its literal's bytes in the JSON (srcs); a
+// string with escapes is decoded into one buffer for the render (arena,
+// which spares an allocation per string), and those whose literal is
+// json.dumps's (jsonx.UnquotePy) are listed in arena order (lits).
+// Strings are known by where their bytes are, not by their text: nothing
+// is hashed, and a string the template makes is never taken for one of
+// these (a slice of one is told apart by its place and length, a
+// concatenation is elsewhere). The literals and the arena live as long as
+// the values (see RenderValid): a rawForms is reused by the next render
+// (formsPool), so nothing of a render may keep a string of its JSON, which
+// the shared JSON already requires.
+type rawForms struct {
+	srcs  [][]byte   // the JSON texts parsed
+	need  int        // their total length: room enough for every decoded string
+	arena []byte     // the decoded strings with escapes, one after the other
+	lits  []arenaLit // those of arena's strings whose literal is json.dumps's, by off
+}
+
+// arenaLit is a string of the arena, at off, n bytes long, and its literal
+// in the JSON.
+type arenaLit struct {
+	off, n int
+	lit    string
+}
+
+// formsPool keeps the rawForms of finished renders: their arena and list
+// are reused, not made again for each record.
+var formsPool = sync.Pool{New: func() any { return new(rawForms) }}
+
+// getForms is a rawForms from formsPool for the render of JSON texts of n
+// bytes in all.
+func getForms(n int) *rawForms {
+	r := formsPool.Get().(*rawForms)
+	r.need = n
+	return r
+}
+
+// release empties r (it holds nothing of the render after) and gives it
+// back to formsPool.
+func (r *rawForms) release() {
+	clear(r.srcs)
+	r.srcs = r.srcs[:0]
+	clear(r.lits)
+	r.lits = r.lits[:0]
+	r.arena = r.arena[:0]
+	formsPool.Put(r)
+}
+
+// rawFormMin is the shortest string tojson looks up: shorter ones are
+// written again about as fast.
+const rawFormMin = 32
+
+// decode decodes the literal raw, which has escapes, into the arena; ok
+// is false when the arena has no room for it (then the caller decodes it
+// on its own). A long string whose literal is json.dumps's is listed.
+func (r *rawForms) decode(raw []byte) (s string, py, ok bool) {
+	if cap(r.arena) < r.need {
+		r.arena = make([]byte, 0, r.need)
+	}
+	start := len(r.arena)
+	if cap(r.arena)-start < len(raw) {
+		return "", false, false
+	}
+	r.arena, py, ok = jsonx.AppendUnquotePy(r.arena, raw)
+	if !ok {
+		r.arena = r.arena[:start]
+		return "", false, false
+	}
+	n := len(r.arena) - start
+	if n == 0 {
+		return "", py, true
+	}
+	s = unsafe.String(&r.arena[start], n)
+	if py && n >= rawFormMin {
+		r.lits = append(r.lits, arenaLit{start, n, unsafe.String(unsafe.SliceData(raw), len(raw))})
+	}
+	return s, py, true
+}
+
+// find returns the JSON literal of s when s is a string of the render's
+// JSON (not a part of one) whose literal is json.dumps's.
+//
+// In a JSON text, s must be a string without escapes (the parser makes no
+// other string there) or a part of one; it is the whole string exactly
+// when a quote is just before and just after it, since such a string
+// holds no quote. Its literal, those bytes with the quotes, is
+// json.dumps's: it holds no '"', no '\\', and (the JSON being valid) no
+// control byte, and the parser shares only valid UTF-8.
+func (r *rawForms) find(s string) (string, bool) {
+	n := len(s)
+	if r == nil || n < rawFormMin {
+		return "", false
+	}
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	for _, b := range r.srcs {
+		base := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+		if p <= base || p+uintptr(n) >= base+uintptr(len(b)) {
+			continue
+		}
+		off := int(p - base)
+		if b[off-1] != '"' || b[off+n] != '"' {
+			return "", false
+		}
+		return unsafe.String(&b[off-1], n+2), true
+	}
+	if len(r.arena) == 0 {
+		return "", false
+	}
+	base := uintptr(unsafe.Pointer(unsafe.SliceData(r.arena)))
+	if p < base || p+uintptr(n) > base+uintptr(len(r.arena)) {
+		return "", false
+	}
+	off := int(p - base)
+	i := sort.Search(len(r.lits), func(i int) bool { return r.lits[i].off >= off })
+	if i == len(r.lits) || r.lits[i].off != off || r.lits[i].n != n {
+		return "", false
+	}
+	return r.lits[i].lit, true
+}
 
 // jsonParser reads JSON that json.Valid accepted, so it checks nothing.
 type jsonParser struct {
 	b     []byte
 	i     int
-	alias bool // strings share b's memory (see str)
+	alias bool      // strings share b's memory (see str)
+	forms *rawForms // when not nil, holds the strings with escapes (only with alias)
 }
 
 func (p *jsonParser) space() { p.i = jsonx.SkipSpace(p.b, p.i) }
@@ -158,8 +296,14 @@ func (p *jsonParser) str() (string, error) {
 		err := json.Unmarshal(raw, &s)
 		return s, err
 	}
-	if !p.alias && bytes.IndexByte(raw, '\\') < 0 && len(raw) >= 2 {
+	esc := bytes.IndexByte(raw, '\\') >= 0
+	if !p.alias && !esc && len(raw) >= 2 {
 		return string(raw[1 : len(raw)-1]), nil
+	}
+	if esc && p.forms != nil {
+		if s, _, ok := p.forms.decode(raw); ok {
+			return s, nil
+		}
 	}
 	s, ok := jsonx.Unquote(raw)
 	if !ok {
@@ -172,10 +316,22 @@ func (p *jsonParser) str() (string, error) {
 // ensure_ascii=False, indent=None, separators=None, sort_keys=False), each
 // keyword settable from the template.
 func filterToJSON(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Value, error) {
+	return toJSON(nil, args, kwargs)
+}
+
+// toJSONWith is filterToJSON for a render whose JSON's string literals
+// forms holds: those are taken as they are (rawForms).
+func toJSONWith(forms *rawForms) func([]jinja.Value, map[string]jinja.Value) (jinja.Value, error) {
+	return func(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Value, error) {
+		return toJSON(forms, args, kwargs)
+	}
+}
+
+func toJSON(forms *rawForms, args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Value, error) {
 	if len(args) == 0 {
 		return jinja.Undefined(), errors.New("tojson: no value")
 	}
-	o := dumpOpts{itemSep: ", ", keySep: ": "}
+	o := dumpOpts{itemSep: ", ", keySep: ": ", forms: forms}
 	pos := args[1:] // positional: ensure_ascii, indent, separators, sort_keys
 	get := func(i int, name string) (jinja.Value, bool) {
 		if v, ok := kwargs[name]; ok {
@@ -211,6 +367,11 @@ func filterToJSON(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Valu
 	if v, ok := get(3, "sort_keys"); ok {
 		o.sortKeys = v.IsTruthy()
 	}
+	if v := args[0]; v.IsString() && !o.ascii {
+		if lit, ok := forms.find(v.AsString()); ok {
+			return jinja.NewString(lit), nil
+		}
+	}
 	var b strings.Builder
 	if err := o.dump(&b, args[0], 0); err != nil {
 		return jinja.Undefined(), err
@@ -221,6 +382,7 @@ func filterToJSON(args []jinja.Value, kwargs map[string]jinja.Value) (jinja.Valu
 type dumpOpts struct {
 	ascii, indented, sortKeys bool
 	indent, itemSep, keySep   string
+	forms                     *rawForms // the literals of the render's JSON strings, or nil
 }
 
 func (o *dumpOpts) newline(b *strings.Builder, level int) {
@@ -311,9 +473,15 @@ func (o *dumpOpts) dump(b *strings.Builder, v jinja.Value, level int) error {
 
 // str writes s as Python's json.dumps does.
 func (o *dumpOpts) str(b *strings.Builder, s string) {
-	if !o.ascii && utf8.ValidString(s) {
-		o.strUTF8(b, s)
-		return
+	if !o.ascii {
+		if lit, ok := o.forms.find(s); ok {
+			b.WriteString(lit)
+			return
+		}
+		if utf8.ValidString(s) {
+			o.strUTF8(b, s)
+			return
+		}
 	}
 	o.strRunes(b, s)
 }
@@ -345,15 +513,16 @@ func (o *dumpOpts) strRunes(b *strings.Builder, s string) {
 func (o *dumpOpts) strUTF8(b *strings.Builder, s string) {
 	b.Grow(len(s) + 2)
 	b.WriteByte('"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
-			b.WriteString(s[start:i])
-			jsonx.PyEscape(b, rune(c))
-			start = i + 1
+	for {
+		i := jsonx.IndexSpecial(s)
+		if i < 0 {
+			break
 		}
+		b.WriteString(s[:i])
+		jsonx.PyEscape(b, rune(s[i]))
+		s = s[i+1:]
 	}
-	b.WriteString(s[start:])
+	b.WriteString(s)
 	b.WriteByte('"')
 }
 

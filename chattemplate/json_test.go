@@ -3,6 +3,7 @@ package chattemplate
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -160,6 +161,74 @@ func TestToJSONStringRuns(t *testing.T) {
 		o.strRunes(&slow, s)
 		if fast.String() != slow.String() {
 			t.Fatalf("%q: %q, rune by rune %q", s, fast.String(), slow.String())
+		}
+	}
+}
+
+// tojson of a string of the render's JSON whose literal there is
+// json.dumps's takes that literal (rawForms); every other string, and
+// every string with ensure_ascii, is written again. RenderValid (which
+// takes literals) renders as Render (which does not), whatever the
+// literals' escapes and whatever the template makes of the strings.
+func TestToJSONRawForms(t *testing.T) {
+	long := strings.Repeat("x", rawFormMin)
+	contents := []string{
+		`"` + long + ` plain é中"`,
+		`"` + long + `\n\t\"\\ \b\f \u0000\u001f"`, // json.dumps's own escapes
+		`"` + long + `\/"`,                         // \/: not json.dumps's
+		`"` + long + `\u00e9"`,                     // an escape json.dumps does not write
+		`"` + long + `\u001F"`,                     // upper-case hex
+		`"` + long + `\u000a"`,                     // \n written long
+		`"` + long + `\ud83d\ude00"`,
+		`"short\n"`,
+		`"  ` + long + `  "`,
+	}
+	src := `{% for m in messages %}{{ m.content | tojson }}|{{ m.content[:rawmin] | tojson }}|{{ m.content[1:] | tojson }}|` +
+		`{{ m.content | trim | tojson }}|{{ m.content | tojson(ensure_ascii=true) }}|{{ m | tojson(indent=2) }}|` +
+		`{{ [m.content] | map('tojson') | join(',') }}|{{ (m.content + '') | tojson }}` + "\n{% endfor %}{{ tools | tojson }}"
+	tm, err := Parse("forms", strings.ReplaceAll(src, "rawmin", fmt.Sprint(rawFormMin)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, c := range contents {
+		msgs = append(msgs, `{"role": "user", "content": `+c+`, "extra": {"k": `+c+`}}`)
+	}
+	in := []byte("[" + strings.Join(msgs, ",") + "]")
+	tools := []byte(`[{"description": ` + contents[1] + `}, {"description": ` + contents[2] + `}]`)
+	want, err := tm.Render(in, tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tm.RenderValid(in, tools)
+	if err != nil || got != want {
+		t.Fatalf("RenderValid: %v\n%s\nRender:\n%s", err, got, want)
+	}
+
+	// Which strings are taken: those json.dumps writes as they are, of
+	// rawFormMin bytes and more, found only as themselves.
+	data := []byte("[" + strings.Join(contents, ",") + "]")
+	forms := getForms(len(data))
+	defer forms.release()
+	v, err := fromValidJSONShared(data, forms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := v.AsList().Items
+	for i, taken := range []bool{true, true, false, false, false, false, false, false, true} {
+		s := items[i].AsString()
+		lit, ok := forms.find(s)
+		if ok != taken || ok && lit != contents[i] {
+			t.Errorf("%s: find = %q, %v; want taken %v", contents[i], lit, ok, taken)
+		}
+		if _, ok := forms.find(s[:len(s)-1]); ok {
+			t.Errorf("%s: a prefix of it is taken for it", contents[i])
+		}
+		if _, ok := forms.find(s[1:]); ok {
+			t.Errorf("%s: a suffix of it is taken for it", contents[i])
+		}
+		if _, ok := forms.find(strings.Clone(s)); ok {
+			t.Errorf("%s: a copy of it is taken for it", contents[i])
 		}
 	}
 }

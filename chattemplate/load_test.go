@@ -108,8 +108,9 @@ func BenchmarkRender(b *testing.B) {
 	}
 }
 
-// One Template rendered from several goroutines gives each the same text
-// (run with -race): the CLI's workers will share a loaded template.
+// One Template rendered from several goroutines gives each the same text,
+// with Render and RenderValid (run with -race): the CLI's workers will
+// share a loaded template.
 func TestRenderConcurrent(t *testing.T) {
 	cases := readJSONL[testCase](t, filepath.Join("testdata", "cases.jsonl"))
 	tmpl := loadTestTemplate(t, "qwen3.tokenizer_config.json", "")
@@ -126,6 +127,10 @@ func TestRenderConcurrent(t *testing.T) {
 			for i, c := range cases {
 				if got, _ := tmpl.Render(c.Messages, c.Tools); got != want[i] {
 					errs <- c.Name
+				}
+				// RenderValid's renders share pooled buffers (rawForms).
+				if got, _ := tmpl.RenderValid(c.Messages, c.Tools); got != want[i] {
+					errs <- c.Name + " (RenderValid)"
 				}
 			}
 		}()

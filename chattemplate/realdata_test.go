@@ -147,6 +147,11 @@ func TestRealDataMatchesJinja2(t *testing.T) {
 			for i, c := range cases {
 				g := golden[i]
 				got, err := tmpl.Render(c.Messages, c.Tools)
+				// RenderValid (what trainview renders with: shared strings,
+				// tojson taking their JSON literals) gives the same text.
+				if gotValid, errValid := tmpl.RenderValid(c.Messages, c.Tools); gotValid != got || (errValid == nil) != (err == nil) {
+					t.Errorf("%s: RenderValid %v differs from Render %v at %s", c.Name, errValid, err, diffAt(got, gotValid))
+				}
 				switch {
 				case g.Error != nil && err != nil && raisesItself(tmpl, *g.Error) && !strings.Contains(err.Error(), *g.Error):
 					t.Errorf("%s: error %q, want the template's message %q", c.Name, err, *g.Error)

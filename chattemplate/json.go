@@ -209,6 +209,7 @@ func (p *jsonParser) value() (jinja.Value, error) {
 		p.i++
 		out := jinja.NewDict()
 		m := out.AsDict()
+		m.Keys = make([]string, 0, 4) // a message's role, content and a few more: one allocation
 		for {
 			p.space()
 			if p.b[p.i] == '}' {

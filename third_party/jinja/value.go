@@ -449,10 +449,13 @@ func (d *Dict) Get(key string) (Value, bool) {
 // Set inserts or updates a key-value pair. New keys are appended to the
 // insertion-order list.
 func (d *Dict) Set(key string, val Value) {
-	if _, ok := d.Data[key]; !ok {
+	// trajcompress patch: one map operation, not a look-up then a store
+	// (the map grows exactly when the key is new).
+	n := len(d.Data)
+	d.Data[key] = val
+	if len(d.Data) != n {
 		d.Keys = append(d.Keys, key)
 	}
-	d.Data[key] = val
 }
 
 // Has reports whether key exists in the dict.

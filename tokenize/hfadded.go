@@ -2,6 +2,7 @@ package tokenize
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -26,8 +27,23 @@ type addedTrie struct {
 }
 
 type trieNode struct {
-	edges map[byte]int32
-	id    int32 // token id ending here, or -1
+	edges []trieEdge // by byte, ascending (most nodes have one)
+	id    int32      // token id ending here, or -1
+}
+
+type trieEdge struct {
+	b  byte
+	to int32
+}
+
+// child returns the node that byte c leads to from node n.
+func (t *addedTrie) child(n int32, c byte) (int32, bool) {
+	for _, e := range t.nodes[n].edges {
+		if e.b >= c {
+			return e.to, e.b == c
+		}
+	}
+	return 0, false
 }
 
 func newAddedTrie() *addedTrie {
@@ -54,14 +70,13 @@ func (t *addedTrie) add(tok string, id int) {
 	}
 	n := int32(0)
 	for i := 0; i < len(tok); i++ {
-		if t.nodes[n].edges == nil {
-			t.nodes[n].edges = map[byte]int32{}
-		}
-		c, ok := t.nodes[n].edges[tok[i]]
+		c, ok := t.child(n, tok[i])
 		if !ok {
 			c = int32(len(t.nodes))
 			t.nodes = append(t.nodes, trieNode{id: -1})
-			t.nodes[n].edges[tok[i]] = c
+			es := t.nodes[n].edges
+			k, _ := slices.BinarySearchFunc(es, tok[i], func(e trieEdge, b byte) int { return int(e.b) - int(b) })
+			t.nodes[n].edges = slices.Insert(es, k, trieEdge{tok[i], c})
 		}
 		n = c
 	}
@@ -89,7 +104,7 @@ func (t *addedTrie) find(s string, i int) (start, end, id int) {
 		}
 		n, best, bestID := int32(0), -1, -1
 		for j := i; j < len(s); j++ {
-			c, ok := t.nodes[n].edges[s[j]]
+			c, ok := t.child(n, s[j])
 			if !ok {
 				break
 			}

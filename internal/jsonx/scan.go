@@ -365,12 +365,19 @@ func AppendStringKeep(dst []byte, s string) []byte { return appendString(dst, s,
 func appendString(dst []byte, s string, repair bool) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
+	// Bytes >= 0x80 stop the word loop only when invalid UTF-8 is to be
+	// repaired; kept as they are, they are never escaped.
+	var stopHigh uint64 = high8
+	if !repair {
+		stopHigh = 0
+	}
 	start := 0
 	for i := 0; i < len(s); {
-		// Plain ASCII 8 bytes at a time: no byte to escape, none >= 0x80.
+		// 8 bytes at a time: no byte to escape (and, to repair, none >=
+		// 0x80).
 		for i+8 <= len(s) {
 			x := binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[i:]), 8))
-			if specialMask(x)|x&high8 != 0 {
+			if specialMask(x)|x&stopHigh != 0 {
 				break
 			}
 			i += 8
@@ -401,8 +408,12 @@ func appendString(dst []byte, s string, repair bool) []byte {
 			start = i
 			continue
 		}
+		if !repair {
+			i++
+			continue
+		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 && repair {
+		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, "\ufffd"...)
 			i++

@@ -73,7 +73,27 @@ func FuzzAppendString(f *testing.F) {
 		if got, want := string(AppendString(nil, s)), quoteSpec(s); got != want {
 			t.Fatalf("AppendString(%q) = %s, want %s", s, got, want)
 		}
+		if got, want := string(AppendStringKeep(nil, s)), keepSpec(s); got != want {
+			t.Fatalf("AppendStringKeep(%q) = %s, want %s", s, got, want)
+		}
 	})
+}
+
+// keepSpec is AppendStringKeep byte by byte: the ASCII bytes as
+// AppendString escapes them, every other byte as it is.
+func keepSpec(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < utf8.RuneSelf {
+			q := quoteSpec(string(c))
+			b.WriteString(q[1 : len(q)-1])
+		} else {
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // pyDumps is json.dumps(s, ensure_ascii=False) of valid UTF-8 s, written

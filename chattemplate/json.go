@@ -285,9 +285,10 @@ func (p *jsonParser) value() (jinja.Value, error) {
 
 // str reads the string at p.i. A string without escapes shares p.b's
 // memory when p.alias is set (p.b does not change while the values live),
-// and is copied otherwise; one with escapes is decoded into a string of
-// its own; one that is not valid UTF-8 is decoded by encoding/json (each
-// bad byte becomes U+FFFD, as FromJSON says).
+// and is copied otherwise; one with escapes is decoded into p.forms'
+// arena when there is one, else into a string of its own; one that is not
+// valid UTF-8 is decoded by encoding/json (each bad byte becomes U+FFFD,
+// as FromJSON says).
 func (p *jsonParser) str() (string, error) {
 	start := p.i
 	p.i = jsonx.SkipString(p.b, p.i)
@@ -297,11 +298,14 @@ func (p *jsonParser) str() (string, error) {
 		err := json.Unmarshal(raw, &s)
 		return s, err
 	}
-	esc := bytes.IndexByte(raw, '\\') >= 0
-	if !p.alias && !esc && len(raw) >= 2 {
-		return string(raw[1 : len(raw)-1]), nil
+	if bytes.IndexByte(raw, '\\') < 0 && len(raw) >= 2 {
+		body := raw[1 : len(raw)-1]
+		if !p.alias {
+			return string(body), nil
+		}
+		return unsafe.String(unsafe.SliceData(body), len(body)), nil
 	}
-	if esc && p.forms != nil {
+	if p.forms != nil {
 		if s, _, ok := p.forms.decode(raw); ok {
 			return s, nil
 		}

@@ -303,8 +303,9 @@ const (
 	// arguments (no steps are counted for scanning them).
 	constCall = 1 << iota
 	// cheapCall: makes nothing bigger than a shallow copy of its input
-	// (or a scalar): no size is checked before it (its result is
-	// counted after).
+	// (or a scalar), or at most three times its bytes (Python's full case
+	// mappings: 'ΐ'.upper() is three characters): no size is checked
+	// before it (its result is counted after).
 	cheapCall
 	// refCall: returns (a part of) a value that exists already: its
 	// result is not counted as made.

@@ -335,18 +335,10 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		return math.Mod(toFloat64(val), toFloat64(args[0])) == 0, nil
 	case "odd", "even":
 		return oddEven(name, val) // trajcompress patch: Python's %
-	case "upper":
-		if val.IsString() {
-			s := val.AsString()
-			return s == strings.ToUpper(s), nil
-		}
-		return false, nil
-	case "lower":
-		if val.IsString() {
-			s := val.AsString()
-			return s == strings.ToLower(s), nil
-		}
-		return false, nil
+	case "upper": // trajcompress patch: jinja2's str(value).isupper()
+		return pyIsUpper(printValue(val)), nil
+	case "lower": // trajcompress patch: jinja2's str(value).islower()
+		return pyIsLower(printValue(val)), nil
 	case "sameas":
 		if len(args) < 1 {
 			return false, nil
@@ -619,14 +611,14 @@ func filterLower(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(strings.ToLower(printValue(args[0]))), nil
+	return NewString(pyLower(printValue(args[0]))), nil // trajcompress patch: Python's str.lower
 }
 
 func filterUpper(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(strings.ToUpper(printValue(args[0]))), nil
+	return NewString(pyUpper(printValue(args[0]))), nil // trajcompress patch: Python's str.upper
 }
 
 func filterTitle(args []Value, kwargs map[string]Value) (Value, error) {
@@ -659,16 +651,7 @@ func filterCapitalize(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	s := printValue(args[0])
-	if len(s) == 0 {
-		return NewString(""), nil
-	}
-	runes := []rune(s)
-	runes[0] = unicode.ToUpper(runes[0])
-	for i := 1; i < len(runes); i++ {
-		runes[i] = unicode.ToLower(runes[i])
-	}
-	return NewString(string(runes)), nil
+	return NewString(pyCapitalize(printValue(args[0]))), nil // trajcompress patch: Python's str.capitalize
 }
 
 func filterFirst(args []Value, kwargs map[string]Value) (Value, error) {

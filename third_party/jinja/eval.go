@@ -1335,12 +1335,12 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "upper":
 		return e.makeStringFunc("upper", func(args []Value, kwargs map[string]Value) (Value, error) {
-			return NewString(strings.ToUpper(s)), nil
+			return NewString(pyUpper(s)), nil // trajcompress patch: Python's str.upper
 		}), nil
 
 	case "lower":
 		return e.makeStringFunc("lower", func(args []Value, kwargs map[string]Value) (Value, error) {
-			return NewString(strings.ToLower(s)), nil
+			return NewString(pyLower(s)), nil // trajcompress patch: Python's str.lower
 		}), nil
 
 	case "title":
@@ -1364,12 +1364,7 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "capitalize":
 		return e.makeStringFunc("capitalize", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(s) == 0 {
-				return NewString(""), nil
-			}
-			runes := []rune(s)
-			runes[0] = []rune(strings.ToUpper(string(runes[0])))[0]
-			return NewString(string(runes)), nil
+			return NewString(pyCapitalize(s)), nil // trajcompress patch: Python's str.capitalize
 		}), nil
 
 	case "count":

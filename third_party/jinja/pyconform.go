@@ -1264,26 +1264,6 @@ func needComma(t tok, end tokKind) error {
 	return fmt.Errorf("expected token ',', got %q", t.val)
 }
 
-// pyTitle is Python's str.title(): a cased character after an uncased one
-// is upper-cased (title-cased), the others lower-cased.
-func pyTitle(s string) string {
-	var b strings.Builder
-	prevCased := false
-	for _, r := range s {
-		cased := unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r)
-		switch {
-		case cased && !prevCased:
-			b.WriteRune(unicode.ToTitle(r))
-		case cased:
-			b.WriteRune(unicode.ToLower(r))
-		default:
-			b.WriteRune(r)
-		}
-		prevCased = cased
-	}
-	return b.String()
-}
-
 // jinjaWordStart is jinja2's _word_beginning_split_re.
 var jinjaWordStart = regexp.MustCompile(`[-\s({\[<]+`)
 
@@ -1298,8 +1278,8 @@ func jinjaTitle(s string) string {
 			return
 		}
 		r, n := utf8.DecodeRuneInString(p)
-		b.WriteString(strings.ToUpper(string(r)))
-		b.WriteString(strings.ToLower(p[n:]))
+		b.WriteString(pyUpper(string(r)))
+		b.WriteString(pyLower(p[n:]))
 	}
 	for _, loc := range jinjaWordStart.FindAllStringIndex(s, -1) {
 		piece(s[last:loc[0]])
@@ -1395,8 +1375,8 @@ var pyStrMethods = map[string]func(s string, args []Value) (Value, error){
 	"isalpha": strIs(func(r rune) bool { return unicode.IsLetter(r) }),
 	"isalnum": strIs(func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }),
 	"isspace": strIs(pyIsSpace),
-	"islower": strCased(unicode.IsLower, unicode.IsUpper),
-	"isupper": strCased(unicode.IsUpper, unicode.IsLower),
+	"islower": func(s string, _ []Value) (Value, error) { return NewBool(pyIsLower(s)), nil },
+	"isupper": func(s string, _ []Value) (Value, error) { return NewBool(pyIsUpper(s)), nil },
 	"index": func(s string, args []Value) (Value, error) {
 		i, err := strFind(s, args, false)
 		if err == nil && i < 0 {
@@ -1449,23 +1429,6 @@ func strIs(f func(rune) bool) func(string, []Value) (Value, error) {
 			}
 		}
 		return NewBool(true), nil
-	}
-}
-
-// strCased is islower (isupper): a cased character, and none of the other
-// case.
-func strCased(is, other func(rune) bool) func(string, []Value) (Value, error) {
-	return func(s string, _ []Value) (Value, error) {
-		found := false
-		for _, r := range s {
-			if other(r) || unicode.IsTitle(r) {
-				return NewBool(false), nil
-			}
-			if is(r) {
-				found = true
-			}
-		}
-		return NewBool(found), nil
 	}
 }
 

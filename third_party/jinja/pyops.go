@@ -10,7 +10,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode"
 )
 
 // maxRange is jinja2's sandbox MAX_RANGE: range() of more items raises.
@@ -170,7 +169,7 @@ func stringMethodMore(s, method string) (Value, error) {
 				return NewBool(false), nil
 			}
 			for _, r := range s {
-				if !unicode.IsDigit(r) {
+				if !pyIsDigit(r) {
 					return NewBool(false), nil
 				}
 			}

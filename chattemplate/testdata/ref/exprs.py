@@ -137,6 +137,11 @@ cases = [
     ("{{ s[:n] }}|{{ l[n:n:n] }}|{{ [true, 0] <= [1] }}|{{ [1, 2] < [1.0, 3] }}", {"s": "abc", "l": [1, 2], "n": None}),
     ("{{ [s[5]]|map(attribute='role')|list }}", {"s": ""}),
     ("{% set _ = d.update({'a': 1}) %}{{ d }}", {"d": {}}), ("{{ l.append(1) }}", {"l": []}), ("{{ d['pop'] is defined }}|{{ l.pop is defined }}|{{ l.count(1) }}", {"d": {}, "l": [1]}),
+    # Python's str case mappings and predicates (full mappings, final sigma, title case, non-decimal digits)
+    ("{{ 'Straße ǆemal ΐ ﬁx'|upper }}|{{ 'Straße'.upper() }}|{{ 'İstanbul'|lower }}|{{ 'ΟΔΟΣ ΟΔΟΣ. ΣΑ Σ'|lower }}|{{ 'ΌΣΟΣ'.lower() }}", {}),
+    ("{{ 'hELLO wORLD'.capitalize() }}|{{ 'ǆemal'|capitalize }}|{{ 'ßa'.capitalize() }}|{{ 'ǆ ß-ǈx'|title }}|{{ 'ǆ ßx ΣΑΣ'.title() }}|{{ 'aΣ'.capitalize() }}", {}),
+    ("{{ '²'.isdigit() }}|{{ '①'.isdigit() }}|{{ 'ª'.islower() }}|{{ 'Ⅻ'.isupper() }}|{{ 'ʰa'.islower() }}|{{ 'ǅ'.isupper() }}|{{ '12' is lower }}|{{ 'ª' is lower }}|{{ ['A'] is upper }}|{{ 5 is lower }}", {}),
+
 ]
 for src, ctx in cases:
     try:

@@ -294,12 +294,12 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		if len(args) < 1 {
 			return false, fmt.Errorf("test %q requires an argument", name)
 		}
-		return val.Equals(args[0]), nil
+		return valuesEqual(val, args[0]), nil // trajcompress patch: Python's ==
 	case "ne", "!=":
 		if len(args) < 1 {
 			return false, fmt.Errorf("test %q requires an argument", name)
 		}
-		return !val.Equals(args[0]), nil
+		return !valuesEqual(val, args[0]), nil // trajcompress patch: Python's ==
 	case "gt", "greaterthan", ">":
 		if len(args) < 1 {
 			return false, nil
@@ -1343,7 +1343,7 @@ func compareValues(a, b Value) int {
 func containsValue(container, item Value) bool {
 	if container.IsList() {
 		for _, v := range container.AsList().Items {
-			if v.Equals(item) {
+			if valuesEqual(v, item) { // trajcompress patch: Python's ==
 				return true
 			}
 		}

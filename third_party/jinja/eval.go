@@ -1619,13 +1619,55 @@ func powValues(a, b Value) Value {
 	return NewFloat(math.Pow(toFloat64(a), toFloat64(b)))
 }
 
-func valuesEqual(a, b Value) bool {
-	// Cross-type numeric comparison.
-	if a.IsNumber() && b.IsNumber() {
-		return toFloat64(a) == toFloat64(b)
+func valuesEqual(a, b Value) bool { return valuesEqualDepth(a, b, 0) }
+
+// valuesEqualDepth is valuesEqual of values depth lists or dicts deep.
+// trajcompress patch: Python's ==, also inside lists and dicts: numbers
+// equal across int, float and bool (1 == 1.0 == True), a tuple never
+// equals a list, dicts by their keys' values. Values nested deeper than
+// maxMacroDepth compare unequal (Python raises RecursionError; only a
+// list that contains itself nests so deep, and the sandbox's refusal of
+// append keeps templates from building one): endless recursion would
+// overflow Go's stack, which kills the process.
+func valuesEqualDepth(a, b Value, depth int) bool {
+	if depth > maxMacroDepth {
+		return false
 	}
-	// None == None.
-	if a.IsNone() && b.IsNone() {
+	switch {
+	case isIntLike(a) && isIntLike(b):
+		return toInt64(a) == toInt64(b)
+	case isNumeric(a) && isNumeric(b):
+		return toFloat64(a) == toFloat64(b)
+	case a.IsNone() && b.IsNone():
+		return true
+	case a.IsList() && b.IsList():
+		x, y := a.AsList(), b.AsList()
+		if x == y {
+			return true
+		}
+		if x.tuple != y.tuple || len(x.Items) != len(y.Items) {
+			return false
+		}
+		for i := range x.Items {
+			if !valuesEqualDepth(x.Items[i], y.Items[i], depth+1) {
+				return false
+			}
+		}
+		return true
+	case a.IsDict() && b.IsDict():
+		x, y := a.AsDict(), b.AsDict()
+		if x == y {
+			return true
+		}
+		if x.Len() != y.Len() {
+			return false
+		}
+		for _, k := range x.Keys {
+			v, ok := y.Get(k)
+			if !ok || !valuesEqualDepth(x.Data[k], v, depth+1) {
+				return false
+			}
+		}
 		return true
 	}
 	return a.Equals(b)

@@ -758,14 +758,19 @@ func (p *exprParser) parseAtom() (expr, error) {
 	// Integer literal.
 	if t.kind == tokInt {
 		p.advance()
-		n, _ := strconv.ParseInt(t.val, 10, 64)
+		// trajcompress patch: jinja2's 1_000; an int beyond 64 bits is
+		// refused by name (Python's are unbounded), it saturated.
+		n, err := strconv.ParseInt(strings.ReplaceAll(t.val, "_", ""), 10, 64)
+		if err != nil {
+			return nil, errBigInt(t.val)
+		}
 		return &litExpr{val: NewInt(n)}, nil
 	}
 
 	// Float literal.
 	if t.kind == tokFloat {
 		p.advance()
-		f, _ := strconv.ParseFloat(t.val, 64)
+		f, _ := strconv.ParseFloat(strings.ReplaceAll(t.val, "_", ""), 64)
 		return &litExpr{val: NewFloat(f)}, nil
 	}
 

@@ -27,6 +27,35 @@ const maxMacroDepth = 1000
 // errRecursion is Python's RecursionError message.
 var errRecursion = fmt.Errorf("maximum recursion depth exceeded")
 
+// errBigInt refuses an integer beyond int64 by name: Python's ints are
+// unbounded, the engine's are not, and a wrapped or rounded number would
+// be a silently different text.
+func errBigInt(what string) error {
+	return fmt.Errorf("unsupported construct: an integer beyond 64 bits (%s)", what)
+}
+
+// intArith is a + b, a - b or a * b of two ints, or errBigInt when the
+// result does not fit in 64 bits.
+func intArith(op string, a, b int64) (Value, error) {
+	var r int64
+	var over bool
+	switch op {
+	case "+":
+		r = a + b
+		over = (a >= 0) == (b >= 0) && (r >= 0) != (a >= 0)
+	case "-":
+		r = a - b
+		over = (a >= 0) != (b >= 0) && (r >= 0) != (a >= 0)
+	default:
+		r = a * b
+		over = a != 0 && (r/a != b || a == -1 && b == math.MinInt64 || b == -1 && a == math.MinInt64)
+	}
+	if over {
+		return Undefined(), errBigInt(fmt.Sprintf("%d %s %d", a, op, b))
+	}
+	return NewInt(r), nil
+}
+
 // arithStrict evaluates the binary operators *, /, //, % and ** where
 // Python's result differs from the upstream engine's: a string repeated
 // by an int (either order, a count below 1 gives ""), division or modulo
@@ -36,6 +65,10 @@ var errRecursion = fmt.Errorf("maximum recursion depth exceeded")
 func arithStrict(op string, a, b Value) (v Value, ok bool, err error) {
 	if v, ok, err := conformOp(op, a, b); ok {
 		return v, ok, err
+	}
+	if isIntLike(a) && isIntLike(b) && (op == "+" || op == "-" || op == "*") {
+		v, err := intArith(op, toInt64(a), toInt64(b))
+		return v, true, err
 	}
 	switch op {
 	case "*":
@@ -87,10 +120,17 @@ func arithStrict(op string, a, b Value) (v Value, ok bool, err error) {
 			return Value{}, false, nil
 		}
 		p := math.Pow(float64(toInt64(a)), float64(toInt64(b)))
-		if math.Abs(p) >= 1<<53 {
-			return Value{}, false, nil
+		if math.Abs(p) < 1<<53 {
+			return NewInt(int64(p)), true, nil
 		}
-		return NewInt(int64(p)), true, nil
+		// exact, by repeated multiplication, or refused beyond 64 bits
+		x, n, r := toInt64(a), toInt64(b), NewInt(1)
+		for ; n > 0; n-- {
+			if r, err = intArith("*", r.AsInt(), x); err != nil {
+				return Undefined(), true, errBigInt(fmt.Sprintf("%d ** %d", toInt64(a), toInt64(b)))
+			}
+		}
+		return r, true, nil
 	}
 	return Value{}, false, nil
 }

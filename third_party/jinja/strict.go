@@ -78,6 +78,8 @@ func addStrict(a, b Value) (Value, error) {
 		return newTuple(addValues(a, b).AsList().Items), nil
 	case a.IsString() && b.IsString(), a.IsList() && b.IsList():
 		return addValues(a, b), nil
+	case isIntLike(a) && isIntLike(b):
+		return intArith("+", toInt64(a), toInt64(b))
 	case num(a) && num(b):
 		if a.IsBool() {
 			a = NewInt(boolInt(a))

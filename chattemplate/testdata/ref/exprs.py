@@ -142,6 +142,15 @@ cases = [
     ("{{ 'hELLO wORLD'.capitalize() }}|{{ 'ǆemal'|capitalize }}|{{ 'ßa'.capitalize() }}|{{ 'ǆ ß-ǈx'|title }}|{{ 'ǆ ßx ΣΑΣ'.title() }}|{{ 'aΣ'.capitalize() }}", {}),
     ("{{ '²'.isdigit() }}|{{ '①'.isdigit() }}|{{ 'ª'.islower() }}|{{ 'Ⅻ'.isupper() }}|{{ 'ʰa'.islower() }}|{{ 'ǅ'.isupper() }}|{{ '12' is lower }}|{{ 'ª' is lower }}|{{ ['A'] is upper }}|{{ 5 is lower }}", {}),
 
+    # equality as Python's ==, inside lists, dicts, tests and unique (numbers across kinds, tuples apart)
+    ("{{ 1 is eq 1.0 }}|{{ [1] == [1.0] }}|{{ [(1,2)] == [[1,2]] }}|{{ [1, 1.0, true]|unique|list }}|{{ {'a': 1} == {'a': true} }}|{{ 1 is ne 1.0 }}|{{ [1.0] is equalto [1] }}|{{ 1.0 in [1] }}|{{ [1] in [[1.0]] }}|{{ [(1, 2)] != [[1, 2]] }}|{{ {'k': (1,)} == {'k': [1]} }}", {}),
+    ("{{ 1.0 is sameas true }}|{{ 1 is sameas true }}|{{ n is sameas none }}|{{ t is sameas true }}|{{ 0 is sameas false }}|{{ 1.0 == true }}", {"n": None, "t": True}),
+    ("{{ x == y }}|{{ x[0] == 1 }}|{{ [x] == [y] }}|{{ (x|list).index(1.0) }}|{{ x.count(true) }}", {"x": [1, 2.0], "y": [1.0, 2]}),
+
+    # integers: underscores in literals; beyond 64 bits Python is exact and the engine refuses by name
+    ("{{ 1_000 + 2 }}|{{ 1_0.5 }}|{{ 2 ** 62 }}|{{ 3 ** 39 }}|{{ -2 ** 63 }}|{{ 9223372036854775807 - 1 }}|{{ true + true }}|{{ 3 * false }}", {}),
+    ("{{ 2 ** 64 }}", {}), ("{{ 9223372036854775807 + 1 }}", {}), ("{{ 99999999999999999999 }}", {}), ("{{ x * x }}", {"x": 4294967296}),
+
 ]
 for src, ctx in cases:
     try:

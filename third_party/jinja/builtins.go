@@ -73,6 +73,9 @@ func builtinRange(args []Value, kwargs map[string]Value) (Value, error) {
 		return Undefined(), fmt.Errorf("range: expected 1-3 arguments, got %d", len(args))
 	}
 
+	if true { // trajcompress patch: Python's range of ints, its length without overflow
+		return pyRange(args, start, stop, step)
+	}
 	if step == 0 {
 		return Undefined(), fmt.Errorf("range: step must not be zero")
 	}
@@ -304,22 +307,26 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) > 0, nil
+		c, err := pyCompare(">", val, args[0]) // trajcompress patch: Python's operator.gt
+		return c > 0, err
 	case "ge", ">=":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) >= 0, nil
+		c, err := pyCompare(">=", val, args[0]) // trajcompress patch: Python's operator.ge
+		return c >= 0, err
 	case "lt", "lessthan", "<":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) < 0, nil
+		c, err := pyCompare("<", val, args[0]) // trajcompress patch: Python's operator.lt
+		return c < 0, err
 	case "le", "<=":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) <= 0, nil
+		c, err := pyCompare("<=", val, args[0]) // trajcompress patch: Python's operator.le
+		return c <= 0, err
 	case "in":
 		if len(args) < 1 {
 			return false, nil
@@ -331,6 +338,9 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		}
 		if toFloat64(args[0]) == 0 {
 			return false, zeroDivision("%", val.IsFloat() || args[0].IsFloat())
+		}
+		if isIntLike(val) && isIntLike(args[0]) { // exact (through floats 2**53 + 1 was not divisible by 3)
+			return toInt64(val)%toInt64(args[0]) == 0, nil
 		}
 		return math.Mod(toFloat64(val), toFloat64(args[0])) == 0, nil
 	case "odd", "even":
@@ -806,6 +816,10 @@ func filterInt(args []Value, kwargs map[string]Value) (Value, error) {
 	if args[0].IsUndefined() { // trajcompress patch: int(Undefined) raises
 		return Undefined(), undefinedError(args[0])
 	}
+	if true { // trajcompress patch: jinja2's do_int(value, default=0, base=10)
+		def, base := argOr(args, kwargs, 1, "default", NewInt(0)), argOr(args, kwargs, 2, "base", NewInt(10))
+		return pyIntFilter(args[0], def, toInt64(base))
+	}
 	return NewInt(toInt64(args[0])), nil
 }
 
@@ -815,6 +829,9 @@ func filterFloatConv(args []Value, kwargs map[string]Value) (Value, error) {
 	}
 	if args[0].IsUndefined() { // trajcompress patch: float(Undefined) raises
 		return Undefined(), undefinedError(args[0])
+	}
+	if true { // trajcompress patch: jinja2's do_float(value, default=0.0)
+		return pyFloatFilter(args[0], argOr(args, kwargs, 1, "default", NewFloat(0))), nil
 	}
 	return NewFloat(toFloat64(args[0])), nil
 }
@@ -865,9 +882,6 @@ func filterRound(args []Value, kwargs map[string]Value) (Value, error) {
 		precision = toInt64(p)
 	}
 
-	if args[0].IsInt() && precision >= 0 { // trajcompress patch: Python's round keeps an int
-		return args[0], nil
-	}
 	if true { // trajcompress patch: Python's round(x, n) and jinja2's methods
 		return pyRound(args, kwargs, precision)
 	}
@@ -889,6 +903,9 @@ func filterAbs(args []Value, kwargs map[string]Value) (Value, error) {
 	v := args[0]
 	if v.IsInt() {
 		n := v.AsInt()
+		if n == math.MinInt64 { // trajcompress patch: Python's abs is exact
+			return Undefined(), errBigInt("abs(-9223372036854775808)")
+		}
 		if n < 0 {
 			n = -n
 		}

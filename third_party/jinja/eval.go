@@ -1298,16 +1298,16 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "startswith":
 		return e.makeStringFunc("startswith", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) == 0 {
-				return NewBool(false), nil
+			if true { // trajcompress patch: Python's, a tuple of affixes
+				return pyAffix("startswith", s, args)
 			}
 			return NewBool(strings.HasPrefix(s, printValue(args[0]))), nil
 		}), nil
 
 	case "endswith":
 		return e.makeStringFunc("endswith", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) == 0 {
-				return NewBool(false), nil
+			if true { // trajcompress patch: Python's, a tuple of affixes
+				return pyAffix("endswith", s, args)
 			}
 			return NewBool(strings.HasSuffix(s, printValue(args[0]))), nil
 		}), nil
@@ -1634,10 +1634,9 @@ func valuesEqualDepth(a, b Value, depth int) bool {
 		return false
 	}
 	switch {
-	case isIntLike(a) && isIntLike(b):
-		return toInt64(a) == toInt64(b)
 	case isNumeric(a) && isNumeric(b):
-		return toFloat64(a) == toFloat64(b)
+		c, ok := numCmp(a, b) // exact across int and float
+		return ok && c == 0
 	case a.IsNone() && b.IsNone():
 		return true
 	case a.IsList() && b.IsList():

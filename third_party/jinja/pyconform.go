@@ -542,7 +542,7 @@ func conformOp(op string, a, b Value) (Value, bool, error) {
 		var eq bool
 		switch {
 		case isNumeric(a) && isNumeric(b):
-			eq = toFloat64(a) == toFloat64(b)
+			eq = valuesEqual(a, b) // exact across int and float
 		case a.IsList() && b.IsList() && a.AsList().tuple != b.AsList().tuple:
 			eq = false
 		default:
@@ -637,24 +637,8 @@ func binTypeError(op string, a, b Value) error {
 func pyCompare(op string, a, b Value) (int, error) {
 	switch {
 	case isNumeric(a) && isNumeric(b):
-		x, y := toFloat64(a), toFloat64(b)
-		if isIntLike(a) && isIntLike(b) {
-			x, y := toInt64(a), toInt64(b)
-			switch {
-			case x < y:
-				return -1, nil
-			case x > y:
-				return 1, nil
-			}
-			return 0, nil
-		}
-		switch {
-		case x < y:
-			return -1, nil
-		case x > y:
-			return 1, nil
-		}
-		return 0, nil
+		c, _ := numCmp(a, b) // exact across int and float; NaN orders as equal
+		return c, nil
 	case a.IsString() && b.IsString():
 		return strings.Compare(a.AsString(), b.AsString()), nil
 	case a.IsList() && b.IsList():
@@ -663,7 +647,7 @@ func pyCompare(op string, a, b Value) (int, error) {
 		}
 		x, y := a.AsList().Items, b.AsList().Items
 		for i := 0; i < len(x) && i < len(y); i++ {
-			if valuesEqual(x[i], y[i]) || isNumeric(x[i]) && isNumeric(y[i]) && toFloat64(x[i]) == toFloat64(y[i]) {
+			if valuesEqual(x[i], y[i]) {
 				continue
 			}
 			return pyCompare(op, x[i], y[i])
@@ -870,6 +854,9 @@ func pyRound(args []Value, kwargs map[string]Value, precision int64) (Value, err
 		if isIntLike(v) && precision >= 0 {
 			return NewInt(toInt64(v)), nil
 		}
+		if isIntLike(v) {
+			return roundInt(toInt64(v), precision)
+		}
 		f := toFloat64(v)
 		if math.IsInf(f, 0) || math.IsNaN(f) || precision > 300 || precision < -300 {
 			return NewFloat(f), nil
@@ -880,6 +867,9 @@ func pyRound(args []Value, kwargs map[string]Value, precision int64) (Value, err
 		}
 		p := math.Pow(10, float64(-precision))
 		return NewFloat(math.RoundToEven(f/p) * p), nil
+	}
+	if isIntLike(v) && precision >= 0 { // floor(n * 10**p) / 10**p: int / int, float(n)
+		return NewFloat(float64(toInt64(v))), nil
 	}
 	p := math.Pow(10, float64(precision))
 	f := toFloat64(v) * p
@@ -921,6 +911,9 @@ func chainCompare(left, prevRight expr, op string, right expr) expr {
 // unaryStrict is Python's -x and +x: numbers only (bool as int), an
 // undefined operand raises its hint; ok is false for the upstream code.
 func unaryStrict(op string, v Value) (Value, bool, error) {
+	if op == "-" && v.IsInt() && v.AsInt() == math.MinInt64 {
+		return Undefined(), true, errBigInt("-(-9223372036854775808)")
+	}
 	if op != "-" && op != "+" || v.IsInt() || v.IsFloat() {
 		return Value{}, false, nil
 	}
@@ -1087,7 +1080,7 @@ func (e *evaluator) checkSliceIndices(n *sliceExpr) error {
 // sortKey is jinja2's sort key: a string lowercased unless case_sensitive.
 func sortKey(v Value, caseSensitive bool) Value {
 	if v.IsString() && !caseSensitive {
-		return NewString(strings.ToLower(v.AsString()))
+		return NewString(pyLower(v.AsString())) // Python's str.lower
 	}
 	return v
 }
@@ -1241,7 +1234,7 @@ func pyUnique(args []Value, kwargs map[string]Value) (Value, error) {
 		case it.IsList() && !it.AsList().tuple, it.IsDict():
 			return Undefined(), fmt.Errorf("unhashable type: '%s'", pyTypeName(it))
 		case isNumeric(it):
-			k = "n" + strconv.FormatFloat(toFloat64(it), 'g', -1, 64)
+			k = "n" + numKey(it)
 		case it.IsString():
 			k = "s" + sortKey(it, caseSensitive).AsString()
 		default:
@@ -1416,6 +1409,51 @@ var pyStrMethods = map[string]func(s string, args []Value) (Value, error){
 	"rpartition": func(s string, args []Value) (Value, error) {
 		return strPartition(s, args, true)
 	},
+	"isascii": func(s string, _ []Value) (Value, error) {
+		return NewBool(strings.IndexFunc(s, func(r rune) bool { return r >= utf8.RuneSelf }) < 0), nil
+	},
+	"isdecimal": strIs(unicode.IsDigit),
+	"swapcase": func(s string, _ []Value) (Value, error) {
+		var b strings.Builder
+		for i, r := range s {
+			switch {
+			case pyIsUppercase(r):
+				pyLowerRune(&b, s, i, r)
+			case pyIsLowercase(r):
+				b.WriteString(pyUpper(string(r)))
+			default:
+				b.WriteRune(r)
+			}
+		}
+		return NewString(b.String()), nil
+	},
+	"removeprefix": func(s string, args []Value) (Value, error) { return strRemove("removeprefix", s, args) },
+	"removesuffix": func(s string, args []Value) (Value, error) { return strRemove("removesuffix", s, args) },
+}
+
+// The str methods the engine lacks: defined (as in Python), refused by
+// name when called, never a different text.
+func init() {
+	for _, name := range []string{"join", "splitlines", "casefold", "encode", "expandtabs", "format_map",
+		"isidentifier", "isnumeric", "isprintable", "istitle", "maketrans", "translate"} {
+		pyStrMethods[name] = func(string, []Value) (Value, error) {
+			return Undefined(), fmt.Errorf("unsupported construct: str.%s", name)
+		}
+	}
+}
+
+// strRemove is str.removeprefix / str.removesuffix (name).
+func strRemove(name, s string, args []Value) (Value, error) {
+	if len(args) != 1 {
+		return Undefined(), fmt.Errorf("%s() takes exactly one argument (%d given)", name, len(args))
+	}
+	if !args[0].IsString() {
+		return Undefined(), fmt.Errorf("%s() argument must be str, not %s", name, pyTypeName(args[0]))
+	}
+	if name == "removeprefix" {
+		return NewString(strings.TrimPrefix(s, args[0].AsString())), nil
+	}
+	return NewString(strings.TrimSuffix(s, args[0].AsString())), nil
 }
 
 func strIs(f func(rune) bool) func(string, []Value) (Value, error) {
@@ -1686,4 +1724,32 @@ func iterOrNil(v Value) []Value {
 		return v.AsList().Items
 	}
 	return nil
+}
+
+// pyAffix is Python's str.startswith / str.endswith (name) of s: the
+// affix is a str or a tuple of strs (it was printed, so a tuple never
+// matched and None matched 'None…'); start and end are refused by name.
+func pyAffix(name, s string, args []Value) (Value, error) {
+	switch {
+	case len(args) == 0:
+		return Undefined(), fmt.Errorf("%s() takes at least 1 argument (0 given)", name)
+	case len(args) > 1:
+		return Undefined(), fmt.Errorf("unsupported construct: str.%s with start or end", name)
+	}
+	affixes := []Value{args[0]}
+	if args[0].IsList() && args[0].AsList().tuple {
+		affixes = args[0].AsList().Items
+	} else if !args[0].IsString() {
+		return Undefined(), fmt.Errorf("%s first arg must be str or a tuple of str, not %s", name, pyTypeName(args[0]))
+	}
+	found := false
+	for _, a := range affixes {
+		if !a.IsString() {
+			return Undefined(), fmt.Errorf("tuple for %s must only contain str, not %s", name, pyTypeName(a))
+		}
+		if name == "startswith" && strings.HasPrefix(s, a.AsString()) || name == "endswith" && strings.HasSuffix(s, a.AsString()) {
+			found = true
+		}
+	}
+	return NewBool(found), nil
 }

@@ -5,6 +5,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"unicode"
 )
@@ -38,5 +39,9 @@ func main() {
 			}
 		}
 	}
-	json.NewEncoder(os.Stdout).Encode(map[string]any{"upper": out.Upper, "lower": out.Lower, "title": out.Title, "digit": out.Digit, "lowercase": out.Lowercase, "uppercase": out.Uppercase, "assigned": out.Assigned})
+	err := json.NewEncoder(os.Stdout).Encode(map[string]any{"upper": out.Upper, "lower": out.Lower, "title": out.Title, "digit": out.Digit, "lowercase": out.Lowercase, "uppercase": out.Uppercase, "assigned": out.Assigned})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 }

@@ -725,6 +725,21 @@ func pyStrFormat(s string, args []Value, kwargs map[string]Value) (Value, error)
 // optionally .digits, then optionally e[+-]digits (a float); 0 when the
 // upstream lexer's reading is the same (no _ and no exponent).
 func lexNumber(s string) (int, tokKind) {
+	if len(s) > 2 && s[0] == '0' && strings.IndexByte("xXoObB", s[1]) >= 0 {
+		// 0x1f, 0o17, 0b101, with single _ before a digit (a parse error before)
+		ok := map[byte]func(byte) bool{
+			'x': func(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' },
+			'o': func(c byte) bool { return c >= '0' && c <= '7' },
+			'b': func(c byte) bool { return c == '0' || c == '1' },
+		}[s[1]|0x20]
+		i := 2
+		for i < len(s) && (ok(s[i]) || s[i] == '_' && i+1 < len(s) && ok(s[i+1])) {
+			i++
+		}
+		if i > 2 {
+			return i, tokInt
+		}
+	}
 	digits := func(i int) int {
 		j := i
 		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '_' && j > i && j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9') {
@@ -746,6 +761,12 @@ func lexNumber(s string) (int, tokKind) {
 		if j < len(s) && s[j] >= '0' && s[j] <= '9' {
 			i = digits(j)
 			kind = tokFloat
+		}
+	}
+	if kind == tokInt && s[0] == '0' {
+		// jinja2's 0(_?0)*: an int does not start with 0 (012 is 0 then 12)
+		if n := len(s[:i]) - len(strings.TrimLeft(s[:i], "0_")); n < i {
+			return strings.LastIndexByte(s[:n], '0') + 1, kind
 		}
 	}
 	if kind == tokInt && !strings.Contains(s[:i], "_") {

@@ -217,6 +217,19 @@ func (e *evaluator) execFor(n *forNode) error {
 		}
 		return args[int(cycleIdx)%len(args)], nil
 	})
+	// trajcompress patch: jinja2's loop.changed(*values), true when the
+	// values differ (Python's ==) from the last call's, and loop.depth /
+	// depth0 of a loop that is not recursive (they were undefined).
+	ld.Data["depth"], ld.Data["depth0"] = NewInt(1), NewInt(0)
+	var lastChanged *Value
+	ld.Data["changed"] = NewCallable("loop.changed", func(args []Value, kwargs map[string]Value) (Value, error) {
+		v := newTuple(append([]Value(nil), args...))
+		if lastChanged != nil && valuesEqual(v, *lastChanged) {
+			return NewBool(false), nil
+		}
+		lastChanged = &v
+		return NewBool(true), nil
+	})
 
 	for i, item := range items {
 		// trajcompress patch: what the body set lasts one iteration, as

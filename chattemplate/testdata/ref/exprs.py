@@ -172,6 +172,9 @@ cases = [
     ("{{ 0x1F }}|{{ 0o17 }}|{{ 0b1_01 }}|{{ 0x_ff + 1 }}|{{ 00 }}|{{ 0_0 }}|{{ 012.5 }}|{{ 0e1 }}|{{ 0X10 }}", {}), ("{{ 012 }}", {}), ("{{ 0x8000000000000000 }}", {}),
     ("{{ x.0 }}|{{ d.0 }}|{{ {0: 'i'}.0 }}|{{ (1, 2).1 }}|{{ 'abc'.1 }}|{{ x.5 is defined }}", {"x": ["a"], "d": {"0": "s"}}),
     ("{{ x.1.0 }}|{{ x.1.1.k }}|{{ x.1.0|upper }}", {"x": ["a", ["b", {"k": "v"}]]}),
+    # loop.changed (Python's == of the values) and loop.depth
+    ("{% for x in [1, 1.0, true, 2, 2.0] %}{{ loop.changed(x) }},{% endfor %}|{% for x in [[1], [1.0], (1,)] %}{{ loop.changed(x) }},{% endfor %}|{% for m in msgs %}{% if loop.changed(m.role) %}[{{ m.role }}]{% endif %}{% endfor %}", L),
+    ("{% for x in [1] %}{% for y in [2] %}{{ loop.depth }}{{ loop.depth0 }}{% endfor %}{{ loop.depth }}{% endfor %}", {}),
 
 ]
 for src, ctx in cases:

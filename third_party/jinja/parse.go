@@ -708,6 +708,9 @@ func (p *exprParser) postfixLoop(e expr) (expr, error) {
 			// Parse test name.
 			testTok := p.advance()
 			testName := testTok.val
+			if testTok.kind != tokName { // trajcompress patch: jinja2's parse_test wants a name (x is == 1 was a test)
+				return nil, fmt.Errorf("expected token 'name', got %q", testTok.val)
+			}
 
 			// Parse optional arguments.
 			var testArgs []expr

@@ -175,6 +175,7 @@ cases = [
     # loop.changed (Python's == of the values) and loop.depth
     ("{% for x in [1, 1.0, true, 2, 2.0] %}{{ loop.changed(x) }},{% endfor %}|{% for x in [[1], [1.0], (1,)] %}{{ loop.changed(x) }},{% endfor %}|{% for m in msgs %}{% if loop.changed(m.role) %}[{{ m.role }}]{% endif %}{% endfor %}", L),
     ("{% for x in [1] %}{% for y in [2] %}{{ loop.depth }}{{ loop.depth0 }}{% endfor %}{{ loop.depth }}{% endfor %}", {}),
+    ("{% if false %}{{ x is == 1 }}{% endif %}ok", {}), ("{{ [1, 2]|select('==', 1)|list }}|{{ [1, 2]|reject('>', 1)|list }}", {}),
 
 ]
 for src, ctx in cases:

@@ -416,6 +416,12 @@ func pyConvert(conv byte, flags, width, prec string, arg Value, at int) (string,
 			if !isIntLike(arg) {
 				return "", fmt.Errorf("%%c requires int or char")
 			}
+			switch c := toInt64(arg); {
+			case c < 0 || c > unicode.MaxRune:
+				return "", fmt.Errorf("%%c arg not in range(0x110000)")
+			case c >= 0xd800 && c <= 0xdfff: // Python's lone surrogate; Go writes U+FFFD
+				return "", fmt.Errorf("unsupported construct: %%c of the surrogate %#x", c)
+			}
 			return pad(string(rune(toInt64(arg)))), nil
 		}
 		var n int64

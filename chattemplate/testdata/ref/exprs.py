@@ -176,6 +176,7 @@ cases = [
     ("{% for x in [1, 1.0, true, 2, 2.0] %}{{ loop.changed(x) }},{% endfor %}|{% for x in [[1], [1.0], (1,)] %}{{ loop.changed(x) }},{% endfor %}|{% for m in msgs %}{% if loop.changed(m.role) %}[{{ m.role }}]{% endif %}{% endfor %}", L),
     ("{% for x in [1] %}{% for y in [2] %}{{ loop.depth }}{{ loop.depth0 }}{% endfor %}{{ loop.depth }}{% endfor %}", {}),
     ("{% if false %}{{ x is == 1 }}{% endif %}ok", {}), ("{{ [1, 2]|select('==', 1)|list }}|{{ [1, 2]|reject('>', 1)|list }}", {}),
+    ("{{ '%c' % 1114112 }}", {}), ("{{ '%c' % -1 }}", {}), ("{{ '%c' % 1114111 }}|{{ '%c' % 65 }}|{{ '%c'|format(233) }}", {}),
 
 ]
 for src, ctx in cases:

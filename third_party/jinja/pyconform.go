@@ -878,6 +878,12 @@ func pyRound(args []Value, kwargs map[string]Value, precision int64) (Value, err
 		return Undefined(), fmt.Errorf("type %s doesn't define __round__ method", pyTypeName(v))
 	}
 	if method == "common" {
+		switch p := argOr(args, kwargs, 1, "precision", NewInt(0)); {
+		case p.IsNone(): // round(x, None) is round(x): an int
+			return roundToInt(v)
+		case !isIntLike(p):
+			return Undefined(), fmt.Errorf("'%s' object cannot be interpreted as an integer", pyTypeName(p))
+		}
 		if isIntLike(v) && precision >= 0 {
 			return NewInt(toInt64(v)), nil
 		}
@@ -1264,6 +1270,12 @@ func pyUnique(args []Value, kwargs map[string]Value) (Value, error) {
 			k = "n" + numKey(it)
 		case it.IsString():
 			k = "s" + sortKey(it, caseSensitive).AsString()
+		case it.IsList(): // a tuple: as Python hashes it ((1, 2) and (1.0, 2) are one)
+			dk, ok := DictKey(it)
+			if !ok {
+				return Undefined(), fmt.Errorf("unhashable type: '%s'", unhashableIn(it))
+			}
+			k = "t" + dk
 		default:
 			k = pyTypeName(it) + it.String()
 		}
@@ -1273,6 +1285,22 @@ func pyUnique(args []Value, kwargs map[string]Value) (Value, error) {
 		}
 	}
 	return NewList(out), nil
+}
+
+// unhashableIn is the type name of the first value in tuple t that
+// Python cannot hash (a list or a dict).
+func unhashableIn(t Value) string {
+	for _, it := range t.AsList().Items {
+		switch {
+		case it.IsDict(), it.IsList() && !it.AsList().tuple:
+			return pyTypeName(it)
+		case it.IsList():
+			if n := unhashableIn(it); n != "" {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 // needComma is jinja2's error where items of a list, dict or call are not

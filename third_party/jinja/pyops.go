@@ -607,3 +607,21 @@ func pyRange(args []Value, start, stop, step int64) (Value, error) {
 	}
 	return NewList(items), nil
 }
+
+// roundToInt is Python's round(x) with no ndigits: an int, half to even.
+func roundToInt(v Value) (Value, error) {
+	f := toFloat64(v)
+	switch {
+	case isIntLike(v):
+		return NewInt(toInt64(v)), nil
+	case math.IsInf(f, 0):
+		return Undefined(), fmt.Errorf("cannot convert float infinity to integer")
+	case math.IsNaN(f):
+		return Undefined(), fmt.Errorf("cannot convert float NaN to integer")
+	}
+	f = math.RoundToEven(f)
+	if f >= 1<<63 || f < -1<<63 {
+		return Undefined(), errBigInt(fmt.Sprintf("round(%s)", strconv.FormatFloat(f, 'g', -1, 64)))
+	}
+	return NewInt(int64(f)), nil
+}

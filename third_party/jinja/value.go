@@ -379,7 +379,7 @@ func DictKey(key Value) (string, bool) {
 		return nonStrKey + "n" + strconv.FormatInt(toInt64(key), 10), true
 	case KindFloat:
 		f := key.AsFloat()
-		if f == math.Trunc(f) && math.Abs(f) < 1<<62 {
+		if f == math.Trunc(f) && f >= -1<<63 && f < 1<<63 { // trajcompress patch: 2.0**62 is 2**62 too
 			return nonStrKey + "n" + strconv.FormatInt(int64(f), 10), true
 		}
 		return nonStrKey + "f" + strconv.FormatFloat(f, 'g', -1, 64), true

@@ -177,6 +177,9 @@ cases = [
     ("{% for x in [1] %}{% for y in [2] %}{{ loop.depth }}{{ loop.depth0 }}{% endfor %}{{ loop.depth }}{% endfor %}", {}),
     ("{% if false %}{{ x is == 1 }}{% endif %}ok", {}), ("{{ [1, 2]|select('==', 1)|list }}|{{ [1, 2]|reject('>', 1)|list }}", {}),
     ("{{ '%c' % 1114112 }}", {}), ("{{ '%c' % -1 }}", {}), ("{{ '%c' % 1114111 }}|{{ '%c' % 65 }}|{{ '%c'|format(233) }}", {}),
+    ("{{ [(1, 2), (1.0, 2), (true, 2)]|unique|list }}|{{ [(1, 'A'), (1, 'a')]|unique|list }}", {}), ("{{ [(1, [2])]|unique|list }}", {}),
+    ("{{ {4611686018427387904: 'a'}[4611686018427387904.0] }}|{{ {4611686018427387904.0: 'a', 4611686018427387904: 'b'} }}", {}),
+    ("{{ 2.5|round(none) }}|{{ 3.5|round(none) }}|{{ -2.5|round(precision=none) }}|{{ 7|round(none) }}|{{ 2.5|round(1.0, 'floor') }}", {}), ("{{ 2.5|round(1.0) }}", {}),
 
 ]
 for src, ctx in cases:

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
@@ -62,10 +63,9 @@ func (t Trained) Within(from, to int) int {
 // the reasoning replaced by "[[dummy_reasoning]]" (reasoning_only, lines
 // 572–597), and its content is then trained only by its own
 // training_detail, if any. Where the tokenizer cannot give the
-// offsets (not byte-level BPE, a normalizer that changes the content, an
-// added token in it), each range counts the tokens of its text tokenized
-// alone instead (a token straddling two ranges may then be counted where
-// axolotl masks it).
+// offsets (a SentencePiece-style BPE tokenizer such as Llama-2's or
+// Gemma 3's, a tiktoken encoding, a normalizer that changes the text) the
+// row's labels are an error wrapping ErrNoOffsets, not a guess.
 type AxolotlLabeler struct {
 	// Counter is the row's counter (its template, arguments parsed).
 	Counter *Counter
@@ -305,27 +305,36 @@ func (l AxolotlLabeler) detail(labels []bool, start int, msg []byte, key string,
 	if !ok {
 		return fmt.Errorf("axolotl: a training detail is not supported when %s is not a string (axolotl raises)", key)
 	}
-	if _, starts, ok := tokenize.TokenOffsets(l.Counter.Tokens, text); ok && len(starts) > 0 {
-		for i, tr := range axolotl.TrainedOffsets(text, starts, ranges) {
-			if tr && start+i < len(labels) {
-				labels[start+i] = true
-			}
-		}
-		return nil
+	_, starts, ok := tokenize.TokenOffsets(l.Counter.Tokens, text)
+	if !ok {
+		info := tokenize.Describe(l.Counter.Tokens)
+		return fmt.Errorf("%w: the %s's ranges need the token offsets of its %s, which tokenizer %s (%s) cannot give here (only a byte-level BPE tokenizer.json whose normalizer leaves the text as it is)",
+			ErrNoOffsets, detailName(key), key, info.Name, info.Kind)
 	}
-	rs := []rune(text) // Python offsets count code points
-	pos := start
-	for _, r := range ranges {
-		if r.Begin < 0 || r.End >= len(rs) || r.End < r.Begin {
-			continue
+	if len(starts) == 0 {
+		// An empty text: axolotl's token_offsets[-1] raises IndexError.
+		return fmt.Errorf("axolotl: a %s on an empty %s (axolotl raises IndexError)", detailName(key), key)
+	}
+	for i, tr := range axolotl.TrainedOffsets(utf8.RuneCountInString(text), tokenize.CodePointStarts(text, starts), ranges) {
+		if tr && start+i < len(labels) {
+			labels[start+i] = true
 		}
-		n := len(l.Encode(string(rs[r.Begin : r.End+1])))
-		for k := pos; k < pos+n && k < len(labels); k++ {
-			labels[k] = labels[k] || r.Train
-		}
-		pos += n
 	}
 	return nil
+}
+
+// ErrNoOffsets is the labeller's error for a training detail on a text
+// whose token offsets the tokenizer cannot give (tokenize.TokenOffsets):
+// a SentencePiece-style BPE tokenizer (Llama-2, Gemma 3), a tiktoken
+// encoding, a normalizer that changes the text.
+var ErrNoOffsets = errors.New("axolotl: no token offsets")
+
+// detailName is the detail's name for the text under key.
+func detailName(key string) string {
+	if key == "reasoning_content" {
+		return "reasoning_training_detail"
+	}
+	return "training_detail"
 }
 
 // encode renders messages with tools and returns the text's token ids.

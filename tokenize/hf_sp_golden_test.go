@@ -143,7 +143,6 @@ var spDumpReal = flag.String("sp-dump-real", "", "write the real data's turn tex
 // text of the real data against testdata/hf/golden_sp_real.tsv. With
 // -sp-dump-real FILE it writes the texts for gen_golden_sp.mjs instead.
 func TestSPGoldenReal(t *testing.T) {
-	t.Parallel() // beside TestHFRealKinds, which mostly waits on node
 	dir := testenv.RealDataDir()
 	if dir == "" {
 		t.Skip("no ../shared/data/real: the real data is not here")

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"unicode"
 	"unicode/utf8"
@@ -106,17 +105,12 @@ func kindsTokenizer(t testing.TB, v kindsVariant) *HFTokenizer {
 	return tk
 }
 
-var (
-	kindsBaseMu   sync.Mutex // tests run in parallel
-	kindsBaseDocs = map[string]map[string]json.RawMessage{}
-)
+var kindsBaseDocs = map[string]map[string]json.RawMessage{}
 
 // kindsBaseJSON returns the raw value of key in the base model's
 // tokenizer.json.
 func kindsBaseJSON(t testing.TB, base, key string) json.RawMessage {
 	t.Helper()
-	kindsBaseMu.Lock()
-	defer kindsBaseMu.Unlock()
 	doc, ok := kindsBaseDocs[base]
 	if !ok {
 		raw, err := os.ReadFile(hfModelPath(t, base))
@@ -359,7 +353,6 @@ var shortRealKinds = []string{"claude", "n_llama2", "p_gemma"}
 // TRAJCOMPRESS_HF_REAL_KINDS=claude,gpt4o narrows the keys). It skips,
 // saying why, when the real data or Node is missing.
 func TestHFRealKinds(t *testing.T) {
-	t.Parallel() // it mostly waits on node: TestSPGoldenReal runs meanwhile
 	dir := testenv.RealDataDir()
 	if dir == "" {
 		t.Skip("shared real data absent")

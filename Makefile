@@ -58,7 +58,8 @@ vet:
 # its sums in tools/lint/go.sum) so that the main module's go.mod carries
 # none of the linter's ~200 dependencies. Built into bin/ from the Go
 # module proxy when missing or when the pin changes; the cold cost
-# (download, build, first run) is in CONTRIBUTING.md.
+# (download, build, first run) is in bench/README.md, "make test, step by
+# step".
 GOLANGCI := bin/golangci-lint
 $(GOLANGCI): tools/lint/go.mod tools/lint/go.sum
 	cd tools/lint && $(GO) build -o ../../$(GOLANGCI) github.com/golangci/golangci-lint/v2/cmd/golangci-lint

@@ -244,6 +244,7 @@ func registerFilters(s *scope) {
 		if iterFilters[name] {
 			fn = iterInput(name, fn) // trajcompress patch
 		}
+		fn = withSignature(name, fn) // trajcompress patch: jinja2's signatures (arity.go)
 		s.set("__filter_"+name, NewCallable(name, fn))
 	}
 }
@@ -258,8 +259,8 @@ func lookupFilter(s *scope, name string) (Value, bool) {
 // =============================================================================
 
 func evalTest(name string, val Value, args []Value) (bool, error) {
-	if len(args) > 0 && noArgTests[name] { // trajcompress patch: Python's TypeError
-		return false, fmt.Errorf("test_%s() takes 1 positional argument but %d were given", name, len(args)+1)
+	if err := checkTestArgs(name, args); err != nil { // trajcompress patch: Python's TypeError (arity.go)
+		return false, err
 	}
 	switch name {
 	case "defined":
@@ -1292,6 +1293,11 @@ func filterBatch(args []Value, kwargs map[string]Value) (Value, error) {
 		end := min(i+linecount, list.Len())
 		batch := make([]Value, end-i)
 		copy(batch, list.Items[i:end])
+		if fill := argOr(args, kwargs, 2, "fill_with", None()); !fill.IsNone() { // trajcompress patch: jinja2's fill_with
+			for len(batch) < linecount {
+				batch = append(batch, fill)
+			}
+		}
 		batches = append(batches, NewList(batch))
 	}
 

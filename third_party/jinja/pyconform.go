@@ -1338,11 +1338,6 @@ func jinjaTitle(s string) string {
 	return b.String()
 }
 
-// noArgTests are the tests that take no argument besides the value.
-var noArgTests = map[string]bool{"defined": true, "undefined": true, "none": true, "boolean": true, "integer": true,
-	"float": true, "number": true, "string": true, "mapping": true, "iterable": true, "sequence": true,
-	"callable": true, "true": true, "false": true, "odd": true, "even": true, "upper": true, "lower": true}
-
 // undefinedItem is the error of taking an attribute of an undefined item
 // (selectattr, rejectattr), or nil.
 func undefinedItem(args []Value) error {

@@ -181,6 +181,13 @@ cases = [
     ("{{ {4611686018427387904: 'a'}[4611686018427387904.0] }}|{{ {4611686018427387904.0: 'a', 4611686018427387904: 'b'} }}", {}),
     ("{{ 2.5|round(none) }}|{{ 3.5|round(none) }}|{{ -2.5|round(precision=none) }}|{{ 7|round(none) }}|{{ 2.5|round(1.0, 'floor') }}", {}), ("{{ 2.5|round(1.0) }}", {}),
 
+    # filters and tests take jinja2's arguments only (Python's TypeError for others)
+    ("{{ 'abc'|upper(1) }}", {}), ("{{ x|length(2) }}", {"x": [1]}), ("{{ 'a'|trim(1, 2) }}", {}), ("{{ l|join(',', 'x', 'y') }}", L),
+    ("{{ x is defined(1) }}", {}), ("{{ l|sort(foo=1) }}", L), ("{{ 'a'|replace('b') }}", {}), ("{{ 2 is gt }}", {}), ("{{ l|select('odd', 1)|list }}", L),
+    ("{{ l|join(',', d='-') }}", L), ("{{ l|batch }}", L), ("{{ l|map('upper', 1)|list }}", {"l": ["a"]}), ("{{ 1 is sameas }}", {}), ("{{ l|first(1) }}", L),
+    ("{{ 'ab'|replace(old='a', new='x') }}|{{ x|default(default_value='z') }}|{{ '  xa'|trim(chars=' a') }}|{{ [{'a': 'q'}]|join(', ', 'a') }}|{{ l|batch(linecount=2)|list }}|{{ x|default(boolean=true) }}|{{ 'ab'|replace('a', new='y') }}", L),
+    ("{{ l|batch(2, 0)|list }}", L),
+
 ]
 for src, ctx in cases:
     try:

@@ -287,7 +287,7 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 	case "sequence":
 		// trajcompress patch: jinja2's (len and getitem): str and dict too,
 		// not a lazy iterable.
-		return val.IsList() && val.IterType() == "" || val.IsString() || val.IsDict() || val.IsUndefined(), nil
+		return val.IsList() && (val.IterType() == "" || isRange(val)) || val.IsString() || val.IsDict() || val.IsUndefined(), nil
 	case "callable":
 		return val.IsCallable(), nil
 	case "true":
@@ -454,6 +454,9 @@ func encodeValueJSON(sb *strings.Builder, v Value, itemSeparator, keySeparator s
 		return encodeJSONString(sb, v.AsString())
 
 	case KindList:
+		if isRange(v) { // trajcompress patch: json.dumps refuses a range
+			return fmt.Errorf("Object of type range is not JSON serializable") //nolint:staticcheck // json.dumps's message
+		}
 		sb.WriteByte('[')
 		for i, item := range v.AsList().Items {
 			if i > 0 {

@@ -91,7 +91,7 @@ func (e *evaluator) execNode(n node) error {
 		if err != nil {
 			return err
 		}
-		if t := val.IterType(); t != "" && !isDictView(t) { // trajcompress patch
+		if t := val.IterType(); lazyIter(t) { // trajcompress patch
 			return fmt.Errorf("unsupported construct: printing a %s (Python prints its address)", t)
 		}
 		return e.print(val)
@@ -688,7 +688,7 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	// trajcompress patch: a list or string indexed by anything but an
 	// int is undefined (jinja2's getitem falls back to the attribute); it
 	// took toInt64 of the key, so 'abc'['text'] was 'a'.
-	if obj.IterType() != "" { // trajcompress patch: a lazy iterable has no items by index
+	if t := obj.IterType(); t != "" && t != rangeIter { // trajcompress patch: a lazy iterable has no items by index
 		return undefinedWith(fmt.Sprintf("'%s object' has no attribute %s", obj.IterType(), printValue(key))), nil
 	}
 	if (obj.IsList() || obj.IsString()) && !isIntLike(key) {
@@ -753,6 +753,9 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 		return Undefined(), fmt.Errorf("'%s' object is not subscriptable", pyTypeName(obj))
 	}
 
+	if isRange(obj) { // trajcompress patch: a range's slice is a range
+		return e.rangeSlice(n, obj.AsList())
+	}
 	if obj.IsList() {
 		list := obj.AsList()
 		length := list.Len()
@@ -1657,7 +1660,7 @@ func valuesEqualDepth(a, b Value, depth int) bool {
 		if x == y {
 			return true
 		}
-		if x.tuple != y.tuple || len(x.Items) != len(y.Items) {
+		if x.tuple != y.tuple || (x.iter == rangeIter) != (y.iter == rangeIter) || len(x.Items) != len(y.Items) {
 			return false
 		}
 		for i := range x.Items {

@@ -51,6 +51,9 @@ func pyTypeName(v Value) string {
 	case KindString:
 		return "str"
 	case KindList:
+		if isRange(v) { // trajcompress patch
+			return rangeIter
+		}
 		return "list"
 	case KindDict:
 		return "dict"
@@ -71,6 +74,9 @@ func addStrict(a, b Value) (Value, error) {
 		return Undefined(), undefinedError(b)
 	}
 	num := func(v Value) bool { return v.IsNumber() || v.IsBool() }
+	if err := rangeOpError("+", a, b); err != nil {
+		return Undefined(), err
+	}
 	switch {
 	case a.IsList() && b.IsList() && a.AsList().tuple != b.AsList().tuple:
 		return Undefined(), fmt.Errorf("can only concatenate %s (not %q) to %s", seqName(a), seqName(b), seqName(a))

@@ -133,7 +133,7 @@ func (v Value) IsTruthy() bool {
 	case KindString:
 		return len(v.v.(string)) > 0
 	case KindList:
-		if l := v.v.(*List); l.iter != "" && !isDictView(l.iter) { // trajcompress patch: an iterator is true
+		if l := v.v.(*List); lazyIter(l.iter) { // trajcompress patch: an iterator is true
 			return true
 		}
 		return v.v.(*List).Len() > 0
@@ -200,6 +200,9 @@ func (v Value) String() string {
 
 	case KindList:
 		list := v.v.(*List)
+		if list.iter == rangeIter { // trajcompress patch: Python's repr of a range
+			return rangeRepr(list)
+		}
 		var b strings.Builder
 		open, end := byte('['), "]"
 		if list.tuple {
@@ -318,6 +321,9 @@ type List struct {
 	// refuses it, a generator or iterator has no len() and is true even
 	// when empty, none is a sequence or can be indexed. "" for a list.
 	iter string
+	// rng: a range's start, stop and step (iter "range", pyrange.go;
+	// trajcompress patch).
+	rng [3]int64
 }
 
 // IterType is the Python type name of a lazy iterable (see List.iter),

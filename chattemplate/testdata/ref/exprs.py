@@ -188,6 +188,15 @@ cases = [
     ("{{ 'ab'|replace(old='a', new='x') }}|{{ x|default(default_value='z') }}|{{ '  xa'|trim(chars=' a') }}|{{ [{'a': 'q'}]|join(', ', 'a') }}|{{ l|batch(linecount=2)|list }}|{{ x|default(boolean=true) }}|{{ 'ab'|replace('a', new='y') }}", L),
     ("{{ l|batch(2, 0)|list }}", L),
 
+    # range is Python's range: prints as range(0, 3), a slice is a range, never equals a list, json.dumps refuses it
+    ("{{ range(3) }}|{{ range(1, 7, 2) }}|{{ range(3)|string }}|{{ [range(2)] }}|{{ range(10)[2:5] }}|{{ range(0, 10, 3)[::-1] }}|{{ range(10)[::2]|list }}|{{ range(5)[-2:] }}|{{ range(3)[1] }}|{{ range(3)|length }}|{{ range(3)|last }}|{{ range(3) is sequence }}|{{ 'y' if range(0) else 'n' }}",
+     {}),
+    ("{{ range(3) == [0, 1, 2] }}|{{ range(3) == range(3) }}|{{ range(0) == range(2, 2) }}|{{ range(3) != [0, 1, 2] }}|{{ [range(2)] == [[0, 1]] }}|{{ range(3)|list == [0, 1, 2] }}|{{ 1 in range(3) }}|{{ '%s' % range(2) }}|{{ range(3)|join(',') }}|{{ range(3)|sort }}|{{ range(2)|list }}",
+     {}),
+    ("{% set r = range(3) %}{% for i in r %}{{ i }}{% endfor %}{% for i in r %}{{ i }}{% endfor %}{% for i in r[1:] %}{{ i }}{% endfor %}", {}),
+    ("{{ range(3)|tojson }}", {}), ("{{ [range(2)]|tojson }}", {}), ("{{ range(3) + [1] }}", {}), ("{{ range(3) * 2 }}", {}), ("{{ range(3) < range(4) }}", {}),
+    ("{{ range(3)|reverse }}", {}),
+
 ]
 for src, ctx in cases:
     try:

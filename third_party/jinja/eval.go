@@ -168,12 +168,13 @@ func (e *evaluator) execFor(n *forNode) error {
 	if err != nil {
 		return err
 	}
-	consumeIter(iterVal, len(items)) // trajcompress patch: a generator is iterated once
+	gen := newGenPull(iterVal, len(items)) // trajcompress patch: a generator is pulled as Python's for does
 
 	// Apply filter if present.
 	if n.filterExpr != nil {
 		var filtered []Value
-		for _, item := range items {
+		var src []int
+		for j, item := range items {
 			if err := e.m.step(); err != nil { // trajcompress patch
 				return err
 			}
@@ -188,12 +189,21 @@ func (e *evaluator) execFor(n *forNode) error {
 			}
 			if fv.IsTruthy() {
 				filtered = append(filtered, item)
+				if gen != nil {
+					src = append(src, j)
+				}
 			}
 		}
 		items = filtered
+		if gen != nil {
+			gen.src = src
+		}
 	}
 
 	if len(items) == 0 {
+		if err := gen.done(false); err != nil { // trajcompress patch
+			return err
+		}
 		if n.elseBody != nil {
 			return e.execNodes(n.elseBody)
 		}
@@ -222,6 +232,10 @@ func (e *evaluator) execFor(n *forNode) error {
 	// depth0 of a loop that is not recursive (they were undefined).
 	ld.Data["depth"], ld.Data["depth0"] = NewInt(1), NewInt(0)
 	var lastChanged *Value
+	var cur int // trajcompress patch: the item the body runs for
+	if gen != nil {
+		ld.onGet = func(key string) { gen.read(key, cur, len(items)) }
+	}
 	ld.Data["changed"] = NewCallable("loop.changed", func(args []Value, kwargs map[string]Value) (Value, error) {
 		v := newTuple(append([]Value(nil), args...))
 		if lastChanged != nil && valuesEqual(v, *lastChanged) {
@@ -278,6 +292,10 @@ func (e *evaluator) execFor(n *forNode) error {
 		if err := e.m.step(); err != nil { // trajcompress patch: the render budget
 			return err
 		}
+		cur = i
+		if err := gen.item(i); err != nil { // trajcompress patch
+			return err
+		}
 
 		old := e.scope
 		e.scope = child
@@ -287,7 +305,7 @@ func (e *evaluator) execFor(n *forNode) error {
 
 		if err != nil {
 			if errors.Is(err, errBreak) {
-				break
+				return gen.done(true) // trajcompress patch
 			}
 			if errors.Is(err, errContinue) {
 				continue
@@ -296,7 +314,7 @@ func (e *evaluator) execFor(n *forNode) error {
 		}
 	}
 
-	return nil
+	return gen.done(false) // trajcompress patch
 }
 
 func (e *evaluator) execSet(n *setNode) error {

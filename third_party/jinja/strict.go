@@ -127,6 +127,10 @@ func containsStrict(container, item Value) (bool, error) {
 		if item.IsList() && !item.AsList().tuple || item.IsDict() { // a dict's keys are hashed
 			return false, fmt.Errorf("unhashable type: '%s'", pyTypeName(item))
 		}
+	case KindList:
+		if lazyIter(container.IterType()) { // pulled up to the item found (genloop.go)
+			return containsLazy(container, item), nil
+		}
 	}
 	return containsValue(container, item), nil
 }

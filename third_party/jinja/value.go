@@ -365,6 +365,10 @@ type Dict struct {
 	// keyVals: the key of each entry whose key is not a string (a dict
 	// literal's {0: 'a'}), under its DictKey encoding (trajcompress patch).
 	keyVals map[string]Value
+	// onGet: told each key Get looks up (a for loop's loop object, which
+	// pulls its generator further when loop.last is read; genloop.go;
+	// trajcompress patch). Nil for any other dict.
+	onGet func(key string)
 }
 
 // nonStrKey starts the DictKey encoding of a key that is not a string; no
@@ -448,6 +452,9 @@ func dictGet(d *Dict, key Value) (Value, bool) {
 
 // Get returns the value for key and reports whether it was found.
 func (d *Dict) Get(key string) (Value, bool) {
+	if d.onGet != nil { // trajcompress patch
+		d.onGet(key)
+	}
 	v, ok := d.Data[key]
 	return v, ok
 }

@@ -197,6 +197,15 @@ cases = [
     ("{{ range(3)|tojson }}", {}), ("{{ [range(2)]|tojson }}", {}), ("{{ range(3) + [1] }}", {}), ("{{ range(3) * 2 }}", {}), ("{{ range(3) < range(4) }}", {}),
     ("{{ range(3)|reverse }}", {}),
 
+    # a for loop and `in` pull a generator lazily, as Python's: a loop left by break leaves the rest
+    ("{% set g = l|map('string') %}{% for x in g %}{{ x }}{% if x == '2' %}{% break %}{% endif %}{% endfor %}|{{ g|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{% for x in g if x > 1 %}{{ x }}{% break %}{% endfor %}|{{ g|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{% for x in g %}{{ x }}{{ loop.last }}{% break %}{% endfor %}|{{ g|list }}|{% set h = l|select %}{% for x in h if x is even %}{{ loop.nextitem }}{% break %}{% endfor %}|{{ h|list }}", {"l": [1, 2, 3, 4, 5]}),
+    ("{% set g = l|select %}{% for x in g %}{{ loop.length }}{% break %}{% endfor %}|{{ g|list }}|{% set h = l|reverse %}{% for x in h %}{{ x }}{% if loop.index == 2 %}{% break %}{% endif %}{% endfor %}|{{ h|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{{ 2 in g }}|{{ g|list }}|{% set h = l|select %}{{ 9 in h }}|{{ h|list }}|{% set k = l|select %}{{ 3 not in k }}|{{ k|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{% for x in g %}{{ x }}{% break %}{% endfor %}{% for x in g %}{{ x }}{% endfor %}|{% set r = range(3) %}{% for x in r %}{% break %}{% endfor %}{{ r|list }}", {"l": [1, 2, 3]}),
+    ("{% set g = l|select %}{% for x in g %}{{ x }}{{ g|first }}{% endfor %}", {"l": [1, 2, 3, 4]}),
+
 ]
 for src, ctx in cases:
     try:

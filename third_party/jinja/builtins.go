@@ -851,7 +851,7 @@ func filterSafe(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return args[0], nil
+	return newMarkup(printValue(args[0])), nil // trajcompress patch: markupsafe's Markup(value)
 }
 
 func filterReplace(args []Value, kwargs map[string]Value) (Value, error) {
@@ -1194,7 +1194,10 @@ func filterEscape(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(markupEscape(printValue(args[0]))), nil // trajcompress patch: markupsafe's entities
+	if isMarkup(args[0]) { // trajcompress patch: markupsafe's escape of a Markup is itself
+		return args[0], nil
+	}
+	return newMarkup(markupEscape(printValue(args[0]))), nil // trajcompress patch: markupsafe's entities
 }
 
 func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {

@@ -642,6 +642,9 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 // undefined with jinja2's hint (trajcompress patch: also what s['name']
 // falls back to, as jinja2's getitem does).
 func (e *evaluator) seqAttr(obj Value, name string) (Value, error) {
+	if isMarkup(obj) { // trajcompress patch: a Markup's methods (markup.go)
+		return e.markupMethod(obj, name)
+	}
 	if u, ok := unsafeAttr(obj, name); ok { // the sandbox's mutating methods
 		return u, nil
 	}
@@ -683,6 +686,9 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	key, err := e.evalExpr(n.key)
 	if err != nil {
 		return Undefined(), err
+	}
+	if isMarkup(obj) { // trajcompress patch: an item of a Markup (markup.go)
+		return e.markupItem(obj, key)
 	}
 
 	// trajcompress patch: an item of an undefined value raises (jinja2).
@@ -773,6 +779,10 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 
 	if isRange(obj) { // trajcompress patch: a range's slice is a range
 		return e.rangeSlice(n, obj.AsList())
+	}
+	if isMarkup(obj) { // trajcompress patch: a slice of a Markup is one (markup.go)
+		v, err := e.evalSlice(&sliceExpr{obj: &litExpr{val: plainOf(obj)}, start: n.start, stop: n.stop, step: n.step})
+		return markupFilterResult("", obj, v), err
 	}
 	if obj.IsList() {
 		list := obj.AsList()
@@ -1037,6 +1047,9 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 	if err := e.binaryBudget(n.op, left, right); err != nil { // trajcompress patch
 		return Undefined(), err
 	}
+	if isMarkup(left) || isMarkup(right) { // trajcompress patch: markupsafe's operators (markup.go)
+		return e.markupBinary(n, left, right)
+	}
 
 	// trajcompress patch: Python's *, /, //, %, ** where they differ.
 	if v, ok, err := arithStrict(n.op, left, right); ok {
@@ -1216,6 +1229,11 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 		if err := lazyInput(n.name, input); err != nil { // trajcompress patch
 			return Undefined(), err
 		}
+		rest, kw, err := markupFilterArgs(n.name, input, args[1:], kwargs) // trajcompress patch
+		if err != nil {
+			return Undefined(), err
+		}
+		args, kwargs = append(args[:1], rest...), kw
 	}
 	var out Value
 	if n.name == "map" {
@@ -1225,6 +1243,9 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 	}
 	if err == nil && builtin && out.IsList() { // trajcompress patch: jinja2's generators
 		out = lazyResult(n.name, input, out)
+	}
+	if err == nil && builtin { // trajcompress patch: a filter of a Markup that keeps it one
+		out = markupFilterResult(n.name, input, out)
 	}
 	if builtin && n.name != "default" && n.name != "d" { // trajcompress patch: the filter iterated its input
 		consumed := len(iterOrNil(input))
@@ -1737,7 +1758,7 @@ func (e *evaluator) addChain(n *binExpr, parts []string) ([]string, Value, error
 			return nil, Undefined(), err
 		}
 		if strs {
-			if v.IsString() {
+			if v.IsString() && !isMarkup(v) { // trajcompress patch: a Markup's + escapes (addStrict)
 				parts = append(parts, v.AsString())
 				continue
 			}

@@ -227,9 +227,18 @@ func (e *evaluator) evalMapFilter(args []Value, kwargs map[string]Value) (Value,
 	call := &Callable{Name: name, Fn: f}
 	for i, it := range items {
 		fargs[0] = it
-		if out[i], err = e.call(call, true, fargs, kwargs); err != nil { // within the render budget
+		rest, kw, err := markupFilterArgs(name, it, fargs[1:], kwargs) // trajcompress patch
+		if err != nil {
 			return Undefined(), err
 		}
+		a := fargs
+		if isMarkup(it) {
+			a = append([]Value{it}, rest...)
+		}
+		if out[i], err = e.call(call, true, a, kw); err != nil { // within the render budget
+			return Undefined(), err
+		}
+		out[i] = markupFilterResult(name, it, out[i])
 	}
 	return NewList(out), nil
 }
@@ -1755,8 +1764,10 @@ func isMarkupExpr(x expr) bool {
 // nothing else (Python's TypeError).
 func filterMarkupAdd(args []Value, _ map[string]Value) (Value, error) {
 	switch v := args[0]; {
+	case isMarkup(v):
+		return v, nil
 	case v.IsString():
-		return NewString(markupEscape(v.AsString())), nil
+		return newMarkup(markupEscape(v.AsString())), nil
 	case v.IsUndefined():
 		return Undefined(), undefinedError(v)
 	default:

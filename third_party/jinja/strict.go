@@ -78,6 +78,8 @@ func addStrict(a, b Value) (Value, error) {
 		return Undefined(), err
 	}
 	switch {
+	case a.IsString() && b.IsString() && (isMarkup(a) || isMarkup(b)): // markupsafe's + (markup.go)
+		return markupConcat(a, b), nil
 	case a.IsList() && b.IsList() && a.AsList().tuple != b.AsList().tuple:
 		return Undefined(), fmt.Errorf("can only concatenate %s (not %q) to %s", seqName(a), seqName(b), seqName(a))
 	case a.IsList() && b.IsList() && a.AsList().tuple:

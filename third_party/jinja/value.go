@@ -131,7 +131,7 @@ func (v Value) IsTruthy() bool {
 	case KindFloat:
 		return v.v.(float64) != 0.0
 	case KindString:
-		return len(v.v.(string)) > 0
+		return len(v.AsString()) > 0
 	case KindList:
 		if l := v.v.(*List); lazyIter(l.iter) { // trajcompress patch: an iterator is true
 			return true
@@ -158,7 +158,12 @@ func (v Value) AsInt() int64 { return v.v.(int64) }
 func (v Value) AsFloat() float64 { return v.v.(float64) }
 
 // AsString returns the string held by v. It panics if v is not a string.
-func (v Value) AsString() string { return v.v.(string) }
+func (v Value) AsString() string {
+	if s, ok := v.v.(string); ok {
+		return s
+	}
+	return string(v.v.(markupStr)) // trajcompress patch: a Markup (markup.go)
+}
 
 // AsList returns the *List held by v. It panics if v is not a list.
 func (v Value) AsList() *List { return v.v.(*List) }
@@ -196,6 +201,9 @@ func (v Value) String() string {
 		return pyFloatRepr(v.v.(float64)) // trajcompress patch: Python's repr
 
 	case KindString:
+		if m, ok := v.v.(markupStr); ok { // trajcompress patch: markupsafe's repr
+			return "Markup(" + pyStrRepr(string(m)) + ")"
+		}
 		return pyStrRepr(v.v.(string)) // trajcompress patch: Python's repr
 
 	case KindList:
@@ -266,7 +274,7 @@ func (v Value) Equals(other Value) bool {
 		return v.v.(float64) == other.v.(float64)
 
 	case KindString:
-		return v.v.(string) == other.v.(string)
+		return v.AsString() == other.AsString()
 
 	case KindList:
 		a := v.v.(*List)

@@ -206,6 +206,16 @@ cases = [
     ("{% set g = l|select %}{% for x in g %}{{ x }}{% break %}{% endfor %}{% for x in g %}{{ x }}{% endfor %}|{% set r = range(3) %}{% for x in r %}{% break %}{% endfor %}{{ r|list }}", {"l": [1, 2, 3]}),
     ("{% set g = l|select %}{% for x in g %}{{ x }}{{ g|first }}{% endfor %}", {"l": [1, 2, 3, 4]}),
 
+    # a Markup kept in a variable stays one (markupsafe's + escapes the str operand; ~ and join are plain)
+    ("{% set m = '<b>'|safe %}{{ m + '<i>' }}|{{ '<i>' + m }}|{{ m ~ '<i>' }}|{{ [m, '<i>']|join }}|{{ m + m }}|{% set e = '<a>'|e %}{{ e + '&' }}|{{ (m + '<')|length }}|{{ m|upper + '<' }}|{{ m * 2 + '<' }}|{{ m[1:] + '<' }}|{{ m[0] + '>' }}|{{ m.upper() + '<' }}|{{ m|e + '\"' }}",
+     {}),
+    ("{% set m = x|tojson|safe %}{{ m }}|{{ m + \"'\" }}|{{ [m] }}|{{ m|string + '<' }}|{{ m|replace('b', 'c') + '<' }}|{{ m|first + '<' }}|{{ m.split('b')[0] + '<' }}|{{ m == '\"<b>\"' }}|{{ m is string }}|{{ '%s<' % m }}|{{ (m ~ '<') + '<' }}",
+     {"x": "<b>"}),
+    ("{% macro f(a) %}{{ a + '&' }}{% endmacro %}{{ f('<'|safe) }}|{% set l = ['<b>'|safe] %}{{ l[0] + '<' }}|{% set m = 'a%sb'|safe %}{{ m % 'x' }}|{{ m|format(1) }}|{{ m.replace('a', 'y') + '<' }}|{{ ('<'|safe).strip() + '<' }}|{% set n = none|safe %}{{ n + '<' }}",
+     {}),
+    ("{% set m = '%s'|safe %}{{ m % '<' }}", {}), ("{% set m = '%s'|safe %}{{ m|format('<') }}", {}), ("{% set m = 'a'|safe %}{{ m.replace('a', '<') }}", {}), ("{% set m = '%r'|safe %}{{ m % '<' }}", {}),
+    ("{% set m = 'ab'|safe %}{{ [m]|map('upper')|first + '<' }}|{{ m|trim + '<' }}", {}),
+
 ]
 for src, ctx in cases:
     try:

@@ -645,6 +645,11 @@ func (e *evaluator) seqAttr(obj Value, name string) (Value, error) {
 	if isMarkup(obj) { // trajcompress patch: a Markup's methods (markup.go)
 		return e.markupMethod(obj, name)
 	}
+	if t := obj.IterType(); t != "" && (t != rangeIter || name != "count" && name != "index") {
+		// trajcompress patch: a generator, an iterator or a dict view has
+		// none of a list's methods, a range only count and index.
+		return undefinedWith(fmt.Sprintf("'%s object' has no attribute %s", t, pyStrRepr(name))), nil
+	}
 	if u, ok := unsafeAttr(obj, name); ok { // the sandbox's mutating methods
 		return u, nil
 	}

@@ -216,6 +216,10 @@ cases = [
     ("{% set m = '%s'|safe %}{{ m % '<' }}", {}), ("{% set m = '%s'|safe %}{{ m|format('<') }}", {}), ("{% set m = 'a'|safe %}{{ m.replace('a', '<') }}", {}), ("{% set m = '%r'|safe %}{{ m % '<' }}", {}),
     ("{% set m = 'ab'|safe %}{{ [m]|map('upper')|first + '<' }}|{{ m|trim + '<' }}", {}),
 
+    # a generator, an iterator or a dict view has no list methods; a range has count and index
+    ("{{ d.keys().count('a') }}", {"d": {"a": 1}}), ("{{ (l|select).index(1) }}", {"l": [1]}),
+    ("{{ d.items().count is defined }}|{{ (l|reverse).pop is defined }}|{{ range(3).count(1) }}|{{ range(3).index(2) }}|{{ range(3).append is defined }}", {"d": {"a": 1}, "l": [1]}),
+
 ]
 for src, ctx in cases:
     try:

@@ -244,6 +244,7 @@ func registerFilters(s *scope) {
 		if iterFilters[name] {
 			fn = iterInput(name, fn) // trajcompress patch
 		}
+		fn = withSignature(name, fn) // trajcompress patch: jinja2's signatures (arity.go)
 		s.set("__filter_"+name, NewCallable(name, fn))
 	}
 }
@@ -258,8 +259,8 @@ func lookupFilter(s *scope, name string) (Value, bool) {
 // =============================================================================
 
 func evalTest(name string, val Value, args []Value) (bool, error) {
-	if len(args) > 0 && noArgTests[name] { // trajcompress patch: Python's TypeError
-		return false, fmt.Errorf("test_%s() takes 1 positional argument but %d were given", name, len(args)+1)
+	if err := checkTestArgs(name, args); err != nil { // trajcompress patch: Python's TypeError (arity.go)
+		return false, err
 	}
 	switch name {
 	case "defined":
@@ -286,7 +287,7 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 	case "sequence":
 		// trajcompress patch: jinja2's (len and getitem): str and dict too,
 		// not a lazy iterable.
-		return val.IsList() && val.IterType() == "" || val.IsString() || val.IsDict() || val.IsUndefined(), nil
+		return val.IsList() && (val.IterType() == "" || isRange(val)) || val.IsString() || val.IsDict() || val.IsUndefined(), nil
 	case "callable":
 		return val.IsCallable(), nil
 	case "true":
@@ -453,6 +454,9 @@ func encodeValueJSON(sb *strings.Builder, v Value, itemSeparator, keySeparator s
 		return encodeJSONString(sb, v.AsString())
 
 	case KindList:
+		if isRange(v) { // trajcompress patch: json.dumps refuses a range
+			return fmt.Errorf("Object of type range is not JSON serializable") //nolint:staticcheck // json.dumps's message
+		}
 		sb.WriteByte('[')
 		for i, item := range v.AsList().Items {
 			if i > 0 {
@@ -847,7 +851,7 @@ func filterSafe(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return args[0], nil
+	return newMarkup(printValue(args[0])), nil // trajcompress patch: markupsafe's Markup(value)
 }
 
 func filterReplace(args []Value, kwargs map[string]Value) (Value, error) {
@@ -1190,7 +1194,10 @@ func filterEscape(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(markupEscape(printValue(args[0]))), nil // trajcompress patch: markupsafe's entities
+	if isMarkup(args[0]) { // trajcompress patch: markupsafe's escape of a Markup is itself
+		return args[0], nil
+	}
+	return newMarkup(markupEscape(printValue(args[0]))), nil // trajcompress patch: markupsafe's entities
 }
 
 func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
@@ -1292,6 +1299,11 @@ func filterBatch(args []Value, kwargs map[string]Value) (Value, error) {
 		end := min(i+linecount, list.Len())
 		batch := make([]Value, end-i)
 		copy(batch, list.Items[i:end])
+		if fill := argOr(args, kwargs, 2, "fill_with", None()); !fill.IsNone() { // trajcompress patch: jinja2's fill_with
+			for len(batch) < linecount {
+				batch = append(batch, fill)
+			}
+		}
 		batches = append(batches, NewList(batch))
 	}
 

@@ -91,7 +91,7 @@ func (e *evaluator) execNode(n node) error {
 		if err != nil {
 			return err
 		}
-		if t := val.IterType(); t != "" && !isDictView(t) { // trajcompress patch
+		if t := val.IterType(); lazyIter(t) { // trajcompress patch
 			return fmt.Errorf("unsupported construct: printing a %s (Python prints its address)", t)
 		}
 		return e.print(val)
@@ -168,12 +168,13 @@ func (e *evaluator) execFor(n *forNode) error {
 	if err != nil {
 		return err
 	}
-	consumeIter(iterVal, len(items)) // trajcompress patch: a generator is iterated once
+	gen := newGenPull(iterVal, len(items)) // trajcompress patch: a generator is pulled as Python's for does
 
 	// Apply filter if present.
 	if n.filterExpr != nil {
 		var filtered []Value
-		for _, item := range items {
+		var src []int
+		for j, item := range items {
 			if err := e.m.step(); err != nil { // trajcompress patch
 				return err
 			}
@@ -188,12 +189,21 @@ func (e *evaluator) execFor(n *forNode) error {
 			}
 			if fv.IsTruthy() {
 				filtered = append(filtered, item)
+				if gen != nil {
+					src = append(src, j)
+				}
 			}
 		}
 		items = filtered
+		if gen != nil {
+			gen.src = src
+		}
 	}
 
 	if len(items) == 0 {
+		if err := gen.done(false); err != nil { // trajcompress patch
+			return err
+		}
 		if n.elseBody != nil {
 			return e.execNodes(n.elseBody)
 		}
@@ -222,6 +232,10 @@ func (e *evaluator) execFor(n *forNode) error {
 	// depth0 of a loop that is not recursive (they were undefined).
 	ld.Data["depth"], ld.Data["depth0"] = NewInt(1), NewInt(0)
 	var lastChanged *Value
+	var cur int // trajcompress patch: the item the body runs for
+	if gen != nil {
+		ld.onGet = func(key string) { gen.read(key, cur, len(items)) }
+	}
 	ld.Data["changed"] = NewCallable("loop.changed", func(args []Value, kwargs map[string]Value) (Value, error) {
 		v := newTuple(append([]Value(nil), args...))
 		if lastChanged != nil && valuesEqual(v, *lastChanged) {
@@ -278,6 +292,10 @@ func (e *evaluator) execFor(n *forNode) error {
 		if err := e.m.step(); err != nil { // trajcompress patch: the render budget
 			return err
 		}
+		cur = i
+		if err := gen.item(i); err != nil { // trajcompress patch
+			return err
+		}
 
 		old := e.scope
 		e.scope = child
@@ -287,7 +305,7 @@ func (e *evaluator) execFor(n *forNode) error {
 
 		if err != nil {
 			if errors.Is(err, errBreak) {
-				break
+				return gen.done(true) // trajcompress patch
 			}
 			if errors.Is(err, errContinue) {
 				continue
@@ -296,7 +314,7 @@ func (e *evaluator) execFor(n *forNode) error {
 		}
 	}
 
-	return nil
+	return gen.done(false) // trajcompress patch
 }
 
 func (e *evaluator) execSet(n *setNode) error {
@@ -624,6 +642,14 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 // undefined with jinja2's hint (trajcompress patch: also what s['name']
 // falls back to, as jinja2's getitem does).
 func (e *evaluator) seqAttr(obj Value, name string) (Value, error) {
+	if isMarkup(obj) { // trajcompress patch: a Markup's methods (markup.go)
+		return e.markupMethod(obj, name)
+	}
+	if t := obj.IterType(); t != "" && (t != rangeIter || name != "count" && name != "index") {
+		// trajcompress patch: a generator, an iterator or a dict view has
+		// none of a list's methods, a range only count and index.
+		return undefinedWith(fmt.Sprintf("'%s object' has no attribute %s", t, pyStrRepr(name))), nil
+	}
 	if u, ok := unsafeAttr(obj, name); ok { // the sandbox's mutating methods
 		return u, nil
 	}
@@ -666,6 +692,9 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	if err != nil {
 		return Undefined(), err
 	}
+	if isMarkup(obj) { // trajcompress patch: an item of a Markup (markup.go)
+		return e.markupItem(obj, key)
+	}
 
 	// trajcompress patch: an item of an undefined value raises (jinja2).
 	if obj.IsUndefined() {
@@ -688,7 +717,7 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	// trajcompress patch: a list or string indexed by anything but an
 	// int is undefined (jinja2's getitem falls back to the attribute); it
 	// took toInt64 of the key, so 'abc'['text'] was 'a'.
-	if obj.IterType() != "" { // trajcompress patch: a lazy iterable has no items by index
+	if t := obj.IterType(); t != "" && t != rangeIter { // trajcompress patch: a lazy iterable has no items by index
 		return undefinedWith(fmt.Sprintf("'%s object' has no attribute %s", obj.IterType(), printValue(key))), nil
 	}
 	if (obj.IsList() || obj.IsString()) && !isIntLike(key) {
@@ -753,6 +782,13 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 		return Undefined(), fmt.Errorf("'%s' object is not subscriptable", pyTypeName(obj))
 	}
 
+	if isRange(obj) { // trajcompress patch: a range's slice is a range
+		return e.rangeSlice(n, obj.AsList())
+	}
+	if isMarkup(obj) { // trajcompress patch: a slice of a Markup is one (markup.go)
+		v, err := e.evalSlice(&sliceExpr{obj: &litExpr{val: plainOf(obj)}, start: n.start, stop: n.stop, step: n.step})
+		return markupFilterResult("", obj, v), err
+	}
 	if obj.IsList() {
 		list := obj.AsList()
 		length := list.Len()
@@ -1016,6 +1052,9 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 	if err := e.binaryBudget(n.op, left, right); err != nil { // trajcompress patch
 		return Undefined(), err
 	}
+	if isMarkup(left) || isMarkup(right) { // trajcompress patch: markupsafe's operators (markup.go)
+		return e.markupBinary(n, left, right)
+	}
 
 	// trajcompress patch: Python's *, /, //, %, ** where they differ.
 	if v, ok, err := arithStrict(n.op, left, right); ok {
@@ -1195,6 +1234,11 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 		if err := lazyInput(n.name, input); err != nil { // trajcompress patch
 			return Undefined(), err
 		}
+		rest, kw, err := markupFilterArgs(n.name, input, args[1:], kwargs) // trajcompress patch
+		if err != nil {
+			return Undefined(), err
+		}
+		args, kwargs = append(args[:1], rest...), kw
 	}
 	var out Value
 	if n.name == "map" {
@@ -1204,6 +1248,9 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 	}
 	if err == nil && builtin && out.IsList() { // trajcompress patch: jinja2's generators
 		out = lazyResult(n.name, input, out)
+	}
+	if err == nil && builtin { // trajcompress patch: a filter of a Markup that keeps it one
+		out = markupFilterResult(n.name, input, out)
 	}
 	if builtin && n.name != "default" && n.name != "d" { // trajcompress patch: the filter iterated its input
 		consumed := len(iterOrNil(input))
@@ -1657,7 +1704,7 @@ func valuesEqualDepth(a, b Value, depth int) bool {
 		if x == y {
 			return true
 		}
-		if x.tuple != y.tuple || len(x.Items) != len(y.Items) {
+		if x.tuple != y.tuple || (x.iter == rangeIter) != (y.iter == rangeIter) || len(x.Items) != len(y.Items) {
 			return false
 		}
 		for i := range x.Items {
@@ -1716,7 +1763,7 @@ func (e *evaluator) addChain(n *binExpr, parts []string) ([]string, Value, error
 			return nil, Undefined(), err
 		}
 		if strs {
-			if v.IsString() {
+			if v.IsString() && !isMarkup(v) { // trajcompress patch: a Markup's + escapes (addStrict)
 				parts = append(parts, v.AsString())
 				continue
 			}

@@ -64,7 +64,7 @@ func iterItems(v Value) ([]Value, error) {
 func pyLen(v Value) (int64, error) {
 	switch {
 	case v.IsList():
-		if t := v.IterType(); t != "" && !isDictView(t) {
+		if t := v.IterType(); lazyIter(t) {
 			return 0, fmt.Errorf("object of type '%s' has no len()", t)
 		}
 		return int64(v.AsList().Len()), nil
@@ -227,9 +227,18 @@ func (e *evaluator) evalMapFilter(args []Value, kwargs map[string]Value) (Value,
 	call := &Callable{Name: name, Fn: f}
 	for i, it := range items {
 		fargs[0] = it
-		if out[i], err = e.call(call, true, fargs, kwargs); err != nil { // within the render budget
+		rest, kw, err := markupFilterArgs(name, it, fargs[1:], kwargs) // trajcompress patch
+		if err != nil {
 			return Undefined(), err
 		}
+		a := fargs
+		if isMarkup(it) {
+			a = append([]Value{it}, rest...)
+		}
+		if out[i], err = e.call(call, true, a, kw); err != nil { // within the render budget
+			return Undefined(), err
+		}
+		out[i] = markupFilterResult(name, it, out[i])
 	}
 	return NewList(out), nil
 }
@@ -575,6 +584,9 @@ func conformOp(op string, a, b Value) (Value, bool, error) {
 		}
 		return Undefined(), true, binTypeError(op, a, b)
 	case "*":
+		if err := rangeOpError(op, a, b); err != nil {
+			return Undefined(), true, err
+		}
 		if a.IsList() && isIntLike(b) || isIntLike(a) && b.IsList() {
 			l, n := a, b
 			if b.IsList() {
@@ -648,7 +660,7 @@ func pyCompare(op string, a, b Value) (int, error) {
 	case a.IsString() && b.IsString():
 		return strings.Compare(a.AsString(), b.AsString()), nil
 	case a.IsList() && b.IsList():
-		if a.AsList().tuple != b.AsList().tuple {
+		if a.AsList().tuple != b.AsList().tuple || isRange(a) || isRange(b) { // a range has no order
 			return 0, fmt.Errorf("'%s' not supported between instances of '%s' and '%s'", op, seqName(a), seqName(b))
 		}
 		x, y := a.AsList().Items, b.AsList().Items
@@ -1078,6 +1090,9 @@ func pySum(args []Value, kwargs map[string]Value) (Value, error) {
 }
 
 func seqName(v Value) string {
+	if isRange(v) { // a range
+		return rangeIter
+	}
 	if v.AsList().tuple {
 		return "tuple"
 	}
@@ -1337,11 +1352,6 @@ func jinjaTitle(s string) string {
 	piece(s[last:])
 	return b.String()
 }
-
-// noArgTests are the tests that take no argument besides the value.
-var noArgTests = map[string]bool{"defined": true, "undefined": true, "none": true, "boolean": true, "integer": true,
-	"float": true, "number": true, "string": true, "mapping": true, "iterable": true, "sequence": true,
-	"callable": true, "true": true, "false": true, "odd": true, "even": true, "upper": true, "lower": true}
 
 // undefinedItem is the error of taking an attribute of an undefined item
 // (selectattr, rejectattr), or nil.
@@ -1685,7 +1695,9 @@ func lazyResult(name string, input, out Value) Value {
 		return newIter(out, "generator")
 	case name == "list" && out.IterType() != "":
 		return NewList(out.AsList().Items)
-	case name != "reverse" || in != "" && !isDictView(in):
+	case name == "reverse" && in == rangeIter:
+		return newIter(out, "range_iterator")
+	case name != "reverse" || lazyIter(in):
 		return out // reverse of a generator: jinja2 makes a list
 	case isDictView(in):
 		return newIter(out, "dict_reverse"+strings.TrimSuffix(strings.TrimPrefix(in, "dict_"), "s")+"iterator")
@@ -1703,7 +1715,7 @@ func lazyResult(name string, input, out Value) Value {
 // cannot take: last reverses its input, which a generator or an iterator
 // cannot be.
 func lazyInput(name string, input Value) error {
-	if t := input.IterType(); name == "last" && t != "" && !isDictView(t) {
+	if t := input.IterType(); name == "last" && lazyIter(t) {
 		return fmt.Errorf("'%s' object is not reversible", t)
 	}
 	return nil
@@ -1752,8 +1764,10 @@ func isMarkupExpr(x expr) bool {
 // nothing else (Python's TypeError).
 func filterMarkupAdd(args []Value, _ map[string]Value) (Value, error) {
 	switch v := args[0]; {
+	case isMarkup(v):
+		return v, nil
 	case v.IsString():
-		return NewString(markupEscape(v.AsString())), nil
+		return newMarkup(markupEscape(v.AsString())), nil
 	case v.IsUndefined():
 		return Undefined(), undefinedError(v)
 	default:
@@ -1765,8 +1779,7 @@ func filterMarkupAdd(args []Value, _ map[string]Value) (Value, error) {
 // iterating it does in Python: a second loop over the same map(...) sees
 // what the first left (trajcompress patch). A list, a view: unchanged.
 func consumeIter(v Value, n int) {
-	t := v.IterType()
-	if t == "" || isDictView(t) {
+	if !lazyIter(v.IterType()) {
 		return
 	}
 	l := v.AsList()

@@ -605,7 +605,7 @@ func pyRange(args []Value, start, stop, step int64) (Value, error) {
 	for i := range items {
 		items[i] = NewInt(start + int64(i)*step)
 	}
-	return NewList(items), nil
+	return newRange(items, start, stop, step), nil
 }
 
 // roundToInt is Python's round(x) with no ndigits: an int, half to even.

@@ -181,6 +181,45 @@ cases = [
     ("{{ {4611686018427387904: 'a'}[4611686018427387904.0] }}|{{ {4611686018427387904.0: 'a', 4611686018427387904: 'b'} }}", {}),
     ("{{ 2.5|round(none) }}|{{ 3.5|round(none) }}|{{ -2.5|round(precision=none) }}|{{ 7|round(none) }}|{{ 2.5|round(1.0, 'floor') }}", {}), ("{{ 2.5|round(1.0) }}", {}),
 
+    # filters and tests take jinja2's arguments only (Python's TypeError for others)
+    ("{{ 'abc'|upper(1) }}", {}), ("{{ x|length(2) }}", {"x": [1]}), ("{{ 'a'|trim(1, 2) }}", {}), ("{{ l|join(',', 'x', 'y') }}", L),
+    ("{{ x is defined(1) }}", {}), ("{{ l|sort(foo=1) }}", L), ("{{ 'a'|replace('b') }}", {}), ("{{ 2 is gt }}", {}), ("{{ l|select('odd', 1)|list }}", L),
+    ("{{ l|join(',', d='-') }}", L), ("{{ l|batch }}", L), ("{{ l|map('upper', 1)|list }}", {"l": ["a"]}), ("{{ 1 is sameas }}", {}), ("{{ l|first(1) }}", L),
+    ("{{ 'ab'|replace(old='a', new='x') }}|{{ x|default(default_value='z') }}|{{ '  xa'|trim(chars=' a') }}|{{ [{'a': 'q'}]|join(', ', 'a') }}|{{ l|batch(linecount=2)|list }}|{{ x|default(boolean=true) }}|{{ 'ab'|replace('a', new='y') }}", L),
+    ("{{ l|batch(2, 0)|list }}", L),
+
+    # range is Python's range: prints as range(0, 3), a slice is a range, never equals a list, json.dumps refuses it
+    ("{{ range(3) }}|{{ range(1, 7, 2) }}|{{ range(3)|string }}|{{ [range(2)] }}|{{ range(10)[2:5] }}|{{ range(0, 10, 3)[::-1] }}|{{ range(10)[::2]|list }}|{{ range(5)[-2:] }}|{{ range(3)[1] }}|{{ range(3)|length }}|{{ range(3)|last }}|{{ range(3) is sequence }}|{{ 'y' if range(0) else 'n' }}",
+     {}),
+    ("{{ range(3) == [0, 1, 2] }}|{{ range(3) == range(3) }}|{{ range(0) == range(2, 2) }}|{{ range(3) != [0, 1, 2] }}|{{ [range(2)] == [[0, 1]] }}|{{ range(3)|list == [0, 1, 2] }}|{{ 1 in range(3) }}|{{ '%s' % range(2) }}|{{ range(3)|join(',') }}|{{ range(3)|sort }}|{{ range(2)|list }}",
+     {}),
+    ("{% set r = range(3) %}{% for i in r %}{{ i }}{% endfor %}{% for i in r %}{{ i }}{% endfor %}{% for i in r[1:] %}{{ i }}{% endfor %}", {}),
+    ("{{ range(3)|tojson }}", {}), ("{{ [range(2)]|tojson }}", {}), ("{{ range(3) + [1] }}", {}), ("{{ range(3) * 2 }}", {}), ("{{ range(3) < range(4) }}", {}),
+    ("{{ range(3)|reverse }}", {}),
+
+    # a for loop and `in` pull a generator lazily, as Python's: a loop left by break leaves the rest
+    ("{% set g = l|map('string') %}{% for x in g %}{{ x }}{% if x == '2' %}{% break %}{% endif %}{% endfor %}|{{ g|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{% for x in g if x > 1 %}{{ x }}{% break %}{% endfor %}|{{ g|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{% for x in g %}{{ x }}{{ loop.last }}{% break %}{% endfor %}|{{ g|list }}|{% set h = l|select %}{% for x in h if x is even %}{{ loop.nextitem }}{% break %}{% endfor %}|{{ h|list }}", {"l": [1, 2, 3, 4, 5]}),
+    ("{% set g = l|select %}{% for x in g %}{{ loop.length }}{% break %}{% endfor %}|{{ g|list }}|{% set h = l|reverse %}{% for x in h %}{{ x }}{% if loop.index == 2 %}{% break %}{% endif %}{% endfor %}|{{ h|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{{ 2 in g }}|{{ g|list }}|{% set h = l|select %}{{ 9 in h }}|{{ h|list }}|{% set k = l|select %}{{ 3 not in k }}|{{ k|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{% for x in g %}{{ x }}{% break %}{% endfor %}{% for x in g %}{{ x }}{% endfor %}|{% set r = range(3) %}{% for x in r %}{% break %}{% endfor %}{{ r|list }}", {"l": [1, 2, 3]}),
+    ("{% set g = l|select %}{% for x in g %}{{ x }}{{ g|first }}{% endfor %}", {"l": [1, 2, 3, 4]}),
+
+    # a Markup kept in a variable stays one (markupsafe's + escapes the str operand; ~ and join are plain)
+    ("{% set m = '<b>'|safe %}{{ m + '<i>' }}|{{ '<i>' + m }}|{{ m ~ '<i>' }}|{{ [m, '<i>']|join }}|{{ m + m }}|{% set e = '<a>'|e %}{{ e + '&' }}|{{ (m + '<')|length }}|{{ m|upper + '<' }}|{{ m * 2 + '<' }}|{{ m[1:] + '<' }}|{{ m[0] + '>' }}|{{ m.upper() + '<' }}|{{ m|e + '\"' }}",
+     {}),
+    ("{% set m = x|tojson|safe %}{{ m }}|{{ m + \"'\" }}|{{ [m] }}|{{ m|string + '<' }}|{{ m|replace('b', 'c') + '<' }}|{{ m|first + '<' }}|{{ m.split('b')[0] + '<' }}|{{ m == '\"<b>\"' }}|{{ m is string }}|{{ '%s<' % m }}|{{ (m ~ '<') + '<' }}",
+     {"x": "<b>"}),
+    ("{% macro f(a) %}{{ a + '&' }}{% endmacro %}{{ f('<'|safe) }}|{% set l = ['<b>'|safe] %}{{ l[0] + '<' }}|{% set m = 'a%sb'|safe %}{{ m % 'x' }}|{{ m|format(1) }}|{{ m.replace('a', 'y') + '<' }}|{{ ('<'|safe).strip() + '<' }}|{% set n = none|safe %}{{ n + '<' }}",
+     {}),
+    ("{% set m = '%s'|safe %}{{ m % '<' }}", {}), ("{% set m = '%s'|safe %}{{ m|format('<') }}", {}), ("{% set m = 'a'|safe %}{{ m.replace('a', '<') }}", {}), ("{% set m = '%r'|safe %}{{ m % '<' }}", {}),
+    ("{% set m = 'ab'|safe %}{{ [m]|map('upper')|first + '<' }}|{{ m|trim + '<' }}", {}),
+
+    # a generator, an iterator or a dict view has no list methods; a range has count and index
+    ("{{ d.keys().count('a') }}", {"d": {"a": 1}}), ("{{ (l|select).index(1) }}", {"l": [1]}),
+    ("{{ d.items().count is defined }}|{{ (l|reverse).pop is defined }}|{{ range(3).count(1) }}|{{ range(3).index(2) }}|{{ range(3).append is defined }}", {"d": {"a": 1}, "l": [1]}),
+
 ]
 for src, ctx in cases:
     try:

@@ -2,7 +2,10 @@
 GO       ?= go
 BIN      := bin/trajcompress
 # Packages that start goroutines or are shared across them: tested with -race.
-RACE_PKGS := ./pipeline/... ./cmd/... ./job/... ./internal/commit/... ./tokenize/... ./summary/...
+# Listed longest first: go test starts test binaries in the order given,
+# two at a time on two cores, so a long one listed last runs alone at the
+# end (bench/README.md, "make test, step by step").
+RACE_PKGS := ./cmd/... ./tokenize/... ./job/... ./pipeline/... ./internal/commit/... ./summary/...
 
 .PHONY: all build build-beam demo test hygiene test-go test-purego test-beam test-node test-templates test-browser vet lint fmt-check fuzz bench clean
 
@@ -55,7 +58,8 @@ vet:
 # its sums in tools/lint/go.sum) so that the main module's go.mod carries
 # none of the linter's ~200 dependencies. Built into bin/ from the Go
 # module proxy when missing or when the pin changes; the cold cost
-# (download, build, first run) is in CONTRIBUTING.md.
+# (download, build, first run) is in bench/README.md, "make test, step by
+# step".
 GOLANGCI := bin/golangci-lint
 $(GOLANGCI): tools/lint/go.mod tools/lint/go.sum
 	cd tools/lint && $(GO) build -o ../../$(GOLANGCI) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
@@ -72,10 +76,13 @@ REQUIRE_AVX512 := $(shell grep -qw avx512vbmi /proc/cpuinfo 2>/dev/null && echo 
 # chattemplate and trainview run once, in test-templates, after their
 # references (python3-jinja2, the npm packages) are set up: here they
 # would run their jinja2 corpus a first time with half of them skipped.
-TEMPLATE_PKGS := ./chattemplate ./trainview
+TEMPLATE_PKGS := ./trainview ./chattemplate
+# The longest test binaries of the plain run, started first (as RACE_PKGS;
+# go test runs a package named twice once).
+SLOW_FIRST := ./tokenize ./job ./cmd/trajcompress ./trainer/llamafactory ./redact ./examples
 test-go:
 	$(GO) test -race -short $(RACE_PKGS)
-	TRAJCOMPRESS_REQUIRE_AVX512=$(REQUIRE_AVX512) $(GO) test $$($(GO) list ./... | grep -v -e '/chattemplate$$' -e '/trainview$$')
+	TRAJCOMPRESS_REQUIRE_AVX512=$(REQUIRE_AVX512) $(GO) test $(SLOW_FIRST) $$($(GO) list ./... | grep -v -e '/chattemplate$$' -e '/trainview$$')
 	cd third_party/jinja && $(GO) test ./...
 
 # redact without its assembly (build tag purego): the plain Go kernel

@@ -193,6 +193,7 @@ func TestCorpusMatchesJinja2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	t.Parallel()
 	py := jinja2ref.Start(t)
 	t.Logf("reference: %s", py.Version)
 	corpus := loadCorpus(t)

@@ -104,6 +104,7 @@ func TestRealDataMatchesJinja2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	t.Parallel()
 	files, dir := testenv.RealJSONL()
 	if len(files) == 0 {
 		t.Skipf("no real data in %s", dir)

@@ -3,6 +3,8 @@ package config
 import (
 	"flag"
 	"fmt"
+	"regexp"
+	"strings"
 )
 
 // An Option is one command-line flag that overrides one setting of the
@@ -34,15 +36,15 @@ var (
 	// TemplateGroup is the chat template a record is rendered with to be
 	// counted, and the bounds of one render.
 	TemplateGroup = Group{"template", []Option{
-		{"chat-template", "count each record as the trainer sees it, rendered by the model's chat template with its tools: auto (the --tokenizer's chat_template.jinja or tokenizer_config.json), none (turn by turn), or a .jinja / tokenizer_config.json path (config tokenizer.chat_template; default: auto when the tokenizer has a template, else none; validate: auto)", func(c *Config) any { return &c.Tokenizer.ChatTemplate }},
+		{"chat-template", "count each record as the trainer sees it, rendered by the model's chat template with its tools: auto (the --tokenizer's chat_template.jinja or tokenizer_config.json), none (turn by turn), or a .jinja / tokenizer_config.json path (config tokenizer.chat_template; default: auto when the tokenizer has a template, else none)", func(c *Config) any { return &c.Tokenizer.ChatTemplate }},
 		{"chat-template-max-steps", "the most evaluation steps one render of the chat template may take (nodes, loop iterations, calls; one per KiB scanned); a record whose render takes more is refused as the template's, \"template exceeded N steps\" (config tokenizer.chat_template_max_steps; default 2,000,000 + 4 per byte of the record's messages and tools)", func(c *Config) any { return &c.Tokenizer.ChatTemplateMaxSteps }},
 		{"chat-template-max-bytes", "the most bytes of strings, lists and output one render of the chat template may make, checked before each is made; a record whose render makes more is refused as the template's, \"template output over N bytes\" (config tokenizer.chat_template_max_bytes; default 64 MiB + 16 per byte of the record's messages and tools)", func(c *Config) any { return &c.Tokenizer.ChatTemplateMaxBytes }},
 	}}
 	// TrainerGroup is the trainer the rows are for: its config file, or
 	// its name and template.
 	TrainerGroup = Group{"trainer", []Option{
-		{"trainer-config", "count, and fit, each record as the trainer of this training config will: a LLaMA-Factory YAML (model_name_or_path, template, cutoff_len, tool_format, default_system, enable_thinking, mask_history, packing), an axolotl YAML (base_model, chat_template/chat_template_jinja, sequence_len, excess_length_strategy, datasets) or a TRL \"trl sft --config\" YAML (model_name_or_path, max_length, assistant_only_loss); its model is the tokenizer and its limit the target (validate: the --max-length) unless --tokenizer / --target-max-tokens (--max-length) are given; a LLaMA-Factory config turns --alternation on (config tokenizer.trainer_config; see docs/trainers.md)", func(c *Config) any { return &c.Tokenizer.TrainerConfig }},
-		{"trainer", "the trainer without a config file (llamafactory, axolotl, trl or hf), its limit the target (validate: the --max-length), or the trainer of a --trainer-config whose keys do not tell it (config tokenizer.trainer)", func(c *Config) any { return &c.Tokenizer.Trainer }},
+		{"trainer-config", "count, and fit, each record as the trainer of this training config will: a LLaMA-Factory YAML (model_name_or_path, template, cutoff_len, tool_format, default_system, enable_thinking, mask_history, packing), an axolotl YAML (base_model, chat_template/chat_template_jinja, sequence_len, excess_length_strategy, datasets) or a TRL \"trl sft --config\" YAML (model_name_or_path, max_length, assistant_only_loss); its model is the tokenizer and its limit the target unless --tokenizer / --target-max-tokens are given; a LLaMA-Factory config turns --alternation on (config tokenizer.trainer_config; see docs/trainers.md)", func(c *Config) any { return &c.Tokenizer.TrainerConfig }},
+		{"trainer", "the trainer without a config file (llamafactory, axolotl, trl or hf), its limit the target, or the trainer of a --trainer-config whose keys do not tell it (config tokenizer.trainer)", func(c *Config) any { return &c.Tokenizer.Trainer }},
 		{"template", "with --trainer: LLaMA-Factory's template name (qwen3, qwen3_nothink, qwen, llama3, mistral, glm4, deepseek3, gemma3, chatml, default), or for axolotl, trl and hf a chat template path (default: the tokenizer's) (config tokenizer.template)", func(c *Config) any { return &c.Tokenizer.Template }},
 	}}
 	// RepairGroup says whether the rows a trainer would skip for their
@@ -105,8 +107,47 @@ var CompressGroups = []Group{TokenizerGroup, TemplateGroup, TrainerGroup, Repair
 
 // ValidateGroups are the groups `trajcompress validate` registers: what
 // says how a record is read and counted (validate --max-length judges a
-// record by the count compress fits it to).
-var ValidateGroups = []Group{TokenizerGroup, TemplateGroup, TrainerGroup, ImageGroup, RecordGroup}
+// record by the count compress fits it to), each option's text as it
+// applies to validate (forValidate).
+var ValidateGroups = forValidate(TokenizerGroup, TemplateGroup, TrainerGroup, ImageGroup, RecordGroup)
+
+// validateUsage is validate's text of the shared options that work
+// otherwise there: validate fits nothing, its limit is --max-length, and
+// it places no summary (--alternation is compress's).
+var validateUsage = map[string]string{
+	"chat-template":  "count each record as the trainer sees it, rendered by the model's chat template with its tools: auto (the --tokenizer's chat_template.jinja or tokenizer_config.json), none (turn by turn), or a .jinja / tokenizer_config.json path (default auto)",
+	"trainer-config": "count each record as the trainer of this training config will, and say what it does to a row over its limit: a LLaMA-Factory YAML (model_name_or_path, template, cutoff_len, tool_format, default_system, enable_thinking, mask_history, packing), an axolotl YAML (base_model, chat_template/chat_template_jinja, sequence_len, excess_length_strategy, datasets) or a TRL \"trl sft --config\" YAML (model_name_or_path, max_length, assistant_only_loss); its model is the tokenizer and its limit the --max-length unless --tokenizer / --max-length are given (see docs/trainers.md)",
+	"trainer":        "the trainer without a config file (llamafactory, axolotl, trl or hf), its limit the --max-length, or the trainer of a --trainer-config whose keys do not tell it",
+}
+
+// configKey is an option text's mention of its config key, "(config
+// KEY)" or "(config KEY; …", which validate, reading no config file,
+// leaves out.
+var configKey = regexp.MustCompile(`( \(config [a-z_.]+\))|(\(config [a-z_.]+; )`)
+
+// forValidate returns groups with each option's text as validate gives
+// it: validateUsage's where it has one, else the option's own without its
+// config key.
+func forValidate(groups ...Group) []Group {
+	out := make([]Group, len(groups))
+	for i, g := range groups {
+		out[i] = Group{Name: g.Name, Options: make([]Option, len(g.Options))}
+		for k, o := range g.Options {
+			if u, ok := validateUsage[o.Name]; ok {
+				o.Usage = u
+			} else {
+				o.Usage = configKey.ReplaceAllStringFunc(o.Usage, func(m string) string {
+					if strings.HasSuffix(m, "; ") {
+						return "("
+					}
+					return ""
+				})
+			}
+			out[i].Options[k] = o
+		}
+	}
+	return out
+}
 
 // Flags are the options of the groups a command registered on its flag
 // set, and the values given for them.

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -64,6 +65,44 @@ func TestOptionsDistinct(t *testing.T) {
 		for _, o := range g.Options {
 			if _, ok := names[o.Name]; !ok {
 				t.Errorf("validate's --%s is not a compress flag", o.Name)
+			}
+		}
+	}
+}
+
+// validate's flag texts say only what applies to validate: it fits
+// nothing (no target, no --target-max-tokens), places no summary (no
+// --alternation) and reads no config file (no config keys); compress's
+// texts do not speak of validate. Every validate-only text is of a flag
+// validate registers.
+func TestValidateTexts(t *testing.T) {
+	compressOnly := []string{"fit", "target", "--alternation"}
+	names := map[string]bool{}
+	for _, g := range ValidateGroups {
+		for _, o := range g.Options {
+			names[o.Name] = true
+			for _, w := range compressOnly {
+				if strings.Contains(o.Usage, w) {
+					t.Errorf("validate --%s speaks of %q: %s", o.Name, w, o.Usage)
+				}
+			}
+			if configKey.MatchString(o.Usage) || strings.Contains(o.Usage, "config tokenizer.") || strings.Contains(o.Usage, "config input.") {
+				t.Errorf("validate --%s names a config key: %s", o.Name, o.Usage)
+			}
+			if strings.Contains(o.Usage, "()") || strings.Contains(o.Usage, "( ") {
+				t.Errorf("validate --%s: an empty parenthesis left: %s", o.Name, o.Usage)
+			}
+		}
+	}
+	for name := range validateUsage {
+		if !names[name] {
+			t.Errorf("validateUsage has --%s, which validate does not register", name)
+		}
+	}
+	for _, g := range CompressGroups {
+		for _, o := range g.Options {
+			if strings.Contains(o.Usage, "validate:") {
+				t.Errorf("compress --%s speaks of validate: %s", o.Name, o.Usage)
 			}
 		}
 	}

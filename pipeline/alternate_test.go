@@ -40,7 +40,7 @@ func TestAlternationKeepsRoleOrder(t *testing.T) {
 			check := func(alternate bool) ([]validate.Problem, Result) {
 				c := newComp(t, func(o *Options) {
 					o.Budget = snap.Budget{Target: target, SummaryTokens: 10, LastN: 2, ProtectFirstSystem: true, ProtectFirstUser: true, ProtectFirstAssistant: true, ProtectFirstTool: true}
-					o.Alternate = alternate
+					o.Placement.Alternate = alternate
 				})
 				res, err := c.Compress(context.Background(), []byte(line), pos)
 				if err != nil {

@@ -41,11 +41,11 @@ func (c *Compressor) assemble(r *record, p planned, text string) assembly {
 	out := make([]traj.Turn, 0, p.TurnsAfter(len(r.m.roles)))
 	noticed := false
 	for i, t := range r.m.turns[:p.Start] {
-		if c.opts.AddNotice && t.Role == traj.RoleSystem {
+		if c.opts.Placement.AddNotice && t.Role == traj.RoleSystem {
 			if k := noticedAt(p.notice.turns, i); k >= 0 { // measured by planRegion
 				t = p.notice.turns[k].t
 			} else { // the placement moved the region's start
-				t = rec.AppendText(t, c.opts.NoticeText)
+				t = rec.AppendText(t, c.opts.Placement.NoticeText)
 			}
 			noticed = true
 		}
@@ -54,9 +54,9 @@ func (c *Compressor) assemble(r *record, p planned, text string) assembly {
 	sys, sysTok := p.notice.sys, p.notice.sysTok
 	if noticed {
 		sys = "" // a system turn took the notice after all
-	} else if c.opts.AddNotice && sys == "" && rec.SystemKey != "" {
-		sys = rec.System + c.opts.NoticeText
-		sysTok = c.opts.Counter.Count(sys) + c.opts.TurnOverhead
+	} else if c.opts.Placement.AddNotice && sys == "" && rec.SystemKey != "" {
+		sys = rec.System + c.opts.Placement.NoticeText
+		sysTok = c.opts.Counting.Counter.Count(sys) + c.opts.Counting.TurnOverhead
 	}
 	if sys != "" {
 		a.fields = append(a.fields, rec.SystemField(sys))
@@ -69,7 +69,7 @@ func (c *Compressor) assemble(r *record, p planned, text string) assembly {
 	switch {
 	case text == "":
 	case p.Placement == snap.Insert:
-		out = append(out, rec.NewTurn(c.opts.SummaryRole, text))
+		out = append(out, rec.NewTurn(c.opts.Placement.Role, text))
 	case p.Placement == snap.MergeNext:
 		out = append(out, rec.PrependText(rest[0], text+"\n\n"))
 		rest = rest[1:]
@@ -87,7 +87,7 @@ func (c *Compressor) assemble(r *record, p planned, text string) assembly {
 // with our counter (sumTokens > 0); with the output's tool-pairing problems
 // (OpenAI dialect).
 func (c *Compressor) account(r *record, p planned, a assembly, sumTokens int) (n counted) {
-	if c.opts.Template != nil {
+	if c.opts.Counting.Template != nil {
 		// The templated count replaces the per-turn sum: no turn is
 		// counted on its own.
 		t, err := c.templated(r, a.turns, a.system, a.fields)
@@ -123,7 +123,7 @@ func (c *Compressor) turnSum(r *record, p planned, a assembly, sumTokens int) in
 			}
 			after += r.m.tok[k]
 		case i == p.Start && p.Placement == snap.Insert && sumTokens > 0:
-			after += sumTokens + t.Extra + c.opts.TurnOverhead
+			after += sumTokens + t.Extra + c.opts.Counting.TurnOverhead
 		case i < p.Start && noticedAt(p.notice.turns, i) >= 0:
 			after += p.notice.turns[noticedAt(p.notice.turns, i)].tok
 		default:

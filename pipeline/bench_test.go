@@ -30,12 +30,12 @@ func BenchmarkCompress(b *testing.B) {
 		{"skipped", func(o *Options) { o.Budget.Target = 1 << 30 }},
 		{"compressed", nil},
 		{"metrics", func(o *Options) { o.PerRecordMetrics = true }},
-		{"alternate", func(o *Options) { o.Alternate = true }},
+		{"alternate", func(o *Options) { o.Placement.Alternate = true }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			c := newComp(b, func(o *Options) {
 				o.Budget = snap.Budget{Target: 3000, SummaryTokens: 100, LastN: 4, ProtectFirstSystem: true, ProtectFirstUser: true, ProtectFirstAssistant: true, ProtectFirstTool: true}
-				o.Counter = charCounter{}
+				o.Counting.Counter = charCounter{}
 				if bc.mod != nil {
 					bc.mod(o)
 				}

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"time"
 
@@ -10,139 +9,10 @@ import (
 	"github.com/trajcompress/trajcompress/internal/jsonx"
 	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
-	"github.com/trajcompress/trajcompress/prepass"
-	"github.com/trajcompress/trajcompress/redact"
 	"github.com/trajcompress/trajcompress/snap"
-	"github.com/trajcompress/trajcompress/summary"
-	"github.com/trajcompress/trajcompress/tokenize"
 	"github.com/trajcompress/trajcompress/trainview"
 	"github.com/trajcompress/trajcompress/traj"
 )
-
-// DefaultNotice is the peer's default summary_notice_text.
-const DefaultNotice = "\n\nSome of your previous tool responses may be summarized to preserve context."
-
-// Options configure a [Compressor]. The zero value is not usable: Counter
-// and Summarizer are required; see [Options.Validate].
-type Options struct {
-	Budget       snap.Budget
-	Counter      tokenize.Counter // counts turn texts; wrap it in tokenize.Memo
-	TurnOverhead int              // tokens added per turn for chat-template framing
-	Schema       traj.Schema
-	// ImageRule counts each image of a record (package imagetok: content
-	// parts, and "<image>" markers paired with the record's images list,
-	// whose relative paths are resolved against the directory of the
-	// record's file, traj.Pos.File) into its turn's Extra. nil is
-	// imagetok.OpenAI().
-	ImageRule imagetok.Rule
-
-	// Template, when set (tokenizer.chat_template), makes every count of a
-	// whole record the count of the record as the trainer sees it: its
-	// messages and tool schemas (package trainview) rendered by the model's
-	// chat template and tokenized. A record is then skipped_under_target
-	// only when its templated count is at or under the target, and
-	// compressed only when its rendered result is; the per-turn counts
-	// only guide the planner (see Compressor.fit). A record the template
-	// refuses is uncompressible, reason chat_template, written unchanged.
-	// Images: when the Counter's Images is set, it counts the images the
-	// template renders (their relative paths against the record's file's
-	// directory when its Finder is nil; a refusal of its placeholder is
-	// the template's refusal); when nil, each image found in the record
-	// adds its ImageRule tokens to the templated count. A record whose
-	// images list the prepass or the summary rewrote is counted with the
-	// rewritten list.
-	//
-	// Any trainview.RecordCounter counts: a *trainview.Counter (a model's
-	// chat template, as transformers, axolotl and TRL render it) or a
-	// trainer's own renderer (LLaMA-Factory's templates); Images apply to
-	// a *trainview.Counter only, any other counts each image by ImageRule.
-	Template trainview.RecordCounter
-	// Trainer, when set (a run with a trainer's config), says what that
-	// trainer does to a row of so many tokens as Template counts them (its
-	// rules at its own limit); view returns the row's view, for a rule
-	// that looks at more than its length (which tokens are trained), and
-	// is called only by such a rule. Each observation then carries the
-	// fate of the record as read and as written
-	// (metrics.Observation.Trainer), a record Template refuses as read
-	// being "skip" both times.
-	Trainer func(tokens int, view func() (trainview.View, error)) metrics.TrainerFate
-	// Repair, when set, is given each record as read (after redaction) and
-	// returns the turns of the record made acceptable to the trainer, and
-	// the repairs made, or no repairs: the record is then read as if it
-	// came with those turns (its output holds them, whatever its outcome),
-	// and its observation names the repairs (metrics.Observation.Repairs).
-	Repair func(rec *traj.Record) (turns []traj.Turn, done []string)
-	// Unrepaired, when set, is the trainer's fate of a repaired record as
-	// the user gave it (LLaMA-Factory: it skips the row, whatever its
-	// length); nil means Trainer's fate of the record before its repair
-	// (axolotl: the messages it cannot map left out, and its length).
-	Unrepaired func(tokens int, view func() (trainview.View, error)) metrics.TrainerFate
-	// ToolsKey names the record field holding its tool schemas ("" means
-	// "tools"). Without a Template the schemas are counted as the tokens
-	// of their JSON, once per record.
-	ToolsKey string
-
-	Summarizer summary.Summarizer
-	// Fallback, when set, summarises a region whose Summarizer failed
-	// (after its retries); the record's metrics say so. When nil such a
-	// record is summary_failed and written unchanged.
-	Fallback summary.Summarizer
-	// RecordTimeout bounds the time of one record from the start of its
-	// Compress call (0: none); the summarizer gets what is left. A record
-	// whose summary has not arrived by then is summary_failed, never
-	// dropped (a summary that arrived in time is used); the summarizer's
-	// context then reports a [summary.TimeoutError] as its cause.
-	RecordTimeout time.Duration
-
-	SummaryRole traj.Role // role of the summary turn; "" means user (as the peer)
-	// Alternate keeps strict user/assistant alternation around the summary
-	// (LLaMA-Factory, Mistral templates): see [snap.PlaceAlternating]. The
-	// summary is then user-side, so SummaryRole must be user.
-	Alternate  bool
-	AddNotice  bool // append NoticeText to the system turns of the head
-	NoticeText string
-
-	PerRecordMetrics bool // add "compression_metrics" to compressed records
-	DryRun           bool // plan and count; remote summarizers are not called
-
-	// GroupBy, when set, names the top-level record field whose value is
-	// each record's group in the metrics' per-source breakdown
-	// (Observation.Group, metrics.GroupName); a rejected line that is still
-	// a JSON object is grouped by it too.
-	GroupBy string
-	// Redactor, when set (redaction.enabled), replaces the secrets of every
-	// input line with typed markers before any other step reads it: see
-	// [Compressor.Compress].
-	Redactor *redact.Redactor
-	// Prepass, when set (compression.prepass, or
-	// compression.drop_old_images alone: ImagesOnly), makes a record over
-	// target smaller without removing a turn before any region of it is
-	// summarised (package prepass). Its Counter is the Compressor's
-	// counter when unset; its Finder is made per record, with the
-	// directory of the record's input file.
-	Prepass *prepass.Config
-}
-
-// Validate reports options that cannot work.
-func (o Options) Validate() error {
-	var errs []error
-	if o.Counter == nil {
-		errs = append(errs, errors.New("pipeline: no token counter"))
-	}
-	if o.Summarizer == nil {
-		errs = append(errs, errors.New("pipeline: no summarizer"))
-	}
-	if err := o.Budget.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := o.Schema.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := snap.ValidateSettings(o.TurnOverhead, o.SummaryRole, o.Alternate); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
-}
 
 // Reject is an input line that is not a usable trajectory.
 type Reject struct {
@@ -163,10 +33,10 @@ type Result struct {
 	// (OpenAI dialect); input that was already broken is reported, never
 	// repaired.
 	Pairing []snap.PairProblem
-	// Fallback is set when the summary came from Options.Fallback.
+	// Fallback is set when the summary came from Options.Summarizing.Fallback.
 	Fallback bool
 	// read is the record as read (repaired, redacted), for the trainer's
-	// fate of it (Options.Trainer); unrepaired is it before its repair
+	// fate of it (Options.Trainer.Fate); unrepaired is it before its repair
 	// (nil: not repaired).
 	read, unrepaired []byte
 }
@@ -184,25 +54,25 @@ func NewCompressor(opts Options) (*Compressor, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	if opts.SummaryRole == "" {
-		opts.SummaryRole = traj.RoleUser
+	if opts.Placement.Role == "" {
+		opts.Placement.Role = traj.RoleUser
 	}
-	if opts.ImageRule == nil {
-		opts.ImageRule = imagetok.OpenAI()
+	if opts.Counting.ImageRule == nil {
+		opts.Counting.ImageRule = imagetok.OpenAI()
 	}
 	if opts.Prepass != nil {
 		pc := *opts.Prepass
 		if pc.Counter == nil {
-			pc.Counter = opts.Counter
+			pc.Counter = opts.Counting.Counter
 		}
 		opts.Prepass = &pc
 	}
-	return &Compressor{opts: opts, mapper: trainview.Mapper{Schema: opts.Schema, ToolsKey: opts.ToolsKey, Axolotl: trainview.ReadsAsAxolotl(opts.Template)}}, nil
+	return &Compressor{opts: opts, mapper: trainview.Mapper{Schema: opts.Counting.Schema, ToolsKey: opts.Counting.ToolsKey, Axolotl: trainview.ReadsAsAxolotl(opts.Counting.Template)}}, nil
 }
 
 // count is the token count of one turn.
 func (c *Compressor) count(t traj.Turn) int {
-	return c.opts.Counter.Count(t.Text) + t.Extra + c.opts.TurnOverhead
+	return c.opts.Counting.Counter.Count(t.Text) + t.Extra + c.opts.Counting.TurnOverhead
 }
 
 // record is one record on its way through [Compressor.Compress]. Its
@@ -263,11 +133,11 @@ func (l *recordLimits) release() {
 }
 
 // Template is the chat-template counter records are counted with
-// (Options.Template), or nil for none.
-func (c *Compressor) Template() trainview.RecordCounter { return c.opts.Template }
+// (Options.Counting.Template), or nil for none.
+func (c *Compressor) Template() trainview.RecordCounter { return c.opts.Counting.Template }
 
-// ImageRule is the rule images are counted by (Options.ImageRule).
-func (c *Compressor) ImageRule() imagetok.Rule { return c.opts.ImageRule }
+// ImageRule is the rule images are counted by (Options.Counting.ImageRule).
+func (c *Compressor) ImageRule() imagetok.Rule { return c.opts.Counting.ImageRule }
 
 // Compress decides and applies the outcome of one input line. Per-record
 // problems become the result's outcome; the error is non-nil only when the
@@ -275,14 +145,14 @@ func (c *Compressor) ImageRule() imagetok.Rule { return c.opts.ImageRule }
 // [summary.ErrFatal].
 //
 // The steps, in order: redact the line's secrets, decode it (repairing
-// ill-formed UTF-8), count its images (Options.ImageRule), measure its
-// turns, plan the region (snap), run the prepass on the middle (which may
-// make the record fit with no region summarised), place the summary
-// (alternation mode), summarize the region, assemble the new turns,
-// account for their tokens (and what the summary kept of the region),
-// encode the record. Each step may settle the
-// record early; it is then written unchanged (its secrets redacted).
-// Compress itself bounds nothing; [Run] adds its limits.
+// ill-formed UTF-8), count its images (Options.Counting.ImageRule), measure
+// its turns, plan the region (snap), run the prepass on the middle (which
+// may make the record fit with no region summarised), place the summary
+// (alternation mode), summarize the region, assemble the new turns, account
+// for their tokens (and what the summary kept of the region), encode the
+// record. Each step may settle the record early; it is then written
+// unchanged (its secrets redacted). Compress itself bounds nothing; [Run]
+// adds its limits.
 func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Result, error) {
 	return c.compress(ctx, raw, pos, limits{})
 }
@@ -292,14 +162,14 @@ func (c *Compressor) Compress(ctx context.Context, raw []byte, pos traj.Pos) (Re
 // the run's bound on requests in flight.
 func (c *Compressor) compress(ctx context.Context, raw []byte, pos traj.Pos, lim limits) (Result, error) {
 	res, err := c.compressRecord(ctx, raw, pos, lim)
-	if err == nil && res.Reject == nil && c.opts.Trainer != nil {
+	if err == nil && res.Reject == nil && c.opts.Trainer.Fate != nil {
 		res.Obs.Trainer = c.trainerFates(res)
 	}
 	return res, err
 }
 
-// trainerFates is what Options.Trainer does to the record as read and as
-// written.
+// trainerFates is what Options.Trainer.Fate does to the record as read and
+// as written.
 func (c *Compressor) trainerFates(res Result) *[2]metrics.TrainerFate {
 	o := res.Obs
 	if o.TemplateError != "" && !strings.HasPrefix(o.TemplateError, "once compressed: ") {
@@ -309,16 +179,16 @@ func (c *Compressor) trainerFates(res Result) *[2]metrics.TrainerFate {
 	view := func(raw []byte) func() (trainview.View, error) {
 		return func() (trainview.View, error) { return c.mapper.Record(raw) }
 	}
-	f := [2]metrics.TrainerFate{c.opts.Trainer(o.TokensBefore, view(res.read)), {}}
+	f := [2]metrics.TrainerFate{c.opts.Trainer.Fate(o.TokensBefore, view(res.read)), {}}
 	f[1] = f[0]
 	if !o.Outcome.Unchanged() {
-		f[1] = c.opts.Trainer(o.TokensAfter, view(res.Out))
+		f[1] = c.opts.Trainer.Fate(o.TokensAfter, view(res.Out))
 	}
 	if len(o.Repairs) > 0 && res.unrepaired != nil {
 		// As the user gave it, before its repair.
-		rule := c.opts.Trainer
-		if c.opts.Unrepaired != nil {
-			rule = c.opts.Unrepaired
+		rule := c.opts.Trainer.Fate
+		if c.opts.Trainer.Unrepaired != nil {
+			rule = c.opts.Trainer.Unrepaired
 		}
 		f[0] = rule(o.TokensBefore, view(res.unrepaired))
 	}
@@ -389,10 +259,10 @@ func (c *Compressor) compressRecord(ctx context.Context, raw []byte, pos traj.Po
 // covers all of the record: the CPU work cannot be interrupted, but it
 // counts against the summarizer's time.
 func (c *Compressor) deadline() time.Time {
-	if c.opts.RecordTimeout <= 0 {
+	if c.opts.Summarizing.RecordTimeout <= 0 {
 		return time.Time{}
 	}
-	return time.Now().Add(c.opts.RecordTimeout)
+	return time.Now().Add(c.opts.Summarizing.RecordTimeout)
 }
 
 // unchanged is the result of a record written as it came in (its secrets

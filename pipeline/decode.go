@@ -8,18 +8,18 @@ import (
 	"github.com/trajcompress/trajcompress/traj"
 )
 
-// repair applies Options.Repair to r's record: the repaired record is
-// encoded and read again, so that every later step sees it as input.
+// repair applies Options.Trainer.Repair to r's record: the repaired record
+// is encoded and read again, so that every later step sees it as input.
 func (c *Compressor) repair(r *record) {
-	if c.opts.Repair == nil {
+	if c.opts.Trainer.Repair == nil {
 		return
 	}
-	turns, done := c.opts.Repair(r.rec)
+	turns, done := c.opts.Trainer.Repair(r.rec)
 	if len(done) == 0 {
 		return
 	}
 	raw := r.rec.AppendJSON(nil, turns)
-	rec, err := traj.Decode(raw, r.in.pos, c.opts.Schema)
+	rec, err := traj.Decode(raw, r.in.pos, c.opts.Counting.Schema)
 	if err != nil {
 		return // not a record once repaired: kept as read
 	}
@@ -36,7 +36,7 @@ func (c *Compressor) repair(r *record) {
 func (c *Compressor) decode(r *record) *Reject {
 	read := r.in.raw
 	r.in.raw, r.obs.UTF8Repaired = jsonx.RepairUTF8(r.in.raw)
-	rec, err := traj.Decode(r.in.raw, r.in.pos, c.opts.Schema)
+	rec, err := traj.Decode(r.in.raw, r.in.pos, c.opts.Counting.Schema)
 	if err != nil {
 		var de *traj.DecodeError
 		errors.As(err, &de)

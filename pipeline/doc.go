@@ -1,22 +1,22 @@
 // Package pipeline compresses trajectories: one record at a time with
 // [Compressor.Compress], and a whole stream with [Run].
 //
-// Compress is a sequence of named steps (their order is compressRecord,
-// in compress.go; each step has the file of its name): redact the line,
-// decode the record (traj, decode.go), count its images (imagetok, by
-// Options.ImageRule, images.go), measure each turn (tokenize, through a
-// memo; or the whole record through Options.Template, template.go), plan
-// the region and, in alternation mode, place the summary (both decided by
-// the pure core, snap; plan.go), run the prepass, summarize the region
-// ([summary.Summarizer], summarize.go), assemble the new turns, account for
-// their tokens and settle the outcome, encode (assemble.go). The
+// Compress is a sequence of named steps (their order is compressRecord, in
+// compress.go; each step has the file of its name): redact the line, decode
+// the record (traj, decode.go), count its images (imagetok, by
+// Options.Counting.ImageRule, images.go), measure each turn (tokenize,
+// through a memo; or the whole record through Options.Counting.Template,
+// template.go), plan the region and, in alternation mode, place the summary
+// (both decided by the pure core, snap; plan.go), run the prepass, summarize
+// the region ([summary.Summarizer], summarize.go), assemble the new turns,
+// account for their tokens and settle the outcome, encode (assemble.go). The
 // per-record [metrics.Observation] and compression_metrics value are built
 // with package metrics. Every input record gets exactly one outcome; a
-// record that cannot be read is a [Reject], never an error. Compress
-// returns an error only when the whole run must stop (context cancelled,
-// fatal summarizer error). [Run] also rejects, as output_schema, a record
-// its Sink refuses with an [Unfit] error (a row the output's schema cannot
-// hold): a per-record error, never the end of the run.
+// record that cannot be read is a [Reject], never an error. Compress returns
+// an error only when the whole run must stop (context cancelled, fatal
+// summarizer error). [Run] also rejects, as output_schema, a record its Sink
+// refuses with an [Unfit] error (a row the output's schema cannot hold): a
+// per-record error, never the end of the run.
 //
 // A record's state is cut by the step that writes it, one small struct
 // each, held by the record on its way (compress.go): input (the line,
@@ -34,6 +34,18 @@
 // and overshoot (refits, which the planner's budget is lowered by), so
 // nothing of the record is saved and restored; encode writes the try kept
 // into the observation, with the summarizer's calls of every try.
+//
+// The settings, [Options], are cut the same way: one struct per concern,
+// each matching option groups of the command line (package config, which
+// pipeline does not import; job/jobcore maps a config onto them).
+// [Counting] is how a record is read and counted (config's records,
+// tokenizer, template and images groups), [Trainer] what the trainer does
+// to a row (the trainer and repair groups), [Summarizing] how a region's
+// summary is made (the summarizer group), [Placement] where the summary
+// goes and the notice of it (the placement group). The budget, the
+// prepass, the redactor, the group-by field and the per-record metrics and
+// dry-run switches stay fields of Options itself. No struct of pipeline
+// has more than 12 fields (internal/archtest checks it).
 //
 // It imports the packages of one record and no more: traj, internal/jsonx,
 // redact, tokenize, imagetok (the images of a record and what each costs

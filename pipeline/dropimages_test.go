@@ -86,9 +86,9 @@ func TestDropOldImagesMarkers(t *testing.T) {
 	ts := &textSummarizer{}
 	c := newComp(t, func(o *Options) {
 		o.Prepass = &prepass.Config{DropOldImages: true, ImagesOnly: true}
-		o.Summarizer = ts
+		o.Summarizing.Summarizer = ts
 		o.Budget.Target, o.Budget.LastN = 300, 2
-		o.ImageRule = imagetok.Flat(0) // the images cost nothing: the summary must make the fit
+		o.Counting.ImageRule = imagetok.Flat(0) // the images cost nothing: the summary must make the fit
 	})
 	res, err := c.Compress(context.Background(), []byte(line), p)
 	if err != nil {
@@ -110,9 +110,9 @@ func TestDropOldImagesMarkers(t *testing.T) {
 	// Without the step, the region's summary counts the markers it held.
 	ts = &textSummarizer{}
 	plain := newComp(t, func(o *Options) {
-		o.Summarizer = ts
+		o.Summarizing.Summarizer = ts
 		o.Budget.Target, o.Budget.LastN = 300, 2
-		o.ImageRule = imagetok.Flat(0)
+		o.Counting.ImageRule = imagetok.Flat(0)
 	})
 	res, _ = plain.Compress(context.Background(), []byte(line), p)
 	if res.Obs.ImagesRemoved != 0 || len(ts.texts) != 1 || !strings.Contains(ts.texts[0], "Images: 3 (50x30 png ×1, 60x30 png ×1, 70x30 png ×1)") {
@@ -129,7 +129,7 @@ func TestDropOldImagesLeavesUnsaved(t *testing.T) {
 	p.File = in
 	c := newComp(t, func(o *Options) {
 		o.Prepass = &prepass.Config{DropOldImages: true, ImagesOnly: true}
-		o.ImageRule = imagetok.Flat(0)
+		o.Counting.ImageRule = imagetok.Flat(0)
 		// The middle is turn 3 alone, too small for a summary to save
 		// anything.
 		o.Budget.Target, o.Budget.LastN, o.Budget.SummaryTokens = 300, 6, 100
@@ -181,9 +181,9 @@ func TestPrepassTextStepsKeepImages(t *testing.T) {
 		line, _ := json.Marshal(rec)
 		c := newComp(t, func(o *Options) {
 			o.Prepass = &prepass.Config{DropOldImages: true}
-			o.Summarizer = &textSummarizer{}
+			o.Summarizing.Summarizer = &textSummarizer{}
 			o.Budget.Target, o.Budget.LastN = 2300, 2
-			o.ImageRule = imagetok.OpenAI()
+			o.Counting.ImageRule = imagetok.OpenAI()
 		})
 		res, err := c.Compress(context.Background(), line, p)
 		if err != nil {

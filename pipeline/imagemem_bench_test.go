@@ -41,11 +41,11 @@ func BenchmarkCompressImage(b *testing.B) {
 				line := imagetest.Record("run-1", layout, bc.old)
 				c := newComp(b, func(o *Options) {
 					o.Budget.Target, o.Budget.SummaryTokens = bc.target, 100
-					o.Counter = charCounter{}
-					o.Summarizer = summary.Deterministic{Counter: charCounter{}}
+					o.Counting.Counter = charCounter{}
+					o.Summarizing.Summarizer = summary.Deterministic{Counter: charCounter{}}
 					o.Redactor = redact.Default()
 					o.PerRecordMetrics = true
-					o.NoticeText = DefaultNotice
+					o.Placement.NoticeText = DefaultNotice
 					if bc.mod != nil {
 						bc.mod(o)
 					}

@@ -16,7 +16,7 @@ import (
 // them uses.
 type imageState struct {
 	images []imagetok.Image
-	tok    []int // per image, by Options.ImageRule
+	tok    []int // per image, by Options.Counting.ImageRule
 	// listed is what the images-list entries that no marker claims count
 	// (part of measured.adj without a template)
 	listed int
@@ -49,7 +49,7 @@ func (c *Compressor) countImages(r *record) {
 	}
 	r.img.images, r.img.tok = found, make([]int, len(found))
 	for k, im := range found {
-		n, _ := c.opts.ImageRule.Tokens(im)
+		n, _ := c.opts.Counting.ImageRule.Tokens(im)
 		r.img.tok[k] = n
 		if !im.Known() {
 			r.obs.ImagesUnknownSize++
@@ -91,7 +91,7 @@ func (c *Compressor) madeImageTokens(r *record, i int, t traj.Turn) int {
 				paired = paired[1:]
 				continue
 			}
-			k, _ := c.opts.ImageRule.Tokens(im)
+			k, _ := c.opts.Counting.ImageRule.Tokens(im)
 			n += k
 		}
 		return n
@@ -107,7 +107,7 @@ func (c *Compressor) madeImageTokens(r *record, i int, t traj.Turn) int {
 			markers--
 		}
 	}
-	return n + markers*c.opts.ImageRule.Unknown()
+	return n + markers*c.opts.Counting.ImageRule.Unknown()
 }
 
 // recordImages finds the images of turns, with images the value of the
@@ -178,7 +178,7 @@ func (c *Compressor) imageDrift(r *record, turns []traj.Turn, fields []traj.Fiel
 	}
 	n := 0
 	for _, im := range c.recordImages(r, turns, key, list) {
-		k, _ := c.opts.ImageRule.Tokens(im)
+		k, _ := c.opts.Counting.ImageRule.Tokens(im)
 		n += k
 	}
 	return n - counted

@@ -66,7 +66,7 @@ func TestImagesCountedByRule(t *testing.T) {
 		{"datasets openai", datasets, imagetok.OpenAI(), 4 + 255 + 765 + 765, 3, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newComp(t, func(o *Options) { o.ImageRule = tc.rule; o.Budget.Target = 100000 })
+			c := newComp(t, func(o *Options) { o.Counting.ImageRule = tc.rule; o.Budget.Target = 100000 })
 			res, err := c.Compress(context.Background(), []byte(tc.line), traj.Pos{File: filepath.Join(dir, "in.jsonl"), Line: 1})
 			if err != nil {
 				t.Fatal(err)

@@ -42,7 +42,7 @@ func (c *Compressor) measure(r *record) (fits bool, tmplErr error) {
 		}
 	}()
 	templated := -1
-	if c.opts.Template != nil {
+	if c.opts.Counting.Template != nil {
 		c.findParts(r)
 		t, err := c.templated(r, r.m.turns, r.rec.System, nil)
 		if err != nil {
@@ -60,7 +60,7 @@ func (c *Compressor) measure(r *record) (fits bool, tmplErr error) {
 		total += r.m.tok[i]
 	}
 	if r.rec.SystemKey != "" {
-		r.m.ext = c.opts.Counter.Count(r.rec.System) + c.opts.TurnOverhead
+		r.m.ext = c.opts.Counting.Counter.Count(r.rec.System) + c.opts.Counting.TurnOverhead
 	}
 	r.m.adj = 0
 	switch {
@@ -74,7 +74,7 @@ func (c *Compressor) measure(r *record) (fits bool, tmplErr error) {
 		// JSON, not framing any turn is credited with.
 		tools := 0
 		if v, err := c.mapper.Tools(r.rec); err == nil && v != nil {
-			tools = min(c.opts.Counter.Count(string(v)), max(templated-total-r.m.ext, 0))
+			tools = min(c.opts.Counting.Counter.Count(string(v)), max(templated-total-r.m.ext, 0))
 		}
 		if extra := templated - total - r.m.ext - tools; extra > 0 && n > 0 {
 			// All of it, the remainder too (one more for the first
@@ -90,11 +90,11 @@ func (c *Compressor) measure(r *record) (fits bool, tmplErr error) {
 			total += extra
 		}
 		r.m.adj = templated - total - r.m.ext
-	case c.opts.Template == nil:
+	case c.opts.Counting.Template == nil:
 		// Without a template the tool schemas are still part of what the
 		// trainer sees: the tokens of their JSON, once per record.
 		if tools, err := c.mapper.Tools(r.rec); err == nil && tools != nil {
-			r.m.adj = c.opts.Counter.Count(string(tools))
+			r.m.adj = c.opts.Counting.Counter.Count(string(tools))
 		}
 		r.m.adj += r.img.listed
 	}

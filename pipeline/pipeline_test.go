@@ -60,11 +60,10 @@ func (f *fixedSummarizer) Summarize(ctx context.Context, req summary.Request) (s
 func newComp(t testing.TB, mod func(*Options)) *Compressor {
 	t.Helper()
 	o := Options{
-		Budget:     snap.Budget{Target: 900, SummaryTokens: 50, LastN: 4, ProtectFirstSystem: true, ProtectFirstUser: true, ProtectFirstAssistant: true, ProtectFirstTool: true},
-		Counter:    wordCounter{},
-		Summarizer: &fixedSummarizer{text: "[CONTEXT SUMMARY]: s"},
-		AddNotice:  true,
-		NoticeText: " NOTICE",
+		Budget:      snap.Budget{Target: 900, SummaryTokens: 50, LastN: 4, ProtectFirstSystem: true, ProtectFirstUser: true, ProtectFirstAssistant: true, ProtectFirstTool: true},
+		Counting:    Counting{Counter: wordCounter{}},
+		Summarizing: Summarizing{Summarizer: &fixedSummarizer{text: "[CONTEXT SUMMARY]: s"}},
+		Placement:   Placement{AddNotice: true, NoticeText: " NOTICE"},
 	}
 	if mod != nil {
 		mod(&o)
@@ -134,11 +133,11 @@ func TestCompressOutcomes(t *testing.T) {
 		{"region_too_small", shareGPTLine("system human gpt human gpt human gpt human", 500, 500, 2, 2, 2, 2, 2, 2), nil, outcome.Uncompressible, "region_too_small", true},
 		{"over_limit", shareGPTLine("system human gpt tool gpt tool gpt gpt tool gpt gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100), nil, outcome.CompressedOverLimit, "", false},
 		{"summary_failed", shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100),
-			func(o *Options) { o.Summarizer = &fixedSummarizer{err: errors.New("boom")} }, outcome.SummaryFailed, "boom", true},
+			func(o *Options) { o.Summarizing.Summarizer = &fixedSummarizer{err: errors.New("boom")} }, outcome.SummaryFailed, "boom", true},
 		{"fallback", shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100),
 			func(o *Options) {
-				o.Summarizer = &fixedSummarizer{err: errors.New("boom")}
-				o.Fallback = &fixedSummarizer{text: "[CONTEXT SUMMARY]: fb"}
+				o.Summarizing.Summarizer = &fixedSummarizer{err: errors.New("boom")}
+				o.Summarizing.Fallback = &fixedSummarizer{text: "[CONTEXT SUMMARY]: fb"}
 			}, outcome.Compressed, "", false},
 	}
 	for _, c := range cases {
@@ -232,7 +231,7 @@ func TestCompressRepairsUTF8(t *testing.T) {
 
 func TestFatalSummarizerStopsRun(t *testing.T) {
 	comp := newComp(t, func(o *Options) {
-		o.Summarizer = &fixedSummarizer{err: fmt.Errorf("401: %w", summary.ErrFatal)}
+		o.Summarizing.Summarizer = &fixedSummarizer{err: fmt.Errorf("401: %w", summary.ErrFatal)}
 	})
 	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
 	_, err := Run(context.Background(), "f", &lines{data: []string{line, line}}, &buf{}, comp, Config{Workers: 2})
@@ -283,7 +282,7 @@ func TestRunOrderedAndIdenticalAcrossWorkers(t *testing.T) {
 	in := mixed(200)
 	var outs []string
 	for _, w := range []int{1, 3, 8} {
-		comp := newComp(t, func(o *Options) { o.Summarizer = summary.Deterministic{Counter: wordCounter{}} })
+		comp := newComp(t, func(o *Options) { o.Summarizing.Summarizer = summary.Deterministic{Counter: wordCounter{}} })
 		var b buf
 		var seen []int64
 		sum, err := Run(context.Background(), "f", &lines{data: in}, &b, comp, Config{Workers: w, OnResult: func(r Result) error {
@@ -347,7 +346,7 @@ func (b *blockingRemote) Summarize(ctx context.Context, req summary.Request) (su
 
 func TestRemoteSummarizerDoesNotHoldCPU(t *testing.T) {
 	br := &blockingRemote{want: 6, release: make(chan struct{})}
-	comp := newComp(t, func(o *Options) { o.Summarizer = br })
+	comp := newComp(t, func(o *Options) { o.Summarizing.Summarizer = br })
 	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
 	var in []string
 	for range 12 {
@@ -399,7 +398,7 @@ func (s *slotCounter) Summarize(ctx context.Context, req summary.Request) (summa
 // Network requests out at once.
 func TestRunBoundsNetwork(t *testing.T) {
 	sc := &slotCounter{}
-	comp := newComp(t, func(o *Options) { o.Summarizer = sc })
+	comp := newComp(t, func(o *Options) { o.Summarizing.Summarizer = sc })
 	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
 	in := make([]string, 40)
 	for i := range in {
@@ -416,7 +415,7 @@ func TestRunBoundsNetwork(t *testing.T) {
 
 func TestDryRunDoesNotCallRemote(t *testing.T) {
 	br := &blockingRemote{want: 1, release: make(chan struct{})}
-	comp := newComp(t, func(o *Options) { o.Summarizer = br; o.DryRun = true })
+	comp := newComp(t, func(o *Options) { o.Summarizing.Summarizer = br; o.DryRun = true })
 	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
 	res, err := comp.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
@@ -431,7 +430,7 @@ func TestDryRunDoesNotCallRemote(t *testing.T) {
 func TestRunCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	br := &blockingRemote{want: 1000, release: make(chan struct{})}
-	comp := newComp(t, func(o *Options) { o.Summarizer = br })
+	comp := newComp(t, func(o *Options) { o.Summarizing.Summarizer = br })
 	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
 	done := make(chan error)
 	go func() {
@@ -484,8 +483,8 @@ func (hangingSummarizer) Summarize(ctx context.Context, req summary.Request) (su
 // summary_failed and written unchanged; the run goes on.
 func TestRecordTimeout(t *testing.T) {
 	comp := newComp(t, func(o *Options) {
-		o.Summarizer = hangingSummarizer{}
-		o.RecordTimeout = 20 * time.Millisecond
+		o.Summarizing.Summarizer = hangingSummarizer{}
+		o.Summarizing.RecordTimeout = 20 * time.Millisecond
 	})
 	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
 	var b buf
@@ -502,7 +501,7 @@ func TestRecordTimeout(t *testing.T) {
 // are admitted one at a time and the run still completes in order.
 func TestByteBudget(t *testing.T) {
 	in := mixed(40)
-	comp := newComp(t, func(o *Options) { o.Summarizer = summary.Deterministic{Counter: wordCounter{}} })
+	comp := newComp(t, func(o *Options) { o.Summarizing.Summarizer = summary.Deterministic{Counter: wordCounter{}} })
 	var want, got buf
 	if _, err := Run(context.Background(), "f", &lines{data: in}, &want, comp, Config{Workers: 2}); err != nil {
 		t.Fatal(err)
@@ -533,7 +532,7 @@ func TestNoticeIsBudgeted(t *testing.T) {
 	}{{"notice", true, 0}, {"framing", false, 3}, {"both", true, 2}, {"neither", false, 0}} {
 		t.Run(tc.name, func(t *testing.T) {
 			comp := newComp(t, func(o *Options) {
-				o.Summarizer, o.AddNotice, o.TurnOverhead = full, tc.notice, tc.overhead
+				o.Summarizing.Summarizer, o.Placement.AddNotice, o.Counting.TurnOverhead = full, tc.notice, tc.overhead
 				o.Budget.Target += 14 * tc.overhead // the same room per turn as without framing
 			})
 			res, err := comp.Compress(context.Background(), []byte(line), pos)
@@ -695,7 +694,7 @@ func (s *pickySink) Write(rec []byte) error {
 // Unfit error) is rejected as output_schema, with the sink's error and its
 // input line, and the run goes on; any other write error ends the run.
 func TestRunRejectsWhatTheSinkCannotHold(t *testing.T) {
-	comp := newComp(t, func(o *Options) { o.Summarizer = summary.Deterministic{Counter: wordCounter{}} })
+	comp := newComp(t, func(o *Options) { o.Summarizing.Summarizer = summary.Deterministic{Counter: wordCounter{}} })
 	long := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
 	short := shareGPTLine("system human gpt", 1, 2, 3)
 	in := []string{short, long, short}
@@ -743,7 +742,7 @@ func (panickingSummarizer) Summarize(context.Context, summary.Request) (summary.
 // the panic and its stack; it does not kill the process (which would exit
 // 2, the usage code).
 func TestRunReturnsWorkerPanic(t *testing.T) {
-	comp := newComp(t, func(o *Options) { o.Summarizer = panickingSummarizer{} })
+	comp := newComp(t, func(o *Options) { o.Summarizing.Summarizer = panickingSummarizer{} })
 	line := shareGPTLine("system human gpt tool gpt tool gpt tool gpt tool gpt human", 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100)
 	_, err := Run(context.Background(), "f", &lines{data: []string{line, line, line}}, &buf{}, comp, Config{Workers: 2})
 	ce := crash.As(err)

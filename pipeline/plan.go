@@ -56,7 +56,7 @@ func (c *Compressor) planRegion(r *record, fit refits) {
 		n, p.notice = c.notice(r, p.Start)
 		// (The region's start does not depend on the reserve, so the
 		// noticed turns are the same after planning again.)
-		if p.reserve = max(c.opts.TurnOverhead+r.m.framing+n, 0); p.reserve > 0 {
+		if p.reserve = max(c.opts.Counting.TurnOverhead+r.m.framing+n, 0); p.reserve > 0 {
 			p.Plan = snap.Compute(r.m.roles, r.m.tok, c.turnBudget(r, p))
 		}
 	}
@@ -93,20 +93,20 @@ func earlierSummaries(turns []traj.Turn, p snap.Plan) []bool {
 // turns before start, or else to the system prompt outside the turns.
 // The noticed texts and their counts are for assemble and account.
 func (c *Compressor) notice(r *record, start int) (n int, nt notice) {
-	if !c.opts.AddNotice {
+	if !c.opts.Placement.AddNotice {
 		return 0, nt
 	}
 	for i, t := range r.m.turns[:start] {
 		if t.Role == traj.RoleSystem {
-			with := r.rec.AppendText(t, c.opts.NoticeText)
+			with := r.rec.AppendText(t, c.opts.Placement.NoticeText)
 			k := c.count(with)
 			nt.turns = append(nt.turns, noticedTurn{i: i, t: with, tok: k})
 			n += k - r.m.tok[i]
 		}
 	}
 	if len(nt.turns) == 0 && r.rec.SystemKey != "" {
-		nt.sys = r.rec.System + c.opts.NoticeText
-		nt.sysTok = c.opts.Counter.Count(nt.sys) + c.opts.TurnOverhead
+		nt.sys = r.rec.System + c.opts.Placement.NoticeText
+		nt.sysTok = c.opts.Counting.Counter.Count(nt.sys) + c.opts.Counting.TurnOverhead
 		n += nt.sysTok - r.m.ext
 	}
 	return n, nt
@@ -133,7 +133,7 @@ func noticedAt(ns []noticedTurn, i int) int {
 // place decides, in alternation mode, how the summary joins its neighbours
 // (snap.PlaceAlternating); otherwise the summary is a turn of its own.
 func (c *Compressor) place(r *record) {
-	if c.opts.Alternate {
+	if c.opts.Placement.Alternate {
 		r.plan.Plan = snap.PlaceAlternating(r.plan.Plan, r.m.roles, r.m.tok, c.turnBudget(r, r.plan))
 	}
 }

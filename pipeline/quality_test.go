@@ -62,7 +62,7 @@ func secretRecord() string {
 
 func TestRedactionEverywhere(t *testing.T) {
 	rs := &recordingSummarizer{}
-	c := newComp(t, func(o *Options) { o.Redactor = redact.Default(); o.Summarizer = rs })
+	c := newComp(t, func(o *Options) { o.Redactor = redact.Default(); o.Summarizing.Summarizer = rs })
 	line := secretRecord()
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
@@ -100,7 +100,7 @@ func TestRedactionEverywhere(t *testing.T) {
 	back = strings.ReplaceAll(back, awsKey, "[REDACTED:aws_access_token]")
 	back = strings.ReplaceAll(back, ghToken, "[REDACTED:github_pat]")
 	back = strings.ReplaceAll(back, dbPass, "[REDACTED:url_password]")
-	c2 := newComp(t, func(o *Options) { o.Summarizer = &recordingSummarizer{} })
+	c2 := newComp(t, func(o *Options) { o.Summarizing.Summarizer = &recordingSummarizer{} })
 	res2, err := c2.Compress(context.Background(), []byte(back), pos)
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +110,7 @@ func TestRedactionEverywhere(t *testing.T) {
 	}
 
 	// Off, nothing is touched.
-	off := newComp(t, func(o *Options) { o.Summarizer = &recordingSummarizer{} })
+	off := newComp(t, func(o *Options) { o.Summarizing.Summarizer = &recordingSummarizer{} })
 	short := `{"messages": [{"role": "user", "content": "my key AKIAIOSFODNN7QXZ2ABC"}]}`
 	res3, _ := off.Compress(context.Background(), []byte(short), pos)
 	if string(res3.Out) != short || res3.Obs.Redactions != nil {
@@ -245,7 +245,7 @@ func compressPrepass(t *testing.T, mod func(*Options)) Result {
 func TestPrepassFitsAlone(t *testing.T) {
 	line := prepassLine(600)
 	rs := &recordingSummarizer{}
-	res := compressPrepass(t, func(o *Options) { o.Summarizer = rs; o.PerRecordMetrics = true })
+	res := compressPrepass(t, func(o *Options) { o.Summarizing.Summarizer = rs; o.PerRecordMetrics = true })
 	o := res.Obs
 	if o.Outcome != outcome.Compressed || o.Region != nil || !o.Prepass.Ran || !o.Prepass.Fit || len(rs.texts) != 0 {
 		t.Fatalf("outcome %s region %v prepass %+v, %d summary calls", o.Outcome, o.Region, o.Prepass, len(rs.texts))
@@ -280,7 +280,7 @@ func TestPrepassThenSummary(t *testing.T) {
 	rs := &recordingSummarizer{}
 	// A target the prepass cannot reach: the region is planned on the
 	// prepassed turns and summarised.
-	res := compressPrepass(t, func(o *Options) { o.Summarizer = rs; o.Budget.Target, o.Budget.LastN = 150, 2 })
+	res := compressPrepass(t, func(o *Options) { o.Summarizing.Summarizer = rs; o.Budget.Target, o.Budget.LastN = 150, 2 })
 	o := res.Obs
 	if !o.Prepass.Ran || o.Prepass.Fit || o.Region == nil || len(rs.texts) == 0 {
 		t.Fatalf("outcome %s region %v prepass %+v", o.Outcome, o.Region, o.Prepass)
@@ -294,7 +294,11 @@ func TestPrepassThenSummary(t *testing.T) {
 	}
 	// Without the prepass the same record needs a region too, of more
 	// tokens.
-	plain := newComp(t, func(o *Options) { o.Summarizer = &recordingSummarizer{}; o.Budget.Target = 150; o.Budget.LastN = 2 })
+	plain := newComp(t, func(o *Options) {
+		o.Summarizing.Summarizer = &recordingSummarizer{}
+		o.Budget.Target = 150
+		o.Budget.LastN = 2
+	})
 	res2, _ := plain.Compress(context.Background(), []byte(line), pos)
 	if res2.Obs.TokensBefore != o.TokensBefore {
 		t.Errorf("tokens before differ: %d with the prepass, %d without", o.TokensBefore, res2.Obs.TokensBefore)
@@ -319,7 +323,7 @@ func TestPrepassNoRegion(t *testing.T) {
 func TestPrepassLeftUnchangedOnSummaryFailure(t *testing.T) {
 	line := prepassLine(600)
 	res := compressPrepass(t, func(o *Options) {
-		o.Summarizer = &fixedSummarizer{err: errors.New("down")}
+		o.Summarizing.Summarizer = &fixedSummarizer{err: errors.New("down")}
 		o.Budget.Target, o.Budget.LastN = 150, 2
 	})
 	o := res.Obs
@@ -344,7 +348,7 @@ func TestRecompressOneSummary(t *testing.T) {
 	line := uniformLine("system human gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt human", 60)
 	det := func(target int) *Compressor {
 		return newComp(t, func(o *Options) {
-			o.Summarizer = summary.Deterministic{Counter: wordCounter{}}
+			o.Summarizing.Summarizer = summary.Deterministic{Counter: wordCounter{}}
 			o.Budget.Target, o.Budget.SummaryTokens, o.Budget.LastN = target, 80, 3
 		})
 	}
@@ -377,14 +381,14 @@ func TestRecompressOneSummary(t *testing.T) {
 // over it: still one summary.
 func TestRecompressAbsorbs(t *testing.T) {
 	first, err := newComp(t, func(o *Options) {
-		o.Summarizer = summary.Deterministic{Counter: wordCounter{}}
+		o.Summarizing.Summarizer = summary.Deterministic{Counter: wordCounter{}}
 		o.Budget.Target, o.Budget.SummaryTokens, o.Budget.LastN = 800, 80, 3
 	}).Compress(context.Background(), []byte(uniformLine("system human gpt tool gpt tool gpt tool gpt tool gpt tool gpt tool gpt human", 60)), pos)
 	if err != nil || first.Obs.Outcome != outcome.Compressed || first.Obs.Region[0] != 4 {
 		t.Fatalf("first pass: %s region %v %v", first.Obs.Outcome, first.Obs.Region, err)
 	}
 	second, err := newComp(t, func(o *Options) {
-		o.Summarizer = summary.Deterministic{Counter: wordCounter{}}
+		o.Summarizing.Summarizer = summary.Deterministic{Counter: wordCounter{}}
 		o.Budget.Target, o.Budget.SummaryTokens, o.Budget.LastN = first.Obs.TokensAfter-30, 20, 3
 		o.Budget.ProtectFirstAssistant, o.Budget.ProtectFirstTool = false, false
 	}).Compress(context.Background(), first.Out, pos)

@@ -157,7 +157,7 @@ func (c Config) withDefaults(remote bool) Config {
 // a fatal summarizer error, or ctx cancelled. Per-record problems are
 // outcomes in the metrics, never errors. On error the caller must Abort dst.
 func Run(ctx context.Context, name string, src Source, dst Sink, c *Compressor, cfg Config) (*metrics.Summary, error) {
-	remote := c.opts.Summarizer.Remote() && !c.opts.DryRun
+	remote := c.opts.Summarizing.Summarizer.Remote() && !c.opts.DryRun
 	cfg = cfg.withDefaults(remote)
 	lim := limits{cpu: semaphore.NewWeighted(int64(cfg.Workers))}
 	if remote {

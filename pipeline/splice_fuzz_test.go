@@ -65,13 +65,13 @@ func FuzzSummarySplice(f *testing.F) {
 			// A target over the summary's size, or NewCompressor refuses it.
 			o.Budget = snap.Budget{Target: 21 + int(target), SummaryTokens: 20, LastN: int(lastN % 8),
 				ProtectFirstSystem: flags&16 == 0, ProtectFirstUser: true, ProtectFirstAssistant: flags&32 == 0, ProtectFirstTool: flags&64 == 0}
-			o.Summarizer = &fixedSummarizer{text: text}
-			o.AddNotice = flags&1 != 0
-			o.NoticeText = notice
+			o.Summarizing.Summarizer = &fixedSummarizer{text: text}
+			o.Placement.AddNotice = flags&1 != 0
+			o.Placement.NoticeText = notice
 			o.PerRecordMetrics = flags&128 != 0
-			o.Alternate = flags&2 != 0
-			if !o.Alternate && flags&4 != 0 {
-				o.SummaryRole = traj.RoleAssistant
+			o.Placement.Alternate = flags&2 != 0
+			if !o.Placement.Alternate && flags&4 != 0 {
+				o.Placement.Role = traj.RoleAssistant
 			}
 		})
 		res, err := c.Compress(context.Background(), line, pos)

@@ -22,7 +22,7 @@ type try struct {
 	a         assembly
 	counted   // account
 	retention metrics.Retention
-	fallback  bool // the summary came from Options.Fallback
+	fallback  bool // the summary came from Options.Summarizing.Fallback
 }
 
 // refits is the state of the refit loop: how often the record was
@@ -104,7 +104,7 @@ const maxRefits = 4
 // grows by it. It says false when the result stands: no template, it
 // fits, the template refused it, or maxRefits were made.
 func (c *Compressor) refit(fit *refits, t try) bool {
-	if c.opts.Template == nil || t.outcome != outcome.CompressedOverLimit || t.tmplErr != nil || fit.n >= maxRefits {
+	if c.opts.Counting.Template == nil || t.outcome != outcome.CompressedOverLimit || t.tmplErr != nil || fit.n >= maxRefits {
 		return false
 	}
 	fit.n++
@@ -119,14 +119,14 @@ func (c *Compressor) request(r *record) summary.Request {
 		Start:        r.plan.Start,
 		TargetTokens: c.opts.Budget.SummaryTokens,
 		RecordID:     r.in.pos.String(),
-		Counter:      c.opts.Counter,
+		Counter:      c.opts.Counting.Counter,
 		Network:      r.lim.network(),
 		Images:       c.regionImages(r),
 	}
 }
 
 // remote reports whether the summarizer waits on the network.
-func (c *Compressor) remote() bool { return c.opts.Summarizer.Remote() }
+func (c *Compressor) remote() bool { return c.opts.Summarizing.Summarizer.Remote() }
 
 // estimating reports whether summaries are estimated instead of made: a
 // dry run with a remote summarizer sends nothing.
@@ -140,7 +140,7 @@ func (c *Compressor) estimate(r *record, req summary.Request) Result {
 	after := r.m.ext + r.plan.adj + r.plan.Total - r.plan.RegionTokens + c.opts.Budget.SummaryTokens + r.plan.reserve
 	r.obs.Settle(snap.Settle(after, c.opts.Budget), after, r.plan.TurnsAfter(n))
 	r.obs.SummaryCalls = 1
-	if e, ok := c.opts.Summarizer.(summary.Estimator); ok {
+	if e, ok := c.opts.Summarizing.Summarizer.(summary.Estimator); ok {
 		est := e.Estimate(req)
 		r.obs.SummaryCalls, r.obs.CacheHit = est.APICalls, est.CacheHit
 		r.obs.PromptTokens, r.obs.CompletionTokens = est.PromptTokens, est.CompletionTokens
@@ -148,10 +148,10 @@ func (c *Compressor) estimate(r *record, req summary.Request) Result {
 	return r.unchanged()
 }
 
-// summarize asks the summarizer (then the fallback, if any) for the
-// region's summary, and adds its calls to the record's figures. A remote
-// summarizer waits without holding a CPU slot. fallback says the summary
-// came from Options.Fallback; failed is the error of a region left without
+// summarize asks the summarizer (then the fallback, if any) for the region's
+// summary, and adds its calls to the record's figures. A remote summarizer
+// waits without holding a CPU slot. fallback says the summary came from
+// Options.Summarizing.Fallback; failed is the error of a region left without
 // a summary; err is non-nil when the run must stop.
 func (c *Compressor) summarize(ctx context.Context, r *record, req summary.Request) (sum summary.Result, fallback bool, failed, err error) {
 	remote := c.remote()
@@ -184,10 +184,10 @@ func (c *Compressor) summarize(ctx context.Context, r *record, req summary.Reque
 	if errors.Is(err, summary.ErrFatal) {
 		return sum, false, nil, fmt.Errorf("%s: %w", r.in.pos, err)
 	}
-	if c.opts.Fallback == nil {
+	if c.opts.Summarizing.Fallback == nil {
 		return sum, false, err, nil
 	}
-	fb, ferr := c.opts.Fallback.Summarize(ctx, req)
+	fb, ferr := c.opts.Summarizing.Fallback.Summarize(ctx, req)
 	if ferr != nil {
 		return sum, false, ferr, nil
 	}
@@ -201,8 +201,8 @@ func (c *Compressor) callSummarizer(ctx context.Context, deadline time.Time, req
 	if !deadline.IsZero() {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithDeadlineCause(ctx, deadline,
-			&summary.TimeoutError{After: c.opts.RecordTimeout, Setting: "processing.per_trajectory_timeout"})
+			&summary.TimeoutError{After: c.opts.Summarizing.RecordTimeout, Setting: "processing.per_trajectory_timeout"})
 		defer cancel()
 	}
-	return c.opts.Summarizer.Summarize(ctx, req)
+	return c.opts.Summarizing.Summarizer.Summarize(ctx, req)
 }

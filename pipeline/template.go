@@ -12,10 +12,10 @@ import (
 )
 
 // templateState is what the templated counts of one record share: its
-// counter (Options.Template with the record's image finder), the counts of
-// its renderings' stretches between special tokens (they share most of
-// them), and the run's stop once a render stopped for it (the record is
-// then not settled). Written by templated only.
+// counter (Options.Counting.Template with the record's image finder), the
+// counts of its renderings' stretches between special tokens (they share
+// most of them), and the run's stop once a render stopped for it (the record
+// is then not settled). Written by templated only.
 type templateState struct {
 	counter   trainview.RecordCounter
 	stretches *trainview.Stretches
@@ -24,9 +24,9 @@ type templateState struct {
 
 // templated is the count of turns (with system outside them and fields
 // written with them: an images list the prepass or the summary changed) of
-// r's record as the trainer sees it: Options.Template. When the template
-// renders no images (its Images is nil), each image of turns counts the
-// rule's tokens on top of the rendered text (Turn.Extra, and the images
+// r's record as the trainer sees it: Options.Counting.Template. When the
+// template renders no images (its Images is nil), each image of turns counts
+// the rule's tokens on top of the rendered text (Turn.Extra, and the images
 // list entries no marker claims: r.img.listed), as without a template.
 func (c *Compressor) templated(r *record, turns []traj.Turn, system string, fields []traj.Field) (int, error) {
 	bp, _ := viewBufs.Get().(*[]byte)
@@ -36,7 +36,7 @@ func (c *Compressor) templated(r *record, turns []traj.Turn, system string, fiel
 	v, err := c.mapper.ViewBuf(*bp, r.rec, turns, system)
 	if err != nil {
 		viewBufs.Put(bp)
-		return 0, fmt.Errorf("%s: %w", c.opts.Template.Name(), err)
+		return 0, fmt.Errorf("%s: %w", c.opts.Counting.Template.Name(), err)
 	}
 	if key, list := prepass.ImagesField(r.rec); list != nil {
 		for _, f := range fields {
@@ -71,14 +71,14 @@ func (c *Compressor) templated(r *record, turns []traj.Turn, system string, fiel
 	return n + r.img.listed + c.imageDrift(r, turns, fields), nil
 }
 
-// templateCounter is Options.Template for r's record: when it expands
-// images, its Images reads them with r's finder (relative paths name
+// templateCounter is Options.Counting.Template for r's record: when it
+// expands images, its Images reads them with r's finder (relative paths name
 // files beside the record's input file).
 func (c *Compressor) templateCounter(r *record) trainview.RecordCounter {
 	if r.tmpl.counter != nil {
 		return r.tmpl.counter
 	}
-	r.tmpl.counter = c.opts.Template
+	r.tmpl.counter = c.opts.Counting.Template
 	if t, ok := r.tmpl.counter.(*trainview.Counter); ok {
 		if im := t.Images; im != nil && im.Finder == nil && r.in.pos.File != "" {
 			tc, ic := *t, *im

@@ -50,7 +50,7 @@ func renderedCount(t *testing.T, c *trainview.Counter, out []byte) int {
 // the outcome are the templated ones.
 func TestTemplateSkipsOnlyWhenTemplatedFits(t *testing.T) {
 	tc := templated(t, framed)
-	c := newComp(t, func(o *Options) { o.Template = tc })
+	c := newComp(t, func(o *Options) { o.Counting.Template = tc })
 	// 12 turns, 880 words: 928 words once framed, over the target of 900.
 	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 40, 40, 20)
 	res, err := c.Compress(context.Background(), []byte(line), pos)
@@ -85,7 +85,11 @@ func TestTemplateRefitsRenderedOverTarget(t *testing.T) {
 	tc := templated(t, `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
 {% endfor %}`)
 	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}
-	c := newComp(t, func(o *Options) { o.Template = tc; o.Summarizer = sum; o.AddNotice = false })
+	c := newComp(t, func(o *Options) {
+		o.Counting.Template = tc
+		o.Summarizing.Summarizer = sum
+		o.Placement.AddNotice = false
+	})
 	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
@@ -112,7 +116,11 @@ func TestTemplateRefitsRenderedOverTarget(t *testing.T) {
 func TestTemplateNoRefitWithoutALargerRegion(t *testing.T) {
 	tc := templated(t, framed)
 	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}
-	c := newComp(t, func(o *Options) { o.Template = tc; o.Summarizer = sum; o.AddNotice = false })
+	c := newComp(t, func(o *Options) {
+		o.Counting.Template = tc
+		o.Summarizing.Summarizer = sum
+		o.Placement.AddNotice = false
+	})
 	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 300, 300, 300, 300)
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
@@ -135,7 +143,7 @@ func TestTemplateNoRefitWithoutALargerRegion(t *testing.T) {
 // its share and the planner asks for no more of the middle than it needs.
 func TestTemplateFramingSpreadWhole(t *testing.T) {
 	tc := templated(t, "once at the start\n"+framed) // 4 words per turn and 4 more: not a multiple of 12 turns
-	c := newComp(t, func(o *Options) { o.Template = tc })
+	c := newComp(t, func(o *Options) { o.Counting.Template = tc })
 	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
 	r := record{in: input{raw: []byte(line), pos: pos}}
 	if rej := c.decode(&r); rej != nil {
@@ -157,7 +165,7 @@ func TestTemplateFramingSpreadWhole(t *testing.T) {
 // written unchanged, with the template's message.
 func TestTemplateRefusal(t *testing.T) {
 	tc := templated(t, `{% if messages[0].role != 'system' %}{{ raise_exception('the first message must be the system prompt') }}{% endif %}`+framed)
-	c := newComp(t, func(o *Options) { o.Template = tc })
+	c := newComp(t, func(o *Options) { o.Counting.Template = tc })
 	line := shareGPTLine("human gpt human gpt human gpt", 400, 400, 400, 400, 400, 400)
 	compressRefused(t, c, line, "the first message must be the system prompt")
 }
@@ -212,8 +220,8 @@ func TestTemplateRunIdenticalAcrossWorkers(t *testing.T) {
 	var first string
 	for _, w := range []int{1, 4} {
 		comp := newComp(t, func(o *Options) {
-			o.Template = tc
-			o.Summarizer = summary.Deterministic{Counter: wordCounter{}}
+			o.Counting.Template = tc
+			o.Summarizing.Summarizer = summary.Deterministic{Counter: wordCounter{}}
 		})
 		var b buf
 		var results []Result
@@ -247,7 +255,7 @@ func TestTemplateRunIdenticalAcrossWorkers(t *testing.T) {
 func TestTemplateRefusesCompressed(t *testing.T) {
 	const msg = "a summary turn is not a message this template renders"
 	tc := templated(t, `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ raise_exception('`+msg+`') }}{% endif %}{% endfor %}`+framed)
-	c := newComp(t, func(o *Options) { o.Template = tc })
+	c := newComp(t, func(o *Options) { o.Counting.Template = tc })
 	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 40, 40, 20)
 	res := compressRefused(t, c, line, "once compressed: chat template: "+msg)
 	if res.Obs.TokensBefore != 928 || res.Obs.TokensAfter != res.Obs.TokensBefore || res.Obs.TurnsAfter != res.Obs.TurnsBefore || res.Obs.Region != nil {
@@ -259,7 +267,7 @@ func TestTemplateRefusesCompressed(t *testing.T) {
 	refusedAsRead := shareGPTLine("human gpt", 10, 10)
 	tc2 := templated(t, `{% if messages[0].role != 'system' %}{{ raise_exception('the first message must be the system prompt') }}{% endif %}{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ raise_exception('`+msg+`') }}{% endif %}{% endfor %}`+framed)
 	fits := shareGPTLine("system human gpt", 10, 10, 10)
-	comp := newComp(t, func(o *Options) { o.Template = tc2 })
+	comp := newComp(t, func(o *Options) { o.Counting.Template = tc2 })
 	var b buf
 	var results []Result
 	in := []string{line, refusedAsRead, fits}
@@ -324,8 +332,8 @@ func TestTemplateImagesAfterDrop(t *testing.T) {
 	p := pos
 	p.File = in
 	c := newComp(t, func(o *Options) {
-		o.Template = tc
-		o.ImageRule = q.Rule()
+		o.Counting.Template = tc
+		o.Counting.ImageRule = q.Rule()
 		o.Prepass = &prepass.Config{DropOldImages: true, ImagesOnly: true}
 		o.Budget.Target, o.Budget.LastN = before-1000, 2 // the step saves 402 + 902 less the texts left
 	})
@@ -357,8 +365,8 @@ func TestTemplateToolsAreNotFraming(t *testing.T) {
 {% endfor %}`+framed)
 	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: s"}
 	c := newComp(t, func(o *Options) {
-		o.Template = tc
-		o.Summarizer = sum
+		o.Counting.Template = tc
+		o.Summarizing.Summarizer = sum
 		o.Budget.Target = 3000
 	})
 	var tools []string
@@ -395,7 +403,11 @@ func TestTemplateRefusedRefitKeepsEarlierResult(t *testing.T) {
 	tc := templated(t, `{% if messages | length < 12 %}{{ raise_exception('too few messages') }}{% endif %}{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
 {% endfor %}`)
 	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}
-	c := newComp(t, func(o *Options) { o.Template = tc; o.Summarizer = sum; o.AddNotice = false })
+	c := newComp(t, func(o *Options) {
+		o.Counting.Template = tc
+		o.Summarizing.Summarizer = sum
+		o.Placement.AddNotice = false
+	})
 	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
@@ -441,7 +453,11 @@ func TestTemplateRefitSummaryFailureKeepsEarlierResult(t *testing.T) {
 	tc := templated(t, `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
 {% endfor %}`)
 	sum := &failsAfter{fixedSummarizer: fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}, n: 1}
-	c := newComp(t, func(o *Options) { o.Template = tc; o.Summarizer = sum; o.AddNotice = false })
+	c := newComp(t, func(o *Options) {
+		o.Counting.Template = tc
+		o.Summarizing.Summarizer = sum
+		o.Placement.AddNotice = false
+	})
 	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
@@ -477,7 +493,11 @@ func TestTemplatePrepassFitsOnlyPerTurn(t *testing.T) {
 	tc := templated(t, `{% for m in messages %}{% if '[same output' in m.content %}{% for i in range(60) %}{{ m.content }} {% endfor %}{% else %}{{ m.content }}{% endif %}
 {% endfor %}`)
 	rs := &recordingSummarizer{}
-	c := newComp(t, func(o *Options) { o.Template = tc; o.Summarizer = rs; o.Prepass = &prepass.Config{} })
+	c := newComp(t, func(o *Options) {
+		o.Counting.Template = tc
+		o.Summarizing.Summarizer = rs
+		o.Prepass = &prepass.Config{}
+	})
 	res, err := c.Compress(context.Background(), []byte(prepassLine(600)), pos)
 	if err != nil {
 		t.Fatal(err)

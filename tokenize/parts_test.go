@@ -136,6 +136,10 @@ func TestSplitPartsLemma(t *testing.T) {
 	initClasses()
 	initPS()
 	texts := lemmaTexts()
+	if testing.Short() {
+		texts = everyNth(texts, 3) // the quick loop; all of them without -short
+	}
+	texts = raceSample(texts)
 	for _, ps := range partSplits {
 		t.Run(strings.Join(ps.names, "+"), func(t *testing.T) {
 			split := seqSplitter(t, ps.names)
@@ -207,7 +211,7 @@ func TestCountStretchPart(t *testing.T) {
 			m := Memo(tok, 64)
 			rng := rand.New(rand.NewPCG(5, 6))
 			var okN, all int
-			for k, s := range partTexts(41, 3000) {
+			for k, s := range partTexts(41, raceOr(3000/raceEvery, 3000)) {
 				if !utf8.ValidString(s) {
 					continue
 				}

@@ -2,6 +2,8 @@
 
 package tokenize
 
-// raceEnabled: sync.Pool drops items at random under -race, so pooled
-// paths allocate there.
+// raceEnabled: the test binary runs under the race detector (make test's
+// first pass, go test -race -short). sync.Pool drops items at random
+// there, so pooled paths allocate; and the single-goroutine goldens and
+// property checks take a sample (raceSample).
 const raceEnabled = true

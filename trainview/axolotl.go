@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/trajcompress/trajcompress/internal/jsonx"
@@ -54,11 +55,17 @@ func (t Trained) Within(from, to int) int {
 // character ranges, mapped as axolotl maps them
 // (get_offsets_for_train_detail, lines 169–211): by the offsets of the
 // content tokenized alone (tokenize.TokenOffsets), applied from the span's
-// start (axolotl.TrainedOffsets). Where the tokenizer cannot give the
-// offsets (not byte-level BPE, a normalizer that changes the content, an
-// added token in it), each range counts the tokens of its text tokenized
-// alone instead (a token straddling two ranges may then be counted where
-// axolotl masks it).
+// start (axolotl.TrainedOffsets). A message with a reasoning_content and
+// a detail on either field has its content's span found with the
+// reasoning kept in the dummy turn (content_only); the ranges of its
+// reasoning_training_detail (reasoning_content given as flagged parts)
+// are mapped so from the span of a second find_turn, the content kept and
+// the reasoning replaced by "[[dummy_reasoning]]" (reasoning_only, lines
+// 572–597), and its content is then trained only by its own
+// training_detail, if any. Where the tokenizer cannot give the
+// offsets (a SentencePiece-style BPE tokenizer such as Llama-2's or
+// Gemma 3's, a tiktoken encoding, a normalizer that changes the text) the
+// row's labels are an error wrapping ErrNoOffsets, not a guess.
 type AxolotlLabeler struct {
 	// Counter is the row's counter (its template, arguments parsed).
 	Counter *Counter
@@ -101,16 +108,41 @@ func (l AxolotlLabeler) Trained(ctx context.Context, v View) (Trained, error) {
 		if !m.Train && r.TrainOnEOS != "all" && r.TrainOnEOT != "all" {
 			continue
 		}
-		start, end, err := l.findTurn(ctx, msgs, elems, i, m.Role, v.Tools, cache)
+		// With a detail on either field and a reasoning_content, the
+		// content's span is found with the reasoning kept in the dummy
+		// turn (content_only, lines 526–540).
+		mode := turnWhole
+		if (m.Detail != nil || m.Reasoning != nil) && m.HasReasoning {
+			mode = turnContentOnly
+		}
+		start, end, err := l.findTurn(ctx, msgs, elems, i, m.Role, v.Tools, cache, mode)
 		if err != nil {
 			return Trained{}, err
 		}
+		msg := msgs[elems[i][0]:elems[i][1]]
 		if m.Train && start != -1 && end != -1 {
-			if m.Detail != nil {
-				l.detail(labels, start, msgs[elems[i][0]:elems[i][1]], m.Detail)
-			} else {
+			switch {
+			case m.Detail != nil:
+				if err := l.detail(labels, start, msg, "content", m.Detail); err != nil {
+					return Trained{}, err
+				}
+			case m.Reasoning == nil: // no per-part detail on either field: the whole span
 				for k := start; k < end && k < len(labels); k++ {
 					labels[k] = true
+				}
+			}
+		}
+		if m.Train && m.Reasoning != nil && m.HasReasoning {
+			// The reasoning's ranges, from the span a second find_turn
+			// gives, the content kept and the reasoning replaced by a
+			// dummy (lines 572–597).
+			rs, re, err := l.findTurn(ctx, msgs, elems, i, m.Role, v.Tools, cache, turnReasoningOnly)
+			if err != nil {
+				return Trained{}, err
+			}
+			if rs != -1 && re != -1 {
+				if err := l.detail(labels, rs, msg, "reasoning_content", m.Reasoning); err != nil {
+					return Trained{}, err
 				}
 			}
 		}
@@ -172,8 +204,24 @@ func findFrom(ids []int, start int, match func(int) bool) int {
 	return -1
 }
 
-// findTurn is find_turn for message i: the span of its tokens, or -1, -1.
-func (l AxolotlLabeler) findTurn(ctx context.Context, msgs []byte, elems [][2]int, i int, role string, tools []byte, cache map[string][]int) (int, int, error) {
+// turnMode is what find_turn's dummy turn keeps of the message.
+type turnMode int
+
+const (
+	// turnWhole: the role and "[[dummy_message]]" as content.
+	turnWhole turnMode = iota
+	// turnContentOnly: the same, and the message's reasoning_content
+	// (content_only).
+	turnContentOnly
+	// turnReasoningOnly: the role, the message's content ("" when it has
+	// none) and "[[dummy_reasoning]]" as reasoning_content
+	// (reasoning_only).
+	turnReasoningOnly
+)
+
+// findTurn is find_turn for message i (lines 663–782): the span of its
+// tokens (or, turnReasoningOnly, of its reasoning's), or -1, -1.
+func (l AxolotlLabeler) findTurn(ctx context.Context, msgs []byte, elems [][2]int, i int, role string, tools []byte, cache map[string][]int, mode turnMode) (int, int, error) {
 	if i == 0 && role == "system" && l.Mistral {
 		return -1, -1, nil
 	}
@@ -182,15 +230,35 @@ func (l AxolotlLabeler) findTurn(ctx context.Context, msgs []byte, elems [][2]in
 		prefix = append(prefix, msgs[elems[0][0]:elems[i-1][1]]...)
 		prefix = append(prefix, ',')
 	}
+	msg := msgs[elems[i][0]:elems[i][1]]
 	dummy := append([]byte(nil), prefix...)
 	dummy = append(dummy, `{"role":`...)
-	if _, ok := jsonx.Lookup(msgs[elems[i][0]:elems[i][1]], "role"); ok {
+	if _, ok := jsonx.Lookup(msg, "role"); ok {
 		dummy = jsonx.AppendString(dummy, role)
 	} else {
 		dummy = append(dummy, "null"...)
 	}
-	dummy = append(dummy, `,"content":"[[dummy_message]]"}]`...)
-	full := append(prefix, msgs[elems[i][0]:elems[i][1]]...)
+	reasoning, hasReasoning := jsonx.Lookup(msg, "reasoning_content")
+	switch mode {
+	case turnReasoningOnly:
+		dummy = append(dummy, `,"content":`...)
+		if c, ok := jsonx.Lookup(msg, "content"); ok && string(c) != "null" {
+			dummy = append(dummy, c...)
+		} else {
+			dummy = append(dummy, `""`...)
+		}
+		if hasReasoning {
+			dummy = append(dummy, `,"reasoning_content":"[[dummy_reasoning]]"`...)
+		}
+	default:
+		dummy = append(dummy, `,"content":"[[dummy_message]]"`...)
+		if mode == turnContentOnly && hasReasoning {
+			dummy = append(dummy, `,"reasoning_content":`...)
+			dummy = append(dummy, reasoning...)
+		}
+	}
+	dummy = append(dummy, "}]"...)
+	full := append(prefix, msg...)
 	full = append(full, ']')
 	d, err := l.encode(ctx, dummy, tools, cache)
 	if err != nil {
@@ -228,36 +296,45 @@ func (l AxolotlLabeler) findTurn(ctx context.Context, msgs []byte, elems [][2]in
 }
 
 // detail marks, from start, the tokens of the trained ranges of a
-// message's content (see AxolotlLabeler).
-func (l AxolotlLabeler) detail(labels []bool, start int, msg []byte, ranges []axolotl.Range) {
-	raw, ok := jsonx.Lookup(msg, "content")
+// message's content (key "content") or reasoning ("reasoning_content"),
+// see AxolotlLabeler. A value that is not a string is axolotl's
+// ValueError.
+func (l AxolotlLabeler) detail(labels []bool, start int, msg []byte, key string, ranges []axolotl.Range) error {
+	raw, _ := jsonx.Lookup(msg, key)
+	text, ok := jsonx.Unquote(raw)
 	if !ok {
-		return
+		return fmt.Errorf("axolotl: a training detail is not supported when %s is not a string (axolotl raises)", key)
 	}
-	content, ok := jsonx.Unquote(raw)
+	_, starts, ok := tokenize.TokenOffsets(l.Counter.Tokens, text)
 	if !ok {
-		return
+		info := tokenize.Describe(l.Counter.Tokens)
+		return fmt.Errorf("%w: the %s's ranges need the token offsets of its %s, which tokenizer %s (%s) cannot give here (only a byte-level BPE tokenizer.json whose normalizer leaves the text as it is)",
+			ErrNoOffsets, detailName(key), key, info.Name, info.Kind)
 	}
-	if _, starts, ok := tokenize.TokenOffsets(l.Counter.Tokens, content); ok && len(starts) > 0 {
-		for i, tr := range axolotl.TrainedOffsets(content, starts, ranges) {
-			if tr && start+i < len(labels) {
-				labels[start+i] = true
-			}
-		}
-		return
+	if len(starts) == 0 {
+		// An empty text: axolotl's token_offsets[-1] raises IndexError.
+		return fmt.Errorf("axolotl: a %s on an empty %s (axolotl raises IndexError)", detailName(key), key)
 	}
-	rs := []rune(content) // Python offsets count code points
-	pos := start
-	for _, r := range ranges {
-		if r.Begin < 0 || r.End >= len(rs) || r.End < r.Begin {
-			continue
+	for i, tr := range axolotl.TrainedOffsets(utf8.RuneCountInString(text), tokenize.CodePointStarts(text, starts), ranges) {
+		if tr && start+i < len(labels) {
+			labels[start+i] = true
 		}
-		n := len(l.Encode(string(rs[r.Begin : r.End+1])))
-		for k := pos; k < pos+n && k < len(labels); k++ {
-			labels[k] = labels[k] || r.Train
-		}
-		pos += n
 	}
+	return nil
+}
+
+// ErrNoOffsets is the labeller's error for a training detail on a text
+// whose token offsets the tokenizer cannot give (tokenize.TokenOffsets):
+// a SentencePiece-style BPE tokenizer (Llama-2, Gemma 3), a tiktoken
+// encoding, a normalizer that changes the text.
+var ErrNoOffsets = errors.New("axolotl: no token offsets")
+
+// detailName is the detail's name for the text under key.
+func detailName(key string) string {
+	if key == "reasoning_content" {
+		return "reasoning_training_detail"
+	}
+	return "training_detail"
 }
 
 // encode renders messages with tools and returns the text's token ids.

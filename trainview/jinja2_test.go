@@ -28,6 +28,7 @@ func TestViewsMatchJinja2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	t.Parallel()
 	if err := exec.Command(refPython, "-c", "import jinja2").Run(); err != nil {
 		t.Skipf("Debian's python3-jinja2 is missing (%v): run %s/setup.sh", err, refDir)
 	}

@@ -39,6 +39,7 @@ func TestMaxLengthMatchesJinja2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	t.Parallel()
 	dir := needModel(t, "tokenizer-qwen3")
 	tok, err := tokenize.New(dir)
 	if err != nil {

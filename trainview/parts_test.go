@@ -18,6 +18,7 @@ func TestPartsEqualCounts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	t.Parallel()
 	for _, tt := range templates {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := needModel(t, tt.pkg)

@@ -3,6 +3,7 @@ package trainview
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/trainer/axolotl"
+	"github.com/trajcompress/trajcompress/traj"
 )
 
 // TestTrainerViewsMatchJinja2 renders every real record as axolotl and TRL
@@ -18,19 +20,29 @@ import (
 // in transformers' environment (chattemplate/testdata/ref/render.py), so
 // that their counts (the text's tokens) are the trainers':
 //
-//   - axolotl (type: chat_template) parses string tool-call arguments into
-//     objects first: Go with ParseArguments, Python with json.loads
-//     (testdata/axolotl_args.py), then Qwen3's template (which prints the
-//     arguments with tojson) renders both;
+//   - axolotl (type: chat_template), ShareGPT records: each as axolotl
+//     reads it, in Go Mapper{Axolotl: true} (a turn's role as written, its
+//     value the content, tool parameters strings parsed), string tool-call
+//     arguments parsed (ParseArguments) and axolotl's default roles mapping
+//     (axolotl.Rules.Messages); in Python axolotl's own
+//     get_conversation_thread, _get_tools and build_prompt at 067b021c on
+//     the record as the file holds it, read with message_property_mappings
+//     role: from, content: value (trainer/axolotl/testdata/ref/view.py);
+//   - axolotl, the other records (messages): the view as the trainers map
+//     it, string tool-call arguments parsed, in Go with ParseArguments, in
+//     Python with json.loads (testdata/axolotl_args.py);
+//     both rendered with Qwen3's template (which prints the arguments with
+//     tojson);
 //   - TRL with assistant_only_loss renders with its Qwen3 training template
 //     (trainer/trl/templates/qwen3_training.jinja, the think block in every
 //     assistant turn);
 //   - axolotl's named templates (chat_template: chatml, llama3, …;
-//     trainer/axolotl/templates), arguments parsed as for Qwen3's.
+//     trainer/axolotl/templates), the records read as for Qwen3's.
 func TestTrainerViewsMatchJinja2(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short")
 	}
+	t.Parallel()
 	if err := exec.Command(refPython, "-c", "import jinja2").Run(); err != nil {
 		t.Skipf("Debian's python3-jinja2 is missing (%v): run %s/setup.sh", err, refDir)
 	}
@@ -51,19 +63,72 @@ func TestTrainerViewsMatchJinja2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	axIn := filepath.Join(t.TempDir(), "axolotl.jsonl")
-	if out, err := exec.Command(refPython, filepath.Join("testdata", "axolotl_args.py"), in, axIn).CombinedOutput(); err != nil {
+	// The ShareGPT records as axolotl reads them (view.py), the others as
+	// the trainers map them with their arguments parsed (axolotl_args.py).
+	shareCases, shareIn := axolotlShareGPTViews(t, func(each func(name string, line []byte)) {
+		eachRealLine(t, func(path string, n int, line []byte) {
+			each(fmt.Sprintf("%s/%s:%d", filepath.Base(filepath.Dir(path)), filepath.Base(path), n), line)
+		})
+	})
+	// LLaMA-Factory's ShareGPT rows written for its tests (function_call
+	// and observation turns, which the real ShareGPT data has none of: an
+	// axolotl reading that mapped roles before the template would differ
+	// on them only).
+	synthPath := filepath.Join("..", "trainer", "llamafactory", "testdata", "synthetic.jsonl")
+	synthCases, synthIn := axolotlShareGPTViews(t, func(each func(name string, line []byte)) {
+		b, err := os.ReadFile(synthPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+			each(fmt.Sprintf("synthetic.jsonl:%d", n+1), line)
+		}
+	})
+	var others []refCase
+	for _, c := range cases {
+		if !shareCases.names[c.Name] {
+			others = append(others, c)
+		}
+	}
+	othersIn := filepath.Join(t.TempDir(), "axolotl.jsonl")
+	if out, err := exec.Command(refPython, filepath.Join("testdata", "axolotl_args.py"), writeCases(t, others), othersIn).CombinedOutput(); err != nil {
 		t.Fatalf("axolotl_args.py: %v\n%s", err, out)
+	}
+	// view.py needs axolotl's code at its commit (setup.sh); without it
+	// the axolotl runs skip, saying so.
+	axRef := filepath.Join("..", "trainer", "axolotl", "testdata", "ref")
+	axSkip := ""
+	if out, err := exec.Command("sh", filepath.Join(axRef, "setup.sh")).CombinedOutput(); err != nil {
+		axSkip = fmt.Sprintf("axolotl's reference is not set up (view.py reads axolotl's code): %v: %s", err, out)
+	}
+	view, render := filepath.Join(axRef, "view.py"), filepath.Join(refDir, "render.py")
+	qwen3Path := filepath.Join(t.TempDir(), "qwen3.jinja")
+	if err := os.WriteFile(qwen3Path, []byte(qwen3.Source(false)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A group is cases and the reference command that renders them.
+	type group struct {
+		label string
+		cases []refCase
+		errs  []error // the Go mapping's refusal, per case
+		ref   []string
 	}
 	type run struct {
 		name    string
 		tmpl    *chattemplate.Template
-		args    []string
-		prepare func([]byte) ([]byte, error)
+		groups  []group
+		axolotl bool
+	}
+	axolotlRun := func(name string, tm *chattemplate.Template, config, path string) run {
+		return run{name, tm, []group{
+			{"ShareGPT records read as axolotl reads them", shareCases.cases, shareCases.errs, []string{view, config, shareIn, path}},
+			{"LLaMA-Factory's synthetic ShareGPT rows read as axolotl reads them", synthCases.cases, synthCases.errs, []string{view, config, synthIn, path}},
+			{"messages records", others, nil, []string{render, config, othersIn, path}},
+		}, true}
 	}
 	runs := []run{
-		{"axolotl_qwen3", qwen3, []string{config, axIn}, ParseArguments},
-		{"trl_qwen3_training", trlTmpl, []string{config, in, trlPath}, nil},
+		axolotlRun("axolotl_qwen3", qwen3, config, qwen3Path),
+		{"trl_qwen3_training", trlTmpl, []group{{"records", cases, nil, []string{render, config, in, trlPath}}}, false},
 	}
 	// axolotl's named templates (chat_template: NAME), with Qwen3's
 	// special tokens and a bos token (the text is what is compared, not
@@ -87,40 +152,123 @@ func TestTrainerViewsMatchJinja2(t *testing.T) {
 			continue
 		}
 		tm.Now = func() time.Time { return refNow }
-		runs = append(runs, run{"axolotl_named_" + name, tm, []string{namedConfig, axIn, path}, ParseArguments})
+		runs = append(runs, axolotlRun("axolotl_named_"+name, tm, namedConfig, path))
 	}
+	rules := axolotl.NewRules(nil, []string{"assistant"}, false, "", "", "turn", "turn", false)
 	for _, tt := range runs {
 		t.Run(tt.name, func(t *testing.T) {
-			cmd := exec.Command(refPython, append([]string{filepath.Join(refDir, "render.py")}, tt.args...)...)
-			cmd.Env = append(os.Environ(), "TZ=UTC", "REF_NOW="+refNow.Format(time.RFC3339))
-			cmd.Stderr = os.Stderr
-			out, err := cmd.Output()
-			if err != nil {
-				t.Fatalf("render.py: %v", err)
+			if tt.axolotl && axSkip != "" {
+				t.Skip(axSkip)
 			}
-			lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
-			if len(lines) != len(cases) {
-				t.Fatalf("%d reference lines for %d cases", len(lines), len(cases))
-			}
-			equal, raised, parsed := 0, 0, 0
-			for i, c := range cases {
-				msgs := c.Messages
-				var err error
-				if tt.prepare != nil {
-					var m []byte
-					if m, err = tt.prepare(msgs); err == nil && !bytes.Equal(m, msgs) {
-						parsed++
+			var all tally
+			for _, g := range tt.groups {
+				cmd := exec.Command(refPython, g.ref...)
+				cmd.Env = append(os.Environ(), "TZ=UTC", "REF_NOW="+refNow.Format(time.RFC3339))
+				cmd.Stderr = os.Stderr
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%s: %v", filepath.Base(g.ref[0]), err)
+				}
+				lines := bytes.Split(bytes.TrimSpace(out), []byte("\n"))
+				if len(lines) != len(g.cases) {
+					t.Fatalf("%d reference lines for %d cases", len(lines), len(g.cases))
+				}
+				var n tally
+				for i, c := range g.cases {
+					msgs := []byte(c.Messages)
+					var err error
+					if g.errs != nil {
+						err = g.errs[i]
 					}
-					msgs = m
+					if tt.axolotl && err == nil {
+						var m []byte
+						if m, err = ParseArguments(msgs); err == nil {
+							if !bytes.Equal(m, msgs) {
+								n.parsed++
+							}
+							if g.errs != nil { // roles as written: axolotl's mapping
+								m, _, err = rules.Messages(m)
+							}
+						}
+						msgs = m
+					}
+					got := ""
+					if err == nil {
+						got, err = tt.tmpl.RenderValid(msgs, c.Tools)
+					}
+					n.add(jinja2Verdict(t, c.Name, lines[i], got, err))
 				}
-				got := ""
-				if err == nil {
-					got, err = tt.tmpl.RenderValid(msgs, c.Tools)
+				if len(tt.groups) > 1 {
+					t.Logf("%s, %s: %d/%d equal (%d raised in both; %d with arguments parsed)", tt.name, g.label, n.equal, n.n, n.raised, n.parsed)
 				}
-				eq, both := jinja2Verdict(t, c.Name, lines[i], got, err)
-				equal, raised = equal+eq, raised+both
+				all.n, all.equal, all.raised, all.parsed = all.n+n.n, all.equal+n.equal, all.raised+n.raised, all.parsed+n.parsed
 			}
-			t.Logf("%s: %d/%d renders equal to jinja2 (%d raised in both; %d with arguments parsed)", tt.name, equal, len(cases), raised, parsed)
+			t.Logf("%s: %d/%d renders equal to jinja2 (%d raised in both; %d with arguments parsed)", tt.name, all.equal, all.n, all.raised, all.parsed)
 		})
 	}
+}
+
+// tally counts renders compared with the reference.
+type tally struct{ n, equal, raised, parsed int }
+
+func (t *tally) add(equal, raised int) {
+	t.n, t.equal, t.raised = t.n+1, t.equal+equal, t.raised+raised
+}
+
+// axolotlShareGPT are the real ShareGPT records' views as axolotl reads
+// them, by name.
+type axolotlShareGPT struct {
+	cases []refCase
+	errs  []error // Mapper{Axolotl: true}'s refusal
+	names map[string]bool
+}
+
+// axolotlShareGPTViews maps every ShareGPT record lines gives as axolotl
+// reads it (Mapper{Axolotl: true}), as it is and with its tools swapped as
+// in realViews, and writes view.py's input for them: the record as the
+// file holds it, with the dataset keys axolotl reads it with.
+func axolotlShareGPTViews(t *testing.T, lines func(each func(name string, line []byte))) (axolotlShareGPT, string) {
+	out := axolotlShareGPT{names: map[string]bool{}}
+	var buf bytes.Buffer
+	m := Mapper{Axolotl: true}
+	lines(func(name string, line []byte) {
+		rec, err := traj.Decode(line, traj.Pos{}, traj.Schema{})
+		if err != nil || rec.Dialect.Form() != traj.FormShareGPT {
+			return
+		}
+		msgs, merr := m.Messages(rec.Dialect, rec.Turns, rec.System)
+		own, terr := m.Tools(rec)
+		for _, swap := range []bool{false, true} {
+			c := refCase{Name: name, Messages: msgs, Tools: own}
+			err := merr
+			var tools json.RawMessage
+			if swap {
+				c.Name += swappedSuffix
+				c.Tools = nil
+				if _, has := rec.Field("tools"); !has || own == nil && terr == nil {
+					c.Tools, tools = json.RawMessage(extraTools), json.RawMessage(extraTools)
+				}
+			} else if err == nil {
+				err = terr
+			}
+			out.cases, out.errs, out.names[c.Name] = append(out.cases, c), append(out.errs, err), true
+			b, err := json.Marshal(struct {
+				Name          string          `json:"name"`
+				Record        json.RawMessage `json:"record"`
+				FieldMessages string          `json:"field_messages"`
+				Mappings      json.RawMessage `json:"message_property_mappings"`
+				Swap          bool            `json:"swap_tools"`
+				Tools         json.RawMessage `json:"tools"`
+			}{c.Name, line, rec.TurnsKey(), json.RawMessage(`{"role":"from","content":"value"}`), swap, tools})
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf.Write(append(b, '\n'))
+		}
+	})
+	in := filepath.Join(t.TempDir(), "axolotl_sharegpt.jsonl")
+	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out, in
 }

@@ -121,7 +121,8 @@ type Mapper struct {
 	// does (src/axolotl/prompt_strategies/chat_template.py at 067b021c,
 	// transform_message, lines 934–937). And a tool's function.parameters
 	// given as a JSON string is parsed into the value it holds (_get_tools,
-	// lines 1020–1051; not JSON: an error, axolotl raises).
+	// lines 1020–1051; not JSON: an error, axolotl raises), and an empty
+	// tools list is no tools (build_prompt, line 126).
 	Axolotl bool
 }
 
@@ -196,6 +197,9 @@ func (m Mapper) Tools(rec *traj.Record) (json.RawMessage, error) {
 		return nil, nil
 	}
 	v = bytes.TrimSpace(v)
+	if m.Axolotl && len(v) > 0 {
+		return axolotlToolsField(key, v)
+	}
 	switch {
 	case len(v) == 0 || v[0] == 'n':
 		return nil, nil
@@ -211,17 +215,47 @@ func (m Mapper) Tools(rec *traj.Record) (json.RawMessage, error) {
 		if b[0] == 'n' {
 			return nil, nil
 		}
-		if m.Axolotl && b[0] == '[' {
-			return parseToolParameters(b)
-		}
 		return b, nil
 	case v[0] == '[' || v[0] == '{':
-		if m.Axolotl && v[0] == '[' {
-			return parseToolParameters(v)
-		}
 		return json.RawMessage(v), nil
 	}
 	return nil, fmt.Errorf("%q is neither a list, an object nor a JSON string", key)
+}
+
+// axolotlToolsField is the tools field v (not empty) as axolotl's
+// _get_tools reads it (src/axolotl/prompt_strategies/chat_template.py at
+// 067b021c, lines 1020–1056): null is no tools, a string is json.loads'
+// (not JSON: it raises), and what is then not a list raises ("Unknown
+// tools format"); a list is axolotlTools'.
+func axolotlToolsField(key string, v []byte) (json.RawMessage, error) {
+	if v[0] == 'n' {
+		return nil, nil
+	}
+	if v[0] == '"' {
+		s, _ := jsonx.Unquote(v)
+		b := bytes.TrimSpace([]byte(s))
+		if !jsonx.Valid(b) {
+			return nil, fmt.Errorf("%q is a string that does not hold JSON (axolotl raises)", key)
+		}
+		v = b
+	}
+	if v[0] != '[' {
+		return nil, fmt.Errorf("%q is not a list of tools (axolotl raises: Unknown tools format)", key)
+	}
+	return axolotlTools(v)
+}
+
+// axolotlTools is a tools list as axolotl gives it to the template: its
+// functions' parameters strings parsed (parseToolParameters), and an empty
+// list not given at all (ChatTemplatePrompter.build_prompt passes tools
+// only when it is truthy, src/axolotl/prompt_strategies/chat_template.py
+// at 067b021c, line 126: a template that tests `tools is not none` then
+// sees none, not an empty list).
+func axolotlTools(list []byte) (json.RawMessage, error) {
+	if len(jsonx.Elements(list, 0)) == 0 {
+		return nil, nil
+	}
+	return parseToolParameters(list)
 }
 
 // Messages returns the messages of turns read in dialect d, with system
@@ -315,8 +349,12 @@ func appendShareGPT(b []byte, t traj.Turn, asWritten bool) []byte {
 	if asWritten {
 		b = append(b, `{"role":`...)
 		b = jsonx.AppendStringKeep(b, t.Name)
-		b = append(b, `,"content":`...)
-		b = jsonx.AppendStringKeep(b, t.Text)
+		// A null or absent value is no content key: transform_message
+		// maps only the values that are not None (lines 924–931).
+		if c := t.Content(); c != nil && string(c) != "null" {
+			b = append(b, `,"content":`...)
+			b = jsonx.AppendStringKeep(b, t.Text)
+		}
 		return append(b, '}')
 	}
 	if t.Name == "function_call" {

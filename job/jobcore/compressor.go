@@ -84,24 +84,22 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 		summ = summary.Deterministic{Counter: counter}
 	}
 	opts := pipeline.Options{
-		Budget:           BudgetOf(cfg),
-		Counter:          counter,
-		TurnOverhead:     cfg.Tokenizer.TurnOverhead,
-		Schema:           SchemaOf(cfg),
-		Summarizer:       summ,
-		RecordTimeout:    cfg.Processing.Timeout(),
-		SummaryRole:      traj.Role(cfg.Output.SummaryRole),
-		Alternate:        cfg.Output.Alternation,
-		AddNotice:        cfg.Output.AddSummaryNotice,
-		NoticeText:       cfg.Output.SummaryNoticeText,
+		Budget: BudgetOf(cfg),
+		Counting: pipeline.Counting{
+			Schema:       SchemaOf(cfg),
+			Counter:      counter,
+			TurnOverhead: cfg.Tokenizer.TurnOverhead,
+			ToolsKey:     cfg.Input.ToolsKey,
+		},
+		Summarizing:      pipeline.Summarizing{Summarizer: summ, RecordTimeout: cfg.Processing.Timeout()},
+		Placement:        placementOf(cfg),
 		PerRecordMetrics: cfg.Metrics.PerTrajectory,
 		DryRun:           dryRun,
 		GroupBy:          groupBy,
 	}
 	if cfg.Summarization.OnFailure == "fallback" {
-		opts.Fallback = summary.Deterministic{Counter: counter}
+		opts.Summarizing.Fallback = summary.Deterministic{Counter: counter}
 	}
-	opts.ToolsKey = cfg.Input.ToolsKey
 	var tc *trainview.Counter // the chat template's counter, when it is one
 	if spec, err := Trainer(cfg); err != nil {
 		return nil, nil, err
@@ -110,30 +108,17 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 		if err != nil {
 			return nil, nil, usagef("%s: %v", trainerName(spec), err)
 		}
-		opts.Template = rc
+		opts.Counting.Template = rc
 		if tc, _ = rc.(*trainview.Counter); tc != nil {
 			tc.Template.Budget = cfg.Tokenizer.TemplateBudget()
 		}
-		limit := spec.Limit
-		if spec.Source == "" {
-			limit = cfg.Compression.TargetMaxTokens // --trainer without a config: the target is its limit
-		}
-		opts.Trainer = TrainerRule(spec, rc, limit)
-		if lf, ok := rc.(*LlamaFactoryCounter); ok && !cfg.Tokenizer.NoRepair {
-			opts.Repair = lf.Repair
-			opts.Unrepaired = func(int, func() (trainview.View, error)) metrics.TrainerFate {
-				return metrics.TrainerFate{Action: "skip"} // a row it repairs is one LLaMA-Factory skips
-			}
-		}
-		if spec.Kind == trainercfg.Axolotl && !cfg.Tokenizer.NoRepair {
-			opts.Repair = AxolotlRepair(AxolotlRules(spec))
-		}
+		opts.Trainer = trainerOptions(cfg, spec, rc)
 	} else if tmpl, err := trainview.Resolve(cfg.Tokenizer.ChatTemplate, counter); err != nil {
 		return nil, nil, usagef("%v", err)
 	} else if tmpl != nil {
 		tmpl.Budget = cfg.Tokenizer.TemplateBudget()
 		tc = &trainview.Counter{Template: tmpl, Tokens: counter}
-		opts.Template = tc
+		opts.Counting.Template = tc
 	}
 	rule, note, err := ImageRule(cfg.Tokenizer.ImageTokens, counter)
 	if err != nil {
@@ -142,7 +127,7 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 	if note != "" && imageNote != nil {
 		fmt.Fprintf(imageNote, "note: %s\n", note)
 	}
-	opts.ImageRule = rule
+	opts.Counting.ImageRule = rule
 	if tc != nil {
 		if tc.Images, err = TemplateImages(tc, counter, rule); err != nil {
 			return nil, nil, usagef("tokenizer.chat_template: %v", err)
@@ -170,6 +155,38 @@ func Compressor(cfg config.Config, counter tokenize.Counter, dryRun bool, groupB
 		return nil, nil, UsageError{Err: err}
 	}
 	return comp, client, nil
+}
+
+// trainerOptions is what the trainer of spec, counting by rc, does to a
+// row under cfg: its rule at its limit, and its repairs unless
+// tokenizer.no_repair.
+func trainerOptions(cfg config.Config, spec *trainercfg.Spec, rc trainview.RecordCounter) pipeline.Trainer {
+	limit := spec.Limit
+	if spec.Source == "" {
+		limit = cfg.Compression.TargetMaxTokens // --trainer without a config: the target is its limit
+	}
+	t := pipeline.Trainer{Fate: TrainerRule(spec, rc, limit)}
+	if lf, ok := rc.(*LlamaFactoryCounter); ok && !cfg.Tokenizer.NoRepair {
+		t.Repair = lf.Repair
+		t.Unrepaired = func(int, func() (trainview.View, error)) metrics.TrainerFate {
+			return metrics.TrainerFate{Action: "skip"} // a row it repairs is one LLaMA-Factory skips
+		}
+	}
+	if spec.Kind == trainercfg.Axolotl && !cfg.Tokenizer.NoRepair {
+		t.Repair = AxolotlRepair(AxolotlRules(spec))
+	}
+	return t
+}
+
+// placementOf is where the config's output section puts the summary, and
+// the notice of it.
+func placementOf(cfg config.Config) pipeline.Placement {
+	return pipeline.Placement{
+		Role:       traj.Role(cfg.Output.SummaryRole),
+		Alternate:  cfg.Output.Alternation,
+		AddNotice:  cfg.Output.AddSummaryNotice,
+		NoticeText: cfg.Output.SummaryNoticeText,
+	}
 }
 
 // SchemaOf is the record schema the config's input section names

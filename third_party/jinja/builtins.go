@@ -73,6 +73,9 @@ func builtinRange(args []Value, kwargs map[string]Value) (Value, error) {
 		return Undefined(), fmt.Errorf("range: expected 1-3 arguments, got %d", len(args))
 	}
 
+	if true { // trajcompress patch: Python's range of ints, its length without overflow
+		return pyRange(args, start, stop, step)
+	}
 	if step == 0 {
 		return Undefined(), fmt.Errorf("range: step must not be zero")
 	}
@@ -241,6 +244,7 @@ func registerFilters(s *scope) {
 		if iterFilters[name] {
 			fn = iterInput(name, fn) // trajcompress patch
 		}
+		fn = withSignature(name, fn) // trajcompress patch: jinja2's signatures (arity.go)
 		s.set("__filter_"+name, NewCallable(name, fn))
 	}
 }
@@ -255,8 +259,8 @@ func lookupFilter(s *scope, name string) (Value, bool) {
 // =============================================================================
 
 func evalTest(name string, val Value, args []Value) (bool, error) {
-	if len(args) > 0 && noArgTests[name] { // trajcompress patch: Python's TypeError
-		return false, fmt.Errorf("test_%s() takes 1 positional argument but %d were given", name, len(args)+1)
+	if err := checkTestArgs(name, args); err != nil { // trajcompress patch: Python's TypeError (arity.go)
+		return false, err
 	}
 	switch name {
 	case "defined":
@@ -283,7 +287,7 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 	case "sequence":
 		// trajcompress patch: jinja2's (len and getitem): str and dict too,
 		// not a lazy iterable.
-		return val.IsList() && val.IterType() == "" || val.IsString() || val.IsDict() || val.IsUndefined(), nil
+		return val.IsList() && (val.IterType() == "" || isRange(val)) || val.IsString() || val.IsDict() || val.IsUndefined(), nil
 	case "callable":
 		return val.IsCallable(), nil
 	case "true":
@@ -294,32 +298,36 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		if len(args) < 1 {
 			return false, fmt.Errorf("test %q requires an argument", name)
 		}
-		return val.Equals(args[0]), nil
+		return valuesEqual(val, args[0]), nil // trajcompress patch: Python's ==
 	case "ne", "!=":
 		if len(args) < 1 {
 			return false, fmt.Errorf("test %q requires an argument", name)
 		}
-		return !val.Equals(args[0]), nil
+		return !valuesEqual(val, args[0]), nil // trajcompress patch: Python's ==
 	case "gt", "greaterthan", ">":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) > 0, nil
+		c, err := pyCompare(">", val, args[0]) // trajcompress patch: Python's operator.gt
+		return c > 0, err
 	case "ge", ">=":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) >= 0, nil
+		c, err := pyCompare(">=", val, args[0]) // trajcompress patch: Python's operator.ge
+		return c >= 0, err
 	case "lt", "lessthan", "<":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) < 0, nil
+		c, err := pyCompare("<", val, args[0]) // trajcompress patch: Python's operator.lt
+		return c < 0, err
 	case "le", "<=":
 		if len(args) < 1 {
 			return false, nil
 		}
-		return compareValues(val, args[0]) <= 0, nil
+		c, err := pyCompare("<=", val, args[0]) // trajcompress patch: Python's operator.le
+		return c <= 0, err
 	case "in":
 		if len(args) < 1 {
 			return false, nil
@@ -332,21 +340,16 @@ func evalTest(name string, val Value, args []Value) (bool, error) {
 		if toFloat64(args[0]) == 0 {
 			return false, zeroDivision("%", val.IsFloat() || args[0].IsFloat())
 		}
+		if isIntLike(val) && isIntLike(args[0]) { // exact (through floats 2**53 + 1 was not divisible by 3)
+			return toInt64(val)%toInt64(args[0]) == 0, nil
+		}
 		return math.Mod(toFloat64(val), toFloat64(args[0])) == 0, nil
 	case "odd", "even":
 		return oddEven(name, val) // trajcompress patch: Python's %
-	case "upper":
-		if val.IsString() {
-			s := val.AsString()
-			return s == strings.ToUpper(s), nil
-		}
-		return false, nil
-	case "lower":
-		if val.IsString() {
-			s := val.AsString()
-			return s == strings.ToLower(s), nil
-		}
-		return false, nil
+	case "upper": // trajcompress patch: jinja2's str(value).isupper()
+		return pyIsUpper(printValue(val)), nil
+	case "lower": // trajcompress patch: jinja2's str(value).islower()
+		return pyIsLower(printValue(val)), nil
 	case "sameas":
 		if len(args) < 1 {
 			return false, nil
@@ -451,6 +454,9 @@ func encodeValueJSON(sb *strings.Builder, v Value, itemSeparator, keySeparator s
 		return encodeJSONString(sb, v.AsString())
 
 	case KindList:
+		if isRange(v) { // trajcompress patch: json.dumps refuses a range
+			return fmt.Errorf("Object of type range is not JSON serializable") //nolint:staticcheck // json.dumps's message
+		}
 		sb.WriteByte('[')
 		for i, item := range v.AsList().Items {
 			if i > 0 {
@@ -619,14 +625,14 @@ func filterLower(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(strings.ToLower(printValue(args[0]))), nil
+	return NewString(pyLower(printValue(args[0]))), nil // trajcompress patch: Python's str.lower
 }
 
 func filterUpper(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(strings.ToUpper(printValue(args[0]))), nil
+	return NewString(pyUpper(printValue(args[0]))), nil // trajcompress patch: Python's str.upper
 }
 
 func filterTitle(args []Value, kwargs map[string]Value) (Value, error) {
@@ -659,16 +665,7 @@ func filterCapitalize(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	s := printValue(args[0])
-	if len(s) == 0 {
-		return NewString(""), nil
-	}
-	runes := []rune(s)
-	runes[0] = unicode.ToUpper(runes[0])
-	for i := 1; i < len(runes); i++ {
-		runes[i] = unicode.ToLower(runes[i])
-	}
-	return NewString(string(runes)), nil
+	return NewString(pyCapitalize(printValue(args[0]))), nil // trajcompress patch: Python's str.capitalize
 }
 
 func filterFirst(args []Value, kwargs map[string]Value) (Value, error) {
@@ -823,6 +820,10 @@ func filterInt(args []Value, kwargs map[string]Value) (Value, error) {
 	if args[0].IsUndefined() { // trajcompress patch: int(Undefined) raises
 		return Undefined(), undefinedError(args[0])
 	}
+	if true { // trajcompress patch: jinja2's do_int(value, default=0, base=10)
+		def, base := argOr(args, kwargs, 1, "default", NewInt(0)), argOr(args, kwargs, 2, "base", NewInt(10))
+		return pyIntFilter(args[0], def, toInt64(base))
+	}
 	return NewInt(toInt64(args[0])), nil
 }
 
@@ -832,6 +833,9 @@ func filterFloatConv(args []Value, kwargs map[string]Value) (Value, error) {
 	}
 	if args[0].IsUndefined() { // trajcompress patch: float(Undefined) raises
 		return Undefined(), undefinedError(args[0])
+	}
+	if true { // trajcompress patch: jinja2's do_float(value, default=0.0)
+		return pyFloatFilter(args[0], argOr(args, kwargs, 1, "default", NewFloat(0))), nil
 	}
 	return NewFloat(toFloat64(args[0])), nil
 }
@@ -847,7 +851,7 @@ func filterSafe(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return args[0], nil
+	return newMarkup(printValue(args[0])), nil // trajcompress patch: markupsafe's Markup(value)
 }
 
 func filterReplace(args []Value, kwargs map[string]Value) (Value, error) {
@@ -882,9 +886,6 @@ func filterRound(args []Value, kwargs map[string]Value) (Value, error) {
 		precision = toInt64(p)
 	}
 
-	if args[0].IsInt() && precision >= 0 { // trajcompress patch: Python's round keeps an int
-		return args[0], nil
-	}
 	if true { // trajcompress patch: Python's round(x, n) and jinja2's methods
 		return pyRound(args, kwargs, precision)
 	}
@@ -906,6 +907,9 @@ func filterAbs(args []Value, kwargs map[string]Value) (Value, error) {
 	v := args[0]
 	if v.IsInt() {
 		n := v.AsInt()
+		if n == math.MinInt64 { // trajcompress patch: Python's abs is exact
+			return Undefined(), errBigInt("abs(-9223372036854775808)")
+		}
 		if n < 0 {
 			n = -n
 		}
@@ -1190,7 +1194,10 @@ func filterEscape(args []Value, kwargs map[string]Value) (Value, error) {
 	if len(args) == 0 {
 		return NewString(""), nil
 	}
-	return NewString(markupEscape(printValue(args[0]))), nil // trajcompress patch: markupsafe's entities
+	if isMarkup(args[0]) { // trajcompress patch: markupsafe's escape of a Markup is itself
+		return args[0], nil
+	}
+	return newMarkup(markupEscape(printValue(args[0]))), nil // trajcompress patch: markupsafe's entities
 }
 
 func filterDictsort(args []Value, kwargs map[string]Value) (Value, error) {
@@ -1292,6 +1299,11 @@ func filterBatch(args []Value, kwargs map[string]Value) (Value, error) {
 		end := min(i+linecount, list.Len())
 		batch := make([]Value, end-i)
 		copy(batch, list.Items[i:end])
+		if fill := argOr(args, kwargs, 2, "fill_with", None()); !fill.IsNone() { // trajcompress patch: jinja2's fill_with
+			for len(batch) < linecount {
+				batch = append(batch, fill)
+			}
+		}
 		batches = append(batches, NewList(batch))
 	}
 
@@ -1360,7 +1372,7 @@ func compareValues(a, b Value) int {
 func containsValue(container, item Value) bool {
 	if container.IsList() {
 		for _, v := range container.AsList().Items {
-			if v.Equals(item) {
+			if valuesEqual(v, item) { // trajcompress patch: Python's ==
 				return true
 			}
 		}

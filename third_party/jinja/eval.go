@@ -91,7 +91,7 @@ func (e *evaluator) execNode(n node) error {
 		if err != nil {
 			return err
 		}
-		if t := val.IterType(); t != "" && !isDictView(t) { // trajcompress patch
+		if t := val.IterType(); lazyIter(t) { // trajcompress patch
 			return fmt.Errorf("unsupported construct: printing a %s (Python prints its address)", t)
 		}
 		return e.print(val)
@@ -168,12 +168,13 @@ func (e *evaluator) execFor(n *forNode) error {
 	if err != nil {
 		return err
 	}
-	consumeIter(iterVal, len(items)) // trajcompress patch: a generator is iterated once
+	gen := newGenPull(iterVal, len(items)) // trajcompress patch: a generator is pulled as Python's for does
 
 	// Apply filter if present.
 	if n.filterExpr != nil {
 		var filtered []Value
-		for _, item := range items {
+		var src []int
+		for j, item := range items {
 			if err := e.m.step(); err != nil { // trajcompress patch
 				return err
 			}
@@ -188,12 +189,21 @@ func (e *evaluator) execFor(n *forNode) error {
 			}
 			if fv.IsTruthy() {
 				filtered = append(filtered, item)
+				if gen != nil {
+					src = append(src, j)
+				}
 			}
 		}
 		items = filtered
+		if gen != nil {
+			gen.src = src
+		}
 	}
 
 	if len(items) == 0 {
+		if err := gen.done(false); err != nil { // trajcompress patch
+			return err
+		}
 		if n.elseBody != nil {
 			return e.execNodes(n.elseBody)
 		}
@@ -216,6 +226,23 @@ func (e *evaluator) execFor(n *forNode) error {
 			return Undefined(), nil
 		}
 		return args[int(cycleIdx)%len(args)], nil
+	})
+	// trajcompress patch: jinja2's loop.changed(*values), true when the
+	// values differ (Python's ==) from the last call's, and loop.depth /
+	// depth0 of a loop that is not recursive (they were undefined).
+	ld.Data["depth"], ld.Data["depth0"] = NewInt(1), NewInt(0)
+	var lastChanged *Value
+	var cur int // trajcompress patch: the item the body runs for
+	if gen != nil {
+		ld.onGet = func(key string) { gen.read(key, cur, len(items)) }
+	}
+	ld.Data["changed"] = NewCallable("loop.changed", func(args []Value, kwargs map[string]Value) (Value, error) {
+		v := newTuple(append([]Value(nil), args...))
+		if lastChanged != nil && valuesEqual(v, *lastChanged) {
+			return NewBool(false), nil
+		}
+		lastChanged = &v
+		return NewBool(true), nil
 	})
 
 	for i, item := range items {
@@ -265,6 +292,10 @@ func (e *evaluator) execFor(n *forNode) error {
 		if err := e.m.step(); err != nil { // trajcompress patch: the render budget
 			return err
 		}
+		cur = i
+		if err := gen.item(i); err != nil { // trajcompress patch
+			return err
+		}
 
 		old := e.scope
 		e.scope = child
@@ -274,7 +305,7 @@ func (e *evaluator) execFor(n *forNode) error {
 
 		if err != nil {
 			if errors.Is(err, errBreak) {
-				break
+				return gen.done(true) // trajcompress patch
 			}
 			if errors.Is(err, errContinue) {
 				continue
@@ -283,7 +314,7 @@ func (e *evaluator) execFor(n *forNode) error {
 		}
 	}
 
-	return nil
+	return gen.done(false) // trajcompress patch
 }
 
 func (e *evaluator) execSet(n *setNode) error {
@@ -611,6 +642,14 @@ func (e *evaluator) evalAttr(n *attrExpr) (Value, error) {
 // undefined with jinja2's hint (trajcompress patch: also what s['name']
 // falls back to, as jinja2's getitem does).
 func (e *evaluator) seqAttr(obj Value, name string) (Value, error) {
+	if isMarkup(obj) { // trajcompress patch: a Markup's methods (markup.go)
+		return e.markupMethod(obj, name)
+	}
+	if t := obj.IterType(); t != "" && (t != rangeIter || name != "count" && name != "index") {
+		// trajcompress patch: a generator, an iterator or a dict view has
+		// none of a list's methods, a range only count and index.
+		return undefinedWith(fmt.Sprintf("'%s object' has no attribute %s", t, pyStrRepr(name))), nil
+	}
 	if u, ok := unsafeAttr(obj, name); ok { // the sandbox's mutating methods
 		return u, nil
 	}
@@ -653,6 +692,9 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	if err != nil {
 		return Undefined(), err
 	}
+	if isMarkup(obj) { // trajcompress patch: an item of a Markup (markup.go)
+		return e.markupItem(obj, key)
+	}
 
 	// trajcompress patch: an item of an undefined value raises (jinja2).
 	if obj.IsUndefined() {
@@ -675,7 +717,7 @@ func (e *evaluator) evalItem(n *itemExpr) (Value, error) {
 	// trajcompress patch: a list or string indexed by anything but an
 	// int is undefined (jinja2's getitem falls back to the attribute); it
 	// took toInt64 of the key, so 'abc'['text'] was 'a'.
-	if obj.IterType() != "" { // trajcompress patch: a lazy iterable has no items by index
+	if t := obj.IterType(); t != "" && t != rangeIter { // trajcompress patch: a lazy iterable has no items by index
 		return undefinedWith(fmt.Sprintf("'%s object' has no attribute %s", obj.IterType(), printValue(key))), nil
 	}
 	if (obj.IsList() || obj.IsString()) && !isIntLike(key) {
@@ -740,6 +782,13 @@ func (e *evaluator) evalSlice(n *sliceExpr) (Value, error) {
 		return Undefined(), fmt.Errorf("'%s' object is not subscriptable", pyTypeName(obj))
 	}
 
+	if isRange(obj) { // trajcompress patch: a range's slice is a range
+		return e.rangeSlice(n, obj.AsList())
+	}
+	if isMarkup(obj) { // trajcompress patch: a slice of a Markup is one (markup.go)
+		v, err := e.evalSlice(&sliceExpr{obj: &litExpr{val: plainOf(obj)}, start: n.start, stop: n.stop, step: n.step})
+		return markupFilterResult("", obj, v), err
+	}
 	if obj.IsList() {
 		list := obj.AsList()
 		length := list.Len()
@@ -1003,6 +1052,9 @@ func (e *evaluator) evalBinary(n *binExpr) (Value, error) {
 	if err := e.binaryBudget(n.op, left, right); err != nil { // trajcompress patch
 		return Undefined(), err
 	}
+	if isMarkup(left) || isMarkup(right) { // trajcompress patch: markupsafe's operators (markup.go)
+		return e.markupBinary(n, left, right)
+	}
 
 	// trajcompress patch: Python's *, /, //, %, ** where they differ.
 	if v, ok, err := arithStrict(n.op, left, right); ok {
@@ -1182,6 +1234,11 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 		if err := lazyInput(n.name, input); err != nil { // trajcompress patch
 			return Undefined(), err
 		}
+		rest, kw, err := markupFilterArgs(n.name, input, args[1:], kwargs) // trajcompress patch
+		if err != nil {
+			return Undefined(), err
+		}
+		args, kwargs = append(args[:1], rest...), kw
 	}
 	var out Value
 	if n.name == "map" {
@@ -1191,6 +1248,9 @@ func (e *evaluator) evalFilter(n *filterExpr) (Value, error) {
 	}
 	if err == nil && builtin && out.IsList() { // trajcompress patch: jinja2's generators
 		out = lazyResult(n.name, input, out)
+	}
+	if err == nil && builtin { // trajcompress patch: a filter of a Markup that keeps it one
+		out = markupFilterResult(n.name, input, out)
 	}
 	if builtin && n.name != "default" && n.name != "d" { // trajcompress patch: the filter iterated its input
 		consumed := len(iterOrNil(input))
@@ -1298,16 +1358,16 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "startswith":
 		return e.makeStringFunc("startswith", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) == 0 {
-				return NewBool(false), nil
+			if true { // trajcompress patch: Python's, a tuple of affixes
+				return pyAffix("startswith", s, args)
 			}
 			return NewBool(strings.HasPrefix(s, printValue(args[0]))), nil
 		}), nil
 
 	case "endswith":
 		return e.makeStringFunc("endswith", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(args) == 0 {
-				return NewBool(false), nil
+			if true { // trajcompress patch: Python's, a tuple of affixes
+				return pyAffix("endswith", s, args)
 			}
 			return NewBool(strings.HasSuffix(s, printValue(args[0]))), nil
 		}), nil
@@ -1335,12 +1395,12 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "upper":
 		return e.makeStringFunc("upper", func(args []Value, kwargs map[string]Value) (Value, error) {
-			return NewString(strings.ToUpper(s)), nil
+			return NewString(pyUpper(s)), nil // trajcompress patch: Python's str.upper
 		}), nil
 
 	case "lower":
 		return e.makeStringFunc("lower", func(args []Value, kwargs map[string]Value) (Value, error) {
-			return NewString(strings.ToLower(s)), nil
+			return NewString(pyLower(s)), nil // trajcompress patch: Python's str.lower
 		}), nil
 
 	case "title":
@@ -1364,12 +1424,7 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "capitalize":
 		return e.makeStringFunc("capitalize", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if len(s) == 0 {
-				return NewString(""), nil
-			}
-			runes := []rune(s)
-			runes[0] = []rune(strings.ToUpper(string(runes[0])))[0]
-			return NewString(string(runes)), nil
+			return NewString(pyCapitalize(s)), nil // trajcompress patch: Python's str.capitalize
 		}), nil
 
 	case "count":
@@ -1624,13 +1679,54 @@ func powValues(a, b Value) Value {
 	return NewFloat(math.Pow(toFloat64(a), toFloat64(b)))
 }
 
-func valuesEqual(a, b Value) bool {
-	// Cross-type numeric comparison.
-	if a.IsNumber() && b.IsNumber() {
-		return toFloat64(a) == toFloat64(b)
+func valuesEqual(a, b Value) bool { return valuesEqualDepth(a, b, 0) }
+
+// valuesEqualDepth is valuesEqual of values depth lists or dicts deep.
+// trajcompress patch: Python's ==, also inside lists and dicts: numbers
+// equal across int, float and bool (1 == 1.0 == True), a tuple never
+// equals a list, dicts by their keys' values. Values nested deeper than
+// maxMacroDepth compare unequal (Python raises RecursionError; only a
+// list that contains itself nests so deep, and the sandbox's refusal of
+// append keeps templates from building one): endless recursion would
+// overflow Go's stack, which kills the process.
+func valuesEqualDepth(a, b Value, depth int) bool {
+	if depth > maxMacroDepth {
+		return false
 	}
-	// None == None.
-	if a.IsNone() && b.IsNone() {
+	switch {
+	case isNumeric(a) && isNumeric(b):
+		c, ok := numCmp(a, b) // exact across int and float
+		return ok && c == 0
+	case a.IsNone() && b.IsNone():
+		return true
+	case a.IsList() && b.IsList():
+		x, y := a.AsList(), b.AsList()
+		if x == y {
+			return true
+		}
+		if x.tuple != y.tuple || (x.iter == rangeIter) != (y.iter == rangeIter) || len(x.Items) != len(y.Items) {
+			return false
+		}
+		for i := range x.Items {
+			if !valuesEqualDepth(x.Items[i], y.Items[i], depth+1) {
+				return false
+			}
+		}
+		return true
+	case a.IsDict() && b.IsDict():
+		x, y := a.AsDict(), b.AsDict()
+		if x == y {
+			return true
+		}
+		if x.Len() != y.Len() {
+			return false
+		}
+		for _, k := range x.Keys {
+			v, ok := y.Get(k)
+			if !ok || !valuesEqualDepth(x.Data[k], v, depth+1) {
+				return false
+			}
+		}
 		return true
 	}
 	return a.Equals(b)
@@ -1667,7 +1763,7 @@ func (e *evaluator) addChain(n *binExpr, parts []string) ([]string, Value, error
 			return nil, Undefined(), err
 		}
 		if strs {
-			if v.IsString() {
+			if v.IsString() && !isMarkup(v) { // trajcompress patch: a Markup's + escapes (addStrict)
 				parts = append(parts, v.AsString())
 				continue
 			}

@@ -95,6 +95,18 @@ func tokenizeExpr(s string) []tok {
 		// Numbers.
 		// trajcompress patch: Python's literals with _ and an exponent
 		// without a dot (1_000, 1e3), as jinja2's lexer.
+		if ch >= '0' && ch <= '9' && i > 0 && s[i-1] == '.' {
+			// x.0.1 is x[0][1]: no float right after a dot (jinja2's (?<!\.))
+			j := i + 1
+			for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '_' && j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9') {
+				j++
+			}
+			if j < len(s) && s[j] == '.' {
+				tokens = append(tokens, tok{kind: tokInt, val: strings.ReplaceAll(s[i:j], "_", "")})
+				i = j
+				continue
+			}
+		}
 		if ch >= '0' && ch <= '9' {
 			if n, kind := lexNumber(s[i:]); n > 0 {
 				tokens = append(tokens, tok{kind: kind, val: strings.ReplaceAll(s[i:i+n], "_", "")})
@@ -542,6 +554,16 @@ func (p *exprParser) postfixLoop(e expr) (expr, error) {
 			if attrTok.kind != tokName && attrTok.kind != tokInt {
 				return nil, fmt.Errorf("expected attribute name after '.', got %q", attrTok.val)
 			}
+			if attrTok.kind == tokInt && p.peek().kind != tokLParen {
+				// trajcompress patch: jinja2's x.0 is x[0] (an int item; it was
+				// the attribute "0", undefined)
+				key, err := (&exprParser{tokens: []tok{attrTok}}).parseAtom()
+				if err != nil {
+					return nil, err
+				}
+				e = &itemExpr{obj: e, key: key}
+				continue
+			}
 
 			// Check if this is a method call: e.method(args)
 			if p.peek().kind == tokLParen {
@@ -686,6 +708,9 @@ func (p *exprParser) postfixLoop(e expr) (expr, error) {
 			// Parse test name.
 			testTok := p.advance()
 			testName := testTok.val
+			if testTok.kind != tokName { // trajcompress patch: jinja2's parse_test wants a name (x is == 1 was a test)
+				return nil, fmt.Errorf("expected token 'name', got %q", testTok.val)
+			}
 
 			// Parse optional arguments.
 			var testArgs []expr
@@ -758,14 +783,23 @@ func (p *exprParser) parseAtom() (expr, error) {
 	// Integer literal.
 	if t.kind == tokInt {
 		p.advance()
-		n, _ := strconv.ParseInt(t.val, 10, 64)
+		// trajcompress patch: jinja2's 1_000; an int beyond 64 bits is
+		// refused by name (Python's are unbounded), it saturated.
+		base := 10 // 0x1f, 0o17, 0b101
+		if len(t.val) > 1 && t.val[0] == '0' && t.val[1] > '9' {
+			base = 0
+		}
+		n, err := strconv.ParseInt(strings.ReplaceAll(t.val, "_", ""), base, 64)
+		if err != nil {
+			return nil, errBigInt(t.val)
+		}
 		return &litExpr{val: NewInt(n)}, nil
 	}
 
 	// Float literal.
 	if t.kind == tokFloat {
 		p.advance()
-		f, _ := strconv.ParseFloat(t.val, 64)
+		f, _ := strconv.ParseFloat(strings.ReplaceAll(t.val, "_", ""), 64)
 		return &litExpr{val: NewFloat(f)}, nil
 	}
 

@@ -64,7 +64,7 @@ func iterItems(v Value) ([]Value, error) {
 func pyLen(v Value) (int64, error) {
 	switch {
 	case v.IsList():
-		if t := v.IterType(); t != "" && !isDictView(t) {
+		if t := v.IterType(); lazyIter(t) {
 			return 0, fmt.Errorf("object of type '%s' has no len()", t)
 		}
 		return int64(v.AsList().Len()), nil
@@ -227,9 +227,18 @@ func (e *evaluator) evalMapFilter(args []Value, kwargs map[string]Value) (Value,
 	call := &Callable{Name: name, Fn: f}
 	for i, it := range items {
 		fargs[0] = it
-		if out[i], err = e.call(call, true, fargs, kwargs); err != nil { // within the render budget
+		rest, kw, err := markupFilterArgs(name, it, fargs[1:], kwargs) // trajcompress patch
+		if err != nil {
 			return Undefined(), err
 		}
+		a := fargs
+		if isMarkup(it) {
+			a = append([]Value{it}, rest...)
+		}
+		if out[i], err = e.call(call, true, a, kw); err != nil { // within the render budget
+			return Undefined(), err
+		}
+		out[i] = markupFilterResult(name, it, out[i])
 	}
 	return NewList(out), nil
 }
@@ -416,6 +425,12 @@ func pyConvert(conv byte, flags, width, prec string, arg Value, at int) (string,
 			if !isIntLike(arg) {
 				return "", fmt.Errorf("%%c requires int or char")
 			}
+			switch c := toInt64(arg); {
+			case c < 0 || c > unicode.MaxRune:
+				return "", fmt.Errorf("%%c arg not in range(0x110000)")
+			case c >= 0xd800 && c <= 0xdfff: // Python's lone surrogate; Go writes U+FFFD
+				return "", fmt.Errorf("unsupported construct: %%c of the surrogate %#x", c)
+			}
 			return pad(string(rune(toInt64(arg)))), nil
 		}
 		var n int64
@@ -542,7 +557,7 @@ func conformOp(op string, a, b Value) (Value, bool, error) {
 		var eq bool
 		switch {
 		case isNumeric(a) && isNumeric(b):
-			eq = toFloat64(a) == toFloat64(b)
+			eq = valuesEqual(a, b) // exact across int and float
 		case a.IsList() && b.IsList() && a.AsList().tuple != b.AsList().tuple:
 			eq = false
 		default:
@@ -569,6 +584,9 @@ func conformOp(op string, a, b Value) (Value, bool, error) {
 		}
 		return Undefined(), true, binTypeError(op, a, b)
 	case "*":
+		if err := rangeOpError(op, a, b); err != nil {
+			return Undefined(), true, err
+		}
 		if a.IsList() && isIntLike(b) || isIntLike(a) && b.IsList() {
 			l, n := a, b
 			if b.IsList() {
@@ -637,33 +655,17 @@ func binTypeError(op string, a, b Value) error {
 func pyCompare(op string, a, b Value) (int, error) {
 	switch {
 	case isNumeric(a) && isNumeric(b):
-		x, y := toFloat64(a), toFloat64(b)
-		if isIntLike(a) && isIntLike(b) {
-			x, y := toInt64(a), toInt64(b)
-			switch {
-			case x < y:
-				return -1, nil
-			case x > y:
-				return 1, nil
-			}
-			return 0, nil
-		}
-		switch {
-		case x < y:
-			return -1, nil
-		case x > y:
-			return 1, nil
-		}
-		return 0, nil
+		c, _ := numCmp(a, b) // exact across int and float; NaN orders as equal
+		return c, nil
 	case a.IsString() && b.IsString():
 		return strings.Compare(a.AsString(), b.AsString()), nil
 	case a.IsList() && b.IsList():
-		if a.AsList().tuple != b.AsList().tuple {
+		if a.AsList().tuple != b.AsList().tuple || isRange(a) || isRange(b) { // a range has no order
 			return 0, fmt.Errorf("'%s' not supported between instances of '%s' and '%s'", op, seqName(a), seqName(b))
 		}
 		x, y := a.AsList().Items, b.AsList().Items
 		for i := 0; i < len(x) && i < len(y); i++ {
-			if valuesEqual(x[i], y[i]) || isNumeric(x[i]) && isNumeric(y[i]) && toFloat64(x[i]) == toFloat64(y[i]) {
+			if valuesEqual(x[i], y[i]) {
 				continue
 			}
 			return pyCompare(op, x[i], y[i])
@@ -741,6 +743,21 @@ func pyStrFormat(s string, args []Value, kwargs map[string]Value) (Value, error)
 // optionally .digits, then optionally e[+-]digits (a float); 0 when the
 // upstream lexer's reading is the same (no _ and no exponent).
 func lexNumber(s string) (int, tokKind) {
+	if len(s) > 2 && s[0] == '0' && strings.IndexByte("xXoObB", s[1]) >= 0 {
+		// 0x1f, 0o17, 0b101, with single _ before a digit (a parse error before)
+		ok := map[byte]func(byte) bool{
+			'x': func(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' },
+			'o': func(c byte) bool { return c >= '0' && c <= '7' },
+			'b': func(c byte) bool { return c == '0' || c == '1' },
+		}[s[1]|0x20]
+		i := 2
+		for i < len(s) && (ok(s[i]) || s[i] == '_' && i+1 < len(s) && ok(s[i+1])) {
+			i++
+		}
+		if i > 2 {
+			return i, tokInt
+		}
+	}
 	digits := func(i int) int {
 		j := i
 		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '_' && j > i && j+1 < len(s) && s[j+1] >= '0' && s[j+1] <= '9') {
@@ -762,6 +779,12 @@ func lexNumber(s string) (int, tokKind) {
 		if j < len(s) && s[j] >= '0' && s[j] <= '9' {
 			i = digits(j)
 			kind = tokFloat
+		}
+	}
+	if kind == tokInt && s[0] == '0' {
+		// jinja2's 0(_?0)*: an int does not start with 0 (012 is 0 then 12)
+		if n := len(s[:i]) - len(strings.TrimLeft(s[:i], "0_")); n < i {
+			return strings.LastIndexByte(s[:n], '0') + 1, kind
 		}
 	}
 	if kind == tokInt && !strings.Contains(s[:i], "_") {
@@ -867,8 +890,17 @@ func pyRound(args []Value, kwargs map[string]Value, precision int64) (Value, err
 		return Undefined(), fmt.Errorf("type %s doesn't define __round__ method", pyTypeName(v))
 	}
 	if method == "common" {
+		switch p := argOr(args, kwargs, 1, "precision", NewInt(0)); {
+		case p.IsNone(): // round(x, None) is round(x): an int
+			return roundToInt(v)
+		case !isIntLike(p):
+			return Undefined(), fmt.Errorf("'%s' object cannot be interpreted as an integer", pyTypeName(p))
+		}
 		if isIntLike(v) && precision >= 0 {
 			return NewInt(toInt64(v)), nil
+		}
+		if isIntLike(v) {
+			return roundInt(toInt64(v), precision)
 		}
 		f := toFloat64(v)
 		if math.IsInf(f, 0) || math.IsNaN(f) || precision > 300 || precision < -300 {
@@ -880,6 +912,9 @@ func pyRound(args []Value, kwargs map[string]Value, precision int64) (Value, err
 		}
 		p := math.Pow(10, float64(-precision))
 		return NewFloat(math.RoundToEven(f/p) * p), nil
+	}
+	if isIntLike(v) && precision >= 0 { // floor(n * 10**p) / 10**p: int / int, float(n)
+		return NewFloat(float64(toInt64(v))), nil
 	}
 	p := math.Pow(10, float64(precision))
 	f := toFloat64(v) * p
@@ -921,6 +956,9 @@ func chainCompare(left, prevRight expr, op string, right expr) expr {
 // unaryStrict is Python's -x and +x: numbers only (bool as int), an
 // undefined operand raises its hint; ok is false for the upstream code.
 func unaryStrict(op string, v Value) (Value, bool, error) {
+	if op == "-" && v.IsInt() && v.AsInt() == math.MinInt64 {
+		return Undefined(), true, errBigInt("-(-9223372036854775808)")
+	}
 	if op != "-" && op != "+" || v.IsInt() || v.IsFloat() {
 		return Value{}, false, nil
 	}
@@ -1052,6 +1090,9 @@ func pySum(args []Value, kwargs map[string]Value) (Value, error) {
 }
 
 func seqName(v Value) string {
+	if isRange(v) { // a range
+		return rangeIter
+	}
 	if v.AsList().tuple {
 		return "tuple"
 	}
@@ -1087,7 +1128,7 @@ func (e *evaluator) checkSliceIndices(n *sliceExpr) error {
 // sortKey is jinja2's sort key: a string lowercased unless case_sensitive.
 func sortKey(v Value, caseSensitive bool) Value {
 	if v.IsString() && !caseSensitive {
-		return NewString(strings.ToLower(v.AsString()))
+		return NewString(pyLower(v.AsString())) // Python's str.lower
 	}
 	return v
 }
@@ -1241,9 +1282,15 @@ func pyUnique(args []Value, kwargs map[string]Value) (Value, error) {
 		case it.IsList() && !it.AsList().tuple, it.IsDict():
 			return Undefined(), fmt.Errorf("unhashable type: '%s'", pyTypeName(it))
 		case isNumeric(it):
-			k = "n" + strconv.FormatFloat(toFloat64(it), 'g', -1, 64)
+			k = "n" + numKey(it)
 		case it.IsString():
 			k = "s" + sortKey(it, caseSensitive).AsString()
+		case it.IsList(): // a tuple: as Python hashes it ((1, 2) and (1.0, 2) are one)
+			dk, ok := DictKey(it)
+			if !ok {
+				return Undefined(), fmt.Errorf("unhashable type: '%s'", unhashableIn(it))
+			}
+			k = "t" + dk
 		default:
 			k = pyTypeName(it) + it.String()
 		}
@@ -1255,6 +1302,22 @@ func pyUnique(args []Value, kwargs map[string]Value) (Value, error) {
 	return NewList(out), nil
 }
 
+// unhashableIn is the type name of the first value in tuple t that
+// Python cannot hash (a list or a dict).
+func unhashableIn(t Value) string {
+	for _, it := range t.AsList().Items {
+		switch {
+		case it.IsDict(), it.IsList() && !it.AsList().tuple:
+			return pyTypeName(it)
+		case it.IsList():
+			if n := unhashableIn(it); n != "" {
+				return n
+			}
+		}
+	}
+	return ""
+}
+
 // needComma is jinja2's error where items of a list, dict or call are not
 // separated by commas (the upstream parser took [a b] as [a, b]).
 func needComma(t tok, end tokKind) error {
@@ -1262,26 +1325,6 @@ func needComma(t tok, end tokKind) error {
 		return nil
 	}
 	return fmt.Errorf("expected token ',', got %q", t.val)
-}
-
-// pyTitle is Python's str.title(): a cased character after an uncased one
-// is upper-cased (title-cased), the others lower-cased.
-func pyTitle(s string) string {
-	var b strings.Builder
-	prevCased := false
-	for _, r := range s {
-		cased := unicode.IsUpper(r) || unicode.IsLower(r) || unicode.IsTitle(r)
-		switch {
-		case cased && !prevCased:
-			b.WriteRune(unicode.ToTitle(r))
-		case cased:
-			b.WriteRune(unicode.ToLower(r))
-		default:
-			b.WriteRune(r)
-		}
-		prevCased = cased
-	}
-	return b.String()
 }
 
 // jinjaWordStart is jinja2's _word_beginning_split_re.
@@ -1298,8 +1341,8 @@ func jinjaTitle(s string) string {
 			return
 		}
 		r, n := utf8.DecodeRuneInString(p)
-		b.WriteString(strings.ToUpper(string(r)))
-		b.WriteString(strings.ToLower(p[n:]))
+		b.WriteString(pyUpper(string(r)))
+		b.WriteString(pyLower(p[n:]))
 	}
 	for _, loc := range jinjaWordStart.FindAllStringIndex(s, -1) {
 		piece(s[last:loc[0]])
@@ -1309,11 +1352,6 @@ func jinjaTitle(s string) string {
 	piece(s[last:])
 	return b.String()
 }
-
-// noArgTests are the tests that take no argument besides the value.
-var noArgTests = map[string]bool{"defined": true, "undefined": true, "none": true, "boolean": true, "integer": true,
-	"float": true, "number": true, "string": true, "mapping": true, "iterable": true, "sequence": true,
-	"callable": true, "true": true, "false": true, "odd": true, "even": true, "upper": true, "lower": true}
 
 // undefinedItem is the error of taking an attribute of an undefined item
 // (selectattr, rejectattr), or nil.
@@ -1395,8 +1433,8 @@ var pyStrMethods = map[string]func(s string, args []Value) (Value, error){
 	"isalpha": strIs(func(r rune) bool { return unicode.IsLetter(r) }),
 	"isalnum": strIs(func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) }),
 	"isspace": strIs(pyIsSpace),
-	"islower": strCased(unicode.IsLower, unicode.IsUpper),
-	"isupper": strCased(unicode.IsUpper, unicode.IsLower),
+	"islower": func(s string, _ []Value) (Value, error) { return NewBool(pyIsLower(s)), nil },
+	"isupper": func(s string, _ []Value) (Value, error) { return NewBool(pyIsUpper(s)), nil },
 	"index": func(s string, args []Value) (Value, error) {
 		i, err := strFind(s, args, false)
 		if err == nil && i < 0 {
@@ -1436,6 +1474,51 @@ var pyStrMethods = map[string]func(s string, args []Value) (Value, error){
 	"rpartition": func(s string, args []Value) (Value, error) {
 		return strPartition(s, args, true)
 	},
+	"isascii": func(s string, _ []Value) (Value, error) {
+		return NewBool(strings.IndexFunc(s, func(r rune) bool { return r >= utf8.RuneSelf }) < 0), nil
+	},
+	"isdecimal": strIs(unicode.IsDigit),
+	"swapcase": func(s string, _ []Value) (Value, error) {
+		var b strings.Builder
+		for i, r := range s {
+			switch {
+			case pyIsUppercase(r):
+				pyLowerRune(&b, s, i, r)
+			case pyIsLowercase(r):
+				b.WriteString(pyUpper(string(r)))
+			default:
+				b.WriteRune(r)
+			}
+		}
+		return NewString(b.String()), nil
+	},
+	"removeprefix": func(s string, args []Value) (Value, error) { return strRemove("removeprefix", s, args) },
+	"removesuffix": func(s string, args []Value) (Value, error) { return strRemove("removesuffix", s, args) },
+}
+
+// The str methods the engine lacks: defined (as in Python), refused by
+// name when called, never a different text.
+func init() {
+	for _, name := range []string{"join", "splitlines", "casefold", "encode", "expandtabs", "format_map",
+		"isidentifier", "isnumeric", "isprintable", "istitle", "maketrans", "translate"} {
+		pyStrMethods[name] = func(string, []Value) (Value, error) {
+			return Undefined(), fmt.Errorf("unsupported construct: str.%s", name)
+		}
+	}
+}
+
+// strRemove is str.removeprefix / str.removesuffix (name).
+func strRemove(name, s string, args []Value) (Value, error) {
+	if len(args) != 1 {
+		return Undefined(), fmt.Errorf("%s() takes exactly one argument (%d given)", name, len(args))
+	}
+	if !args[0].IsString() {
+		return Undefined(), fmt.Errorf("%s() argument must be str, not %s", name, pyTypeName(args[0]))
+	}
+	if name == "removeprefix" {
+		return NewString(strings.TrimPrefix(s, args[0].AsString())), nil
+	}
+	return NewString(strings.TrimSuffix(s, args[0].AsString())), nil
 }
 
 func strIs(f func(rune) bool) func(string, []Value) (Value, error) {
@@ -1449,23 +1532,6 @@ func strIs(f func(rune) bool) func(string, []Value) (Value, error) {
 			}
 		}
 		return NewBool(true), nil
-	}
-}
-
-// strCased is islower (isupper): a cased character, and none of the other
-// case.
-func strCased(is, other func(rune) bool) func(string, []Value) (Value, error) {
-	return func(s string, _ []Value) (Value, error) {
-		found := false
-		for _, r := range s {
-			if other(r) || unicode.IsTitle(r) {
-				return NewBool(false), nil
-			}
-			if is(r) {
-				found = true
-			}
-		}
-		return NewBool(found), nil
 	}
 }
 
@@ -1629,7 +1695,9 @@ func lazyResult(name string, input, out Value) Value {
 		return newIter(out, "generator")
 	case name == "list" && out.IterType() != "":
 		return NewList(out.AsList().Items)
-	case name != "reverse" || in != "" && !isDictView(in):
+	case name == "reverse" && in == rangeIter:
+		return newIter(out, "range_iterator")
+	case name != "reverse" || lazyIter(in):
 		return out // reverse of a generator: jinja2 makes a list
 	case isDictView(in):
 		return newIter(out, "dict_reverse"+strings.TrimSuffix(strings.TrimPrefix(in, "dict_"), "s")+"iterator")
@@ -1647,7 +1715,7 @@ func lazyResult(name string, input, out Value) Value {
 // cannot take: last reverses its input, which a generator or an iterator
 // cannot be.
 func lazyInput(name string, input Value) error {
-	if t := input.IterType(); name == "last" && t != "" && !isDictView(t) {
+	if t := input.IterType(); name == "last" && lazyIter(t) {
 		return fmt.Errorf("'%s' object is not reversible", t)
 	}
 	return nil
@@ -1696,8 +1764,10 @@ func isMarkupExpr(x expr) bool {
 // nothing else (Python's TypeError).
 func filterMarkupAdd(args []Value, _ map[string]Value) (Value, error) {
 	switch v := args[0]; {
+	case isMarkup(v):
+		return v, nil
 	case v.IsString():
-		return NewString(markupEscape(v.AsString())), nil
+		return newMarkup(markupEscape(v.AsString())), nil
 	case v.IsUndefined():
 		return Undefined(), undefinedError(v)
 	default:
@@ -1709,8 +1779,7 @@ func filterMarkupAdd(args []Value, _ map[string]Value) (Value, error) {
 // iterating it does in Python: a second loop over the same map(...) sees
 // what the first left (trajcompress patch). A list, a view: unchanged.
 func consumeIter(v Value, n int) {
-	t := v.IterType()
-	if t == "" || isDictView(t) {
+	if !lazyIter(v.IterType()) {
 		return
 	}
 	l := v.AsList()
@@ -1723,4 +1792,32 @@ func iterOrNil(v Value) []Value {
 		return v.AsList().Items
 	}
 	return nil
+}
+
+// pyAffix is Python's str.startswith / str.endswith (name) of s: the
+// affix is a str or a tuple of strs (it was printed, so a tuple never
+// matched and None matched 'None…'); start and end are refused by name.
+func pyAffix(name, s string, args []Value) (Value, error) {
+	switch {
+	case len(args) == 0:
+		return Undefined(), fmt.Errorf("%s() takes at least 1 argument (0 given)", name)
+	case len(args) > 1:
+		return Undefined(), fmt.Errorf("unsupported construct: str.%s with start or end", name)
+	}
+	affixes := []Value{args[0]}
+	if args[0].IsList() && args[0].AsList().tuple {
+		affixes = args[0].AsList().Items
+	} else if !args[0].IsString() {
+		return Undefined(), fmt.Errorf("%s first arg must be str or a tuple of str, not %s", name, pyTypeName(args[0]))
+	}
+	found := false
+	for _, a := range affixes {
+		if !a.IsString() {
+			return Undefined(), fmt.Errorf("tuple for %s must only contain str, not %s", name, pyTypeName(a))
+		}
+		if name == "startswith" && strings.HasPrefix(s, a.AsString()) || name == "endswith" && strings.HasSuffix(s, a.AsString()) {
+			found = true
+		}
+	}
+	return NewBool(found), nil
 }

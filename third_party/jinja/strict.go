@@ -51,6 +51,9 @@ func pyTypeName(v Value) string {
 	case KindString:
 		return "str"
 	case KindList:
+		if isRange(v) { // trajcompress patch
+			return rangeIter
+		}
 		return "list"
 	case KindDict:
 		return "dict"
@@ -71,13 +74,20 @@ func addStrict(a, b Value) (Value, error) {
 		return Undefined(), undefinedError(b)
 	}
 	num := func(v Value) bool { return v.IsNumber() || v.IsBool() }
+	if err := rangeOpError("+", a, b); err != nil {
+		return Undefined(), err
+	}
 	switch {
+	case a.IsString() && b.IsString() && (isMarkup(a) || isMarkup(b)): // markupsafe's + (markup.go)
+		return markupConcat(a, b), nil
 	case a.IsList() && b.IsList() && a.AsList().tuple != b.AsList().tuple:
 		return Undefined(), fmt.Errorf("can only concatenate %s (not %q) to %s", seqName(a), seqName(b), seqName(a))
 	case a.IsList() && b.IsList() && a.AsList().tuple:
 		return newTuple(addValues(a, b).AsList().Items), nil
 	case a.IsString() && b.IsString(), a.IsList() && b.IsList():
 		return addValues(a, b), nil
+	case isIntLike(a) && isIntLike(b):
+		return intArith("+", toInt64(a), toInt64(b))
 	case num(a) && num(b):
 		if a.IsBool() {
 			a = NewInt(boolInt(a))
@@ -118,6 +128,10 @@ func containsStrict(container, item Value) (bool, error) {
 	case KindDict:
 		if item.IsList() && !item.AsList().tuple || item.IsDict() { // a dict's keys are hashed
 			return false, fmt.Errorf("unhashable type: '%s'", pyTypeName(item))
+		}
+	case KindList:
+		if lazyIter(container.IterType()) { // pulled up to the item found (genloop.go)
+			return containsLazy(container, item), nil
 		}
 	}
 	return containsValue(container, item), nil

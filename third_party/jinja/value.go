@@ -131,9 +131,9 @@ func (v Value) IsTruthy() bool {
 	case KindFloat:
 		return v.v.(float64) != 0.0
 	case KindString:
-		return len(v.v.(string)) > 0
+		return len(v.AsString()) > 0
 	case KindList:
-		if l := v.v.(*List); l.iter != "" && !isDictView(l.iter) { // trajcompress patch: an iterator is true
+		if l := v.v.(*List); lazyIter(l.iter) { // trajcompress patch: an iterator is true
 			return true
 		}
 		return v.v.(*List).Len() > 0
@@ -158,7 +158,12 @@ func (v Value) AsInt() int64 { return v.v.(int64) }
 func (v Value) AsFloat() float64 { return v.v.(float64) }
 
 // AsString returns the string held by v. It panics if v is not a string.
-func (v Value) AsString() string { return v.v.(string) }
+func (v Value) AsString() string {
+	if s, ok := v.v.(string); ok {
+		return s
+	}
+	return string(v.v.(markupStr)) // trajcompress patch: a Markup (markup.go)
+}
 
 // AsList returns the *List held by v. It panics if v is not a list.
 func (v Value) AsList() *List { return v.v.(*List) }
@@ -196,10 +201,16 @@ func (v Value) String() string {
 		return pyFloatRepr(v.v.(float64)) // trajcompress patch: Python's repr
 
 	case KindString:
+		if m, ok := v.v.(markupStr); ok { // trajcompress patch: markupsafe's repr
+			return "Markup(" + pyStrRepr(string(m)) + ")"
+		}
 		return pyStrRepr(v.v.(string)) // trajcompress patch: Python's repr
 
 	case KindList:
 		list := v.v.(*List)
+		if list.iter == rangeIter { // trajcompress patch: Python's repr of a range
+			return rangeRepr(list)
+		}
 		var b strings.Builder
 		open, end := byte('['), "]"
 		if list.tuple {
@@ -263,7 +274,7 @@ func (v Value) Equals(other Value) bool {
 		return v.v.(float64) == other.v.(float64)
 
 	case KindString:
-		return v.v.(string) == other.v.(string)
+		return v.AsString() == other.AsString()
 
 	case KindList:
 		a := v.v.(*List)
@@ -318,6 +329,9 @@ type List struct {
 	// refuses it, a generator or iterator has no len() and is true even
 	// when empty, none is a sequence or can be indexed. "" for a list.
 	iter string
+	// rng: a range's start, stop and step (iter "range", pyrange.go;
+	// trajcompress patch).
+	rng [3]int64
 }
 
 // IterType is the Python type name of a lazy iterable (see List.iter),
@@ -359,6 +373,10 @@ type Dict struct {
 	// keyVals: the key of each entry whose key is not a string (a dict
 	// literal's {0: 'a'}), under its DictKey encoding (trajcompress patch).
 	keyVals map[string]Value
+	// onGet: told each key Get looks up (a for loop's loop object, which
+	// pulls its generator further when loop.last is read; genloop.go;
+	// trajcompress patch). Nil for any other dict.
+	onGet func(key string)
 }
 
 // nonStrKey starts the DictKey encoding of a key that is not a string; no
@@ -379,7 +397,7 @@ func DictKey(key Value) (string, bool) {
 		return nonStrKey + "n" + strconv.FormatInt(toInt64(key), 10), true
 	case KindFloat:
 		f := key.AsFloat()
-		if f == math.Trunc(f) && math.Abs(f) < 1<<62 {
+		if f == math.Trunc(f) && f >= -1<<63 && f < 1<<63 { // trajcompress patch: 2.0**62 is 2**62 too
 			return nonStrKey + "n" + strconv.FormatInt(int64(f), 10), true
 		}
 		return nonStrKey + "f" + strconv.FormatFloat(f, 'g', -1, 64), true
@@ -442,6 +460,9 @@ func dictGet(d *Dict, key Value) (Value, bool) {
 
 // Get returns the value for key and reports whether it was found.
 func (d *Dict) Get(key string) (Value, bool) {
+	if d.onGet != nil { // trajcompress patch
+		d.onGet(key)
+	}
 	v, ok := d.Data[key]
 	return v, ok
 }

@@ -13,10 +13,12 @@
 //   - a content given as a list of parts (get_conversation_thread, lines
 //     898–904, _convert_content_parts, lines 785–870): their texts joined
 //     into a string, and their train / weight flags, when any part has
-//     one, made the message's training_detail;
+//     one, made the message's training_detail (a reasoning_content's
+//     parts, lines 906–913, its reasoning_training_detail);
 //   - which messages are trained (_tokenize_single_prompt, lines 502–510):
 //     the message's message_field_training flag when set, else whether
-//     its message_field_training_detail is non-empty, else train_on_inputs
+//     its message_field_training_detail or reasoning_training_detail is
+//     non-empty (when either is given), else train_on_inputs
 //     or its (mapped) role in roles_to_train (whose names are mapped too,
 //     ChatTemplateStrategy.__init__, lines 298–303);
 //   - its named templates (src/axolotl/utils/chat_templates/templates/,
@@ -116,6 +118,14 @@ type Message struct {
 	// Detail holds its training_detail ranges when it has any (the
 	// content's characters [Begin, End], trained or not), nil otherwise.
 	Detail []Range
+	// Reasoning holds its reasoning_training_detail ranges when it has
+	// any (its reasoning_content given as parts with train or weight
+	// flags, get_conversation_thread, lines 906–913: the joined
+	// reasoning's characters), nil otherwise.
+	Reasoning []Range
+	// HasReasoning says whether the message has a reasoning_content
+	// (has_reasoning, line 527: present and not null).
+	HasReasoning bool
 }
 
 // Range is a training_detail entry: the content's characters Begin to
@@ -158,8 +168,8 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 				sp = append(sp, splice{rm.Start, rm.End, m.Role})
 			}
 		}
-		var partsDetail []Range
-		partsHave := false
+		var partsDetail, reasonDetail []Range
+		partsHave, reasonHave := false, false
 		split := false // reasoning_content set by split_thinking
 		if cm, ok := jsonx.Find(members, "content"); ok && r.SplitThinking && m.Role == "assistant" && messages[cm.Start] == '"' {
 			content, _ := jsonx.Unquote(messages[cm.Start:cm.End])
@@ -185,13 +195,17 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 			partsDetail, partsHave = d, d != nil
 		}
 		if rc, ok := jsonx.Find(members, "reasoning_content"); ok && messages[rc.Start] == '[' && !split {
-			// Joined as a content's parts are (lines 906–913); its
-			// ranges (reasoning_training_detail) are not labelled here.
-			text, _, err := contentParts(messages[rc.Start:rc.End])
+			// Joined as a content's parts are, their flags made the
+			// message's reasoning_training_detail (lines 906–913).
+			text, d, err := contentParts(messages[rc.Start:rc.End])
 			if err != nil {
 				return nil, nil, fmt.Errorf("message %d: %w", i, err)
 			}
 			sp = append(sp, splice{rc.Start, rc.End, text})
+			reasonDetail, reasonHave = d, d != nil
+		}
+		if rc, ok := jsonx.Find(members, "reasoning_content"); (ok && string(messages[rc.Start:rc.End]) != "null") || split {
+			m.HasReasoning = true
 		}
 		sort.Slice(sp, func(a, b int) bool { return sp[a].start < sp[b].start })
 		if i != 0 || !r.DropSystemMessage || m.Role != "system" {
@@ -218,7 +232,7 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 			}
 			continue
 		}
-		m.Train, m.Detail = r.train(m.Role, messages, members, partsDetail, partsHave)
+		m.Train, m.Detail, m.Reasoning = r.train(m.Role, messages, members, partsDetail, partsHave, reasonDetail, reasonHave)
 		ms = append(ms, m)
 	}
 	if out == nil {
@@ -231,9 +245,12 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 // training_detail ranges: the content parts' (partsHave: parts with a
 // train or weight flag, get_conversation_thread, lines 898–904, which
 // replace the message's own training_detail), else its
-// message_field_training_detail's. The ranges apply whenever the message
-// is trained, whatever decided it (lines 544–561).
-func (r Rules) train(role string, b []byte, members []jsonx.Member, partsDetail []Range, partsHave bool) (bool, []Range) {
+// message_field_training_detail's; and its reasoning_training_detail
+// ranges (reasonHave: reasoning_content parts with a flag). A message
+// with either detail (not None) is trained when one of them is non-empty.
+// The ranges apply whenever the message is trained, whatever decided it
+// (lines 544–597).
+func (r Rules) train(role string, b []byte, members []jsonx.Member, partsDetail []Range, partsHave bool, reasonDetail []Range, reasonHave bool) (bool, []Range, []Range) {
 	var d []Range
 	haveDetail, detailTrue := false, false
 	if partsHave {
@@ -246,15 +263,19 @@ func (r Rules) train(role string, b []byte, members []jsonx.Member, partsDetail 
 	if len(d) == 0 {
 		d = nil // `if train_detail:`: an empty list trains the whole span
 	}
+	rd := reasonDetail
+	if len(rd) == 0 {
+		rd = nil
+	}
 	if r.FieldTraining != "" {
 		if v, ok := jsonx.Find(members, r.FieldTraining); ok && string(b[v.Start:v.End]) != "null" {
-			return truthy(b[v.Start:v.End]), d
+			return truthy(b[v.Start:v.End]), d, rd
 		}
 	}
-	if haveDetail {
-		return detailTrue, d
+	if haveDetail || reasonHave {
+		return detailTrue || rd != nil, d, rd
 	}
-	return r.TrainOnInputs || slices.Contains(r.RolesToTrain, role), nil
+	return r.TrainOnInputs || slices.Contains(r.RolesToTrain, role), nil, nil
 }
 
 // splitThinking is split_thinking's split of an assistant content
@@ -398,28 +419,18 @@ func detail(v []byte) []Range {
 }
 
 // TrainedOffsets is get_offsets_for_train_detail (lines 169–211, with
-// adjust_train_details, lines 213–270) for a content whose tokens begin at
-// the byte offsets starts: which of its tokens are trained by ranges. A
-// token's code-point span runs from its start to the next token's start
-// less one (the last to the content's end); each range is widened to the
-// tokens it touches, and a token is trained when it lies within a widened
-// range whose train flag is set.
-func TrainedOffsets(content string, starts []int, ranges []Range) []bool {
-	// Code-point offsets, as Python's are: a token starting inside a
-	// character starts at that character.
-	cp := make([]int, len(content)+1)
-	n := 0
-	for i := range content {
-		for j := i; j < len(content) && (j == i || !utf8.RuneStart(content[j])); j++ {
-			cp[j] = n
-		}
-		n++
-	}
-	cp[len(content)] = n
+// adjust_train_details, lines 213–270) for a content of n code points
+// whose tokens begin at the code points starts (Hugging Face's offset
+// mapping: tokenize.TokenOffsets and tokenize.CodePointStarts): which of
+// its tokens are trained by ranges. A token's span runs from its start to
+// the next token's start less one (the last to the content's end); each
+// range is widened to the tokens it touches, and a token is trained when
+// it lies within a widened range whose train flag is set.
+func TrainedOffsets(n int, starts []int, ranges []Range) []bool {
 	type span struct{ s, e int }
 	offs := make([]span, len(starts))
-	for i, b := range starts {
-		offs[i].s = cp[b]
+	for i, c := range starts {
+		offs[i].s = c
 	}
 	for i := 0; i < len(offs)-1; i++ {
 		offs[i].e = offs[i+1].s - 1

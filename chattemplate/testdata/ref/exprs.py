@@ -137,6 +137,89 @@ cases = [
     ("{{ s[:n] }}|{{ l[n:n:n] }}|{{ [true, 0] <= [1] }}|{{ [1, 2] < [1.0, 3] }}", {"s": "abc", "l": [1, 2], "n": None}),
     ("{{ [s[5]]|map(attribute='role')|list }}", {"s": ""}),
     ("{% set _ = d.update({'a': 1}) %}{{ d }}", {"d": {}}), ("{{ l.append(1) }}", {"l": []}), ("{{ d['pop'] is defined }}|{{ l.pop is defined }}|{{ l.count(1) }}", {"d": {}, "l": [1]}),
+    # Python's str case mappings and predicates (full mappings, final sigma, title case, non-decimal digits)
+    ("{{ 'Straße ǆemal ΐ ﬁx'|upper }}|{{ 'Straße'.upper() }}|{{ 'İstanbul'|lower }}|{{ 'ΟΔΟΣ ΟΔΟΣ. ΣΑ Σ'|lower }}|{{ 'ΌΣΟΣ'.lower() }}", {}),
+    ("{{ 'hELLO wORLD'.capitalize() }}|{{ 'ǆemal'|capitalize }}|{{ 'ßa'.capitalize() }}|{{ 'ǆ ß-ǈx'|title }}|{{ 'ǆ ßx ΣΑΣ'.title() }}|{{ 'aΣ'.capitalize() }}", {}),
+    ("{{ '²'.isdigit() }}|{{ '①'.isdigit() }}|{{ 'ª'.islower() }}|{{ 'Ⅻ'.isupper() }}|{{ 'ʰa'.islower() }}|{{ 'ǅ'.isupper() }}|{{ '12' is lower }}|{{ 'ª' is lower }}|{{ ['A'] is upper }}|{{ 5 is lower }}", {}),
+
+    # equality as Python's ==, inside lists, dicts, tests and unique (numbers across kinds, tuples apart)
+    ("{{ 1 is eq 1.0 }}|{{ [1] == [1.0] }}|{{ [(1,2)] == [[1,2]] }}|{{ [1, 1.0, true]|unique|list }}|{{ {'a': 1} == {'a': true} }}|{{ 1 is ne 1.0 }}|{{ [1.0] is equalto [1] }}|{{ 1.0 in [1] }}|{{ [1] in [[1.0]] }}|{{ [(1, 2)] != [[1, 2]] }}|{{ {'k': (1,)} == {'k': [1]} }}", {}),
+    ("{{ 1.0 is sameas true }}|{{ 1 is sameas true }}|{{ n is sameas none }}|{{ t is sameas true }}|{{ 0 is sameas false }}|{{ 1.0 == true }}", {"n": None, "t": True}),
+    ("{{ x == y }}|{{ x[0] == 1 }}|{{ [x] == [y] }}|{{ (x|list).index(1.0) }}|{{ x.count(true) }}", {"x": [1, 2.0], "y": [1.0, 2]}),
+
+    # integers: underscores in literals; beyond 64 bits Python is exact and the engine refuses by name
+    ("{{ 1_000 + 2 }}|{{ 1_0.5 }}|{{ 2 ** 62 }}|{{ 3 ** 39 }}|{{ -2 ** 63 }}|{{ 9223372036854775807 - 1 }}|{{ true + true }}|{{ 3 * false }}", {}),
+    ("{{ 2 ** 64 }}", {}), ("{{ 9223372036854775807 + 1 }}", {}), ("{{ 99999999999999999999 }}", {}), ("{{ x * x }}", {"x": 4294967296}),
+
+    # review of the above: an int against a float exactly, the int64 bounds, the int/float/round filters as
+    # jinja2's, range of big steps, case-insensitive keys by str.lower, startswith of a tuple, more str methods
+    ("{{ 9007199254740993 == 9007199254740992.0 }}|{{ 9007199254740993 > 9007199254740992.0 }}|{{ 9007199254740993 in [9007199254740992.0] }}|{{ [9007199254740993, 9007199254740992.0]|unique|list }}|{{ [9007199254740992.0, 9007199254740993]|max }}|{{ [9007199254740993, 9007199254740992.0]|sort }}|{{ [9007199254740993] < [9007199254740992.0] }}", {}),
+    ("{{ 9007199254740993 is gt 9007199254740992.0 }}|{{ '10' is lt '9' }}|{{ 'b' is ge 'a' }}|{{ 2 is le 2.0 }}", {}), ("{{ 1 is gt 'a' }}", {}),
+    ("{{ -x }}", {"x": -9223372036854775808}), ("{{ (-9223372036854775807 - 1) // -1 }}", {}), ("{{ x|abs }}", {"x": -9223372036854775808}),
+    ("{{ (-1) ** 9223372036854775807 }}|{{ (-1) ** 4 }}|{{ 0 ** 0 }}|{{ 0 ** 5 }}|{{ 1 ** 99 }}|{{ (-9223372036854775807 - 1) % -1 }}", {}),
+    ("{{ '1_000'|int }}|{{ 'x'|int(5) }}|{{ 'ff'|int(0, 16) }}|{{ '0xff'|int(0, 0) }}|{{ '077'|int(0, 8) }}|{{ '10'|int(base=2) }}|{{ '5 6'|int }}|{{ '5x'|int }}|{{ ' -5 '|int }}|{{ '٣'|int }}|{{ '1.5e2'|int }}|{{ 'inf'|int }}|{{ 'nan'|int }}|{{ {}|int(4) }}|{{ none|int }}|{{ '9223372036854775807'|int }}", {}),
+    ("{{ '99999999999999999999'|int }}", {}), ("{{ 1e19|int }}", {}), ("{{ 1e400|int }}", {}),
+    ("{{ 'x'|float(1.5) }}|{{ '1e400'|float }}|{{ '٣.5'|float }}|{{ '0x10'|float }}|{{ '1_0.5'|float }}|{{ ' 2.5 '|float }}|{{ none|float(2) }}", {}),
+    ("{{ 5|round(0, 'floor') }}|{{ 5|round(1, 'ceil') }}|{{ 250|round(-2) }}|{{ 350|round(-2) }}|{{ -250|round(-2) }}|{{ 25|round(-1) }}|{{ 5|round(-5) }}|{{ 1234567890123456789|round(-2) }}|{{ true|round }}", {}),
+    ("{{ range(0, 9223372036854775807, 4611686018427387904)|list }}|{{ range(5, -9223372036854775807, -4611686018427387904)|list }}", {}), ("{{ range(2.0)|list }}", {}), ("{{ range(0, 3, 0)|list }}", {}),
+    ("{{ ['İ', 'i', 'j']|sort }}|{{ {'İ': 1, 'i': 2}|dictsort }}", {}),
+    ("{{ 'x'.startswith(('a', 'x')) }}|{{ 'x'.endswith(('x',)) }}|{{ 'ab'.startswith(()) }}", {}), ("{{ 'x'.startswith(['x']) }}", {}), ("{{ 'None'.endswith(none) }}", {}),
+    ("{{ 'aBß ΣΑΣ ǅ'.swapcase() }}|{{ ''.isascii() }}|{{ 'é'.isascii() }}|{{ '٣'.isdecimal() }}|{{ '²'.isdecimal() }}|{{ 'pre_x'.removeprefix('pre_') }}|{{ 'x.py'.removesuffix('.py') }}|{{ s.casefold is defined }}|{{ s.join is defined }}", {"s": "x"}),
+    ("{{ ', '.join(['a']) }}", {}), ("{{ 'x'.removeprefix(1) }}", {}),
+    ("{{ 9007199254740995 / 3 }}|{{ 9223372036854775807 / 3 }}|{{ -9007199254740995 / 3 }}|{{ 7 / 2 }}|{{ 9007199254740993 is divisibleby 3 }}", {}),
+    ("{{ x|string }}|{{ [x]|string }}", {"x": 1700000000000}),
+    # jinja2's integer literals (0x, 0o, 0b; no leading 0) and x.0 as x[0]
+    ("{{ 0x1F }}|{{ 0o17 }}|{{ 0b1_01 }}|{{ 0x_ff + 1 }}|{{ 00 }}|{{ 0_0 }}|{{ 012.5 }}|{{ 0e1 }}|{{ 0X10 }}", {}), ("{{ 012 }}", {}), ("{{ 0x8000000000000000 }}", {}),
+    ("{{ x.0 }}|{{ d.0 }}|{{ {0: 'i'}.0 }}|{{ (1, 2).1 }}|{{ 'abc'.1 }}|{{ x.5 is defined }}", {"x": ["a"], "d": {"0": "s"}}),
+    ("{{ x.1.0 }}|{{ x.1.1.k }}|{{ x.1.0|upper }}", {"x": ["a", ["b", {"k": "v"}]]}),
+    # loop.changed (Python's == of the values) and loop.depth
+    ("{% for x in [1, 1.0, true, 2, 2.0] %}{{ loop.changed(x) }},{% endfor %}|{% for x in [[1], [1.0], (1,)] %}{{ loop.changed(x) }},{% endfor %}|{% for m in msgs %}{% if loop.changed(m.role) %}[{{ m.role }}]{% endif %}{% endfor %}", L),
+    ("{% for x in [1] %}{% for y in [2] %}{{ loop.depth }}{{ loop.depth0 }}{% endfor %}{{ loop.depth }}{% endfor %}", {}),
+    ("{% if false %}{{ x is == 1 }}{% endif %}ok", {}), ("{{ [1, 2]|select('==', 1)|list }}|{{ [1, 2]|reject('>', 1)|list }}", {}),
+    ("{{ '%c' % 1114112 }}", {}), ("{{ '%c' % -1 }}", {}), ("{{ '%c' % 1114111 }}|{{ '%c' % 65 }}|{{ '%c'|format(233) }}", {}),
+    ("{{ [(1, 2), (1.0, 2), (true, 2)]|unique|list }}|{{ [(1, 'A'), (1, 'a')]|unique|list }}", {}), ("{{ [(1, [2])]|unique|list }}", {}),
+    ("{{ {4611686018427387904: 'a'}[4611686018427387904.0] }}|{{ {4611686018427387904.0: 'a', 4611686018427387904: 'b'} }}", {}),
+    ("{{ 2.5|round(none) }}|{{ 3.5|round(none) }}|{{ -2.5|round(precision=none) }}|{{ 7|round(none) }}|{{ 2.5|round(1.0, 'floor') }}", {}), ("{{ 2.5|round(1.0) }}", {}),
+
+    # filters and tests take jinja2's arguments only (Python's TypeError for others)
+    ("{{ 'abc'|upper(1) }}", {}), ("{{ x|length(2) }}", {"x": [1]}), ("{{ 'a'|trim(1, 2) }}", {}), ("{{ l|join(',', 'x', 'y') }}", L),
+    ("{{ x is defined(1) }}", {}), ("{{ l|sort(foo=1) }}", L), ("{{ 'a'|replace('b') }}", {}), ("{{ 2 is gt }}", {}), ("{{ l|select('odd', 1)|list }}", L),
+    ("{{ l|join(',', d='-') }}", L), ("{{ l|batch }}", L), ("{{ l|map('upper', 1)|list }}", {"l": ["a"]}), ("{{ 1 is sameas }}", {}), ("{{ l|first(1) }}", L),
+    ("{{ 'ab'|replace(old='a', new='x') }}|{{ x|default(default_value='z') }}|{{ '  xa'|trim(chars=' a') }}|{{ [{'a': 'q'}]|join(', ', 'a') }}|{{ l|batch(linecount=2)|list }}|{{ x|default(boolean=true) }}|{{ 'ab'|replace('a', new='y') }}", L),
+    ("{{ l|batch(2, 0)|list }}", L),
+
+    # range is Python's range: prints as range(0, 3), a slice is a range, never equals a list, json.dumps refuses it
+    ("{{ range(3) }}|{{ range(1, 7, 2) }}|{{ range(3)|string }}|{{ [range(2)] }}|{{ range(10)[2:5] }}|{{ range(0, 10, 3)[::-1] }}|{{ range(10)[::2]|list }}|{{ range(5)[-2:] }}|{{ range(3)[1] }}|{{ range(3)|length }}|{{ range(3)|last }}|{{ range(3) is sequence }}|{{ 'y' if range(0) else 'n' }}",
+     {}),
+    ("{{ range(3) == [0, 1, 2] }}|{{ range(3) == range(3) }}|{{ range(0) == range(2, 2) }}|{{ range(3) != [0, 1, 2] }}|{{ [range(2)] == [[0, 1]] }}|{{ range(3)|list == [0, 1, 2] }}|{{ 1 in range(3) }}|{{ '%s' % range(2) }}|{{ range(3)|join(',') }}|{{ range(3)|sort }}|{{ range(2)|list }}",
+     {}),
+    ("{% set r = range(3) %}{% for i in r %}{{ i }}{% endfor %}{% for i in r %}{{ i }}{% endfor %}{% for i in r[1:] %}{{ i }}{% endfor %}", {}),
+    ("{{ range(3)|tojson }}", {}), ("{{ [range(2)]|tojson }}", {}), ("{{ range(3) + [1] }}", {}), ("{{ range(3) * 2 }}", {}), ("{{ range(3) < range(4) }}", {}),
+    ("{{ range(3)|reverse }}", {}),
+
+    # a for loop and `in` pull a generator lazily, as Python's: a loop left by break leaves the rest
+    ("{% set g = l|map('string') %}{% for x in g %}{{ x }}{% if x == '2' %}{% break %}{% endif %}{% endfor %}|{{ g|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{% for x in g if x > 1 %}{{ x }}{% break %}{% endfor %}|{{ g|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{% for x in g %}{{ x }}{{ loop.last }}{% break %}{% endfor %}|{{ g|list }}|{% set h = l|select %}{% for x in h if x is even %}{{ loop.nextitem }}{% break %}{% endfor %}|{{ h|list }}", {"l": [1, 2, 3, 4, 5]}),
+    ("{% set g = l|select %}{% for x in g %}{{ loop.length }}{% break %}{% endfor %}|{{ g|list }}|{% set h = l|reverse %}{% for x in h %}{{ x }}{% if loop.index == 2 %}{% break %}{% endif %}{% endfor %}|{{ h|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{{ 2 in g }}|{{ g|list }}|{% set h = l|select %}{{ 9 in h }}|{{ h|list }}|{% set k = l|select %}{{ 3 not in k }}|{{ k|list }}", {"l": [1, 2, 3, 4]}),
+    ("{% set g = l|select %}{% for x in g %}{{ x }}{% break %}{% endfor %}{% for x in g %}{{ x }}{% endfor %}|{% set r = range(3) %}{% for x in r %}{% break %}{% endfor %}{{ r|list }}", {"l": [1, 2, 3]}),
+    ("{% set g = l|select %}{% for x in g %}{{ x }}{{ g|first }}{% endfor %}", {"l": [1, 2, 3, 4]}),
+
+    # a Markup kept in a variable stays one (markupsafe's + escapes the str operand; ~ and join are plain)
+    ("{% set m = '<b>'|safe %}{{ m + '<i>' }}|{{ '<i>' + m }}|{{ m ~ '<i>' }}|{{ [m, '<i>']|join }}|{{ m + m }}|{% set e = '<a>'|e %}{{ e + '&' }}|{{ (m + '<')|length }}|{{ m|upper + '<' }}|{{ m * 2 + '<' }}|{{ m[1:] + '<' }}|{{ m[0] + '>' }}|{{ m.upper() + '<' }}|{{ m|e + '\"' }}",
+     {}),
+    ("{% set m = x|tojson|safe %}{{ m }}|{{ m + \"'\" }}|{{ [m] }}|{{ m|string + '<' }}|{{ m|replace('b', 'c') + '<' }}|{{ m|first + '<' }}|{{ m.split('b')[0] + '<' }}|{{ m == '\"<b>\"' }}|{{ m is string }}|{{ '%s<' % m }}|{{ (m ~ '<') + '<' }}",
+     {"x": "<b>"}),
+    ("{% macro f(a) %}{{ a + '&' }}{% endmacro %}{{ f('<'|safe) }}|{% set l = ['<b>'|safe] %}{{ l[0] + '<' }}|{% set m = 'a%sb'|safe %}{{ m % 'x' }}|{{ m|format(1) }}|{{ m.replace('a', 'y') + '<' }}|{{ ('<'|safe).strip() + '<' }}|{% set n = none|safe %}{{ n + '<' }}",
+     {}),
+    ("{% set m = '%s'|safe %}{{ m % '<' }}", {}), ("{% set m = '%s'|safe %}{{ m|format('<') }}", {}), ("{% set m = 'a'|safe %}{{ m.replace('a', '<') }}", {}), ("{% set m = '%r'|safe %}{{ m % '<' }}", {}),
+    ("{% set m = 'ab'|safe %}{{ [m]|map('upper')|first + '<' }}|{{ m|trim + '<' }}", {}),
+
+    # a generator, an iterator or a dict view has no list methods; a range has count and index
+    ("{{ d.keys().count('a') }}", {"d": {"a": 1}}), ("{{ (l|select).index(1) }}", {"l": [1]}),
+    ("{{ d.items().count is defined }}|{{ (l|reverse).pop is defined }}|{{ range(3).count(1) }}|{{ range(3).index(2) }}|{{ range(3).append is defined }}", {"d": {"a": 1}, "l": [1]}),
+
 ]
 for src, ctx in cases:
     try:

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -196,10 +197,74 @@ func runGen(t testing.TB, l runLayout, root, gen string, fault func(string) erro
 	if err != nil {
 		t.Fatal(err)
 	}
-	commitFault = fault
-	defer func() { commitFault = nil }()
+	unset := setFault(root, fault)
+	defer unset()
 	_, err = Run(context.Background(), spec)
 	return p, err
+}
+
+// faults are the commit fault hooks of the runs under way, by the
+// directory their outputs are under: commitFault looks them up, so that
+// the cases of a matrix, each in a root of its own, run at the same time.
+var faults struct {
+	sync.Mutex
+	under map[string]func(string) error
+}
+
+func init() { commitFault = faultUnder }
+
+// faultUnder is the hook set for the root anchor is under, or nil.
+func faultUnder(anchor string) func(string) error {
+	faults.Lock()
+	defer faults.Unlock()
+	for root, f := range faults.under {
+		if strings.HasPrefix(anchor, root+string(filepath.Separator)) {
+			return f
+		}
+	}
+	return nil
+}
+
+// setFault makes fault the commit fault hook of the runs whose outputs
+// are under root (none: nil), until the function it returns is called.
+func setFault(root string, fault func(string) error) (unset func()) {
+	root = filepath.Clean(root)
+	faults.Lock()
+	defer faults.Unlock()
+	if faults.under == nil {
+		faults.under = map[string]func(string) error{}
+	}
+	if _, ok := faults.under[root]; ok {
+		panic("two fault hooks for " + root)
+	}
+	faults.under[root] = fault
+	return func() {
+		faults.Lock()
+		defer faults.Unlock()
+		delete(faults.under, root)
+	}
+}
+
+// matrixParallel is how many cases of a crash matrix run at a time: each
+// works in a root of its own and mostly waits (on syncs, on a child
+// process), so one at a time left the machine idle.
+const matrixParallel = 4
+
+// runCases runs f for each name as a subtest, matrixParallel at a time
+// (t.Run from several goroutines, so go test's -parallel, the number of
+// CPUs, does not bound cases that wait), and returns when all are done.
+func runCases(t *testing.T, names []string, f func(t *testing.T, i int)) {
+	sem := make(chan struct{}, matrixParallel)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			t.Run(name, func(t *testing.T) { f(t, i) })
+		}()
+	}
+	wg.Wait()
 }
 
 // expected runs each generation once in a scratch root (the counts do not
@@ -210,7 +275,7 @@ func expected(t *testing.T, l runLayout) (want map[string]map[string]int64, step
 	root = func() string {
 		d, err := os.MkdirTemp(base, "r")
 		if err != nil {
-			t.Fatal(err)
+			panic(err) // called from the cases' goroutines: not t.Fatal
 		}
 		return d
 	}
@@ -255,46 +320,67 @@ func wantIn(want map[string]map[string]int64, root string) map[string]map[string
 // it resumes and puts the new outputs in place without reading a record;
 // the next run after that leaves nothing of ours behind.
 func TestRunFailureAtEveryCommitStep(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("crash matrix: the full test run only (make test), not -short")
 	}
-	for _, l := range runLayouts {
+	cases, names := stepCases(t, runLayouts)
+	runCases(t, names, func(t *testing.T, i int) {
+		l, step, want := cases[i].l, cases[i].step, cases[i].want
+		root := cases[i].mkroot()
+		if _, err := runGen(t, l, root, "old", nil); err != nil {
+			t.Fatal(err)
+		}
+		boom := errors.New("injected")
+		p, err := runGen(t, l, root, "new", func(s string) error {
+			if s == step {
+				return boom
+			}
+			return nil
+		})
+		got := readerFinds(t, p, wantIn(want, root))
+		done := strings.HasPrefix(step, "remove ") // after the last rename: done
+		if done {
+			if err != nil || got != "new" {
+				t.Fatalf("err %v, reader finds %s", err, got)
+			}
+		} else if !errors.Is(err, boom) || got != "old" {
+			t.Fatalf("err %v, reader finds %s: want the injected error and the old outputs", err, got)
+		}
+		t.Logf("%-12s | fail after %-40s | reader finds %s", l.name, step, got)
+		if !done {
+			resumeNew(t, l, root, p, want)
+		}
+		if _, err := runGen(t, l, root, "next", nil); err != nil {
+			t.Fatal(err)
+		}
+		if lo := leftoversUnder(t, root); len(lo) > 0 {
+			t.Fatalf("left behind after the next run: %v", lo)
+		}
+	})
+}
+
+// stepCase is a case of a commit step matrix: a layout, the step after
+// which its run fails or is killed, what each generation writes, and
+// where a case makes its root.
+type stepCase struct {
+	l      runLayout
+	step   string
+	want   map[string]map[string]int64
+	mkroot func() string
+}
+
+// stepCases are the cases of a commit step matrix over layouts, every
+// step of each, and their names.
+func stepCases(t *testing.T, layouts []runLayout) (cases []stepCase, names []string) {
+	for _, l := range layouts {
 		want, steps, mkroot := expected(t, l)
 		for k, step := range steps {
-			t.Run(fmt.Sprintf("%s/%02d_%s", l.name, k, step), func(t *testing.T) {
-				root := mkroot()
-				if _, err := runGen(t, l, root, "old", nil); err != nil {
-					t.Fatal(err)
-				}
-				boom := errors.New("injected")
-				p, err := runGen(t, l, root, "new", func(s string) error {
-					if s == step {
-						return boom
-					}
-					return nil
-				})
-				got := readerFinds(t, p, wantIn(want, root))
-				done := strings.HasPrefix(step, "remove ") // after the last rename: done
-				if done {
-					if err != nil || got != "new" {
-						t.Fatalf("err %v, reader finds %s", err, got)
-					}
-				} else if !errors.Is(err, boom) || got != "old" {
-					t.Fatalf("err %v, reader finds %s: want the injected error and the old outputs", err, got)
-				}
-				t.Logf("%-12s | fail after %-40s | reader finds %s", l.name, step, got)
-				if !done {
-					resumeNew(t, l, root, p, want)
-				}
-				if _, err := runGen(t, l, root, "next", nil); err != nil {
-					t.Fatal(err)
-				}
-				if lo := leftoversUnder(t, root); len(lo) > 0 {
-					t.Fatalf("left behind after the next run: %v", lo)
-				}
-			})
+			cases = append(cases, stepCase{l, step, want, mkroot})
+			names = append(names, fmt.Sprintf("%s/%02d_%s", l.name, k, step))
 		}
 	}
+	return cases, names
 }
 
 // resumeNew runs the new generation again over a run that failed or was
@@ -329,6 +415,7 @@ func resumeNew(t testing.TB, l runLayout, root string, p Plan, want map[string]m
 // do first — it is entirely old or entirely new, the metrics vouch for
 // the outputs, and after the next run nothing of ours is left.
 func TestRunKillAtEveryCommitStep(t *testing.T) {
+	t.Parallel()
 	if os.Getenv("JOB_KILL_STEP") != "" {
 		t.Skip("child process")
 	}
@@ -343,56 +430,55 @@ func TestRunKillAtEveryCommitStep(t *testing.T) {
 	if testing.Short() { // the -race pass: one layout; the full matrix runs without -short
 		layouts = layouts[:1]
 	}
-	var matrix []string
-	for _, l := range layouts {
-		want, steps, mkroot := expected(t, l)
-		for _, step := range steps {
-			root := mkroot()
-			if _, err := runGen(t, l, root, "old", nil); err != nil {
-				t.Fatal(err)
-			}
-			cmd := exec.Command(exe, "-test.run=^TestRunKillChild$")
-			cmd.Env = append(os.Environ(), "JOB_KILL_STEP="+step, "JOB_KILL_ROOT="+root, "JOB_KILL_LAYOUT="+l.name)
-			out, err := cmd.CombinedOutput()
-			var ee *exec.ExitError
-			if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
-				t.Fatalf("%s/%s: child was not killed: %v\n%s", l.name, step, err, out)
-			}
-			p, err := NewPlan(writeInputsSpec(l, root))
-			if err != nil {
-				t.Fatal(err)
-			}
-			w := wantIn(want, root)
-			raw := readerFinds(t, p, w)
-			anchor := p.Files[0].Out
-			if p.Dir != "" {
-				anchor = p.Dir
-			}
-			recovered, err := commit.Recover(anchor)
-			if err != nil {
-				t.Fatalf("%s/%s: recover: %v", l.name, step, err)
-			}
-			after := readerFinds(t, p, w)
-			if after != "old" && after != "new" {
-				t.Fatalf("%s/%s: after recovery a reader finds %s", l.name, step, after)
-			}
-			if strings.HasPrefix(raw, "mixed") {
-				raw = "mixed"
-			}
-			matrix = append(matrix, fmt.Sprintf("%-12s | kill after %-40s | right after: %-5s | recovered %-5v | then: %s", l.name, step, raw, recovered, after))
-			if after == "old" {
-				resumeNew(t, l, root, p, want)
-			} else if _, err := os.Stat(runDirOf(p.anchor(false))); err == nil {
-				t.Fatalf("%s/%s: the new outputs are in place but the run directory is left", l.name, step)
-			}
-			if _, err := runGen(t, l, root, "next", nil); err != nil {
-				t.Fatal(err)
-			}
-			if lo := leftoversUnder(t, root); len(lo) > 0 {
-				t.Fatalf("%s/%s: left behind after the next run: %v", l.name, step, lo)
-			}
+	cases, names := stepCases(t, layouts)
+	matrix := make([]string, len(cases))
+	runCases(t, names, func(t *testing.T, i int) {
+		l, step, want := cases[i].l, cases[i].step, cases[i].want
+		root := cases[i].mkroot()
+		if _, err := runGen(t, l, root, "old", nil); err != nil {
+			t.Fatal(err)
 		}
-	}
+		cmd := exec.Command(exe, "-test.run=^TestRunKillChild$")
+		cmd.Env = append(os.Environ(), "JOB_KILL_STEP="+step, "JOB_KILL_ROOT="+root, "JOB_KILL_LAYOUT="+l.name)
+		out, err := cmd.CombinedOutput()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
+			t.Fatalf("%s/%s: child was not killed: %v\n%s", l.name, step, err, out)
+		}
+		p, err := NewPlan(writeInputsSpec(l, root))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := wantIn(want, root)
+		raw := readerFinds(t, p, w)
+		anchor := p.Files[0].Out
+		if p.Dir != "" {
+			anchor = p.Dir
+		}
+		recovered, err := commit.Recover(anchor)
+		if err != nil {
+			t.Fatalf("%s/%s: recover: %v", l.name, step, err)
+		}
+		after := readerFinds(t, p, w)
+		if after != "old" && after != "new" {
+			t.Fatalf("%s/%s: after recovery a reader finds %s", l.name, step, after)
+		}
+		if strings.HasPrefix(raw, "mixed") {
+			raw = "mixed"
+		}
+		matrix[i] = fmt.Sprintf("%-12s | kill after %-40s | right after: %-5s | recovered %-5v | then: %s", l.name, step, raw, recovered, after)
+		if after == "old" {
+			resumeNew(t, l, root, p, want)
+		} else if _, err := os.Stat(runDirOf(p.anchor(false))); err == nil {
+			t.Fatalf("%s/%s: the new outputs are in place but the run directory is left", l.name, step)
+		}
+		if _, err := runGen(t, l, root, "next", nil); err != nil {
+			t.Fatal(err)
+		}
+		if lo := leftoversUnder(t, root); len(lo) > 0 {
+			t.Fatalf("%s/%s: left behind after the next run: %v", l.name, step, lo)
+		}
+	})
 	for _, m := range matrix {
 		t.Log(m)
 	}

@@ -283,10 +283,20 @@ func planNotes(w io.Writer, plan Plan) {
 	}
 }
 
-// commitFault is the run's commit fault hook ([commit.Options].Fault): nil
-// but in this package's tests, which fail or kill a run after each step of
-// its commit.
-var commitFault func(step string) error
+// commitFault gives the commit fault hook ([commit.Options].Fault) of the
+// output set anchored at its argument: nil but in this package's tests,
+// which fail or kill a run after each step of its commit. It is set once,
+// before any test runs, and looks the hook up by the anchor, so that runs
+// in different directories can run at the same time, each with its own.
+var commitFault func(anchor string) func(step string) error
+
+// faultAt is the commit fault hook of the output set anchored at anchor.
+func faultAt(anchor string) func(step string) error {
+	if commitFault == nil {
+		return nil
+	}
+	return commitFault(anchor)
+}
 
 // runner carries one run: it runs the tasks (tasks.go) into the run
 // directory, and has the assembler put the outputs together and in place

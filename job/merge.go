@@ -62,7 +62,7 @@ func Merge(spec MergeSpec) (*Result, error) {
 			}
 		}
 	}
-	tx, err := commit.Begin(anchor, commit.Options{Wait: spec.Wait, Fault: commitFault, Also: sides})
+	tx, err := commit.Begin(anchor, commit.Options{Wait: spec.Wait, Fault: faultAt(anchor), Also: sides})
 	if err != nil {
 		if errors.Is(err, commit.ErrLocked) {
 			return nil, UsageError{Err: fmt.Errorf("%w (are shards still running?)", err)}

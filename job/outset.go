@@ -88,7 +88,7 @@ func (o *outputSet) lock(p Plan, spec Spec, export, shared bool) (err error) {
 	if shared {
 		o.shared, err = commit.Share(o.anchor, spec.Wait, sides...)
 	} else {
-		o.tx, err = commit.Begin(o.anchor, commit.Options{Wait: spec.Wait, Fault: commitFault, Also: sides})
+		o.tx, err = commit.Begin(o.anchor, commit.Options{Wait: spec.Wait, Fault: faultAt(o.anchor), Also: sides})
 	}
 	if err != nil {
 		if errors.Is(err, commit.ErrLocked) {

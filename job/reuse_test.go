@@ -359,13 +359,14 @@ func noteOf(notes string, i int) string {
 // outputs and metrics of an uninterrupted run, which the metrics vouch
 // for.
 func TestResumeVerifiesWhatItReuses(t *testing.T) {
+	t.Parallel()
 	base, in, want := reuseRef(t)
 	eachTamper(t, base, "resume", func(t *testing.T, tc tamper, root string) string {
 		spec := reuseSpec(in, root, task.Single)
 		boom := errors.New("injected")
-		commitFault = func(string) error { return boom }
+		unset := setFault(root, func(string) error { return boom })
 		_, err := Run(context.Background(), spec)
-		commitFault = nil
+		unset()
 		var kept KeptError
 		if !errors.As(err, &kept) || kept.Done != kept.Tasks || kept.Tasks < 6 {
 			t.Fatalf("the run failing at its commit: %v (want every task of at least 6 kept)", err)
@@ -404,18 +405,24 @@ func TestResumeVerifiesWhatItReuses(t *testing.T) {
 }
 
 // eachTamper runs f on each change of the matrix, in a root of its own
-// under base, and logs the table rows f returns.
+// under base, several at a time (runCases), and logs the table rows f
+// returns in the matrix's order.
 func eachTamper(t *testing.T, base, what string, f func(t *testing.T, tc tamper, root string) string) {
-	var table []string
-	for k, tc := range tampersToRun() {
-		t.Run(strings.ReplaceAll(tc.name, " ", "_"), func(t *testing.T) {
-			root := filepath.Join(base, fmt.Sprintf("%s%02d", what, k))
-			os.MkdirAll(root, 0o755)
-			table = append(table, f(t, tc, root))
-		})
+	tcs := tampersToRun()
+	names := make([]string, len(tcs))
+	for k, tc := range tcs {
+		names[k] = strings.ReplaceAll(tc.name, " ", "_")
 	}
+	table := make([]string, len(tcs))
+	runCases(t, names, func(t *testing.T, k int) {
+		root := filepath.Join(base, fmt.Sprintf("%s%02d", what, k))
+		os.MkdirAll(root, 0o755)
+		table[k] = f(t, tcs[k], root)
+	})
 	for _, l := range table {
-		t.Log(l)
+		if l != "" {
+			t.Log(l)
+		}
 	}
 }
 
@@ -425,6 +432,7 @@ func eachTamper(t *testing.T, base, what string, f func(t *testing.T, tc tamper,
 // shards named run again (redoing those tasks) and the merge then puts in
 // place an uninterrupted run's outputs.
 func TestMergeVerifiesWhatItPutsTogether(t *testing.T) {
+	t.Parallel()
 	base, in, want := reuseRef(t)
 	eachTamper(t, base, "merge", func(t *testing.T, tc tamper, root string) string {
 		shard := func(i int) *strings.Builder {
@@ -514,31 +522,36 @@ func TestMergeVerifiesWhatItPutsTogether(t *testing.T) {
 // file or a directory: a run failing at its commit, resumed, reuses every
 // task and runs none again.
 func TestResumeReusesEveryIntactTask(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
+	var layouts []resumeLayout
+	var names []string
 	for _, l := range resumeLayouts {
 		if testing.Short() && l.format != format.JSONL {
 			continue // Parquet's many row groups: the full test run only
 		}
-		t.Run(l.name, func(t *testing.T) {
-			in := resumeInput(t, l, filepath.Join(base, l.name))
-			root := filepath.Join(base, l.name+"-run")
-			os.MkdirAll(root, 0o755)
-			spec := resumeSpec(in, root, l.dir, 2)
-			commitFault = func(string) error { return errors.New("injected") }
-			_, err := Run(context.Background(), spec)
-			commitFault = nil
-			var kept KeptError
-			if !errors.As(err, &kept) || kept.Done != kept.Tasks || kept.Tasks < 3 {
-				t.Fatalf("the run failing at its commit: %v", err)
-			}
-			var notes strings.Builder
-			spec.Notes = &notes
-			if _, err := Run(context.Background(), spec); err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(notes.String(), "run again") || !strings.Contains(notes.String(), fmt.Sprintf("%d of %d tasks are done", kept.Tasks, kept.Tasks)) {
-				t.Fatalf("an intact run directory was not reused whole:\n%s", notes.String())
-			}
-		})
+		layouts, names = append(layouts, l), append(names, l.name)
 	}
+	runCases(t, names, func(t *testing.T, i int) {
+		l := layouts[i]
+		in := resumeInput(t, l, filepath.Join(base, l.name))
+		root := filepath.Join(base, l.name+"-run")
+		os.MkdirAll(root, 0o755)
+		spec := resumeSpec(in, root, l.dir, 2)
+		unset := setFault(root, func(string) error { return errors.New("injected") })
+		_, err := Run(context.Background(), spec)
+		unset()
+		var kept KeptError
+		if !errors.As(err, &kept) || kept.Done != kept.Tasks || kept.Tasks < 3 {
+			t.Fatalf("the run failing at its commit: %v", err)
+		}
+		var notes strings.Builder
+		spec.Notes = &notes
+		if _, err := Run(context.Background(), spec); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(notes.String(), "run again") || !strings.Contains(notes.String(), fmt.Sprintf("%d of %d tasks are done", kept.Tasks, kept.Tasks)) {
+			t.Fatalf("an intact run directory was not reused whole:\n%s", notes.String())
+		}
+	})
 }

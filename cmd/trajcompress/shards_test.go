@@ -233,7 +233,14 @@ func runShards(t *testing.T, procs []shardProc, mergeArgs []string) {
 // shard process at once, with exactly the environment the scheduler sets
 // (and the task size made small, so that the small input makes many
 // tasks), then the merge they name; AWS Batch and plain --shard too. The
-// merged outputs and metrics must equal one process's.
+// merged outputs and metrics must equal one process's. The schedulers
+// run side by side, each into an output of its own.
+//
+// Under the race detector, Slurm's alone: the schedulers differ only in
+// how a shard finds its index and count (start-up code, one goroutine),
+// and what the detector can see — the pipeline each shard process runs,
+// the merge — is the same for all four, at a quarter of the CPU; the
+// plain run (no -race) runs all four.
 func TestShardsUnderSchedulers(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
@@ -261,7 +268,15 @@ func TestShardsUnderSchedulers(t *testing.T) {
 		return f
 	}
 
+	// onlyPlain skips, under the race detector, a scheduler whose shards
+	// run what Slurm's ran there.
+	onlyPlain := func(t *testing.T) {
+		if raceEnabled {
+			t.Skip("race detector: the same pipeline and merge as slurm's shards; this scheduler runs in the plain run (no -race)")
+		}
+	}
 	t.Run("slurm", func(t *testing.T) {
+		t.Parallel()
 		blocks := recipeBlocks(t, "sh")
 		var script, merge string
 		for _, b := range blocks {
@@ -311,6 +326,8 @@ func TestShardsUnderSchedulers(t *testing.T) {
 	})
 
 	t.Run("kubernetes", func(t *testing.T) {
+		t.Parallel()
+		onlyPlain(t)
 		blocks := recipeBlocks(t, "yaml")
 		if len(blocks) == 0 {
 			t.Fatalf("%s: no Kubernetes manifest", recipesDoc)
@@ -362,6 +379,8 @@ func TestShardsUnderSchedulers(t *testing.T) {
 		{"plain", func(int) []string { return nil }, func(i int) []string { return []string{"--shard", strconv.Itoa(i), "--num-shards", "3"} }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			onlyPlain(t)
 			out := filepath.Join(tmp, tc.name)
 			var procs []shardProc
 			for i := range 3 {

@@ -6,7 +6,8 @@ import "testing"
 // gives it to the template: ShareGPT roles as written (observation stays
 // observation, a function_call's value stays text) and tool parameters
 // given as a JSON string parsed (an invalid one is an error, as axolotl
-// raises); without it, the trainview mapping.
+// raises), and OpenAI messages as transform_message gives them; without
+// it, the trainview mapping.
 func TestMapperAxolotl(t *testing.T) {
 	row := `{"conversations": [{"from": "human", "value": "w?"}, {"from": "function_call", "value": "{\"name\": \"w\", \"arguments\": {}}"}, {"from": "observation", "value": "sunny"}, {"from": "gpt", "value": "Sunny."}],` +
 		` "tools": [{"type": "function", "function": {"name": "w", "parameters": "{\"type\": \"object\"}"}}]}`
@@ -25,6 +26,27 @@ func TestMapperAxolotl(t *testing.T) {
 		}
 		if string(v.Messages) != tc.messages || string(v.Tools) != tc.tools {
 			t.Errorf("axolotl %v:\n%s\n%s", tc.axolotl, v.Messages, v.Tools)
+		}
+	}
+	// OpenAI messages as transform_message gives them: null members left
+	// out, a content list kept for axolotl.Rules.Messages to join,
+	// "system_prompt" not read (a "system" field is).
+	msgs := `"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": null, "tool_calls": [{"type": "function", "function": {"name": "w", "arguments": "{}"}}], "name": null},` +
+		` {"role": "assistant", "content": [{"type": "reasoning", "value": "r"}, {"type": "text", "value": "a"}]}]`
+	for _, tc := range []struct {
+		axolotl   bool
+		sys, want string
+	}{
+		{true, `"system_prompt": "S"`, `[{"role":"user","content":"q"},{"role":"assistant","tool_calls":[{"type": "function", "function": {"name": "w", "arguments": "{}"}}]},{"role":"assistant","content":[{"type": "reasoning", "value": "r"}, {"type": "text", "value": "a"}]}]`},
+		{true, `"system": "S"`, `[{"role":"system","content":"S"},{"role":"user","content":"q"},{"role":"assistant","tool_calls":[{"type": "function", "function": {"name": "w", "arguments": "{}"}}]},{"role":"assistant","content":[{"type": "reasoning", "value": "r"}, {"type": "text", "value": "a"}]}]`},
+		{false, `"system_prompt": "S"`, `[{"role":"system","content":"S"},{"role":"user","content":"q"},{"role":"assistant","content":"","tool_calls":[{"type": "function", "function": {"name": "w", "arguments": "{}"}}],"name":null},{"role":"assistant","content":"a","reasoning_content":"r"}]`},
+	} {
+		v, err := Mapper{Axolotl: tc.axolotl}.Record([]byte("{" + tc.sys + ", " + msgs + "}"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(v.Messages) != tc.want {
+			t.Errorf("axolotl %v, %s:\n got %s\nwant %s", tc.axolotl, tc.sys, v.Messages, tc.want)
 		}
 	}
 	if _, err := (Mapper{Axolotl: true}).Record([]byte(`{"messages": [{"role": "user", "content": "x"}], "tools": [{"function": {"name": "w", "parameters": "{not json"}}]}`)); err == nil {

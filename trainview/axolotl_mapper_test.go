@@ -1,6 +1,13 @@
 package trainview
 
-import "testing"
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trajcompress/trajcompress/chattemplate"
+	"github.com/trajcompress/trajcompress/trainer/axolotl"
+)
 
 // Mapper{Axolotl: true} reads a record as axolotl's chat_template strategy
 // gives it to the template: ShareGPT roles as written (observation stays
@@ -51,5 +58,31 @@ func TestMapperAxolotl(t *testing.T) {
 	}
 	if _, err := (Mapper{Axolotl: true}).Record([]byte(`{"messages": [{"role": "user", "content": "x"}], "tools": [{"function": {"name": "w", "parameters": "{not json"}}]}`)); err == nil {
 		t.Error("tool parameters that are not JSON: no error")
+	}
+}
+
+// A row whose template raises because axolotl left a null content out
+// says so: the template's error alone ("no attribute 'content'") does not
+// name the record's null.
+func TestAxolotlNullContentError(t *testing.T) {
+	tmpl, err := chattemplate.Load(filepath.Join("..", "chattemplate", "testdata", "templates", "qwen3.tokenizer_config.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := axolotl.NewRules(nil, []string{"assistant"}, false, "", "", "turn", "turn", false)
+	c := Counter{Template: tmpl, Tokens: specialCounter{}, ParseArguments: true, Axolotl: &rules}
+	row := `{"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": null, "tool_calls": [{"type": "function", "function": {"name": "w", "arguments": "{}"}}]}, {"role": "tool", "content": "r"}, {"role": "assistant", "content": "a"}]}`
+	v, err := Mapper{Axolotl: true}.Record([]byte(row))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Count(v)
+	if err == nil || !strings.Contains(err.Error(), "no content for 1 message(s), the first message 1 (assistant): a null content is left out") {
+		t.Errorf("got %v", err)
+	}
+	// Read as the other trainers read it, the null is "" and it renders.
+	v, _ = Mapper{}.Record([]byte(row))
+	if _, err := (Counter{Template: tmpl, Tokens: specialCounter{}}).Count(v); err != nil {
+		t.Error(err)
 	}
 }

@@ -31,8 +31,10 @@ import (
 //     the record as the file holds it (trainer/axolotl/testdata/ref/
 //     view.py), read with message_property_mappings role: from, content:
 //     value (ShareGPT) or the defaults (messages records); the ShareGPT
-//     records, LLaMA-Factory's synthetic ShareGPT rows and the messages
-//     records are counted apart in the log; rendered with Qwen3's template
+//     records, LLaMA-Factory's synthetic ShareGPT rows, the messages
+//     records and synthetic messages rows (testdata/axolotl_messages.jsonl:
+//     nulls at any depth, parts, blocks, system fields) are counted apart
+//     in the log; rendered with Qwen3's template
 //     (which prints the arguments with tojson);
 //   - TRL with assistant_only_loss renders with its Qwen3 training template
 //     (trainer/trl/templates/qwen3_training.jinja, the think block in every
@@ -86,6 +88,19 @@ func TestTrainerViewsMatchJinja2(t *testing.T) {
 			each(fmt.Sprintf("synthetic.jsonl:%d", n+1), line)
 		}
 	})
+	// OpenAI rows written for it (testdata/axolotl_messages.jsonl): null
+	// members at any depth (remove_none_values), a tools list and a tools
+	// string with null members, OpenAI parts and LLaMA-Factory blocks, a
+	// "system" field beside and before a system message, "system_prompt".
+	msgSynthCases, msgSynthIn := axolotlViews(t, traj.FormMessage, func(each func(name string, line []byte)) {
+		b, err := os.ReadFile(filepath.Join("testdata", "axolotl_messages.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for n, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+			each(fmt.Sprintf("axolotl_messages.jsonl:%d", n+1), line)
+		}
+	})
 	if n := len(shareCases.cases) + len(msgCases.cases); n != len(cases) {
 		t.Fatalf("%d views read as axolotl reads them, %d as the trainers map them", n, len(cases))
 	}
@@ -119,6 +134,7 @@ func TestTrainerViewsMatchJinja2(t *testing.T) {
 			{"ShareGPT records read as axolotl reads them", shareCases.cases, shareCases.errs, []string{view, config, shareIn, path}},
 			{"LLaMA-Factory's synthetic ShareGPT rows read as axolotl reads them", synthCases.cases, synthCases.errs, []string{view, config, synthIn, path}},
 			{"messages records read as axolotl reads them", msgCases.cases, msgCases.errs, []string{view, config, msgIn, path}},
+			{"synthetic messages rows read as axolotl reads them", msgSynthCases.cases, msgSynthCases.errs, []string{view, config, msgSynthIn, path}},
 		}, true}
 	}
 	runs := []run{

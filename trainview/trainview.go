@@ -128,7 +128,8 @@ type Mapper struct {
 	// lines 1020–1051; not JSON: an error, axolotl raises), and an empty
 	// tools list is no tools (build_prompt, line 126). OpenAI messages are
 	// given as transform_message gives them (appendAxolotl): a null member
-	// (a tau-bench tool-call message's content) left out, a content list
+	// (a tau-bench tool-call message's content) left out, at any depth
+	// (remove_none_values, as in a tools list), a content list
 	// (LLaMA-Factory's content blocks among them) passed on for
 	// axolotl.Rules.Messages to join; and only a "system" field's prompt
 	// is prepended (field_system: hermes-agent's "system_prompt" is not
@@ -236,12 +237,14 @@ func (m Mapper) Tools(rec *traj.Record) (json.RawMessage, error) {
 // _get_tools reads it (src/axolotl/prompt_strategies/chat_template.py at
 // 067b021c, lines 1020–1056): null is no tools, a string is json.loads'
 // (not JSON: it raises), and what is then not a list raises ("Unknown
-// tools format"); a list is axolotlTools'.
+// tools format"); a list is axolotlTools', its null members left out when
+// it was not a string (appendNoNulls).
 func axolotlToolsField(key string, v []byte) (json.RawMessage, error) {
 	if v[0] == 'n' {
 		return nil, nil
 	}
-	if v[0] == '"' {
+	fromString := v[0] == '"'
+	if fromString {
 		s, _ := jsonx.Unquote(v)
 		b := bytes.TrimSpace([]byte(s))
 		if !jsonx.Valid(b) {
@@ -251,6 +254,9 @@ func axolotlToolsField(key string, v []byte) (json.RawMessage, error) {
 	}
 	if v[0] != '[' {
 		return nil, fmt.Errorf("%q is not a list of tools (axolotl raises: Unknown tools format)", key)
+	}
+	if !fromString {
+		v = appendNoNulls(nil, v) // remove_none_values runs before a tools string is parsed
 	}
 	return axolotlTools(v)
 }
@@ -371,7 +377,8 @@ func (m Mapper) system(rec *traj.Record, system string) string {
 // content keys under their standard names, but a member whose value is
 // null left out (a mapped property is taken only when it is not None, the
 // other keys likewise), so a null content is no content key (Qwen3's
-// template then raises, as it does in axolotl). A content given as a list
+// template then raises, as it does in axolotl), and the members' values
+// lose their own null members (appendNoNulls). A content given as a list
 // is passed as it is: axolotl joins any list of parts, LLaMA-Factory's
 // content blocks (reasoning ones too) among them, into one string
 // (_convert_content_parts), which axolotl.Rules.Messages does after.
@@ -400,9 +407,56 @@ func appendAxolotl(b []byte, t traj.Turn, roleKey, contKey string) ([]byte, erro
 			b = append(b, mb.Key...)
 		}
 		b = append(b, ':')
-		b = append(b, v...)
+		b = appendNoNulls(b, v)
 	}
 	return append(b, '}'), nil
+}
+
+// appendNoNulls appends JSON value v with every object member whose value
+// is null left out, at any depth, as axolotl's remove_none_values does to
+// the whole row before reading it (src/axolotl/utils/dict.py, called by
+// tokenize_prompt, src/axolotl/prompt_strategies/chat_template.py at
+// 067b021c, line 420): a tool call's arguments object or a tool schema
+// loses its null members; a null list element stays, and a string (an
+// arguments or tools string, parsed only after) is not looked into.
+func appendNoNulls(b, v []byte) []byte {
+	if !bytes.Contains(v, []byte("null")) {
+		return append(b, v...)
+	}
+	i := jsonx.SkipSpace(v, 0)
+	switch {
+	case i < len(v) && v[i] == '{':
+		ms, _, err := jsonx.Members(v, i)
+		if err != nil {
+			return append(b, v...)
+		}
+		b = append(b, '{')
+		n := 0
+		for _, m := range ms {
+			val := v[m.Start:m.End]
+			if string(val) == "null" {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = append(b, m.Key...)
+			b = append(b, ':')
+			b = appendNoNulls(b, val)
+		}
+		return append(b, '}')
+	case i < len(v) && v[i] == '[':
+		b = append(b, '[')
+		for k, e := range jsonx.Elements(v, i) {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = appendNoNulls(b, v[e[0]:e[1]])
+		}
+		return append(b, ']')
+	}
+	return append(b, v...)
 }
 
 // shareGPTRoles maps ShareGPT role names to the roles a template knows.

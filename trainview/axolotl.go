@@ -425,11 +425,17 @@ func abs(x int) int {
 }
 
 // axolotlRenderError is the template's error on messages as axolotl gives
-// them, with its likely cause named when some message has no content:
+// them, with its likely cause named when the error is about a content and
+// some message has none:
 // axolotl leaves a null content out (transform_message takes a property
 // only when it is not None), and a template that reads every message's
-// content (Qwen3's) then raises, in axolotl as here.
+// content (Qwen3's) then raises, in axolotl as here, and nothing around
+// its tokenize_prompt catches the error: the data set's preprocessing
+// stops.
 func axolotlRenderError(err error, messages []byte) error {
+	if !strings.Contains(err.Error(), "content") {
+		return err // not about a content: some other refusal
+	}
 	n, first, role := 0, -1, ""
 	for i, e := range jsonx.Elements(messages, jsonx.SkipSpace(messages, 0)) {
 		m := messages[e[0]:e[1]]
@@ -443,5 +449,5 @@ func axolotlRenderError(err error, messages []byte) error {
 	if n == 0 {
 		return err
 	}
-	return fmt.Errorf("%w (axolotl gives the template no content for %d message(s), the first message %d (%s): a null content is left out)", err, n, first, role)
+	return fmt.Errorf("%w (axolotl gives the template no content for %d message(s), the first message %d (%s): a null content is left out; axolotl's preprocessing stops on such a row)", err, n, first, role)
 }

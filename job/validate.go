@@ -34,6 +34,11 @@ type Validated struct {
 	// Unmapped counts the rows axolotl gives its template with messages
 	// under roles the template does not render.
 	Unmapped int
+	// TrainedUnknown counts the rows whose trained tokens, on which the
+	// trainer's fate depends (axolotl under sample_packing, or a row over
+	// the limit), could not be counted (jobcore.Fate.TrainedErr); an
+	// accepted one is printed as a note.
+	TrainedUnknown int
 }
 
 // ValidateOptions are the settings of [Validate] beyond what it checks.
@@ -118,10 +123,14 @@ func Validate(paths []string, c validate.Consumer, schema traj.Schema, o Validat
 					why = ps[0].String()
 				}
 			}
+			note := ""
 			if why == "" && o.Length != nil {
-				why = overLength(rec, schema, o, &v)
+				why, note = overLength(rec, schema, o, &v)
 			}
 			if why == "" {
+				if note != "" && v.TrainedUnknown <= o.Limit {
+					fmt.Fprintf(report, "%s: note: %s\n", pos, note)
+				}
 				continue
 			}
 			v.Rejected++
@@ -254,6 +263,9 @@ func (v Validated) Summary(c validate.Consumer, lc *LengthCheck) string {
 	if v.Refused > 0 {
 		lt += fmt.Sprintf(", %d refused by the template", v.Refused)
 	}
+	if v.TrainedUnknown > 0 {
+		lt += fmt.Sprintf(", %d whose trained tokens could not be counted", v.TrainedUnknown)
+	}
 	if c != "" {
 		by += "; " + lt
 	} else {
@@ -265,8 +277,9 @@ func (v Validated) Summary(c validate.Consumer, lc *LengthCheck) string {
 
 // overLength says what the trainer does to a record over o.MaxLength
 // (jobcore.FateOf), or why the template refuses it; "" when it is trained
-// on whole.
-func overLength(rec *traj.Record, schema traj.Schema, o ValidateOptions, v *Validated) string {
+// on whole. note is said of a row trained on whole as far as is known:
+// why its trained tokens, which decide its fate, could not be counted.
+func overLength(rec *traj.Record, schema traj.Schema, o ValidateOptions, v *Validated) (why, note string) {
 	view, err := trainview.Mapper{Schema: schema, ToolsKey: o.ToolsKey, Axolotl: trainview.ReadsAsAxolotl(o.Length)}.View(rec, rec.Turns, rec.System)
 	var f jobcore.Fate
 	if err == nil {
@@ -275,25 +288,28 @@ func overLength(rec *traj.Record, schema traj.Schema, o ValidateOptions, v *Vali
 	if err != nil {
 		v.Refused++
 		if o.Trainer != nil && o.Trainer.Kind != trainercfg.HF {
-			return fmt.Sprintf("%s (%s): %v", o.Trainer.Kind, o.Length.Name(), err)
+			return fmt.Sprintf("%s (%s): %v", o.Trainer.Kind, o.Length.Name(), err), ""
 		}
-		return fmt.Sprintf("chat template %s: %v", o.Length.Name(), err)
+		return fmt.Sprintf("chat template %s: %v", o.Length.Name(), err), ""
+	}
+	if f.TrainedErr != nil {
+		v.TrainedUnknown++
 	}
 	switch f.Action {
 	case "":
-		return ""
+		return "", f.Why
 	case "skip":
 		v.Skipped++
 		if f.Repairable {
 			v.Repairable++
 		}
-		return f.Why
+		return f.Why, ""
 	case jobcore.ActionUnmapped:
 		v.Unmapped++
 		if f.Repairable {
 			v.Repairable++
 		}
-		return f.Why
+		return f.Why, ""
 	case trainercfg.OverDrop, trainercfg.OverRaise:
 		v.Dropped++
 	case "over":
@@ -304,7 +320,7 @@ func overLength(rec *traj.Record, schema traj.Schema, o ValidateOptions, v *Vali
 		v.OverLength++
 	}
 	v.TokensLost += int64(f.Lost)
-	return f.Why
+	return f.Why, ""
 }
 
 // expandDirs replaces each directory of paths by the input files under it,

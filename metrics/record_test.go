@@ -203,14 +203,23 @@ func TestTrainerFates(t *testing.T) {
 		t.Fatal("trainer section without a trainer")
 	}
 	o := Observation{Source: "f", Line: 2, Outcome: outcome.Compressed, TokensBefore: 5000, TokensAfter: 4000, TurnsBefore: 9, TurnsAfter: 5,
-		Trainer: &[2]TrainerFate{{"cut", 904}, {"", 0}}}
+		Trainer: &[2]TrainerFate{{Action: "cut", Lost: 904}, {}}}
 	s.Observe(o)
 	s.Observe(Observation{Source: "f", Line: 3, Outcome: outcome.Uncompressible, Reason: "chat_template", TokensBefore: 7, TurnsBefore: 3,
-		Trainer: &[2]TrainerFate{{"skip", 0}, {"skip", 0}}})
+		Trainer: &[2]TrainerFate{{Action: "skip"}, {Action: "skip"}}})
 	s.Observe(Observation{Source: "f", Line: 4, Outcome: outcome.CompressedOverLimit, TokensBefore: 9000, TokensAfter: 5000, TurnsBefore: 9, TurnsAfter: 5,
-		Trainer: &[2]TrainerFate{{"drop", 9000}, {"drop", 5000}}})
+		Trainer: &[2]TrainerFate{{Action: "drop", Lost: 9000}, {Action: "drop", Lost: 5000}}})
+	// A row whose trained tokens could not be counted says why, and is
+	// counted.
+	unknown := Observation{Source: "f", Line: 5, Outcome: outcome.SkippedUnderTarget, TokensBefore: 10, TokensAfter: 10, TurnsBefore: 2, TurnsAfter: 2,
+		Trainer: &[2]TrainerFate{{TrainedUnknown: "axolotl: no token offsets"}, {TrainedUnknown: "axolotl: no token offsets"}}}
+	s.Observe(unknown)
+	if line := string(unknown.AppendJSON(nil)); !strings.Contains(line, `"trainer_before":{"action":"","tokens_lost":0,"trained_unknown":"axolotl: no token offsets"}`) {
+		t.Errorf("outcome line %s", line)
+	}
 	got := s.Report(RunInfo{}).Trainer
-	want := TrainerSection{Records: 3, LossyBefore: 3, DroppedBefore: 1, SkippedBefore: 1, LostBefore: 9904, LossyAfter: 2, DroppedAfter: 1, SkippedAfter: 1, LostAfter: 5000}
+	want := TrainerSection{Records: 4, LossyBefore: 3, DroppedBefore: 1, SkippedBefore: 1, LostBefore: 9904, LossyAfter: 2, DroppedAfter: 1, SkippedAfter: 1, LostAfter: 5000,
+		UnknownBefore: 1, UnknownAfter: 1}
 	if got == nil || *got != want {
 		t.Errorf("got %+v\nwant %+v", got, want)
 	}

@@ -62,7 +62,12 @@ func randomObservation(r *rand.Rand, line int64) Observation {
 	}
 	if r.IntN(2) == 0 {
 		acts := []string{"", "cut", "drop", "skip", "truncate"}
-		o.Trainer = &[2]TrainerFate{{acts[r.IntN(5)], r.IntN(9000)}, {acts[r.IntN(5)], r.IntN(100)}}
+		before := TrainerFate{Action: acts[r.IntN(5)], Lost: r.IntN(9000)}
+		after := TrainerFate{Action: acts[r.IntN(5)], Lost: r.IntN(100)}
+		if before.Lost%7 == 0 { // trained tokens not counted (no token offsets)
+			before.TrainedUnknown, after.TrainedUnknown = "no offsets", "no offsets"
+		}
+		o.Trainer = &[2]TrainerFate{before, after}
 	}
 	return o
 }

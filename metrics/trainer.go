@@ -13,9 +13,13 @@ import (
 // an end), "drop" (not trained on), "raise" (axolotl stops) or "skip"
 // (LLaMA-Factory skips the row for its shape); Lost is the tokens not
 // trained on: over the limit when cut, the whole row when dropped.
+// TrainedUnknown, when set, is why the row's trained tokens, on which the
+// trainer's fate of it depends (axolotl under sample_packing drops a row
+// with none), could not be counted: the fate then assumes it has some.
 type TrainerFate struct {
-	Action string
-	Lost   int
+	Action         string
+	Lost           int
+	TrainedUnknown string
 }
 
 // trainerCounts are the rows a trainer loses, before and after
@@ -31,6 +35,8 @@ type trainerCounts struct {
 	SkippedAfter  int64 `json:"skipped_after"`
 	LostAfter     int64 `json:"tokens_lost_after"`
 	Repaired      int64 `json:"repaired,omitempty"`
+	UnknownBefore int64 `json:"trained_unknown_before,omitempty"`
+	UnknownAfter  int64 `json:"trained_unknown_after,omitempty"`
 }
 
 func (t *trainerCounts) observe(o Observation) {
@@ -40,6 +46,12 @@ func (t *trainerCounts) observe(o Observation) {
 	t.Records++
 	if len(o.Repairs) > 0 {
 		t.Repaired++
+	}
+	if o.Trainer[0].TrainedUnknown != "" {
+		t.UnknownBefore++
+	}
+	if o.Trainer[1].TrainedUnknown != "" {
+		t.UnknownAfter++
 	}
 	add := func(f TrainerFate, lossy, dropped, skipped, lost *int64) {
 		switch f.Action {
@@ -68,6 +80,8 @@ func (t *trainerCounts) merge(o trainerCounts) {
 	t.SkippedAfter += o.SkippedAfter
 	t.LostAfter += o.LostAfter
 	t.Repaired += o.Repaired
+	t.UnknownBefore += o.UnknownBefore
+	t.UnknownAfter += o.UnknownAfter
 }
 
 // TrainerSection is what the trainer of the run's training config would
@@ -79,6 +93,9 @@ func (t *trainerCounts) merge(o trainerCounts) {
 // after figures are the ones a run should bring to 0 (skipped rows aside).
 // Repaired counts the rows repaired so that the trainer accepts them (the
 // before figures are of the rows as read, the after ones as written).
+// UnknownBefore and UnknownAfter count the rows whose trained tokens, on
+// which the trainer's fate depends, could not be counted (the outcome
+// line's trained_unknown says why; absent when 0).
 type TrainerSection struct {
 	Records       int64 `json:"records"`
 	LossyBefore   int64 `json:"rows_lossy_before"`
@@ -90,6 +107,8 @@ type TrainerSection struct {
 	SkippedAfter  int64 `json:"rows_skipped_after"`
 	LostAfter     int64 `json:"tokens_lost_after"`
 	Repaired      int64 `json:"rows_repaired"`
+	UnknownBefore int64 `json:"rows_trained_unknown_before,omitempty"`
+	UnknownAfter  int64 `json:"rows_trained_unknown_after,omitempty"`
 }
 
 func (t trainerCounts) section() *TrainerSection {
@@ -121,6 +140,10 @@ func (o Observation) appendTrainer(dst []byte) []byte {
 		dst = append(dst, o.Trainer[i].Action...)
 		dst = append(dst, `","tokens_lost":`...)
 		dst = strconv.AppendInt(dst, int64(o.Trainer[i].Lost), 10)
+		if u := o.Trainer[i].TrainedUnknown; u != "" {
+			dst = append(dst, `,"trained_unknown":`...)
+			dst = jsonx.AppendString(dst, u)
+		}
 		dst = append(dst, '}')
 	}
 	return dst

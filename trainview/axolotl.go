@@ -341,6 +341,9 @@ func detailName(key string) string {
 func (l AxolotlLabeler) encode(ctx context.Context, messages, tools []byte, cache map[string][]int) ([]int, error) {
 	text, err := l.Counter.Template.RenderValidContext(ctx, messages, tools)
 	if err != nil {
+		if ctx.Err() == nil {
+			err = axolotlRenderError(err, messages)
+		}
 		return nil, fmt.Errorf("axolotl: %w", err)
 	}
 	return l.ids(text, cache), nil
@@ -419,4 +422,32 @@ func abs(x int) int {
 		return -x
 	}
 	return x
+}
+
+// axolotlRenderError is the template's error on messages as axolotl gives
+// them, with its likely cause named when the error is about a content and
+// some message has none:
+// axolotl leaves a null content out (transform_message takes a property
+// only when it is not None), and a template that reads every message's
+// content (Qwen3's) then raises, in axolotl as here, and nothing around
+// its tokenize_prompt catches the error: the data set's preprocessing
+// stops.
+func axolotlRenderError(err error, messages []byte) error {
+	if !strings.Contains(err.Error(), "content") {
+		return err // not about a content: some other refusal
+	}
+	n, first, role := 0, -1, ""
+	for i, e := range jsonx.Elements(messages, jsonx.SkipSpace(messages, 0)) {
+		m := messages[e[0]:e[1]]
+		if f, ok := jsonx.Fields(m, "content", "role"); ok && f[0] == nil {
+			if n++; first < 0 {
+				first = i
+				role, _ = jsonx.Unquote(f[1])
+			}
+		}
+	}
+	if n == 0 {
+		return err
+	}
+	return fmt.Errorf("%w (axolotl gives the template no content for %d message(s), the first message %d (%s): a null content is left out; axolotl's preprocessing stops on such a row)", err, n, first, role)
 }

@@ -174,6 +174,9 @@ func (c Counter) CountContext(ctx context.Context, v View, cache *Stretches) (in
 	}
 	text, err := c.Template.RenderValidContext(ctx, v.Messages, v.Tools)
 	if err != nil {
+		if c.Axolotl != nil && ctx.Err() == nil {
+			err = axolotlRenderError(err, v.Messages)
+		}
 		return 0, err
 	}
 	n := c.countText(text, cache)

@@ -20,19 +20,22 @@ import (
 // in transformers' environment (chattemplate/testdata/ref/render.py), so
 // that their counts (the text's tokens) are the trainers':
 //
-//   - axolotl (type: chat_template), ShareGPT records: each as axolotl
-//     reads it, in Go Mapper{Axolotl: true} (a turn's role as written, its
-//     value the content, tool parameters strings parsed), string tool-call
-//     arguments parsed (ParseArguments) and axolotl's default roles mapping
+//   - axolotl (type: chat_template): every record as axolotl reads it, in
+//     Go Mapper{Axolotl: true} (a ShareGPT turn's role as written, its
+//     value the content; an OpenAI message's null members left out, its
+//     content list kept; only a "system" field prepended; tool parameters
+//     strings parsed), string tool-call arguments parsed (ParseArguments)
+//     and axolotl's default roles mapping with content parts joined
 //     (axolotl.Rules.Messages); in Python axolotl's own
 //     get_conversation_thread, _get_tools and build_prompt at 067b021c on
-//     the record as the file holds it, read with message_property_mappings
-//     role: from, content: value (trainer/axolotl/testdata/ref/view.py);
-//   - axolotl, the other records (messages): the view as the trainers map
-//     it, string tool-call arguments parsed, in Go with ParseArguments, in
-//     Python with json.loads (testdata/axolotl_args.py);
-//     both rendered with Qwen3's template (which prints the arguments with
-//     tojson);
+//     the record as the file holds it (trainer/axolotl/testdata/ref/
+//     view.py), read with message_property_mappings role: from, content:
+//     value (ShareGPT) or the defaults (messages records); the ShareGPT
+//     records, LLaMA-Factory's synthetic ShareGPT rows, the messages
+//     records and synthetic messages rows (testdata/axolotl_messages.jsonl:
+//     nulls at any depth, parts, blocks, system fields) are counted apart
+//     in the log; rendered with Qwen3's template
+//     (which prints the arguments with tojson);
 //   - TRL with assistant_only_loss renders with its Qwen3 training template
 //     (trainer/trl/templates/qwen3_training.jinja, the think block in every
 //     assistant turn);
@@ -63,19 +66,21 @@ func TestTrainerViewsMatchJinja2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The ShareGPT records as axolotl reads them (view.py), the others as
-	// the trainers map them with their arguments parsed (axolotl_args.py).
-	shareCases, shareIn := axolotlShareGPTViews(t, func(each func(name string, line []byte)) {
+	// Every record as axolotl reads it: Go's Mapper{Axolotl: true}, and
+	// axolotl's own code on the record as the file holds it (view.py).
+	realLines := func(each func(name string, line []byte)) {
 		eachRealLine(t, func(path string, n int, line []byte) {
 			each(fmt.Sprintf("%s/%s:%d", filepath.Base(filepath.Dir(path)), filepath.Base(path), n), line)
 		})
-	})
+	}
+	shareCases, shareIn := axolotlViews(t, traj.FormShareGPT, realLines)
+	msgCases, msgIn := axolotlViews(t, traj.FormMessage, realLines)
 	// LLaMA-Factory's ShareGPT rows written for its tests (function_call
 	// and observation turns, which the real ShareGPT data has none of: an
 	// axolotl reading that mapped roles before the template would differ
 	// on them only).
 	synthPath := filepath.Join("..", "trainer", "llamafactory", "testdata", "synthetic.jsonl")
-	synthCases, synthIn := axolotlShareGPTViews(t, func(each func(name string, line []byte)) {
+	synthCases, synthIn := axolotlViews(t, traj.FormShareGPT, func(each func(name string, line []byte)) {
 		b, err := os.ReadFile(synthPath)
 		if err != nil {
 			t.Fatal(err)
@@ -84,15 +89,21 @@ func TestTrainerViewsMatchJinja2(t *testing.T) {
 			each(fmt.Sprintf("synthetic.jsonl:%d", n+1), line)
 		}
 	})
-	var others []refCase
-	for _, c := range cases {
-		if !shareCases.names[c.Name] {
-			others = append(others, c)
+	// OpenAI rows written for it (testdata/axolotl_messages.jsonl): null
+	// members at any depth (remove_none_values), a tools list and a tools
+	// string with null members, OpenAI parts and LLaMA-Factory blocks, a
+	// "system" field beside and before a system message, "system_prompt".
+	msgSynthCases, msgSynthIn := axolotlViews(t, traj.FormMessage, func(each func(name string, line []byte)) {
+		b, err := os.ReadFile(filepath.Join("testdata", "axolotl_messages.jsonl"))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	othersIn := filepath.Join(t.TempDir(), "axolotl.jsonl")
-	if out, err := exec.Command(refPython, filepath.Join("testdata", "axolotl_args.py"), writeCases(t, others), othersIn).CombinedOutput(); err != nil {
-		t.Fatalf("axolotl_args.py: %v\n%s", err, out)
+		for n, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+			each(fmt.Sprintf("axolotl_messages.jsonl:%d", n+1), line)
+		}
+	})
+	if n := len(shareCases.cases) + len(msgCases.cases); n != len(cases) {
+		t.Fatalf("%d views read as axolotl reads them, %d as the trainers map them", n, len(cases))
 	}
 	// view.py needs axolotl's code at its commit (setup.sh); without it
 	// the axolotl runs skip, saying so.
@@ -123,7 +134,8 @@ func TestTrainerViewsMatchJinja2(t *testing.T) {
 		return run{name, tm, []group{
 			{"ShareGPT records read as axolotl reads them", shareCases.cases, shareCases.errs, []string{view, config, shareIn, path}},
 			{"LLaMA-Factory's synthetic ShareGPT rows read as axolotl reads them", synthCases.cases, synthCases.errs, []string{view, config, synthIn, path}},
-			{"messages records", others, nil, []string{render, config, othersIn, path}},
+			{"messages records read as axolotl reads them", msgCases.cases, msgCases.errs, []string{view, config, msgIn, path}},
+			{"synthetic messages rows read as axolotl reads them", msgSynthCases.cases, msgSynthCases.errs, []string{view, config, msgSynthIn, path}},
 		}, true}
 	}
 	runs := []run{
@@ -186,7 +198,7 @@ func TestTrainerViewsMatchJinja2(t *testing.T) {
 							if !bytes.Equal(m, msgs) {
 								n.parsed++
 							}
-							if g.errs != nil { // roles as written: axolotl's mapping
+							if g.errs != nil { // axolotl's roles mapping, content parts joined
 								m, _, err = rules.Messages(m)
 							}
 						}
@@ -215,28 +227,33 @@ func (t *tally) add(equal, raised int) {
 	t.n, t.equal, t.raised = t.n+1, t.equal+equal, t.raised+raised
 }
 
-// axolotlShareGPT are the real ShareGPT records' views as axolotl reads
-// them, by name.
-type axolotlShareGPT struct {
+// axolotlRead are records' views as axolotl reads them, by name.
+type axolotlRead struct {
 	cases []refCase
 	errs  []error // Mapper{Axolotl: true}'s refusal
 	names map[string]bool
 }
 
-// axolotlShareGPTViews maps every ShareGPT record lines gives as axolotl
-// reads it (Mapper{Axolotl: true}), as it is and with its tools swapped as
-// in realViews, and writes view.py's input for them: the record as the
-// file holds it, with the dataset keys axolotl reads it with.
-func axolotlShareGPTViews(t *testing.T, lines func(each func(name string, line []byte))) (axolotlShareGPT, string) {
-	out := axolotlShareGPT{names: map[string]bool{}}
+// axolotlViews maps every record of form that lines gives as axolotl reads
+// it (Mapper{Axolotl: true}), as it is and with its tools swapped as in
+// realViews, and writes view.py's input for them: the record as the file
+// holds it, with the dataset keys axolotl reads it with (a ShareGPT
+// record's message_property_mappings role: from, content: value; a
+// messages record's the defaults).
+func axolotlViews(t *testing.T, form traj.Form, lines func(each func(name string, line []byte))) (axolotlRead, string) {
+	out := axolotlRead{names: map[string]bool{}}
 	var buf bytes.Buffer
 	m := Mapper{Axolotl: true}
+	mappings := json.RawMessage("null")
+	if form == traj.FormShareGPT {
+		mappings = json.RawMessage(`{"role":"from","content":"value"}`)
+	}
 	lines(func(name string, line []byte) {
 		rec, err := traj.Decode(line, traj.Pos{}, traj.Schema{})
-		if err != nil || rec.Dialect.Form() != traj.FormShareGPT {
+		if err != nil || rec.Dialect.Form() != form {
 			return
 		}
-		msgs, merr := m.Messages(rec.Dialect, rec.Turns, rec.System)
+		msgs, merr := m.Messages(rec.Dialect, rec.Turns, m.system(rec, rec.System))
 		own, terr := m.Tools(rec)
 		for _, swap := range []bool{false, true} {
 			c := refCase{Name: name, Messages: msgs, Tools: own}
@@ -259,14 +276,14 @@ func axolotlShareGPTViews(t *testing.T, lines func(each func(name string, line [
 				Mappings      json.RawMessage `json:"message_property_mappings"`
 				Swap          bool            `json:"swap_tools"`
 				Tools         json.RawMessage `json:"tools"`
-			}{c.Name, line, rec.TurnsKey(), json.RawMessage(`{"role":"from","content":"value"}`), swap, tools})
+			}{c.Name, line, rec.TurnsKey(), mappings, swap, tools})
 			if err != nil {
 				t.Fatal(err)
 			}
 			buf.Write(append(b, '\n'))
 		}
 	})
-	in := filepath.Join(t.TempDir(), "axolotl_sharegpt.jsonl")
+	in := filepath.Join(t.TempDir(), "axolotl_views.jsonl")
 	if err := os.WriteFile(in, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -52,6 +52,10 @@
 // tools. A system prompt held outside the turns ("system_prompt",
 // "system": traj.Record.System) is prepended as a system message.
 //
+// Mapper.Axolotl reads records as axolotl's chat_template strategy does
+// instead (see its doc): what is said above of null contents, content
+// blocks and "system_prompt" does not hold there.
+//
 // Images reach the template as the record holds them: content parts
 // (OpenAI image_url and input_image, Anthropic image blocks, {"type":
 // "image", …}) are passed as they are, and the template decides what it
@@ -122,7 +126,14 @@ type Mapper struct {
 	// transform_message, lines 934–937). And a tool's function.parameters
 	// given as a JSON string is parsed into the value it holds (_get_tools,
 	// lines 1020–1051; not JSON: an error, axolotl raises), and an empty
-	// tools list is no tools (build_prompt, line 126).
+	// tools list is no tools (build_prompt, line 126). OpenAI messages are
+	// given as transform_message gives them (appendAxolotl): a null member
+	// (a tau-bench tool-call message's content) left out, at any depth
+	// (remove_none_values, as in a tools list), a content list
+	// (LLaMA-Factory's content blocks among them) passed on for
+	// axolotl.Rules.Messages to join; and only a "system" field's prompt
+	// is prepended (field_system: hermes-agent's "system_prompt" is not
+	// read).
 	Axolotl bool
 }
 
@@ -151,7 +162,7 @@ func (m Mapper) ViewBuf(buf []byte, rec *traj.Record, turns []traj.Turn, system 
 	if err != nil {
 		return View{}, err
 	}
-	msgs, err := m.messages(buf[:0], rec.Dialect, turns, system)
+	msgs, err := m.messages(buf[:0], rec.Dialect, turns, m.system(rec, system))
 	if err != nil {
 		return View{}, err
 	}
@@ -226,12 +237,14 @@ func (m Mapper) Tools(rec *traj.Record) (json.RawMessage, error) {
 // _get_tools reads it (src/axolotl/prompt_strategies/chat_template.py at
 // 067b021c, lines 1020–1056): null is no tools, a string is json.loads'
 // (not JSON: it raises), and what is then not a list raises ("Unknown
-// tools format"); a list is axolotlTools'.
+// tools format"); a list is axolotlTools', its null members left out when
+// it was not a string (appendNoNulls).
 func axolotlToolsField(key string, v []byte) (json.RawMessage, error) {
 	if v[0] == 'n' {
 		return nil, nil
 	}
-	if v[0] == '"' {
+	fromString := v[0] == '"'
+	if fromString {
 		s, _ := jsonx.Unquote(v)
 		b := bytes.TrimSpace([]byte(s))
 		if !jsonx.Valid(b) {
@@ -241,6 +254,9 @@ func axolotlToolsField(key string, v []byte) (json.RawMessage, error) {
 	}
 	if v[0] != '[' {
 		return nil, fmt.Errorf("%q is not a list of tools (axolotl raises: Unknown tools format)", key)
+	}
+	if !fromString {
+		v = appendNoNulls(nil, v) // remove_none_values runs before a tools string is parsed
 	}
 	return axolotlTools(v)
 }
@@ -285,7 +301,11 @@ func (m Mapper) messages(b []byte, d traj.Dialect, turns []traj.Turn, system str
 		var err error
 		switch f := d.Form(); f {
 		case traj.FormMessage:
-			b, err = appendOpenAI(b, t, roleKey, contKey)
+			if m.Axolotl {
+				b, err = appendAxolotl(b, t, roleKey, contKey)
+			} else {
+				b, err = appendOpenAI(b, t, roleKey, contKey)
+			}
 		case traj.FormShareGPT:
 			b = appendShareGPT(b, t, m.Axolotl)
 		default:
@@ -332,6 +352,111 @@ func appendOpenAI(b []byte, t traj.Turn, roleKey, contKey string) ([]byte, error
 		b = append(b, v...)
 	}
 	return append(b, '}'), nil
+}
+
+// axolotlFieldSystem is the top-level field whose system prompt axolotl
+// prepends (ChatTemplatePrompter's field_system, default "system",
+// src/axolotl/prompt_strategies/chat_template.py at 067b021c, line 52;
+// get_conversation_thread, lines 878–884): hermes-agent's "system_prompt"
+// is not read.
+const axolotlFieldSystem = "system"
+
+// system is the system prompt prepended to rec's messages: system, or,
+// under Axolotl, "" when rec's prompt outside the turns is not in
+// axolotlFieldSystem.
+func (m Mapper) system(rec *traj.Record, system string) string {
+	if m.Axolotl && rec.SystemKey != axolotlFieldSystem {
+		return ""
+	}
+	return system
+}
+
+// appendAxolotl appends an OpenAI message as axolotl's transform_message
+// gives it to the template (src/axolotl/prompt_strategies/chat_template.py
+// at 067b021c, lines 916–996): its members as they are, the role and
+// content keys under their standard names, but a member whose value is
+// null left out (a mapped property is taken only when it is not None, the
+// other keys likewise), so a null content is no content key (Qwen3's
+// template then raises, as it does in axolotl), and the members' values
+// lose their own null members (appendNoNulls). A content given as a list
+// is passed as it is: axolotl joins any list of parts, LLaMA-Factory's
+// content blocks (reasoning ones too) among them, into one string
+// (_convert_content_parts), which axolotl.Rules.Messages does after.
+func appendAxolotl(b []byte, t traj.Turn, roleKey, contKey string) ([]byte, error) {
+	ms, _, err := jsonx.Members(t.Raw, 0)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, '{')
+	n := 0
+	for _, mb := range ms {
+		v := t.Raw[mb.Start:mb.End]
+		if string(v) == "null" {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		switch {
+		case jsonx.KeyIs(mb.Key, roleKey):
+			b = append(b, `"role"`...)
+		case jsonx.KeyIs(mb.Key, contKey):
+			b = append(b, `"content"`...)
+		default:
+			b = append(b, mb.Key...)
+		}
+		b = append(b, ':')
+		b = appendNoNulls(b, v)
+	}
+	return append(b, '}'), nil
+}
+
+// appendNoNulls appends JSON value v with every object member whose value
+// is null left out, at any depth, as axolotl's remove_none_values does to
+// the whole row before reading it (src/axolotl/utils/dict.py, called by
+// tokenize_prompt, src/axolotl/prompt_strategies/chat_template.py at
+// 067b021c, line 420): a tool call's arguments object or a tool schema
+// loses its null members; a null list element stays, and a string (an
+// arguments or tools string, parsed only after) is not looked into.
+func appendNoNulls(b, v []byte) []byte {
+	if !bytes.Contains(v, []byte("null")) {
+		return append(b, v...)
+	}
+	i := jsonx.SkipSpace(v, 0)
+	switch {
+	case i < len(v) && v[i] == '{':
+		ms, _, err := jsonx.Members(v, i)
+		if err != nil {
+			return append(b, v...)
+		}
+		b = append(b, '{')
+		n := 0
+		for _, m := range ms {
+			val := v[m.Start:m.End]
+			if string(val) == "null" {
+				continue
+			}
+			if n > 0 {
+				b = append(b, ',')
+			}
+			n++
+			b = append(b, m.Key...)
+			b = append(b, ':')
+			b = appendNoNulls(b, val)
+		}
+		return append(b, '}')
+	case i < len(v) && v[i] == '[':
+		b = append(b, '[')
+		for k, e := range jsonx.Elements(v, i) {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = appendNoNulls(b, v[e[0]:e[1]])
+		}
+		return append(b, ']')
+	}
+	return append(b, v...)
 }
 
 // shareGPTRoles maps ShareGPT role names to the roles a template knows.

@@ -272,3 +272,40 @@ func TestCompressAxolotlRoles(t *testing.T) {
 		}
 	}
 }
+
+// Under axolotl's sample_packing, a row whose trained tokens cannot be
+// counted (a training_detail, content parts with train flags, under a
+// tokenizer without token offsets: o200k_base) is not silently taken as
+// trained: validate prints a note with the labeller's reason and counts
+// it, compress's outcome line carries the reason and its metrics count it.
+func TestAxolotlTrainedUnknownReported(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.jsonl")
+	row := `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": [{"text": "think", "train": false}, {"text": " answer", "train": true}]}]}`
+	tmpl := filepath.Join(dir, "t.jinja")
+	cfg := filepath.Join(dir, "ax.yml")
+	for p, b := range map[string]string{in: row + "\n", tmpl: "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}",
+		cfg: "base_model: m\nsequence_len: 1000\nsample_packing: true\nchat_template_jinja: " + tmpl + "\n"} {
+		if err := os.WriteFile(p, []byte(b), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"validate", "--trainer-config", cfg, "--tokenizer", "o200k_base", in}, nil, &stdout, &stderr)
+	if code != exitOK || !strings.Contains(stdout.String(), ":1: note: axolotl: its trained tokens could not be counted (axolotl: no token offsets") ||
+		!strings.Contains(stderr.String(), "1 accepted") || !strings.Contains(stderr.String(), "1 whose trained tokens could not be counted") {
+		t.Errorf("validate: exit %d\n%s%s", code, stdout.String(), stderr.String())
+	}
+	out, oc, met := filepath.Join(dir, "out.jsonl"), filepath.Join(dir, "oc.jsonl"), filepath.Join(dir, "m.json")
+	stderr.Reset()
+	if code := run(context.Background(), []string{"compress", "--trainer-config", cfg, "--tokenizer", "o200k_base", "--input", in, "--output", out,
+		"--outcomes", oc, "--metrics", met, "--quiet"}, nil, &stdout, &stderr); code != exitOK {
+		t.Fatalf("compress: exit %d: %s", code, stderr.String())
+	}
+	ocb, _ := os.ReadFile(oc)
+	mb, _ := os.ReadFile(met)
+	if !strings.Contains(string(ocb), `"trainer_before":{"action":"","tokens_lost":0,"trained_unknown":"axolotl: no token offsets`) ||
+		!strings.Contains(string(mb), `"rows_trained_unknown_before": 1`) || !strings.Contains(string(mb), `"rows_trained_unknown_after": 1`) {
+		t.Errorf("compress:\n%s\n%s", ocb, mb)
+	}
+}

@@ -33,6 +33,13 @@ type Fate struct {
 	// otherwise; TrainedLost the trained tokens the trainer does not
 	// train on.
 	Trained, TrainedLost int
+	// TrainedErr, when set, is why the trained tokens could not be counted
+	// where the fate depends on them (axolotl's labelling under
+	// sample_packing, or of a row over the limit in validate: a
+	// training_detail under a tokenizer without offsets,
+	// trainview.ErrNoOffsets, a template that raises on a labelling
+	// turn); Trained is then -1 and Why says so.
+	TrainedErr error
 }
 
 // Lossy says whether the trainer loses part or all of the row.
@@ -149,6 +156,9 @@ func axolotlFate(s *trainercfg.Spec, rc trainview.RecordCounter, f Fate, limit i
 		f.Repairable = true
 	}
 	if f.Action == "" {
+		if f.Why != "" { // its trained tokens could not be counted
+			why += "; " + f.Why
+		}
 		f.Action, f.Why = ActionUnmapped, why
 	} else {
 		f.Why += "; " + why
@@ -160,22 +170,35 @@ func axolotlFate(s *trainercfg.Spec, rc trainview.RecordCounter, f Fate, limit i
 // messages under roles the template does not render.
 const ActionUnmapped = "unmapped"
 
-// axolotlLength is axolotlFate's rules of length and trained tokens.
+// axolotlLength is axolotlFate's rules of length and trained tokens; a
+// row whose trained tokens could not be counted says why.
 func axolotlLength(s *trainercfg.Spec, rc trainview.RecordCounter, f Fate, limit int, view func() (trainview.View, error), report bool) Fate {
+	f = axolotlLengthRules(s, rc, f, limit, view, report)
+	if f.TrainedErr == nil {
+		return f
+	}
+	unknown := fmt.Sprintf("its trained tokens could not be counted (%v)", f.TrainedErr)
+	if s.SamplePacking && f.Action != trainercfg.OverDrop && f.Action != trainercfg.OverRaise {
+		unknown += ", so whether sample_packing drops it (a row with no trained token) is not known"
+	}
+	if f.Why == "" {
+		f.Why = "axolotl: " + unknown
+	} else {
+		f.Why += "; " + unknown
+	}
+	return f
+}
+
+// axolotlLengthRules is axolotlLength without the words on a labelling
+// error.
+func axolotlLengthRules(s *trainercfg.Spec, rc trainview.RecordCounter, f Fate, limit int, view func() (trainview.View, error), report bool) Fate {
 	n := f.Tokens
 	over := limit > 0 && n > limit
 	var tr trainview.Trained
 	have := false
 	if s.SamplePacking || (over && report) {
-		if tc, ok := rc.(*trainview.Counter); ok {
-			if l, ok := AxolotlLabeler(s, tc); ok {
-				if v, err := view(); err == nil {
-					if tr, err = l.Trained(context.Background(), v); err == nil {
-						have = true
-					}
-				}
-			}
-		}
+		tr, f.TrainedErr = axolotlTrained(s, rc, view)
+		have = f.TrainedErr == nil
 	}
 	f.Trained = -1
 	if have {
@@ -326,6 +349,24 @@ func assistantBound(rc trainview.RecordCounter, v trainview.View, last bool) (in
 	return n, err == nil
 }
 
+// axolotlTrained is axolotl's labelling of the row view gives
+// (trainview.AxolotlLabeler), or why it cannot be had.
+func axolotlTrained(s *trainercfg.Spec, rc trainview.RecordCounter, view func() (trainview.View, error)) (trainview.Trained, error) {
+	tc, ok := rc.(*trainview.Counter)
+	if !ok {
+		return trainview.Trained{}, fmt.Errorf("axolotl's labels need its chat template counter, not %s", rc.Name())
+	}
+	l, ok := AxolotlLabeler(s, tc)
+	if !ok {
+		return trainview.Trained{}, fmt.Errorf("axolotl's labels need the token ids, which tokenizer %s does not give", tc.Name())
+	}
+	v, err := view()
+	if err != nil {
+		return trainview.Trained{}, err
+	}
+	return l.Trained(context.Background(), v)
+}
+
 // TrainerRule is what trainer s, counting with rc, does to a row of n
 // tokens at limit, for the run's metrics (the rules of [FateOf]; view is
 // the row's, asked for only when the fate depends on which tokens are
@@ -341,6 +382,10 @@ func TrainerRule(s *trainercfg.Spec, rc trainview.RecordCounter, limit int) func
 			return metrics.TrainerFate{Action: trainercfg.OverCut, Lost: n - limit}
 		}
 		f := fateAt(s, rc, n, limit, view, false)
-		return metrics.TrainerFate{Action: f.Action, Lost: f.Lost}
+		m := metrics.TrainerFate{Action: f.Action, Lost: f.Lost}
+		if f.TrainedErr != nil {
+			m.TrainedUnknown = f.TrainedErr.Error()
+		}
+		return m
 	}
 }

@@ -1,6 +1,7 @@
 package jobcore
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,5 +178,47 @@ func TestAxolotlRoles(t *testing.T) {
 	openai := `{"messages": [{"role": "user", "content": "a"}, {"role": "function", "name": "f", "content": "r"}, {"role": "assistant", "content": "b"}]}`
 	if f, _ := fates(t, tok, base, openai); f.Action != ActionUnmapped || f.Repairable {
 		t.Errorf("openai: %s %v: %s", f.Action, f.Repairable, f.Why)
+	}
+}
+
+// A row whose trained tokens axolotl's fate depends on but which cannot be
+// counted (a training_detail — content parts with train flags — under a
+// tokenizer without token offsets, here a tiktoken encoding:
+// trainview.ErrNoOffsets) is not taken as trained silently: validate's
+// reason and the metrics' fate carry the labeller's error, under
+// sample_packing (whatever the length) and for a row over the limit.
+func TestAxolotlTrainedUnknown(t *testing.T) {
+	tok, err := tokenize.New("o200k_base")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "base_model: m\nchat_template_jinja: " + chatMLFile(t) + "\n"
+	long := strings.Repeat("the logs say the build failed again ", 40) // ~280 tokens
+	parts := func(q string) string {
+		return `{"messages": [{"role": "user", "content": "` + q + `"}, {"role": "assistant", "content": [{"text": "think", "train": false}, {"text": " answer", "train": true}]}]}`
+	}
+	for _, tc := range []struct {
+		yaml, row, action string
+		metrics           bool // the metrics label only under sample_packing
+	}{
+		{"sequence_len: 1000\nsample_packing: true\n", parts("hi"), "", true},
+		{"sequence_len: 100\n", parts(long), trainercfg.OverDrop, false},
+		{"sequence_len: 100\nsample_packing: true\nexcess_length_strategy: truncate\n", parts(long), trainercfg.OverTruncate, true},
+	} {
+		f, m := fates(t, tok, base+tc.yaml, tc.row)
+		if f.Action != tc.action || m.Action != tc.action {
+			t.Errorf("%q: validate %s, metrics %s; want %s", tc.yaml, f.Action, m.Action, tc.action)
+		}
+		if !errors.Is(f.TrainedErr, trainview.ErrNoOffsets) || f.Trained != -1 || !strings.Contains(f.Why, "its trained tokens could not be counted (axolotl: no token offsets") {
+			t.Errorf("%q: trained %d, error %v, why %q; want ErrNoOffsets said in why", tc.yaml, f.Trained, f.TrainedErr, f.Why)
+		}
+		if got := m.TrainedUnknown != ""; got != tc.metrics || got && !strings.Contains(m.TrainedUnknown, "no token offsets") {
+			t.Errorf("%q: metrics trained_unknown %q", tc.yaml, m.TrainedUnknown)
+		}
+	}
+	// A row without a training detail is labelled as before.
+	f, m := fates(t, tok, base+"sequence_len: 1000\nsample_packing: true\n", `{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}]}`)
+	if f.TrainedErr != nil || f.Trained <= 0 || m.TrainedUnknown != "" || f.Why != "" {
+		t.Errorf("plain row: trained %d, %v, %q", f.Trained, f.TrainedErr, f.Why)
 	}
 }

@@ -9,7 +9,8 @@ file holds it and the chat_template dataset keys it is read with; with
 swap_tools, the row's "tools" is replaced by "tools" (null: removed). The row
 is read by axolotl's own ChatTemplateStrategy (src/axolotl/prompt_strategies/
 chat_template.py at commit 067b021c, imported unchanged through ref.py's
-stand-ins; setup.sh puts it in ax/): get_conversation_thread (the message
+stand-ins; setup.sh puts it in ax/) as tokenize_prompt reads it:
+remove_none_values (src/axolotl/utils/dict.py), get_conversation_thread (the message
 property mappings, the roles mapping, the template's message variables, tool
 call arguments parsed) and _get_tools (a tools string and its functions'
 parameters strings parsed), then ChatTemplatePrompter.build_prompt, whose
@@ -80,6 +81,9 @@ def main():
                     row["tools"] = case["tools"]
             out = {"name": case["name"]}
             try:
+                # tokenize_prompt's first step (chat_template.py, line 420):
+                # null values removed from the whole row, at any depth.
+                row = ref.ct.remove_none_values(row)
                 turns = strategy.get_conversation_thread(row)
                 tools = strategy._get_tools(row)
                 out["text"] = strategy.prompter.build_prompt(turns, tools=tools)

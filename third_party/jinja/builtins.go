@@ -73,31 +73,7 @@ func builtinRange(args []Value, kwargs map[string]Value) (Value, error) {
 		return Undefined(), fmt.Errorf("range: expected 1-3 arguments, got %d", len(args))
 	}
 
-	if true { // trajcompress patch: Python's range of ints, its length without overflow
-		return pyRange(args, start, stop, step)
-	}
-	if step == 0 {
-		return Undefined(), fmt.Errorf("range: step must not be zero")
-	}
-
-	var items []Value
-	if step > 0 {
-		for i := start; i < stop; i += step {
-			if len(items) == maxRange { // trajcompress patch: jinja2's sandbox limit
-				return Undefined(), errRangeTooBig
-			}
-			items = append(items, NewInt(i))
-		}
-	} else {
-		for i := start; i > stop; i += step {
-			if len(items) == maxRange { // trajcompress patch: jinja2's sandbox limit
-				return Undefined(), errRangeTooBig
-			}
-			items = append(items, NewInt(i))
-		}
-	}
-
-	return NewList(items), nil
+	return pyRange(args, start, stop, step) // trajcompress patch: Python's range of ints, its length without overflow
 }
 
 func builtinJoiner(args []Value, kwargs map[string]Value) (Value, error) {
@@ -820,11 +796,9 @@ func filterInt(args []Value, kwargs map[string]Value) (Value, error) {
 	if args[0].IsUndefined() { // trajcompress patch: int(Undefined) raises
 		return Undefined(), undefinedError(args[0])
 	}
-	if true { // trajcompress patch: jinja2's do_int(value, default=0, base=10)
-		def, base := argOr(args, kwargs, 1, "default", NewInt(0)), argOr(args, kwargs, 2, "base", NewInt(10))
-		return pyIntFilter(args[0], def, toInt64(base))
-	}
-	return NewInt(toInt64(args[0])), nil
+	// trajcompress patch: jinja2's do_int(value, default=0, base=10)
+	def, base := argOr(args, kwargs, 1, "default", NewInt(0)), argOr(args, kwargs, 2, "base", NewInt(10))
+	return pyIntFilter(args[0], def, toInt64(base))
 }
 
 func filterFloatConv(args []Value, kwargs map[string]Value) (Value, error) {
@@ -834,10 +808,7 @@ func filterFloatConv(args []Value, kwargs map[string]Value) (Value, error) {
 	if args[0].IsUndefined() { // trajcompress patch: float(Undefined) raises
 		return Undefined(), undefinedError(args[0])
 	}
-	if true { // trajcompress patch: jinja2's do_float(value, default=0.0)
-		return pyFloatFilter(args[0], argOr(args, kwargs, 1, "default", NewFloat(0))), nil
-	}
-	return NewFloat(toFloat64(args[0])), nil
+	return pyFloatFilter(args[0], argOr(args, kwargs, 1, "default", NewFloat(0))), nil // trajcompress patch: jinja2's do_float(value, default=0.0)
 }
 
 func filterString(args []Value, kwargs map[string]Value) (Value, error) {

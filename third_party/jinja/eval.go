@@ -1358,18 +1358,12 @@ func (e *evaluator) stringMethod(obj Value, method string) (Value, error) {
 
 	case "startswith":
 		return e.makeStringFunc("startswith", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if true { // trajcompress patch: Python's, a tuple of affixes
-				return pyAffix("startswith", s, args)
-			}
-			return NewBool(strings.HasPrefix(s, printValue(args[0]))), nil
+			return pyAffix("startswith", s, args) // trajcompress patch: Python's, a tuple of affixes
 		}), nil
 
 	case "endswith":
 		return e.makeStringFunc("endswith", func(args []Value, kwargs map[string]Value) (Value, error) {
-			if true { // trajcompress patch: Python's, a tuple of affixes
-				return pyAffix("endswith", s, args)
-			}
-			return NewBool(strings.HasSuffix(s, printValue(args[0]))), nil
+			return pyAffix("endswith", s, args) // trajcompress patch: Python's, a tuple of affixes
 		}), nil
 
 	case "replace":

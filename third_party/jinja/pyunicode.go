@@ -45,20 +45,24 @@ func pyIsDigit(r rune) bool {
 
 // pyUpper is str.upper.
 func pyUpper(s string) string {
-	return pyMapRunes(s, func(r rune, b *strings.Builder) {
-		if r < utf8.RuneSelf {
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
 			if 'a' <= r && r <= 'z' {
 				r -= 'a' - 'A'
 			}
 			b.WriteByte(byte(r))
-			return
+		default:
+			if m, ok := pyUpperFull[r]; ok {
+				b.WriteString(m)
+				continue
+			}
+			b.WriteRune(unicode.ToUpper(r))
 		}
-		if m, ok := pyUpperFull[r]; ok {
-			b.WriteString(m)
-			return
-		}
-		b.WriteRune(unicode.ToUpper(r))
-	})
+	}
+	return b.String()
 }
 
 // pyLower is str.lower.
@@ -163,16 +167,6 @@ func pyTitle(s string) string {
 			pyTitleRune(&b, r)
 		}
 		prevCased = pyIsCased(r)
-	}
-	return b.String()
-}
-
-// pyMapRunes maps each character of s.
-func pyMapRunes(s string, f func(r rune, b *strings.Builder)) string {
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		f(r, &b)
 	}
 	return b.String()
 }

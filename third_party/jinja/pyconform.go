@@ -1764,10 +1764,8 @@ func isMarkupExpr(x expr) bool {
 // nothing else (Python's TypeError).
 func filterMarkupAdd(args []Value, _ map[string]Value) (Value, error) {
 	switch v := args[0]; {
-	case isMarkup(v):
-		return v, nil
 	case v.IsString():
-		return newMarkup(markupEscape(v.AsString())), nil
+		return newMarkup(markupEscaped(v)), nil // a Markup as it is
 	case v.IsUndefined():
 		return Undefined(), undefinedError(v)
 	default:

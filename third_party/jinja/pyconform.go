@@ -1282,7 +1282,7 @@ func pyUnique(args []Value, kwargs map[string]Value) (Value, error) {
 		case it.IsList() && !it.AsList().tuple, it.IsDict():
 			return Undefined(), fmt.Errorf("unhashable type: '%s'", pyTypeName(it))
 		case isNumeric(it):
-			k = "n" + numKey(it)
+			k, _ = DictKey(it) // 1, 1.0 and True are one key, as Python hashes them
 		case it.IsString():
 			k = "s" + sortKey(it, caseSensitive).AsString()
 		case it.IsList(): // a tuple: as Python hashes it ((1, 2) and (1.0, 2) are one)

@@ -197,14 +197,6 @@ func intFloatCmp(i int64, f float64) (int, bool) {
 	return cmp.Compare(t, f), true // i == t: i < f when f has a positive fraction
 }
 
-// numKey is the key under which Python hashes a number: equal numbers
-// (1, 1.0, True) share it, unequal ones never do.
-func numKey(v Value) string {
-	if f := toFloat64(v); !isIntLike(v) && (f != math.Trunc(f) || f >= 1<<63 || f < -1<<63) {
-		return strconv.FormatFloat(f, 'g', -1, 64)
-	}
-	return strconv.FormatInt(toInt64(v), 10)
-}
 func isIntLike(v Value) bool { return v.IsInt() || v.IsBool() }
 
 // repeatOperands reports whether a * b is a string repetition, with the

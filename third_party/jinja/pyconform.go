@@ -743,13 +743,10 @@ func pyStrFormat(s string, args []Value, kwargs map[string]Value) (Value, error)
 // optionally .digits, then optionally e[+-]digits (a float); 0 when the
 // upstream lexer's reading is the same (no _ and no exponent).
 func lexNumber(s string) (int, tokKind) {
-	if len(s) > 2 && s[0] == '0' && strings.IndexByte("xXoObB", s[1]) >= 0 {
+	if len(s) > 2 && s[0] == '0' && prefixBase(s[1]) != 0 {
 		// 0x1f, 0o17, 0b101, with single _ before a digit (a parse error before)
-		ok := map[byte]func(byte) bool{
-			'x': func(c byte) bool { return c >= '0' && c <= '9' || c|0x20 >= 'a' && c|0x20 <= 'f' },
-			'o': func(c byte) bool { return c >= '0' && c <= '7' },
-			'b': func(c byte) bool { return c == '0' || c == '1' },
-		}[s[1]|0x20]
+		base := prefixBase(s[1])
+		ok := func(c byte) bool { return digitValue(c) < base }
 		i := 2
 		for i < len(s) && (ok(s[i]) || s[i] == '_' && i+1 < len(s) && ok(s[i+1])) {
 			i++

@@ -456,7 +456,7 @@ func pyParseInt(s string, base int64) (n int64, ok, big bool) {
 	}
 	lead := false
 	if len(s) > 1 && s[0] == '0' {
-		if b, has := map[byte]int64{'x': 16, 'o': 8, 'b': 2}[s[1]|0x20]; has && (base == 0 || base == b) {
+		if b := prefixBase(s[1]); b != 0 && (base == 0 || base == b) {
 			s, base, lead = s[2:], b, true
 		}
 	}
@@ -472,13 +472,7 @@ func pyParseInt(s string, base int64) (n int64, ok, big bool) {
 	}
 	var u uint64
 	for _, c := range []byte(digits) {
-		d := uint64(36)
-		switch {
-		case c >= '0' && c <= '9':
-			d = uint64(c - '0')
-		case c|0x20 >= 'a' && c|0x20 <= 'z':
-			d = uint64(c|0x20-'a') + 10
-		}
+		d := uint64(digitValue(c))
 		if d >= uint64(base) {
 			return 0, false, false
 		}
@@ -494,6 +488,32 @@ func pyParseInt(s string, base int64) (n int64, ok, big bool) {
 		return -int64(u), true, false
 	}
 	return int64(u), true, false
+}
+
+// prefixBase is the base that the letter c of a 0x, 0o or 0b prefix
+// names (either case), or 0.
+func prefixBase(c byte) int64 {
+	switch c | 0x20 {
+	case 'x':
+		return 16
+	case 'o':
+		return 8
+	case 'b':
+		return 2
+	}
+	return 0
+}
+
+// digitValue is c's value as a digit of a base up to 36 (0-9, then a-z
+// in either case), or 36 when c is none.
+func digitValue(c byte) int64 {
+	switch {
+	case c >= '0' && c <= '9':
+		return int64(c - '0')
+	case c|0x20 >= 'a' && c|0x20 <= 'z':
+		return int64(c|0x20-'a') + 10
+	}
+	return 36
 }
 
 // pyParseFloat is Python's float(s): ok is false where it raises

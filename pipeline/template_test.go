@@ -11,6 +11,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/imagetok"
+	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/prepass"
 	"github.com/trajcompress/trajcompress/summary"
@@ -512,5 +513,39 @@ func TestTemplatePrepassFitsOnlyPerTurn(t *testing.T) {
 	}
 	if got := renderedCount(t, tc, res.Out); got != o.TokensAfter {
 		t.Errorf("output renders to %d tokens, tokens_after %d", got, o.TokensAfter)
+	}
+}
+
+// A trainer's rule may ask for a record's view more than once (axolotl's
+// labelling, then its roles): the view is built once per record, as read
+// and as written.
+func TestTrainerViewBuiltOnce(t *testing.T) {
+	tc := templated(t, framed)
+	var calls, distinct int
+	c := newComp(t, func(o *Options) {
+		o.Counting.Template = tc
+		o.Trainer.Fate = func(n int, view func() (trainview.View, error)) metrics.TrainerFate {
+			a, err := view()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := view()
+			calls++
+			if &a.Messages[0] != &b.Messages[0] {
+				distinct++
+			}
+			return metrics.TrainerFate{}
+		}
+	})
+	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 40, 40, 20)
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Obs.Outcome != outcome.Compressed || calls != 2 {
+		t.Fatalf("outcome %s, the rule called %d times: want compressed, called as read and as written", res.Obs.Outcome, calls)
+	}
+	if distinct != 0 {
+		t.Errorf("the view was built again %d times by a second call", distinct)
 	}
 }

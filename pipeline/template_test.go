@@ -46,6 +46,25 @@ func renderedCount(t *testing.T, c *trainview.Counter, out []byte) int {
 	return n
 }
 
+// summaryThrice prints the summary turn three times and every other turn
+// once: a result that fits by the per-turn estimate comes out over target
+// once rendered.
+const summaryThrice = `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
+{% endfor %}`
+
+// refitComp is a compressor counting by tc and summarizing by sum, with no
+// notice, and the 12-turn record its refit tests compress (940 words, over
+// the target of 900).
+func refitComp(t *testing.T, tc *trainview.Counter, sum summary.Summarizer) (*Compressor, string) {
+	t.Helper()
+	c := newComp(t, func(o *Options) {
+		o.Counting.Template = tc
+		o.Summarizing.Summarizer = sum
+		o.Placement.AddNotice = false
+	})
+	return c, shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
+}
+
 // A record at or under the target turn by turn but over it once templated
 // is compressed, not skipped, and its rendered result fits; the counts of
 // the outcome are the templated ones.
@@ -83,15 +102,9 @@ func TestTemplateSkipsOnlyWhenTemplatedFits(t *testing.T) {
 // fit (the template prints the summary turn three times), the record is
 // planned again with a larger region until its rendered form fits.
 func TestTemplateRefitsRenderedOverTarget(t *testing.T) {
-	tc := templated(t, `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
-{% endfor %}`)
+	tc := templated(t, summaryThrice)
 	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}
-	c := newComp(t, func(o *Options) {
-		o.Counting.Template = tc
-		o.Summarizing.Summarizer = sum
-		o.Placement.AddNotice = false
-	})
-	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
+	c, line := refitComp(t, tc, sum)
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
 		t.Fatal(err)
@@ -401,15 +414,9 @@ func TestTemplateRefusedRefitKeepsEarlierResult(t *testing.T) {
 	// The summary turn printed three times (the first try comes out over
 	// target), and fewer than 12 messages refused: the first try replaces
 	// one turn (12 messages), the second two (11).
-	tc := templated(t, `{% if messages | length < 12 %}{{ raise_exception('too few messages') }}{% endif %}{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
-{% endfor %}`)
+	tc := templated(t, `{% if messages | length < 12 %}{{ raise_exception('too few messages') }}{% endif %}`+summaryThrice)
 	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}
-	c := newComp(t, func(o *Options) {
-		o.Counting.Template = tc
-		o.Summarizing.Summarizer = sum
-		o.Placement.AddNotice = false
-	})
-	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
+	c, line := refitComp(t, tc, sum)
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
 		t.Fatal(err)
@@ -451,15 +458,9 @@ func (f *failsAfter) Summarize(ctx context.Context, req summary.Request) (summar
 // its outcome, its count), never the record unchanged as summary_failed;
 // the summarizer's figures are those of every try.
 func TestTemplateRefitSummaryFailureKeepsEarlierResult(t *testing.T) {
-	tc := templated(t, `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
-{% endfor %}`)
+	tc := templated(t, summaryThrice)
 	sum := &failsAfter{fixedSummarizer: fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}, n: 1}
-	c := newComp(t, func(o *Options) {
-		o.Counting.Template = tc
-		o.Summarizing.Summarizer = sum
-		o.Placement.AddNotice = false
-	})
-	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
+	c, line := refitComp(t, tc, sum)
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
 		t.Fatal(err)

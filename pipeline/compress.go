@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/trajcompress/trajcompress/imagetok"
@@ -176,8 +177,10 @@ func (c *Compressor) trainerFates(res Result) *[2]metrics.TrainerFate {
 		skip := metrics.TrainerFate{Action: "skip"}
 		return &[2]metrics.TrainerFate{skip, skip}
 	}
+	// A rule may ask for the view more than once (axolotl's labelling,
+	// then its roles): it is built once.
 	view := func(raw []byte) func() (trainview.View, error) {
-		return func() (trainview.View, error) { return c.mapper.Record(raw) }
+		return sync.OnceValues(func() (trainview.View, error) { return c.mapper.Record(raw) })
 	}
 	f := [2]metrics.TrainerFate{c.opts.Trainer.Fate(o.TokensBefore, view(res.read)), {}}
 	f[1] = f[0]

@@ -101,7 +101,7 @@ type Trainer struct {
 	// tokens as Counting.Template counts them (its rules at its own
 	// limit); view returns the row's view, for a rule that looks at more
 	// than its length (which tokens are trained), and is called only by
-	// such a rule. Each observation then carries the fate of the record as
+	// such a rule (it builds the view once, however often it is called). Each observation then carries the fate of the record as
 	// read and as written (metrics.Observation.Trainer), a record Template
 	// refuses as read being "skip" both times.
 	Fate func(tokens int, view func() (trainview.View, error)) metrics.TrainerFate

@@ -11,6 +11,7 @@ import (
 
 	"github.com/trajcompress/trajcompress/chattemplate"
 	"github.com/trajcompress/trajcompress/imagetok"
+	"github.com/trajcompress/trajcompress/metrics"
 	"github.com/trajcompress/trajcompress/outcome"
 	"github.com/trajcompress/trajcompress/prepass"
 	"github.com/trajcompress/trajcompress/summary"
@@ -43,6 +44,25 @@ func renderedCount(t *testing.T, c *trainview.Counter, out []byte) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// summaryThrice prints the summary turn three times and every other turn
+// once: a result that fits by the per-turn estimate comes out over target
+// once rendered.
+const summaryThrice = `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
+{% endfor %}`
+
+// refitComp is a compressor counting by tc and summarizing by sum, with no
+// notice, and the 12-turn record its refit tests compress (940 words, over
+// the target of 900).
+func refitComp(t *testing.T, tc *trainview.Counter, sum summary.Summarizer) (*Compressor, string) {
+	t.Helper()
+	c := newComp(t, func(o *Options) {
+		o.Counting.Template = tc
+		o.Summarizing.Summarizer = sum
+		o.Placement.AddNotice = false
+	})
+	return c, shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
 }
 
 // A record at or under the target turn by turn but over it once templated
@@ -82,15 +102,9 @@ func TestTemplateSkipsOnlyWhenTemplatedFits(t *testing.T) {
 // fit (the template prints the summary turn three times), the record is
 // planned again with a larger region until its rendered form fits.
 func TestTemplateRefitsRenderedOverTarget(t *testing.T) {
-	tc := templated(t, `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
-{% endfor %}`)
+	tc := templated(t, summaryThrice)
 	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}
-	c := newComp(t, func(o *Options) {
-		o.Counting.Template = tc
-		o.Summarizing.Summarizer = sum
-		o.Placement.AddNotice = false
-	})
-	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
+	c, line := refitComp(t, tc, sum)
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
 		t.Fatal(err)
@@ -400,15 +414,9 @@ func TestTemplateRefusedRefitKeepsEarlierResult(t *testing.T) {
 	// The summary turn printed three times (the first try comes out over
 	// target), and fewer than 12 messages refused: the first try replaces
 	// one turn (12 messages), the second two (11).
-	tc := templated(t, `{% if messages | length < 12 %}{{ raise_exception('too few messages') }}{% endif %}{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
-{% endfor %}`)
+	tc := templated(t, `{% if messages | length < 12 %}{{ raise_exception('too few messages') }}{% endif %}`+summaryThrice)
 	sum := &fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}
-	c := newComp(t, func(o *Options) {
-		o.Counting.Template = tc
-		o.Summarizing.Summarizer = sum
-		o.Placement.AddNotice = false
-	})
-	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
+	c, line := refitComp(t, tc, sum)
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
 		t.Fatal(err)
@@ -450,15 +458,9 @@ func (f *failsAfter) Summarize(ctx context.Context, req summary.Request) (summar
 // its outcome, its count), never the record unchanged as summary_failed;
 // the summarizer's figures are those of every try.
 func TestTemplateRefitSummaryFailureKeepsEarlierResult(t *testing.T) {
-	tc := templated(t, `{% for m in messages %}{% if m.content.startswith('[CONTEXT SUMMARY]') %}{{ m.content }} {{ m.content }} {{ m.content }}{% else %}{{ m.content }}{% endif %}
-{% endfor %}`)
+	tc := templated(t, summaryThrice)
 	sum := &failsAfter{fixedSummarizer: fixedSummarizer{text: "[CONTEXT SUMMARY]: " + words(45, "s")}, n: 1}
-	c := newComp(t, func(o *Options) {
-		o.Counting.Template = tc
-		o.Summarizing.Summarizer = sum
-		o.Placement.AddNotice = false
-	})
-	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 100, 40, 20)
+	c, line := refitComp(t, tc, sum)
 	res, err := c.Compress(context.Background(), []byte(line), pos)
 	if err != nil {
 		t.Fatal(err)
@@ -512,5 +514,39 @@ func TestTemplatePrepassFitsOnlyPerTurn(t *testing.T) {
 	}
 	if got := renderedCount(t, tc, res.Out); got != o.TokensAfter {
 		t.Errorf("output renders to %d tokens, tokens_after %d", got, o.TokensAfter)
+	}
+}
+
+// A trainer's rule may ask for a record's view more than once (axolotl's
+// labelling, then its roles): the view is built once per record, as read
+// and as written.
+func TestTrainerViewBuiltOnce(t *testing.T) {
+	tc := templated(t, framed)
+	var calls, distinct int
+	c := newComp(t, func(o *Options) {
+		o.Counting.Template = tc
+		o.Trainer.Fate = func(n int, view func() (trainview.View, error)) metrics.TrainerFate {
+			a, err := view()
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := view()
+			calls++
+			if &a.Messages[0] != &b.Messages[0] {
+				distinct++
+			}
+			return metrics.TrainerFate{}
+		}
+	})
+	line := shareGPTLine("system human gpt human gpt human gpt human gpt human gpt human", 40, 40, 100, 100, 100, 100, 100, 100, 100, 40, 40, 20)
+	res, err := c.Compress(context.Background(), []byte(line), pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Obs.Outcome != outcome.Compressed || calls != 2 {
+		t.Fatalf("outcome %s, the rule called %d times: want compressed, called as read and as written", res.Obs.Outcome, calls)
+	}
+	if distinct != 0 {
+		t.Errorf("the view was built again %d times by a second call", distinct)
 	}
 }

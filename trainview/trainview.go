@@ -387,29 +387,15 @@ func appendAxolotl(b []byte, t traj.Turn, roleKey, contKey string) ([]byte, erro
 	if err != nil {
 		return nil, err
 	}
-	b = append(b, '{')
-	n := 0
-	for _, mb := range ms {
-		v := t.Raw[mb.Start:mb.End]
-		if string(v) == "null" {
-			continue
-		}
-		if n > 0 {
-			b = append(b, ',')
-		}
-		n++
+	return appendMembersNoNulls(b, t.Raw, ms, func(key []byte) []byte {
 		switch {
-		case jsonx.KeyIs(mb.Key, roleKey):
-			b = append(b, `"role"`...)
-		case jsonx.KeyIs(mb.Key, contKey):
-			b = append(b, `"content"`...)
-		default:
-			b = append(b, mb.Key...)
+		case jsonx.KeyIs(key, roleKey):
+			return []byte(`"role"`)
+		case jsonx.KeyIs(key, contKey):
+			return []byte(`"content"`)
 		}
-		b = append(b, ':')
-		b = appendNoNulls(b, v)
-	}
-	return append(b, '}'), nil
+		return key
+	}), nil
 }
 
 // appendNoNulls appends JSON value v with every object member whose value
@@ -430,22 +416,7 @@ func appendNoNulls(b, v []byte) []byte {
 		if err != nil {
 			return append(b, v...)
 		}
-		b = append(b, '{')
-		n := 0
-		for _, m := range ms {
-			val := v[m.Start:m.End]
-			if string(val) == "null" {
-				continue
-			}
-			if n > 0 {
-				b = append(b, ',')
-			}
-			n++
-			b = append(b, m.Key...)
-			b = append(b, ':')
-			b = appendNoNulls(b, val)
-		}
-		return append(b, '}')
+		return appendMembersNoNulls(b, v, ms, nil)
 	case i < len(v) && v[i] == '[':
 		b = append(b, '[')
 		for k, e := range jsonx.Elements(v, i) {
@@ -457,6 +428,32 @@ func appendNoNulls(b, v []byte) []byte {
 		return append(b, ']')
 	}
 	return append(b, v...)
+}
+
+// appendMembersNoNulls appends the object of members ms of v without its
+// null members, each value through appendNoNulls, each key (raw, quoted)
+// as key gives it (nil: as it is).
+func appendMembersNoNulls(b, v []byte, ms []jsonx.Member, key func(raw []byte) []byte) []byte {
+	b = append(b, '{')
+	n := 0
+	for _, m := range ms {
+		val := v[m.Start:m.End]
+		if string(val) == "null" {
+			continue
+		}
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		k := m.Key
+		if key != nil {
+			k = key(k)
+		}
+		b = append(b, k...)
+		b = append(b, ':')
+		b = appendNoNulls(b, val)
+	}
+	return append(b, '}')
 }
 
 // shareGPTRoles maps ShareGPT role names to the roles a template knows.

@@ -137,8 +137,9 @@ func fateAt(s *trainercfg.Spec, rc trainview.RecordCounter, n, limit int, view f
 // run after the length handling, src/axolotl/utils/data/sft.py, lines
 // 347–354). Which tokens are trained is axolotl's labelling
 // (trainview.AxolotlLabeler), computed only where the fate depends on it
-// (sample_packing) or, with report, to say how many trained tokens a row
-// over the limit loses.
+// (sample_packing, but for a row over the limit it drops or raises on)
+// or, with report, to say how many trained tokens a row over the limit
+// loses.
 func axolotlFate(s *trainercfg.Spec, rc trainview.RecordCounter, f Fate, limit int, view func() (trainview.View, error), report bool) Fate {
 	f = axolotlLength(s, rc, f, limit, view, report)
 	v, err := view()
@@ -196,7 +197,10 @@ func axolotlLengthRules(s *trainercfg.Spec, rc trainview.RecordCounter, f Fate, 
 	over := limit > 0 && n > limit
 	var tr trainview.Trained
 	have := false
-	if s.SamplePacking || (over && report) {
+	// The labels decide the fate under sample_packing, but for a row over
+	// the limit dropped or raised on whatever they are; with report they
+	// say what a row over the limit loses.
+	if s.SamplePacking && (!over || s.Over == trainercfg.OverTruncate) || over && report {
 		tr, f.TrainedErr = axolotlTrained(s, rc, view)
 		have = f.TrainedErr == nil
 	}

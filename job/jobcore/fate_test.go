@@ -204,6 +204,9 @@ func TestAxolotlTrainedUnknown(t *testing.T) {
 		{"sequence_len: 1000\nsample_packing: true\n", parts("hi"), "", true},
 		{"sequence_len: 100\n", parts(long), trainercfg.OverDrop, false},
 		{"sequence_len: 100\nsample_packing: true\nexcess_length_strategy: truncate\n", parts(long), trainercfg.OverTruncate, true},
+		// Dropped for its length, whatever its labels: the metrics do not
+		// label it.
+		{"sequence_len: 100\nsample_packing: true\n", parts(long), trainercfg.OverDrop, false},
 	} {
 		f, m := fates(t, tok, base+tc.yaml, tc.row)
 		if f.Action != tc.action || m.Action != tc.action {

@@ -171,14 +171,16 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 		var partsDetail, reasonDetail []Range
 		partsHave, reasonHave := false, false
 		split := false // reasoning_content set by split_thinking
-		if cm, ok := jsonx.Find(members, "content"); ok && r.SplitThinking && m.Role == "assistant" && messages[cm.Start] == '"' {
+		cm, hasContent := jsonx.Find(members, "content")
+		rc, hasReasoning := jsonx.Find(members, "reasoning_content")
+		if hasContent && r.SplitThinking && m.Role == "assistant" && messages[cm.Start] == '"' {
 			content, _ := jsonx.Unquote(messages[cm.Start:cm.End])
 			if reasoning, rest, ok := splitThinking(content); ok {
 				split = true
 				// content, and reasoning_content replaced, or added after
 				// the message's last member.
 				sp = append(sp, splice{cm.Start, cm.End, rest})
-				if rc, ok := jsonx.Find(members, "reasoning_content"); ok {
+				if hasReasoning {
 					sp = append(sp, splice{rc.Start, rc.End, reasoning})
 				} else {
 					last := members[len(members)-1]
@@ -186,7 +188,7 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 				}
 			}
 		}
-		if cm, ok := jsonx.Find(members, "content"); ok && messages[cm.Start] == '[' {
+		if hasContent && messages[cm.Start] == '[' {
 			text, d, err := contentParts(messages[cm.Start:cm.End])
 			if err != nil {
 				return nil, nil, fmt.Errorf("message %d: %w", i, err)
@@ -194,7 +196,7 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 			sp = append(sp, splice{cm.Start, cm.End, text})
 			partsDetail, partsHave = d, d != nil
 		}
-		if rc, ok := jsonx.Find(members, "reasoning_content"); ok && messages[rc.Start] == '[' && !split {
+		if hasReasoning && messages[rc.Start] == '[' && !split {
 			// Joined as a content's parts are, their flags made the
 			// message's reasoning_training_detail (lines 906–913).
 			text, d, err := contentParts(messages[rc.Start:rc.End])
@@ -204,9 +206,7 @@ func (r Rules) Messages(messages []byte) ([]byte, []Message, error) {
 			sp = append(sp, splice{rc.Start, rc.End, text})
 			reasonDetail, reasonHave = d, d != nil
 		}
-		if rc, ok := jsonx.Find(members, "reasoning_content"); (ok && string(messages[rc.Start:rc.End]) != "null") || split {
-			m.HasReasoning = true
-		}
+		m.HasReasoning = hasReasoning && string(messages[rc.Start:rc.End]) != "null" || split
 		sort.Slice(sp, func(a, b int) bool { return sp[a].start < sp[b].start })
 		if i != 0 || !r.DropSystemMessage || m.Role != "system" {
 			for _, x := range sp {
